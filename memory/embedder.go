@@ -1,0 +1,42 @@
+package memory
+
+import (
+	"context"
+	"math"
+)
+
+// Purpose tells an embedder whether it is placing a stored document or a
+// search query. Asymmetric models (Gemini's task types) embed the two
+// differently; symmetric ones ignore it.
+type Purpose int
+
+const (
+	PurposeDocument Purpose = iota
+	PurposeQuery
+)
+
+// Embedder turns text into vectors.
+//
+// Model must identify the vector space exactly (provider, model and
+// dimension), because the store never compares vectors whose Model differs.
+type Embedder interface {
+	Model() string
+	Dim() int
+	Embed(ctx context.Context, purpose Purpose, texts []string) ([][]float32, error)
+}
+
+// Normalize32 scales v to unit length in place so that a dot product is a
+// cosine. A zero vector stays zero.
+func Normalize32(v []float32) {
+	var sum float64
+	for _, x := range v {
+		sum += float64(x) * float64(x)
+	}
+	if sum == 0 {
+		return
+	}
+	inv := float32(1 / math.Sqrt(sum))
+	for i := range v {
+		v[i] *= inv
+	}
+}

@@ -1,0 +1,164 @@
+// Package memory is acolyte's domain: small individual facts, the SQLite store
+// that indexes them, the embedders that place them in vector space, and the
+// hybrid search that finds them again.
+package memory
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Scope says who can see a memory.
+type Scope string
+
+const (
+	// ScopeProject memories belong to one repository and travel with it in .acolyte/.
+	ScopeProject Scope = "project"
+	// ScopeUser memories follow the user into every project.
+	ScopeUser Scope = "user"
+	// ScopeSession memories live only as long as one agent session cares about them.
+	ScopeSession Scope = "session"
+)
+
+// Scopes lists every scope, in the order help texts show them.
+var Scopes = []Scope{ScopeProject, ScopeUser, ScopeSession}
+
+// ParseScope validates a scope name from a flag, a tool call or a file.
+func ParseScope(s string) (Scope, error) {
+	for _, sc := range Scopes {
+		if string(sc) == s {
+			return sc, nil
+		}
+	}
+	return "", fmt.Errorf("%w %q: use one of %s", ErrUnknownScope, s, joinNames(Scopes))
+}
+
+// Kind says how a memory came to exist.
+type Kind string
+
+const (
+	// KindStored is a fact someone asked acolyte to remember.
+	KindStored Kind = "stored"
+	// KindObservation is a fact the distill step extracted from a finished task.
+	KindObservation Kind = "observation"
+	// KindRule is one rule split out of AGENTS.md (or CLAUDE.md, GEMINI.md).
+	KindRule Kind = "rule"
+	// KindSeed is a curated cold-start fact from .acolyte/seeds.json.
+	KindSeed Kind = "seed"
+)
+
+// Kinds lists every kind.
+var Kinds = []Kind{KindStored, KindObservation, KindRule, KindSeed}
+
+// ParseKind validates a kind name.
+func ParseKind(s string) (Kind, error) {
+	for _, k := range Kinds {
+		if string(k) == s {
+			return k, nil
+		}
+	}
+	return "", fmt.Errorf("%w %q: use one of %s", ErrUnknownKind, s, joinNames(Kinds))
+}
+
+func joinNames[T ~string](names []T) string {
+	s := make([]string, len(names))
+	for i, n := range names {
+		s[i] = string(n)
+	}
+	return strings.Join(s, ", ")
+}
+
+// MaxContentBytes caps one memory. A memory is a single fact; anything longer
+// is a document, and documents belong in the repository, not in memory.
+const MaxContentBytes = 8 << 10
+
+// Memory is one fact.
+type Memory struct {
+	ID    string `json:"id"`
+	Scope Scope  `json:"scope"`
+	// ScopeKey names the project (its worktree root) or session the memory
+	// belongs to. It is empty for user memories.
+	ScopeKey string `json:"scope_key,omitempty"`
+	Kind     Kind   `json:"kind"`
+	Content  string `json:"content"`
+	Topic    string `json:"topic,omitempty"`
+	// Source says where the memory came from: cli, agent, distill, mcp,
+	// AGENTS.md#Heading, seeds.json.
+	Source     string    `json:"source,omitempty"`
+	CreatedAt  time.Time `json:"created_at"`
+	UpdatedAt  time.Time `json:"updated_at"`
+	RecalledAt time.Time `json:"recalled_at,omitzero"`
+	Tokens     int       `json:"tokens"`
+	// Commit and Paths record provenance: the HEAD commit when the memory was
+	// written and the repository paths its content mentions.
+	Commit string   `json:"commit,omitempty"`
+	Paths  []string `json:"paths,omitempty"`
+}
+
+// Errors callers can test for with errors.Is.
+var (
+	ErrEmpty          = errors.New("memory is empty")
+	ErrTooLarge       = errors.New("memory is too large")
+	ErrInvalidText    = errors.New("memory is not valid text")
+	ErrUnknownScope   = errors.New("unknown scope")
+	ErrUnknownKind    = errors.New("unknown kind")
+	ErrNotFound       = errors.New("no memory with that id")
+	ErrNoScopeKey     = errors.New("scope needs a key")
+	ErrSchemaTooNew   = errors.New("database schema is newer than this acolyte")
+	ErrDatabaseLocked = errors.New("database is locked")
+	ErrCorrupt        = errors.New("database is corrupt")
+)
+
+// ValidateContent checks text before it is stored, so that nothing unusable
+// ever reaches the store or a tracked file.
+func ValidateContent(content string) error {
+	if !utf8.ValidString(content) {
+		return fmt.Errorf("%w: it contains invalid UTF-8; re-encode it as UTF-8", ErrInvalidText)
+	}
+	if strings.IndexByte(content, 0) >= 0 {
+		return fmt.Errorf("%w: it contains NUL bytes; binary content cannot be stored", ErrInvalidText)
+	}
+	if strings.TrimSpace(content) == "" {
+		return fmt.Errorf("%w: give the fact to remember as text", ErrEmpty)
+	}
+	if len(content) > MaxContentBytes {
+		return fmt.Errorf("%w: %d bytes, the limit is %d; store one fact per memory", ErrTooLarge, len(content), MaxContentBytes)
+	}
+	return nil
+}
+
+// Validate checks a memory's fields.
+func (m *Memory) Validate() error {
+	if err := ValidateContent(m.Content); err != nil {
+		return err
+	}
+	if _, err := ParseScope(string(m.Scope)); err != nil {
+		return err
+	}
+	if _, err := ParseKind(string(m.Kind)); err != nil {
+		return err
+	}
+	if m.Scope != ScopeUser && m.ScopeKey == "" {
+		return fmt.Errorf("%w: %s memories need a %s key", ErrNoScopeKey, m.Scope, m.Scope)
+	}
+	if !utf8.ValidString(m.Topic) || strings.ContainsAny(m.Topic, "\x00\n") || len(m.Topic) > 64 {
+		return fmt.Errorf("%w: topic must be a short single line", ErrInvalidText)
+	}
+	return nil
+}
+
+// Normalize reduces content to the form used for duplicate detection: case
+// and runs of whitespace do not make two facts different.
+func Normalize(content string) string {
+	return strings.Join(strings.Fields(strings.ToLower(content)), " ")
+}
+
+// EstimateTokens is the documented offline token estimate: one token per four
+// bytes of UTF-8, rounded up, which tracks BPE tokenizers on English prose and
+// code within about 20%.
+func EstimateTokens(s string) int {
+	return (len(s) + 3) / 4
+}
