@@ -1,0 +1,72 @@
+// Package cmd wires acolyte's command line to the domain packages. It parses
+// flags, opens what a command needs, calls one domain function and prints.
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/urfave/cli/v2"
+)
+
+// Exit codes shared by every command.
+const (
+	ExitOK    = 0
+	ExitFail  = 1 // the command ran and the answer is "no": not found, stale, invalid input
+	ExitUsage = 2 // the command could not run: bad flags, unreadable files, I/O errors
+)
+
+// exitError carries an exit code through urfave/cli back to Run.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func fail(err error) error  { return &exitError{ExitFail, err} }
+func usage(err error) error { return &exitError{ExitUsage, err} }
+
+// Run runs the acolyte command line and returns the process exit code.
+func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	app := newApp(stdin, stdout, stderr)
+	err := app.RunContext(ctx, args)
+	if err == nil {
+		return ExitOK
+	}
+	fmt.Fprintf(stderr, "acolyte: %v\n", err)
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	return ExitUsage
+}
+
+func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
+	return &cli.App{
+		Name:  "acolyte",
+		Usage: "long-term memory that coding agents search instead of having it injected",
+		Description: "Every memory is one small fact, embedded when it is written and found by meaning.\n" +
+			"Project memories live in .acolyte/ and travel with the repository.",
+		Reader:               stdin,
+		Writer:               stdout,
+		ErrWriter:            stderr,
+		HideHelpCommand:      true,
+		EnableBashCompletion: true,
+		Flags:                globalFlags(),
+		Commands:             commands(),
+		// Errors are printed once, by Run, with the exit code they carry.
+		ExitErrHandler: func(*cli.Context, error) {},
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return usage(fmt.Errorf("%w (see --help)", err))
+		},
+	}
+}
+
+// commands is the whole CLI surface, in the order help shows it.
+func commands() []*cli.Command {
+	return []*cli.Command{}
+}
