@@ -62,7 +62,16 @@ func run(out string, n int) error {
 	if got := "sha512-" + base64.StdEncoding.EncodeToString(sum[:]); got != integrity {
 		return fmt.Errorf("%s has integrity %s, want %s", pkg, got, integrity)
 	}
-	r, err := openInTar(data, jsonPath)
+	var buf bytes.Buffer
+	if err := convert(&buf, data, n); err != nil {
+		return err
+	}
+	return os.WriteFile(out, buf.Bytes(), 0o644)
+}
+
+// convert reads the package tarball and writes its n most frequent words.
+func convert(w io.Writer, tgz []byte, n int) error {
+	r, err := openInTar(tgz, jsonPath)
 	if err != nil {
 		return err
 	}
@@ -70,15 +79,6 @@ func run(out string, n int) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", jsonPath, err)
 	}
-	var buf bytes.Buffer
-	if err := convert(&buf, src, n); err != nil {
-		return err
-	}
-	return os.WriteFile(out, buf.Bytes(), 0o644)
-}
-
-// convert keeps the n most frequent words.
-func convert(w io.Writer, src *source, n int) error {
 	words := mostFrequent(src.words, n)
 	if len(words) == 0 {
 		return errors.New("no usable words in the source")
