@@ -153,7 +153,7 @@ func Decode(file string, data []byte) ([]memory.Memory, error) {
 		if strings.TrimSpace(line) == "" {
 			continue
 		}
-		m, err := decodeRecord(file, line)
+		m, err := decodeRecord(line)
 		if err != nil {
 			return nil, &LineError{file, lineNo, err}
 		}
@@ -199,7 +199,7 @@ func decodeHeader(line string) error {
 	return nil
 }
 
-func decodeRecord(file, line string) (memory.Memory, error) {
+func decodeRecord(line string) (memory.Memory, error) {
 	var r record
 	dec := json.NewDecoder(strings.NewReader(line))
 	dec.DisallowUnknownFields()
@@ -232,10 +232,10 @@ func decodeRecord(file, line string) (memory.Memory, error) {
 	if m.UpdatedAt, err = parseTime("updated", r.Updated); err != nil {
 		return memory.Memory{}, fmt.Errorf("memory %s: %w", r.ID, err)
 	}
-	// Validate wants the scope key every project memory has once loaded; the
-	// file stands in for it here.
+	// Validate wants the scope key every project memory has once loaded,
+	// which only the caller knows; any non-empty key stands in for it.
 	check := m
-	check.ScopeKey = file
+	check.ScopeKey = Dir
 	if err := check.Validate(); err != nil {
 		return memory.Memory{}, fmt.Errorf("memory %s: %w", r.ID, err)
 	}

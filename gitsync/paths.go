@@ -67,8 +67,10 @@ func MentionedPaths(root, content string) []string {
 	return slices.Compact(found)
 }
 
+var urlRe = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://\S+`)
+
 func stripURLs(s string) string {
-	return regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://\S+`).ReplaceAllString(s, " ")
+	return urlRe.ReplaceAllString(s, " ")
 }
 
 // looksLikeFileName accepts name.ext with a short alphabetic extension, and
