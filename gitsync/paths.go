@@ -43,12 +43,13 @@ func MentionedPaths(root, content string) []string {
 			tok = filepath.ToSlash(rel)
 		}
 		tok = strings.TrimPrefix(tok, "./")
+		isPath := strings.Contains(tok, "/")
 		tok = strings.TrimSuffix(tok, "/")
 		if tok == "" || tok == "." || !fs.ValidPath(tok) {
 			continue // also rejects ".." escapes
 		}
 		switch {
-		case strings.Contains(tok, "/"):
+		case isPath:
 			if exists(absRoot, tok) {
 				found = append(found, tok)
 			}
