@@ -69,6 +69,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 // commands is the whole CLI surface, in the order help shows it.
 func commands() []*cli.Command {
 	return []*cli.Command{
+		seedCommand(),
 		checkCommand(),
 		mergeDriverCommand(),
 	}

@@ -76,3 +76,28 @@ func TestMergeDriverCommand(t *testing.T) {
 		t.Fatalf("missing arguments: code %d", code)
 	}
 }
+
+func TestSeedCommandAddsOnce(t *testing.T) {
+	root := t.TempDir()
+	os.Mkdir(filepath.Join(root, ".git"), 0o755)
+	seeds := filepath.Join(t.TempDir(), "team.json")
+	os.WriteFile(seeds, []byte(`["Deploys happen on Tuesdays.", {"content": "Staging is eu-west-1.", "topic": "infra"}]`), 0o644)
+	for i, want := range []string{"added 2 of 2", "added 0 of 2"} {
+		code, out, errOut := runCLI(t, "--repo", root, "seed", seeds)
+		if code != ExitOK || !strings.Contains(out, want) {
+			t.Fatalf("run %d: code %d, %q %q", i, code, out, errOut)
+		}
+	}
+	mems, err := gitsync.ReadFile(gitsync.MemoriesPath(root))
+	if err != nil || len(mems) != 2 || mems[0].Source != "team.json" {
+		t.Fatalf("memories %+v, %v", mems, err)
+	}
+	// Imported seeds are not derived, so a check of the repository stays fresh.
+	if code, out, errOut := runCLI(t, "--repo", root, "check"); code != ExitOK {
+		t.Fatalf("check after seed: %d %s %s", code, out, errOut)
+	}
+	os.WriteFile(seeds, []byte(`["ok fact", 3]`), 0o644)
+	if code, _, errOut := runCLI(t, "--repo", root, "seed", seeds); code != ExitFail || !strings.Contains(errOut, "team.json:1:13: seed 2") {
+		t.Fatalf("bad seeds: code %d %s", code, errOut)
+	}
+}
