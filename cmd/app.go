@@ -78,6 +78,9 @@ func commands() []*cli.Command {
 		reindexCommand(),
 		statusCommand(),
 		benchCommand(),
+		seedCommand(),
+		checkCommand(),
+		mergeDriverCommand(),
 	}
 	var withGlobals func(cs []*cli.Command)
 	withGlobals = func(cs []*cli.Command) {
