@@ -84,6 +84,8 @@ type Config struct {
 	Backoff time.Duration
 }
 
+var _ memory.Embedder = (*Embedder)(nil)
+
 // Embedder embeds text with one Gemini model at one dimension. It is safe
 // for concurrent use.
 type Embedder struct {

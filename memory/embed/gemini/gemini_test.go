@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -441,5 +442,30 @@ func TestEmbedNothing(t *testing.T) {
 	got, err := e.Embed(context.Background(), memory.PurposeDocument, nil)
 	if err != nil || len(got) != 0 || len(srv.requests) != 0 {
 		t.Errorf("got %v, %v after %d requests; want nothing and no request", got, err, len(srv.requests))
+	}
+}
+
+// BenchmarkEmbed measures the client's own cost of one full batch of
+// 768-dimensional vectors through the SDK: encoding, decoding, checking and
+// normalising.
+func BenchmarkEmbed(b *testing.B) {
+	in := texts(MaxBatch)
+	rec := httptest.NewRecorder()
+	writeVectors(rec, in, DefaultDim)
+	answer := rec.Body.Bytes()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Write(answer)
+	}))
+	defer ts.Close()
+	e, err := New(context.Background(), Config{APIKey: testKey, BaseURL: ts.URL})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := e.Embed(context.Background(), memory.PurposeDocument, in); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

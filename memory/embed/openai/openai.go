@@ -86,6 +86,8 @@ type Config struct {
 	Backoff time.Duration
 }
 
+var _ memory.Embedder = (*Embedder)(nil)
+
 // Embedder embeds text with one model on one server. It is safe for
 // concurrent use.
 type Embedder struct {
@@ -139,7 +141,7 @@ func endpointFor(base string) (endpoint, host string, err error) {
 		path += "/embeddings"
 	}
 	u.Path, u.RawPath = path, ""
-	return u.String(), u.Host, nil
+	return u.String(), strings.ToLower(u.Host), nil
 }
 
 // Model names the vector space: server host, model and dimension, because
