@@ -190,8 +190,9 @@ func (e *Embedder) embedBatch(ctx context.Context, texts []string) ([][]float32,
 	}
 	var raw []byte
 	err = e.policy.Do(ctx, func(ctx context.Context) error {
-		raw, err = e.post(ctx, body)
-		return err
+		var postErr error
+		raw, postErr = e.post(ctx, body)
+		return postErr
 	})
 	if err != nil {
 		return nil, err
