@@ -81,6 +81,10 @@ func commands() []*cli.Command {
 		seedCommand(),
 		checkCommand(),
 		mergeDriverCommand(),
+		syncCommand(),
+		hooksCommand(),
+		hookCommand(),
+		staleCommand(),
 	}
 	var withGlobals func(cs []*cli.Command)
 	withGlobals = func(cs []*cli.Command) {

@@ -25,10 +25,11 @@ func checkCommand() *cli.Command {
 			if c.NArg() > 0 {
 				return usage(fmt.Errorf("check takes no arguments, got %q", c.Args().First()))
 			}
-			root, err := gitsync.FindRoot(c.String(flagRepo))
+			repo, err := gitsync.Discover(c.String(flagRepo))
 			if err != nil {
 				return usage(err)
 			}
+			root := repo.Root
 			report, err := gitsync.Check(root)
 			if err != nil {
 				return usage(err)

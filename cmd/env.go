@@ -52,11 +52,25 @@ type workspace struct {
 	// Root is the repository's working tree, or the directory acolyte runs
 	// in when there is no repository.
 	Root string
-	// Repo is nil outside a git repository.
-	Repo *gitsync.Repo
+	// Repo and Workspace are nil outside a git repository.
+	Repo      *gitsync.Repo
+	Workspace *gitsync.Workspace
 }
 
 func (w *workspace) Close() error { return w.Store.Close() }
+
+// needRepo opens the workspace of a command that only makes sense in a repository.
+func needRepo(c *cli.Context) (*workspace, error) {
+	w, err := openWorkspace(c)
+	if err != nil {
+		return nil, err
+	}
+	if w.Workspace == nil {
+		w.Close()
+		return nil, usage(fmt.Errorf("%w: %s; run inside a repository or pass --repo DIR", gitsync.ErrNotRepo, w.Root))
+	}
+	return w, nil
+}
 
 // openStore opens the database with the configured embedder.
 func openStore(c *cli.Context) (*memory.Store, error) {
@@ -88,17 +102,17 @@ func openWorkspace(c *cli.Context) (*workspace, error) {
 		return nil, usage(err)
 	}
 	w := &workspace{Store: s, Root: dir}
-	vis := memory.Visibility{SessionKey: c.String(flagSession)}
 	repo, err := gitsync.Discover(dir)
 	switch {
 	case err == nil:
 		w.Repo, w.Root = repo, repo.Root
-		vis.ProjectKey = repo.Root
+		w.Workspace = gitsync.NewWorkspace(repo, s, c.String(flagSession))
+		w.Toolkit = w.Workspace
 	case errors.Is(err, gitsync.ErrNotRepo):
+		w.Toolkit = memory.Scoped{Store: s, Visibility: memory.Visibility{SessionKey: c.String(flagSession)}}
 	default:
 		s.Close()
 		return nil, fail(err)
 	}
-	w.Toolkit = memory.Scoped{Store: s, Visibility: vis}
 	return w, nil
 }

@@ -37,10 +37,11 @@ func seedCommand() *cli.Command {
 					return fail(fmt.Errorf("%s: seed %q contains %s; project memories are committed, so remove it and rotate the credential", file, s.Content, what))
 				}
 			}
-			root, err := gitsync.FindRoot(c.String(flagRepo))
+			repo, err := gitsync.Discover(c.String(flagRepo))
 			if err != nil {
 				return usage(err)
 			}
+			root := repo.Root
 			added := 0
 			err = gitsync.Update(c.Context, root, func(mems []memory.Memory) ([]memory.Memory, error) {
 				have := make(map[string]bool, len(mems))

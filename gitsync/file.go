@@ -158,24 +158,3 @@ func ensureLines(path string, want ...string) error {
 	}
 	return writeAtomic(path, []byte(out))
 }
-
-// ErrNotRepository means no git worktree contains the directory.
-var ErrNotRepository = errors.New("not inside a git repository")
-
-// FindRoot returns the worktree root containing dir: the nearest ancestor
-// with a .git directory, or a .git file as linked worktrees and submodules
-// have.
-func FindRoot(dir string) (string, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", fmt.Errorf("finding the repository: %w", err)
-	}
-	for d := abs; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
-			return d, nil
-		}
-		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("%w: %s (run acolyte inside a repository, or pass --repo)", ErrNotRepository, abs)
-		}
-	}
-}

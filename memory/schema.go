@@ -14,7 +14,7 @@ var migrations = []string{
 	`
 CREATE TABLE memories (
 	seq          INTEGER PRIMARY KEY,
-	id           TEXT NOT NULL UNIQUE,
+	id           TEXT NOT NULL,
 	scope        TEXT NOT NULL CHECK (scope IN ('project', 'user', 'session')),
 	scope_key    TEXT NOT NULL DEFAULT '',
 	kind         TEXT NOT NULL CHECK (kind IN ('stored', 'observation', 'rule', 'seed')),
@@ -27,7 +27,10 @@ CREATE TABLE memories (
 	recalled_at  INTEGER NOT NULL DEFAULT 0,
 	tokens       INTEGER NOT NULL,
 	commit_hash  TEXT NOT NULL DEFAULT '',
-	paths        TEXT NOT NULL DEFAULT ''
+	paths        TEXT NOT NULL DEFAULT '',
+	-- Every checkout of a repository indexes the same file, so an id is
+	-- unique only within its scope and key.
+	UNIQUE (scope, scope_key, id)
 );
 CREATE INDEX memories_by_scope ON memories (scope, scope_key, content_hash);
 

@@ -308,16 +308,7 @@ func (t Scoped) Add(ctx context.Context, d Draft) (Added, error) {
 
 // Remove deletes memories by id, but only ones visible from here.
 func (t Scoped) Remove(ctx context.Context, ids ...string) ([]Memory, error) {
-	for _, id := range ids {
-		m, err := t.Store.Get(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		if !t.CanSee(m) {
-			return nil, fmt.Errorf("%w: %s belongs to another %s", ErrNotFound, id, m.Scope)
-		}
-	}
-	return t.Store.Delete(ctx, ids...)
+	return t.Store.Delete(ctx, t.Visibility, ids...)
 }
 
 func (t Scoped) List(ctx context.Context, f Filter) ([]Memory, error) {

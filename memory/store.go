@@ -123,9 +123,11 @@ func scanMemory(row scanner) (int64, Memory, error) {
 	return seq, m, nil
 }
 
-// Get returns one memory by id.
-func (s *Store) Get(ctx context.Context, id string) (Memory, error) {
-	row := s.db.QueryRowContext(ctx, `SELECT `+memoryColumns+` FROM memories m WHERE m.id = ?`, id)
+// Get returns the memory with this id that is visible from vis.
+func (s *Store) Get(ctx context.Context, vis Visibility, id string) (Memory, error) {
+	where, args := visible(vis, Filter{})
+	row := s.db.QueryRowContext(ctx, `SELECT `+memoryColumns+` FROM memories m WHERE m.id = ? AND `+where,
+		append([]any{id}, args...)...)
 	_, m, err := scanMemory(row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Memory{}, fmt.Errorf("%w: %s", ErrNotFound, id)
@@ -160,12 +162,11 @@ func (s *Store) Add(ctx context.Context, vis Visibility, d Draft) (Added, error)
 	vecs, warning := s.embed(ctx, []Memory{m})
 	var out Added
 	err = s.inTx(ctx, func(tx *txn) error {
-		var id string
-		err := tx.queryRow(`SELECT id FROM memories WHERE scope = ? AND scope_key = ? AND content_hash = ? LIMIT 1`,
-			m.Scope, m.ScopeKey, contentHash(m.Content)).Scan(&id)
+		_, existing, err := scanMemory(tx.queryRow(`SELECT `+memoryColumns+` FROM memories m
+			WHERE m.scope = ? AND m.scope_key = ? AND m.content_hash = ? LIMIT 1`,
+			m.Scope, m.ScopeKey, contentHash(m.Content)))
 		if err == nil {
-			out.Existing = true
-			out.Memory.ID = id
+			out = Added{Memory: existing, Existing: true}
 			return nil
 		}
 		if !errors.Is(err, sql.ErrNoRows) {
@@ -177,8 +178,7 @@ func (s *Store) Add(ctx context.Context, vis Visibility, d Draft) (Added, error)
 		return Added{}, s.explain(err)
 	}
 	if out.Existing {
-		out.Memory, err = s.Get(ctx, out.Memory.ID)
-		return out, err
+		return out, nil
 	}
 	return Added{Memory: m, Warning: warning}, nil
 }
@@ -269,13 +269,14 @@ type scopeRef struct {
 // that scope and key that are not in ms are removed in the same transaction.
 func (s *Store) replace(ctx context.Context, ms []Memory, within *scopeRef) (ReplaceStats, error) {
 	type existing struct {
+		seq                                      int64
 		hash, topic, source, kind, commit, paths string
 		created, updated                         int64
 	}
 	have := map[string]existing{}
 	var st ReplaceStats
 	if within != nil {
-		rows, err := s.db.QueryContext(ctx, `SELECT id, content_hash, topic, source, kind, commit_hash, paths, created_at, updated_at
+		rows, err := s.db.QueryContext(ctx, `SELECT seq, id, content_hash, topic, source, kind, commit_hash, paths, created_at, updated_at
 			FROM memories WHERE scope = ? AND scope_key = ?`, within.scope, within.key)
 		if err != nil {
 			return st, s.explain(err)
@@ -283,7 +284,7 @@ func (s *Store) replace(ctx context.Context, ms []Memory, within *scopeRef) (Rep
 		for rows.Next() {
 			var id string
 			var e existing
-			if err := rows.Scan(&id, &e.hash, &e.topic, &e.source, &e.kind, &e.commit, &e.paths, &e.created, &e.updated); err != nil {
+			if err := rows.Scan(&e.seq, &id, &e.hash, &e.topic, &e.source, &e.kind, &e.commit, &e.paths, &e.created, &e.updated); err != nil {
 				rows.Close()
 				return st, s.explain(err)
 			}
@@ -315,10 +316,10 @@ func (s *Store) replace(ctx context.Context, ms []Memory, within *scopeRef) (Rep
 	for _, m := range ms {
 		keep[m.ID] = true
 	}
-	var remove []string
-	for id := range have {
+	var remove []int64
+	for id, e := range have {
 		if !keep[id] {
-			remove = append(remove, id)
+			remove = append(remove, e.seq)
 		}
 	}
 	st.Removed = len(remove)
@@ -333,8 +334,8 @@ func (s *Store) replace(ctx context.Context, ms []Memory, within *scopeRef) (Rep
 				return err
 			}
 		}
-		for _, id := range remove {
-			if err := deleteByID(ctx, tx, id); err != nil {
+		for _, seq := range remove {
+			if err := deleteSeq(tx, seq); err != nil {
 				return err
 			}
 		}
@@ -404,7 +405,7 @@ func (s *Store) upsert(ctx context.Context, tx *txn, m *Memory, vec []float32) e
 	err := tx.queryRow(`INSERT INTO memories
 		(id, scope, scope_key, kind, content, topic, source, content_hash, created_at, updated_at, tokens, commit_hash, paths)
 		VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, coalesce(?9, ?14), coalesce(?10, ?9, ?14), ?11, ?12, ?13)
-		ON CONFLICT (id) DO UPDATE SET scope = excluded.scope, scope_key = excluded.scope_key, kind = excluded.kind,
+		ON CONFLICT (scope, scope_key, id) DO UPDATE SET kind = excluded.kind,
 			content = excluded.content, topic = excluded.topic, source = excluded.source,
 			content_hash = excluded.content_hash, created_at = coalesce(?9, memories.created_at),
 			updated_at = coalesce(?10, ?14), tokens = excluded.tokens, commit_hash = excluded.commit_hash, paths = excluded.paths
@@ -430,14 +431,20 @@ func (s *Store) upsert(ctx context.Context, tx *txn, m *Memory, vec []float32) e
 	return err
 }
 
-// Delete removes memories by id, with their lexical rows and vectors. If any
-// id is unknown nothing is removed, so a typo never half-applies.
-func (s *Store) Delete(ctx context.Context, ids ...string) ([]Memory, error) {
+// Delete removes memories visible from vis by id, with their lexical rows
+// and vectors. If any id is unknown nothing is removed, so a typo never
+// half-applies.
+func (s *Store) Delete(ctx context.Context, vis Visibility, ids ...string) ([]Memory, error) {
+	where, args := visible(vis, Filter{})
 	var removed []Memory
 	err := s.inTx(ctx, func(tx *txn) error {
-		var missing []string
+		var (
+			missing []string
+			seqs    []int64
+		)
 		for _, id := range ids {
-			_, m, err := scanMemory(tx.queryRow(`SELECT `+memoryColumns+` FROM memories m WHERE m.id = ?`, id))
+			seq, m, err := scanMemory(tx.queryRow(`SELECT `+memoryColumns+` FROM memories m WHERE m.id = ? AND `+where,
+				append([]any{id}, args...)...))
 			if errors.Is(err, sql.ErrNoRows) {
 				missing = append(missing, id)
 				continue
@@ -446,12 +453,13 @@ func (s *Store) Delete(ctx context.Context, ids ...string) ([]Memory, error) {
 				return err
 			}
 			removed = append(removed, m)
+			seqs = append(seqs, seq)
 		}
 		if len(missing) > 0 {
 			return fmt.Errorf("%w: %s (nothing was removed; `acolyte list` shows ids)", ErrNotFound, strings.Join(missing, ", "))
 		}
-		for _, m := range removed {
-			if err := deleteByID(ctx, tx, m.ID); err != nil {
+		for _, seq := range seqs {
+			if err := deleteSeq(tx, seq); err != nil {
 				return err
 			}
 		}
@@ -463,10 +471,9 @@ func (s *Store) Delete(ctx context.Context, ids ...string) ([]Memory, error) {
 	return removed, nil
 }
 
-func deleteByID(ctx context.Context, tx *txn, id string) error {
-	var seq int64
-	if err := tx.queryRow(`DELETE FROM memories WHERE id = ? RETURNING seq`, id).Scan(&seq); err != nil {
-		return fmt.Errorf("remove %s: %w", id, err)
+func deleteSeq(tx *txn, seq int64) error {
+	if _, err := tx.exec(`DELETE FROM memories WHERE seq = ?`, seq); err != nil {
+		return fmt.Errorf("remove memory: %w", err)
 	}
 	if _, err := tx.exec(`DELETE FROM memories_fts WHERE rowid = ?`, seq); err != nil {
 		return err

@@ -91,7 +91,7 @@ func TestRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.Get(ctx, a.Memory.ID)
+	got, err := s.Get(ctx, projA, a.Memory.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestRoundTrip(t *testing.T) {
 	if len(rs) != 1 || rs[0].ID != a.Memory.ID || rs[0].Score <= 0 {
 		t.Fatalf("search did not find it by an identifier's words: %+v", rs)
 	}
-	again, _ := s.Get(ctx, a.Memory.ID)
+	again, _ := s.Get(ctx, projA, a.Memory.ID)
 	if again.RecalledAt.IsZero() {
 		t.Error("search did not record the recall time")
 	}
@@ -123,7 +123,7 @@ func TestPutReplacesByID(t *testing.T) {
 	if _, err := s.Put(ctx, m); err != nil {
 		t.Fatal(err)
 	}
-	got, _ := s.Get(ctx, m.ID)
+	got, _ := s.Get(ctx, projA, m.ID)
 	if got.Content != m.Content {
 		t.Fatalf("content = %q", got.Content)
 	}
@@ -244,7 +244,7 @@ func TestRemoveCascades(t *testing.T) {
 	if n := rawCount(t, path, `SELECT count(*) FROM embeddings`); n != 2 {
 		t.Fatalf("embeddings before = %d", n)
 	}
-	removed, err := s.Delete(ctx, gone.ID)
+	removed, err := s.Delete(ctx, projA, gone.ID)
 	if err != nil || len(removed) != 1 || removed[0].Content != gone.Content {
 		t.Fatalf("delete: %v %v", removed, err)
 	}
@@ -257,10 +257,10 @@ func TestRemoveCascades(t *testing.T) {
 	if n := rawCount(t, path, `SELECT count(*) FROM memories_fts`); n != 1 {
 		t.Errorf("lexical rows = %d, want 1", n)
 	}
-	if _, err := s.Delete(ctx, keep.ID, "01NOSUCHID0000000000000000"); !errors.Is(err, memory.ErrNotFound) {
+	if _, err := s.Delete(ctx, projA, keep.ID, "01NOSUCHID0000000000000000"); !errors.Is(err, memory.ErrNotFound) {
 		t.Fatalf("missing id: %v", err)
 	}
-	if _, err := s.Get(ctx, keep.ID); err != nil {
+	if _, err := s.Get(ctx, projA, keep.ID); err != nil {
 		t.Fatalf("a failed multi-delete removed a memory: %v", err)
 	}
 }
