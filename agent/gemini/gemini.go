@@ -75,6 +75,9 @@ func New(ctx context.Context, cfg Config) (*Model, error) {
 			Attempts:     &attempts,
 			InitialDelay: &delay,
 			MaxDelay:     &maxDelay,
+			// Jitter spreads clients that were throttled together; scaling it
+			// with the delay keeps short test delays short.
+			Jitter: &delay,
 		},
 	}
 	client, err := genai.NewClient(ctx, &genai.ClientConfig{
