@@ -68,5 +68,12 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 
 // commands is the whole CLI surface, in the order help shows it.
 func commands() []*cli.Command {
-	return []*cli.Command{}
+	return []*cli.Command{
+		rememberCommand(),
+		searchCommand(),
+		forgetCommand(),
+		listCommand(),
+		reindexCommand(),
+		benchCommand(),
+	}
 }

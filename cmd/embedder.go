@@ -1,0 +1,19 @@
+package cmd
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/acolyte-dev/acolyte/memory"
+)
+
+// chooseEmbedder picks the embedder named by flag, env or config.
+func chooseEmbedder(c *cli.Context) (memory.Embedder, error) {
+	switch name := c.String(flagEmbedder); name {
+	case "", "static":
+		return nil, nil
+	default:
+		return nil, usage(fmt.Errorf("unknown embedder %q: use static, gemini or openai", name))
+	}
+}
