@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -135,6 +136,12 @@ func Distill(ctx context.Context, m Model, tk memory.Toolkit, history []Message)
 			continue
 		}
 		added, err := tk.Add(ctx, memory.Draft{Content: f.Content, Scope: scope, Kind: memory.KindObservation, Topic: f.Topic, Source: SourceDistill})
+		if isRefusal(err) {
+			// e.g. a session fact when no session is set: skip the fact,
+			// keep the others.
+			rep.Skipped = append(rep.Skipped, SkippedFact{Fact: f, Reason: err.Error()})
+			continue
+		}
 		if err != nil {
 			return rep, fmt.Errorf("distill: store %q: %w", f.Content, err)
 		}
@@ -232,4 +239,15 @@ func clipText(s string, n int) string {
 func scopeEnum() string {
 	b, _ := json.Marshal(memory.Scopes) // strings always marshal
 	return string(b)
+}
+
+// isRefusal reports whether the toolkit refused one fact for what it is,
+// as opposed to failing (disk, database) in a way every fact would.
+func isRefusal(err error) bool {
+	for _, e := range []error{memory.ErrNoScopeKey, memory.ErrEmpty, memory.ErrTooLarge, memory.ErrInvalidText, memory.ErrUnknownScope, memory.ErrUnknownKind} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }

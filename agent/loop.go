@@ -74,18 +74,24 @@ type TurnResult struct {
 	Incomplete bool `json:"incomplete,omitempty"`
 }
 
-// DefaultTools splits the tools into those declared from the start (memory
-// and read-only workspace tools) and those deferred behind load_tools.
+// coreTools are declared from the first request: the tools nearly every
+// task needs. The rest cost one summary line in load_tools until loaded.
+var coreTools = map[string]bool{
+	"memory_search": true, "memory_add": true, "memory_remove": true,
+	"read_file": true, "list_files": true, "search_code": true,
+}
+
+// DefaultTools splits the memory tools and, when ws is not nil, the
+// workspace tools into core and deferred ones.
 func DefaultTools(tk memory.Toolkit, ws *toolbox.Workspace) (core, deferred []toolbox.Tool) {
-	core = toolbox.MemoryTools(tk)
-	if ws == nil {
-		return core, nil
+	all := toolbox.MemoryTools(tk)
+	if ws != nil {
+		all = append(all, ws.Tools()...)
 	}
-	for _, t := range ws.Tools() {
-		switch t.Name {
-		case "read_file", "list_files", "search_code":
+	for _, t := range all {
+		if coreTools[t.Name] {
 			core = append(core, t)
-		default:
+		} else {
 			deferred = append(deferred, t)
 		}
 	}

@@ -102,11 +102,11 @@ func (ts *Toolset) loadTool() toolbox.Tool {
 	return toolbox.Tool{
 		Name:        LoadToolsName,
 		Summary:     "declare more tools",
-		Description: "Load tools by name; they can be called from your next step. Available:" + list.String(),
+		Description: "Load tools by name for your next step:" + list.String(),
 		Schema: json.RawMessage(`{
   "type": "object",
   "properties": {
-    "names": {"type": "array", "items": {"type": "string"}, "description": "Tool names to load."}
+    "names": {"type": "array", "items": {"type": "string"}}
   },
   "required": ["names"]
 }`),

@@ -27,7 +27,7 @@ type ShellResult struct {
 func (w *Workspace) runShell() Tool {
 	return Tool{
 		Name:        "run_shell",
-		Summary:     "run a shell command in the workspace root (needs the user's consent)",
+		Summary:     "run a shell command (the user must allow it)",
 		Description: "Run a command with sh -c in the workspace root, e.g. to build or test. The user may refuse it. Output is stdout and stderr combined, cut to 16 KiB.",
 		Schema: json.RawMessage(`{
   "type": "object",

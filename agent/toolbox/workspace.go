@@ -143,13 +143,13 @@ func (w *Workspace) readFile() Tool {
 	return Tool{
 		Name:        "read_file",
 		Summary:     "read a text file, optionally a line range",
-		Description: "Read a text file in the workspace. Long files come back in parts: continue from next_line.",
+		Description: "Read a text file. Long files come in parts: continue from next_line.",
 		Schema: json.RawMessage(`{
   "type": "object",
   "properties": {
-    "path": {"type": "string", "description": "Path relative to the workspace root."},
-    "start_line": {"type": "integer", "minimum": 1, "description": "First line to read (default 1)."},
-    "end_line": {"type": "integer", "minimum": 1, "description": "Last line to read (default: end of file)."}
+    "path": {"type": "string"},
+    "start_line": {"type": "integer"},
+    "end_line": {"type": "integer"}
   },
   "required": ["path"]
 }`),
@@ -246,11 +246,11 @@ func (w *Workspace) listFiles() Tool {
 	return Tool{
 		Name:        "list_files",
 		Summary:     "list workspace files matching a glob",
-		Description: "List files in the workspace whose path matches a glob; ** matches any number of directories (e.g. **/*.go, cmd/*). .git is skipped.",
+		Description: "List files matching a glob; ** spans directories.",
 		Schema: json.RawMessage(`{
   "type": "object",
   "properties": {
-    "pattern": {"type": "string", "description": "Glob relative to the root (default **: every file)."}
+    "pattern": {"type": "string", "description": "e.g. **/*.go"}
   }
 }`),
 		Call: func(ctx context.Context, raw json.RawMessage) (any, error) {
@@ -373,13 +373,13 @@ func (w *Workspace) searchCode() Tool {
 	return Tool{
 		Name:        "search_code",
 		Summary:     "regexp search over the workspace's text files",
-		Description: "Search the workspace's text files for a Go regular expression, line by line. Narrow with a glob, e.g. **/*_test.go.",
+		Description: "Search text files line by line for a Go regexp.",
 		Schema: json.RawMessage(`{
   "type": "object",
   "properties": {
-    "pattern": {"type": "string", "description": "Go RE2 regular expression, e.g. func \\w+Search or (?i)todo."},
-    "glob": {"type": "string", "description": "Only files matching this glob (default **)."},
-    "max_results": {"type": "integer", "minimum": 1, "maximum": 200, "description": "Most matching lines to return (default 50)."}
+    "pattern": {"type": "string"},
+    "glob": {"type": "string", "description": "e.g. **/*_test.go"},
+    "max_results": {"type": "integer", "description": "Default 50."}
   },
   "required": ["pattern"]
 }`),
@@ -454,7 +454,7 @@ type FileWritten struct {
 func (w *Workspace) editFile() Tool {
 	return Tool{
 		Name:    "edit_file",
-		Summary: "replace one exact snippet in a file, or create a file",
+		Summary: "exact-match edit, or create a file",
 		Description: "Replace old with new in a file. old must match the file's text exactly (whitespace included) " +
 			"and exactly once: include surrounding lines to make it unique. With old empty, create a new file " +
 			"whose content is new.",
@@ -508,7 +508,7 @@ func (w *Workspace) editFile() Tool {
 func (w *Workspace) writeFile() Tool {
 	return Tool{
 		Name:        "write_file",
-		Summary:     "create or overwrite a whole file",
+		Summary:     "write a whole file",
 		Description: "Write content to a file, creating it and its directories or replacing it entirely. Prefer edit_file for changes to an existing file.",
 		Schema: json.RawMessage(`{
   "type": "object",
