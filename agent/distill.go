@@ -77,7 +77,14 @@ type DistillReport struct {
 // session and stores each as an observation. It stops at the first store
 // error; facts stored before it stay stored.
 func (s *Session) Distill(ctx context.Context) (DistillReport, error) {
-	return Distill(ctx, s.cfg.Model, s.cfg.Toolkit, s.history)
+	rep, err := Distill(ctx, s.cfg.Model, s.cfg.Toolkit, s.history)
+	s.usage.Add(rep.Usage)
+	if err != nil {
+		s.emit(Event{Type: EventError, Error: err.Error()})
+		return rep, err
+	}
+	s.emit(Event{Type: EventDistill, Distill: &rep})
+	return rep, nil
 }
 
 // Distill turns a conversation into observation memories in tk.

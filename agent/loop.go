@@ -26,6 +26,8 @@ const (
 	EventUsage      EventType = "usage"
 	EventFinal      EventType = "final"
 	EventError      EventType = "error"
+	// EventDistill reports what the distill step stored after the task.
+	EventDistill EventType = "distill"
 )
 
 // Event is one thing that happened in a turn. It marshals to the JSON line
@@ -40,6 +42,7 @@ type Event struct {
 	IsError bool            `json:"is_error,omitempty"`
 	Usage   *Usage          `json:"usage,omitempty"`
 	Error   string          `json:"error,omitempty"`
+	Distill *DistillReport  `json:"distill,omitempty"`
 }
 
 // Config sets up a Session.

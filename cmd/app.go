@@ -75,5 +75,8 @@ func commands() []*cli.Command {
 		listCommand(),
 		reindexCommand(),
 		benchCommand(),
+		runCommand(),
+		chatCommand(),
+		promptCommand(),
 	}
 }
