@@ -239,9 +239,9 @@ func reindexCommand() *cli.Command {
 				return fail(err)
 			}
 			if c.Bool("json") {
-				return printJSON(c, map[string]any{"embedded": n, "model": s.Embedder().Model()})
+				return printJSON(c, map[string]any{"embedded": n, "model": embedderName(s)})
 			}
-			fmt.Fprintf(c.App.Writer, "embedded %d memories with %s\n", n, s.Embedder().Model())
+			fmt.Fprintf(c.App.Writer, "embedded %d memories with %s\n", n, embedderName(s))
 			return nil
 		},
 	}
