@@ -50,7 +50,12 @@ func promptCommand() *cli.Command {
 			}
 			if c.Bool("json") {
 				if c.Bool("stats") {
-					rep.System, rep.Tools = "", nil
+					return printJSON(c, struct {
+						Counter          string             `json:"counter"`
+						Tokens           agent.PromptTokens `json:"tokens"`
+						BaselineFiles    []string           `json:"baseline_files"`
+						BaselineMemories int                `json:"baseline_memories"`
+					}{rep.Counter, rep.Tokens, rep.BaselineFiles, rep.BaselineMemories})
 				}
 				return printJSON(c, rep)
 			}
