@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,13 +18,15 @@ import (
 	"github.com/acolyte-dev/acolyte/cmd"
 )
 
-// geminiReplies serves generateContent with one scripted reply per request,
-// in the Gemini REST format, and records the request bodies.
+// geminiReplies answers generateContent, and streamGenerateContent as one
+// SSE event, with one scripted reply per request in the Gemini REST format,
+// and records the request bodies.
 func geminiReplies(t *testing.T, replies ...string) (*httptest.Server, *[]string) {
 	var mu sync.Mutex
 	var bodies []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !strings.HasSuffix(r.URL.Path, ":generateContent") {
+		stream := strings.HasSuffix(r.URL.Path, ":streamGenerateContent")
+		if !stream && !strings.HasSuffix(r.URL.Path, ":generateContent") {
 			http.Error(w, "unexpected "+r.URL.Path, http.StatusNotFound)
 			return
 		}
@@ -35,8 +40,14 @@ func geminiReplies(t *testing.T, replies ...string) (*httptest.Server, *[]string
 			http.Error(w, "script ended", http.StatusInternalServerError)
 			return
 		}
+		body := `{"candidates":[{"content":{"role":"model","parts":[` + replies[n-1] + `]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":40,"candidatesTokenCount":5,"totalTokenCount":45}}`
+		if stream {
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, "data: "+body+"\n\n")
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"candidates":[{"content":{"role":"model","parts":[`+replies[n-1]+`]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":40,"candidatesTokenCount":5,"totalTokenCount":45}}`)
+		io.WriteString(w, body)
 	}))
 	t.Cleanup(srv.Close)
 	return srv, &bodies
@@ -96,5 +107,35 @@ func TestRunJSONStreamsEventsAndDistills(t *testing.T) {
 	code, stdout, _ = acolyte(t, "list", "--repo", repo, "--json")
 	if code != cmd.ExitOK || !strings.Contains(stdout, "Docker running") || !strings.Contains(stdout, `"kind": "observation"`) {
 		t.Fatalf("list after run (exit %d): %s", code, stdout)
+	}
+}
+
+func TestChatAsksBeforeRunningShell(t *testing.T) {
+	repo := t.TempDir()
+	t.Setenv("ACOLYTE_HOME", t.TempDir())
+	t.Setenv("GEMINI_API_KEY", "test-key")
+	t.Setenv("GOOGLE_API_KEY", "")
+	srv, bodies := geminiReplies(t,
+		`{"functionCall":{"name":"run_shell","args":{"command":"touch ran.txt"}}}`,
+		`{"text":"You declined, so I did not run it."}`,
+		`{"functionCall":{"name":"memory_observe","args":{"facts":[]}}}`,
+	)
+	var out, errOut bytes.Buffer
+	stdin := strings.NewReader("please run touch ran.txt\nn\n/exit\n")
+	code := cmd.Run(context.Background(), []string{"acolyte", "chat", "--base-url", srv.URL, "--repo", repo}, stdin, &out, &errOut)
+	if code != cmd.ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	if !strings.Contains(errOut.String(), "run `touch ran.txt`? [y/N]") {
+		t.Fatalf("no confirmation asked: %s", errOut.String())
+	}
+	if len(*bodies) < 2 || !strings.Contains((*bodies)[1], `"code":"denied"`) {
+		t.Fatalf("the model was not told the command was denied: %v", *bodies)
+	}
+	if _, err := os.Stat(filepath.Join(repo, "ran.txt")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("a declined command ran")
+	}
+	if !strings.Contains(out.String(), "You declined") {
+		t.Fatalf("stdout %q", out.String())
 	}
 }
