@@ -71,20 +71,27 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 // S), because that is where people type them.
 func commands() []*cli.Command {
 	cmds := []*cli.Command{
+		// Memory.
 		rememberCommand(),
 		searchCommand(),
 		forgetCommand(),
 		listCommand(),
-		reindexCommand(),
 		statusCommand(),
-		benchCommand(),
-		seedCommand(),
-		checkCommand(),
-		mergeDriverCommand(),
+		reindexCommand(),
+		// The repository.
 		syncCommand(),
+		checkCommand(),
+		staleCommand(),
+		seedCommand(),
 		hooksCommand(),
 		hookCommand(),
-		staleCommand(),
+		mergeDriverCommand(),
+		// The agent.
+		runCommand(),
+		chatCommand(),
+		promptCommand(),
+		// Measurement.
+		benchCommand(),
 	}
 	var withGlobals func(cs []*cli.Command)
 	withGlobals = func(cs []*cli.Command) {
