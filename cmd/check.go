@@ -25,7 +25,7 @@ func checkCommand() *cli.Command {
 			if c.NArg() > 0 {
 				return usage(fmt.Errorf("check takes no arguments, got %q", c.Args().First()))
 			}
-			repo, err := gitsync.Discover(c.String(flagRepo))
+			repo, err := gitsync.Discover(global(c, flagRepo))
 			if err != nil {
 				return usage(err)
 			}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,9 +21,16 @@ func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errOut.String()
 }
 
+func gitInit(t *testing.T, dir string) {
+	t.Helper()
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v: %s", err, out)
+	}
+}
+
 func TestCheckCommandExitCodes(t *testing.T) {
 	root := t.TempDir()
-	os.Mkdir(filepath.Join(root, ".git"), 0o755)
+	gitInit(t, root)
 	os.WriteFile(filepath.Join(root, "AGENTS.md"), []byte("- Run go test before pushing.\n"), 0o644)
 
 	code, out, errOut := runCLI(t, "--repo", root, "check")
@@ -79,7 +87,7 @@ func TestMergeDriverCommand(t *testing.T) {
 
 func TestSeedCommandAddsOnce(t *testing.T) {
 	root := t.TempDir()
-	os.Mkdir(filepath.Join(root, ".git"), 0o755)
+	gitInit(t, root)
 	seeds := filepath.Join(t.TempDir(), "team.json")
 	os.WriteFile(seeds, []byte(`["Deploys happen on Tuesdays.", {"content": "Staging is eu-west-1.", "topic": "infra"}]`), 0o644)
 	for i, want := range []string{"added 2 of 2", "added 0 of 2"} {

@@ -11,7 +11,7 @@ import (
 
 // chooseEmbedder picks the embedder named by flag, env or config.
 func chooseEmbedder(c *cli.Context) (memory.Embedder, error) {
-	switch name := c.String(flagEmbedder); name {
+	switch name := global(c, flagEmbedder); name {
 	case "", "static":
 		return static.New(), nil
 	default:

@@ -25,13 +25,27 @@ func globalFlags() []cli.Flag {
 		&cli.StringFlag{Name: flagHome, EnvVars: []string{"ACOLYTE_HOME"}, Usage: "where acolyte keeps its database and config (default: $XDG_DATA_HOME/acolyte)"},
 		&cli.StringFlag{Name: flagEmbedder, EnvVars: []string{"ACOLYTE_EMBEDDER"}, Usage: "embedder: static (built in, offline), gemini or openai (default: gemini when a key is set, else static)"},
 		&cli.StringFlag{Name: flagSession, EnvVars: []string{"ACOLYTE_SESSION"}, Usage: "session id for session-scope memories"},
-		&cli.StringFlag{Name: flagRepo, Usage: "run as if started in this directory", Value: "."},
+		&cli.StringFlag{Name: flagRepo, Usage: "run as if started in this directory (default: the current directory)"},
 	}
+}
+
+// global reads a global flag wherever it was given: before the command
+// (acolyte --repo D search) or after it (acolyte search --repo D).
+func global(c *cli.Context, name string) string {
+	for _, ctx := range c.Lineage() {
+		if ctx.IsSet(name) {
+			return ctx.String(name)
+		}
+	}
+	if name == flagRepo {
+		return "."
+	}
+	return ""
 }
 
 // home is acolyte's data directory: $ACOLYTE_HOME, else the XDG data dir.
 func home(c *cli.Context) (string, error) {
-	if h := c.String(flagHome); h != "" {
+	if h := global(c, flagHome); h != "" {
 		return filepath.Abs(h)
 	}
 	if x := os.Getenv("XDG_DATA_HOME"); x != "" {
@@ -96,7 +110,7 @@ func openWorkspace(c *cli.Context) (*workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := filepath.Abs(c.String(flagRepo))
+	dir, err := filepath.Abs(global(c, flagRepo))
 	if err != nil {
 		s.Close()
 		return nil, usage(err)
@@ -106,10 +120,10 @@ func openWorkspace(c *cli.Context) (*workspace, error) {
 	switch {
 	case err == nil:
 		w.Repo, w.Root = repo, repo.Root
-		w.Workspace = gitsync.NewWorkspace(repo, s, c.String(flagSession))
+		w.Workspace = gitsync.NewWorkspace(repo, s, global(c, flagSession))
 		w.Toolkit = w.Workspace
 	case errors.Is(err, gitsync.ErrNotRepo):
-		w.Toolkit = memory.Scoped{Store: s, Visibility: memory.Visibility{SessionKey: c.String(flagSession)}}
+		w.Toolkit = memory.Scoped{Store: s, Visibility: memory.Visibility{SessionKey: global(c, flagSession)}}
 	default:
 		s.Close()
 		return nil, fail(err)

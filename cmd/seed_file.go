@@ -37,7 +37,7 @@ func seedCommand() *cli.Command {
 					return fail(fmt.Errorf("%s: seed %q contains %s; project memories are committed, so remove it and rotate the credential", file, s.Content, what))
 				}
 			}
-			repo, err := gitsync.Discover(c.String(flagRepo))
+			repo, err := gitsync.Discover(global(c, flagRepo))
 			if err != nil {
 				return usage(err)
 			}
