@@ -58,7 +58,7 @@ func (s *Store) Search(ctx context.Context, vis Visibility, q Query) ([]Result, 
 		// name its vector space until it has embedded something.
 		queryVecs, _ = s.embedder.Embed(ctx, PurposeQuery, texts)
 	}
-	vectors, err := s.loadVectors(ctx, where, args)
+	vectors, err := s.loadVectors(ctx, vis, q.Filter)
 	if err != nil {
 		return nil, err
 	}
@@ -153,37 +153,6 @@ type storedVector struct {
 	seq   int64
 	scale float32
 	q     []int8
-}
-
-// loadVectors reads every visible vector made by the current embedder.
-func (s *Store) loadVectors(ctx context.Context, where string, args []any) ([]storedVector, error) {
-	if s.embedder == nil {
-		return nil, nil
-	}
-	rows, err := s.db.QueryContext(ctx, `SELECT m.seq, e.vec FROM embeddings e JOIN memories m ON m.seq = e.seq
-		WHERE e.model = ? AND e.content_hash = m.content_hash AND `+where, append([]any{s.embedder.Model()}, args...)...)
-	if err != nil {
-		return nil, s.explain(fmt.Errorf("load vectors: %w", err))
-	}
-	defer rows.Close()
-	var out []storedVector
-	for rows.Next() {
-		var v storedVector
-		var blob []byte
-		if err := rows.Scan(&v.seq, &blob); err != nil {
-			return nil, err
-		}
-		if len(blob) < 4 {
-			continue
-		}
-		v.scale = math.Float32frombits(binary.LittleEndian.Uint32(blob))
-		v.q = make([]int8, len(blob)-4)
-		for i, b := range blob[4:] {
-			v.q[i] = int8(b)
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
 }
 
 // quantize stores a unit vector as a float32 scale and one signed byte per

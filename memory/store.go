@@ -534,6 +534,10 @@ func (s *Store) inTx(ctx context.Context, fn func(*txn) error) error {
 		tx.Rollback()
 		return err
 	}
+	if _, err := t.exec(bumpGeneration); err != nil {
+		tx.Rollback()
+		return err
+	}
 	return tx.Commit()
 }
 

@@ -447,3 +447,58 @@ func TestReplaceScope(t *testing.T) {
 		t.Fatalf("after import: %+v", list)
 	}
 }
+
+// sameVector puts every text at one point, so the vector side proposes
+// every memory and only the vector side can find a query with no shared word.
+type sameVector struct{}
+
+func (sameVector) Model() string { return "test:same/2" }
+func (sameVector) Dim() int      { return 2 }
+func (sameVector) Embed(_ context.Context, _ memory.Purpose, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i := range out {
+		out[i] = []float32{1, 0}
+	}
+	return out, nil
+}
+
+// The packed copy of the vectors must follow every write, and a damaged
+// pack must be rebuilt, never trusted.
+func TestVectorPackFollowsWrites(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "acolyte.db")
+	s := openStore(t, path, sameVector{})
+	first := add(t, s, nowhere, memory.ScopeUser, "zebra crossings are striped")
+	if got := ids(mustSearch(t, s, "unrelated words")); !sameSet(got, []string{first.ID}) {
+		t.Fatalf("first search: %v", got)
+	}
+	packs, _ := filepath.Glob(path + "-vectors-*")
+	if len(packs) != 1 {
+		t.Fatalf("vector pack files: %v", packs)
+	}
+	second := add(t, s, nowhere, memory.ScopeUser, "giraffes have long necks")
+	if got := ids(mustSearch(t, s, "unrelated words")); !sameSet(got, []string{first.ID, second.ID}) {
+		t.Fatalf("search after a write missed the new vector: %v", got)
+	}
+	if err := os.WriteFile(packs[0], []byte("acolyte-vectors/1\ngarbage"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(mustSearch(t, s, "unrelated words")); !sameSet(got, []string{first.ID, second.ID}) {
+		t.Fatalf("search with a damaged pack: %v", got)
+	}
+	// Another process writing (a second Store on the same file) must also
+	// invalidate this one's view.
+	other := openStore(t, path, sameVector{})
+	third := add(t, other, nowhere, memory.ScopeUser, "otters hold hands")
+	if got := ids(mustSearch(t, s, "unrelated words")); !sameSet(got, []string{first.ID, second.ID, third.ID}) {
+		t.Fatalf("search after another process wrote: %v", got)
+	}
+}
+
+func mustSearch(t *testing.T, s *memory.Store, q string) []memory.Result {
+	t.Helper()
+	rs, err := s.Search(ctx, nowhere, memory.Query{Text: q})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}

@@ -1,0 +1,186 @@
+package main_test
+
+// Whole-process benchmarks: each iteration runs the built acolyte binary as
+// a user would, so process start, opening the database, loading the
+// embedder and importing .acolyte/ are all in the figure.
+//
+//	go test -run '^$' -bench . -benchtime 20x .
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/acolyte-dev/acolyte/gitsync"
+	"github.com/acolyte-dev/acolyte/memory"
+	"github.com/acolyte-dev/acolyte/memory/embed/static"
+)
+
+var binary string
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if flag.Lookup("test.bench").Value.String() == "" {
+		// Only benchmarks live here; a plain go test should not pay for a build.
+		os.Exit(m.Run())
+	}
+	dir, err := os.MkdirTemp("", "acolyte-perf-")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "acolyte")
+	code := 0
+	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build acolyte: %v\n%s", err, out)
+		code = 1
+	} else {
+		code = m.Run()
+	}
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// facts makes n distinct, plausible project facts. Each word list has about
+// forty entries, so a query word matches a few percent of the memories, as
+// in a real project, rather than all of them.
+func facts(n int) []memory.Memory {
+	r := rand.New(rand.NewPCG(1, 2))
+	pick := func(words string) string {
+		f := strings.Fields(words)
+		return strings.ReplaceAll(f[r.IntN(len(f))], "_", " ")
+	}
+	const (
+		subjects = `parser cache runTool scheduler billing_job auth_middleware CI_pipeline importer search_index
+			webhook_handler rate_limiter session_store config_loader migration_runner queue_worker mailer
+			metrics_exporter feature_flags uploader thumbnailer router tokenizer indexer crawler notifier
+			payment_gateway audit_log backup_job cron_runner api_client cli dashboard report_builder
+			sync_daemon file_watcher lock_manager retry_policy health_check tracer deployer`
+		verbs = `retries logs validates batches streams caches rejects migrates signs compresses encrypts
+			throttles deduplicates archives schedules indexes parses renders exports imports forwards
+			buffers flushes rotates truncates hashes verifies serializes debounces resizes merges splits
+			reloads drains queues replays samples polls paginates warms evicts`
+		objects = `requests empty_files user_tokens large_uploads config_changes webhook_events database_rows
+			error_reports build_artifacts invoices emails thumbnails search_queries audit_entries
+			log_lines metrics traces sessions cookies certificates api_keys_metadata pull_requests
+			commits releases backups snapshots payloads headers redirects timeouts retries_budget
+			cron_jobs locks leases shards partitions replicas indexes checkpoints`
+		whens = `on_startup every_five_minutes before_deploys when_the_queue_is_full after_a_failed_login
+			during_tests at_midnight_UTC on_Fridays on_shutdown after_each_merge before_each_release
+			when_disk_is_low on_every_request in_staging_only in_production_only behind_a_feature_flag`
+	)
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	out := make([]memory.Memory, n)
+	for i := range out {
+		out[i] = memory.Memory{
+			ID:        memory.NewID(now.Add(time.Duration(i) * time.Second)),
+			Kind:      memory.KindStored,
+			Content:   fmt.Sprintf("The %s %s %s %s (see note %d)", pick(subjects), pick(verbs), pick(objects), pick(whens), i),
+			Source:    "bench",
+			CreatedAt: now, UpdatedAt: now,
+		}
+	}
+	return out
+}
+
+func run(b *testing.B, dir, home string, args ...string) {
+	b.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "ACOLYTE_HOME="+home, "GEMINI_API_KEY=", "GOOGLE_API_KEY=")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("acolyte %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+func gitRepo(b *testing.B, dir string) {
+	b.Helper()
+	for _, args := range [][]string{{"init", "-q", dir}, {"-C", dir, "commit", "-q", "--allow-empty", "-m", "init"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=b", "GIT_AUTHOR_EMAIL=b@example.com", "GIT_COMMITTER_NAME=b", "GIT_COMMITTER_EMAIL=b@example.com")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+}
+
+// BenchmarkSearchProcess: a whole `acolyte search` process over n user
+// memories, outside any repository.
+func BenchmarkSearchProcess(b *testing.B) {
+	for _, n := range []int{1_000, 10_000, 100_000} {
+		b.Run(fmt.Sprintf("memories=%d", n), func(b *testing.B) {
+			home := b.TempDir()
+			s, err := memory.Open(context.Background(), filepath.Join(home, "acolyte.db"), static.New())
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := s.ReplaceScope(context.Background(), memory.ScopeUser, "", facts(n)); err != nil {
+				b.Fatal(err)
+			}
+			s.Close()
+			dir := b.TempDir()
+			b.ResetTimer()
+			for b.Loop() {
+				run(b, dir, home, "search", "--limit", "5", "how does the cache handle large uploads")
+			}
+		})
+	}
+}
+
+// projectWith makes a repository whose .acolyte/ holds n memories and a
+// home whose index already matches it.
+func projectWith(b *testing.B, n int) (repo, home string, mems []memory.Memory) {
+	repo, home = b.TempDir(), b.TempDir()
+	gitRepo(b, repo)
+	mems = facts(n)
+	if err := gitsync.WriteFile(gitsync.MemoriesPath(repo), mems); err != nil {
+		b.Fatal(err)
+	}
+	run(b, repo, home, "list", "--limit", "1")
+	return repo, home, mems
+}
+
+// BenchmarkHookNothingChanged: a post-merge hook run, whole process, when
+// .acolyte/ did not change, with 10k project memories.
+func BenchmarkHookNothingChanged(b *testing.B) {
+	repo, home, _ := projectWith(b, 10_000)
+	for b.Loop() {
+		run(b, repo, home, "hook", "post-merge")
+	}
+}
+
+// BenchmarkReindexOneChanged: a post-merge hook run, whole process, after
+// one of 10k project memories changed.
+func BenchmarkReindexOneChanged(b *testing.B) {
+	repo, home, mems := projectWith(b, 10_000)
+	original := mems[5000].Content
+	i := 0
+	for b.Loop() {
+		b.StopTimer()
+		i++
+		mems[5000].Content = fmt.Sprintf("%s, edited %d", original, i)
+		if err := gitsync.WriteFile(gitsync.MemoriesPath(repo), mems); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		run(b, repo, home, "hook", "post-merge")
+	}
+}
+
+// BenchmarkFreshCloneFirstSearch: the first `acolyte search` in a checkout
+// with 10k project memories and an empty index, as after git clone.
+func BenchmarkFreshCloneFirstSearch(b *testing.B) {
+	repo, _, _ := projectWith(b, 10_000)
+	for b.Loop() {
+		b.StopTimer()
+		home := b.TempDir()
+		b.StartTimer()
+		run(b, repo, home, "search", "how does the cache handle large uploads")
+	}
+}
