@@ -23,7 +23,7 @@ func BenchmarkSearch(b *testing.B) {
 			ms := make([]memory.Memory, n)
 			for i := range ms {
 				ms[i] = memory.Memory{ID: fmt.Sprintf("m%06d", i), Kind: memory.KindStored,
-					Content: fmt.Sprintf("fact %d: the %s layer %s %s for service %d", i, benchWords[i%37], benchWords[(i/37)%37], benchWords[(i/1369)%37], i%13),
+					Content:   fmt.Sprintf("fact %d: the %s layer %s %s for service %d", i, benchWords[i%37], benchWords[(i/37)%37], benchWords[(i/1369)%37], i%13),
 					CreatedAt: time.Unix(0, 0)}
 			}
 			if _, err := s.ReplaceScope(ctx, memory.ScopeUser, "", ms); err != nil {
