@@ -66,7 +66,40 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	}
 }
 
-// commands is the whole CLI surface, in the order help shows it.
+// commands is the whole CLI surface, in the order help shows it. The global
+// flags are accepted after the command name too (acolyte search --session
+// S), because that is where people type them.
 func commands() []*cli.Command {
-	return []*cli.Command{}
+	cmds := []*cli.Command{
+		// Memory.
+		rememberCommand(),
+		searchCommand(),
+		forgetCommand(),
+		listCommand(),
+		statusCommand(),
+		reindexCommand(),
+		// The repository.
+		syncCommand(),
+		checkCommand(),
+		staleCommand(),
+		seedCommand(),
+		hooksCommand(),
+		hookCommand(),
+		mergeDriverCommand(),
+		// The agent.
+		runCommand(),
+		chatCommand(),
+		promptCommand(),
+		// Measurement.
+		benchCommand(),
+	}
+	var withGlobals func(cs []*cli.Command)
+	withGlobals = func(cs []*cli.Command) {
+		for _, c := range cs {
+			c.Flags = append(c.Flags, globalFlags()...)
+			withGlobals(c.Subcommands)
+		}
+	}
+	withGlobals(cmds)
+	return cmds
 }

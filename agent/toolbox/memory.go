@@ -79,8 +79,8 @@ func MemoryToolsFor(tk memory.Toolkit, source string) []Tool {
 // kind reaches the model without editing a schema by hand.
 var (
 	filterProps = `
-    "scope": {"type": "string", "enum": ` + enumJSON(memory.Scopes) + `, "description": "Only this scope."},
-    "kind": {"type": "string", "enum": ` + enumJSON(memory.Kinds) + `, "description": "Only this kind: rule = from AGENTS.md, observation = learnt in past tasks."}`
+    "scope": {"type": "string", "enum": ` + enumJSON(memory.Scopes) + `},
+    "kind": {"type": "string", "enum": ` + enumJSON(memory.Kinds) + `}`
 	durableScopes = enumJSON(slices.DeleteFunc(slices.Clone(memory.Scopes), func(s memory.Scope) bool { return s == memory.ScopeSession }))
 )
 
@@ -93,16 +93,14 @@ func memorySearch(tk memory.Toolkit) Tool {
 	return Tool{
 		Name:    "memory_search",
 		Summary: "search long-term memory (rules, conventions, past observations, user preferences)",
-		Description: "Search long-term memory by meaning and keywords. It holds this project's AGENTS.md rules, " +
-			"conventions, commands, architecture notes, facts learnt in past tasks and the user's preferences; " +
-			"none of it is in your prompt. Search before guessing about any of these, and before changing code " +
-			"whose conventions you have not seen. Use several short queries for several topics in one call.",
+		Description: "Search long-term memory: AGENTS.md rules, conventions, commands, architecture, past lessons, " +
+			"user preferences. None of it is in your prompt: search before guessing about the project or user.",
 		Schema: json.RawMessage(`{
   "type": "object",
   "properties": {
-    "query": {"type": "string", "description": "What to look for, in a few words."},
-    "queries": {"type": "array", "items": {"type": "string"}, "description": "Several queries searched together; results are merged."},` + filterProps + `,
-    "limit": {"type": "integer", "minimum": 1, "maximum": 50, "description": "Most results to return (default 8)."}
+    "query": {"type": "string"},
+    "queries": {"type": "array", "items": {"type": "string"}, "description": "Several topics at once."},` + filterProps + `,
+    "limit": {"type": "integer"}
   }
 }`),
 		Call: func(ctx context.Context, raw json.RawMessage) (any, error) {
@@ -150,16 +148,14 @@ func memoryAdd(tk memory.Toolkit, source string) Tool {
 	return Tool{
 		Name:    "memory_add",
 		Summary: "remember one fact for future tasks",
-		Description: "Remember one durable fact for future tasks: a convention, a command that works, a decision " +
-			"and its reason, a user preference. One self-contained fact per call, written so it makes sense " +
-			"without this conversation. Scope project (default) travels with the repository; user follows the " +
-			"user into every project. Do not store secrets or things the code already says.",
+		Description: "Remember one durable, self-contained fact: a convention, a working command, a decision and " +
+			"why, a user preference. No secrets.",
 		Schema: json.RawMessage(`{
   "type": "object",
   "properties": {
-    "content": {"type": "string", "description": "The fact, one or two sentences."},
-    "scope": {"type": "string", "enum": ` + durableScopes + `, "description": "project (default) or user."},
-    "topic": {"type": "string", "description": "Optional short topic, e.g. testing, build, style."}
+    "content": {"type": "string"},
+    "scope": {"type": "string", "enum": ` + durableScopes + `, "description": "Default project; user = every project."},
+    "topic": {"type": "string"}
   },
   "required": ["content"]
 }`),
@@ -204,14 +200,13 @@ func memoryAdd(tk memory.Toolkit, source string) Tool {
 
 func memoryRemove(tk memory.Toolkit) Tool {
 	return Tool{
-		Name:    "memory_remove",
-		Summary: "delete a memory that is wrong or stale",
-		Description: "Delete a memory by id when it is wrong or out of date (for example the code now does " +
-			"something else). Search first to find the id; to correct a fact, remove it and add the new one.",
+		Name:        "memory_remove",
+		Summary:     "delete a memory that is wrong or stale",
+		Description: "Delete a wrong or outdated memory by its id from memory_search.",
 		Schema: json.RawMessage(`{
   "type": "object",
   "properties": {
-    "id": {"type": "string", "description": "The memory's id, from memory_search or memory_list."}
+    "id": {"type": "string"}
   },
   "required": ["id"]
 }`),
@@ -244,15 +239,14 @@ func memoryRemove(tk memory.Toolkit) Tool {
 
 func memoryList(tk memory.Toolkit) Tool {
 	return Tool{
-		Name:    "memory_list",
-		Summary: "list memories by scope, kind or topic, newest first",
-		Description: "List memories without a query, filtered by scope, kind or topic. Use memory_search to " +
-			"find something; use this to review what is stored, e.g. all rules or all memories on one topic.",
+		Name:        "memory_list",
+		Summary:     "list memories by scope, kind or topic",
+		Description: "List memories by scope, kind or topic, without a query, oldest first.",
 		Schema: json.RawMessage(`{
   "type": "object",
   "properties": {` + filterProps + `,
-    "topic": {"type": "string", "description": "Only this topic."},
-    "limit": {"type": "integer", "minimum": 1, "maximum": 200, "description": "Most memories to return (default 50)."}
+    "topic": {"type": "string"},
+    "limit": {"type": "integer", "description": "Default 50."}
   }
 }`),
 		Call: func(ctx context.Context, raw json.RawMessage) (any, error) {

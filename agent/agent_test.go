@@ -1,0 +1,125 @@
+package agent_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/acolyte-dev/acolyte/agent"
+	"github.com/acolyte-dev/acolyte/agent/internal/agenttest"
+	"github.com/acolyte-dev/acolyte/agent/toolbox"
+	"github.com/acolyte-dev/acolyte/memory"
+)
+
+func TestPromptStaysSmallAndInjectsNothing(t *testing.T) {
+	tk, _ := agenttest.Open(t)
+	root := t.TempDir()
+	agentsMD := "# Conventions\n\n" + strings.Repeat("Use table-driven tests and wrap every error with context.\n", 40)
+	if err := os.WriteFile(filepath.Join(root, "AGENTS.md"), []byte(agentsMD), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := toolbox.NewWorkspace(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agenttest.Add(t, tk, memory.ScopeProject, memory.KindStored, "The release script lives in scripts/release.sh.")
+	agenttest.Add(t, tk, memory.ScopeProject, memory.KindRule, "Use table-driven tests.")
+
+	rep, err := agent.Prompt(context.Background(), tk, ws, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(rep.System, "release.sh") || strings.Contains(rep.System, "table-driven") {
+		t.Fatal("memory or AGENTS.md text reached the system prompt")
+	}
+	if !strings.Contains(rep.System, "If a question can be answered by reading the code or searching my memory") {
+		t.Fatal("the soul lost its core line")
+	}
+	if rep.Tokens.Initial > 800 {
+		t.Errorf("system prompt + initial tools = %d tokens (%s), budget 800", rep.Tokens.Initial, rep.Counter)
+	}
+	if rep.Tokens.ToolsDeferred >= rep.Tokens.ToolsFull || rep.Tokens.Initial >= rep.Tokens.Full {
+		t.Errorf("deferring tools saved nothing: %+v", rep.Tokens)
+	}
+	var names []string
+	for _, d := range rep.Tools {
+		names = append(names, d.Name)
+	}
+	if got := strings.Join(names, ","); got != "memory_search,memory_add,memory_remove,read_file,list_files,search_code,load_tools" {
+		t.Errorf("initial tools %s", got)
+	}
+	if len(rep.BaselineFiles) != 1 || rep.BaselineMemories != 1 || rep.Tokens.Baseline != memory.EstimateTokens(agentsMD+"\n"+"- The release script lives in scripts/release.sh.\n") {
+		t.Errorf("baseline: files %v, %d memories, %d tokens", rep.BaselineFiles, rep.BaselineMemories, rep.Tokens.Baseline)
+	}
+}
+
+func TestLoadToolsDeclaresOnDemand(t *testing.T) {
+	tk, _ := agenttest.Open(t)
+	ws, err := toolbox.NewWorkspace(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	core, deferred := agent.DefaultTools(tk, ws)
+	ts, err := agent.NewToolset(core, deferred)
+	if err != nil {
+		t.Fatal(err)
+	}
+	load, _ := ts.Tool(agent.LoadToolsName)
+	for _, name := range []string{"edit_file", "write_file", "run_shell"} {
+		if !strings.Contains(load.Description, "- "+name+": ") {
+			t.Errorf("load_tools does not list %s: %s", name, load.Description)
+		}
+	}
+	before := len(ts.Declarations())
+	res, err := load.Call(context.Background(), json.RawMessage(`{"names": ["run_shell", "nope"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.(agent.ToolsLoaded); len(got.Loaded) != 1 || got.Unknown[0] != "nope" {
+		t.Fatalf("loaded %+v", got)
+	}
+	decls := ts.Declarations()
+	if len(decls) != before+1 || decls[len(decls)-1].Name != "run_shell" {
+		t.Fatalf("declarations after load: %d", len(decls))
+	}
+	if _, err := load.Call(context.Background(), json.RawMessage(`{"names": ["nope"]}`)); err == nil {
+		t.Fatal("loading only unknown tools succeeded")
+	}
+	if _, err := agent.NewToolset(core, core[:1]); err == nil {
+		t.Fatal("a tool defined twice was accepted")
+	}
+}
+
+func TestWordSimilarityRule(t *testing.T) {
+	cases := []struct {
+		a, b string
+		dup  bool
+	}{
+		{"Run tests with go test ./...", "run tests with  GO TEST ./...", true},
+		{"Always wrap errors with %w and never panic in library code.", "Always wrap errors with %w, and never panic in the library code.", true},
+		{"The API listens on port 8080.", "The API listens on port 9090.", false},
+		{"Use make build to compile.", "Use make test to run the tests.", false},
+	}
+	for _, c := range cases {
+		sim := agent.WordSimilarity(c.a, c.b)
+		if (sim >= agent.NearDuplicateSimilarity) != c.dup {
+			t.Errorf("%q vs %q: similarity %.2f, want duplicate=%v", c.a, c.b, sim, c.dup)
+		}
+	}
+}
+
+func TestTranscriptKeepsTaskAndLatestSteps(t *testing.T) {
+	var h []agent.Message
+	h = append(h, agent.Message{Role: agent.RoleUser, Parts: []agent.Part{{Text: "THE TASK"}}})
+	for i := 0; i < 50; i++ {
+		h = append(h, agent.Message{Role: agent.RoleModel, Parts: []agent.Part{{Text: strings.Repeat("step ", 40)}}})
+	}
+	h = append(h, agent.Message{Role: agent.RoleModel, Parts: []agent.Part{{Text: "LAST WORDS"}}})
+	tr := agent.Transcript(h, 2000)
+	if len(tr) > 2000 || !strings.HasPrefix(tr, "[user] THE TASK") || !strings.HasSuffix(tr, "LAST WORDS") {
+		t.Fatalf("transcript (%d bytes): %.80s … %s", len(tr), tr, tr[max(0, len(tr)-40):])
+	}
+}

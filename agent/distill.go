@@ -1,0 +1,260 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/acolyte-dev/acolyte/memory"
+)
+
+// SourceDistill marks memories written by the distill step.
+const SourceDistill = "distill"
+
+// NearDuplicateSimilarity is the rule for skipping a distilled fact: it is
+// a near-duplicate of a stored memory when one of the closest search hits in
+// the same scope shares at least this fraction of distinct words with it
+// (Jaccard similarity of the Normalize-d word sets). Exact duplicates are
+// caught earlier by the toolkit itself. 0.8 tolerates a changed article or
+// word order but not a changed command, path or number in a short fact.
+const NearDuplicateSimilarity = 0.8
+
+// nearDuplicateCandidates is how many search hits a fact is compared with:
+// the best fused score is not always the closest wording.
+const nearDuplicateCandidates = 3
+
+// maxTranscriptChars keeps the observer call cheap on long sessions.
+const maxTranscriptChars = 48 << 10
+
+const distillPrompt = `You read a finished session between a user and a coding agent and keep what is worth remembering for future tasks. Call memory_observe exactly once.
+A fact is one self-contained sentence that stays true and useful later: a project convention, a command that works, where something lives, a decision and its reason, a user preference. Name files, commands and values exactly.
+scope: project for facts about this repository, user for the user's preferences in any project, session for what matters only in this session.
+Do not record: the task itself, results of memory_search (they are already stored), secrets, guesses, temporary state. If nothing qualifies, call memory_observe with no facts.`
+
+var observeSchema = `{
+  "type": "object",
+  "properties": {
+    "facts": {
+      "type": "array",
+      "items": {
+        "type": "object",
+        "properties": {
+          "content": {"type": "string", "description": "One self-contained fact."},
+          "scope": {"type": "string", "enum": ` + scopeEnum() + `},
+          "topic": {"type": "string", "description": "Short topic, e.g. testing, build, style."}
+        },
+        "required": ["content", "scope"]
+      }
+    }
+  },
+  "required": ["facts"]
+}`
+
+// Fact is one fact the observer proposed.
+type Fact struct {
+	Content string `json:"content"`
+	Scope   string `json:"scope"`
+	Topic   string `json:"topic,omitempty"`
+}
+
+// SkippedFact is a proposed fact that was not stored, and why.
+type SkippedFact struct {
+	Fact
+	Reason      string `json:"reason"`
+	DuplicateOf string `json:"duplicate_of,omitempty"`
+}
+
+// DistillReport says what the distill step did.
+type DistillReport struct {
+	Added   []memory.Memory `json:"added"`
+	Skipped []SkippedFact   `json:"skipped,omitempty"`
+	Usage   Usage           `json:"usage"`
+}
+
+// Distill asks the model, as an observer, for the durable facts in this
+// session and stores each as an observation. It stops at the first store
+// error; facts stored before it stay stored.
+func (s *Session) Distill(ctx context.Context) (DistillReport, error) {
+	rep, err := Distill(ctx, s.cfg.Model, s.cfg.Toolkit, s.history)
+	s.usage.Add(rep.Usage)
+	if err != nil {
+		s.emit(Event{Type: EventError, Error: err.Error()})
+		return rep, err
+	}
+	s.emit(Event{Type: EventDistill, Distill: &rep})
+	return rep, nil
+}
+
+// Distill turns a conversation into observation memories in tk.
+func Distill(ctx context.Context, m Model, tk memory.Toolkit, history []Message) (DistillReport, error) {
+	rep := DistillReport{Added: []memory.Memory{}}
+	transcript := Transcript(history, maxTranscriptChars)
+	if transcript == "" {
+		return rep, nil
+	}
+	resp, err := m.Generate(ctx, Request{
+		System:   distillPrompt,
+		Messages: []Message{{Role: RoleUser, Parts: []Part{{Text: transcript}}}},
+		Tools:    []ToolDecl{{Name: "memory_observe", Description: "Record the facts worth remembering.", Schema: json.RawMessage(observeSchema)}},
+	})
+	if err != nil {
+		return rep, fmt.Errorf("distill: %w", err)
+	}
+	rep.Usage = resp.Usage
+	var facts []Fact
+	for _, c := range resp.Message.Calls() {
+		if c.Name != "memory_observe" {
+			continue
+		}
+		var a struct {
+			Facts []Fact `json:"facts"`
+		}
+		if err := json.Unmarshal(c.Args, &a); err != nil {
+			return rep, fmt.Errorf("distill: observer sent malformed facts: %w", err)
+		}
+		facts = append(facts, a.Facts...)
+	}
+	seen := map[string]bool{}
+	for _, f := range facts {
+		f.Content, f.Topic = strings.TrimSpace(f.Content), strings.TrimSpace(f.Topic)
+		scope, err := memory.ParseScope(f.Scope)
+		if err != nil {
+			rep.Skipped = append(rep.Skipped, SkippedFact{Fact: f, Reason: err.Error()})
+			continue
+		}
+		if err := memory.ValidateContent(f.Content); err != nil {
+			rep.Skipped = append(rep.Skipped, SkippedFact{Fact: f, Reason: err.Error()})
+			continue
+		}
+		key := string(scope) + "\x00" + memory.Normalize(f.Content)
+		if seen[key] {
+			rep.Skipped = append(rep.Skipped, SkippedFact{Fact: f, Reason: "repeated in this distill"})
+			continue
+		}
+		seen[key] = true
+		dup, err := nearDuplicate(ctx, tk, scope, f.Content)
+		if err != nil {
+			return rep, fmt.Errorf("distill: %w", err)
+		}
+		if dup != nil {
+			rep.Skipped = append(rep.Skipped, SkippedFact{Fact: f, Reason: "near-duplicate", DuplicateOf: dup.ID})
+			continue
+		}
+		added, err := tk.Add(ctx, memory.Draft{Content: f.Content, Scope: scope, Kind: memory.KindObservation, Topic: f.Topic, Source: SourceDistill})
+		if isRefusal(err) {
+			// e.g. a session fact when no session is set: skip the fact,
+			// keep the others.
+			rep.Skipped = append(rep.Skipped, SkippedFact{Fact: f, Reason: err.Error()})
+			continue
+		}
+		if err != nil {
+			return rep, fmt.Errorf("distill: store %q: %w", f.Content, err)
+		}
+		if added.Existing {
+			rep.Skipped = append(rep.Skipped, SkippedFact{Fact: f, Reason: "already stored", DuplicateOf: added.Memory.ID})
+			continue
+		}
+		rep.Added = append(rep.Added, added.Memory)
+	}
+	return rep, nil
+}
+
+// nearDuplicate returns the stored memory that content nearly repeats, by
+// the NearDuplicateSimilarity rule, or nil.
+func nearDuplicate(ctx context.Context, tk memory.Toolkit, scope memory.Scope, content string) (*memory.Memory, error) {
+	hits, err := tk.Search(ctx, memory.Query{Text: content, Filter: memory.Filter{Scope: scope, Limit: nearDuplicateCandidates}})
+	if err != nil {
+		return nil, err
+	}
+	for _, h := range hits {
+		if WordSimilarity(h.Content, content) >= NearDuplicateSimilarity {
+			m := h.Memory
+			return &m, nil
+		}
+	}
+	return nil, nil
+}
+
+// WordSimilarity is the Jaccard similarity of the distinct words of a and b
+// after memory.Normalize: 1 for the same words in any order, 0 for none shared.
+func WordSimilarity(a, b string) float64 {
+	wa, wb := wordSet(a), wordSet(b)
+	if len(wa) == 0 && len(wb) == 0 {
+		return 1
+	}
+	shared := 0
+	for w := range wa {
+		if wb[w] {
+			shared++
+		}
+	}
+	return float64(shared) / float64(len(wa)+len(wb)-shared)
+}
+
+func wordSet(s string) map[string]bool {
+	set := map[string]bool{}
+	for _, w := range strings.Fields(memory.Normalize(s)) {
+		set[strings.Trim(w, ".,;:!?\"'()")] = true
+	}
+	return set
+}
+
+// Transcript renders a conversation for the observer: every message's text
+// and each tool call with a clipped result. When it is longer than max, the
+// first message (the task) is kept and the oldest steps after it are dropped.
+func Transcript(history []Message, max int) string {
+	var blocks []string
+	for _, m := range history {
+		for _, p := range m.Parts {
+			switch {
+			case p.Text != "":
+				blocks = append(blocks, fmt.Sprintf("[%s] %s", m.Role, p.Text))
+			case p.Call != nil:
+				blocks = append(blocks, fmt.Sprintf("[tool call] %s %s", p.Call.Name, clipText(string(p.Call.Args), 400)))
+			case p.Result != nil:
+				blocks = append(blocks, fmt.Sprintf("[tool result] %s %s", p.Result.Name, clipText(string(p.Result.Response), 600)))
+			}
+		}
+	}
+	if len(blocks) == 0 {
+		return ""
+	}
+	total := 0
+	for _, b := range blocks {
+		total += len(b) + 1
+	}
+	first, rest := blocks[0], blocks[1:]
+	for total > max && len(rest) > 0 {
+		total -= len(rest[0]) + 1
+		rest = rest[1:]
+	}
+	return strings.Join(append([]string{first}, rest...), "\n")
+}
+
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	r := []rune(s[:n])
+	return string(r[:len(r)-1]) + "…"
+}
+
+// scopeEnum lists memory.Scopes as a JSON array, so the observer's schema
+// follows the one definition of scopes.
+func scopeEnum() string {
+	b, _ := json.Marshal(memory.Scopes) // strings always marshal
+	return string(b)
+}
+
+// isRefusal reports whether the toolkit refused one fact for what it is,
+// as opposed to failing (disk, database) in a way every fact would.
+func isRefusal(err error) bool {
+	for _, e := range []error{memory.ErrNoScopeKey, memory.ErrEmpty, memory.ErrTooLarge, memory.ErrInvalidText, memory.ErrUnknownScope, memory.ErrUnknownKind} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}

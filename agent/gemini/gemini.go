@@ -1,0 +1,270 @@
+// Package gemini implements agent.Model over the Gemini API with the
+// google.golang.org/genai SDK.
+package gemini
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"google.golang.org/genai"
+
+	"github.com/acolyte-dev/acolyte/agent"
+)
+
+// DefaultModel is a current fast model with function calling.
+const DefaultModel = "gemini-2.5-flash"
+
+// ErrNoAPIKey is returned when no API key is configured.
+var ErrNoAPIKey = errors.New("no Gemini API key: set GEMINI_API_KEY or GOOGLE_API_KEY (or use --provider openai for a local model)")
+
+// KeyFromEnv returns the Gemini API key from GEMINI_API_KEY, else GOOGLE_API_KEY.
+func KeyFromEnv(getenv func(string) string) string {
+	if k := strings.TrimSpace(getenv("GEMINI_API_KEY")); k != "" {
+		return k
+	}
+	return strings.TrimSpace(getenv("GOOGLE_API_KEY"))
+}
+
+// Config configures a Model.
+type Config struct {
+	APIKey string
+	// Model is the Gemini model id (default DefaultModel).
+	Model string
+	// BaseURL replaces the API endpoint, for tests and proxies.
+	BaseURL    string
+	HTTPClient *http.Client
+	// RetryAttempts counts every try of a request that failed with 408, 429
+	// or 5xx (default 5); RetryDelaySeconds is the first backoff (default 1),
+	// doubled after each try.
+	RetryAttempts     int
+	RetryDelaySeconds float64
+}
+
+// Model is a Gemini model.
+type Model struct {
+	client *genai.Client
+	model  string
+}
+
+// New connects to the Gemini API. It makes no request.
+func New(ctx context.Context, cfg Config) (*Model, error) {
+	if strings.TrimSpace(cfg.APIKey) == "" {
+		return nil, ErrNoAPIKey
+	}
+	if cfg.Model == "" {
+		cfg.Model = DefaultModel
+	}
+	attempts := int32(5)
+	if cfg.RetryAttempts > 0 {
+		attempts = int32(cfg.RetryAttempts)
+	}
+	delay := 1.0
+	if cfg.RetryDelaySeconds > 0 {
+		delay = cfg.RetryDelaySeconds
+	}
+	maxDelay := 30.0
+	// The SDK retries only when asked to; rate limits and overloaded
+	// servers are routine for a tool-calling loop, so ask.
+	opts := genai.HTTPOptions{
+		BaseURL: cfg.BaseURL,
+		RetryOptions: &genai.HTTPRetryOptions{
+			Attempts:     &attempts,
+			InitialDelay: &delay,
+			MaxDelay:     &maxDelay,
+			// Jitter spreads clients that were throttled together; scaling it
+			// with the delay keeps short test delays short.
+			Jitter: &delay,
+		},
+	}
+	client, err := genai.NewClient(ctx, &genai.ClientConfig{
+		APIKey:      cfg.APIKey,
+		Backend:     genai.BackendGeminiAPI,
+		HTTPClient:  cfg.HTTPClient,
+		HTTPOptions: opts,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("gemini: %w", err)
+	}
+	return &Model{client: client, model: cfg.Model}, nil
+}
+
+// Name implements agent.Model.
+func (m *Model) Name() string { return "gemini/" + m.model }
+
+// Generate implements agent.Model.
+func (m *Model) Generate(ctx context.Context, req agent.Request) (agent.Response, error) {
+	contents, config, err := toGenai(req)
+	if err != nil {
+		return agent.Response{}, err
+	}
+	resp, err := m.client.Models.GenerateContent(ctx, m.model, contents, config)
+	if err != nil {
+		return agent.Response{}, m.wrap(err)
+	}
+	var acc accumulator
+	if err := acc.add(resp); err != nil {
+		return agent.Response{}, err
+	}
+	return acc.response()
+}
+
+// Stream implements agent.Model.
+func (m *Model) Stream(ctx context.Context, req agent.Request, onText func(string)) (agent.Response, error) {
+	contents, config, err := toGenai(req)
+	if err != nil {
+		return agent.Response{}, err
+	}
+	acc := accumulator{onText: onText}
+	for chunk, err := range m.client.Models.GenerateContentStream(ctx, m.model, contents, config) {
+		if err != nil {
+			return agent.Response{}, m.wrap(err)
+		}
+		if err := acc.add(chunk); err != nil {
+			return agent.Response{}, err
+		}
+	}
+	return acc.response()
+}
+
+// CountTokens implements agent.TokenCounter with the API's own tokenizer.
+func (m *Model) CountTokens(ctx context.Context, text string) (int, error) {
+	resp, err := m.client.Models.CountTokens(ctx, m.model, []*genai.Content{genai.NewContentFromText(text, genai.RoleUser)}, nil)
+	if err != nil {
+		return 0, m.wrap(err)
+	}
+	return int(resp.TotalTokens), nil
+}
+
+func (m *Model) wrap(err error) error {
+	var apiErr genai.APIError
+	if errors.As(err, &apiErr) {
+		switch apiErr.Code {
+		case http.StatusUnauthorized, http.StatusForbidden:
+			return fmt.Errorf("gemini %s: %s (check GEMINI_API_KEY): %w", m.model, apiErr.Message, err)
+		case http.StatusNotFound:
+			return fmt.Errorf("gemini: model %q not found (set --model or ACOLYTE_MODEL): %w", m.model, err)
+		}
+	}
+	return fmt.Errorf("gemini %s: %w", m.model, err)
+}
+
+func toGenai(req agent.Request) ([]*genai.Content, *genai.GenerateContentConfig, error) {
+	contents := make([]*genai.Content, 0, len(req.Messages))
+	for _, msg := range req.Messages {
+		c := &genai.Content{Role: string(msg.Role)}
+		for _, p := range msg.Parts {
+			gp := &genai.Part{ThoughtSignature: p.Signature}
+			switch {
+			case p.Call != nil:
+				args := map[string]any{}
+				if len(p.Call.Args) > 0 {
+					if err := json.Unmarshal(p.Call.Args, &args); err != nil {
+						return nil, nil, fmt.Errorf("gemini: arguments of %s are not a JSON object: %w", p.Call.Name, err)
+					}
+				}
+				gp.FunctionCall = &genai.FunctionCall{ID: p.Call.ID, Name: p.Call.Name, Args: args}
+			case p.Result != nil:
+				resp := map[string]any{}
+				if err := json.Unmarshal(p.Result.Response, &resp); err != nil {
+					return nil, nil, fmt.Errorf("gemini: result of %s is not a JSON object: %w", p.Result.Name, err)
+				}
+				gp.FunctionResponse = &genai.FunctionResponse{ID: p.Result.ID, Name: p.Result.Name, Response: resp}
+			default:
+				gp.Text = p.Text
+			}
+			c.Parts = append(c.Parts, gp)
+		}
+		contents = append(contents, c)
+	}
+	config := &genai.GenerateContentConfig{}
+	if req.System != "" {
+		config.SystemInstruction = genai.NewContentFromText(req.System, genai.RoleUser)
+	}
+	if len(req.Tools) > 0 {
+		decls := make([]*genai.FunctionDeclaration, 0, len(req.Tools))
+		for _, t := range req.Tools {
+			var schema map[string]any
+			if err := json.Unmarshal(t.Schema, &schema); err != nil {
+				return nil, nil, fmt.Errorf("gemini: schema of tool %s: %w", t.Name, err)
+			}
+			decls = append(decls, &genai.FunctionDeclaration{Name: t.Name, Description: t.Description, ParametersJsonSchema: schema})
+		}
+		config.Tools = []*genai.Tool{{FunctionDeclarations: decls}}
+	}
+	return contents, config, nil
+}
+
+// accumulator builds one agent.Response from a whole response or from the
+// chunks of a stream, merging adjacent text so the history stays compact.
+type accumulator struct {
+	onText  func(string)
+	parts   []agent.Part
+	usage   agent.Usage
+	finish  genai.FinishReason
+	blocked string
+}
+
+func (a *accumulator) add(r *genai.GenerateContentResponse) error {
+	if r == nil {
+		return nil
+	}
+	if u := r.UsageMetadata; u != nil {
+		// Streams repeat running totals; the last chunk's are final.
+		a.usage = agent.Usage{InputTokens: int(u.PromptTokenCount), OutputTokens: int(u.CandidatesTokenCount + u.ThoughtsTokenCount)}
+	}
+	if r.PromptFeedback != nil && r.PromptFeedback.BlockReason != "" {
+		a.blocked = string(r.PromptFeedback.BlockReason)
+	}
+	if len(r.Candidates) == 0 {
+		return nil
+	}
+	cand := r.Candidates[0]
+	if cand.FinishReason != "" {
+		a.finish = cand.FinishReason
+	}
+	if cand.Content == nil {
+		return nil
+	}
+	for _, p := range cand.Content.Parts {
+		if p == nil || p.Thought {
+			continue
+		}
+		switch {
+		case p.FunctionCall != nil:
+			args, err := json.Marshal(p.FunctionCall.Args)
+			if err != nil {
+				return fmt.Errorf("gemini: arguments of %s: %w", p.FunctionCall.Name, err)
+			}
+			if p.FunctionCall.Args == nil {
+				args = json.RawMessage("{}")
+			}
+			a.parts = append(a.parts, agent.Part{Call: &agent.ToolCall{ID: p.FunctionCall.ID, Name: p.FunctionCall.Name, Args: args}, Signature: p.ThoughtSignature})
+		case p.Text != "" || len(p.ThoughtSignature) > 0:
+			if a.onText != nil && p.Text != "" {
+				a.onText(p.Text)
+			}
+			if n := len(a.parts); n > 0 && a.parts[n-1].Call == nil && len(p.ThoughtSignature) == 0 {
+				a.parts[n-1].Text += p.Text
+				continue
+			}
+			a.parts = append(a.parts, agent.Part{Text: p.Text, Signature: p.ThoughtSignature})
+		}
+	}
+	return nil
+}
+
+func (a *accumulator) response() (agent.Response, error) {
+	if len(a.parts) == 0 {
+		switch {
+		case a.blocked != "":
+			return agent.Response{}, fmt.Errorf("gemini: the prompt was blocked (%s)", a.blocked)
+		case a.finish != "" && a.finish != genai.FinishReasonStop:
+			return agent.Response{}, fmt.Errorf("gemini: the model stopped without answering (finish reason %s)", a.finish)
+		}
+	}
+	return agent.Response{Message: agent.Message{Role: agent.RoleModel, Parts: a.parts}, Usage: a.usage}, nil
+}

@@ -1,0 +1,260 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/acolyte-dev/acolyte/agent/toolbox"
+	"github.com/acolyte-dev/acolyte/memory"
+)
+
+// DefaultMaxSteps bounds one turn: enough for a real task, few enough that a
+// model stuck calling tools stops before it burns much.
+const DefaultMaxSteps = 24
+
+// EventType names an event of a running turn.
+type EventType string
+
+// The events a turn emits, in the order they can occur.
+const (
+	EventText       EventType = "text"
+	EventToolCall   EventType = "tool_call"
+	EventToolResult EventType = "tool_result"
+	EventUsage      EventType = "usage"
+	EventFinal      EventType = "final"
+	EventError      EventType = "error"
+	// EventDistill reports what the distill step stored after the task.
+	EventDistill EventType = "distill"
+)
+
+// Event is one thing that happened in a turn. It marshals to the JSON line
+// `acolyte run --json` prints.
+type Event struct {
+	Type    EventType       `json:"type"`
+	Step    int             `json:"step"`
+	Text    string          `json:"text,omitempty"`
+	Tool    string          `json:"tool,omitempty"`
+	Args    json.RawMessage `json:"args,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	IsError bool            `json:"is_error,omitempty"`
+	Usage   *Usage          `json:"usage,omitempty"`
+	Error   string          `json:"error,omitempty"`
+	Distill *DistillReport  `json:"distill,omitempty"`
+}
+
+// Config sets up a Session.
+type Config struct {
+	Model   Model
+	Toolkit memory.Toolkit
+	// Workspace gives the agent file and shell tools; nil leaves it with memory only.
+	Workspace *toolbox.Workspace
+	// MaxSteps bounds the model calls of one turn (default DefaultMaxSteps).
+	MaxSteps int
+	// Stream asks the model for text as it is generated.
+	Stream bool
+	// OnEvent receives every event; nil discards them.
+	OnEvent func(Event)
+}
+
+// Session is one conversation: its history and the tools loaded so far.
+type Session struct {
+	cfg     Config
+	system  string
+	tools   *Toolset
+	history []Message
+	usage   Usage
+}
+
+// TurnResult is how a turn ended.
+type TurnResult struct {
+	Text  string `json:"text"`
+	Steps int    `json:"steps"`
+	Usage Usage  `json:"usage"`
+	// Incomplete is true when the step budget ran out before the model finished.
+	Incomplete bool `json:"incomplete,omitempty"`
+}
+
+// coreTools are declared from the first request: the tools nearly every
+// task needs. The rest cost one summary line in load_tools until loaded.
+var coreTools = map[string]bool{
+	"memory_search": true, "memory_add": true, "memory_remove": true,
+	"read_file": true, "list_files": true, "search_code": true,
+}
+
+// DefaultTools splits the memory tools and, when ws is not nil, the
+// workspace tools into core and deferred ones.
+func DefaultTools(tk memory.Toolkit, ws *toolbox.Workspace) (core, deferred []toolbox.Tool) {
+	all := toolbox.MemoryTools(tk)
+	if ws != nil {
+		all = append(all, ws.Tools()...)
+	}
+	for _, t := range all {
+		if coreTools[t.Name] {
+			core = append(core, t)
+		} else {
+			deferred = append(deferred, t)
+		}
+	}
+	return core, deferred
+}
+
+// NewSession starts a conversation.
+func NewSession(cfg Config) (*Session, error) {
+	if cfg.Model == nil {
+		return nil, errors.New("agent: no model configured")
+	}
+	if cfg.Toolkit == nil {
+		return nil, errors.New("agent: no memory toolkit configured")
+	}
+	if cfg.MaxSteps <= 0 {
+		cfg.MaxSteps = DefaultMaxSteps
+	}
+	core, deferred := DefaultTools(cfg.Toolkit, cfg.Workspace)
+	ts, err := NewToolset(core, deferred)
+	if err != nil {
+		return nil, err
+	}
+	return &Session{cfg: cfg, system: SystemPrompt(), tools: ts}, nil
+}
+
+// History returns the conversation so far.
+func (s *Session) History() []Message { return s.history }
+
+// Usage returns the tokens used by every model call of the session.
+func (s *Session) Usage() Usage { return s.usage }
+
+func (s *Session) emit(e Event) {
+	if s.cfg.OnEvent != nil {
+		s.cfg.OnEvent(e)
+	}
+}
+
+// Turn gives the model input and runs tool calls until the model answers
+// without calling a tool, the step budget runs out or ctx is cancelled.
+// Whatever tools did before a cancellation (memories written, files edited)
+// stays done.
+func (s *Session) Turn(ctx context.Context, input string) (TurnResult, error) {
+	s.appendUser(Part{Text: input})
+	var res TurnResult
+	for step := 1; ; step++ {
+		if step > s.cfg.MaxSteps {
+			res.Incomplete = true
+			res.Text = fmt.Sprintf("Stopped after %d steps without finishing. Ask me to continue, or raise --max-steps.", s.cfg.MaxSteps)
+			s.emit(Event{Type: EventFinal, Step: step - 1, Text: res.Text})
+			return res, nil
+		}
+		res.Steps = step
+		req := Request{System: s.system, Messages: s.history, Tools: s.tools.Declarations()}
+		resp, err := s.generate(ctx, req, step)
+		if err != nil {
+			if ctxErr := ctx.Err(); ctxErr != nil {
+				err = fmt.Errorf("stopped: %w", ctxErr)
+			}
+			s.emit(Event{Type: EventError, Step: step, Error: err.Error()})
+			return res, err
+		}
+		res.Usage.Add(resp.Usage)
+		s.usage.Add(resp.Usage)
+		u := resp.Usage
+		s.emit(Event{Type: EventUsage, Step: step, Usage: &u})
+		resp.Message.Role = RoleModel
+		s.history = append(s.history, resp.Message)
+
+		calls := resp.Message.Calls()
+		if len(calls) == 0 {
+			res.Text = resp.Message.Text()
+			s.emit(Event{Type: EventFinal, Step: step, Text: res.Text})
+			return res, nil
+		}
+		results := make([]Part, 0, len(calls))
+		for _, call := range calls {
+			results = append(results, Part{Result: s.call(ctx, step, call)})
+		}
+		s.history = append(s.history, Message{Role: RoleUser, Parts: results})
+		if err := ctx.Err(); err != nil {
+			err = fmt.Errorf("stopped: %w", err)
+			s.emit(Event{Type: EventError, Step: step, Error: err.Error()})
+			return res, err
+		}
+	}
+}
+
+// appendUser adds input as a user message, merging it into a trailing user
+// message (tool results left by a stopped turn) so roles keep alternating.
+func (s *Session) appendUser(p Part) {
+	if n := len(s.history); n > 0 && s.history[n-1].Role == RoleUser {
+		s.history[n-1].Parts = append(s.history[n-1].Parts, p)
+		return
+	}
+	s.history = append(s.history, Message{Role: RoleUser, Parts: []Part{p}})
+}
+
+func (s *Session) generate(ctx context.Context, req Request, step int) (Response, error) {
+	if !s.cfg.Stream {
+		resp, err := s.cfg.Model.Generate(ctx, req)
+		if err == nil {
+			if text := resp.Message.Text(); text != "" {
+				s.emit(Event{Type: EventText, Step: step, Text: text})
+			}
+		}
+		return resp, err
+	}
+	return s.cfg.Model.Stream(ctx, req, func(text string) {
+		s.emit(Event{Type: EventText, Step: step, Text: text})
+	})
+}
+
+// call runs one tool call. Every failure, including an unknown tool, bad
+// arguments, a panic or cancellation, becomes a response the model can read.
+func (s *Session) call(ctx context.Context, step int, c ToolCall) *ToolResponse {
+	args := c.Args
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = json.RawMessage("{}")
+	}
+	s.emit(Event{Type: EventToolCall, Step: step, Tool: c.Name, Args: args})
+	out, isErr := s.invoke(ctx, c.Name, args)
+	s.emit(Event{Type: EventToolResult, Step: step, Tool: c.Name, Result: out, IsError: isErr})
+	return &ToolResponse{ID: c.ID, Name: c.Name, Response: out, IsError: isErr}
+}
+
+func (s *Session) invoke(ctx context.Context, name string, args json.RawMessage) (out json.RawMessage, isErr bool) {
+	if err := ctx.Err(); err != nil {
+		return errorJSON(&toolbox.Error{Code: "cancelled", Message: "the run was stopped before this call"}), true
+	}
+	tool, ok := s.tools.Tool(name)
+	if !ok {
+		return errorJSON(&toolbox.Error{Code: toolbox.CodeUnknownTool, Message: fmt.Sprintf("there is no tool %q", name)}), true
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			out, isErr = errorJSON(&toolbox.Error{Code: "tool_failed", Message: fmt.Sprintf("%s crashed: %v", name, r)}), true
+		}
+	}()
+	v, err := tool.Call(ctx, args)
+	if err != nil {
+		return errorJSON(toolbox.AsError(err)), true
+	}
+	return resultJSON(v), false
+}
+
+// resultJSON marshals a tool result as a JSON object, which is what function
+// responses must be; other values are wrapped as {"result": v}.
+func resultJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return errorJSON(&toolbox.Error{Code: "tool_failed", Message: "result could not be encoded: " + err.Error()})
+	}
+	if t := bytes.TrimSpace(b); len(t) > 0 && t[0] == '{' {
+		return b
+	}
+	b, _ = json.Marshal(map[string]json.RawMessage{"result": b})
+	return b
+}
+
+func errorJSON(e *toolbox.Error) json.RawMessage {
+	b, _ := json.Marshal(e) // Error marshals to {"error":{…}}; two strings never fail
+	return b
+}

@@ -1,0 +1,119 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/acolyte-dev/acolyte/memory"
+	"github.com/acolyte-dev/acolyte/memory/bench"
+)
+
+func benchCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "bench",
+		Usage: "measure acolyte",
+		Subcommands: []*cli.Command{{
+			Name:  "retrieval",
+			Usage: "recall@k, nDCG@k and MRR of search on a corpus and its queries",
+			Description: "The corpus and queries are JSON Lines files in the format of shared/bench/README.md.\n" +
+				"Each group becomes its own project in a fresh store, indexed and searched with the same code as acolyte search.",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "corpus", Required: true, Usage: "corpus.jsonl"},
+				&cli.StringFlag{Name: "queries", Required: true, Usage: "queries.jsonl"},
+				&cli.StringFlag{Name: "k", Value: "5,10", Usage: "comma-separated cut-offs"},
+				&cli.StringFlag{Name: "db", Usage: "keep the benchmark store in this file (default: a temporary one)"},
+				jsonFlag,
+			},
+			Action: runRetrievalBench,
+		}},
+	}
+}
+
+func runRetrievalBench(c *cli.Context) error {
+	var ks []int
+	for _, f := range strings.Split(c.String("k"), ",") {
+		k, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || k <= 0 {
+			return usage(fmt.Errorf("--k %q: give positive whole numbers, e.g. 5,10", c.String("k")))
+		}
+		ks = append(ks, k)
+	}
+	docs, err := bench.ReadJSONL[bench.Doc](c.String("corpus"))
+	if err != nil {
+		return usage(err)
+	}
+	queries, err := bench.ReadJSONL[bench.Query](c.String("queries"))
+	if err != nil {
+		return usage(err)
+	}
+	if len(docs) == 0 || len(queries) == 0 {
+		return usage(errors.New("the corpus and the queries must each hold at least one line"))
+	}
+	path := c.String("db")
+	if path == "" {
+		dir, err := os.MkdirTemp("", "acolyte-bench-")
+		if err != nil {
+			return usage(err)
+		}
+		defer os.RemoveAll(dir)
+		path = filepath.Join(dir, "bench.db")
+	}
+	e, err := chooseEmbedder(c)
+	if err != nil {
+		return err
+	}
+	s, err := memory.Open(c.Context, path, e)
+	if err != nil {
+		return fail(err)
+	}
+	defer s.Close()
+
+	bar := newProgress(c.App.ErrWriter, "index ")
+	indexTime, err := bench.Index(c.Context, s, docs, bar.Update)
+	bar.Done()
+	if err != nil {
+		return fail(err)
+	}
+	bar = newProgress(c.App.ErrWriter, "search")
+	r, err := bench.Run(c.Context, s, queries, ks, bar.Update)
+	bar.Done()
+	if err != nil {
+		return fail(err)
+	}
+	r.Memories, r.IndexTime = len(docs), indexTime
+	if c.Bool("json") {
+		return printJSON(c, r)
+	}
+	w := c.App.Writer
+	fmt.Fprintf(w, "embedder   %s\n", orNone(r.Embedder))
+	fmt.Fprintf(w, "memories   %d (indexed in %s)\n", r.Memories, r.IndexTime.Round(1e6))
+	fmt.Fprintf(w, "queries    %d\n", r.Queries)
+	for _, k := range ks {
+		fmt.Fprintf(w, "recall@%-3d %.4f   nDCG@%-3d %.4f\n", k, r.Recall[k], k, r.NDCG[k])
+	}
+	fmt.Fprintf(w, "MRR        %.4f\n", r.MRR)
+	fmt.Fprintf(w, "search     p50 %s  p95 %s\n", r.P50.Round(1e3), r.P95.Round(1e3))
+	cats := make([]int, 0, len(r.ByCategory))
+	for cat := range r.ByCategory {
+		cats = append(cats, cat)
+	}
+	sort.Ints(cats)
+	for _, cat := range cats {
+		fmt.Fprintf(w, "  category %d recall@%d %.4f\n", cat, ks[0], r.ByCategory[cat])
+	}
+	return nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none (lexical only)"
+	}
+	return s
+}

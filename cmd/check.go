@@ -1,0 +1,64 @@
+package cmd
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/acolyte-dev/acolyte/gitsync"
+)
+
+func checkCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "check",
+		Usage: "verify .acolyte/memories.jsonl against AGENTS.md and seeds.json (no database needed)",
+		Description: "Exits 0 when the committed memories file is valid, canonical, free of secrets and its\n" +
+			"rules and seeds match the instruction files; 1 when it is not, showing what `acolyte sync`\n" +
+			"would change; 2 when it cannot check. Made for hooks and CI.",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
+			&cli.BoolFlag{Name: "stale", Usage: "quiet unless something is wrong, for hooks"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usage(fmt.Errorf("check takes no arguments, got %q", c.Args().First()))
+			}
+			repo, err := gitsync.Discover(global(c, flagRepo))
+			if err != nil {
+				return usage(err)
+			}
+			root := repo.Root
+			report, err := gitsync.Check(root)
+			if err != nil {
+				return usage(err)
+			}
+			out := c.App.Writer
+			switch {
+			case c.Bool("json"):
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(report); err != nil {
+					return usage(err)
+				}
+			case report.OK && c.Bool("stale"):
+			case report.OK:
+				fmt.Fprintf(out, "%s is up to date\n", report.File)
+			default:
+				for _, p := range report.Problems {
+					if p.Line > 0 {
+						fmt.Fprintf(out, "%s:%d: %s\n", report.File, p.Line, p.Message)
+					} else {
+						fmt.Fprintf(out, "%s: %s\n", report.File, p.Message)
+					}
+				}
+				fmt.Fprint(out, gitsync.FormatDiff(report.File, report.Changes))
+			}
+			if !report.OK {
+				return fail(errors.New(report.Fix))
+			}
+			return nil
+		},
+	}
+}

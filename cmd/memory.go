@@ -1,0 +1,263 @@
+package cmd
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/acolyte-dev/acolyte/memory"
+)
+
+var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print machine-readable JSON"}
+
+func scopeFlag(usage string) *cli.StringFlag {
+	return &cli.StringFlag{Name: "scope", Usage: usage + ": " + strings.Join(names(memory.Scopes), ", ")}
+}
+
+func names[T ~string](xs []T) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = string(x)
+	}
+	return out
+}
+
+func rememberCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "remember",
+		Usage:     "store one fact and print its id",
+		ArgsUsage: "TEXT...",
+		Flags: []cli.Flag{
+			scopeFlag("who sees it (default: project inside a repository, else user)"),
+			&cli.StringFlag{Name: "topic", Usage: "optional one-word topic"},
+			&cli.StringFlag{Name: "kind", Value: string(memory.KindStored), Usage: "kind: " + strings.Join(names(memory.Kinds), ", ")},
+			jsonFlag,
+		},
+		Action: func(c *cli.Context) error {
+			text := strings.Join(c.Args().Slice(), " ")
+			if c.NArg() == 0 || text == "-" {
+				b, err := io.ReadAll(io.LimitReader(c.App.Reader, memory.MaxContentBytes+1))
+				if err != nil {
+					return usage(fmt.Errorf("read the fact from stdin: %w", err))
+				}
+				text = string(b)
+			}
+			kind, err := memory.ParseKind(c.String("kind"))
+			if err != nil {
+				return usage(err)
+			}
+			w, err := openWorkspace(c)
+			if err != nil {
+				return err
+			}
+			defer w.Close()
+			scope := memory.ScopeUser
+			if w.Repo != nil {
+				scope = memory.ScopeProject
+			}
+			if c.IsSet("scope") {
+				if scope, err = memory.ParseScope(c.String("scope")); err != nil {
+					return usage(err)
+				}
+			}
+			added, err := w.Toolkit.Add(c.Context, memory.Draft{Content: text, Scope: scope, Kind: kind, Topic: c.String("topic"), Source: "cli"})
+			if err != nil {
+				return fail(err)
+			}
+			if added.Warning != "" {
+				fmt.Fprintln(c.App.ErrWriter, "warning:", added.Warning)
+			}
+			if c.Bool("json") {
+				return printJSON(c, added)
+			}
+			if added.Existing {
+				fmt.Fprintln(c.App.ErrWriter, "already remembered")
+			}
+			fmt.Fprintln(c.App.Writer, added.Memory.ID)
+			return nil
+		},
+	}
+}
+
+func forgetCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "forget",
+		Usage:     "remove memories by id",
+		ArgsUsage: "ID...",
+		Flags:     []cli.Flag{jsonFlag},
+		Action: func(c *cli.Context) error {
+			if c.NArg() == 0 {
+				return usage(errors.New("forget needs at least one id; `acolyte list` or `acolyte search` shows them"))
+			}
+			w, err := openWorkspace(c)
+			if err != nil {
+				return err
+			}
+			defer w.Close()
+			removed, err := w.Toolkit.Remove(c.Context, c.Args().Slice()...)
+			if err != nil {
+				return fail(err)
+			}
+			if c.Bool("json") {
+				return printJSON(c, removed)
+			}
+			for _, m := range removed {
+				fmt.Fprintf(c.App.Writer, "forgot %s\t%s\n", m.ID, oneLine(m.Content, 80))
+			}
+			return nil
+		},
+	}
+}
+
+// filterFlags are shared by search and list so both accept the same filters.
+func filterFlags() []cli.Flag {
+	return []cli.Flag{
+		scopeFlag("only this scope"),
+		&cli.StringFlag{Name: "kind", Usage: "only this kind: " + strings.Join(names(memory.Kinds), ", ")},
+		&cli.StringFlag{Name: "topic", Usage: "only this topic"},
+		jsonFlag,
+	}
+}
+
+func parseFilter(c *cli.Context) (memory.Filter, error) {
+	f := memory.Filter{Topic: c.String("topic"), Limit: c.Int("limit")}
+	var err error
+	if c.String("scope") != "" {
+		if f.Scope, err = memory.ParseScope(c.String("scope")); err != nil {
+			return f, usage(err)
+		}
+	}
+	if c.String("kind") != "" {
+		if f.Kind, err = memory.ParseKind(c.String("kind")); err != nil {
+			return f, usage(err)
+		}
+	}
+	return f, nil
+}
+
+func searchCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "search",
+		Usage:     "find memories by meaning",
+		ArgsUsage: "QUERY...",
+		Flags:     append(filterFlags(), &cli.IntFlag{Name: "limit", Value: memory.DefaultLimit, Usage: "most results to print"}),
+		Action: func(c *cli.Context) error {
+			query := strings.Join(c.Args().Slice(), " ")
+			if strings.TrimSpace(query) == "" {
+				return usage(errors.New("search needs a query, e.g. acolyte search how are tests run"))
+			}
+			f, err := parseFilter(c)
+			if err != nil {
+				return err
+			}
+			w, err := openWorkspace(c)
+			if err != nil {
+				return err
+			}
+			defer w.Close()
+			results, err := w.Toolkit.Search(c.Context, memory.Query{Text: query, Filter: f})
+			if err != nil {
+				return fail(err)
+			}
+			if c.Bool("json") {
+				if err := printJSON(c, results); err != nil {
+					return err
+				}
+			}
+			if len(results) == 0 {
+				// Like grep: finding nothing is an answer, told by the exit code.
+				return fail(errors.New("no memories match"))
+			}
+			if c.Bool("json") {
+				return nil
+			}
+			tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tSCORE\tSCOPE\tKIND\tSOURCE\tCONTENT")
+			for _, r := range results {
+				fmt.Fprintf(tw, "%s\t%.3f\t%s\t%s\t%s\t%s\n", r.ID, r.Score, r.Scope, r.Kind, r.Source, oneLine(r.Content, 100))
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+func listCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "list",
+		Usage: "list the memories visible here",
+		Flags: append(filterFlags(), &cli.IntFlag{Name: "limit", Usage: "most memories to print (default: all)"}),
+		Action: func(c *cli.Context) error {
+			f, err := parseFilter(c)
+			if err != nil {
+				return err
+			}
+			w, err := openWorkspace(c)
+			if err != nil {
+				return err
+			}
+			defer w.Close()
+			list, err := w.Toolkit.List(c.Context, f)
+			if err != nil {
+				return fail(err)
+			}
+			if c.Bool("json") {
+				if list == nil {
+					list = []memory.Memory{}
+				}
+				return printJSON(c, list)
+			}
+			tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tSCOPE\tKIND\tSOURCE\tCONTENT")
+			for _, m := range list {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.ID, m.Scope, m.Kind, m.Source, oneLine(m.Content, 100))
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+func reindexCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "reindex",
+		Usage: "embed every memory that has no vector from the current embedder",
+		Flags: []cli.Flag{jsonFlag},
+		Action: func(c *cli.Context) error {
+			s, err := openStore(c)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			bar := newProgress(c.App.ErrWriter, "reindex")
+			n, err := s.Reindex(c.Context, bar.Update)
+			bar.Done()
+			if err != nil {
+				return fail(err)
+			}
+			if c.Bool("json") {
+				return printJSON(c, map[string]any{"embedded": n, "model": embedderName(s)})
+			}
+			fmt.Fprintf(c.App.Writer, "embedded %d memories with %s\n", n, embedderName(s))
+			return nil
+		},
+	}
+}
+
+func printJSON(c *cli.Context, v any) error {
+	enc := json.NewEncoder(c.App.Writer)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// oneLine shortens content for a table cell.
+func oneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > max {
+		return string(r[:max-1]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,35 @@
+package cmd
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/acolyte-dev/acolyte/gitsync"
+)
+
+func mergeDriverCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "merge-driver",
+		Usage:     "merge three versions of .acolyte/memories.jsonl (git runs this)",
+		ArgsUsage: "BASE OURS THEIRS",
+		Description: "Git runs it as merge." + gitsync.MergeDriverName + ".driver with %O %A %B. It merges by memory id,\n" +
+			"writes the result to OURS and reports every decision on stderr; on error it exits 1\n" +
+			"and git records a conflict. `acolyte hooks install` configures it.",
+		Hidden: true,
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 3 {
+				return usage(fmt.Errorf("merge-driver needs BASE OURS THEIRS, got %d arguments", c.NArg()))
+			}
+			args := c.Args()
+			report, err := gitsync.MergeFiles(args.Get(0), args.Get(1), args.Get(2))
+			for _, line := range report {
+				fmt.Fprintf(c.App.ErrWriter, "acolyte merge: %s\n", line)
+			}
+			if err != nil {
+				return fail(err)
+			}
+			return nil
+		},
+	}
+}

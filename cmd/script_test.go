@@ -1,0 +1,40 @@
+package cmd_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/acolyte-dev/acolyte/cmd"
+)
+
+// TestMain lets the test binary act as the acolyte command, so every script
+// runs real acolyte subprocesses.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"acolyte": func() {
+			os.Exit(cmd.Run(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr))
+		},
+	})
+}
+
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir: filepath.Join("testdata", "script"),
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("ACOLYTE_HOME", filepath.Join(env.WorkDir, ".acolyte-home"))
+			env.Setenv("GEMINI_API_KEY", "")
+			env.Setenv("GOOGLE_API_KEY", "")
+			env.Setenv("GIT_AUTHOR_NAME", "Test")
+			env.Setenv("GIT_AUTHOR_EMAIL", "test@example.com")
+			env.Setenv("GIT_COMMITTER_NAME", "Test")
+			env.Setenv("GIT_COMMITTER_EMAIL", "test@example.com")
+			env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+			return nil
+		},
+		RequireExplicitExec: true,
+	})
+}

@@ -1,0 +1,184 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/acolyte-dev/acolyte/gitsync"
+)
+
+func syncCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "sync",
+		Usage: "re-derive rules and seeds into .acolyte/ and bring the index up to date",
+		Description: "Splits AGENTS.md (and CLAUDE.md, GEMINI.md, nested AGENTS.md) into rules and reads\n" +
+			".acolyte/seeds.json, writes them to .acolyte/memories.jsonl, then indexes that file.\n" +
+			"Running it twice changes nothing the second time.",
+		Flags: []cli.Flag{jsonFlag},
+		Action: func(c *cli.Context) error {
+			w, err := needRepo(c)
+			if err != nil {
+				return err
+			}
+			defer w.Close()
+			res, err := w.Workspace.Sync(c.Context)
+			if err != nil {
+				return fail(err)
+			}
+			if c.Bool("json") {
+				return printJSON(c, res)
+			}
+			if len(res.Changes) > 0 {
+				fmt.Fprint(c.App.Writer, gitsync.FormatDiff(gitsync.Dir+"/"+gitsync.MemoriesFile, res.Changes))
+			}
+			im := res.Import
+			fmt.Fprintf(c.App.Writer, "%d rule/seed changes; index: %d added, %d updated, %d removed, %d unchanged\n",
+				len(res.Changes), im.Added, im.Updated, im.Removed, im.Unchanged)
+			return nil
+		},
+	}
+}
+
+func hooksCommand() *cli.Command {
+	repoAction := func(fn func(c *cli.Context, w *workspace) error) cli.ActionFunc {
+		return func(c *cli.Context) error {
+			w, err := needRepo(c)
+			if err != nil {
+				return err
+			}
+			defer w.Close()
+			return fn(c, w)
+		}
+	}
+	return &cli.Command{
+		Name:  "hooks",
+		Usage: "install, remove or inspect the git hooks that keep memory in step with checkouts",
+		Subcommands: []*cli.Command{
+			{
+				Name:  "install",
+				Usage: "install the hooks (existing hooks are kept and run first) and the merge driver",
+				Action: repoAction(func(c *cli.Context, w *workspace) error {
+					if err := w.Repo.InstallHooks(c.Context); err != nil {
+						return fail(err)
+					}
+					dir, _ := w.Repo.HooksDir()
+					fmt.Fprintf(c.App.Writer, "installed %s in %s, and the merge driver for %s/%s\n",
+						strings.Join(gitsync.Hooks, ", "), dir, gitsync.Dir, gitsync.MemoriesFile)
+					return nil
+				}),
+			},
+			{
+				Name:  "uninstall",
+				Usage: "remove the hooks and restore the ones they chained",
+				Action: repoAction(func(c *cli.Context, w *workspace) error {
+					if err := w.Repo.UninstallHooks(c.Context); err != nil {
+						return fail(err)
+					}
+					fmt.Fprintln(c.App.Writer, "removed acolyte's hooks and merge driver")
+					return nil
+				}),
+			},
+			{
+				Name:  "status",
+				Usage: "show which hooks are installed",
+				Flags: []cli.Flag{jsonFlag},
+				Action: repoAction(func(c *cli.Context, w *workspace) error {
+					hooks, driver, err := w.Repo.HooksStatus()
+					if err != nil {
+						return fail(err)
+					}
+					if c.Bool("json") {
+						return printJSON(c, map[string]any{"hooks": hooks, "merge_driver": driver})
+					}
+					all := driver
+					for _, h := range hooks {
+						state := "not installed"
+						switch {
+						case h.Installed && h.Chained:
+							state = "installed (runs the earlier hook first)"
+						case h.Installed:
+							state = "installed"
+						case h.Foreign:
+							state = "another hook is there; acolyte hooks install chains it"
+						}
+						all = all && h.Installed
+						fmt.Fprintf(c.App.Writer, "%-14s %s\n", h.Name, state)
+					}
+					fmt.Fprintf(c.App.Writer, "%-14s %v\n", "merge driver", driver)
+					if !all {
+						return fail(errors.New("hooks are not fully installed; run acolyte hooks install"))
+					}
+					return nil
+				}),
+			},
+		},
+	}
+}
+
+func hookCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "hook",
+		Usage:     "run one git hook's work (called by the installed hook shims)",
+		ArgsUsage: "NAME [ARGS...]",
+		Hidden:    true,
+		Action: func(c *cli.Context) error {
+			if c.NArg() == 0 {
+				return usage(fmt.Errorf("hook needs a name: %s", strings.Join(gitsync.Hooks, ", ")))
+			}
+			w, err := needRepo(c)
+			if err != nil {
+				return err
+			}
+			defer w.Close()
+			res, err := w.Workspace.RunHook(c.Context, c.Args().First(), c.Args().Tail())
+			if err != nil {
+				return fail(err)
+			}
+			if res.Staged {
+				fmt.Fprintf(c.App.ErrWriter, "acolyte: %d rule/seed changes staged in %s/%s\n", len(res.Changes), gitsync.Dir, gitsync.MemoriesFile)
+			}
+			return nil
+		},
+	}
+}
+
+func staleCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "stale",
+		Usage: "list project memories whose cited files changed or were deleted since they were written",
+		Flags: []cli.Flag{jsonFlag},
+		Action: func(c *cli.Context) error {
+			w, err := needRepo(c)
+			if err != nil {
+				return err
+			}
+			defer w.Close()
+			stale, err := w.Workspace.Stale(c.Context)
+			if err != nil {
+				return fail(err)
+			}
+			if c.Bool("json") {
+				if stale == nil {
+					stale = []gitsync.StaleMemory{}
+				}
+				return printJSON(c, stale)
+			}
+			for _, s := range stale {
+				fmt.Fprintf(c.App.Writer, "%s\t%s\n", s.Memory.ID, oneLine(s.Memory.Content, 80))
+				for _, p := range s.Changed {
+					fmt.Fprintf(c.App.Writer, "\tchanged: %s\n", p)
+				}
+				for _, p := range s.Deleted {
+					fmt.Fprintf(c.App.Writer, "\tdeleted: %s\n", p)
+				}
+			}
+			if len(stale) > 0 {
+				return fail(fmt.Errorf("%d memories cite changed files; verify them, then acolyte forget the wrong ones", len(stale)))
+			}
+			return nil
+		},
+	}
+}

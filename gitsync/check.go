@@ -1,0 +1,156 @@
+package gitsync
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/acolyte-dev/acolyte/memory"
+)
+
+// FixCommand is what a user runs to bring the memories file up to date.
+const FixCommand = "acolyte sync"
+
+// Report is the outcome of Check. It marshals to JSON for `check --json`.
+type Report struct {
+	// File is the checked file, relative to the worktree root.
+	File string `json:"file"`
+	// OK is true when the file is valid, canonical, free of secrets and its
+	// rules and seeds match the instruction files and seeds.json.
+	OK       bool      `json:"ok"`
+	Problems []Problem `json:"problems,omitempty"`
+	// Changes is what `acolyte sync` would change in the file.
+	Changes []Change `json:"changes,omitempty"`
+	// Fix says how to resolve the problems.
+	Fix string `json:"fix,omitempty"`
+}
+
+// Problem is one thing wrong with the file, at a line when it has one.
+type Problem struct {
+	Line    int    `json:"line,omitempty"`
+	Message string `json:"message"`
+}
+
+// Change is one memory that `acolyte sync` would add, remove or rewrite.
+type Change struct {
+	Op      string `json:"op"` // "add", "remove" or "update"
+	ID      string `json:"id"`
+	Kind    string `json:"kind"`
+	Source  string `json:"source,omitempty"`
+	Content string `json:"content"`
+}
+
+// Check verifies the committed memories file against the worktree without a
+// database: it is what hooks and CI run. It returns an error only when a file
+// cannot be read; everything wrong with the contents is in the Report.
+func Check(root string) (Report, error) {
+	rel := Dir + "/" + MemoriesFile
+	report := Report{File: rel}
+	data, err := os.ReadFile(MemoriesPath(root))
+	missing := errors.Is(err, fs.ErrNotExist)
+	if err != nil && !missing {
+		return report, fmt.Errorf("checking project memories: %w", err)
+	}
+	derived, deriveErr := Derive(root)
+	if deriveErr != nil {
+		report.Problems = append(report.Problems, Problem{Message: deriveErr.Error()})
+	}
+	existing, err := Decode(rel, data)
+	if err != nil {
+		problem := Problem{Message: err.Error()}
+		var le *LineError
+		if errors.As(err, &le) {
+			problem = Problem{Line: le.Line, Message: le.Err.Error()}
+		}
+		report.Problems = append(report.Problems, problem)
+		report.Fix = "fix the line by hand, then run `" + FixCommand + "`"
+		if errors.Is(err, ErrConflictMarkers) {
+			report.Fix = "resolve the merge conflict, then run `" + FixCommand + "`"
+		}
+		return report, nil
+	}
+	if !missing && !bytes.Equal(data, Encode(existing)) {
+		report.Problems = append(report.Problems, Problem{Message: "the file is not in canonical form (sorted by id, one memory per line, fixed key order); it was edited by hand or by another tool"})
+	}
+	lines := lineNumbers(data)
+	for _, m := range existing {
+		if what, found := DetectSecret(m.Content); found {
+			report.Problems = append(report.Problems, Problem{Line: lines[m.ID], Message: fmt.Sprintf("memory %s contains %s; delete that line, rotate the credential and rewrite it without the secret", m.ID, what)})
+		}
+	}
+	if deriveErr == nil {
+		refreshed := Refresh(existing, derived)
+		report.Changes = Diff(existing, refreshed)
+		if len(report.Changes) > 0 {
+			report.Problems = append(report.Problems, Problem{Message: fmt.Sprintf("%d rule and seed memories differ from AGENTS.md and %s/%s", len(report.Changes), Dir, SeedsFile)})
+		} else if missing && len(refreshed) > 0 {
+			report.Problems = append(report.Problems, Problem{Message: "the file is missing"})
+		}
+	}
+	report.OK = len(report.Problems) == 0
+	if !report.OK && report.Fix == "" {
+		report.Fix = "run `" + FixCommand + "` and commit " + rel
+	}
+	return report, nil
+}
+
+// lineNumbers maps each id to its line in a memories file, for messages.
+func lineNumbers(data []byte) map[string]int {
+	lines := make(map[string]int)
+	for i, line := range strings.Split(string(data), "\n") {
+		if id, ok := strings.CutPrefix(line, `{"id":"`); ok {
+			if end := strings.IndexByte(id, '"'); end >= 0 {
+				lines[id[:end]] = i + 1
+			}
+		}
+	}
+	return lines
+}
+
+// Diff lists the memories that differ between two sets, by id, in id order.
+func Diff(before, after []memory.Memory) []Change {
+	beforeByID, afterByID := indexByID(before), indexByID(after)
+	var changes []Change
+	change := func(op string, m memory.Memory) Change {
+		return Change{Op: op, ID: m.ID, Kind: string(m.Kind), Source: m.Source, Content: m.Content}
+	}
+	for _, m := range before {
+		if _, kept := afterByID[m.ID]; !kept {
+			changes = append(changes, change("remove", m))
+		}
+	}
+	for _, m := range after {
+		old, had := beforeByID[m.ID]
+		switch {
+		case !had:
+			changes = append(changes, change("add", m))
+		case !same(old, m):
+			changes = append(changes, change("update", m))
+		}
+	}
+	slices.SortStableFunc(changes, func(a, b Change) int { return strings.Compare(a.ID, b.ID) })
+	return changes
+}
+
+// FormatDiff renders changes the way a unified diff reads: removed memories
+// with "-", added with "+", one memory per line with its kind and source.
+func FormatDiff(file string, changes []Change) string {
+	if len(changes) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "--- %s (committed)\n+++ %s (after `%s`)\n", file, file, FixCommand)
+	for _, c := range changes {
+		sign := map[string]string{"add": "+", "remove": "-", "update": "~"}[c.Op]
+		where := c.Kind
+		if c.Source != "" {
+			where += " " + c.Source
+		}
+		fmt.Fprintf(&b, "%s %s [%s] %s\n", sign, c.ID, where, describe(memory.Memory{Content: c.Content}))
+	}
+	return b.String()
+}

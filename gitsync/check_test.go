@@ -1,0 +1,108 @@
+package gitsync
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/acolyte-dev/acolyte/memory"
+)
+
+// syncedRepo writes AGENTS.md and a memories file that matches it plus one
+// stored memory, as `acolyte sync` would leave it.
+func syncedRepo(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{
+		"AGENTS.md":           "## Testing\n\n- Run go test before pushing.\n- Never mock the database.\n",
+		".acolyte/seeds.json": `["The CLI is built with urfave/cli."]`,
+	})
+	derived, err := Derive(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFile(MemoriesPath(root), Refresh([]memory.Memory{stored("01A", "a stored fact", t0)}, derived)); err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+func TestCheckFreshRepository(t *testing.T) {
+	report, err := Check(syncedRepo(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !report.OK || len(report.Problems) != 0 || report.Fix != "" {
+		t.Fatalf("report = %+v", report)
+	}
+	empty, err := Check(t.TempDir())
+	if err != nil || !empty.OK {
+		t.Fatalf("a repository without memories or rules: %+v, %v", empty, err)
+	}
+}
+
+func TestCheckShowsWhatAnAgentsEditChanges(t *testing.T) {
+	root := syncedRepo(t)
+	writeFiles(t, root, map[string]string{"AGENTS.md": "## Testing\n\n- Run go test -race before pushing.\n- Never mock the database.\n"})
+	report, err := Check(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if report.OK || !strings.Contains(report.Fix, "acolyte sync") {
+		t.Fatalf("report = %+v", report)
+	}
+	diff := FormatDiff(report.File, report.Changes)
+	for _, want := range []string{
+		"--- .acolyte/memories.jsonl (committed)",
+		`[rule AGENTS.md#Testing] "Run go test before pushing."`,
+		`[rule AGENTS.md#Testing] "Run go test -race before pushing."`,
+	} {
+		if !strings.Contains(diff, want) {
+			t.Errorf("diff lacks %q:\n%s", want, diff)
+		}
+	}
+	if len(report.Changes) != 2 || report.Changes[0].Op == report.Changes[1].Op {
+		t.Errorf("want one add and one remove, got %+v", report.Changes)
+	}
+	if _, err := json.Marshal(report); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCheckFindsInvalidFiles(t *testing.T) {
+	tests := []struct {
+		name   string
+		mangle func(data string) string
+		want   string
+		fix    string
+	}{
+		{"conflict markers", func(d string) string { return d + "<<<<<<< HEAD\n=======\n>>>>>>> x\n" }, "unresolved git merge conflict", "resolve the merge conflict"},
+		{"not canonical", func(d string) string { return strings.ReplaceAll(d, "\n", "\r\n") }, "canonical form", "acolyte sync"},
+		{"secret", func(d string) string {
+			return d + `{"id":"01Z","kind":"stored","content":"deploy key ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"}` + "\n"
+		}, "memory 01Z contains a GitHub token", "acolyte sync"},
+		{"seeds removed", func(d string) string { return d }, "differ from AGENTS.md", "acolyte sync"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := syncedRepo(t)
+			data, _ := os.ReadFile(MemoriesPath(root))
+			os.WriteFile(MemoriesPath(root), []byte(tt.mangle(string(data))), 0o644)
+			if tt.name == "seeds removed" {
+				os.Remove(root + "/.acolyte/seeds.json")
+			}
+			report, err := Check(root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var messages []string
+			for _, p := range report.Problems {
+				messages = append(messages, p.Message)
+			}
+			if report.OK || !strings.Contains(strings.Join(messages, "\n"), tt.want) || !strings.Contains(report.Fix, tt.fix) {
+				t.Errorf("report = %+v", report)
+			}
+		})
+	}
+}

@@ -1,0 +1,57 @@
+package gitsync
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/acolyte-dev/acolyte/memory"
+)
+
+func TestDeriveCombinesRulesAndSeeds(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{
+		"AGENTS.md":           "## Testing\n\n- Run go test before pushing.\n",
+		".acolyte/seeds.json": `["The database is SQLite."]`,
+	})
+	derived, err := Derive(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(derived) != 2 || derived[0].Kind != memory.KindRule || derived[1].Kind != memory.KindSeed {
+		t.Fatalf("Derive = %+v", derived)
+	}
+	writeFiles(t, root, map[string]string{".acolyte/seeds.json": `["ok", 1]`})
+	if _, err := Derive(root); err == nil || !strings.Contains(err.Error(), ".acolyte/seeds.json:1:8") {
+		t.Fatalf("bad seeds: %v", err)
+	}
+}
+
+func TestRefreshReplacesDerivedAndKeepsEverythingElse(t *testing.T) {
+	oldRule := memory.Memory{ID: "r-old", Kind: memory.KindRule, Content: "Old rule text.", Source: "AGENTS.md"}
+	keptRule := memory.Memory{ID: "r-kept", Kind: memory.KindRule, Content: "Kept rule.", Source: "AGENTS.md", CreatedAt: t0, UpdatedAt: t0}
+	oldSeed := memory.Memory{ID: "s-old", Kind: memory.KindSeed, Content: "Old seed.", Source: SeedsFile}
+	imported := memory.Memory{ID: "s-imp", Kind: memory.KindSeed, Content: "Imported once.", Source: "team.json"}
+	fact := stored("01A", "a stored fact", t0)
+	obs := memory.Memory{ID: "01B", Kind: memory.KindObservation, Content: "an observation", UpdatedAt: t0}
+	existing := []memory.Memory{oldRule, keptRule, oldSeed, imported, fact, obs}
+
+	newRule := memory.Memory{ID: "r-new", Kind: memory.KindRule, Content: "New rule text.", Source: "AGENTS.md"}
+	keptAgain := keptRule
+	keptAgain.CreatedAt, keptAgain.UpdatedAt = time.Time{}, time.Time{}
+	got := Refresh(existing, []memory.Memory{keptAgain, newRule})
+
+	var ids []string
+	for _, m := range got {
+		ids = append(ids, m.ID)
+	}
+	if strings.Join(ids, " ") != "01A 01B r-kept r-new s-imp" {
+		t.Fatalf("Refresh ids = %v", ids)
+	}
+	if !got[2].CreatedAt.Equal(t0) {
+		t.Error("an unchanged rule lost its timestamps")
+	}
+	if string(Encode(Refresh(got, []memory.Memory{keptAgain, newRule}))) != string(Encode(got)) {
+		t.Error("Refresh is not idempotent")
+	}
+}

@@ -1,0 +1,160 @@
+package gitsync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/acolyte-dev/acolyte/memory"
+)
+
+// MemoriesPath is where a worktree keeps its project memories.
+func MemoriesPath(root string) string {
+	return filepath.Join(root, Dir, MemoriesFile)
+}
+
+// ReadFile reads and decodes a memories file. A missing file holds no
+// memories: a repository that never stored one has none.
+func ReadFile(path string) ([]memory.Memory, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading project memories: %w", err)
+	}
+	return Decode(path, data)
+}
+
+// WriteFile replaces path with the canonical encoding of mems atomically: a
+// reader, a crash or a full disk leaves either the old file or the new one,
+// never half of either. Hold LockDir while reading, changing and writing.
+func WriteFile(path string, mems []memory.Memory) error {
+	return writeAtomic(path, Encode(mems))
+}
+
+// writeAtomic writes a temporary file next to path, syncs it, renames it over
+// path and syncs the directory so that the rename itself survives a crash.
+func writeAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", dir, err)
+	}
+	tmp, err := os.CreateTemp(dir, tempPrefix+filepath.Base(path)+"-*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err := tmp.Write(data); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	// CreateTemp makes 0600 files; a tracked file should be as readable as
+	// the rest of the checkout.
+	if err := tmp.Chmod(0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("replacing %s: %w", path, err)
+	}
+	committed = true
+	return syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("syncing %s: %w", dir, err)
+	}
+	defer d.Close()
+	// Some file systems cannot sync directories; the rename has still happened.
+	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) && !errors.Is(err, errUnsupportedSync) {
+		return fmt.Errorf("syncing %s: %w", dir, err)
+	}
+	return nil
+}
+
+// Update is the one way to change the memories file: it takes the lock,
+// reads the file, lets change compute the new set and writes it back. If
+// change fails, the file is left alone.
+func Update(ctx context.Context, root string, change func([]memory.Memory) ([]memory.Memory, error)) error {
+	unlock, err := LockDir(ctx, filepath.Join(root, Dir))
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	path := MemoriesPath(root)
+	mems, err := ReadFile(path)
+	if err != nil {
+		return err
+	}
+	next, err := change(mems)
+	if err != nil {
+		return err
+	}
+	return WriteFile(path, next)
+}
+
+// Names of the helper files inside .acolyte/.
+const (
+	lockFile       = ".lock"
+	tempPrefix     = ".tmp-"
+	attributesFile = ".gitattributes"
+	ignoreFile     = ".gitignore"
+	// MergeDriverName is the name the merge driver is registered under in
+	// git config (merge.<name>.driver) and .gitattributes.
+	MergeDriverName = "acolyte"
+)
+
+// EnsureAttributes makes .acolyte/.gitattributes route memories.jsonl through
+// the acolyte merge driver and .acolyte/.gitignore ignore the lock and
+// temporary files. Lines already present are kept; missing ones are added.
+func EnsureAttributes(root string) error {
+	dir := filepath.Join(root, Dir)
+	if err := ensureLines(filepath.Join(dir, attributesFile), MemoriesFile+" merge="+MergeDriverName); err != nil {
+		return err
+	}
+	return ensureLines(filepath.Join(dir, ignoreFile), "/"+lockFile, "/"+tempPrefix+"*")
+}
+
+func ensureLines(path string, want ...string) error {
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	have := make(map[string]bool)
+	for _, line := range strings.Split(string(data), "\n") {
+		have[strings.TrimSpace(line)] = true
+	}
+	out := string(data)
+	added := false
+	for _, line := range want {
+		if have[line] {
+			continue
+		}
+		if out != "" && !strings.HasSuffix(out, "\n") {
+			out += "\n"
+		}
+		out += line + "\n"
+		added = true
+	}
+	if !added {
+		return nil
+	}
+	return writeAtomic(path, []byte(out))
+}

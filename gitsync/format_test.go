@@ -1,0 +1,217 @@
+package gitsync
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/acolyte-dev/acolyte/memory"
+)
+
+func stored(id, content string, updated time.Time) memory.Memory {
+	return memory.Memory{
+		ID: id, Scope: memory.ScopeProject, Kind: memory.KindStored, Content: content,
+		Source: "cli", CreatedAt: updated, UpdatedAt: updated,
+	}
+}
+
+var t0 = time.Date(2025, 3, 1, 12, 0, 0, 123456789, time.UTC)
+
+func TestEncodeIsCanonicalAndRoundTrips(t *testing.T) {
+	mems := []memory.Memory{
+		{ID: "01JZZZZZZZZZZZZZZZZZZZZZZZ", Scope: memory.ScopeProject, ScopeKey: "/home/me/repo", Kind: memory.KindObservation,
+			Content: "tests need <TMPDIR> & a \"quoted\" path", Topic: "testing", Source: "distill",
+			CreatedAt: t0, UpdatedAt: t0.Add(time.Hour), Commit: "abc123", Paths: []string{"cmd/app.go", "a.go", "a.go"}, Tokens: 9},
+		stored("01JAAAAAAAAAAAAAAAAAAAAAAA", "use gofmt", t0),
+	}
+	got := string(Encode(mems))
+	want := `{"acolyte":"memories","version":1}
+{"id":"01JAAAAAAAAAAAAAAAAAAAAAAA","kind":"stored","content":"use gofmt","source":"cli","created":"2025-03-01T12:00:00.123Z","updated":"2025-03-01T12:00:00.123Z"}
+{"id":"01JZZZZZZZZZZZZZZZZZZZZZZZ","kind":"observation","content":"tests need <TMPDIR> & a \"quoted\" path","topic":"testing","source":"distill","created":"2025-03-01T12:00:00.123Z","updated":"2025-03-01T13:00:00.123Z","commit":"abc123","paths":["a.go","cmd/app.go"]}
+`
+	if got != want {
+		t.Fatalf("Encode:\n%s\nwant:\n%s", got, want)
+	}
+	decoded, err := Decode("memories.jsonl", []byte(got))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(decoded) != 2 || decoded[1].Content != mems[0].Content || decoded[1].Scope != memory.ScopeProject ||
+		decoded[1].ScopeKey != "" || !decoded[1].UpdatedAt.Equal(t0.Add(time.Hour).Truncate(time.Millisecond)) {
+		t.Fatalf("Decode gave %+v", decoded)
+	}
+	if string(Encode(decoded)) != got {
+		t.Fatal("Encode(Decode(x)) != x for canonical x")
+	}
+	if !IsCanonical([]byte(got)) {
+		t.Fatal("IsCanonical rejected Encode output")
+	}
+}
+
+func TestIsCanonicalRejectsEquivalentButDifferentBytes(t *testing.T) {
+	canonical := string(Encode([]memory.Memory{stored("01B", "second", t0), stored("01A", "first", t0)}))
+	lines := strings.Split(strings.TrimSuffix(canonical, "\n"), "\n")
+	for name, data := range map[string]string{
+		"unsorted":           lines[0] + "\n" + lines[2] + "\n" + lines[1] + "\n",
+		"no trailing LF":     strings.TrimSuffix(canonical, "\n"),
+		"CRLF":               strings.ReplaceAll(canonical, "\n", "\r\n"),
+		"blank line":         canonical + "\n",
+		"key order":          lines[0] + "\n" + `{"kind":"stored","id":"01A","content":"first","source":"cli","created":"2025-03-01T12:00:00.123Z","updated":"2025-03-01T12:00:00.123Z"}` + "\n" + lines[2] + "\n",
+		"second precision":   strings.ReplaceAll(canonical, ".123Z", "Z"),
+		"empty":              "",
+		"html escaped":       lines[0] + "\n" + `{"id":"01A","kind":"stored","content":"a \u003c b"}` + "\n",
+		"empty optional key": lines[0] + "\n" + `{"id":"01A","kind":"stored","content":"first","topic":""}` + "\n",
+	} {
+		if IsCanonical([]byte(data)) {
+			t.Errorf("%s: IsCanonical = true", name)
+		}
+	}
+	if !IsCanonical([]byte(canonical)) {
+		t.Error("canonical data rejected")
+	}
+}
+
+func TestDecodeErrorsNameFileAndLine(t *testing.T) {
+	head := `{"acolyte":"memories","version":1}` + "\n"
+	good := `{"id":"01A","kind":"stored","content":"first"}` + "\n"
+	tests := []struct {
+		name, data string
+		line       int
+		is         error
+		mention    string
+	}{
+		{"malformed JSON", head + good + `{"id":"01B","kind":"stored",` + "\n", 3, ErrInvalidFile, "malformed JSON"},
+		{"newer version", `{"acolyte":"memories","version":2}` + "\n" + good, 1, ErrVersionTooNew, "upgrade acolyte"},
+		{"missing header", good, 1, ErrInvalidFile, "header"},
+		{"duplicate id", head + good + good, 3, ErrInvalidFile, "line 2"},
+		{"empty content", head + `{"id":"01A","kind":"stored","content":"  "}` + "\n", 2, memory.ErrEmpty, "01A"},
+		{"unknown kind", head + `{"id":"01A","kind":"fact","content":"x y"}` + "\n", 2, memory.ErrUnknownKind, "stored"},
+		{"unknown field", head + `{"id":"01A","kind":"stored","content":"x y","scope":"user"}` + "\n", 2, ErrInvalidFile, "scope"},
+		{"bad time", head + `{"id":"01A","kind":"stored","content":"x y","created":"yesterday"}` + "\n", 2, ErrInvalidFile, "RFC 3339"},
+		{"bad id", head + `{"id":"a b","kind":"stored","content":"x y"}` + "\n", 2, ErrInvalidFile, "letters"},
+		{"conflict", head + "<<<<<<< HEAD\n" + good + "=======\n>>>>>>> other\n", 2, ErrConflictMarkers, "git checkout --theirs"},
+		{"diff3 conflict", head + "<<<<<<< HEAD\n" + good + "||||||| base\n=======\n>>>>>>> other\n", 2, ErrConflictMarkers, "acolyte hooks install"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Decode(".acolyte/memories.jsonl", []byte(tt.data))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if !errors.Is(err, tt.is) {
+				t.Errorf("error %v is not %v", err, tt.is)
+			}
+			var le *LineError
+			if !errors.As(err, &le) || le.Line != tt.line {
+				t.Errorf("error %v: want line %d", err, tt.line)
+			}
+			if !strings.HasPrefix(err.Error(), ".acolyte/memories.jsonl:") || !strings.Contains(err.Error(), tt.mention) {
+				t.Errorf("error %q: want file name and %q", err, tt.mention)
+			}
+		})
+	}
+}
+
+func TestWriteFileReplacesAtomicallyAndLeavesNoTempFiles(t *testing.T) {
+	root := t.TempDir()
+	path := MemoriesPath(root)
+	first := []memory.Memory{stored("01A", "first fact", t0)}
+	if err := WriteFile(path, first); err != nil {
+		t.Fatal(err)
+	}
+	second := append(first, stored("01B", "second fact", t0))
+	if err := WriteFile(path, second); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadFile(path)
+	if err != nil || len(got) != 2 {
+		t.Fatalf("ReadFile = %v, %v", got, err)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	for _, e := range entries {
+		if e.Name() != MemoriesFile {
+			t.Errorf("left behind %s", e.Name())
+		}
+	}
+	info, _ := os.Stat(path)
+	if info.Mode().Perm() != 0o644 {
+		t.Errorf("mode %v, want 0644", info.Mode().Perm())
+	}
+	if mems, err := ReadFile(filepath.Join(root, "nope.jsonl")); err != nil || mems != nil {
+		t.Errorf("missing file: %v, %v", mems, err)
+	}
+}
+
+func TestLockDirIsExclusiveAndTimesOut(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), Dir)
+	unlock, err := LockDir(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if _, err := LockDir(ctx, dir); err == nil {
+		t.Fatal("second lock succeeded while the first was held")
+	} else if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), ".lock") {
+		t.Fatalf("want ErrLocked naming the lock file, got %v", err)
+	}
+	unlock()
+	unlock2, err := LockDir(context.Background(), dir)
+	if err != nil {
+		t.Fatalf("lock after unlock: %v", err)
+	}
+	unlock2()
+}
+
+func TestUpdateSerialisesWriters(t *testing.T) {
+	root := t.TempDir()
+	const writers = 8
+	errs := make(chan error, writers)
+	for i := range writers {
+		go func() {
+			errs <- Update(context.Background(), root, func(mems []memory.Memory) ([]memory.Memory, error) {
+				return append(mems, stored(memory.NewID(t0.Add(time.Duration(i)*time.Second)), "fact from writer", t0)), nil
+			})
+		}()
+	}
+	for range writers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	mems, err := ReadFile(MemoriesPath(root))
+	if err != nil || len(mems) != writers {
+		t.Fatalf("got %d memories (%v), want %d: a writer's update was lost", len(mems), err, writers)
+	}
+	failing := errors.New("refused")
+	if err := Update(context.Background(), root, func([]memory.Memory) ([]memory.Memory, error) { return nil, failing }); !errors.Is(err, failing) {
+		t.Fatalf("Update error = %v", err)
+	}
+	if after, _ := ReadFile(MemoriesPath(root)); len(after) != writers {
+		t.Fatal("a failed change modified the file")
+	}
+}
+
+func TestEnsureAttributesKeepsExistingLines(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, Dir)
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("scratch/"), 0o644)
+	for range 2 {
+		if err := EnsureAttributes(root); err != nil {
+			t.Fatal(err)
+		}
+	}
+	attrs, _ := os.ReadFile(filepath.Join(dir, ".gitattributes"))
+	if string(attrs) != "memories.jsonl merge=acolyte\n" {
+		t.Errorf(".gitattributes = %q", attrs)
+	}
+	ignore, _ := os.ReadFile(filepath.Join(dir, ".gitignore"))
+	if string(ignore) != "scratch/\n/.lock\n/.tmp-*\n" {
+		t.Errorf(".gitignore = %q", ignore)
+	}
+}

@@ -1,0 +1,63 @@
+package gitsync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// ErrLocked means another acolyte process kept the .acolyte lock for longer
+// than LockTimeout.
+var ErrLocked = errors.New("project memories are locked by another acolyte process")
+
+// LockTimeout is how long LockDir waits when ctx has no earlier deadline.
+// Writers hold the lock for milliseconds, so waiting longer means something
+// is stuck.
+const LockTimeout = 10 * time.Second
+
+// lockPoll is how often a waiting LockDir retries.
+const lockPoll = 20 * time.Millisecond
+
+// LockDir takes the exclusive lock that every writer of dir (an .acolyte
+// directory) holds while it reads, changes and writes the files there. The
+// lock is an advisory lock on dir/.lock, which the operating system releases
+// when the process dies, so a crash never leaves a stale lock behind.
+func LockDir(ctx context.Context, dir string) (unlock func(), err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating %s: %w", dir, err)
+	}
+	path := filepath.Join(dir, lockFile)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("opening lock %s: %w", path, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, LockTimeout)
+	defer cancel()
+	tick := time.NewTicker(lockPoll)
+	defer tick.Stop()
+	for {
+		locked, err := tryLock(f)
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("locking %s: %w", path, err)
+		}
+		if locked {
+			return func() {
+				unlockFile(f)
+				f.Close()
+			}, nil
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return nil, fmt.Errorf("%w (%s): another acolyte command is still writing; wait for it to finish or stop it, then retry", ErrLocked, path)
+			}
+			return nil, ctx.Err()
+		case <-tick.C:
+		}
+	}
+}

@@ -1,0 +1,27 @@
+//go:build windows
+
+package gitsync
+
+import (
+	"errors"
+	"os"
+
+	"golang.org/x/sys/windows"
+)
+
+// Windows cannot fsync a directory; renames there are durable without it.
+var errUnsupportedSync = windows.ERROR_ACCESS_DENIED
+
+func tryLock(f *os.File) (bool, error) {
+	var ol windows.Overlapped
+	err := windows.LockFileEx(windows.Handle(f.Fd()), windows.LOCKFILE_EXCLUSIVE_LOCK|windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, &ol)
+	if errors.Is(err, windows.ERROR_LOCK_VIOLATION) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func unlockFile(f *os.File) {
+	var ol windows.Overlapped
+	_ = windows.UnlockFileEx(windows.Handle(f.Fd()), 0, 1, 0, &ol)
+}

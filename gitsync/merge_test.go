@@ -1,0 +1,208 @@
+package gitsync
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/acolyte-dev/acolyte/memory"
+)
+
+// TestMain lets git run this test binary as the merge driver: a real
+// subprocess invoked by git with %O %A %B, running the same MergeFiles the
+// acolyte binary runs.
+func TestMain(m *testing.M) {
+	if os.Getenv("ACOLYTE_TEST_MERGE_DRIVER") == "1" {
+		report, err := MergeFiles(os.Args[1], os.Args[2], os.Args[3])
+		for _, line := range report {
+			fmt.Fprintln(os.Stderr, line)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func edited(m memory.Memory, content string, at time.Time) memory.Memory {
+	m.Content, m.UpdatedAt = content, at
+	return m
+}
+
+func TestMerge(t *testing.T) {
+	a := stored("01A", "fact a", t0)
+	b := stored("01B", "fact b", t0)
+	c := stored("01C", "fact c", t0)
+	later := t0.Add(time.Minute)
+	tests := []struct {
+		name               string
+		base, ours, theirs []memory.Memory
+		want               []memory.Memory
+		reportContains     string
+	}{
+		{"both add", []memory.Memory{a}, []memory.Memory{a, b}, []memory.Memory{a, c}, []memory.Memory{a, b, c}, ""},
+		{"no base file", nil, []memory.Memory{b}, []memory.Memory{c}, []memory.Memory{b, c}, ""},
+		{"one side edits", []memory.Memory{a}, []memory.Memory{edited(a, "fact a2", later)}, []memory.Memory{a}, []memory.Memory{edited(a, "fact a2", later)}, ""},
+		{"theirs edits", []memory.Memory{a}, []memory.Memory{a}, []memory.Memory{edited(a, "fact a2", later)}, []memory.Memory{edited(a, "fact a2", later)}, ""},
+		{"one side deletes", []memory.Memory{a, b}, []memory.Memory{a}, []memory.Memory{a, b}, []memory.Memory{a}, ""},
+		{"both delete", []memory.Memory{a, b}, []memory.Memory{a}, []memory.Memory{a}, []memory.Memory{a}, ""},
+		{"same edit both sides", []memory.Memory{a}, []memory.Memory{edited(a, "x y", later)}, []memory.Memory{edited(a, "x y", later)}, []memory.Memory{edited(a, "x y", later)}, ""},
+		{"both edit, later wins", []memory.Memory{a}, []memory.Memory{edited(a, "ours", later.Add(time.Second))}, []memory.Memory{edited(a, "theirs", later)},
+			[]memory.Memory{edited(a, "ours", later.Add(time.Second))}, "01A: edited on both sides; kept our version"},
+		{"both edit, tie takes larger content", []memory.Memory{a}, []memory.Memory{edited(a, "apple", later)}, []memory.Memory{edited(a, "banana", later)},
+			[]memory.Memory{edited(a, "banana", later)}, "kept their version"},
+		{"edit beats delete (ours)", []memory.Memory{a}, []memory.Memory{edited(a, "kept", later)}, nil,
+			[]memory.Memory{edited(a, "kept", later)}, "deleted on their side but edited on ours; kept our edit"},
+		{"edit beats delete (theirs)", []memory.Memory{a}, nil, []memory.Memory{edited(a, "kept", later)},
+			[]memory.Memory{edited(a, "kept", later)}, "deleted on our side but edited on theirs; kept their edit"},
+	}
+	encodeOrEmpty := func(mems []memory.Memory) []byte {
+		if mems == nil {
+			return nil
+		}
+		return Encode(mems)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, report, err := Merge(encodeOrEmpty(tt.base), Encode(tt.ours), Encode(tt.theirs))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != string(Encode(tt.want)) {
+				t.Errorf("merged:\n%s\nwant:\n%s", got, Encode(tt.want))
+			}
+			joined := strings.Join(report, "\n")
+			if tt.reportContains == "" && joined != "" || !strings.Contains(joined, tt.reportContains) {
+				t.Errorf("report %q, want %q", joined, tt.reportContains)
+			}
+			// Both merge directions must agree, or two people merging the
+			// same branches would commit different files.
+			swapped, _, err := Merge(encodeOrEmpty(tt.base), Encode(tt.theirs), Encode(tt.ours))
+			if err != nil || string(swapped) != string(got) {
+				t.Errorf("merge is not symmetric:\n%s\nvs\n%s", got, swapped)
+			}
+		})
+	}
+}
+
+func TestMergeRefusesConflictMarkers(t *testing.T) {
+	ours := string(Encode([]memory.Memory{stored("01A", "fact a", t0)}))
+	conflicted := ours + "<<<<<<< HEAD\n=======\n>>>>>>> b\n"
+	_, _, err := Merge(nil, []byte(conflicted), []byte(ours))
+	if !errors.Is(err, ErrConflictMarkers) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func runGit(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+func commitMemories(t *testing.T, repo, msg string, mems []memory.Memory) {
+	t.Helper()
+	if err := WriteFile(MemoriesPath(repo), mems); err != nil {
+		t.Fatal(err)
+	}
+	runGit(t, repo, "add", "-A")
+	runGit(t, repo, "commit", "-q", "-m", msg)
+}
+
+// newDriverRepo creates a git repository whose memories.jsonl merges through
+// this test binary acting as the acolyte merge driver.
+func newDriverRepo(t *testing.T) string {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := t.TempDir()
+	runGit(t, repo, "init", "-q", "-b", "main")
+	runGit(t, repo, "config", "merge."+MergeDriverName+".driver", "ACOLYTE_TEST_MERGE_DRIVER=1 '"+self+"' %O %A %B")
+	if err := EnsureAttributes(repo); err != nil {
+		t.Fatal(err)
+	}
+	return repo
+}
+
+func TestGitMergeDriverUnionsAdditionsAndResolvesEdits(t *testing.T) {
+	repo := newDriverRepo(t)
+	a := stored("01A", "fact a", t0)
+	b := stored("01B", "fact b", t0)
+	commitMemories(t, repo, "base", []memory.Memory{a, b})
+
+	runGit(t, repo, "checkout", "-q", "-b", "feature")
+	commitMemories(t, repo, "feature", []memory.Memory{
+		edited(a, "fact a, edited on feature later", t0.Add(2*time.Minute)),
+		b, stored("01F", "added on feature", t0),
+	})
+	runGit(t, repo, "checkout", "-q", "main")
+	commitMemories(t, repo, "main", []memory.Memory{
+		edited(a, "fact a, edited on main", t0.Add(time.Minute)),
+		edited(b, "fact b, edited on main", t0.Add(time.Minute)),
+		stored("01M", "added on main", t0),
+	})
+
+	out := runGit(t, repo, "merge", "--no-edit", "feature")
+	if !strings.Contains(out, "01A: edited on both sides; kept their version") {
+		t.Errorf("git output does not show the driver's report:\n%s", out)
+	}
+	got, err := os.ReadFile(MemoriesPath(repo))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Encode([]memory.Memory{
+		edited(a, "fact a, edited on feature later", t0.Add(2*time.Minute)),
+		edited(b, "fact b, edited on main", t0.Add(time.Minute)),
+		stored("01F", "added on feature", t0),
+		stored("01M", "added on main", t0),
+	})
+	if string(got) != string(want) {
+		t.Fatalf("merged file:\n%s\nwant:\n%s", got, want)
+	}
+	if status := runGit(t, repo, "status", "--porcelain"); status != "" {
+		t.Errorf("merge left changes behind:\n%s", status)
+	}
+}
+
+func TestGitMergeOfTwoBranchesAddingMemoriesIsClean(t *testing.T) {
+	repo := newDriverRepo(t)
+	commitMemories(t, repo, "base", []memory.Memory{stored("01A", "fact a", t0)})
+	runGit(t, repo, "checkout", "-q", "-b", "left")
+	commitMemories(t, repo, "left", []memory.Memory{stored("01A", "fact a", t0), stored(memory.NewID(t0), "left fact", t0)})
+	runGit(t, repo, "checkout", "-q", "main")
+	commitMemories(t, repo, "main", []memory.Memory{stored("01A", "fact a", t0), stored(memory.NewID(t0), "main fact", t0)})
+	runGit(t, repo, "merge", "-q", "--no-edit", "left")
+
+	mems, err := ReadFile(MemoriesPath(repo))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var contents []string
+	for _, m := range mems {
+		contents = append(contents, m.Content)
+	}
+	joined := strings.Join(contents, "|")
+	if len(mems) != 3 || !strings.Contains(joined, "left fact") || !strings.Contains(joined, "main fact") {
+		t.Fatalf("merged memories: %v", contents)
+	}
+	data, _ := os.ReadFile(filepath.Join(repo, Dir, MemoriesFile))
+	if !IsCanonical(data) {
+		t.Error("merged file is not canonical")
+	}
+}

@@ -1,0 +1,368 @@
+package gitsync
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/acolyte-dev/acolyte/memory"
+)
+
+// Rule splitting. Each bullet, numbered item or paragraph of an instruction
+// file is one rule:
+//   - nested bullets and continuation lines fold into their top-level item;
+//   - a code fence belongs to the item or paragraph it directly follows (or
+//     that ends with ":"), and is its own rule otherwise; fences are never
+//     split;
+//   - headings, thematic breaks and HTML comments are not rules, and blocks
+//     of fewer than two words ("Notes:", "TBD", "@AGENTS.md") are noise;
+//   - a document with a single level-1 heading at the top treats it as the
+//     title, so sources read AGENTS.md#Testing rather than
+//     AGENTS.md#Project guidelines/Testing.
+//
+// Rules in nested files start with "In <folder>/: " so that a search result
+// says where the rule applies.
+
+var (
+	headingRe  = regexp.MustCompile(`^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$`)
+	listItemRe = regexp.MustCompile(`^( *)([-*+]|\d{1,9}[.)])(?:[ \t]+(.*))?$`)
+	breakRe    = regexp.MustCompile(`^ {0,3}(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$`)
+	fenceRe    = regexp.MustCompile("^( *)(`{3,}|~{3,})")
+	setext1Re  = regexp.MustCompile(`^ {0,3}=+[ \t]*$`)
+	setext2Re  = regexp.MustCompile(`^ {0,3}-+[ \t]*$`)
+)
+
+type heading struct {
+	level int
+	text  string
+}
+
+type blockKind int
+
+const (
+	paragraphBlock blockKind = iota
+	itemBlock
+	fenceBlock
+)
+
+// block is one candidate rule while a file is being split.
+type block struct {
+	kind     blockKind
+	line     int // 1-based line where the block starts
+	headings []heading
+	lines    []string
+	// contentIndent is where an item's text starts; deeper lines belong to it.
+	contentIndent int
+}
+
+func (b *block) text() string {
+	lines := make([]string, len(b.lines))
+	for i, l := range b.lines {
+		lines[i] = strings.TrimRight(l, " \t")
+	}
+	return strings.Trim(strings.Join(lines, "\n"), "\n")
+}
+
+// splitMarkdown splits one instruction file into its blocks.
+func splitMarkdown(src string) (blocks []*block, titleLevel1 bool) {
+	var (
+		stack       []heading
+		current     *block // the open paragraph or item
+		previous    *block // the last closed block, which a fence may still join
+		blankBefore bool
+		inComment   bool
+		level1Count int
+		firstLevel  int
+	)
+	closeCurrent := func() {
+		if current != nil {
+			blocks = append(blocks, current)
+			previous = current
+			current = nil
+		}
+	}
+	open := func(kind blockKind, lineNo int) *block {
+		closeCurrent()
+		current = &block{kind: kind, line: lineNo, headings: append([]heading(nil), stack...)}
+		return current
+	}
+	lines := strings.Split(strings.ReplaceAll(src, "\r\n", "\n"), "\n")
+	for i := 0; i < len(lines); i++ {
+		line := expandTabs(lines[i])
+		lineNo := i + 1
+		indent := len(line) - len(strings.TrimLeft(line, " "))
+		trimmed := strings.TrimSpace(line)
+
+		if inComment {
+			inComment = !strings.Contains(line, "-->")
+			continue
+		}
+		if trimmed == "" {
+			if current != nil && current.kind == paragraphBlock {
+				closeCurrent()
+			}
+			blankBefore = true
+			continue
+		}
+		if strings.HasPrefix(trimmed, "<!--") {
+			inComment = !strings.Contains(trimmed, "-->")
+			closeCurrent()
+			continue
+		}
+
+		if m := fenceRe.FindStringSubmatch(line); m != nil && indent <= 3 || m != nil && current != nil && current.kind == itemBlock && indent >= current.contentIndent {
+			target := fenceTarget(current, previous, indent, blankBefore)
+			if target == nil {
+				target = open(fenceBlock, lineNo)
+				target.contentIndent = indent
+			} else if target != current {
+				// Joining the block before a blank line: it is open again.
+				blocks = blocks[:len(blocks)-1]
+				current = target
+			}
+			if blankBefore && len(target.lines) > 0 {
+				target.lines = append(target.lines, "")
+			}
+			dedent := min(indent, target.contentIndent)
+			if target.kind == paragraphBlock {
+				dedent = indent
+			}
+			marker := m[2]
+			target.lines = append(target.lines, trimIndent(line, dedent))
+			for i+1 < len(lines) {
+				i++
+				fl := expandTabs(lines[i])
+				target.lines = append(target.lines, trimIndent(fl, dedent))
+				ft := strings.TrimSpace(fl)
+				if strings.HasPrefix(ft, marker) && strings.Trim(ft, marker[:1]) == "" {
+					break
+				}
+			}
+			blankBefore = false
+			if target.kind != itemBlock {
+				closeCurrent()
+			}
+			continue
+		}
+
+		if m := headingRe.FindStringSubmatch(line); m != nil {
+			closeCurrent()
+			previous = nil
+			stack = pushHeading(stack, heading{len(m[1]), strings.TrimSpace(m[2])})
+			if firstLevel == 0 {
+				firstLevel = len(m[1])
+			}
+			if len(m[1]) == 1 {
+				level1Count++
+			}
+			blankBefore = false
+			continue
+		}
+		if current != nil && current.kind == paragraphBlock && len(current.lines) == 1 && (setext1Re.MatchString(line) || setext2Re.MatchString(line)) {
+			level := 2
+			if setext1Re.MatchString(line) {
+				level = 1
+			}
+			text := strings.TrimSpace(current.lines[0])
+			current = nil
+			stack = pushHeading(stack, heading{level, text})
+			if firstLevel == 0 {
+				firstLevel = level
+			}
+			if level == 1 {
+				level1Count++
+			}
+			previous = nil
+			blankBefore = false
+			continue
+		}
+		if breakRe.MatchString(line) {
+			closeCurrent()
+			previous = nil
+			blankBefore = false
+			continue
+		}
+
+		if m := listItemRe.FindStringSubmatch(line); m != nil {
+			if current != nil && current.kind == itemBlock && indent >= current.contentIndent {
+				// A nested item folds into its parent.
+				current.lines = append(current.lines, trimIndent(line, current.contentIndent))
+			} else {
+				b := open(itemBlock, lineNo)
+				b.contentIndent = len(m[1]) + len(m[2]) + 1
+				b.lines = append(b.lines, m[3])
+			}
+			blankBefore = false
+			continue
+		}
+
+		switch {
+		case current != nil && current.kind == itemBlock && !blankBefore:
+			current.lines = append(current.lines, trimIndent(line, current.contentIndent))
+		case current != nil && current.kind == itemBlock && indent >= current.contentIndent:
+			current.lines = append(current.lines, "", trimIndent(line, current.contentIndent))
+		case current != nil && current.kind == paragraphBlock:
+			current.lines = append(current.lines, trimmed)
+		default:
+			open(paragraphBlock, lineNo).lines = []string{trimmed}
+		}
+		blankBefore = false
+	}
+	closeCurrent()
+	return blocks, level1Count == 1 && firstLevel == 1
+}
+
+// fenceTarget picks the block a code fence belongs to, or nil when the fence
+// stands alone.
+func fenceTarget(current, previous *block, indent int, blankBefore bool) *block {
+	candidate := current
+	if candidate == nil {
+		candidate = previous
+	}
+	switch {
+	case candidate == nil || candidate.kind == fenceBlock:
+		return nil
+	case candidate == current && !blankBefore:
+		return candidate
+	case candidate.kind == itemBlock && indent >= candidate.contentIndent:
+		return candidate
+	case strings.HasSuffix(candidate.text(), ":"):
+		return candidate
+	}
+	return nil
+}
+
+func pushHeading(stack []heading, h heading) []heading {
+	for len(stack) > 0 && stack[len(stack)-1].level >= h.level {
+		stack = stack[:len(stack)-1]
+	}
+	return append(stack, h)
+}
+
+func expandTabs(line string) string {
+	rest := strings.TrimLeft(line, " \t")
+	lead := line[:len(line)-len(rest)]
+	if !strings.Contains(lead, "\t") {
+		return line
+	}
+	return strings.ReplaceAll(lead, "\t", "    ") + rest
+}
+
+func trimIndent(line string, n int) string {
+	i := 0
+	for i < n && i < len(line) && line[i] == ' ' {
+		i++
+	}
+	return line[i:]
+}
+
+// RulesFromFile splits one instruction file into rule memories. rel is its
+// slash-separated path relative to the worktree root, which becomes part of
+// every rule's source and id.
+func RulesFromFile(rel string, src []byte) ([]memory.Memory, error) {
+	if !utf8.Valid(src) {
+		return nil, fmt.Errorf("%s: %w: it contains invalid UTF-8; save it as UTF-8", rel, memory.ErrInvalidText)
+	}
+	blocks, hasTitle := splitMarkdown(string(src))
+	folder := path.Dir(rel)
+	var rules []memory.Memory
+	seen := make(map[string]bool)
+	for _, b := range blocks {
+		text := b.text()
+		if len(strings.Fields(text)) < 2 {
+			continue
+		}
+		headings := b.headings
+		if hasTitle && len(headings) > 0 && headings[0].level == 1 {
+			headings = headings[1:]
+		}
+		source := rel
+		var topic string
+		if len(headings) > 0 {
+			names := make([]string, len(headings))
+			for i, h := range headings {
+				names[i] = h.text
+			}
+			source += "#" + strings.Join(names, "/")
+			topic = topicFromHeading(headings[0].text)
+		}
+		content := text
+		if folder != "." {
+			content = "In " + folder + "/: " + text
+		}
+		if err := memory.ValidateContent(content); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w; split the rule into smaller items", rel, b.line, err)
+		}
+		id := ruleID(source, content)
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		rules = append(rules, memory.Memory{
+			ID:      id,
+			Scope:   memory.ScopeProject,
+			Kind:    memory.KindRule,
+			Content: content,
+			Topic:   topic,
+			Source:  source,
+		})
+	}
+	return rules, nil
+}
+
+// ruleID derives a rule's id from where it is and what it says, so every
+// clone derives the same id and an edited rule gets a new one.
+func ruleID(source, content string) string {
+	return "r-" + shortHash(source+"\n"+memory.Normalize(content))
+}
+
+func shortHash(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:8])
+}
+
+// topicFromHeading makes a section heading usable as a topic filter: lower
+// case, one line, at most 64 bytes (the limit memory.Validate enforces).
+func topicFromHeading(h string) string {
+	t := strings.ToLower(strings.Join(strings.Fields(h), " "))
+	for len(t) > 64 {
+		_, size := utf8.DecodeLastRuneInString(t)
+		t = t[:len(t)-size]
+	}
+	return t
+}
+
+// Rules derives the rules of every instruction file in the worktree at root.
+// A file with the same bytes as one already read in its folder (CLAUDE.md as
+// a copy of or symlink to AGENTS.md) adds nothing.
+func Rules(root string) ([]memory.Memory, error) {
+	files, err := InstructionFiles(root)
+	if err != nil {
+		return nil, fmt.Errorf("finding AGENTS.md files: %w", err)
+	}
+	var rules []memory.Memory
+	read := make(map[string]bool) // folder + "\x00" + contents
+	for _, rel := range files {
+		src, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", rel, err)
+		}
+		key := path.Dir(rel) + "\x00" + string(src)
+		if read[key] {
+			continue
+		}
+		read[key] = true
+		fileRules, err := RulesFromFile(rel, src)
+		if err != nil {
+			return nil, err
+		}
+		rules = append(rules, fileRules...)
+	}
+	return rules, nil
+}

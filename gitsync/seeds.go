@@ -1,0 +1,150 @@
+package gitsync
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/acolyte-dev/acolyte/memory"
+)
+
+// seedObject is the long form of one seed; the short form is a bare string.
+type seedObject struct {
+	Content *string `json:"content"`
+	Topic   string  `json:"topic"`
+}
+
+// ParseSeeds reads a seeds file: a JSON array whose elements are strings or
+// {"content": …, "topic": …} objects, mixed as the author likes. name is the
+// file's base name, which becomes every seed's source. Errors give the line
+// and column of the offending element.
+func ParseSeeds(name string, data []byte) ([]memory.Memory, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	at := func(offset int64) string {
+		line, col := position(data, offset)
+		return fmt.Sprintf("%s:%d:%d", name, line, col)
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", at(dec.InputOffset()), jsonProblem(err))
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '[' {
+		return nil, fmt.Errorf("%s: a seeds file is a JSON array of strings or {\"content\": …, \"topic\": …} objects", at(0))
+	}
+	var seeds []memory.Memory
+	firstAt := make(map[string]string)
+	for index := 1; dec.More(); index++ {
+		start := elementStart(data, dec.InputOffset())
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, fmt.Errorf("%s: seed %d: %w", at(dec.InputOffset()), index, jsonProblem(err))
+		}
+		where := fmt.Sprintf("%s: seed %d", at(start), index)
+		content, topic, err := decodeSeed(raw)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		if err := memory.ValidateContent(content); err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		if !utf8.ValidString(topic) || strings.ContainsAny(topic, "\x00\n") || len(topic) > 64 {
+			return nil, fmt.Errorf("%s: topic must be a single line of at most 64 bytes", where)
+		}
+		id := seedID(content)
+		if first, dup := firstAt[id]; dup {
+			return nil, fmt.Errorf("%s: says the same as seed at %s; remove one of them", where, first)
+		}
+		firstAt[id] = at(start)
+		seeds = append(seeds, memory.Memory{
+			ID:      id,
+			Scope:   memory.ScopeProject,
+			Kind:    memory.KindSeed,
+			Content: content,
+			Topic:   topic,
+			Source:  name,
+		})
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, fmt.Errorf("%s: %w", at(dec.InputOffset()), jsonProblem(err))
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s: unexpected data after the array; a seeds file holds exactly one array", at(dec.InputOffset()))
+	}
+	return seeds, nil
+}
+
+func decodeSeed(raw json.RawMessage) (content, topic string, err error) {
+	switch raw[0] {
+	case '"':
+		err = json.Unmarshal(raw, &content)
+		return content, "", err
+	case '{':
+		var obj seedObject
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&obj); err != nil {
+			return "", "", fmt.Errorf("%w; a seed object has only \"content\" (a string) and \"topic\" (a string)", jsonProblem(err))
+		}
+		if obj.Content == nil {
+			return "", "", errors.New("the object has no \"content\"")
+		}
+		return *obj.Content, obj.Topic, nil
+	}
+	return "", "", fmt.Errorf("is %s; each seed is a string or a {\"content\": …, \"topic\": …} object", jsonKind(raw[0]))
+}
+
+// seedID derives a seed's id from its content alone: the same fact seeded
+// from two files is one memory.
+func seedID(content string) string {
+	return "s-" + shortHash(memory.Normalize(content))
+}
+
+func jsonKind(first byte) string {
+	switch first {
+	case '[':
+		return "an array"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	default:
+		return "a number"
+	}
+}
+
+// jsonProblem rewords encoding/json errors without their Go type names.
+func jsonProblem(err error) error {
+	var syntax *json.SyntaxError
+	var typeErr *json.UnmarshalTypeError
+	switch {
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return errors.New("the JSON ends too early; is a ] or } missing?")
+	case errors.As(err, &syntax):
+		return fmt.Errorf("malformed JSON: %s", syntax.Error())
+	case errors.As(err, &typeErr):
+		return fmt.Errorf("%q must be a %s, not a %s", typeErr.Field, typeErr.Type.Kind(), typeErr.Value)
+	}
+	return err
+}
+
+// elementStart skips the separator and blanks the decoder has not consumed
+// yet, so positions point at the element itself.
+func elementStart(data []byte, offset int64) int64 {
+	for offset < int64(len(data)) && strings.IndexByte(" \t\r\n,", data[offset]) >= 0 {
+		offset++
+	}
+	return offset
+}
+
+// position turns a byte offset into a 1-based line and column.
+func position(data []byte, offset int64) (line, col int) {
+	offset = min(offset, int64(len(data)))
+	before := data[:offset]
+	line = bytes.Count(before, []byte("\n")) + 1
+	col = int(offset) - bytes.LastIndexByte(before, '\n')
+	return line, col
+}

@@ -1,0 +1,129 @@
+package gitsync
+
+import (
+	"bufio"
+	"cmp"
+	"errors"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+)
+
+// skippedDirs are never part of a project's own instructions or paths, even
+// in repositories that forget to ignore them.
+var skippedDirs = map[string]bool{".git": true, "node_modules": true, "vendor": true}
+
+// walkWorktree calls visit for every file and directory under root that git
+// would track: it skips .git, node_modules, vendor, nested repositories
+// (their own instructions belong to them) and whatever .gitignore files
+// ignore. rel is slash-separated and relative to root.
+func walkWorktree(root string, visit func(rel string, d fs.DirEntry) error) error {
+	var patterns []gitignore.Pattern
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == root {
+				return err
+			}
+			// An unreadable corner of the tree should not hide the rest of it.
+			if d != nil && d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		if rel == "." {
+			patterns = append(patterns, readIgnoreFile(p, nil)...)
+			return nil
+		}
+		parts := strings.Split(rel, "/")
+		if d.IsDir() {
+			if skippedDirs[d.Name()] || gitignore.NewMatcher(patterns).Match(parts, true) {
+				return fs.SkipDir
+			}
+			if _, err := os.Lstat(filepath.Join(p, ".git")); err == nil {
+				return fs.SkipDir
+			}
+			patterns = append(patterns, readIgnoreFile(p, parts)...)
+		} else if gitignore.NewMatcher(patterns).Match(parts, false) {
+			return nil
+		}
+		return visit(rel, d)
+	})
+}
+
+// readIgnoreFile reads dir/.gitignore; patterns carry their directory as
+// domain, so patterns of sibling directories never match each other.
+func readIgnoreFile(dir string, domain []string) []gitignore.Pattern {
+	f, err := os.Open(filepath.Join(dir, ".gitignore"))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var ps []gitignore.Pattern
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		line := strings.TrimRight(s.Text(), "\r")
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		ps = append(ps, gitignore.ParsePattern(line, domain))
+	}
+	return ps
+}
+
+// instructionNames are the agent instruction files whose rules become
+// memories, in the order their rules are listed when they share a folder.
+var instructionNames = []string{"AGENTS.md", "CLAUDE.md", "GEMINI.md"}
+
+// InstructionFiles lists the agent instruction files in the worktree at root,
+// slash-separated and relative to it: the root's first, then nested ones by
+// path.
+func InstructionFiles(root string) ([]string, error) {
+	var files []string
+	err := walkWorktree(root, func(rel string, d fs.DirEntry) error {
+		if d.IsDir() || !isInstructionName(d.Name()) {
+			return nil
+		}
+		files = append(files, rel)
+		return nil
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	sortInstructionFiles(files)
+	return files, nil
+}
+
+func sortInstructionFiles(files []string) {
+	rank := func(rel string) (int, string, int) {
+		dir := path.Dir(rel)
+		depth := 0
+		if dir != "." {
+			depth = 1
+		}
+		return depth, dir, slices.Index(instructionNames, path.Base(rel))
+	}
+	slices.SortFunc(files, func(a, b string) int {
+		da, dira, na := rank(a)
+		db, dirb, nb := rank(b)
+		return cmp.Or(cmp.Compare(da, db), strings.Compare(dira, dirb), cmp.Compare(na, nb))
+	})
+}
+
+func isInstructionName(name string) bool {
+	for _, n := range instructionNames {
+		if name == n {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,353 @@
+package gitsync
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/acolyte-dev/acolyte/memory"
+)
+
+// ErrSecret refuses a project memory that looks like a credential: project
+// memories are committed, and a committed secret is a leaked secret.
+var ErrSecret = errors.New("refusing to store what looks like a secret in project memory")
+
+// Workspace is the memory toolkit of one repository checkout. Project
+// memories go to .acolyte/memories.jsonl first and to the index second, under
+// the same lock that imports take, so the file and the index never disagree
+// for longer than one write. Everything else goes straight to the store.
+type Workspace struct {
+	Repo  *Repo
+	store *memory.Store
+	vis   memory.Visibility
+}
+
+// NewWorkspace binds a store to a repository checkout. session may be empty.
+func NewWorkspace(repo *Repo, store *memory.Store, session string) *Workspace {
+	return &Workspace{Repo: repo, store: store, vis: memory.Visibility{ProjectKey: repo.Root, SessionKey: session}}
+}
+
+// Visibility is where this workspace stands.
+func (w *Workspace) Visibility() memory.Visibility { return w.vis }
+
+// stateKey names the hash of the memories file last imported for this checkout.
+func (w *Workspace) stateKey() string { return "import:" + w.Repo.Root }
+
+// fileHash is the content hash of the memories file; a missing file hashes
+// as "absent" so that deleting it (checking out a branch without it) also
+// counts as a change.
+func fileHash(data []byte, err error) (string, error) {
+	if errors.Is(err, fs.ErrNotExist) {
+		return "absent", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// Imported reports what an import changed.
+type Imported struct {
+	memory.ReplaceStats
+	// Skipped is true when the file was unchanged since the last import.
+	Skipped bool
+}
+
+// Refresh imports .acolyte/memories.jsonl into the index when its content
+// changed since the last import. It decides by content hash, never by
+// modification time, so a checkout that rewrites a file with the same
+// bytes costs one hash. Every command calls it first, which is what makes a
+// fresh clone searchable without hooks.
+func (w *Workspace) Refresh(ctx context.Context) (Imported, error) {
+	path := MemoriesPath(w.Repo.Root)
+	hash, err := fileHash(os.ReadFile(path))
+	if err != nil {
+		return Imported{}, fmt.Errorf("read %s: %w", path, err)
+	}
+	last, err := w.store.GetState(ctx, w.stateKey())
+	if err != nil {
+		return Imported{}, err
+	}
+	if hash == last || (hash == "absent" && last == "") {
+		return Imported{Skipped: true}, nil
+	}
+	return w.importFile(ctx)
+}
+
+// importFile makes the index equal to the file, under the file lock so a
+// concurrent write cannot slip between the read and the index update.
+func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
+	var out Imported
+	err := w.locked(ctx, func() error {
+		path := MemoriesPath(w.Repo.Root)
+		data, err := os.ReadFile(path)
+		hash, herr := fileHash(data, err)
+		if herr != nil {
+			return fmt.Errorf("read %s: %w", path, herr)
+		}
+		var mems []memory.Memory
+		if len(data) > 0 {
+			if mems, err = Decode(path, data); err != nil {
+				return err
+			}
+		}
+		if out.ReplaceStats, err = w.store.ReplaceScope(ctx, memory.ScopeProject, w.Repo.Root, mems); err != nil {
+			return err
+		}
+		return w.store.SetState(ctx, w.stateKey(), hash)
+	})
+	return out, err
+}
+
+// locked runs fn holding the .acolyte/ lock. Without a .acolyte/ directory
+// there is nothing to guard and no directory is created.
+func (w *Workspace) locked(ctx context.Context, fn func() error) error {
+	dir := filepath.Join(w.Repo.Root, Dir)
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return fn()
+	}
+	unlock, err := LockDir(ctx, dir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return fn()
+}
+
+// change edits the memories file under the lock and re-imports it in the
+// same critical section, so the index follows the file at once.
+func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]memory.Memory, error)) error {
+	dir := filepath.Join(w.Repo.Root, Dir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	if err := EnsureAttributes(w.Repo.Root); err != nil {
+		return err
+	}
+	return w.locked(ctx, func() error {
+		path := MemoriesPath(w.Repo.Root)
+		mems, err := ReadFile(path)
+		if err != nil {
+			return err
+		}
+		next, err := edit(mems)
+		if err != nil {
+			return err
+		}
+		if err := WriteFile(path, next); err != nil {
+			return err
+		}
+		// The file is now the truth; bring the index to it.
+		if _, err := w.store.ReplaceScope(ctx, memory.ScopeProject, w.Repo.Root, next); err != nil {
+			return fmt.Errorf("%s was written but the index was not updated (the next command retries): %w", path, err)
+		}
+		hash, err := fileHash(os.ReadFile(path))
+		if err != nil {
+			return err
+		}
+		return w.store.SetState(ctx, w.stateKey(), hash)
+	})
+}
+
+// Search searches every memory visible from this checkout.
+func (w *Workspace) Search(ctx context.Context, q memory.Query) ([]memory.Result, error) {
+	if _, err := w.Refresh(ctx); err != nil {
+		return nil, err
+	}
+	return w.store.Search(ctx, w.vis, q)
+}
+
+// List lists every memory visible from this checkout.
+func (w *Workspace) List(ctx context.Context, f memory.Filter) ([]memory.Memory, error) {
+	if _, err := w.Refresh(ctx); err != nil {
+		return nil, err
+	}
+	return w.store.List(ctx, w.vis, f)
+}
+
+// Add stores a memory. Project memories are checked for secrets, stamped
+// with their provenance (HEAD and the paths they mention) and written to
+// .acolyte/memories.jsonl before they are indexed.
+func (w *Workspace) Add(ctx context.Context, d memory.Draft) (memory.Added, error) {
+	if d.Scope != memory.ScopeProject {
+		return w.store.Add(ctx, w.vis, d)
+	}
+	if what, found := DetectSecret(d.Content); found {
+		return memory.Added{}, fmt.Errorf("%w: it contains %s. Project memories are committed to git; keep credentials in the environment or a secret manager, or store a pointer to where the secret lives", ErrSecret, what)
+	}
+	m, err := w.store.Prepare(w.vis, d)
+	if err != nil {
+		return memory.Added{}, err
+	}
+	m.Commit = w.Repo.Head()
+	m.Paths = MentionedPaths(w.Repo.Root, m.Content)
+	var out memory.Added
+	err = w.change(ctx, func(mems []memory.Memory) ([]memory.Memory, error) {
+		norm := memory.Normalize(m.Content)
+		for _, have := range mems {
+			if memory.Normalize(have.Content) == norm {
+				out = memory.Added{Memory: have, Existing: true}
+				return mems, nil
+			}
+		}
+		out = memory.Added{Memory: m}
+		return append(mems, m), nil
+	})
+	if err != nil {
+		return memory.Added{}, err
+	}
+	if out.Existing {
+		out.Memory.Scope, out.Memory.ScopeKey = memory.ScopeProject, w.Repo.Root
+	}
+	return out, nil
+}
+
+// Remove deletes memories visible from this checkout. Project memories
+// leave .acolyte/memories.jsonl first; a rule or seed would only come back
+// on the next sync, so those are refused with a pointer to their source.
+func (w *Workspace) Remove(ctx context.Context, ids ...string) ([]memory.Memory, error) {
+	if _, err := w.Refresh(ctx); err != nil {
+		return nil, err
+	}
+	var project, other []memory.Memory
+	for _, id := range ids {
+		m, err := w.store.Get(ctx, w.vis, id)
+		if err != nil {
+			return nil, err
+		}
+		if m.Scope == memory.ScopeProject && IsDerived(m) {
+			return nil, fmt.Errorf("%s is derived from %s; edit that file and run `acolyte sync` to remove it", id, m.Source)
+		}
+		if m.Scope == memory.ScopeProject {
+			project = append(project, m)
+		} else {
+			other = append(other, m)
+		}
+	}
+	if len(project) > 0 {
+		gone := map[string]bool{}
+		for _, m := range project {
+			gone[m.ID] = true
+		}
+		err := w.change(ctx, func(mems []memory.Memory) ([]memory.Memory, error) {
+			return slices.DeleteFunc(mems, func(m memory.Memory) bool { return gone[m.ID] }), nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(other) > 0 {
+		otherIDs := make([]string, len(other))
+		for i, m := range other {
+			otherIDs[i] = m.ID
+		}
+		if _, err := w.store.Delete(ctx, w.vis, otherIDs...); err != nil {
+			return nil, err
+		}
+	}
+	return append(project, other...), nil
+}
+
+// Synced reports what Sync changed.
+type Synced struct {
+	// Changes lists how the derived rules and seeds changed in the file.
+	Changes []Change `json:"changes"`
+	Import  Imported `json:"import"`
+}
+
+// Sync reconciles both directions: rules and seeds are re-derived from
+// AGENTS.md (and friends) and seeds.json into the memories file, then the
+// index is brought to the file. Running it twice changes nothing the second
+// time.
+func (w *Workspace) Sync(ctx context.Context) (Synced, error) {
+	derived, err := Derive(w.Repo.Root)
+	if err != nil {
+		return Synced{}, err
+	}
+	var out Synced
+	path := MemoriesPath(w.Repo.Root)
+	current, err := ReadFile(path)
+	if err != nil {
+		return Synced{}, err
+	}
+	if next := Refresh(current, derived); !equalFiles(current, next) {
+		err = w.change(ctx, func(mems []memory.Memory) ([]memory.Memory, error) {
+			next := Refresh(mems, derived)
+			out.Changes = Diff(mems, next)
+			return next, nil
+		})
+		if err != nil {
+			return Synced{}, err
+		}
+	}
+	out.Import, err = w.Refresh(ctx)
+	return out, err
+}
+
+func equalFiles(a, b []memory.Memory) bool {
+	return string(Encode(a)) == string(Encode(b))
+}
+
+// StaleMemory is a project memory whose cited paths changed since the
+// commit it was written at.
+type StaleMemory struct {
+	Memory  memory.Memory `json:"memory"`
+	Changed []string      `json:"changed,omitempty"`
+	Deleted []string      `json:"deleted,omitempty"`
+}
+
+// Stale lists project memories that mention paths which were deleted or
+// changed since the commit recorded when the memory was written. Such a
+// memory may describe code that no longer exists; an agent should verify
+// or forget it.
+func (w *Workspace) Stale(ctx context.Context) ([]StaleMemory, error) {
+	mems, err := ReadFile(MemoriesPath(w.Repo.Root))
+	if err != nil {
+		return nil, err
+	}
+	var out []StaleMemory
+	for _, m := range mems {
+		if m.Commit == "" || len(m.Paths) == 0 {
+			continue
+		}
+		var s StaleMemory
+		for _, p := range m.Paths {
+			now, err := os.ReadFile(filepath.Join(w.Repo.Root, filepath.FromSlash(p)))
+			if errors.Is(err, fs.ErrNotExist) {
+				s.Deleted = append(s.Deleted, p)
+				continue
+			}
+			then, terr := w.Repo.FileAt(m.Commit, p)
+			if terr != nil {
+				// Not committed when the memory was written: nothing to compare.
+				continue
+			}
+			if err == nil && string(then) != string(now) {
+				s.Changed = append(s.Changed, p)
+			}
+		}
+		if len(s.Changed)+len(s.Deleted) > 0 {
+			s.Memory = m
+			out = append(out, s)
+		}
+	}
+	return out, ctx.Err()
+}
+
+// inRebase reports whether git is in the middle of a rebase; hooks fire for
+// every replayed commit then, and post-rewrite re-imports once at the end.
+func (w *Workspace) inRebase() bool {
+	for _, d := range []string{"rebase-merge", "rebase-apply"} {
+		if _, err := os.Stat(filepath.Join(w.Repo.GitDir(), d)); err == nil {
+			return true
+		}
+	}
+	return false
+}

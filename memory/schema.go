@@ -1,0 +1,100 @@
+package memory
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// migrations are applied in order; the database's user_version counts how
+// many have run. Append only: an edited migration would leave existing
+// databases on a schema no code knows.
+var migrations = []string{
+	// 1: one table for every kind and scope, its lexical index and its vectors.
+	`
+CREATE TABLE memories (
+	seq          INTEGER PRIMARY KEY,
+	id           TEXT NOT NULL,
+	scope        TEXT NOT NULL CHECK (scope IN ('project', 'user', 'session')),
+	scope_key    TEXT NOT NULL DEFAULT '',
+	kind         TEXT NOT NULL CHECK (kind IN ('stored', 'observation', 'rule', 'seed')),
+	content      TEXT NOT NULL,
+	topic        TEXT NOT NULL DEFAULT '',
+	source       TEXT NOT NULL DEFAULT '',
+	content_hash TEXT NOT NULL,
+	created_at   INTEGER NOT NULL,
+	updated_at   INTEGER NOT NULL,
+	recalled_at  INTEGER NOT NULL DEFAULT 0,
+	tokens       INTEGER NOT NULL,
+	commit_hash  TEXT NOT NULL DEFAULT '',
+	paths        TEXT NOT NULL DEFAULT '',
+	-- Every checkout of a repository indexes the same file, so an id is
+	-- unique only within its scope and key.
+	UNIQUE (scope, scope_key, id)
+);
+CREATE INDEX memories_by_scope ON memories (scope, scope_key, content_hash);
+
+-- rowid is memories.seq. The indexed text is the content plus its identifiers
+-- split into words, so "run tool" finds runTool.
+CREATE VIRTUAL TABLE memories_fts USING fts5 (body, tokenize = 'porter unicode61 remove_diacritics 2');
+
+-- One vector per memory, tagged with the model that made it: vectors of
+-- different models are never compared.
+CREATE TABLE embeddings (
+	seq          INTEGER PRIMARY KEY REFERENCES memories (seq) ON DELETE CASCADE,
+	model        TEXT NOT NULL,
+	dim          INTEGER NOT NULL,
+	content_hash TEXT NOT NULL,
+	vec          BLOB NOT NULL
+);
+CREATE INDEX embeddings_by_model ON embeddings (model);
+
+-- Small bookkeeping, such as the hash of the .acolyte/ files last imported.
+CREATE TABLE state (
+	key   TEXT PRIMARY KEY,
+	value TEXT NOT NULL
+);
+`,
+}
+
+// SchemaVersion is the schema this build of acolyte writes.
+var SchemaVersion = len(migrations)
+
+// migrate brings the schema up to date inside one immediate transaction, so
+// that two processes opening a new database at once cannot both apply it.
+func migrate(ctx context.Context, db *sql.DB, path string) error {
+	version, err := userVersion(ctx, db)
+	if err != nil {
+		return err
+	}
+	if version > SchemaVersion {
+		return fmt.Errorf("%w: %s has schema version %d, this acolyte knows %d; upgrade acolyte", ErrSchemaTooNew, path, version, SchemaVersion)
+	}
+	if version == SchemaVersion {
+		return nil
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil {
+		return err
+	}
+	for i := version; i < SchemaVersion; i++ {
+		if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
+			return fmt.Errorf("migrate %s to schema %d: %w", path, i+1, err)
+		}
+	}
+	// PRAGMA takes no bound parameters; the value is our own integer.
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, SchemaVersion)); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+func userVersion(ctx context.Context, db *sql.DB) (int, error) {
+	var v int
+	err := db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v)
+	return v, err
+}

@@ -1,0 +1,692 @@
+package memory
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// BusyTimeout is how long a write waits for another process (a git hook, a
+// second agent) to finish its transaction before giving up.
+const BusyTimeout = 10 * time.Second
+
+// Store is the SQLite index of every memory, with the lexical index and
+// the vectors kept in step inside each write transaction.
+type Store struct {
+	db       *sql.DB
+	path     string
+	embedder Embedder
+	now      func() time.Time
+}
+
+// Open opens (creating if needed) the store at path. The embedder places new
+// memories and queries in vector space; memories embedded by another model
+// are found only lexically until Reindex.
+func Open(ctx context.Context, path string, e Embedder) (*Store, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("create the data directory: %w", err)
+	}
+	dsn := "file:" + path + "?_txlock=immediate" +
+		fmt.Sprintf("&_pragma=busy_timeout(%d)", BusyTimeout.Milliseconds()) +
+		"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	s := &Store{db: db, path: path, embedder: e, now: time.Now}
+	if err := migrate(ctx, db, path); err != nil {
+		db.Close()
+		return nil, s.explain(err)
+	}
+	return s, nil
+}
+
+// Close releases the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Path is the database file.
+func (s *Store) Path() string { return s.path }
+
+// Embedder is the embedder new vectors come from.
+func (s *Store) Embedder() Embedder { return s.embedder }
+
+// explain turns SQLite's result codes into errors that say what to do.
+func (s *Store) explain(err error) error {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return err
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+		return fmt.Errorf("%w: %s is held by another process for more than %s; retry, or find the stuck acolyte process: %v", ErrDatabaseLocked, s.path, BusyTimeout, err)
+	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+		return fmt.Errorf("%w: %s: %v; move it aside (mv %s %s.bad) and run `acolyte sync` to rebuild project memories from .acolyte/", ErrCorrupt, s.path, err, s.path, s.path)
+	}
+	return err
+}
+
+func contentHash(content string) string {
+	sum := sha256.Sum256([]byte(Normalize(content)))
+	return hex.EncodeToString(sum[:16])
+}
+
+// ftsBody is what the lexical index sees: the content, the topic, and the
+// words hidden inside identifiers.
+func ftsBody(m *Memory) string {
+	var b strings.Builder
+	b.WriteString(m.Content)
+	if m.Topic != "" {
+		b.WriteString("\n")
+		b.WriteString(m.Topic)
+	}
+	b.WriteString("\n")
+	b.WriteString(strings.Join(Words(m.Content), " "))
+	return b.String()
+}
+
+const memoryColumns = `m.seq, m.id, m.scope, m.scope_key, m.kind, m.content, m.topic, m.source,
+	m.created_at, m.updated_at, m.recalled_at, m.tokens, m.commit_hash, m.paths`
+
+type scanner interface{ Scan(...any) error }
+
+func scanMemory(row scanner) (int64, Memory, error) {
+	var (
+		m                         Memory
+		seq                       int64
+		created, updated, recalld int64
+		paths                     string
+	)
+	err := row.Scan(&seq, &m.ID, &m.Scope, &m.ScopeKey, &m.Kind, &m.Content, &m.Topic, &m.Source,
+		&created, &updated, &recalld, &m.Tokens, &m.Commit, &paths)
+	if err != nil {
+		return 0, m, err
+	}
+	m.CreatedAt = time.UnixMilli(created).UTC()
+	m.UpdatedAt = time.UnixMilli(updated).UTC()
+	if recalld != 0 {
+		m.RecalledAt = time.UnixMilli(recalld).UTC()
+	}
+	if paths != "" {
+		_ = json.Unmarshal([]byte(paths), &m.Paths) // written by us as a JSON array
+	}
+	return seq, m, nil
+}
+
+// Get returns the memory with this id that is visible from vis.
+func (s *Store) Get(ctx context.Context, vis Visibility, id string) (Memory, error) {
+	where, args := visible(vis, Filter{})
+	row := s.db.QueryRowContext(ctx, `SELECT `+memoryColumns+` FROM memories m WHERE m.id = ? AND `+where,
+		append([]any{id}, args...)...)
+	_, m, err := scanMemory(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Memory{}, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	return m, s.explain(err)
+}
+
+// FindDuplicate returns the memory in the same scope and key whose content
+// is the same once normalised, if there is one.
+func (s *Store) FindDuplicate(ctx context.Context, scope Scope, key, content string) (Memory, bool, error) {
+	row := s.db.QueryRowContext(ctx, `SELECT `+memoryColumns+` FROM memories m
+		WHERE m.scope = ? AND m.scope_key = ? AND m.content_hash = ? ORDER BY m.seq LIMIT 1`,
+		scope, key, contentHash(content))
+	_, m, err := scanMemory(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Memory{}, false, nil
+	}
+	if err != nil {
+		return Memory{}, false, s.explain(err)
+	}
+	return m, true, nil
+}
+
+// Add stores a new memory seen from vis, unless the same content already
+// exists in that scope, in which case it returns the existing one. The check
+// and the insert share one transaction, so concurrent writers cannot both add.
+func (s *Store) Add(ctx context.Context, vis Visibility, d Draft) (Added, error) {
+	m, err := s.Prepare(vis, d)
+	if err != nil {
+		return Added{}, err
+	}
+	vecs, warning := s.embed(ctx, []Memory{m})
+	var out Added
+	err = s.inTx(ctx, func(tx *txn) error {
+		_, existing, err := scanMemory(tx.queryRow(`SELECT `+memoryColumns+` FROM memories m
+			WHERE m.scope = ? AND m.scope_key = ? AND m.content_hash = ? LIMIT 1`,
+			m.Scope, m.ScopeKey, contentHash(m.Content)))
+		if err == nil {
+			out = Added{Memory: existing, Existing: true}
+			return nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		return s.upsert(ctx, tx, &m, vecs[0])
+	})
+	if err != nil {
+		return Added{}, s.explain(err)
+	}
+	if out.Existing {
+		return out, nil
+	}
+	return Added{Memory: m, Warning: warning}, nil
+}
+
+// Prepare turns a draft into a complete, validated memory with a new id,
+// without storing it. Callers that must write a file first (project memory)
+// use it so the file and the index agree on every field.
+func (s *Store) Prepare(vis Visibility, d Draft) (Memory, error) {
+	if d.Kind == "" {
+		d.Kind = KindStored
+	}
+	if d.Scope == "" {
+		d.Scope = ScopeUser
+	}
+	now := s.now().UTC().Truncate(time.Millisecond)
+	m := Memory{
+		ID:        NewID(now),
+		Scope:     d.Scope,
+		Kind:      d.Kind,
+		Content:   strings.TrimSpace(d.Content),
+		Topic:     strings.TrimSpace(d.Topic),
+		Source:    d.Source,
+		CreatedAt: now,
+		UpdatedAt: now,
+	}
+	switch d.Scope {
+	case ScopeProject:
+		m.ScopeKey = vis.ProjectKey
+	case ScopeSession:
+		m.ScopeKey = vis.SessionKey
+	}
+	if err := ValidateContent(d.Content); err != nil {
+		return Memory{}, err
+	}
+	if err := m.Validate(); err != nil {
+		if errors.Is(err, ErrNoScopeKey) {
+			switch d.Scope {
+			case ScopeProject:
+				return Memory{}, fmt.Errorf("%w: project memories need a git repository; run inside one or use --scope user", ErrNoScopeKey)
+			case ScopeSession:
+				return Memory{}, fmt.Errorf("%w: session memories need a session id; pass --session or set ACOLYTE_SESSION", ErrNoScopeKey)
+			}
+		}
+		return Memory{}, err
+	}
+	return m, nil
+}
+
+// Put stores m under its id, replacing any memory with that id. The vector
+// is recomputed only when the content changed.
+func (s *Store) Put(ctx context.Context, m Memory) (Added, error) {
+	if m.ID == "" {
+		return Added{}, errors.New("put: memory has no id")
+	}
+	if err := m.Validate(); err != nil {
+		return Added{}, err
+	}
+	st, err := s.replace(ctx, []Memory{m}, nil)
+	return Added{Memory: m, Warning: st.Warning}, err
+}
+
+// ReplaceStats counts what ReplaceScope changed.
+type ReplaceStats struct {
+	Added, Updated, Removed, Unchanged int
+	// Warning is set when some memories could not be embedded.
+	Warning string
+}
+
+// ReplaceScope makes the memories of one scope and key exactly ms: new ids
+// are added, changed ones updated, missing ones removed, and unchanged ones
+// left alone, vectors included. It is how a .acolyte/ file is imported.
+func (s *Store) ReplaceScope(ctx context.Context, scope Scope, key string, ms []Memory) (ReplaceStats, error) {
+	for i := range ms {
+		ms[i].Scope, ms[i].ScopeKey = scope, key
+		if err := ms[i].Validate(); err != nil {
+			return ReplaceStats{}, fmt.Errorf("memory %s: %w", ms[i].ID, err)
+		}
+	}
+	return s.replace(ctx, ms, &scopeRef{scope, key})
+}
+
+type scopeRef struct {
+	scope Scope
+	key   string
+}
+
+// replace upserts ms in one transaction. When within is set, memories of
+// that scope and key that are not in ms are removed in the same transaction.
+func (s *Store) replace(ctx context.Context, ms []Memory, within *scopeRef) (ReplaceStats, error) {
+	type existing struct {
+		seq                                      int64
+		hash, topic, source, kind, commit, paths string
+		created, updated                         int64
+	}
+	have := map[string]existing{}
+	var st ReplaceStats
+	if within != nil {
+		rows, err := s.db.QueryContext(ctx, `SELECT seq, id, content_hash, topic, source, kind, commit_hash, paths, created_at, updated_at
+			FROM memories WHERE scope = ? AND scope_key = ?`, within.scope, within.key)
+		if err != nil {
+			return st, s.explain(err)
+		}
+		for rows.Next() {
+			var id string
+			var e existing
+			if err := rows.Scan(&e.seq, &id, &e.hash, &e.topic, &e.source, &e.kind, &e.commit, &e.paths, &e.created, &e.updated); err != nil {
+				rows.Close()
+				return st, s.explain(err)
+			}
+			have[id] = e
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return st, s.explain(err)
+		}
+	}
+	// Only memories that are new or whose content changed need a vector.
+	var changed []Memory
+	for _, m := range ms {
+		e, ok := have[m.ID]
+		if ok && e.hash == contentHash(m.Content) && e.topic == m.Topic && e.source == m.Source &&
+			e.kind == string(m.Kind) && e.commit == m.Commit && e.paths == encodePaths(m.Paths) &&
+			sameTime(e.created, m.CreatedAt) && sameTime(e.updated, m.UpdatedAt) {
+			st.Unchanged++
+			continue
+		}
+		if ok {
+			st.Updated++
+		} else {
+			st.Added++
+		}
+		changed = append(changed, m)
+	}
+	keep := make(map[string]bool, len(ms))
+	for _, m := range ms {
+		keep[m.ID] = true
+	}
+	var remove []int64
+	for id, e := range have {
+		if !keep[id] {
+			remove = append(remove, e.seq)
+		}
+	}
+	st.Removed = len(remove)
+	if len(changed) == 0 && len(remove) == 0 {
+		return st, nil
+	}
+	vecs, warning := s.embed(ctx, changed)
+	st.Warning = warning
+	err := s.inTx(ctx, func(tx *txn) error {
+		for i := range changed {
+			if err := s.upsert(ctx, tx, &changed[i], vecs[i]); err != nil {
+				return err
+			}
+		}
+		for _, seq := range remove {
+			if err := deleteSeq(tx, seq); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return st, s.explain(err)
+}
+
+// embed computes document vectors for ms. Failure is not fatal: the memories
+// are stored without vectors (lexical search still finds them) and the
+// warning says to run reindex.
+func (s *Store) embed(ctx context.Context, ms []Memory) ([][]float32, string) {
+	vecs := make([][]float32, len(ms))
+	if s.embedder == nil || len(ms) == 0 {
+		return vecs, ""
+	}
+	texts := make([]string, len(ms))
+	for i, m := range ms {
+		texts[i] = embedText(&m)
+	}
+	got, err := s.embedder.Embed(ctx, PurposeDocument, texts)
+	if err == nil && len(got) != len(ms) {
+		err = fmt.Errorf("embedder returned %d vectors for %d texts", len(got), len(ms))
+	}
+	if err != nil {
+		return vecs, fmt.Sprintf("stored without a vector (%v); run `acolyte reindex` when the embedder is reachable", err)
+	}
+	return got, ""
+}
+
+func embedText(m *Memory) string {
+	if m.Topic == "" {
+		return m.Content
+	}
+	return m.Topic + ": " + m.Content
+}
+
+// sameTime compares a stored time with an incoming one; a zero incoming time
+// means "whenever it was first stored" and matches anything.
+func sameTime(stored int64, t time.Time) bool {
+	return t.IsZero() || stored == t.UnixMilli()
+}
+
+func encodePaths(paths []string) string {
+	if len(paths) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(paths) // a []string always marshals
+	return string(b)
+}
+
+// upsert writes one memory, its lexical row and (when vec is non-nil) its
+// vector. The caller holds the transaction.
+func (s *Store) upsert(ctx context.Context, tx *txn, m *Memory, vec []float32) error {
+	// A zero time means "keep what is stored", or now for a new memory.
+	var created, updated any
+	if !m.CreatedAt.IsZero() {
+		created = m.CreatedAt.UnixMilli()
+	}
+	if !m.UpdatedAt.IsZero() {
+		updated = m.UpdatedAt.UnixMilli()
+	}
+	nowMs := s.now().UnixMilli()
+	m.Tokens = EstimateTokens(m.Content)
+	hash := contentHash(m.Content)
+	var seq int64
+	err := tx.queryRow(`INSERT INTO memories
+		(id, scope, scope_key, kind, content, topic, source, content_hash, created_at, updated_at, tokens, commit_hash, paths)
+		VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, coalesce(?9, ?14), coalesce(?10, ?9, ?14), ?11, ?12, ?13)
+		ON CONFLICT (scope, scope_key, id) DO UPDATE SET kind = excluded.kind,
+			content = excluded.content, topic = excluded.topic, source = excluded.source,
+			content_hash = excluded.content_hash, created_at = coalesce(?9, memories.created_at),
+			updated_at = coalesce(?10, ?14), tokens = excluded.tokens, commit_hash = excluded.commit_hash, paths = excluded.paths
+		RETURNING seq`,
+		m.ID, m.Scope, m.ScopeKey, m.Kind, m.Content, m.Topic, m.Source, hash,
+		created, updated, m.Tokens, m.Commit, encodePaths(m.Paths), nowMs).Scan(&seq)
+	if err != nil {
+		return fmt.Errorf("write memory %s: %w", m.ID, err)
+	}
+	if _, err := tx.exec(`DELETE FROM memories_fts WHERE rowid = ?`, seq); err != nil {
+		return err
+	}
+	if _, err := tx.exec(`INSERT INTO memories_fts (rowid, body) VALUES (?, ?)`, seq, ftsBody(m)); err != nil {
+		return err
+	}
+	if vec == nil {
+		// A vector of the old content would now be wrong; an absent one is only incomplete.
+		_, err = tx.exec(`DELETE FROM embeddings WHERE seq = ? AND content_hash != ?`, seq, hash)
+		return err
+	}
+	_, err = tx.exec(`INSERT OR REPLACE INTO embeddings (seq, model, dim, content_hash, vec) VALUES (?, ?, ?, ?, ?)`,
+		seq, s.embedder.Model(), len(vec), hash, quantize(vec))
+	return err
+}
+
+// Delete removes memories visible from vis by id, with their lexical rows
+// and vectors. If any id is unknown nothing is removed, so a typo never
+// half-applies.
+func (s *Store) Delete(ctx context.Context, vis Visibility, ids ...string) ([]Memory, error) {
+	where, args := visible(vis, Filter{})
+	var removed []Memory
+	err := s.inTx(ctx, func(tx *txn) error {
+		var (
+			missing []string
+			seqs    []int64
+		)
+		for _, id := range ids {
+			seq, m, err := scanMemory(tx.queryRow(`SELECT `+memoryColumns+` FROM memories m WHERE m.id = ? AND `+where,
+				append([]any{id}, args...)...))
+			if errors.Is(err, sql.ErrNoRows) {
+				missing = append(missing, id)
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			removed = append(removed, m)
+			seqs = append(seqs, seq)
+		}
+		if len(missing) > 0 {
+			return fmt.Errorf("%w: %s (nothing was removed; `acolyte list` shows ids)", ErrNotFound, strings.Join(missing, ", "))
+		}
+		for _, seq := range seqs {
+			if err := deleteSeq(tx, seq); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, s.explain(err)
+	}
+	return removed, nil
+}
+
+func deleteSeq(tx *txn, seq int64) error {
+	if _, err := tx.exec(`DELETE FROM memories WHERE seq = ?`, seq); err != nil {
+		return fmt.Errorf("remove memory: %w", err)
+	}
+	if _, err := tx.exec(`DELETE FROM memories_fts WHERE rowid = ?`, seq); err != nil {
+		return err
+	}
+	_, err := tx.exec(`DELETE FROM embeddings WHERE seq = ?`, seq)
+	return err
+}
+
+// txn is a write transaction that prepares each statement once: an import
+// writes thousands of rows with the same five statements, and preparing
+// them per row cost a third of the time.
+type txn struct {
+	ctx   context.Context
+	tx    *sql.Tx
+	stmts map[string]*sql.Stmt
+}
+
+func (t *txn) stmt(q string) (*sql.Stmt, error) {
+	if st, ok := t.stmts[q]; ok {
+		return st, nil
+	}
+	st, err := t.tx.PrepareContext(t.ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	t.stmts[q] = st
+	return st, nil
+}
+
+func (t *txn) exec(q string, args ...any) (sql.Result, error) {
+	st, err := t.stmt(q)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(t.ctx, args...)
+}
+
+// errRow lets queryRow report a prepare error through Scan, as *sql.Row does.
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
+
+func (t *txn) queryRow(q string, args ...any) scanner {
+	st, err := t.stmt(q)
+	if err != nil {
+		return errRow{err}
+	}
+	return st.QueryRowContext(t.ctx, args...)
+}
+
+func (s *Store) inTx(ctx context.Context, fn func(*txn) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	t := &txn{ctx: ctx, tx: tx, stmts: map[string]*sql.Stmt{}}
+	if err := fn(t); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// visible appends the visibility rules and filters to a WHERE clause over
+// memories m: own session, own project, every user memory; an explicit scope
+// narrows to that scope.
+func visible(vis Visibility, f Filter) (string, []any) {
+	var (
+		where []string
+		args  []any
+	)
+	scopes := []string{`m.scope = 'user'`}
+	if vis.ProjectKey != "" {
+		scopes = append(scopes, `(m.scope = 'project' AND m.scope_key = ?)`)
+		args = append(args, vis.ProjectKey)
+	}
+	if vis.SessionKey != "" {
+		scopes = append(scopes, `(m.scope = 'session' AND m.scope_key = ?)`)
+		args = append(args, vis.SessionKey)
+	}
+	where = append(where, "("+strings.Join(scopes, " OR ")+")")
+	if f.Scope != "" {
+		where = append(where, `m.scope = ?`)
+		args = append(args, f.Scope)
+	}
+	if f.Kind != "" {
+		where = append(where, `m.kind = ?`)
+		args = append(args, f.Kind)
+	}
+	if f.Topic != "" {
+		where = append(where, `m.topic = ?`)
+		args = append(args, f.Topic)
+	}
+	return strings.Join(where, " AND "), args
+}
+
+// List returns the memories visible from vis, oldest first.
+func (s *Store) List(ctx context.Context, vis Visibility, f Filter) ([]Memory, error) {
+	where, args := visible(vis, f)
+	q := `SELECT ` + memoryColumns + ` FROM memories m WHERE ` + where + ` ORDER BY m.created_at, m.id`
+	if f.Limit > 0 {
+		q += fmt.Sprintf(` LIMIT %d`, f.Limit)
+	}
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, s.explain(err)
+	}
+	defer rows.Close()
+	var out []Memory
+	for rows.Next() {
+		_, m, err := scanMemory(rows)
+		if err != nil {
+			return nil, s.explain(err)
+		}
+		out = append(out, m)
+	}
+	return out, s.explain(rows.Err())
+}
+
+// Reindex embeds every memory that has no vector from the current embedder,
+// or whose vector is older than its content, and reports progress.
+func (s *Store) Reindex(ctx context.Context, progress func(done, total int)) (int, error) {
+	if s.embedder == nil {
+		return 0, errors.New("reindex: no embedder configured")
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories m
+		LEFT JOIN embeddings e ON e.seq = m.seq
+		WHERE e.seq IS NULL OR e.model != ? OR e.content_hash != m.content_hash ORDER BY m.seq`, s.embedder.Model())
+	if err != nil {
+		return 0, s.explain(err)
+	}
+	type item struct {
+		seq int64
+		m   Memory
+	}
+	var todo []item
+	for rows.Next() {
+		seq, m, err := scanMemory(rows)
+		if err != nil {
+			rows.Close()
+			return 0, s.explain(err)
+		}
+		todo = append(todo, item{seq, m})
+	}
+	rows.Close()
+	const batch = 64
+	done := 0
+	for start := 0; start < len(todo); start += batch {
+		end := min(start+batch, len(todo))
+		texts := make([]string, 0, end-start)
+		for _, it := range todo[start:end] {
+			texts = append(texts, embedText(&it.m))
+		}
+		vecs, err := s.embedder.Embed(ctx, PurposeDocument, texts)
+		if err != nil {
+			return done, fmt.Errorf("reindex: %d of %d memories embedded, then: %w", done, len(todo), err)
+		}
+		err = s.inTx(ctx, func(tx *txn) error {
+			for i, it := range todo[start:end] {
+				if _, err := tx.exec(`INSERT OR REPLACE INTO embeddings (seq, model, dim, content_hash, vec) VALUES (?, ?, ?, ?, ?)`,
+					it.seq, s.embedder.Model(), len(vecs[i]), contentHash(it.m.Content), quantize(vecs[i])); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return done, s.explain(err)
+		}
+		done = end
+		if progress != nil {
+			progress(done, len(todo))
+		}
+	}
+	return done, nil
+}
+
+// GetState reads a bookkeeping value; a missing key reads as "".
+func (s *Store) GetState(ctx context.Context, key string) (string, error) {
+	var v string
+	err := s.db.QueryRowContext(ctx, `SELECT value FROM state WHERE key = ?`, key).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return v, s.explain(err)
+}
+
+// SetState writes a bookkeeping value.
+func (s *Store) SetState(ctx context.Context, key, value string) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO state (key, value) VALUES (?, ?)
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, key, value)
+	return s.explain(err)
+}
+
+// Counts reports how many memories are stored, by scope and kind.
+func (s *Store) Counts(ctx context.Context) (map[Scope]map[Kind]int, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT scope, kind, count(*) FROM memories GROUP BY scope, kind`)
+	if err != nil {
+		return nil, s.explain(err)
+	}
+	defer rows.Close()
+	out := map[Scope]map[Kind]int{}
+	for rows.Next() {
+		var sc Scope
+		var k Kind
+		var n int
+		if err := rows.Scan(&sc, &k, &n); err != nil {
+			return nil, err
+		}
+		if out[sc] == nil {
+			out[sc] = map[Kind]int{}
+		}
+		out[sc][k] = n
+	}
+	return out, rows.Err()
+}
