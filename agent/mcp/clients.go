@@ -69,9 +69,9 @@ args = ["mcp"]
 func (c Client) Snippet() string {
 	var b strings.Builder
 	if c.Command != "" {
-		fmt.Fprintf(&b, "%s: run once inside the repository:\n\n    %s\n\nor save this as %s:\n\n", c.Title, c.Command, c.File)
+		fmt.Fprintf(&b, "%s: run once inside the repository:\n\n    %s\n\nor add this to %s:\n\n", c.Title, c.Command, c.File)
 	} else {
-		fmt.Fprintf(&b, "%s: save this as %s:\n\n", c.Title, c.File)
+		fmt.Fprintf(&b, "%s: add this to %s:\n\n", c.Title, c.File)
 	}
 	b.WriteString(c.Config)
 	return b.String()
