@@ -2,18 +2,64 @@ package cmd
 
 import (
 	"fmt"
+	"os"
+	"strconv"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/acolyte-dev/acolyte/memory"
+	"github.com/acolyte-dev/acolyte/memory/embed/gemini"
+	"github.com/acolyte-dev/acolyte/memory/embed/openai"
 	"github.com/acolyte-dev/acolyte/memory/embed/static"
 )
 
-// chooseEmbedder picks the embedder named by flag, env or config.
+// Names of the embedder settings; each is a flag, an ACOLYTE_ variable and
+// a config.json key.
+const (
+	flagEmbedModel = "embed-model"
+	flagEmbedURL   = "embed-url"
+	flagEmbedDim   = "embed-dim"
+)
+
+func embedderFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: flagEmbedder, EnvVars: []string{"ACOLYTE_EMBEDDER"}, Usage: "embedder: static (built in, offline), gemini or openai (default: gemini when GEMINI_API_KEY or GOOGLE_API_KEY is set, else static)"},
+		&cli.StringFlag{Name: flagEmbedModel, EnvVars: []string{"ACOLYTE_EMBED_MODEL"}, Usage: "embedding model for gemini or openai (default: " + gemini.DefaultModel + ", " + openai.DefaultModel + ")"},
+		&cli.StringFlag{Name: flagEmbedURL, EnvVars: []string{"ACOLYTE_EMBED_URL"}, Usage: "OpenAI-compatible endpoint for --embedder openai (default: " + openai.DefaultBaseURL + ", Ollama)"},
+		&cli.StringFlag{Name: flagEmbedDim, EnvVars: []string{"ACOLYTE_EMBED_DIM"}, Usage: "vector dimension to request (default: the model's own)"},
+	}
+}
+
+// chooseEmbedder builds the embedder the settings name.
 func chooseEmbedder(c *cli.Context) (memory.Embedder, error) {
-	switch name := global(c, flagEmbedder); name {
+	dim := 0
+	if d := global(c, flagEmbedDim); d != "" {
+		n, err := strconv.Atoi(d)
+		if err != nil || n <= 0 {
+			return nil, usage(fmt.Errorf("--%s %q: give a positive whole number", flagEmbedDim, d))
+		}
+		dim = n
+	}
+	key := gemini.KeyFromEnv(os.Getenv)
+	name := global(c, flagEmbedder)
+	if name == "" && key != "" {
+		name = "gemini"
+	}
+	switch name {
 	case "", "static":
 		return static.New(), nil
+	case "gemini":
+		e, err := gemini.New(c.Context, gemini.Config{APIKey: key, Model: global(c, flagEmbedModel), Dim: dim})
+		if err != nil {
+			return nil, usage(err)
+		}
+		return e, nil
+	case "openai":
+		e, err := openai.New(openai.Config{BaseURL: global(c, flagEmbedURL), Model: global(c, flagEmbedModel), APIKey: os.Getenv("OPENAI_API_KEY"), Dim: dim})
+		if err != nil {
+			return nil, usage(err)
+		}
+		return e, nil
 	default:
 		return nil, usage(fmt.Errorf("unknown embedder %q: use static, gemini or openai", name))
 	}

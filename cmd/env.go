@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -21,26 +22,51 @@ const (
 )
 
 func globalFlags() []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.StringFlag{Name: flagHome, EnvVars: []string{"ACOLYTE_HOME"}, Usage: "where acolyte keeps its database and config (default: $XDG_DATA_HOME/acolyte)"},
-		&cli.StringFlag{Name: flagEmbedder, EnvVars: []string{"ACOLYTE_EMBEDDER"}, Usage: "embedder: static (built in, offline), gemini or openai (default: gemini when a key is set, else static)"},
 		&cli.StringFlag{Name: flagSession, EnvVars: []string{"ACOLYTE_SESSION"}, Usage: "session id for session-scope memories"},
 		&cli.StringFlag{Name: flagRepo, Usage: "run as if started in this directory (default: the current directory)"},
-	}
+	}, embedderFlags()...)
 }
 
-// global reads a global flag wherever it was given: before the command
-// (acolyte --repo D search) or after it (acolyte search --repo D).
+// global reads a global setting wherever it was given: a flag before the
+// command (acolyte --repo D search) or after it (acolyte search --repo D),
+// its environment variable, or the same key in $ACOLYTE_HOME/config.json.
 func global(c *cli.Context, name string) string {
 	for _, ctx := range c.Lineage() {
 		if ctx.IsSet(name) {
 			return ctx.String(name)
 		}
 	}
+	if name != flagHome && name != flagRepo {
+		if v := configValue(c, name); v != "" {
+			return v
+		}
+	}
 	if name == flagRepo {
 		return "."
 	}
 	return ""
+}
+
+// configValue reads one key of $ACOLYTE_HOME/config.json, a flat object of
+// setting names to strings, e.g. {"embedder": "openai", "embed-model": "nomic-embed-text"}.
+// A missing file is no configuration; a broken one is ignored here and
+// reported by acolyte status.
+func configValue(c *cli.Context, name string) string {
+	dir, err := home(c)
+	if err != nil {
+		return ""
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	if err != nil {
+		return ""
+	}
+	var cfg map[string]string
+	if json.Unmarshal(b, &cfg) != nil {
+		return ""
+	}
+	return cfg[name]
 }
 
 // home is acolyte's data directory: $ACOLYTE_HOME, else the XDG data dir.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/acolyte-dev/acolyte/agent/gemini"
 	"github.com/acolyte-dev/acolyte/agent/openai"
 	"github.com/acolyte-dev/acolyte/agent/toolbox"
+	"github.com/acolyte-dev/acolyte/memory"
 )
 
 // Providers a model can come from; the first is the default.
@@ -66,6 +68,13 @@ func agentSession(c *cli.Context, confirm func(string) bool, onEvent func(agent.
 	m, err := openModel(c)
 	if err != nil {
 		return nil, nil, err
+	}
+	if global(c, flagSession) == "" {
+		// Each task is its own session unless the caller joins one, so
+		// session facts from distill have somewhere to live.
+		if err := c.Set(flagSession, "session-"+memory.NewID(time.Now())); err != nil {
+			return nil, nil, err
+		}
 	}
 	w, err := openWorkspace(c)
 	if err != nil {

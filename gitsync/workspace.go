@@ -123,15 +123,16 @@ func (w *Workspace) locked(ctx context.Context, fn func() error) error {
 
 // change edits the memories file under the lock and re-imports it in the
 // same critical section, so the index follows the file at once.
-func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]memory.Memory, error)) error {
+func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]memory.Memory, error)) (memory.ReplaceStats, error) {
+	var stats memory.ReplaceStats
 	dir := filepath.Join(w.Repo.Root, Dir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", dir, err)
+		return stats, fmt.Errorf("create %s: %w", dir, err)
 	}
 	if err := EnsureAttributes(w.Repo.Root); err != nil {
-		return err
+		return stats, err
 	}
-	return w.locked(ctx, func() error {
+	err := w.locked(ctx, func() error {
 		path := MemoriesPath(w.Repo.Root)
 		mems, err := ReadFile(path)
 		if err != nil {
@@ -145,7 +146,7 @@ func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]me
 			return err
 		}
 		// The file is now the truth; bring the index to it.
-		if _, err := w.store.ReplaceScope(ctx, memory.ScopeProject, w.Repo.Root, next); err != nil {
+		if stats, err = w.store.ReplaceScope(ctx, memory.ScopeProject, w.Repo.Root, next); err != nil {
 			return fmt.Errorf("%s was written but the index was not updated (the next command retries): %w", path, err)
 		}
 		hash, err := fileHash(os.ReadFile(path))
@@ -154,6 +155,7 @@ func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]me
 		}
 		return w.store.SetState(ctx, w.stateKey(), hash)
 	})
+	return stats, err
 }
 
 // Search searches every memory visible from this checkout.
@@ -189,7 +191,7 @@ func (w *Workspace) Add(ctx context.Context, d memory.Draft) (memory.Added, erro
 	m.Commit = w.Repo.Head()
 	m.Paths = MentionedPaths(w.Repo.Root, m.Content)
 	var out memory.Added
-	err = w.change(ctx, func(mems []memory.Memory) ([]memory.Memory, error) {
+	_, err = w.change(ctx, func(mems []memory.Memory) ([]memory.Memory, error) {
 		norm := memory.Normalize(m.Content)
 		for _, have := range mems {
 			if memory.Normalize(have.Content) == norm {
@@ -236,7 +238,7 @@ func (w *Workspace) Remove(ctx context.Context, ids ...string) ([]memory.Memory,
 		for _, m := range project {
 			gone[m.ID] = true
 		}
-		err := w.change(ctx, func(mems []memory.Memory) ([]memory.Memory, error) {
+		_, err := w.change(ctx, func(mems []memory.Memory) ([]memory.Memory, error) {
 			return slices.DeleteFunc(mems, func(m memory.Memory) bool { return gone[m.ID] }), nil
 		})
 		if err != nil {
@@ -278,14 +280,12 @@ func (w *Workspace) Sync(ctx context.Context) (Synced, error) {
 		return Synced{}, err
 	}
 	if next := Refresh(current, derived); !equalFiles(current, next) {
-		err = w.change(ctx, func(mems []memory.Memory) ([]memory.Memory, error) {
+		out.Import.ReplaceStats, err = w.change(ctx, func(mems []memory.Memory) ([]memory.Memory, error) {
 			next := Refresh(mems, derived)
 			out.Changes = Diff(mems, next)
 			return next, nil
 		})
-		if err != nil {
-			return Synced{}, err
-		}
+		return out, err
 	}
 	out.Import, err = w.Refresh(ctx)
 	return out, err

@@ -52,12 +52,17 @@ func (s *Store) Search(ctx context.Context, vis Visibility, q Query) ([]Result, 
 	limit = min(limit, MaxLimit)
 
 	where, args := visible(vis, q.Filter)
+	var queryVecs [][]float32
+	if s.embedder != nil && s.embedder.Dim() == 0 {
+		// An embedder that learns its dimension from its first answer cannot
+		// name its vector space until it has embedded something.
+		queryVecs, _ = s.embedder.Embed(ctx, PurposeQuery, texts)
+	}
 	vectors, err := s.loadVectors(ctx, where, args)
 	if err != nil {
 		return nil, err
 	}
-	var queryVecs [][]float32
-	if len(vectors) > 0 {
+	if len(vectors) > 0 && queryVecs == nil {
 		// Without a vector for the query the search is still useful: lexical only.
 		queryVecs, _ = s.embedder.Embed(ctx, PurposeQuery, texts)
 	}
