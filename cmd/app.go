@@ -90,6 +90,8 @@ func commands() []*cli.Command {
 		runCommand(),
 		chatCommand(),
 		promptCommand(),
+		// Other agents.
+		mcpCommand(),
 		// Measurement.
 		benchCommand(),
 	}

@@ -1,0 +1,200 @@
+package mcp_test
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/acolyte-dev/acolyte/agent/mcp"
+	"github.com/acolyte-dev/acolyte/agent/toolbox"
+	"github.com/acolyte-dev/acolyte/memory"
+	"github.com/acolyte-dev/acolyte/memory/embed/static"
+)
+
+func openStore(t testing.TB, path string) *memory.Store {
+	t.Helper()
+	s, err := memory.Open(context.Background(), path, static.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// serve runs mcp.New over tk in-process and returns a connected client.
+func serve(t testing.TB, tk memory.Toolkit, opts mcp.Options) *sdk.ClientSession {
+	t.Helper()
+	st, ct := sdk.NewInMemoryTransports()
+	ss, err := mcp.New(tk, opts).Connect(t.Context(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(t.Context(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close(); ss.Wait() })
+	return cs
+}
+
+func TestStatusCountsWhatTheToolsStored(t *testing.T) {
+	store := openStore(t, filepath.Join(t.TempDir(), "acolyte.db"))
+	defer store.Close()
+	cs := serve(t, memory.Scoped{Store: store}, mcp.Options{Root: "/src/app", Embedder: store.Embedder().Model()})
+
+	for _, fact := range []string{"Prefer table-driven tests", "Answer in British English"} {
+		callTool(t, cs, "memory_add", map[string]any{"content": fact, "scope": "user"}, nil)
+	}
+	res, err := cs.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: mcp.StatusURI})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st mcp.Status
+	if err := json.Unmarshal([]byte(res.Contents[0].Text), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Total != 2 || st.Counts[memory.ScopeUser][memory.KindStored] != 2 ||
+		st.Root != "/src/app" || st.Embedder != store.Embedder().Model() {
+		t.Errorf("status = %+v", st)
+	}
+	mems, err := store.List(t.Context(), memory.Visibility{}, memory.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(mems) != 2 || mems[0].Source != mcp.SourceMCP {
+		t.Errorf("stored %+v, want two memories from source %q", mems, mcp.SourceMCP)
+	}
+}
+
+// TestLockedDatabaseFailsTheCallNotTheServer holds the write lock the way a
+// stuck process would. It waits out memory.BusyTimeout.
+func TestLockedDatabaseFailsTheCallNotTheServer(t *testing.T) {
+	if testing.Short() {
+		t.Skipf("waits %s for the database lock", memory.BusyTimeout)
+	}
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "acolyte.db")
+	store := openStore(t, path)
+	defer store.Close()
+	cs := serve(t, memory.Scoped{Store: store}, mcp.Options{})
+
+	other, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	conn, err := other.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(t.Context(), "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+
+	var e toolbox.Error
+	if res := callTool(t, cs, "memory_add", map[string]any{"content": "Deploys happen on Tuesdays", "scope": "user"}, &e); !res.IsError {
+		t.Fatal("memory_add succeeded while another process held the write lock")
+	}
+	if !strings.Contains(e.Message, "locked") {
+		t.Errorf("error should say the database is locked, got %q", e.Message)
+	}
+
+	if _, err := conn.ExecContext(t.Context(), "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	var added toolbox.MemoryAdded
+	if res := callTool(t, cs, "memory_add", map[string]any{"content": "Deploys happen on Tuesdays", "scope": "user"}, &added); res.IsError {
+		t.Fatal("memory_add after the lock was released")
+	}
+	if !hasID(search(t, cs, "when do deploys happen"), added.ID) {
+		t.Error("the memory added after the lock is not searchable")
+	}
+}
+
+// BenchmarkSearch10k measures memory_search as a client sees it: the real
+// binary over stdio, 10,000 memories in the store.
+func BenchmarkSearch10k(b *testing.B) {
+	f := newFixture(b, committedMemory)
+	store := openStore(b, filepath.Join(f.home, "acolyte", "acolyte.db"))
+	if _, err := store.ReplaceScope(context.Background(), memory.ScopeUser, "", syntheticMemories(b, store, 10_000)); err != nil {
+		b.Fatal(err)
+	}
+	store.Close()
+
+	cs := f.connect(b)
+	search(b, cs, benchQueries[0]) // the first call imports .acolyte/; clients pay it once
+
+	durations := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		start := time.Now()
+		hits := search(b, cs, benchQueries[i%len(benchQueries)])
+		durations = append(durations, time.Since(start))
+		if len(hits.Memories) == 0 {
+			b.Fatal("no results")
+		}
+	}
+	b.StopTimer()
+	slices.Sort(durations)
+	b.ReportMetric(float64(durations[len(durations)/2].Microseconds())/1000, "ms-median")
+	b.ReportMetric(float64(durations[len(durations)*99/100].Microseconds())/1000, "ms-p99")
+}
+
+var benchQueries = []string{"postgres container for integration tests", "how are deploys rolled back",
+	"cache invalidation after schema change", "who owns the billing service", "retry policy for webhooks"}
+
+// syntheticMemories are n distinct facts about an imaginary codebase.
+func syntheticMemories(b testing.TB, store *memory.Store, n int) []memory.Memory {
+	services := []string{"billing", "auth", "search", "webhook", "scheduler", "gateway", "mailer", "reporting",
+		"inventory", "checkout", "profile", "audit", "export", "import", "cache", "queue", "storage", "metrics",
+		"ledger", "catalog"}
+	actions := []string{"retries failed jobs", "logs every request", "rotates its keys", "is rolled back",
+		"warms its cache", "pages the on-call engineer", "reads from the replica", "batches writes",
+		"validates the schema", "streams results", "rate limits clients", "compresses payloads",
+		"expires sessions", "shards by tenant", "migrates data", "signs responses", "drops stale entries",
+		"emits traces", "reloads its config", "locks rows"}
+	whens := []string{"after a deploy", "at midnight UTC", "when the queue backs up", "on a schema change",
+		"before a release", "during load tests", "when a tenant is deleted", "after a failover",
+		"when the disk fills", "on every pull request", "when tokens expire", "after an outage",
+		"at the end of each sprint", "when the feature flag flips", "for enterprise tenants",
+		"in the staging cluster", "on Mondays", "when latency exceeds 200ms", "during backups",
+		"when a webhook fails", "after key rotation", "while migrating", "on cold start",
+		"when memory is low", "for archived accounts"}
+	mems := make([]memory.Memory, 0, n)
+	for i := range n {
+		content := fmt.Sprintf("The %s service %s %s (runbook %d)",
+			services[i%len(services)], actions[(i/len(services))%len(actions)],
+			whens[(i/(len(services)*len(actions)))%len(whens)], i)
+		m, err := store.Prepare(memory.Visibility{}, memory.Draft{Content: content, Scope: memory.ScopeUser})
+		if err != nil {
+			b.Fatal(err)
+		}
+		mems = append(mems, m)
+	}
+	return mems
+}
+
+// BenchmarkSearch10kDirect is the same search without MCP, process or
+// workspace in between, so the difference to BenchmarkSearch10k is what
+// serving over stdio costs.
+func BenchmarkSearch10kDirect(b *testing.B) {
+	store := openStore(b, filepath.Join(b.TempDir(), "acolyte.db"))
+	defer store.Close()
+	if _, err := store.ReplaceScope(context.Background(), memory.ScopeUser, "", syntheticMemories(b, store, 10_000)); err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; b.Loop(); i++ {
+		q := memory.Query{Text: benchQueries[i%len(benchQueries)], Filter: memory.Filter{Limit: 8}}
+		if _, err := store.Search(b.Context(), memory.Visibility{}, q); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
