@@ -33,6 +33,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("GIT_COMMITTER_NAME", "Test")
 			env.Setenv("GIT_COMMITTER_EMAIL", "test@example.com")
 			env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+			env.Setenv("PATH_SAVED", env.Getenv("PATH"))
 			return nil
 		},
 		RequireExplicitExec: true,

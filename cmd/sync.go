@@ -164,15 +164,18 @@ func staleCommand() *cli.Command {
 				if stale == nil {
 					stale = []gitsync.StaleMemory{}
 				}
-				return printJSON(c, stale)
-			}
-			for _, s := range stale {
-				fmt.Fprintf(c.App.Writer, "%s\t%s\n", s.Memory.ID, oneLine(s.Memory.Content, 80))
-				for _, p := range s.Changed {
-					fmt.Fprintf(c.App.Writer, "\tchanged: %s\n", p)
+				if err := printJSON(c, stale); err != nil {
+					return err
 				}
-				for _, p := range s.Deleted {
-					fmt.Fprintf(c.App.Writer, "\tdeleted: %s\n", p)
+			} else {
+				for _, s := range stale {
+					fmt.Fprintf(c.App.Writer, "%s\t%s\n", s.Memory.ID, oneLine(s.Memory.Content, 80))
+					for _, p := range s.Changed {
+						fmt.Fprintf(c.App.Writer, "\tchanged: %s\n", p)
+					}
+					for _, p := range s.Deleted {
+						fmt.Fprintf(c.App.Writer, "\tdeleted: %s\n", p)
+					}
 				}
 			}
 			if len(stale) > 0 {
