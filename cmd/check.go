@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -19,7 +20,8 @@ func checkCommand() *cli.Command {
 			"would change; 2 when it cannot check. Made for hooks and CI.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
-			&cli.BoolFlag{Name: "stale", Usage: "quiet unless something is wrong, for hooks"},
+			&cli.BoolFlag{Name: "stale", Usage: "also warn about memories whose cited files changed since they were written (see acolyte stale)"},
+			&cli.BoolFlag{Name: "quiet", Usage: "print nothing when the file is fresh, for hooks"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -42,7 +44,7 @@ func checkCommand() *cli.Command {
 				if err := enc.Encode(report); err != nil {
 					return usage(err)
 				}
-			case report.OK && c.Bool("stale"):
+			case report.OK && c.Bool("quiet"):
 			case report.OK:
 				fmt.Fprintf(out, "%s is up to date\n", report.File)
 			default:
@@ -54,6 +56,17 @@ func checkCommand() *cli.Command {
 					}
 				}
 				fmt.Fprint(out, gitsync.FormatDiff(report.File, report.Changes))
+			}
+			if c.Bool("stale") {
+				stale, err := repo.Stale(c.Context)
+				if err != nil {
+					return usage(err)
+				}
+				// A warning, not a failure: the code moved on, the memory may still be right.
+				for _, s := range stale {
+					fmt.Fprintf(c.App.ErrWriter, "warning: %s cites %s, changed since it was written: %s\n",
+						s.Memory.ID, strings.Join(append(s.Changed, s.Deleted...), ", "), oneLine(s.Memory.Content, 60))
+				}
 			}
 			if !report.OK {
 				return fail(errors.New(report.Fix))

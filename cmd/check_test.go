@@ -42,8 +42,8 @@ func TestCheckCommandExitCodes(t *testing.T) {
 	if err := gitsync.WriteFile(gitsync.MemoriesPath(root), derived); err != nil {
 		t.Fatal(err)
 	}
-	if code, out, _ := runCLI(t, "--repo", root, "check", "--stale"); code != ExitOK || out != "" {
-		t.Fatalf("fresh --stale: code %d, stdout %q", code, out)
+	if code, out, _ := runCLI(t, "--repo", root, "check", "--quiet"); code != ExitOK || out != "" {
+		t.Fatalf("fresh --quiet: code %d, stdout %q", code, out)
 	}
 	code, out, _ = runCLI(t, "--repo", root, "check", "--json")
 	var report gitsync.Report

@@ -151,12 +151,11 @@ func staleCommand() *cli.Command {
 		Usage: "list project memories whose cited files changed or were deleted since they were written",
 		Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
-			w, err := needRepo(c)
+			repo, err := gitsync.Discover(global(c, flagRepo))
 			if err != nil {
-				return err
+				return usage(err)
 			}
-			defer w.Close()
-			stale, err := w.Workspace.Stale(c.Context)
+			stale, err := repo.Stale(c.Context)
 			if err != nil {
 				return fail(err)
 			}

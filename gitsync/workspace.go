@@ -307,8 +307,9 @@ type StaleMemory struct {
 // changed since the commit recorded when the memory was written. Such a
 // memory may describe code that no longer exists; an agent should verify
 // or forget it.
-func (w *Workspace) Stale(ctx context.Context) ([]StaleMemory, error) {
-	mems, err := ReadFile(MemoriesPath(w.Repo.Root))
+// It reads only the file and git, so CI can run it without a database.
+func (r *Repo) Stale(ctx context.Context) ([]StaleMemory, error) {
+	mems, err := ReadFile(MemoriesPath(r.Root))
 	if err != nil {
 		return nil, err
 	}
@@ -319,12 +320,12 @@ func (w *Workspace) Stale(ctx context.Context) ([]StaleMemory, error) {
 		}
 		var s StaleMemory
 		for _, p := range m.Paths {
-			now, err := os.ReadFile(filepath.Join(w.Repo.Root, filepath.FromSlash(p)))
+			now, err := os.ReadFile(filepath.Join(r.Root, filepath.FromSlash(p)))
 			if errors.Is(err, fs.ErrNotExist) {
 				s.Deleted = append(s.Deleted, p)
 				continue
 			}
-			then, terr := w.Repo.FileAt(m.Commit, p)
+			then, terr := r.FileAt(m.Commit, p)
 			if terr != nil {
 				// Not committed when the memory was written: nothing to compare.
 				continue
