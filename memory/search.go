@@ -218,7 +218,7 @@ func quantize(v []float32) []byte {
 	return out
 }
 
-// cosines scores every vector against the query, nearest first.
+// cosines scores every vector against the query, in no particular order.
 func cosines(query []float32, vectors []storedVector) []scored {
 	all := make([]scored, 0, len(vectors))
 	for _, v := range vectors {
@@ -231,17 +231,11 @@ func cosines(query []float32, vectors []storedVector) []scored {
 		}
 		all = append(all, scored{v.seq, float64(dot * v.scale)})
 	}
-	sort.Slice(all, func(i, j int) bool {
-		if all[i].score != all[j].score {
-			return all[i].score > all[j].score
-		}
-		return all[i].seq < all[j].seq
-	})
 	return all
 }
 
 // fuse blends the lexical candidates (best first) with the vector scores of
-// every visible memory (nearest first), as described at vectorWeight. Both
+// every visible memory, as described at vectorWeight. Both
 // sides propose their best candidatePool memories; a memory only one side
 // proposed still gets the other side's view of it. Memories that score 0
 // are left out.
@@ -258,15 +252,28 @@ func fuse(lex, vec []scored) map[int64]float64 {
 		// the vector side knows nothing.
 		return out
 	}
-	for i, c := range vec {
+	var proposals []scored
+	for _, c := range vec {
 		z := (c.score - mean) / spread
 		if z <= 0 {
-			// vec is sorted, so nothing further down is nearer than average.
-			break
+			continue
 		}
-		if _, proposed := out[c.seq]; proposed || i < candidatePool {
+		if _, lexical := out[c.seq]; lexical {
 			out[c.seq] += vectorWeight * min(1, z/vectorFullZ)
+		} else {
+			proposals = append(proposals, scored{c.seq, z})
 		}
+	}
+	// Sorting only the memories nearer than average, not all of them, keeps
+	// this cheap on a large store.
+	sort.Slice(proposals, func(i, j int) bool {
+		if proposals[i].score != proposals[j].score {
+			return proposals[i].score > proposals[j].score
+		}
+		return proposals[i].seq < proposals[j].seq
+	})
+	for _, c := range proposals[:min(len(proposals), candidatePool)] {
+		out[c.seq] = vectorWeight * min(1, c.score/vectorFullZ)
 	}
 	return out
 }
