@@ -22,6 +22,24 @@ func Words(text string) []string {
 	return words
 }
 
+// queryWords are the words of a search worth looking for: Words without
+// stop words, with a possessive 's dropped so "Caroline's" finds memories
+// that say "Caroline" (the lexical index splits at the apostrophe, so the
+// whole word would only match "Caroline's" itself).
+func queryWords(text string) []string {
+	var out []string
+	for _, w := range Words(text) {
+		if IsStopWord(w) {
+			continue // before trimming, or "let's" would become "let"
+		}
+		w = strings.TrimSuffix(w, "'s")
+		if w != "" && !IsStopWord(w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
 // splitIdentifier breaks camelCase, PascalCase and ACRONYMWord boundaries and
 // separates letters from digits.
 func splitIdentifier(s string) []string {
