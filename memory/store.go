@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -45,11 +46,26 @@ func Open(ctx context.Context, path string, e Embedder) (*Store, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	s := &Store{db: db, path: path, embedder: e, now: time.Now}
-	if err := migrate(ctx, db, path); err != nil {
-		db.Close()
-		return nil, s.explain(err)
+	// Switching a new database to WAL needs a moment of exclusive access,
+	// and SQLite reports a busy database then without waiting; processes
+	// that open a new database together take turns here instead.
+	deadline := time.Now().Add(BusyTimeout)
+	for {
+		err = s.explain(migrate(ctx, db, path))
+		if err == nil {
+			return s, nil
+		}
+		if !errors.Is(err, ErrDatabaseLocked) || time.Now().After(deadline) {
+			db.Close()
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			db.Close()
+			return nil, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
-	return s, nil
 }
 
 // Close releases the database.
@@ -82,7 +98,8 @@ func contentHash(content string) string {
 }
 
 // ftsBody is what the lexical index sees: the content, the topic, and the
-// words hidden inside identifiers.
+// words hidden inside identifiers, which FTS5's tokenizer would keep whole
+// (runTool, HTTP2Server); it already splits at punctuation by itself.
 func ftsBody(m *Memory) string {
 	var b strings.Builder
 	b.WriteString(m.Content)
@@ -90,8 +107,12 @@ func ftsBody(m *Memory) string {
 		b.WriteString("\n")
 		b.WriteString(m.Topic)
 	}
-	b.WriteString("\n")
-	b.WriteString(strings.Join(Words(m.Content), " "))
+	for _, tok := range strings.FieldsFunc(m.Content, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		if parts := splitIdentifier(tok); len(parts) > 1 {
+			b.WriteString("\n")
+			b.WriteString(strings.Join(parts, " "))
+		}
+	}
 	return b.String()
 }
 

@@ -477,9 +477,9 @@ func TestVectorPackFollowsWrites(t *testing.T) {
 	if got := ids(mustSearch(t, s, "zzz")); len(got) == 0 || got[0] != zebra.ID {
 		t.Fatalf("first search: %v", got)
 	}
-	packs, _ := filepath.Glob(path + "-vectors-*")
+	packs, _ := filepath.Glob(path + "-catalog-*")
 	if len(packs) != 1 {
-		t.Fatalf("vector pack files: %v", packs)
+		t.Fatalf("catalog files: %v", packs)
 	}
 	giraffe := add(t, s, nowhere, memory.ScopeUser, "giraffes have long necks")
 	if got := ids(mustSearch(t, s, "ggg")); len(got) == 0 || got[0] != giraffe.ID {
