@@ -146,7 +146,8 @@ func (s *Store) lexical(ctx context.Context, text string, v *view) ([]scored, er
 		return nil, nil
 	}
 	seen := map[string]bool{}
-	acc := map[int]float64{}
+	acc := make([]float64, len(v.c.seqs))
+	var matched []int
 	n := float64(v.count)
 	for _, w := range queryWords(text) {
 		if seen[w] {
@@ -168,20 +169,47 @@ func (s *Store) lexical(ctx context.Context, text string, v *view) ([]scored, er
 			idf = 1e-6
 		}
 		for _, i := range hits {
+			if acc[i] == 0 {
+				matched = append(matched, i)
+			}
 			acc[i] += idf
 		}
 	}
-	out := make([]scored, 0, len(acc))
-	for i, score := range acc {
-		out = append(out, scored{v.c.seqs[i], score})
+	out := make([]scored, len(matched))
+	for j, i := range matched {
+		out[j] = scored{v.c.seqs[i], acc[i]}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].score != out[j].score {
-			return out[i].score > out[j].score
+	return best(out, candidatePool), nil
+}
+
+// best returns the n highest scores, best first, ties by seq. Only the
+// winners are sorted: a common word can match thousands of memories.
+func best(xs []scored, n int) []scored {
+	better := func(a, b scored) bool {
+		if a.score != b.score {
+			return a.score > b.score
 		}
-		return out[i].seq < out[j].seq
-	})
-	return out[:min(len(out), candidatePool)], nil
+		return a.seq < b.seq
+	}
+	if len(xs) > 4*n {
+		// Keep a sorted window of the best n seen so far.
+		top := make([]scored, 0, n+1)
+		for _, x := range xs {
+			if len(top) == n && !better(x, top[n-1]) {
+				continue
+			}
+			i := sort.Search(len(top), func(i int) bool { return better(x, top[i]) })
+			top = append(top, scored{})
+			copy(top[i+1:], top[i:])
+			top[i] = x
+			if len(top) > n {
+				top = top[:n]
+			}
+		}
+		return top
+	}
+	sort.Slice(xs, func(i, j int) bool { return better(xs[i], xs[j]) })
+	return xs[:min(len(xs), n)]
 }
 
 // postings returns the catalog positions of the visible memories whose
@@ -243,13 +271,28 @@ func cosines(query []float32, vectors []storedVector) []scored {
 		if len(v.q) != len(query) {
 			continue
 		}
-		var dot float32
-		for i, x := range v.q {
-			dot += float32(x) * query[i]
-		}
-		all = append(all, scored{v.seq, float64(dot * v.scale)})
+		all = append(all, scored{v.seq, float64(dot8(query, v.q) * v.scale)})
 	}
 	return all
+}
+
+// dot8 is the inner loop of every search: four independent sums let the
+// CPU overlap the multiplies, and slicing both operands to one length lets
+// the compiler drop the bounds checks.
+func dot8(query []float32, q []int8) float32 {
+	q = q[:len(query)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(query); i += 4 {
+		s0 += query[i] * float32(q[i])
+		s1 += query[i+1] * float32(q[i+1])
+		s2 += query[i+2] * float32(q[i+2])
+		s3 += query[i+3] * float32(q[i+3])
+	}
+	for ; i < len(query); i++ {
+		s0 += query[i] * float32(q[i])
+	}
+	return s0 + s1 + s2 + s3
 }
 
 // fuse blends the lexical candidates (best first) with the vector scores of
@@ -282,15 +325,7 @@ func fuse(lex, vec []scored) map[int64]float64 {
 			proposals = append(proposals, scored{c.seq, z})
 		}
 	}
-	// Sorting only the memories nearer than average, not all of them, keeps
-	// this cheap on a large store.
-	sort.Slice(proposals, func(i, j int) bool {
-		if proposals[i].score != proposals[j].score {
-			return proposals[i].score > proposals[j].score
-		}
-		return proposals[i].seq < proposals[j].seq
-	})
-	for _, c := range proposals[:min(len(proposals), candidatePool)] {
+	for _, c := range best(proposals, candidatePool) {
 		out[c.seq] = vectorWeight * min(1, c.score/vectorFullZ)
 	}
 	return out
