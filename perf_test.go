@@ -110,6 +110,16 @@ func gitRepo(b *testing.B, dir string) {
 	}
 }
 
+// BenchmarkProcessBaseline: `acolyte --version`, the fixed cost of starting
+// the binary (the Go runtime and every linked package's init, the Gemini
+// SDK's dependency tree above all) that every command below pays too.
+func BenchmarkProcessBaseline(b *testing.B) {
+	dir, home := b.TempDir(), b.TempDir()
+	for b.Loop() {
+		run(b, dir, home, "--version")
+	}
+}
+
 // BenchmarkSearchProcess: a whole `acolyte search` process over n user
 // memories, outside any repository.
 func BenchmarkSearchProcess(b *testing.B) {

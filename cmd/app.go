@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 
 	"github.com/urfave/cli/v2"
 )
@@ -51,6 +52,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		Usage: "long-term memory that coding agents search instead of having it injected",
 		Description: "Every memory is one small fact, embedded when it is written and found by meaning.\n" +
 			"Project memories live in .acolyte/ and travel with the repository.",
+		Version:              version(),
 		Reader:               stdin,
 		Writer:               stdout,
 		ErrWriter:            stderr,
@@ -64,6 +66,15 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			return usage(fmt.Errorf("%w (see --help)", err))
 		},
 	}
+}
+
+// version is the module version go install recorded, or "dev" for a build
+// from a checkout.
+func version() string {
+	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
+		return info.Main.Version
+	}
+	return "dev"
 }
 
 // commands is the whole CLI surface, in the order help shows it. The global
