@@ -30,7 +30,7 @@
 // package into a temporary directory, checks its integrity hash and
 // rewrites wordvec.bin, byte for byte the same. Users never run it. Most
 // of its time goes to comparing every pair of words for the neighbour
-// lists: about 2¼ minutes on two busy cores. When the data or the pooling
+// lists: about 1½ minutes on two shared cores. When the data or the pooling
 // changes, change dataName or modelID, because stored vectors from another
 // version are not comparable; the neighbour lists are not part of the
 // vector space, so changing them changes neither.

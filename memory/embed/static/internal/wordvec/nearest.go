@@ -16,12 +16,12 @@ const noNeighbour = 0xFFFF
 // per word.
 //
 // It compares every pair once, count²/2 × dim multiply-adds (1.25·10¹¹ for
-// the shipped 50,000 words), so the loops are arranged for speed: rows in
-// blocks, candidates in tiles that stay in cache, four candidates per pass
-// over a row, and one goroutine per CPU, each keeping its own lists for
-// every word. Which goroutine saw which pair depends on scheduling, but the
-// best k under a total order do not, so merging the lists gives the same
-// output every time.
+// the shipped 50,000 words), so the loops are arranged for speed: two
+// words' components share one multiply (see pack), rows go in blocks and
+// candidates in tiles that stay in cache, and there is one goroutine per
+// CPU, each keeping its own lists for every word. Which goroutine saw which
+// pair depends on scheduling, but the best k under a total order do not,
+// so merging the lists gives the same output every time.
 func nearest(quant []int8, qnorms []float32, eligible []bool, dim, k int) []uint16 {
 	count := len(qnorms)
 	out := make([]uint16, count*k)
@@ -31,6 +31,7 @@ func nearest(quant []int8, qnorms []float32, eligible []bool, dim, k int) []uint
 	if k == 0 {
 		return out
 	}
+	pairs := pack(quant, dim)
 	workers := make([][]topK, runtime.GOMAXPROCS(0))
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -40,7 +41,7 @@ func nearest(quant []int8, qnorms []float32, eligible []bool, dim, k int) []uint
 			lists[i] = make(topK, 0, k)
 		}
 		workers[w] = lists
-		wg.Go(func() { comparePairs(lists, &next, quant, qnorms, eligible) })
+		wg.Go(func() { comparePairs(lists, &next, quant, pairs, qnorms, eligible) })
 	}
 	wg.Wait()
 	merged := make(topK, 0, k)
@@ -58,16 +59,38 @@ func nearest(quant []int8, qnorms []float32, eligible []bool, dim, k int) []uint
 	return out
 }
 
+// pack interleaves words 2m and 2m+1 into one int64 per component, the
+// first in the low 32 bits and the second above, so that multiplying by a
+// row component multiplies both. A dot product of int8 vectors, at most
+// dim·128², fits in an int32, so the two sums never mix (see unpack).
+func pack(quant []int8, dim int) []int64 {
+	count := len(quant) / dim
+	pairs := make([]int64, (count+1)/2*dim)
+	for j := range count {
+		m, shift := j/2, 32*(j%2)
+		for d := range dim {
+			pairs[m*dim+d] += int64(quant[j*dim+d]) << shift
+		}
+	}
+	return pairs
+}
+
+// unpack splits a sum over packed components into the two dot products.
+func unpack(s int64) (low, high int32) {
+	low = int32(s)
+	return low, int32((s - int64(low)) >> 32)
+}
+
 // comparePairs takes blocks of rows from next until none are left and, for
 // each row i in a block, compares it with every word j > i, offering each
 // to the other's list.
-func comparePairs(lists []topK, next *atomic.Int64, quant []int8, qnorms []float32, eligible []bool) {
-	const rowBlock, colTile = 64, 2048
+func comparePairs(lists []topK, next *atomic.Int64, quant []int8, pairs []int64, qnorms []float32, eligible []bool) {
+	const rowBlock, colTile = 64, 2048 // both even, so tiles start on a pair
 	count := len(lists)
 	dim := len(quant) / max(count, 1)
-	row := make([]int32, dim)
+	row := make([]int64, dim)
 	offer := func(i, j int, dot int32) {
-		if qnorms[j] == 0 {
+		if j <= i || j >= count || qnorms[j] == 0 {
 			return
 		}
 		cos := cosine(dot, qnorms[i], qnorms[j])
@@ -77,6 +100,11 @@ func comparePairs(lists []topK, next *atomic.Int64, quant []int8, qnorms []float
 		if eligible[i] {
 			lists[j].offer(candidate{cos, int32(i)})
 		}
+	}
+	offerPair := func(i, m int, s int64) {
+		low, high := unpack(s)
+		offer(i, 2*m, low)
+		offer(i, 2*m+1, high)
 	}
 	for {
 		first := int(next.Add(rowBlock)) - rowBlock
@@ -91,19 +119,17 @@ func comparePairs(lists []topK, next *atomic.Int64, quant []int8, qnorms []float
 					continue // no direction, so no neighbours and nobody's neighbour
 				}
 				for d := range row {
-					row[d] = int32(quant[i*dim+d])
+					row[d] = int64(quant[i*dim+d])
 				}
-				j := max(tile, i+1)
-				for ; j+4 <= end; j += 4 {
-					s0, s1, s2, s3 := dot4(row, quant[j*dim:], quant[(j+1)*dim:], quant[(j+2)*dim:], quant[(j+3)*dim:])
-					offer(i, j, s0)
-					offer(i, j+1, s1)
-					offer(i, j+2, s2)
-					offer(i, j+3, s3)
+				m, endPair := max(tile, i+1)/2, (end+1)/2
+				for ; m+2 <= endPair; m += 2 {
+					s0, s1 := dot2(row, pairs[m*dim:], pairs[(m+1)*dim:])
+					offerPair(i, m, s0)
+					offerPair(i, m+1, s1)
 				}
-				for ; j < end; j++ {
-					s, _, _, _ := dot4(row, quant[j*dim:], quant[j*dim:], quant[j*dim:], quant[j*dim:])
-					offer(i, j, s)
+				if m < endPair {
+					s, _ := dot2(row, pairs[m*dim:], pairs[m*dim:])
+					offerPair(i, m, s)
 				}
 			}
 		}
@@ -118,18 +144,15 @@ func cosine(dot int32, qnormA, qnormB float32) float32 {
 	return float32(dot) / (qnormA * qnormB)
 }
 
-// dot4 returns the dot products of a with the first len(a) elements of
-// each of b0..b3. Reading each a[d] once for four products is most of the
-// speed.
-func dot4(a []int32, b0, b1, b2, b3 []int8) (s0, s1, s2, s3 int32) {
-	b0, b1, b2, b3 = b0[:len(a)], b1[:len(a)], b2[:len(a)], b3[:len(a)]
+// dot2 returns the dot products of a with the first len(a) elements of
+// p0 and p1: four words' products for three loads and two multiplies.
+func dot2(a, p0, p1 []int64) (s0, s1 int64) {
+	p0, p1 = p0[:len(a)], p1[:len(a)]
 	for d, x := range a {
-		s0 += x * int32(b0[d])
-		s1 += x * int32(b1[d])
-		s2 += x * int32(b2[d])
-		s3 += x * int32(b3[d])
+		s0 += x * p0[d]
+		s1 += x * p1[d]
 	}
-	return
+	return s0, s1
 }
 
 type candidate struct {
