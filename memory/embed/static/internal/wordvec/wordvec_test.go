@@ -3,13 +3,7 @@ package wordvec
 import (
 	"bytes"
 	"errors"
-	"fmt"
-	"io"
 	"math"
-	"math/rand/v2"
-	"runtime"
-	"slices"
-	"sort"
 	"strings"
 	"testing"
 )
@@ -17,7 +11,7 @@ import (
 func write(t *testing.T, words []Word) *Table {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := Write(&buf, Header{Name: "test-3d", Dim: 3, SourceN: 1000, Neighbours: 2}, words); err != nil {
+	if err := Write(&buf, "test-3d", 3, 1000, words); err != nil {
 		t.Fatal(err)
 	}
 	tb, err := Open(buf.String())
@@ -62,130 +56,37 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
-func TestNeighbours(t *testing.T) {
+func TestCosines(t *testing.T) {
 	tb := write(t, []Word{
 		{Text: "a", Vector: []float32{1, 0, 0}},
 		{Text: "b", Vector: []float32{1, 1, 0}},
 		{Text: "c", Vector: []float32{-3, 0, 0}},
-		{Text: "d", Vector: []float32{0, 0, 0}}, // no direction: nobody's neighbour
-		{Text: "e", Vector: []float32{2, 0.1, 0}},
 	})
-	want := map[string][]string{
-		"a": {"e", "b"},
-		"b": {"e", "a"},
-		"c": {"b", "e"}, // points away from all; the least opposed come first
-		"d": nil,
-		"e": {"a", "b"},
-	}
-	for w, ns := range want {
-		i := tb.Find(w)
-		var got []string
-		for n := range tb.Neighbours + 1 {
-			if j := tb.Neighbour(i, n); j >= 0 {
-				got = append(got, tb.Word(j))
-			}
-		}
-		if !slices.Equal(got, ns) {
-			t.Errorf("neighbours of %s = %q, want %q", w, got, ns)
+	out := make([]float32, 3)
+	tb.Cosines(tb.Find("a"), out)
+	want := []float32{1, float32(math.Sqrt(0.5)), -1}
+	for j, w := range want {
+		if math.Abs(float64(out[j]-w)) > 0.01 {
+			t.Errorf("cos(a, %s) = %v, want %v", tb.Word(j), out[j], w)
 		}
 	}
-}
-
-// The lists must be the true top k under the documented cosine, skip the
-// common words, break ties by index, and not depend on how many
-// goroutines computed them: the generated file is committed and must
-// regenerate byte for byte.
-func TestNeighboursMatchBruteForce(t *testing.T) {
-	// More words than a tile, and an odd number, so that the last pair is
-	// half empty.
-	const count, dim, k, common = 2101, 8, 5, 40
-	rng := rand.New(rand.NewPCG(1, 2))
-	words := make([]Word, count)
-	for i := range words {
-		v := make([]float32, dim)
-		for d := range v {
-			v[d] = float32(rng.IntN(5) - 2) // few distinct directions: many exact ties
-		}
-		words[i] = Word{Text: fmt.Sprintf("w%04d", i), Rank: rng.IntN(count), Vector: v}
-	}
-	h := Header{Name: "rand", Dim: dim, SourceN: count, Neighbours: k, CommonRanks: common}
-	var serial, parallel bytes.Buffer
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	if err := Write(&serial, h, words); err != nil {
-		t.Fatal(err)
-	}
-	runtime.GOMAXPROCS(3)
-	if err := Write(&parallel, h, words); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(serial.Bytes(), parallel.Bytes()) {
-		t.Fatal("output depends on the number of goroutines")
-	}
-	tb, err := Open(parallel.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < tb.Len(); i += 7 { // a sample: brute force is slow
-		want := bruteForce(tb, i, k, common)
-		var got []int
-		for n := range k {
-			if j := tb.Neighbour(i, n); j >= 0 {
-				got = append(got, j)
-			}
-		}
-		if !slices.Equal(got, want) {
-			t.Fatalf("neighbours of %s = %v, want %v", tb.Word(i), got, want)
-		}
-	}
-}
-
-func bruteForce(tb *Table, i, k, common int) []int {
-	type hit struct {
-		j   int
-		cos float32
-	}
-	var hits []hit
-	for j := range tb.Len() {
-		if j == i || tb.Rank(j) < common || tb.QNorm(j) == 0 || tb.QNorm(i) == 0 {
-			continue
-		}
-		var dot int32
-		for d := range tb.Dim {
-			dot += int32(int8(tb.Quant(i)[d])) * int32(int8(tb.Quant(j)[d]))
-		}
-		hits = append(hits, hit{j, float32(dot) / (tb.QNorm(i) * tb.QNorm(j))})
-	}
-	sort.SliceStable(hits, func(a, b int) bool { return hits[a].cos > hits[b].cos })
-	var out []int
-	for _, h := range hits[:min(k, len(hits))] {
-		out = append(out, h.j)
-	}
-	return out
 }
 
 func TestWriteRejectsBadInput(t *testing.T) {
 	var buf bytes.Buffer
-	err := Write(&buf, Header{Name: "x", Dim: 2, SourceN: 10}, []Word{{Text: "a", Vector: []float32{1, 2, 3}}})
+	err := Write(&buf, "x", 2, 10, []Word{{Text: "a", Vector: []float32{1, 2, 3}}})
 	if err == nil || !strings.Contains(err.Error(), "3 dimensions") {
 		t.Errorf("wrong dimension: err = %v", err)
 	}
-	err = Write(&buf, Header{Name: "x", Dim: 1, SourceN: 10}, []Word{{Text: "a", Vector: []float32{1}}, {Text: "a", Vector: []float32{2}}})
+	err = Write(&buf, "x", 1, 10, []Word{{Text: "a", Vector: []float32{1}}, {Text: "a", Vector: []float32{2}}})
 	if err == nil || !strings.Contains(err.Error(), "twice") {
 		t.Errorf("duplicate word: err = %v", err)
-	}
-	many := make([]Word, 70000)
-	for i := range many {
-		many[i] = Word{Text: fmt.Sprint(i), Vector: []float32{1}}
-	}
-	err = Write(&buf, Header{Name: "x", Dim: 1, SourceN: 10, Neighbours: 1}, many)
-	if err == nil || !strings.Contains(err.Error(), "keep fewer than 65535") {
-		t.Errorf("too many words for uint16 neighbours: err = %v", err)
 	}
 }
 
 func TestOpenRejectsCorruptData(t *testing.T) {
 	var buf bytes.Buffer
-	if err := Write(&buf, Header{Name: "x", Dim: 2, SourceN: 10, Neighbours: 3}, []Word{{Text: "hello", Vector: []float32{1, 2}}}); err != nil {
+	if err := Write(&buf, "x", 2, 10, []Word{{Text: "hello", Vector: []float32{1, 2}}}); err != nil {
 		t.Fatal(err)
 	}
 	good := buf.String()
@@ -218,24 +119,4 @@ func maxAbs(v []float32) float32 {
 		m = max(m, float32(math.Abs(float64(x))))
 	}
 	return m
-}
-
-// BenchmarkNeighbours5k lists neighbours for 5,000 random 100-dimensional
-// words, 1/100 of the pairs of the shipped 50,000.
-func BenchmarkNeighbours5k(b *testing.B) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	words := make([]Word, 5000)
-	for i := range words {
-		v := make([]float32, 100)
-		for d := range v {
-			v[d] = float32(rng.NormFloat64())
-		}
-		words[i] = Word{Text: fmt.Sprintf("w%04d", i), Rank: i, Vector: v}
-	}
-	h := Header{Name: "bench", Dim: 100, SourceN: 5000, Neighbours: 8, CommonRanks: 100}
-	for b.Loop() {
-		if err := Write(io.Discard, h, words); err != nil {
-			b.Fatal(err)
-		}
-	}
 }
