@@ -81,7 +81,7 @@ type pooling struct {
 }
 
 // New returns the default static embedder. Nothing is read until the first
-// Embed or Neighbors call.
+// Embed call.
 func New() *Embedder { return &Embedder{} }
 
 var _ memory.Embedder = (*Embedder)(nil)
@@ -238,50 +238,3 @@ func splitAlnum(w string) []string {
 	return parts
 }
 
-// Neighbors returns up to k vocabulary words nearest to word by cosine,
-// nearest first, for expanding a search query. An unknown word has no
-// neighbours. It scans the whole vocabulary, so it suits a handful of
-// query words rather than whole documents.
-func (e *Embedder) Neighbors(word string, k int) ([]string, error) {
-	t, err := e.load()
-	if err != nil {
-		return nil, err
-	}
-	words := Words(word)
-	if len(words) != 1 || k <= 0 {
-		return nil, nil
-	}
-	found := e.lookup(t, words[0])
-	if len(found) != 1 {
-		return nil, nil
-	}
-	self := found[0]
-	cosines := make([]float32, t.Len())
-	t.Cosines(self, cosines)
-	type hit struct {
-		i   int
-		cos float32
-	}
-	best := make([]hit, 0, k+1) // sorted, nearest first
-	for i, cos := range cosines {
-		if i == self || e.pool.maxRank > 0 && t.Rank(i) >= e.pool.maxRank {
-			continue
-		}
-		if len(best) == k && cos <= best[k-1].cos {
-			continue
-		}
-		at := len(best)
-		for at > 0 && best[at-1].cos < cos {
-			at--
-		}
-		best = append(best, hit{})
-		copy(best[at+1:], best[at:])
-		best[at] = hit{i, cos}
-		best = best[:min(len(best), k)]
-	}
-	out := make([]string, len(best))
-	for n, h := range best {
-		out[n] = t.Word(h.i)
-	}
-	return out, nil
-}

@@ -3,7 +3,6 @@ package static
 import (
 	"context"
 	"math"
-	"slices"
 	"strings"
 	"testing"
 
@@ -197,40 +196,3 @@ func BenchmarkEmbedDocument(b *testing.B) {
 			"wraps its error with the tool name and returns the JSON result to the model loop.")
 }
 
-func TestNeighbors(t *testing.T) {
-	e := New()
-	got, err := e.Neighbors("database", 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != 10 {
-		t.Fatalf("Neighbors(database, 10) returned %d words: %q", len(got), got)
-	}
-	if slices.Contains(got, "database") {
-		t.Errorf("Neighbors(database) includes the word itself: %q", got)
-	}
-	if !slices.Contains(got, "databases") && !slices.Contains(got, "data") {
-		t.Errorf("Neighbors(database) = %q, want databases or data among them", got)
-	}
-	// The list is ordered nearest first.
-	vs := embed(t, append([]string{"database"}, got...)...)
-	for i := 2; i < len(vs); i++ {
-		if dot(vs[0], vs[i]) > dot(vs[0], vs[i-1])+0.02 {
-			t.Errorf("%q is nearer to database than %q, which precedes it", got[i-1], got[i-2])
-		}
-	}
-	for _, w := range []string{"zzqxv", "", "two words"} {
-		if got, err := e.Neighbors(w, 5); err != nil || got != nil {
-			t.Errorf("Neighbors(%q) = %q, %v; want nothing", w, got, err)
-		}
-	}
-}
-
-func BenchmarkNeighbors(b *testing.B) {
-	e := New()
-	for b.Loop() {
-		if _, err := e.Neighbors("database", 10); err != nil {
-			b.Fatal(err)
-		}
-	}
-}

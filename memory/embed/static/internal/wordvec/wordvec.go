@@ -232,21 +232,3 @@ func le32(s string, at int) uint32 {
 	return uint32(s[at]) | uint32(s[at+1])<<8 | uint32(s[at+2])<<16 | uint32(s[at+3])<<24
 }
 
-// Cosines sets out[j] to the cosine between word i and word j, for every
-// word j. out must have Len() elements.
-func (t *Table) Cosines(i int, out []float32) {
-	q := make([]int32, t.Dim)
-	for d := range q {
-		q[d] = int32(int8(t.quant[i*t.Dim+d]))
-	}
-	qn := t.QNorm(i)
-	for j := range t.count {
-		v := t.quant[j*t.Dim : (j+1)*t.Dim]
-		v = v[:len(q)] // lets the compiler drop the bounds checks below
-		var dot int32
-		for d, x := range q {
-			dot += x * int32(int8(v[d]))
-		}
-		out[j] = float32(dot) / (qn * t.QNorm(j))
-	}
-}

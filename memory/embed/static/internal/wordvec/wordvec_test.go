@@ -56,22 +56,6 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
-func TestCosines(t *testing.T) {
-	tb := write(t, []Word{
-		{Text: "a", Vector: []float32{1, 0, 0}},
-		{Text: "b", Vector: []float32{1, 1, 0}},
-		{Text: "c", Vector: []float32{-3, 0, 0}},
-	})
-	out := make([]float32, 3)
-	tb.Cosines(tb.Find("a"), out)
-	want := []float32{1, float32(math.Sqrt(0.5)), -1}
-	for j, w := range want {
-		if math.Abs(float64(out[j]-w)) > 0.01 {
-			t.Errorf("cos(a, %s) = %v, want %v", tb.Word(j), out[j], w)
-		}
-	}
-}
-
 func TestWriteRejectsBadInput(t *testing.T) {
 	var buf bytes.Buffer
 	err := Write(&buf, "x", 2, 10, []Word{{Text: "a", Vector: []float32{1, 2, 3}}})
