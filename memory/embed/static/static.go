@@ -237,4 +237,3 @@ func splitAlnum(w string) []string {
 	}
 	return parts
 }
-

@@ -195,4 +195,3 @@ func BenchmarkEmbedDocument(b *testing.B) {
 		"Tool execution layers: runTool() in agent/toolbox dispatches each call to the registered tool, "+
 			"wraps its error with the tool name and returns the JSON result to the model loop.")
 }
-

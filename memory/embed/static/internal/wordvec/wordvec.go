@@ -231,4 +231,3 @@ func (t *Table) AddTo(sum []float32, i int, weight float32) {
 func le32(s string, at int) uint32 {
 	return uint32(s[at]) | uint32(s[at+1])<<8 | uint32(s[at+2])<<16 | uint32(s[at+3])<<24
 }
-
