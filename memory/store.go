@@ -193,7 +193,12 @@ func (s *Store) Add(ctx context.Context, vis Visibility, d Draft) (Added, error)
 		if !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		return s.upsert(ctx, tx, &m, vecs[0])
+		ms := []Memory{m}
+		if err := s.upsert(tx, ms, vecs, func(string) bool { return false }); err != nil {
+			return err
+		}
+		m = ms[0]
+		return nil
 	})
 	if err != nil {
 		return Added{}, s.explain(err)
@@ -350,10 +355,15 @@ func (s *Store) replace(ctx context.Context, ms []Memory, within *scopeRef) (Rep
 	vecs, warning := s.embed(ctx, changed)
 	st.Warning = warning
 	err := s.inTx(ctx, func(tx *txn) error {
-		for i := range changed {
-			if err := s.upsert(ctx, tx, &changed[i], vecs[i]); err != nil {
-				return err
+		existed := func(id string) bool {
+			if within == nil {
+				return true // a Put may replace a memory of any scope
 			}
+			_, ok := have[id]
+			return ok
+		}
+		if err := s.upsert(tx, changed, vecs, existed); err != nil {
+			return err
 		}
 		for _, seq := range remove {
 			if err := deleteSeq(tx, seq); err != nil {
@@ -408,48 +418,62 @@ func encodePaths(paths []string) string {
 	return string(b)
 }
 
-// upsert writes one memory, its lexical row and (when vec is non-nil) its
-// vector. The caller holds the transaction.
-func (s *Store) upsert(ctx context.Context, tx *txn, m *Memory, vec []float32) error {
-	// A zero time means "keep what is stored", or now for a new memory.
-	var created, updated any
-	if !m.CreatedAt.IsZero() {
-		created = m.CreatedAt.UnixMilli()
-	}
-	if !m.UpdatedAt.IsZero() {
-		updated = m.UpdatedAt.UnixMilli()
-	}
+// upsert writes memories and their vectors (where vecs[i] is non-nil), then
+// their lexical rows. existed says which ids may already have a lexical row.
+// The lexical rows come last and together because FTS5 flushes its pending
+// terms at every statement savepoint, which the upserts open; interleaving
+// them cost a flush, and a segment merge, per memory.
+func (s *Store) upsert(tx *txn, ms []Memory, vecs [][]float32, existed func(id string) bool) error {
+	seqs := make([]int64, len(ms))
 	nowMs := s.now().UnixMilli()
-	m.Tokens = EstimateTokens(m.Content)
-	hash := contentHash(m.Content)
-	var seq int64
-	err := tx.queryRow(`INSERT INTO memories
-		(id, scope, scope_key, kind, content, topic, source, content_hash, created_at, updated_at, tokens, commit_hash, paths)
-		VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, coalesce(?9, ?14), coalesce(?10, ?9, ?14), ?11, ?12, ?13)
-		ON CONFLICT (scope, scope_key, id) DO UPDATE SET kind = excluded.kind,
-			content = excluded.content, topic = excluded.topic, source = excluded.source,
-			content_hash = excluded.content_hash, created_at = coalesce(?9, memories.created_at),
-			updated_at = coalesce(?10, ?14), tokens = excluded.tokens, commit_hash = excluded.commit_hash, paths = excluded.paths
-		RETURNING seq`,
-		m.ID, m.Scope, m.ScopeKey, m.Kind, m.Content, m.Topic, m.Source, hash,
-		created, updated, m.Tokens, m.Commit, encodePaths(m.Paths), nowMs).Scan(&seq)
-	if err != nil {
-		return fmt.Errorf("write memory %s: %w", m.ID, err)
+	for i := range ms {
+		m := &ms[i]
+		// A zero time means "keep what is stored", or now for a new memory.
+		var created, updated any
+		if !m.CreatedAt.IsZero() {
+			created = m.CreatedAt.UnixMilli()
+		}
+		if !m.UpdatedAt.IsZero() {
+			updated = m.UpdatedAt.UnixMilli()
+		}
+		m.Tokens = EstimateTokens(m.Content)
+		hash := contentHash(m.Content)
+		err := tx.queryRow(`INSERT INTO memories
+			(id, scope, scope_key, kind, content, topic, source, content_hash, created_at, updated_at, tokens, commit_hash, paths)
+			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, coalesce(?9, ?14), coalesce(?10, ?9, ?14), ?11, ?12, ?13)
+			ON CONFLICT (scope, scope_key, id) DO UPDATE SET kind = excluded.kind,
+				content = excluded.content, topic = excluded.topic, source = excluded.source,
+				content_hash = excluded.content_hash, created_at = coalesce(?9, memories.created_at),
+				updated_at = coalesce(?10, ?14), tokens = excluded.tokens, commit_hash = excluded.commit_hash, paths = excluded.paths
+			RETURNING seq`,
+			m.ID, m.Scope, m.ScopeKey, m.Kind, m.Content, m.Topic, m.Source, hash,
+			created, updated, m.Tokens, m.Commit, encodePaths(m.Paths), nowMs).Scan(&seqs[i])
+		if err != nil {
+			return fmt.Errorf("write memory %s: %w", m.ID, err)
+		}
+		if vecs[i] == nil {
+			// A vector of the old content would now be wrong; an absent one is only incomplete.
+			if _, err := tx.exec(`DELETE FROM embeddings WHERE seq = ? AND content_hash != ?`, seqs[i], hash); err != nil {
+				return err
+			}
+			continue
+		}
+		if _, err := tx.exec(`INSERT OR REPLACE INTO embeddings (seq, model, dim, content_hash, vec) VALUES (?, ?, ?, ?, ?)`,
+			seqs[i], s.embedder.Model(), len(vecs[i]), hash, quantize(vecs[i])); err != nil {
+			return err
+		}
 	}
-	if _, err := tx.exec(`DELETE FROM memories_fts WHERE rowid = ?`, seq); err != nil {
-		return err
+	for i := range ms {
+		if existed(ms[i].ID) {
+			if _, err := tx.exec(`DELETE FROM memories_fts WHERE rowid = ?`, seqs[i]); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.exec(`INSERT INTO memories_fts (rowid, body) VALUES (?, ?)`, seqs[i], ftsBody(&ms[i])); err != nil {
+			return err
+		}
 	}
-	if _, err := tx.exec(`INSERT INTO memories_fts (rowid, body) VALUES (?, ?)`, seq, ftsBody(m)); err != nil {
-		return err
-	}
-	if vec == nil {
-		// A vector of the old content would now be wrong; an absent one is only incomplete.
-		_, err = tx.exec(`DELETE FROM embeddings WHERE seq = ? AND content_hash != ?`, seq, hash)
-		return err
-	}
-	_, err = tx.exec(`INSERT OR REPLACE INTO embeddings (seq, model, dim, content_hash, vec) VALUES (?, ?, ?, ?, ?)`,
-		seq, s.embedder.Model(), len(vec), hash, quantize(vec))
-	return err
+	return nil
 }
 
 // Delete removes memories visible from vis by id, with their lexical rows
