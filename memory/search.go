@@ -13,6 +13,9 @@ import (
 
 // Search limits.
 const (
+	// recallGranularity is how stale a recorded recall time may get.
+	recallGranularity = time.Minute
+
 	DefaultLimit = 10
 	MaxLimit     = 100
 	// candidatePool is how many memories each side (lexical, vector)
@@ -379,8 +382,11 @@ func (s *Store) results(ctx context.Context, ranked []int64, scores map[int64]fl
 		}
 	}
 	// Recall times feed staleness reports, not search; a busy database must
-	// not turn a successful search into a failure.
-	_, _ = s.db.ExecContext(ctx, `UPDATE memories SET recalled_at = ? WHERE seq IN (`+marks+`)`, append([]any{now.UnixMilli()}, args...)...)
+	// not turn a successful search into a failure. They are kept to the
+	// minute: an update that changes no row writes nothing, so repeating a
+	// search does not pay for a commit and a checkpoint each time.
+	_, _ = s.db.ExecContext(ctx, `UPDATE memories SET recalled_at = ? WHERE recalled_at < ? AND seq IN (`+marks+`)`,
+		append([]any{now.UnixMilli(), now.Add(-recallGranularity).UnixMilli()}, args...)...)
 	return out, nil
 }
 
