@@ -267,13 +267,3 @@ func parseTime(field, s string) (time.Time, error) {
 	}
 	return t.UTC(), nil
 }
-
-// IsCanonical reports whether data is a valid memories file exactly as Encode
-// would write it.
-func IsCanonical(data []byte) bool {
-	mems, err := Decode("", data)
-	if err != nil {
-		return false
-	}
-	return bytes.Equal(data, Encode(mems))
-}

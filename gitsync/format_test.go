@@ -1,6 +1,7 @@
 package gitsync
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -47,7 +48,7 @@ func TestEncodeIsCanonicalAndRoundTrips(t *testing.T) {
 	if string(Encode(decoded)) != got {
 		t.Fatal("Encode(Decode(x)) != x for canonical x")
 	}
-	if !IsCanonical([]byte(got)) {
+	if !isCanonical([]byte(got)) {
 		t.Fatal("IsCanonical rejected Encode output")
 	}
 }
@@ -66,11 +67,11 @@ func TestIsCanonicalRejectsEquivalentButDifferentBytes(t *testing.T) {
 		"html escaped":       lines[0] + "\n" + `{"id":"01A","kind":"stored","content":"a \u003c b"}` + "\n",
 		"empty optional key": lines[0] + "\n" + `{"id":"01A","kind":"stored","content":"first","topic":""}` + "\n",
 	} {
-		if IsCanonical([]byte(data)) {
+		if isCanonical([]byte(data)) {
 			t.Errorf("%s: IsCanonical = true", name)
 		}
 	}
-	if !IsCanonical([]byte(canonical)) {
+	if !isCanonical([]byte(canonical)) {
 		t.Error("canonical data rejected")
 	}
 }
@@ -214,4 +215,11 @@ func TestEnsureAttributesKeepsExistingLines(t *testing.T) {
 	if string(ignore) != "scratch/\n/.lock\n/.tmp-*\n" {
 		t.Errorf(".gitignore = %q", ignore)
 	}
+}
+
+// isCanonical reports whether data is a valid memories file exactly as
+// Encode would write it.
+func isCanonical(data []byte) bool {
+	mems, err := Decode("", data)
+	return err == nil && bytes.Equal(data, Encode(mems))
 }

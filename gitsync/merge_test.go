@@ -202,7 +202,7 @@ func TestGitMergeOfTwoBranchesAddingMemoriesIsClean(t *testing.T) {
 		t.Fatalf("merged memories: %v", contents)
 	}
 	data, _ := os.ReadFile(filepath.Join(repo, Dir, MemoriesFile))
-	if !IsCanonical(data) {
+	if !isCanonical(data) {
 		t.Error("merged file is not canonical")
 	}
 }

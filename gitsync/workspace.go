@@ -33,9 +33,6 @@ func NewWorkspace(repo *Repo, store *memory.Store, session string) *Workspace {
 	return &Workspace{Repo: repo, store: store, vis: memory.Visibility{ProjectKey: repo.Root, SessionKey: session}}
 }
 
-// Visibility is where this workspace stands.
-func (w *Workspace) Visibility() memory.Visibility { return w.vis }
-
 // stateKey names the hash of the memories file last imported for this checkout.
 func (w *Workspace) stateKey() string { return "import:" + w.Repo.Root }
 

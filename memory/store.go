@@ -156,22 +156,6 @@ func (s *Store) Get(ctx context.Context, vis Visibility, id string) (Memory, err
 	return m, s.explain(err)
 }
 
-// FindDuplicate returns the memory in the same scope and key whose content
-// is the same once normalised, if there is one.
-func (s *Store) FindDuplicate(ctx context.Context, scope Scope, key, content string) (Memory, bool, error) {
-	row := s.db.QueryRowContext(ctx, `SELECT `+memoryColumns+` FROM memories m
-		WHERE m.scope = ? AND m.scope_key = ? AND m.content_hash = ? ORDER BY m.seq LIMIT 1`,
-		scope, key, contentHash(content))
-	_, m, err := scanMemory(row)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Memory{}, false, nil
-	}
-	if err != nil {
-		return Memory{}, false, s.explain(err)
-	}
-	return m, true, nil
-}
-
 // Add stores a new memory seen from vis, unless the same content already
 // exists in that scope, in which case it returns the existing one. The check
 // and the insert share one transaction, so concurrent writers cannot both add.
