@@ -152,6 +152,72 @@ func TestPossessivesMatchTheName(t *testing.T) {
 	}
 }
 
+func TestMatchingEveryConceptOutranksOneRareWord(t *testing.T) {
+	s := openStore(t, "", nil) // lexical only
+	docs := []string{"the eviction notice came", "cache eviction needs a policy", "the cache is warm", "a policy for lunch", "the policy on leave"}
+	for i := range 6 {
+		docs = append(docs, fmt.Sprintf("the cache layer %d", i)) // cache is the commonest word
+	}
+	byID := addAll(t, s, docs...)
+	rs, err := s.Search(ctx, projA, memory.Query{Text: "cache eviction policy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := contents(rs, byID)
+	if len(got) < 3 || got[0] != "cache eviction needs a policy" || got[1] != "the eviction notice came" {
+		t.Fatalf("the memory holding all three words, then the one holding the rarest: got %q", got)
+	}
+}
+
+func TestSoftMatchesCreditWordsAMemoryOnlyImplies(t *testing.T) {
+	// The whole query has no vector here, so only the words' own vectors
+	// can tell the two family memories apart: "camping" points east, and
+	// so does the memory about a campfire and a tent.
+	e := axes{
+		"camping":                  east,
+		"family camping trip":      north,
+		"family campfire and tent": east,
+		"family dinner at home":    up,
+	}
+	docs := []string{"family dinner at home", "family campfire and tent", "family camping trip"}
+	for i := range 6 {
+		f := fmt.Sprintf("filler number %d", i)
+		e[f] = []float32{0, 0, 0, 1}
+		docs = append(docs, f)
+	}
+	s := openStore(t, "", e)
+	byID := addAll(t, s, docs...)
+	rs, err := s.Search(ctx, projA, memory.Query{Text: "family camping"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"family camping trip", "family campfire and tent", "family dinner at home"}
+	if got := contents(rs, byID); !slices.Equal(got, want) {
+		t.Fatalf("a held word beats an implied one, which beats none: got %q, want %q", got, want)
+	}
+}
+
+func TestSoftMatchesGiveWordsNoMemoryHoldsASay(t *testing.T) {
+	// No memory says "glamping", so the lexical index alone cannot choose
+	// between the two weekends; the word's vector can.
+	e := axes{"glamping": east, "weekend in a yurt": east, "weekend at home": up}
+	docs := []string{"weekend at home", "weekend in a yurt"}
+	for i := range 6 {
+		f := fmt.Sprintf("filler number %d", i)
+		e[f] = north
+		docs = append(docs, f)
+	}
+	s := openStore(t, "", e)
+	byID := addAll(t, s, docs...)
+	rs, err := s.Search(ctx, projA, memory.Query{Text: "glamping weekend"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := contents(rs, byID); len(got) < 2 || got[0] != "weekend in a yurt" || got[1] != "weekend at home" {
+		t.Fatalf("got %q", got)
+	}
+}
+
 // BenchmarkSearch10k searches 10,000 memories in one project with the
 // default embedder: the work of one `acolyte search` after opening the store.
 func BenchmarkSearch10k(b *testing.B) {
