@@ -121,16 +121,26 @@ const (
 	MergeDriverName = "acolyte"
 )
 
-// EnsureAttributes makes .acolyte/.gitattributes route memories.jsonl through
-// the acolyte merge driver and .acolyte/.gitignore ignore the lock and
-// temporary files. Lines already present are kept; missing ones are added.
+// EnsureAttributes makes .acolyte/.gitattributes merge memories.jsonl with
+// git's union driver and .acolyte/.gitignore ignore the lock and temporary
+// files. Lines already present are kept; missing ones are added.
+//
+// Union is the tracked fallback because it needs nothing installed: two
+// branches that both add memories (which, with time-ordered ids, both
+// append at the end of the file) merge cleanly on any clone. Where acolyte
+// is installed, the merge driver set in $GIT_DIR/info/attributes takes
+// precedence and also resolves edits (see InstallMergeDriver).
 func EnsureAttributes(root string) error {
 	dir := filepath.Join(root, Dir)
-	if err := ensureLines(filepath.Join(dir, attributesFile), MemoriesFile+" merge="+MergeDriverName); err != nil {
+	if err := ensureLines(filepath.Join(dir, attributesFile), MemoriesFile+" merge=union"); err != nil {
 		return err
 	}
 	return ensureLines(filepath.Join(dir, ignoreFile), "/"+lockFile, "/"+tempPrefix+"*")
 }
+
+// mergeAttribute routes the memories file to the acolyte merge driver; it
+// lives in $GIT_DIR/info/attributes, which outranks every .gitattributes.
+const mergeAttribute = "/" + Dir + "/" + MemoriesFile + " merge=" + MergeDriverName
 
 func ensureLines(path string, want ...string) error {
 	data, err := os.ReadFile(path)

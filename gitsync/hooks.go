@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -106,7 +107,9 @@ func (r *Repo) HooksStatus() ([]HookState, bool, error) {
 		}
 		out = append(out, st)
 	}
-	return out, r.mergeDriver() != "", nil
+	attrs, _ := os.ReadFile(r.infoAttributes())
+	routed := slices.Contains(strings.Split(string(attrs), "\n"), mergeAttribute)
+	return out, routed && r.mergeDriver() != "", nil
 }
 
 func (r *Repo) mergeDriver() string {
@@ -149,13 +152,26 @@ func (r *Repo) InstallHooks(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := r.git(ctx, "config", "merge."+MergeDriverName+".name", "acolyte project memories (merge by id)"); err != nil {
-		return err
-	}
-	if err := r.git(ctx, "config", "merge."+MergeDriverName+".driver", "acolyte merge-driver %O %A %B"); err != nil {
+	if err := r.InstallMergeDriver(ctx, "acolyte merge-driver %O %A %B"); err != nil {
 		return err
 	}
 	return EnsureAttributes(r.Root)
+}
+
+// InstallMergeDriver registers command as the merge driver of the memories
+// file for this repository: git config plus $GIT_DIR/info/attributes.
+func (r *Repo) InstallMergeDriver(ctx context.Context, command string) error {
+	if err := r.git(ctx, "config", "merge."+MergeDriverName+".name", "acolyte project memories (merge by id)"); err != nil {
+		return err
+	}
+	if err := r.git(ctx, "config", "merge."+MergeDriverName+".driver", command); err != nil {
+		return err
+	}
+	return ensureLines(r.infoAttributes(), mergeAttribute)
+}
+
+func (r *Repo) infoAttributes() string {
+	return filepath.Join(r.CommonDir(), "info", "attributes")
 }
 
 // UninstallHooks removes the shims, puts chained hooks back and unregisters
@@ -180,8 +196,32 @@ func (r *Repo) UninstallHooks(ctx context.Context) error {
 			}
 		}
 	}
+	if err := removeLine(r.infoAttributes(), mergeAttribute); err != nil {
+		return err
+	}
 	if r.mergeDriver() != "" {
 		return r.git(ctx, "config", "--remove-section", "merge."+MergeDriverName)
+	}
+	return nil
+}
+
+// removeLine deletes one exact line from a file, if the file has it.
+func removeLine(path, line string) error {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var kept []string
+	for _, l := range strings.SplitAfter(string(b), "\n") {
+		if strings.TrimSpace(l) != line && l != "" {
+			kept = append(kept, l)
+		}
+	}
+	if out := strings.Join(kept, ""); out != string(b) {
+		return writeAtomic(path, []byte(out))
 	}
 	return nil
 }

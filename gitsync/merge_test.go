@@ -1,6 +1,7 @@
 package gitsync
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -133,7 +134,13 @@ func newDriverRepo(t *testing.T) string {
 	}
 	repo := t.TempDir()
 	runGit(t, repo, "init", "-q", "-b", "main")
-	runGit(t, repo, "config", "merge."+MergeDriverName+".driver", "ACOLYTE_TEST_MERGE_DRIVER=1 '"+self+"' %O %A %B")
+	r, err := Discover(repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.InstallMergeDriver(context.Background(), "ACOLYTE_TEST_MERGE_DRIVER=1 '"+self+"' %O %A %B"); err != nil {
+		t.Fatal(err)
+	}
 	if err := EnsureAttributes(repo); err != nil {
 		t.Fatal(err)
 	}

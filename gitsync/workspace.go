@@ -1,6 +1,7 @@
 package gitsync
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -272,11 +273,17 @@ func (w *Workspace) Sync(ctx context.Context) (Synced, error) {
 	}
 	var out Synced
 	path := MemoriesPath(w.Repo.Root)
-	current, err := ReadFile(path)
+	raw, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return Synced{}, err
+	}
+	current, err := Decode(path, raw)
 	if err != nil {
 		return Synced{}, err
 	}
-	if next := Refresh(current, derived); !equalFiles(current, next) {
+	// Comparing bytes, not memories, also rewrites a file that a union
+	// merge left out of order.
+	if next := Refresh(current, derived); (len(raw) > 0 || len(next) > 0) && !bytes.Equal(raw, Encode(next)) {
 		out.Import.ReplaceStats, err = w.change(ctx, func(mems []memory.Memory) ([]memory.Memory, error) {
 			next := Refresh(mems, derived)
 			out.Changes = Diff(mems, next)
@@ -286,10 +293,6 @@ func (w *Workspace) Sync(ctx context.Context) (Synced, error) {
 	}
 	out.Import, err = w.Refresh(ctx)
 	return out, err
-}
-
-func equalFiles(a, b []memory.Memory) bool {
-	return string(Encode(a)) == string(Encode(b))
 }
 
 // StaleMemory is a project memory whose cited paths changed since the
