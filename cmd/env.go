@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -49,24 +50,44 @@ func global(c *cli.Context, name string) string {
 	return ""
 }
 
-// configValue reads one key of $ACOLYTE_HOME/config.json, a flat object of
-// setting names to strings, e.g. {"embedder": "openai", "embed-model": "nomic-embed-text"}.
-// A missing file is no configuration; a broken one is ignored here and
-// reported by acolyte status.
+// settings is $ACOLYTE_HOME/config.json, a flat object of setting names to
+// strings, e.g. {"embedder": "openai", "embed-model": "nomic-embed-text"}.
+// It is read once per process and kept on the App.
+type settings struct {
+	values map[string]string
+	// err is why config.json could not be used; acolyte status reports it.
+	err error
+}
+
+const settingsKey = "settings"
+
+func loadSettings(c *cli.Context) *settings {
+	if st, ok := c.App.Metadata[settingsKey].(*settings); ok {
+		return st
+	}
+	st := &settings{}
+	if dir, err := home(c); err == nil {
+		path := filepath.Join(dir, "config.json")
+		b, err := os.ReadFile(path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			st.err = err
+		default:
+			if err := json.Unmarshal(b, &st.values); err != nil {
+				st.err = fmt.Errorf("%s is ignored: %w; it must be a flat JSON object of strings, e.g. {\"embedder\": \"static\"}", path, err)
+			}
+		}
+	}
+	if c.App.Metadata == nil {
+		c.App.Metadata = map[string]any{}
+	}
+	c.App.Metadata[settingsKey] = st
+	return st
+}
+
 func configValue(c *cli.Context, name string) string {
-	dir, err := home(c)
-	if err != nil {
-		return ""
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "config.json"))
-	if err != nil {
-		return ""
-	}
-	var cfg map[string]string
-	if json.Unmarshal(b, &cfg) != nil {
-		return ""
-	}
-	return cfg[name]
+	return loadSettings(c).values[name]
 }
 
 // home is acolyte's data directory: $ACOLYTE_HOME, else the XDG data dir.

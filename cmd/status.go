@@ -1,12 +1,7 @@
 package cmd
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"sort"
 
 	"github.com/urfave/cli/v2"
@@ -25,7 +20,7 @@ func statusCommand() *cli.Command {
 				return err
 			}
 			defer w.Close()
-			if err := checkConfig(c); err != nil {
+			if err := loadSettings(c).err; err != nil {
 				return usage(err)
 			}
 			counts, err := w.Store.Counts(c.Context)
@@ -68,25 +63,4 @@ func embedderName(s *memory.Store) string {
 		return "none (lexical search only)"
 	}
 	return s.Embedder().Model()
-}
-
-// checkConfig reports a config.json that global() had to ignore.
-func checkConfig(c *cli.Context) error {
-	dir, err := home(c)
-	if err != nil {
-		return err
-	}
-	path := filepath.Join(dir, "config.json")
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	var cfg map[string]string
-	if err := json.Unmarshal(b, &cfg); err != nil {
-		return fmt.Errorf("%s is ignored: %w; it must be a flat JSON object of strings, e.g. {\"embedder\": \"static\"}", path, err)
-	}
-	return nil
 }
