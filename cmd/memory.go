@@ -225,7 +225,10 @@ func reindexCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "reindex",
 		Usage: "embed every memory that has no vector from the current embedder",
-		Flags: []cli.Flag{jsonFlag},
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "all", Usage: "embed every memory again, even those with a current vector"},
+			jsonFlag,
+		},
 		Action: func(c *cli.Context) error {
 			s, err := openStore(c)
 			if err != nil {
@@ -233,7 +236,7 @@ func reindexCommand() *cli.Command {
 			}
 			defer s.Close()
 			bar := newProgress(c.App.ErrWriter, "reindex")
-			n, err := s.Reindex(c.Context, bar.Update)
+			n, err := s.Reindex(c.Context, c.Bool("all"), bar.Update)
 			bar.Done()
 			if err != nil {
 				return fail(err)

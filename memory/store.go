@@ -627,14 +627,17 @@ func (s *Store) List(ctx context.Context, vis Visibility, f Filter) ([]Memory, e
 }
 
 // Reindex embeds every memory that has no vector from the current embedder,
-// or whose vector is older than its content, and reports progress.
-func (s *Store) Reindex(ctx context.Context, progress func(done, total int)) (int, error) {
+// or whose vector is older than its content, and reports progress. With
+// all, every memory is embedded again, which is how to pick up a model that
+// changed behind the same name. A memory keeps its old vector until its new
+// one is written, so an interrupted reindex loses nothing.
+func (s *Store) Reindex(ctx context.Context, all bool, progress func(done, total int)) (int, error) {
 	if s.embedder == nil {
 		return 0, errors.New("reindex: no embedder configured")
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories m
 		LEFT JOIN embeddings e ON e.seq = m.seq
-		WHERE e.seq IS NULL OR e.model != ? OR e.content_hash != m.content_hash ORDER BY m.seq`, s.embedder.Model())
+		WHERE ? OR e.seq IS NULL OR e.model != ? OR e.content_hash != m.content_hash ORDER BY m.seq`, all, s.embedder.Model())
 	if err != nil {
 		return 0, s.explain(err)
 	}

@@ -297,14 +297,14 @@ func TestEmbedderSwitch(t *testing.T) {
 	if len(rs) != 1 || rs[0].ID != m.ID {
 		t.Fatalf("lexical search must still find it: %+v", rs)
 	}
-	n, err := s2.Reindex(ctx, nil)
+	n, err := s2.Reindex(ctx, false, nil)
 	if err != nil || n != 1 {
 		t.Fatalf("reindex = %d, %v", n, err)
 	}
 	if c := rawCount(t, path, `SELECT count(*) FROM embeddings WHERE model = ?`, b.Model()); c != 1 {
 		t.Fatalf("vectors of the new model = %d", c)
 	}
-	if n, _ := s2.Reindex(ctx, nil); n != 0 {
+	if n, _ := s2.Reindex(ctx, false, nil); n != 0 {
 		t.Fatalf("second reindex did %d, want 0", n)
 	}
 }
@@ -324,7 +324,7 @@ func TestEmbedFailureKeepsMemory(t *testing.T) {
 		t.Fatalf("un-embedded memory not found lexically: %+v", rs)
 	}
 	e.fail = nil
-	if n, err := s.Reindex(ctx, nil); n != 1 || err != nil {
+	if n, err := s.Reindex(ctx, false, nil); n != 1 || err != nil {
 		t.Fatalf("reindex = %d, %v", n, err)
 	}
 }
@@ -505,4 +505,23 @@ func mustSearch(t *testing.T, s *memory.Store, q string) []memory.Result {
 		t.Fatal(err)
 	}
 	return rs
+}
+
+func TestReindexAll(t *testing.T) {
+	e := &wordHash{name: "a", dim: 16}
+	s := openStore(t, "", e)
+	add(t, s, nowhere, memory.ScopeUser, "one fact")
+	add(t, s, nowhere, memory.ScopeUser, "another fact")
+	if n, err := s.Reindex(ctx, false, nil); n != 0 || err != nil {
+		t.Fatalf("nothing needed embedding, got %d, %v", n, err)
+	}
+	before := e.calls
+	var seen []int
+	n, err := s.Reindex(ctx, true, func(done, total int) { seen = append(seen, done, total) })
+	if n != 2 || err != nil || e.calls-before != 2 {
+		t.Fatalf("reindex --all embedded %d (%d calls), %v", n, e.calls-before, err)
+	}
+	if len(seen) != 2 || seen[0] != 2 || seen[1] != 2 {
+		t.Fatalf("progress = %v", seen)
+	}
 }

@@ -47,10 +47,10 @@ func TestStoreKeepsMemoriesTheAPIRefused(t *testing.T) {
 				t.Fatalf("search with the API down: %+v, %v", got, err)
 			}
 			down = false
-			if n, err := s.Reindex(ctx, nil); n != 1 || err != nil {
+			if n, err := s.Reindex(ctx, false, nil); n != 1 || err != nil {
 				t.Fatalf("reindex = %d, %v", n, err)
 			}
-			if n, _ := s.Reindex(ctx, nil); n != 0 {
+			if n, _ := s.Reindex(ctx, false, nil); n != 0 {
 				t.Fatalf("the memory was not embedded by the first reindex")
 			}
 		})
