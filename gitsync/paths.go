@@ -5,17 +5,16 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 )
 
 // pathTokenRe finds words that could name a file or folder: runs of path
 // characters that contain a slash or a dot-extension.
-var pathTokenRe = regexp.MustCompile(`[A-Za-z0-9_@+~./-]+`)
+var pathTokenRe = lazyRegexp(`[A-Za-z0-9_@+~./-]+`)
 
 // lineSuffixRe is the ":42" or ":42:7" editors and compilers put after a path.
-var lineSuffixRe = regexp.MustCompile(`(?::\d+)+$`)
+var lineSuffixRe = lazyRegexp(`(?::\d+)+$`)
 
 // maxNameMatches caps how many files a bare file name may resolve to; a name
 // found all over the tree ("README.md") says nothing about which one is meant.
@@ -32,9 +31,9 @@ func MentionedPaths(root, content string) []string {
 		return nil
 	}
 	var found, bareNames []string
-	for _, tok := range pathTokenRe.FindAllString(stripURLs(content), -1) {
+	for _, tok := range pathTokenRe().FindAllString(stripURLs(content), -1) {
 		tok = strings.TrimRight(tok, ".,")
-		tok = lineSuffixRe.ReplaceAllString(tok, "")
+		tok = lineSuffixRe().ReplaceAllString(tok, "")
 		if filepath.IsAbs(tok) {
 			rel, err := filepath.Rel(absRoot, tok)
 			if err != nil || strings.HasPrefix(rel, "..") {
@@ -68,10 +67,10 @@ func MentionedPaths(root, content string) []string {
 	return slices.Compact(found)
 }
 
-var urlRe = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://\S+`)
+var urlRe = lazyRegexp(`[A-Za-z][A-Za-z0-9+.-]*://\S+`)
 
 func stripURLs(s string) string {
-	return urlRe.ReplaceAllString(s, " ")
+	return urlRe().ReplaceAllString(s, " ")
 }
 
 // looksLikeFileName accepts name.ext with a short alphabetic extension, and

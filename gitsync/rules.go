@@ -7,7 +7,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -30,12 +29,12 @@ import (
 // says where the rule applies.
 
 var (
-	headingRe  = regexp.MustCompile(`^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$`)
-	listItemRe = regexp.MustCompile(`^( *)([-*+]|\d{1,9}[.)])(?:[ \t]+(.*))?$`)
-	breakRe    = regexp.MustCompile(`^ {0,3}(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$`)
-	fenceRe    = regexp.MustCompile("^( *)(`{3,}|~{3,})")
-	setext1Re  = regexp.MustCompile(`^ {0,3}=+[ \t]*$`)
-	setext2Re  = regexp.MustCompile(`^ {0,3}-+[ \t]*$`)
+	headingRe  = lazyRegexp(`^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$`)
+	listItemRe = lazyRegexp(`^( *)([-*+]|\d{1,9}[.)])(?:[ \t]+(.*))?$`)
+	breakRe    = lazyRegexp(`^ {0,3}(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$`)
+	fenceRe    = lazyRegexp("^( *)(`{3,}|~{3,})")
+	setext1Re  = lazyRegexp(`^ {0,3}=+[ \t]*$`)
+	setext2Re  = lazyRegexp(`^ {0,3}-+[ \t]*$`)
 )
 
 type heading struct {
@@ -116,7 +115,7 @@ func splitMarkdown(src string) (blocks []*block, titleLevel1 bool) {
 			continue
 		}
 
-		if m := fenceRe.FindStringSubmatch(line); m != nil && indent <= 3 || m != nil && current != nil && current.kind == itemBlock && indent >= current.contentIndent {
+		if m := fenceRe().FindStringSubmatch(line); m != nil && indent <= 3 || m != nil && current != nil && current.kind == itemBlock && indent >= current.contentIndent {
 			target := fenceTarget(current, previous, indent, blankBefore)
 			if target == nil {
 				target = open(fenceBlock, lineNo)
@@ -151,7 +150,7 @@ func splitMarkdown(src string) (blocks []*block, titleLevel1 bool) {
 			continue
 		}
 
-		if m := headingRe.FindStringSubmatch(line); m != nil {
+		if m := headingRe().FindStringSubmatch(line); m != nil {
 			closeCurrent()
 			previous = nil
 			stack = pushHeading(stack, heading{len(m[1]), strings.TrimSpace(m[2])})
@@ -164,9 +163,9 @@ func splitMarkdown(src string) (blocks []*block, titleLevel1 bool) {
 			blankBefore = false
 			continue
 		}
-		if current != nil && current.kind == paragraphBlock && len(current.lines) == 1 && (setext1Re.MatchString(line) || setext2Re.MatchString(line)) {
+		if current != nil && current.kind == paragraphBlock && len(current.lines) == 1 && (setext1Re().MatchString(line) || setext2Re().MatchString(line)) {
 			level := 2
-			if setext1Re.MatchString(line) {
+			if setext1Re().MatchString(line) {
 				level = 1
 			}
 			text := strings.TrimSpace(current.lines[0])
@@ -182,14 +181,14 @@ func splitMarkdown(src string) (blocks []*block, titleLevel1 bool) {
 			blankBefore = false
 			continue
 		}
-		if breakRe.MatchString(line) {
+		if breakRe().MatchString(line) {
 			closeCurrent()
 			previous = nil
 			blankBefore = false
 			continue
 		}
 
-		if m := listItemRe.FindStringSubmatch(line); m != nil {
+		if m := listItemRe().FindStringSubmatch(line); m != nil {
 			if current != nil && current.kind == itemBlock && indent >= current.contentIndent {
 				// A nested item folds into its parent.
 				current.lines = append(current.lines, trimIndent(line, current.contentIndent))

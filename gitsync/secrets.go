@@ -10,7 +10,7 @@ import (
 // matches that are placeholders rather than secrets.
 type secretPattern struct {
 	what  string
-	re    *regexp.Regexp
+	re    func() *regexp.Regexp
 	check func(match []string) bool
 }
 
@@ -20,19 +20,19 @@ type secretPattern struct {
 // or symbols), which keeps prose like "the API key is read from
 // GEMINI_API_KEY" from triggering.
 var secretPatterns = []secretPattern{
-	{what: "a private key", re: regexp.MustCompile(`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----`)},
-	{what: "an AWS access key id", re: regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b`)},
-	{what: "a GitHub token", re: regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})\b`)},
-	{what: "a Slack token", re: regexp.MustCompile(`\bxox[abposre]-[A-Za-z0-9-]{10,}`)},
-	{what: "a Slack webhook URL", re: regexp.MustCompile(`hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]+`)},
-	{what: "a Google API key", re: regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`)},
-	{what: "a Stripe secret key", re: regexp.MustCompile(`\b[sr]k_(?:live|test)_[0-9A-Za-z]{16,}`)},
-	{what: "an OpenAI or Anthropic API key", re: regexp.MustCompile(`\bsk-(?:ant-[a-z0-9]+-|proj-|svcacct-|admin-)?([A-Za-z0-9_-]{20,})`),
+	{what: "a private key", re: lazyRegexp(`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----`)},
+	{what: "an AWS access key id", re: lazyRegexp(`\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b`)},
+	{what: "a GitHub token", re: lazyRegexp(`\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})\b`)},
+	{what: "a Slack token", re: lazyRegexp(`\bxox[abposre]-[A-Za-z0-9-]{10,}`)},
+	{what: "a Slack webhook URL", re: lazyRegexp(`hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]+`)},
+	{what: "a Google API key", re: lazyRegexp(`\bAIza[0-9A-Za-z_-]{35}`)},
+	{what: "a Stripe secret key", re: lazyRegexp(`\b[sr]k_(?:live|test)_[0-9A-Za-z]{16,}`)},
+	{what: "an OpenAI or Anthropic API key", re: lazyRegexp(`\bsk-(?:ant-[a-z0-9]+-|proj-|svcacct-|admin-)?([A-Za-z0-9_-]{20,})`),
 		check: func(m []string) bool { return looksRandom(m[1]) }},
-	{what: "a JSON Web Token", re: regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`)},
-	{what: "a password in a URL", re: regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]+:([^/\s@]+)@[A-Za-z0-9.-]`),
+	{what: "a JSON Web Token", re: lazyRegexp(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`)},
+	{what: "a password in a URL", re: lazyRegexp(`\b[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]+:([^/\s@]+)@[A-Za-z0-9.-]`),
 		check: func(m []string) bool { return !isPlaceholder(m[1]) }},
-	{what: "a credential assignment", re: regexp.MustCompile(`(?i)\b[A-Za-z0-9_.-]*(?:password|passwd|pwd|secret|api[_-]?key|apikey|access[_-]?key|token|credentials?)["']?\s*[:=]\s*["']?([^\s"'<>,;]{8,})`),
+	{what: "a credential assignment", re: lazyRegexp(`(?i)\b[A-Za-z0-9_.-]*(?:password|passwd|pwd|secret|api[_-]?key|apikey|access[_-]?key|token|credentials?)["']?\s*[:=]\s*["']?([^\s"'<>,;]{8,})`),
 		check: func(m []string) bool { return !isPlaceholder(m[1]) && looksRandom(m[1]) }},
 }
 
@@ -41,7 +41,7 @@ var secretPatterns = []secretPattern{
 // committed.
 func DetectSecret(content string) (what string, found bool) {
 	for _, p := range secretPatterns {
-		for _, m := range p.re.FindAllStringSubmatch(content, -1) {
+		for _, m := range p.re().FindAllStringSubmatch(content, -1) {
 			if p.check == nil || p.check(m) {
 				return p.what, true
 			}
