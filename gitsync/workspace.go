@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -51,6 +52,22 @@ func fileHash(data []byte, err error) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
+// hashFile is fileHash of a file read in small pieces: the check that runs
+// in every hook must not allocate (and fault in) a buffer the size of the
+// file only to find that nothing changed.
+func hashFile(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return fileHash(nil, err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
 // Imported reports what an import changed.
 type Imported struct {
 	memory.ReplaceStats
@@ -65,7 +82,7 @@ type Imported struct {
 // fresh clone searchable without hooks.
 func (w *Workspace) Refresh(ctx context.Context) (Imported, error) {
 	path := MemoriesPath(w.Repo.Root)
-	hash, err := fileHash(os.ReadFile(path))
+	hash, err := hashFile(path)
 	if err != nil {
 		return Imported{}, fmt.Errorf("read %s: %w", path, err)
 	}
@@ -147,7 +164,7 @@ func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]me
 		if stats, err = w.store.ReplaceScope(ctx, memory.ScopeProject, w.Repo.Root, next); err != nil {
 			return fmt.Errorf("%s was written but the index was not updated (the next command retries): %w", path, err)
 		}
-		hash, err := fileHash(os.ReadFile(path))
+		hash, err := hashFile(path)
 		if err != nil {
 			return err
 		}
