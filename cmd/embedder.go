@@ -30,6 +30,10 @@ func embedderFlags() []cli.Flag {
 	}
 }
 
+// geminiKey is the Gemini API key from the environment, the same for the
+// embedder and the model so the two never bill different keys.
+func geminiKey() string { return gemini.KeyFromEnv(os.Getenv) }
+
 // chooseEmbedder builds the embedder the settings name.
 func chooseEmbedder(c *cli.Context) (memory.Embedder, error) {
 	dim := 0
@@ -40,7 +44,7 @@ func chooseEmbedder(c *cli.Context) (memory.Embedder, error) {
 		}
 		dim = n
 	}
-	key := gemini.KeyFromEnv(os.Getenv)
+	key := geminiKey()
 	name := global(c, flagEmbedder)
 	if name == "" && key != "" {
 		name = "gemini"

@@ -2,13 +2,11 @@ package cmd
 
 import (
 	"fmt"
-	"os"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/acolyte-dev/acolyte/agent"
-	"github.com/acolyte-dev/acolyte/agent/gemini"
 	"github.com/acolyte-dev/acolyte/agent/toolbox"
 )
 
@@ -34,7 +32,7 @@ func promptCommand() *cli.Command {
 				return usage(err)
 			}
 			var counter agent.TokenCounter
-			if c.Bool("stats") && c.String("provider") == "gemini" && gemini.KeyFromEnv(os.Getenv) != "" {
+			if c.Bool("stats") && c.String("provider") == "gemini" && geminiKey() != "" {
 				if m, err := openModel(c); err == nil {
 					counter = m.(agent.TokenCounter)
 				}

@@ -43,7 +43,7 @@ func agentFlags() []cli.Flag {
 func openModel(c *cli.Context) (agent.Model, error) {
 	switch p := c.String("provider"); p {
 	case "gemini":
-		m, err := gemini.New(c.Context, gemini.Config{APIKey: gemini.KeyFromEnv(os.Getenv), Model: c.String("model"), BaseURL: c.String("base-url")})
+		m, err := gemini.New(c.Context, gemini.Config{APIKey: geminiKey(), Model: c.String("model"), BaseURL: c.String("base-url")})
 		if err != nil {
 			return nil, usage(err)
 		}

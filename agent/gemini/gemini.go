@@ -21,14 +21,6 @@ const DefaultModel = "gemini-2.5-flash"
 // ErrNoAPIKey is returned when no API key is configured.
 var ErrNoAPIKey = errors.New("no Gemini API key: set GEMINI_API_KEY or GOOGLE_API_KEY (or use --provider openai for a local model)")
 
-// KeyFromEnv returns the Gemini API key from GEMINI_API_KEY, else GOOGLE_API_KEY.
-func KeyFromEnv(getenv func(string) string) string {
-	if k := strings.TrimSpace(getenv("GEMINI_API_KEY")); k != "" {
-		return k
-	}
-	return strings.TrimSpace(getenv("GOOGLE_API_KEY"))
-}
-
 // Config configures a Model.
 type Config struct {
 	APIKey string

@@ -439,14 +439,6 @@ func TestMissingKey(t *testing.T) {
 	if !errors.Is(err, gemini.ErrNoAPIKey) || !strings.Contains(err.Error(), "GEMINI_API_KEY") {
 		t.Fatalf("got %v", err)
 	}
-	env := map[string]string{"GOOGLE_API_KEY": "g"}
-	if k := gemini.KeyFromEnv(func(k string) string { return env[k] }); k != "g" {
-		t.Fatalf("KeyFromEnv = %q", k)
-	}
-	env["GEMINI_API_KEY"] = "m"
-	if k := gemini.KeyFromEnv(func(k string) string { return env[k] }); k != "m" {
-		t.Fatalf("KeyFromEnv prefers %q", k)
-	}
 }
 
 func TestCountTokensUsesTheAPI(t *testing.T) {
