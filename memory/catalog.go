@@ -29,6 +29,13 @@ const (
 	catalogMagic  = "acolyte-catalog/1\n"
 )
 
+// currentGeneration names the database's state for the catalog: its random
+// id (set when the schema was created) and its write count, so a catalog
+// left beside a database that was deleted and created anew never matches
+// the new one.
+const currentGeneration = `(SELECT coalesce((SELECT value FROM state WHERE key = 'database_id'), '') || ':' ||
+	coalesce((SELECT value FROM state WHERE key = '` + generationKey + `'), ''))`
+
 // bumpGeneration runs inside every write transaction.
 const bumpGeneration = `INSERT INTO state (key, value) VALUES ('` + generationKey + `', '1')
 	ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1`
@@ -140,9 +147,9 @@ func (s *Store) catalogPath(model string) string {
 // catalog returns the current catalog, from its file when that is current,
 // else rebuilt from the tables.
 func (s *Store) catalog(ctx context.Context) (*catalog, error) {
-	gen, err := s.GetState(ctx, generationKey)
-	if err != nil {
-		return nil, err
+	var gen string
+	if err := s.db.QueryRowContext(ctx, `SELECT `+currentGeneration).Scan(&gen); err != nil {
+		return nil, s.explain(err)
 	}
 	model := s.model()
 	path := s.catalogPath(model)
@@ -163,7 +170,7 @@ func (s *Store) catalog(ctx context.Context) (*catalog, error) {
 // buildCatalog reads everything in one statement, so the generation it
 // records is the one the rows belong to.
 func (s *Store) buildCatalog(ctx context.Context, model string) (*catalog, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT coalesce((SELECT value FROM state WHERE key = '`+generationKey+`'), ''),
+	rows, err := s.db.QueryContext(ctx, `SELECT `+currentGeneration+`,
 		m.seq, m.scope, m.scope_key, m.kind, e.vec
 		FROM memories m LEFT JOIN embeddings e ON e.seq = m.seq AND e.model = ? AND e.content_hash = m.content_hash
 		ORDER BY m.seq`, model)
@@ -212,8 +219,8 @@ func (s *Store) buildCatalog(ctx context.Context, model string) (*catalog, error
 	}
 	if !read {
 		// With no rows the statement read no generation either.
-		if c.generation, err = s.GetState(ctx, generationKey); err != nil {
-			return nil, err
+		if err := s.db.QueryRowContext(ctx, `SELECT `+currentGeneration).Scan(&c.generation); err != nil {
+			return nil, s.explain(err)
 		}
 	}
 	return c, nil

@@ -54,6 +54,8 @@ CREATE TABLE state (
 	key   TEXT PRIMARY KEY,
 	value TEXT NOT NULL
 );
+-- Tells this database apart from one created later at the same path.
+INSERT INTO state (key, value) VALUES ('database_id', lower(hex(randomblob(16))));
 `,
 }
 

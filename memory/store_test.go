@@ -525,3 +525,28 @@ func TestReindexAll(t *testing.T) {
 		t.Fatalf("progress = %v", seen)
 	}
 }
+
+// A catalog left beside a database that was deleted and created again must
+// not be trusted, even when the new database has made as many writes.
+func TestCatalogOfADeletedDatabaseIsNotTrusted(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "acolyte.db")
+	s := openStore(t, path, initialVector{})
+	for _, fact := range []string{"zebra crossings are striped", "badgers dig setts", "cats sleep a lot"} {
+		add(t, s, nowhere, memory.ScopeUser, fact)
+	}
+	mustSearch(t, s, "zzz")
+	s.Close()
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		os.Remove(path + suffix)
+	}
+	// Three writes again: the same generation count as the old catalog.
+	s2 := openStore(t, path, initialVector{})
+	giraffe := add(t, s2, nowhere, memory.ScopeUser, "giraffes have long necks")
+	add(t, s2, nowhere, memory.ScopeUser, "otters hold hands")
+	add(t, s2, nowhere, memory.ScopeUser, "moles dig tunnels")
+	got := ids(mustSearch(t, s2, "ggg"))
+	if len(got) == 0 || got[0] != giraffe.ID {
+		t.Fatalf("search in the new database: %v", got)
+	}
+}
