@@ -227,7 +227,7 @@ func (s *Store) Prepare(vis Visibility, d Draft) (Memory, error) {
 		if errors.Is(err, ErrNoScopeKey) {
 			switch d.Scope {
 			case ScopeProject:
-				return Memory{}, fmt.Errorf("%w: project memories need a git repository; run inside one or use --scope user", ErrNoScopeKey)
+				return Memory{}, fmt.Errorf("%w: project memories need a git repository; run inside one, or store it in user scope (--scope user, or scope \"user\" in a tool call)", ErrNoScopeKey)
 			case ScopeSession:
 				return Memory{}, fmt.Errorf("%w: session memories need a session id; pass --session or set ACOLYTE_SESSION", ErrNoScopeKey)
 			}
