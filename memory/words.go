@@ -29,11 +29,11 @@ func Words(text string) []string {
 func queryWords(text string) []string {
 	var out []string
 	for _, w := range Words(text) {
-		if IsStopWord(w) {
+		if isStopWord(w) {
 			continue // before trimming, or "let's" would become "let"
 		}
 		w = strings.TrimSuffix(w, "'s")
-		if w != "" && !IsStopWord(w) {
+		if w != "" && !isStopWord(w) {
 			out = append(out, w)
 		}
 	}
@@ -85,5 +85,5 @@ yet get got`) {
 	return m
 }()
 
-// IsStopWord reports whether w (lowercase) carries too little meaning to search for.
-func IsStopWord(w string) bool { return stopWords[w] }
+// isStopWord reports whether w (lowercase) carries too little meaning to search for.
+func isStopWord(w string) bool { return stopWords[w] }

@@ -6,7 +6,7 @@
 //
 // Layout (all integers little-endian):
 //
-//	magic     [8]byte  "acowvec1"
+//	magic     [8]byte  "acowvec2"
 //	dim       uint32
 //	count     uint32   words in this file
 //	sourceN   uint32   words in the source vocabulary (for the Zipf estimate)
@@ -15,7 +15,6 @@
 //	offsets   [count+1]uint32       word i is blob[offsets[i]:offsets[i+1]]
 //	ranks     [count]uint32         frequency rank in the source (0 = most frequent)
 //	scales    [count]float32        vector i ≈ scales[i] * quant[i]
-//	qnorms    [count]float32        Euclidean norm of quant[i]
 //	quant     [count*dim]int8
 //	blob      the words, sorted bytewise, concatenated
 package wordvec
@@ -30,7 +29,7 @@ import (
 	"sort"
 )
 
-const magic = "acowvec1"
+const magic = "acowvec2"
 
 // SIFParam is the a in the SIF weight a/(a+p(w)) (Arora et al., 2017). The
 // paper found 1e-3 to 1e-4 work across tasks; we take its default.
@@ -92,19 +91,12 @@ func Write(w io.Writer, name string, dim, sourceN int, words []Word) error {
 	}
 	quant := make([]int8, 0, len(sorted)*dim)
 	scales := make([]float32, len(sorted))
-	qnorms := make([]float32, len(sorted))
 	for i, wd := range sorted {
 		q, scale := quantise(wd.Vector)
 		scales[i] = scale
-		var n float64
-		for _, x := range q {
-			n += float64(x) * float64(x)
-		}
-		qnorms[i] = float32(math.Sqrt(n))
 		quant = append(quant, q...)
 	}
 	put(scales)
-	put(qnorms)
 	put(quant)
 	for _, wd := range sorted {
 		buf.WriteString(wd.Text)
@@ -145,7 +137,6 @@ type Table struct {
 	offsets string
 	ranks   string
 	scales  string
-	qnorms  string
 	quant   string
 	blob    string
 }
@@ -163,7 +154,7 @@ func Open(data string) (*Table, error) {
 	t := &Table{Dim: u32(8), count: u32(12), SourceN: u32(16)}
 	nameLen := u32(20)
 	at := 24
-	need := at + pad4(nameLen) + 4*(t.count+1) + 4*t.count*3 + t.count*t.Dim
+	need := at + pad4(nameLen) + 4*(t.count+1) + 4*t.count*2 + t.count*t.Dim
 	if t.Dim == 0 || need > len(data) {
 		return nil, fmt.Errorf("%w: %d bytes, header promises at least %d", ErrCorrupt, len(data), need)
 	}
@@ -177,7 +168,6 @@ func Open(data string) (*Table, error) {
 	t.offsets = take(4 * (t.count + 1))
 	t.ranks = take(4 * t.count)
 	t.scales = take(4 * t.count)
-	t.qnorms = take(4 * t.count)
 	t.quant = take(t.count * t.Dim)
 	t.blob = data[at:]
 	if t.offset(t.count) != len(t.blob) {
@@ -209,11 +199,6 @@ func (t *Table) Rank(i int) int { return int(le32(t.ranks, 4*i)) }
 // Scale returns the factor that turns Quant(i) back into the vector.
 func (t *Table) Scale(i int) float32 {
 	return math.Float32frombits(le32(t.scales, 4*i))
-}
-
-// QNorm returns the Euclidean norm of Quant(i).
-func (t *Table) QNorm(i int) float32 {
-	return math.Float32frombits(le32(t.qnorms, 4*i))
 }
 
 // Quant returns the quantised vector of word i; each byte is an int8.
