@@ -23,10 +23,16 @@ import (
 // the current model's vector), kept in a file beside the database and
 // trusted only while its generation equals the database's, which every
 // write transaction increments. Deleting the file is always safe.
+//
+// The file is laid out in columns at aligned offsets so that a search maps
+// it and reads it where it lies: a fresh process spends about a millisecond
+// less than copying 1 MB of vectors into new memory (measured at 10k
+// memories). A file is only ever replaced by rename, never rewritten, so a
+// mapping stays valid while another process publishes a newer catalog.
 
 const (
 	generationKey = "generation"
-	catalogMagic  = "acolyte-catalog/1\n"
+	catalogMagic  = "acolyte-catalog/2\n"
 )
 
 // currentGeneration names the database's state for the catalog: its random
@@ -55,6 +61,16 @@ type catalog struct {
 	vecAt  []int32
 	scales []float32
 	vecs   []int8
+
+	// refs counts the searches using the catalog, plus one while the Store
+	// keeps it for the next search; unmap runs when it reaches zero.
+	refs  int
+	unmap func()
+}
+
+// vector returns the quantised vector at index at among the vectors.
+func (c *catalog) vector(at int32) []int8 {
+	return c.vecs[int(at)*c.dim : int(at+1)*c.dim]
 }
 
 // index returns the catalog position of seq, or -1.
@@ -71,6 +87,8 @@ type view struct {
 	c       *catalog
 	visible []bool
 	count   int
+	// withVec lists the visible positions that have a vector, ascending.
+	withVec []int32
 }
 
 // view selects the memories visible from vis that pass f. topicSeqs, when
@@ -82,28 +100,18 @@ func (c *catalog) view(vis Visibility, f Filter, topicSeqs map[int64]bool) *view
 		groupOK[g] = vis.CanSee(m) && (f.Scope == "" || f.Scope == m.Scope)
 	}
 	kind := kindCode(f.Kind)
-	v := &view{c: c, visible: make([]bool, len(c.seqs))}
+	v := &view{c: c, visible: make([]bool, len(c.seqs)), withVec: make([]int32, 0, len(c.scales))}
 	for i, seq := range c.seqs {
 		if !groupOK[c.groups[i]] || (f.Kind != "" && c.kinds[i] != kind) || (topicSeqs != nil && !topicSeqs[seq]) {
 			continue
 		}
 		v.visible[i] = true
 		v.count++
+		if c.vecAt[i] >= 0 {
+			v.withVec = append(v.withVec, int32(i))
+		}
 	}
 	return v
-}
-
-// vectors returns the visible memories that have a vector of the model.
-func (v *view) vectors() []storedVector {
-	c := v.c
-	out := make([]storedVector, 0, v.count)
-	for i, at := range c.vecAt {
-		if at < 0 || !v.visible[i] {
-			continue
-		}
-		out = append(out, storedVector{seq: c.seqs[i], scale: c.scales[at], q: c.vecs[int(at)*c.dim : int(at+1)*c.dim]})
-	}
-	return out
 }
 
 func kindCode(k Kind) uint8 {
@@ -144,27 +152,75 @@ func (s *Store) catalogPath(model string) string {
 	return s.path + "-catalog-" + hex.EncodeToString(sum[:6])
 }
 
-// catalog returns the current catalog, from its file when that is current,
-// else rebuilt from the tables.
-func (s *Store) catalog(ctx context.Context) (*catalog, error) {
+func (s *Store) generation(ctx context.Context) (string, error) {
 	var gen string
 	if err := s.db.QueryRowContext(ctx, `SELECT `+currentGeneration).Scan(&gen); err != nil {
-		return nil, s.explain(err)
+		return "", s.explain(err)
 	}
+	return gen, nil
+}
+
+// savedCatalog returns the catalog of generation gen without touching the
+// database: the one this Store kept from an earlier search, else the file.
+// It returns nil when neither is current. The caller must release it.
+func (s *Store) savedCatalog(gen string) *catalog {
 	model := s.model()
-	path := s.catalogPath(model)
-	if b, err := os.ReadFile(path); err == nil {
-		if c, err := decodeCatalog(b, model); err == nil && c.generation == gen {
-			return c, nil
-		}
+	s.catalogMu.Lock()
+	defer s.catalogMu.Unlock()
+	if c := s.kept; c != nil && c.generation == gen && c.model == model {
+		c.refs++
+		return c
 	}
+	c, err := readCatalog(s.catalogPath(model), model)
+	if err != nil {
+		return nil
+	}
+	if c.generation != gen {
+		c.unmap()
+		return nil
+	}
+	s.keepLocked(c)
+	c.refs++
+	return c
+}
+
+// rebuildCatalog reads the catalog from the tables and saves it for the
+// next search and the next process. The caller must release it.
+func (s *Store) rebuildCatalog(ctx context.Context) (*catalog, error) {
+	model := s.model()
 	c, err := s.buildCatalog(ctx, model)
 	if err != nil {
 		return nil, err
 	}
 	// The file is only a cache; failing to save it costs the next search time, not correctness.
-	_ = writeCatalog(path, c)
+	_ = writeCatalog(s.catalogPath(model), c)
+	s.catalogMu.Lock()
+	defer s.catalogMu.Unlock()
+	s.keepLocked(c)
+	c.refs++
 	return c, nil
+}
+
+// keepLocked makes c the catalog the Store keeps, dropping the one before.
+func (s *Store) keepLocked(c *catalog) {
+	c.refs++
+	if old := s.kept; old != nil {
+		s.releaseLocked(old)
+	}
+	s.kept = c
+}
+
+func (s *Store) releaseCatalog(c *catalog) {
+	s.catalogMu.Lock()
+	defer s.catalogMu.Unlock()
+	s.releaseLocked(c)
+}
+
+func (s *Store) releaseLocked(c *catalog) {
+	c.refs--
+	if c.refs == 0 && c.unmap != nil {
+		c.unmap()
+	}
 }
 
 // buildCatalog reads everything in one statement, so the generation it
@@ -219,15 +275,17 @@ func (s *Store) buildCatalog(ctx context.Context, model string) (*catalog, error
 	}
 	if !read {
 		// With no rows the statement read no generation either.
-		if err := s.db.QueryRowContext(ctx, `SELECT `+currentGeneration).Scan(&c.generation); err != nil {
-			return nil, s.explain(err)
+		if c.generation, err = s.generation(ctx); err != nil {
+			return nil, err
 		}
 	}
 	return c, nil
 }
 
-// The file: magic, model, generation, dim, groups, memory records, then
-// the scales and vectors.
+// The file: magic; a header of model, generation, dim, the groups, the
+// number of memories and of vectors; then, each column starting at an
+// offset aligned for its type and all little-endian, seqs, groups, vecAt,
+// kinds, scales and vecs.
 func writeCatalog(path string, c *catalog) error {
 	var b bytes.Buffer
 	b.WriteString(catalogMagic)
@@ -241,16 +299,26 @@ func writeCatalog(path string, c *catalog) error {
 	}
 	putUint(&b, uint64(len(c.seqs)))
 	putUint(&b, uint64(len(c.scales)))
-	var rec [recordSize]byte
-	for i := range c.seqs {
-		binary.LittleEndian.PutUint64(rec[0:], uint64(c.seqs[i]))
-		binary.LittleEndian.PutUint32(rec[8:], c.groups[i])
-		binary.LittleEndian.PutUint32(rec[12:], uint32(c.vecAt[i]))
-		rec[16] = c.kinds[i]
-		b.Write(rec[:])
+	pad(&b, 8)
+	b.Grow(len(c.seqs)*(8+4+4+1) + len(c.scales)*4 + len(c.vecs) + 8)
+	var word [8]byte
+	for _, seq := range c.seqs {
+		binary.LittleEndian.PutUint64(word[:], uint64(seq))
+		b.Write(word[:8])
 	}
+	for _, g := range c.groups {
+		binary.LittleEndian.PutUint32(word[:], g)
+		b.Write(word[:4])
+	}
+	for _, at := range c.vecAt {
+		binary.LittleEndian.PutUint32(word[:], uint32(at))
+		b.Write(word[:4])
+	}
+	b.Write(c.kinds)
+	pad(&b, 4)
 	for _, sc := range c.scales {
-		binary.Write(&b, binary.LittleEndian, math.Float32bits(sc))
+		binary.LittleEndian.PutUint32(word[:], math.Float32bits(sc))
+		b.Write(word[:4])
 	}
 	if len(c.vecs) > 0 {
 		b.Write(unsafe.Slice((*byte)(unsafe.Pointer(&c.vecs[0])), len(c.vecs)))
@@ -271,7 +339,11 @@ func writeCatalog(path string, c *catalog) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-const recordSize = 8 + 4 + 4 + 1
+func pad(b *bytes.Buffer, align int) {
+	for b.Len()%align != 0 {
+		b.WriteByte(0)
+	}
+}
 
 func putString(b *bytes.Buffer, s string) {
 	putUint(b, uint64(len(s)))
@@ -284,11 +356,28 @@ func putUint(b *bytes.Buffer, v uint64) {
 
 var errBadCatalog = errors.New("search catalog is unreadable")
 
+// readCatalog maps the file at path and reads it in place.
+func readCatalog(path, model string) (*catalog, error) {
+	data, unmap, err := mapFile(path)
+	if err != nil {
+		return nil, err
+	}
+	c, err := decodeCatalog(data, model)
+	if err != nil {
+		unmap()
+		return nil, err
+	}
+	c.unmap = unmap
+	return c, nil
+}
+
+// decodeCatalog reads a catalog from b, pointing into b where it can: the
+// caller must keep b unchanged for as long as the catalog is used.
 func decodeCatalog(b []byte, model string) (*catalog, error) {
 	if !bytes.HasPrefix(b, []byte(catalogMagic)) {
 		return nil, errBadCatalog
 	}
-	r := catalogReader{b: b[len(catalogMagic):]}
+	r := catalogReader{b: b, at: len(catalogMagic)}
 	if r.string() != model {
 		return nil, errBadCatalog
 	}
@@ -302,38 +391,57 @@ func decodeCatalog(b []byte, model string) (*catalog, error) {
 		c.keys = append(c.keys, r.string())
 	}
 	n, nv := int(r.uint()), int(r.uint())
-	if r.err != nil || n < 0 || nv < 0 || nv > n || len(r.b) != n*recordSize+nv*4+nv*c.dim {
+	if r.err != nil || n < 0 || nv < 0 || nv > n || c.dim < 0 || c.dim > 1<<16 {
 		return nil, errBadCatalog
 	}
-	c.seqs = make([]int64, n)
-	c.groups = make([]uint32, n)
-	c.vecAt = make([]int32, n)
-	c.kinds = make([]uint8, n)
+	r.align(8)
+	c.seqs = column[int64](r.take(8*n), binary.LittleEndian.Uint64)
+	c.groups = column[uint32](r.take(4*n), binary.LittleEndian.Uint32)
+	c.vecAt = column[int32](r.take(4*n), binary.LittleEndian.Uint32)
+	c.kinds = r.take(n)
+	r.align(4)
+	c.scales = column[float32](r.take(4*nv), func(b []byte) float32 {
+		return math.Float32frombits(binary.LittleEndian.Uint32(b))
+	})
+	raw := r.take(nv * c.dim)
+	if r.err != nil || r.at != len(b) {
+		return nil, errBadCatalog
+	}
+	if len(raw) > 0 {
+		c.vecs = unsafe.Slice((*int8)(unsafe.Pointer(&raw[0])), len(raw))
+	}
 	for i := range n {
-		rec := r.b[i*recordSize:]
-		c.seqs[i] = int64(binary.LittleEndian.Uint64(rec))
-		c.groups[i] = binary.LittleEndian.Uint32(rec[8:])
-		c.vecAt[i] = int32(binary.LittleEndian.Uint32(rec[12:]))
-		c.kinds[i] = rec[16]
-		if int(c.groups[i]) >= groups || int(c.vecAt[i]) >= nv || (i > 0 && c.seqs[i] <= c.seqs[i-1]) {
+		if int(c.groups[i]) >= groups || c.vecAt[i] < -1 || int(c.vecAt[i]) >= nv || (i > 0 && c.seqs[i] <= c.seqs[i-1]) {
 			return nil, errBadCatalog
 		}
-	}
-	rest := r.b[n*recordSize:]
-	c.scales = make([]float32, nv)
-	for i := range nv {
-		c.scales[i] = math.Float32frombits(binary.LittleEndian.Uint32(rest[4*i:]))
-	}
-	if raw := rest[4*nv:]; len(raw) > 0 {
-		// The file's bytes are ours alone and never written again, so the
-		// vectors can be read in place rather than copied.
-		c.vecs = unsafe.Slice((*int8)(unsafe.Pointer(&raw[0])), len(raw))
 	}
 	return c, nil
 }
 
+// littleEndian is whether this machine stores numbers as the file does.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// column views b as a []T in place when the machine's byte order and b's
+// alignment allow, and otherwise decodes a copy with get.
+func column[T int64 | int32 | uint32 | float32, U uint64 | uint32 | float32](b []byte, get func([]byte) U) []T {
+	var zero T
+	size := int(unsafe.Sizeof(zero))
+	if len(b) == 0 {
+		return nil
+	}
+	if littleEndian && uintptr(unsafe.Pointer(&b[0]))%uintptr(size) == 0 {
+		return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), len(b)/size)
+	}
+	out := make([]T, len(b)/size)
+	for i := range out {
+		out[i] = T(get(b[i*size:]))
+	}
+	return out
+}
+
 type catalogReader struct {
 	b   []byte
+	at  int
 	err error
 }
 
@@ -341,22 +449,32 @@ func (r *catalogReader) uint() uint64 {
 	if r.err != nil {
 		return 0
 	}
-	v, n := binary.Uvarint(r.b)
+	v, n := binary.Uvarint(r.b[r.at:])
 	if n <= 0 {
 		r.err = errBadCatalog
 		return 0
 	}
-	r.b = r.b[n:]
+	r.at += n
 	return v
 }
 
 func (r *catalogReader) string() string {
 	n := r.uint()
-	if r.err != nil || n > uint64(len(r.b)) {
+	return string(r.take(int(min(n, math.MaxInt32))))
+}
+
+func (r *catalogReader) take(n int) []byte {
+	if r.err != nil || n < 0 || n > len(r.b)-r.at {
 		r.err = errBadCatalog
-		return ""
+		return nil
 	}
-	s := string(r.b[:n])
-	r.b = r.b[n:]
-	return s
+	out := r.b[r.at : r.at+n : r.at+n]
+	r.at += n
+	return out
+}
+
+func (r *catalogReader) align(n int) {
+	for r.at%n != 0 && r.err == nil {
+		r.take(1)
+	}
 }

@@ -119,45 +119,77 @@ func (s *Store) Search(ctx context.Context, vis Visibility, q Query) ([]Result, 
 			return nil, err
 		}
 	}
-	cat, err := s.catalog(ctx)
+	gen, err := s.generation(ctx)
 	if err != nil {
 		return nil, err
 	}
-	v := cat.view(vis, q.Filter, topicSeqs)
-	vectors := v.vectors()
-	lexes := make([]lexicalMatch, len(texts))
+	// The distinct words of each text, and of all texts together: each
+	// word's own vector feeds the soft matches.
+	terms := make([][]string, len(texts))
 	var words []string
 	for i, text := range texts {
-		if lexes[i], err = s.lexical(ctx, text, v); err != nil {
-			return nil, err
-		}
-		for _, t := range lexes[i].terms {
-			if !slices.Contains(words, t.word) {
-				words = append(words, t.word)
+		for _, w := range queryWords(text) {
+			if !slices.Contains(terms[i], w) {
+				terms[i] = append(terms[i], w)
 			}
-		}
-	}
-	var queryVecs, wordVecs [][]float32
-	if s.embedder != nil && (len(vectors) > 0 || s.embedder.Dim() == 0) {
-		// Without a vector for the query the search is still useful: lexical
-		// only. An embedder that learns its dimension from its first answer
-		// is asked anyway, so that its vectors can be found next time. The
-		// query words go in the same request, for the soft matches.
-		if vecs, err := s.embedder.Embed(ctx, PurposeQuery, append(slices.Clone(texts), words...)); err == nil && len(vecs) == len(texts)+len(words) {
-			queryVecs, wordVecs = vecs[:len(texts)], vecs[len(texts):]
+			if !slices.Contains(words, w) {
+				words = append(words, w)
+			}
 		}
 	}
 
-	best := map[int64]float64{}
-	for i, lex := range lexes {
-		var vec []scored
-		if queryVecs != nil {
-			vec = cosines(queryVecs[i], vectors)
-			for t := range lex.terms {
-				lex.terms[t].vec = wordVecs[slices.Index(words, lex.terms[t].word)]
+	// The vector side (the catalog, the query's vectors, a cosine for every
+	// visible memory) needs no SQL when the saved catalog is current, so it
+	// runs beside the lexical lookups, which do: SQLite answers one
+	// statement at a time on this connection. A remote embedder's round
+	// trip overlaps them too.
+	saved := make(chan *vectorSide, 1)
+	go func() {
+		c := s.savedCatalog(gen)
+		if c == nil {
+			saved <- nil
+			return
+		}
+		saved <- s.vectorSide(ctx, c, vis, q.Filter, topicSeqs, texts, words)
+	}()
+	postings := make([][][]int64, len(texts))
+	for i := range texts {
+		postings[i] = make([][]int64, len(terms[i]))
+		for j, w := range terms[i] {
+			if postings[i][j], err = s.postings(ctx, w); err != nil {
+				break
 			}
 		}
-		for seq, score := range fuse(lex, vec, v, vectors) {
+		if err != nil {
+			break
+		}
+	}
+	side := <-saved
+	if side != nil {
+		defer s.releaseCatalog(side.view.c)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if side == nil {
+		c, err := s.rebuildCatalog(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer s.releaseCatalog(c)
+		side = s.vectorSide(ctx, c, vis, q.Filter, topicSeqs, texts, words)
+	}
+
+	v := side.view
+	best := map[int64]float64{}
+	for i := range texts {
+		lex := lexical(terms[i], postings[i], v)
+		if side.wordVecs != nil {
+			for t := range lex.terms {
+				lex.terms[t].vec = side.wordVecs[slices.Index(words, lex.terms[t].word)]
+			}
+		}
+		for seq, score := range fuse(lex, side.cosines[i], v) {
 			if score > best[seq] {
 				best[seq] = score
 			}
@@ -178,6 +210,37 @@ func (s *Store) Search(ctx context.Context, vis Visibility, q Query) ([]Result, 
 		ranked = ranked[:limit]
 	}
 	return s.results(ctx, ranked, best)
+}
+
+// vectorSide is what the stored vectors say about one search.
+type vectorSide struct {
+	view *view
+	// cosines[i] holds the cosine between text i's vector and each memory
+	// of view.withVec, in that order; nil when the text has no vector.
+	cosines [][]float32
+	// wordVecs holds each query word's vector, in the order of the words;
+	// nil when the embedder gave none.
+	wordVecs [][]float32
+}
+
+func (s *Store) vectorSide(ctx context.Context, c *catalog, vis Visibility, f Filter, topicSeqs map[int64]bool, texts, words []string) *vectorSide {
+	v := c.view(vis, f, topicSeqs)
+	side := &vectorSide{view: v, cosines: make([][]float32, len(texts))}
+	// Without a vector for the query the search is still useful: lexical
+	// only. An embedder that learns its dimension from its first answer is
+	// asked anyway, so that its vectors can be found next time.
+	if s.embedder == nil || (len(v.withVec) == 0 && s.embedder.Dim() != 0) {
+		return side
+	}
+	vecs, err := s.embedder.Embed(ctx, PurposeQuery, append(slices.Clone(texts), words...))
+	if err != nil || len(vecs) != len(texts)+len(words) {
+		return side
+	}
+	side.wordVecs = vecs[len(texts):]
+	for i := range texts {
+		side.cosines[i] = cosines(vecs[i], c, v.withVec)
+	}
+	return side
 }
 
 // scored is one candidate's raw score on one side.
@@ -222,22 +285,24 @@ type lexicalMatch struct {
 // lack it. A word no memory holds gets the IDF of a document frequency of
 // zero: it scores nothing exactly, but weighs most among the soft matches
 // (see softWeight), where it is most needed.
-func (s *Store) lexical(ctx context.Context, text string, v *view) (lexicalMatch, error) {
+func lexical(words []string, postings [][]int64, v *view) lexicalMatch {
 	var m lexicalMatch
 	if v.count == 0 {
-		return m, nil
+		return m
 	}
 	m.exact = make([]float64, len(v.c.seqs))
 	var matched []int
 	n := float64(v.count)
-	for _, w := range queryWords(text) {
-		if slices.ContainsFunc(m.terms, func(t queryTerm) bool { return t.word == w }) {
-			continue
+	for j, w := range words {
+		var held []int
+		for _, seq := range postings[j] {
+			// A memory written after the catalog was read is not in it; the
+			// next search sees it.
+			if i := v.c.index(seq); i >= 0 && v.visible[i] {
+				held = append(held, i)
+			}
 		}
-		held, err := s.postings(ctx, w, v)
-		if err != nil {
-			return m, err
-		}
+		slices.Sort(held)
 		df := float64(len(held))
 		idf := math.Log((n - df + 0.5) / (df + 0.5))
 		if idf <= 0 {
@@ -258,7 +323,7 @@ func (s *Store) lexical(ctx context.Context, text string, v *view) (lexicalMatch
 		top[j] = scored{v.c.seqs[i], m.exact[i]}
 	}
 	m.top = best(top, candidatePool)
-	return m, nil
+	return m
 }
 
 // best returns the n highest scores, best first, ties by seq. Only the
@@ -291,19 +356,19 @@ func best(xs []scored, n int) []scored {
 	return xs[:min(len(xs), n)]
 }
 
-// postings returns the catalog positions of the visible memories whose
-// lexical index holds word (after FTS5's stemming), in ascending order.
-// SQLite joins the rowids into one string: a common word matches thousands
-// of memories, and one row each through database/sql cost a microsecond
-// apiece, twice what parsing the string does.
-func (s *Store) postings(ctx context.Context, word string, v *view) ([]int, error) {
+// postings returns the seqs of the memories whose lexical index holds
+// word (after FTS5's stemming), visible or not. SQLite joins the rowids
+// into one string: a common word matches thousands of memories, and one
+// row each through database/sql cost a microsecond apiece, twice what
+// parsing the string does.
+func (s *Store) postings(ctx context.Context, word string) ([]int64, error) {
 	var list sql.NullString
 	err := s.db.QueryRowContext(ctx, `SELECT group_concat(rowid) FROM memories_fts WHERE memories_fts MATCH ?`,
 		`"`+strings.ReplaceAll(word, `"`, `""`)+`"`).Scan(&list)
 	if err != nil {
 		return nil, s.explain(fmt.Errorf("lexical search: %w", err))
 	}
-	var hits []int
+	var seqs []int64
 	for field := range strings.SplitSeq(list.String, ",") {
 		if field == "" {
 			continue
@@ -312,20 +377,9 @@ func (s *Store) postings(ctx context.Context, word string, v *view) ([]int, erro
 		if err != nil {
 			return nil, fmt.Errorf("lexical search: rowid %q: %w", field, err)
 		}
-		// A memory written after the catalog was read is not in it; the
-		// next search sees it.
-		if i := v.c.index(seq); i >= 0 && v.visible[i] {
-			hits = append(hits, i)
-		}
+		seqs = append(seqs, seq)
 	}
-	slices.Sort(hits)
-	return hits, nil
-}
-
-type storedVector struct {
-	seq   int64
-	scale float32
-	q     []int8
+	return seqs, nil
 }
 
 // quantize stores a unit vector as a float32 scale and one signed byte per
@@ -350,16 +404,19 @@ func quantize(v []float32) []byte {
 	return out
 }
 
-// cosines scores every vector against the query, in no particular order.
-func cosines(query []float32, vectors []storedVector) []scored {
-	all := make([]scored, 0, len(vectors))
-	for _, v := range vectors {
-		if len(v.q) != len(query) {
-			continue
-		}
-		all = append(all, scored{v.seq, float64(dot8(query, v.q) * v.scale)})
+// cosines returns the cosine between query and the vector of each catalog
+// position in at, in that order, or nil when the query's dimension is not
+// the catalog's.
+func cosines(query []float32, c *catalog, at []int32) []float32 {
+	if len(query) != c.dim {
+		return nil
 	}
-	return all
+	out := make([]float32, len(at))
+	for j, i := range at {
+		k := c.vecAt[i]
+		out[j] = dot8(query, c.vector(k)) * c.scales[k]
+	}
+	return out
 }
 
 // dot8 is the inner loop of every search: four independent sums let the
@@ -384,25 +441,26 @@ func dot8(query []float32, q []int8) float32 {
 // fuse scores the candidates of one search text, as described at
 // vectorWeight: the best exact lexical matches and the memories whose
 // vectors lie furthest above the crowd. Memories that score 0 are left out.
-func fuse(lex lexicalMatch, vec []scored, v *view, vectors []storedVector) map[int64]float64 {
+func fuse(lex lexicalMatch, cos []float32, v *view) map[int64]float64 {
 	candidates := make(map[int64]float64, len(lex.top)+candidatePool)
 	for _, c := range lex.top {
 		candidates[c.seq] = 0
 	}
-	mean, spread := meanDeviation(vec)
+	mean, spread := meanDeviation(cos)
 	if spread > 0 {
 		// A spread of 0 means every memory is equally near (or the query
 		// has no vector): the vector side knows nothing.
 		var proposals []scored
-		for _, c := range vec {
-			z := (c.score - mean) / spread
+		for j, i := range v.withVec {
+			z := (float64(cos[j]) - mean) / spread
 			if z <= 0 {
 				continue
 			}
-			if _, lexical := candidates[c.seq]; lexical {
-				candidates[c.seq] = z
+			seq := v.c.seqs[i]
+			if _, lexical := candidates[seq]; lexical {
+				candidates[seq] = z
 			} else {
-				proposals = append(proposals, scored{c.seq, z})
+				proposals = append(proposals, scored{seq, z})
 			}
 		}
 		for _, c := range best(proposals, candidatePool) {
@@ -412,7 +470,7 @@ func fuse(lex lexicalMatch, vec []scored, v *view, vectors []storedVector) map[i
 
 	lexScore := make(map[int64]float64, len(candidates))
 	bestLex := 0.0
-	soft := softMatcher(lex.terms, vectors, v.c)
+	soft := softMatcher(lex.terms, v)
 	for seq := range candidates {
 		i := v.c.index(seq)
 		score := lex.exact[i] + soft(i)
@@ -434,28 +492,29 @@ func fuse(lex lexicalMatch, vec []scored, v *view, vectors []storedVector) map[i
 
 // softMatcher returns the soft-match credit of the memory at a catalog
 // position, as described at softWeight.
-func softMatcher(terms []queryTerm, vectors []storedVector, c *catalog) func(i int) float64 {
+func softMatcher(terms []queryTerm, v *view) func(i int) float64 {
 	type wordStats struct {
 		term         *queryTerm
 		mean, spread float64
 	}
+	c := v.c
 	var words []wordStats
-	if len(vectors) > 0 {
+	if len(v.withVec) > 0 {
 		// Every memory's cosine with every word would cost a pass over the
 		// vectors per word; a fixed, evenly spread sample tells how near
 		// the crowd lies closely enough.
-		step := (len(vectors) + softSample - 1) / softSample
-		sample := make([]storedVector, 0, softSample)
-		for j := 0; j < len(vectors); j += step {
-			sample = append(sample, vectors[j])
+		step := (len(v.withVec) + softSample - 1) / softSample
+		sample := make([]int32, 0, softSample)
+		for j := 0; j < len(v.withVec); j += step {
+			sample = append(sample, v.withVec[j])
 		}
 		for t := range terms {
 			if terms[t].vec == nil {
 				continue
 			}
-			// cosines skips vectors of another length, so a word vector of
-			// the wrong size has no spread and is never compared.
-			mean, spread := meanDeviation(cosines(terms[t].vec, sample))
+			// A word vector of the wrong size has no cosines, so no spread,
+			// and is never compared.
+			mean, spread := meanDeviation(cosines(terms[t].vec, c, sample))
 			if spread > 0 {
 				words = append(words, wordStats{&terms[t], mean, spread})
 			}
@@ -466,7 +525,7 @@ func softMatcher(terms []queryTerm, vectors []storedVector, c *catalog) func(i i
 		if at < 0 || len(words) == 0 {
 			return 0
 		}
-		q := c.vecs[int(at)*c.dim : int(at+1)*c.dim]
+		q := c.vector(at)
 		credit := 0.0
 		for _, w := range words {
 			if _, holds := slices.BinarySearch(w.term.held, i); holds {
@@ -481,17 +540,18 @@ func softMatcher(terms []queryTerm, vectors []storedVector, c *catalog) func(i i
 	}
 }
 
-// meanDeviation returns the mean and standard deviation of the scores.
-func meanDeviation(xs []scored) (mean, spread float64) {
+// meanDeviation returns the mean and standard deviation of xs.
+func meanDeviation(xs []float32) (mean, spread float64) {
 	if len(xs) == 0 {
 		return 0, 0
 	}
 	for _, x := range xs {
-		mean += x.score
+		mean += float64(x)
 	}
 	mean /= float64(len(xs))
 	for _, x := range xs {
-		spread += (x.score - mean) * (x.score - mean)
+		d := float64(x) - mean
+		spread += d * d
 	}
 	return mean, math.Sqrt(spread / float64(len(xs)))
 }
@@ -522,16 +582,21 @@ func (s *Store) results(ctx context.Context, ranked []int64, scores map[int64]fl
 	rows.Close()
 	now := s.now().UTC().Truncate(time.Millisecond)
 	out := make([]Result, 0, len(ranked))
+	stale := false
 	for _, seq := range ranked {
 		if m, ok := bySeq[seq]; ok {
+			stale = stale || m.RecalledAt.Before(now.Add(-recallGranularity))
 			m.RecalledAt = now
 			out = append(out, Result{Memory: m, Score: math.Round(scores[seq]*1e4) / 1e4})
 		}
 	}
+	if !stale {
+		return out, nil
+	}
 	// Recall times feed staleness reports, not search; a busy database must
 	// not turn a successful search into a failure. They are kept to the
-	// minute: an update that changes no row writes nothing, so repeating a
-	// search does not pay for a commit and a checkpoint each time.
+	// minute, so repeating a search writes nothing and pays for no commit
+	// or checkpoint.
 	_, _ = s.db.ExecContext(ctx, `UPDATE memories SET recalled_at = ? WHERE recalled_at < ? AND seq IN (`+marks+`)`,
 		append([]any{now.UnixMilli(), now.Add(-recallGranularity).UnixMilli()}, args...)...)
 	return out, nil

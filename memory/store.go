@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -29,6 +30,11 @@ type Store struct {
 	path     string
 	embedder Embedder
 	now      func() time.Time
+
+	catalogMu sync.Mutex
+	// kept is the catalog of the last search, reused while the database's
+	// generation stays the same (a long-lived MCP server or agent).
+	kept *catalog
 }
 
 // Open opens (creating if needed) the store at path. The embedder places new
@@ -69,7 +75,15 @@ func Open(ctx context.Context, path string, e Embedder) (*Store, error) {
 }
 
 // Close releases the database.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	s.catalogMu.Lock()
+	if s.kept != nil {
+		s.releaseLocked(s.kept)
+		s.kept = nil
+	}
+	s.catalogMu.Unlock()
+	return s.db.Close()
+}
 
 // Path is the database file.
 func (s *Store) Path() string { return s.path }

@@ -550,3 +550,49 @@ func TestCatalogOfADeletedDatabaseIsNotTrusted(t *testing.T) {
 		t.Fatalf("search in the new database: %v", got)
 	}
 }
+
+// Searches share the catalog a Store keeps while writes replace it; a
+// replaced catalog must stay readable until the last search using it ends.
+func TestSearchesDuringWrites(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "acolyte.db")
+	s := openStore(t, path, &wordHash{name: "c", dim: 32})
+	other := openStore(t, path, &wordHash{name: "c", dim: 32})
+	for i := range 50 {
+		add(t, s, nowhere, memory.ScopeUser, fmt.Sprintf("seed fact %d about caching", i))
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for r := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 40 {
+				rs, err := s.Search(ctx, nowhere, memory.Query{Text: "caching fact", Filter: memory.Filter{Limit: 3}})
+				if err != nil || len(rs) == 0 {
+					errs <- fmt.Errorf("searcher %d: %d results, %v", r, len(rs), err)
+					return
+				}
+			}
+		}()
+	}
+	for i := range 40 {
+		w := s
+		if i%2 == 1 {
+			w = other
+		}
+		if _, err := w.Add(ctx, nowhere, memory.Draft{Content: fmt.Sprintf("written during searches %d caching", i)}); err != nil {
+			t.Fatal(err)
+		}
+		// Each Store saves a catalog file the other then maps.
+		mustSearch(t, w, "caching")
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	rs := mustSearch(t, s, "written during searches 39")
+	if len(rs) == 0 || !strings.Contains(rs[0].Content, "searches 39") {
+		t.Fatalf("the last write is not found: %+v", rs)
+	}
+}
