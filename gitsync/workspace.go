@@ -12,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/acolyte-dev/acolyte/memory"
 )
@@ -28,11 +30,14 @@ type Workspace struct {
 	Repo  *Repo
 	store *memory.Store
 	vis   memory.Visibility
+	// settle is how long after its last change the memories file's stamp
+	// is trusted (settleTime; tests shorten it).
+	settle time.Duration
 }
 
 // NewWorkspace binds a store to a repository checkout. session may be empty.
 func NewWorkspace(repo *Repo, store *memory.Store, session string) *Workspace {
-	return &Workspace{Repo: repo, store: store, vis: memory.Visibility{ProjectKey: repo.Root, SessionKey: session}}
+	return &Workspace{Repo: repo, store: store, vis: memory.Visibility{ProjectKey: repo.Root, SessionKey: session}, settle: settleTime}
 }
 
 // stateKey names the hash of the memories file last imported for this checkout.
@@ -76,24 +81,66 @@ type Imported struct {
 }
 
 // Refresh imports .acolyte/memories.jsonl into the index when its content
-// changed since the last import. It decides by content hash, never by
-// modification time, so a checkout that rewrites a file with the same
-// bytes costs one hash. Every command calls it first, which is what makes a
-// fresh clone searchable without hooks.
+// changed since the last import. It decides by content hash, so a checkout
+// that rewrites a file with the same bytes costs one hash and no import.
+// Every command calls it first, which is what makes a fresh clone
+// searchable without hooks.
+//
+// Hashing 10k memories (2 MB) costs a hook about 3 ms, so, like git's
+// index, the last import also records the file's stat (size, times, inode;
+// see stamp): while that is unchanged the content is too, and nothing is
+// read.
 func (w *Workspace) Refresh(ctx context.Context) (Imported, error) {
 	path := MemoriesPath(w.Repo.Root)
-	hash, err := hashFile(path)
-	if err != nil {
-		return Imported{}, fmt.Errorf("read %s: %w", path, err)
-	}
 	last, err := w.store.GetState(ctx, w.stateKey())
 	if err != nil {
 		return Imported{}, err
 	}
-	if hash == last || (hash == "absent" && last == "") {
+	lastHash, lastStamp, _ := strings.Cut(last, stampSep)
+	before, statErr := os.Stat(path)
+	if statErr == nil && lastStamp != "" && lastStamp == stamp(before) {
+		return Imported{Skipped: true}, nil
+	}
+	hash, err := hashFile(path)
+	if err != nil {
+		return Imported{}, fmt.Errorf("read %s: %w", path, err)
+	}
+	if hash == lastHash || (hash == "absent" && lastHash == "") {
+		if s := settledStamp(path, before, statErr, w.settle); s != "" {
+			// Best effort: without the stamp the next run hashes again.
+			_ = w.store.SetState(ctx, w.stateKey(), hash+stampSep+s)
+		}
 		return Imported{Skipped: true}, nil
 	}
 	return w.importFile(ctx)
+}
+
+// stampSep separates the content hash from the stat stamp in the state.
+const stampSep = " "
+
+// settleTime is how long after its last change a file's stamp can be
+// trusted: a change made in the same tick of the filesystem's clock as the
+// stamp was taken could otherwise leave the stamp equal (git's "racily
+// clean" case).
+const settleTime = 2 * time.Second
+
+// settledStamp returns the stamp of the file at path when it is safe to
+// trust later: before (taken ahead of reading the file) still matches, so
+// the file did not change while it was read, and it last changed at least
+// settle ago.
+func settledStamp(path string, before os.FileInfo, statErr error, settle time.Duration) string {
+	if statErr != nil {
+		return ""
+	}
+	after, err := os.Stat(path)
+	if err != nil {
+		return ""
+	}
+	s := stamp(before)
+	if s == "" || s != stamp(after) || time.Since(lastChange(after)) < settle {
+		return ""
+	}
+	return s
 }
 
 // importFile makes the index equal to the file, under the file lock so a
@@ -102,6 +149,7 @@ func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
 	var out Imported
 	err := w.locked(ctx, func() error {
 		path := MemoriesPath(w.Repo.Root)
+		before, statErr := os.Stat(path)
 		data, err := os.ReadFile(path)
 		hash, herr := fileHash(data, err)
 		if herr != nil {
@@ -115,6 +163,9 @@ func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
 		}
 		if out.ReplaceStats, err = w.store.ReplaceScope(ctx, memory.ScopeProject, w.Repo.Root, mems); err != nil {
 			return err
+		}
+		if s := settledStamp(path, before, statErr, w.settle); s != "" {
+			hash += stampSep + s
 		}
 		return w.store.SetState(ctx, w.stateKey(), hash)
 	})
