@@ -1,6 +1,8 @@
 package memory
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -15,12 +17,13 @@ func sampleCatalog() *catalog {
 		dim:        3,
 		scopes:     []Scope{ScopeUser, ScopeProject},
 		keys:       []string{"", "/src/app"},
-		seqs:       []int64{2, 5, 9, 1 << 40},
-		groups:     []uint32{0, 1, 1, 0},
-		kinds:      []uint8{1, 3, 4, 2},
-		vecAt:      []int32{0, -1, 1, 2},
-		scales:     []float32{0.5, 0.25, 1e-3},
-		vecs:       []int8{1, -2, 127, -127, 0, 3, 9, 8, 7},
+		// Five memories: 17 bytes each leaves the scales needing padding.
+		seqs:   []int64{2, 5, 9, 11, 1 << 40},
+		groups: []uint32{0, 1, 1, 0, 0},
+		kinds:  []uint8{1, 3, 4, 2, 2},
+		vecAt:  []int32{0, -1, 1, -1, 2},
+		scales: []float32{0.5, 0.25, 1e-3},
+		vecs:   []int8{1, -2, 127, -127, 0, 3, 9, 8, 7},
 	}
 }
 
@@ -83,10 +86,9 @@ func TestCatalogRejectsDamage(t *testing.T) {
 	if _, err := decodeCatalog(append(good, 0), "test:model/3"); err == nil {
 		t.Fatal("a catalog with a trailing byte was accepted")
 	}
-	// The last seq (1<<40) sits 8 bytes before the groups column; making
-	// it smaller than its predecessor breaks the order search relies on.
+	// Seqs out of order would break the binary search over them.
 	c := sampleCatalog()
-	c.seqs[3] = 1
+	c.seqs[4] = 1
 	if err := writeCatalog(path, c); err != nil {
 		t.Fatal(err)
 	}
@@ -140,5 +142,123 @@ func TestRecallTimesKeptToTheMinute(t *testing.T) {
 	clock = start.Add(2 * time.Minute)
 	if got := recalled(); !got.Equal(clock) {
 		t.Fatalf("a recall after the minute recorded %v, want %v", got, clock)
+	}
+}
+
+// entries describes a catalog by seq, independent of group numbering and
+// vector order, so a patched catalog can be compared with a rebuilt one.
+func entries(c *catalog) map[int64]string {
+	out := map[int64]string{}
+	for i, seq := range c.seqs {
+		vec := "none"
+		if at := c.vecAt[i]; at >= 0 {
+			vec = fmt.Sprint(c.scales[at], c.vector(at))
+		}
+		out[seq] = fmt.Sprintf("%s|%s|%d|%s", c.scopes[c.groups[i]], c.keys[c.groups[i]], c.kinds[i], vec)
+	}
+	return out
+}
+
+// wordVectors is a small deterministic embedder for these tests.
+type wordVectors struct{}
+
+func (wordVectors) Model() string { return "test:words/8" }
+func (wordVectors) Dim() int      { return 8 }
+func (wordVectors) Embed(_ context.Context, _ Purpose, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		v := make([]float32, 8)
+		for j, r := range t {
+			v[(j+int(r))%8] += float32(r%7) - 3
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// Every kind of write keeps the saved catalog current without a rebuild,
+// and the patched catalog holds exactly what a rebuild would read.
+func TestWritesPatchTheCatalog(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "acolyte.db")
+	s, err := Open(ctx, path, wordVectors{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var ms []Memory
+	for i := range 30 {
+		ms = append(ms, Memory{ID: fmt.Sprintf("p%02d", i), Kind: KindRule, Content: fmt.Sprintf("project rule %d", i)})
+	}
+	if _, err := s.ReplaceScope(ctx, ScopeProject, "/src/app", ms); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Search(ctx, Visibility{}, Query{Text: "rule"}); err != nil {
+		t.Fatal(err) // saves the first catalog
+	}
+	user, err := s.Add(ctx, Visibility{}, Draft{Content: "a user fact about caches"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms[3].Content = "project rule 3, reworded"
+	ms = append(ms[:7], ms[8:]...)
+	if _, err := s.ReplaceScope(ctx, ScopeProject, "/src/app", ms); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Add(ctx, Visibility{SessionKey: "s1"}, Draft{Content: "a session note", Scope: ScopeSession}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Delete(ctx, Visibility{}, user.Memory.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Add(ctx, Visibility{}, Draft{Content: "project rule 5"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Reindex(ctx, true, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	gen, err := s.generation(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved, err := readCatalog(s.catalogPath(s.model()), s.model())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer saved.unmap()
+	if saved.generation != gen {
+		t.Fatalf("the saved catalog is at %s, the database at %s: a write left it stale", saved.generation, gen)
+	}
+	rebuilt, err := s.buildCatalog(ctx, s.model())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := entries(saved), entries(rebuilt); !reflect.DeepEqual(got, want) {
+		t.Fatalf("patched catalog differs from a rebuild:\n got %v\nwant %v", got, want)
+	}
+	if len(rebuilt.seqs) != 30-1+1+1 {
+		t.Fatalf("rebuilt catalog has %d memories", len(rebuilt.seqs))
+	}
+}
+
+// A duplicate Add changes nothing, so it must not make the catalog stale.
+func TestDuplicateAddKeepsTheGeneration(t *testing.T) {
+	ctx := t.Context()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "acolyte.db"), wordVectors{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Add(ctx, Visibility{}, Draft{Content: "one fact"}); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := s.generation(ctx)
+	again, err := s.Add(ctx, Visibility{}, Draft{Content: "one  fact"})
+	if err != nil || !again.Existing {
+		t.Fatalf("duplicate add: %+v, %v", again, err)
+	}
+	if after, _ := s.generation(ctx); after != before {
+		t.Fatalf("a duplicate add moved the generation from %s to %s", before, after)
 	}
 }

@@ -449,6 +449,7 @@ func (s *Store) upsert(tx *txn, ms []Memory, vecs [][]float32, existed func(id s
 		if err != nil {
 			return fmt.Errorf("write memory %s: %w", m.ID, err)
 		}
+		tx.touched[seqs[i]] = true
 		if vecs[i] == nil {
 			// A vector of the old content would now be wrong; an absent one is only incomplete.
 			if _, err := tx.exec(`DELETE FROM embeddings WHERE seq = ? AND content_hash != ?`, seqs[i], hash); err != nil {
@@ -515,6 +516,7 @@ func (s *Store) Delete(ctx context.Context, vis Visibility, ids ...string) ([]Me
 }
 
 func deleteSeq(tx *txn, seq int64) error {
+	tx.touched[seq] = true
 	if _, err := tx.exec(`DELETE FROM memories WHERE seq = ?`, seq); err != nil {
 		return fmt.Errorf("remove memory: %w", err)
 	}
@@ -532,6 +534,8 @@ type txn struct {
 	ctx   context.Context
 	tx    *sql.Tx
 	stmts map[string]*sql.Stmt
+	// touched holds the seqs the transaction wrote or removed.
+	touched map[int64]bool
 }
 
 func (t *txn) stmt(q string) (*sql.Stmt, error) {
@@ -567,21 +571,40 @@ func (t *txn) queryRow(q string, args ...any) scanner {
 	return st.QueryRowContext(t.ctx, args...)
 }
 
+// inTx runs fn in a write transaction, bumps the generation and, when it
+// can, brings the search catalog along (see patchCatalog).
 func (s *Store) inTx(ctx context.Context, fn func(*txn) error) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
-	t := &txn{ctx: ctx, tx: tx, stmts: map[string]*sql.Stmt{}}
+	t := &txn{ctx: ctx, tx: tx, stmts: map[string]*sql.Stmt{}, touched: map[int64]bool{}}
+	var before string
+	if err := t.queryRow(`SELECT ` + currentGeneration).Scan(&before); err != nil {
+		tx.Rollback()
+		return err
+	}
 	if err := fn(t); err != nil {
 		tx.Rollback()
 		return err
+	}
+	if len(t.touched) == 0 {
+		// Nothing the catalog holds changed (a duplicate Add): the
+		// generation, and with it the saved catalog, stays.
+		return tx.Commit()
 	}
 	if _, err := t.exec(bumpGeneration); err != nil {
 		tx.Rollback()
 		return err
 	}
-	return tx.Commit()
+	patched := s.patchedCatalog(t, before)
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	if patched != nil {
+		s.publishCatalog(patched)
+	}
+	return nil
 }
 
 // visible appends the visibility rules and filters to a WHERE clause over
@@ -683,6 +706,7 @@ func (s *Store) Reindex(ctx context.Context, all bool, progress func(done, total
 		}
 		err = s.inTx(ctx, func(tx *txn) error {
 			for i, it := range todo[start:end] {
+				tx.touched[it.seq] = true
 				if _, err := tx.exec(`INSERT OR REPLACE INTO embeddings (seq, model, dim, content_hash, vec) VALUES (?, ?, ?, ?, ?)`,
 					it.seq, s.embedder.Model(), len(vecs[i]), contentHash(it.m.Content), quantize(vecs[i])); err != nil {
 					return err
