@@ -419,25 +419,6 @@ func cosines(query []float32, c *catalog, at []int32) []float32 {
 	return out
 }
 
-// dot8 is the inner loop of every search: four independent sums let the
-// CPU overlap the multiplies, and slicing both operands to one length lets
-// the compiler drop the bounds checks.
-func dot8(query []float32, q []int8) float32 {
-	q = q[:len(query)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(query); i += 4 {
-		s0 += query[i] * float32(q[i])
-		s1 += query[i+1] * float32(q[i+1])
-		s2 += query[i+2] * float32(q[i+2])
-		s3 += query[i+3] * float32(q[i+3])
-	}
-	for ; i < len(query); i++ {
-		s0 += query[i] * float32(q[i])
-	}
-	return s0 + s1 + s2 + s3
-}
-
 // fuse scores the candidates of one search text, as described at
 // vectorWeight: the best exact lexical matches and the memories whose
 // vectors lie furthest above the crowd. Memories that score 0 are left out.

@@ -1,0 +1,7 @@
+//go:build !amd64
+
+package memory
+
+const haveDotAVX2 = false
+
+func dot8AVX2(*float32, *int8, int) float32 { panic("unreachable") }
