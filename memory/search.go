@@ -294,7 +294,7 @@ func lexical(words []string, postings [][]int64, v *view) lexicalMatch {
 	var matched []int
 	n := float64(v.count)
 	for j, w := range words {
-		var held []int
+		held := make([]int, 0, len(postings[j]))
 		for _, seq := range postings[j] {
 			// A memory written after the catalog was read is not in it; the
 			// next search sees it.
@@ -318,42 +318,51 @@ func lexical(words []string, postings [][]int64, v *view) lexicalMatch {
 			m.exact[i] += idf
 		}
 	}
-	top := make([]scored, len(matched))
-	for j, i := range matched {
-		top[j] = scored{v.c.seqs[i], m.exact[i]}
+	top := newTopN(candidatePool)
+	for _, i := range matched {
+		top.push(scored{v.c.seqs[i], m.exact[i]})
 	}
-	m.top = best(top, candidatePool)
+	m.top = top.xs
 	return m
 }
 
-// best returns the n highest scores, best first, ties by seq. Only the
-// winners are sorted: a common word can match thousands of memories.
+// best returns the n highest scores, best first, ties by seq.
 func best(xs []scored, n int) []scored {
+	t := newTopN(n)
+	for _, x := range xs {
+		t.push(x)
+	}
+	return t.xs
+}
+
+// topN keeps the n highest scores pushed so far, best first, ties by seq,
+// in a window of n: a common word can match thousands of memories, and
+// half of all memories lie above the mean cosine, so the losers are never
+// stored or sorted.
+type topN struct {
+	n  int
+	xs []scored
+}
+
+func newTopN(n int) *topN { return &topN{n: n, xs: make([]scored, 0, n+1)} }
+
+func (t *topN) push(x scored) {
 	better := func(a, b scored) bool {
 		if a.score != b.score {
 			return a.score > b.score
 		}
 		return a.seq < b.seq
 	}
-	if len(xs) > 4*n {
-		// Keep a sorted window of the best n seen so far.
-		top := make([]scored, 0, n+1)
-		for _, x := range xs {
-			if len(top) == n && !better(x, top[n-1]) {
-				continue
-			}
-			i := sort.Search(len(top), func(i int) bool { return better(x, top[i]) })
-			top = append(top, scored{})
-			copy(top[i+1:], top[i:])
-			top[i] = x
-			if len(top) > n {
-				top = top[:n]
-			}
-		}
-		return top
+	if len(t.xs) == t.n && !better(x, t.xs[t.n-1]) {
+		return
 	}
-	sort.Slice(xs, func(i, j int) bool { return better(xs[i], xs[j]) })
-	return xs[:min(len(xs), n)]
+	i := sort.Search(len(t.xs), func(i int) bool { return better(x, t.xs[i]) })
+	t.xs = append(t.xs, scored{})
+	copy(t.xs[i+1:], t.xs[i:])
+	t.xs[i] = x
+	if len(t.xs) > t.n {
+		t.xs = t.xs[:t.n]
+	}
 }
 
 // postings returns the seqs of the memories whose lexical index holds
@@ -431,7 +440,7 @@ func fuse(lex lexicalMatch, cos []float32, v *view) map[int64]float64 {
 	if spread > 0 {
 		// A spread of 0 means every memory is equally near (or the query
 		// has no vector): the vector side knows nothing.
-		var proposals []scored
+		proposals := newTopN(candidatePool)
 		for j, i := range v.withVec {
 			z := (float64(cos[j]) - mean) / spread
 			if z <= 0 {
@@ -441,10 +450,10 @@ func fuse(lex lexicalMatch, cos []float32, v *view) map[int64]float64 {
 			if _, lexical := candidates[seq]; lexical {
 				candidates[seq] = z
 			} else {
-				proposals = append(proposals, scored{seq, z})
+				proposals.push(scored{seq, z})
 			}
 		}
-		for _, c := range best(proposals, candidatePool) {
+		for _, c := range proposals.xs {
 			candidates[c.seq] = c.score
 		}
 	}
