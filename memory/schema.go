@@ -75,6 +75,13 @@ func migrate(ctx context.Context, db *sql.DB, path string) error {
 	if version == SchemaVersion {
 		return nil
 	}
+	// WAL lets a hook and an agent write while others read. The mode is
+	// stored in the database file, so it is set when the schema is created
+	// or upgraded rather than on every open, where it cost a search about a
+	// millisecond. It cannot change inside a transaction.
+	if _, err := db.ExecContext(ctx, `PRAGMA journal_mode = WAL`); err != nil {
+		return err
+	}
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err

@@ -596,3 +596,24 @@ func TestSearchesDuringWrites(t *testing.T) {
 		t.Fatalf("the last write is not found: %+v", rs)
 	}
 }
+
+// A new database is created in WAL mode, which the file keeps: concurrent
+// hooks and agents depend on it.
+func TestNewDatabaseUsesWAL(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "acolyte.db")
+	s := openStore(t, path, nil)
+	add(t, s, nowhere, memory.ScopeUser, "a fact")
+	s.Close()
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var mode string
+	if err := db.QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil {
+		t.Fatal(err)
+	}
+	if mode != "wal" {
+		t.Fatalf("journal mode %q, want wal", mode)
+	}
+}
