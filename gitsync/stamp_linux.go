@@ -1,31 +1,8 @@
 package gitsync
 
 import (
-	"fmt"
-	"os"
 	"syscall"
 	"time"
 )
 
-// stamp identifies a file's content by its metadata, as git's index does:
-// size, modification and change times, inode and device. The change time
-// cannot be set by tools that copy modification times (rsync -t, tar), so
-// any rewrite shows.
-func stamp(fi os.FileInfo) string {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return ""
-	}
-	return fmt.Sprintf("%d:%d:%d:%d:%d", fi.Size(), fi.ModTime().UnixNano(), time.Unix(st.Ctim.Unix()).UnixNano(), st.Ino, st.Dev)
-}
-
-// lastChange is the later of the file's modification and change times.
-func lastChange(fi os.FileInfo) time.Time {
-	t := fi.ModTime()
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		if c := time.Unix(st.Ctim.Unix()); c.After(t) {
-			t = c
-		}
-	}
-	return t
-}
+func changeTime(st *syscall.Stat_t) time.Time { return time.Unix(st.Ctim.Unix()) }
