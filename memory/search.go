@@ -270,10 +270,10 @@ type lexicalMatch struct {
 	top []scored
 }
 
-// lexical scores every visible memory by the words of text it holds.
-// FTS5 finds which memories hold each word (after Porter stemming); the
-// scoring happens here, over the catalog, because SQLite's bm25() costs
-// microseconds per match.
+// lexical scores every visible memory by which of a text's words it holds;
+// postings[j] are the seqs FTS5 found for words[j] (after Porter
+// stemming). The scoring happens here, over the catalog, because SQLite's
+// bm25() costs microseconds per match.
 //
 // A memory scores the summed IDF of the query words it holds: BM25 with
 // the term frequency taken as one and no length normalisation (b = 0).
