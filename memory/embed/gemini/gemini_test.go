@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/acolyte-dev/acolyte/memory"
+	"github.com/acolyte-dev/acolyte/memory/embed/internal/embedtest"
 )
 
 const testKey = "AIza-test-key"
@@ -85,14 +85,6 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // vectorFor is the server's deterministic "embedding" of a text.
-func vectorFor(text string, dim int) []float32 {
-	v := make([]float32, dim)
-	for j := range v {
-		v[j] = float32(len(text) + j)
-	}
-	return v
-}
-
 func writeVectors(w http.ResponseWriter, texts []string, dim int) {
 	type embedding struct {
 		Values []float32 `json:"values"`
@@ -101,7 +93,7 @@ func writeVectors(w http.ResponseWriter, texts []string, dim int) {
 		Embeddings []embedding `json:"embeddings"`
 	}{}
 	for _, t := range texts {
-		resp.Embeddings = append(resp.Embeddings, embedding{vectorFor(t, dim)})
+		resp.Embeddings = append(resp.Embeddings, embedding{embedtest.VectorFor(t, dim)})
 	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(resp)
@@ -115,61 +107,27 @@ func writeError(w http.ResponseWriter, code int, status, msg string, details ...
 }
 
 // recorder stands in for the retry sleep so tests see the waits without sleeping.
-type recorder struct{ waits []time.Duration }
-
-func (r *recorder) sleep(_ context.Context, d time.Duration) error {
-	r.waits = append(r.waits, d)
-	return nil
-}
-
-func newEmbedder(t *testing.T, cfg Config) (*Embedder, *recorder) {
+func newEmbedder(t *testing.T, cfg Config) (*Embedder, *embedtest.Sleeps) {
 	t.Helper()
 	e, err := New(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	rec := &recorder{}
-	e.policy.Sleep = rec.sleep
+	rec := &embedtest.Sleeps{}
+	e.policy.Sleep = rec.Sleep
 	return e, rec
-}
-
-func texts(n int) []string {
-	out := make([]string, n)
-	for i := range out {
-		out[i] = strings.Repeat("x", i+1)
-	}
-	return out
-}
-
-func assertUnitVectorsFor(t *testing.T, got [][]float32, in []string, dim int) {
-	t.Helper()
-	if len(got) != len(in) {
-		t.Fatalf("got %d vectors for %d texts", len(got), len(in))
-	}
-	for i, v := range got {
-		want := vectorFor(in[i], dim)
-		memory.Normalize32(want)
-		if len(v) != dim {
-			t.Fatalf("vector %d has %d dimensions, want %d", i, len(v), dim)
-		}
-		for j := range v {
-			if math.Abs(float64(v[j]-want[j])) > 1e-6 {
-				t.Fatalf("vector %d = %v, want the unit vector %v", i, v, want)
-			}
-		}
-	}
 }
 
 func TestEmbedSpeaksBatchEmbedContents(t *testing.T) {
 	srv, ts := newServer(t)
 	e, _ := newEmbedder(t, Config{APIKey: testKey, BaseURL: ts.URL})
-	in := texts(250)
+	in := embedtest.Texts(250)
 
 	got, err := e.Embed(context.Background(), memory.PurposeDocument, in)
 	if err != nil {
 		t.Fatalf("Embed: %v", err)
 	}
-	assertUnitVectorsFor(t, got, in, DefaultDim)
+	embedtest.AssertUnitVectorsFor(t, got, in, DefaultDim)
 
 	var sizes []int
 	var sent []string
@@ -208,7 +166,7 @@ func TestQueriesUseQueryTaskTypeAndConfiguredModel(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Embed: %v", err)
 	}
-	assertUnitVectorsFor(t, got, in, 256)
+	embedtest.AssertUnitVectorsFor(t, got, in, 256)
 	r := srv.requests[0].Requests[0]
 	if r.TaskType != "RETRIEVAL_QUERY" || r.OutputDimensionality != 256 || r.Model != "models/text-embedding-004" {
 		t.Errorf("sent task %q dim %d model %q, want RETRIEVAL_QUERY 256 models/text-embedding-004", r.TaskType, r.OutputDimensionality, r.Model)
@@ -272,8 +230,8 @@ func TestRejectedKeyIsNotRetried(t *testing.T) {
 			if !strings.Contains(err.Error(), "rejected the key") || !strings.Contains(err.Error(), "GEMINI_API_KEY") {
 				t.Errorf("error %q should say the key was rejected and where it comes from", err)
 			}
-			if len(srv.requests) != 1 || len(rec.waits) != 0 {
-				t.Errorf("%d requests, %d waits; a rejected key must not be retried", len(srv.requests), len(rec.waits))
+			if len(srv.requests) != 1 || len(rec.Waits) != 0 {
+				t.Errorf("%d requests, %d waits; a rejected key must not be retried", len(srv.requests), len(rec.Waits))
 			}
 		})
 	}
@@ -308,9 +266,9 @@ func TestRateLimitWaitsAsLongAsAsked(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Embed: %v", err)
 			}
-			assertUnitVectorsFor(t, got, in, 4)
-			if len(srv.requests) != 2 || !slices.Equal(rec.waits, []time.Duration{tc.want}) {
-				t.Errorf("%d requests, waits %v; want 2 requests and one %s wait", len(srv.requests), rec.waits, tc.want)
+			embedtest.AssertUnitVectorsFor(t, got, in, 4)
+			if len(srv.requests) != 2 || !slices.Equal(rec.Waits, []time.Duration{tc.want}) {
+				t.Errorf("%d requests, waits %v; want 2 requests and one %s wait", len(srv.requests), rec.Waits, tc.want)
 			}
 		})
 	}
@@ -330,8 +288,8 @@ func TestPersistentRateLimitGivesUp(t *testing.T) {
 	if !strings.Contains(err.Error(), "RESOURCE_EXHAUSTED") || !strings.Contains(err.Error(), "gave up after 3 attempts") {
 		t.Errorf("error %q should name the status and the attempts", err)
 	}
-	if len(srv.requests) != 3 || len(rec.waits) != 2 {
-		t.Errorf("%d requests and %d waits, want 3 and 2", len(srv.requests), len(rec.waits))
+	if len(srv.requests) != 3 || len(rec.Waits) != 2 {
+		t.Errorf("%d requests and %d waits, want 3 and 2", len(srv.requests), len(rec.Waits))
 	}
 }
 
@@ -353,8 +311,8 @@ func TestServerErrorsBackOffThenSucceed(t *testing.T) {
 	if _, err := e.Embed(context.Background(), memory.PurposeDocument, []string{"a"}); err != nil {
 		t.Fatalf("Embed: %v", err)
 	}
-	if want := []time.Duration{10 * time.Millisecond, 20 * time.Millisecond}; !slices.Equal(rec.waits, want) {
-		t.Errorf("waits = %v, want exponential %v", rec.waits, want)
+	if want := []time.Duration{10 * time.Millisecond, 20 * time.Millisecond}; !slices.Equal(rec.Waits, want) {
+		t.Errorf("waits = %v, want exponential %v", rec.Waits, want)
 	}
 }
 
@@ -424,7 +382,7 @@ func TestFailedLaterBatchReturnsNoVectors(t *testing.T) {
 		return true
 	}
 	e, _ := newEmbedder(t, Config{APIKey: testKey, BaseURL: ts.URL, Dim: 4})
-	got, err := e.Embed(context.Background(), memory.PurposeDocument, texts(150))
+	got, err := e.Embed(context.Background(), memory.PurposeDocument, embedtest.Texts(150))
 	if err == nil || got != nil || !strings.Contains(err.Error(), "payload size exceeds") {
 		t.Errorf("got %d vectors, %v; want none and the API's complaint", len(got), err)
 	}
@@ -449,7 +407,7 @@ func TestEmbedNothing(t *testing.T) {
 // 768-dimensional vectors through the SDK: encoding, decoding, checking and
 // normalising.
 func BenchmarkEmbed(b *testing.B) {
-	in := texts(MaxBatch)
+	in := embedtest.Texts(MaxBatch)
 	rec := httptest.NewRecorder()
 	writeVectors(rec, in, DefaultDim)
 	answer := rec.Body.Bytes()

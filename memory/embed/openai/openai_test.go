@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/acolyte-dev/acolyte/memory"
+	"github.com/acolyte-dev/acolyte/memory/embed/internal/embedtest"
 )
 
 // server is an OpenAI-compatible embeddings endpoint. By default it answers
@@ -58,14 +58,6 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // vectorFor is the server's deterministic "embedding" of a text.
-func vectorFor(text string, dim int) []float32 {
-	v := make([]float32, dim)
-	for j := range v {
-		v[j] = float32(len(text) + j)
-	}
-	return v
-}
-
 type datum struct {
 	Object    string    `json:"object"`
 	Index     int       `json:"index"`
@@ -75,7 +67,7 @@ type datum struct {
 func writeVectors(w http.ResponseWriter, req request, dim int) {
 	data := make([]datum, len(req.Input))
 	for i, text := range req.Input {
-		data[len(data)-1-i] = datum{"embedding", i, vectorFor(text, dim)}
+		data[len(data)-1-i] = datum{"embedding", i, embedtest.VectorFor(text, dim)}
 	}
 	writeData(w, req.Model, data)
 }
@@ -97,61 +89,27 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 }
 
 // recorder stands in for the retry sleep so tests see the waits without sleeping.
-type recorder struct{ waits []time.Duration }
-
-func (r *recorder) sleep(_ context.Context, d time.Duration) error {
-	r.waits = append(r.waits, d)
-	return nil
-}
-
-func newEmbedder(t *testing.T, cfg Config) (*Embedder, *recorder) {
+func newEmbedder(t *testing.T, cfg Config) (*Embedder, *embedtest.Sleeps) {
 	t.Helper()
 	e, err := New(cfg)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	rec := &recorder{}
-	e.policy.Sleep = rec.sleep
+	rec := &embedtest.Sleeps{}
+	e.policy.Sleep = rec.Sleep
 	return e, rec
-}
-
-func texts(n int) []string {
-	out := make([]string, n)
-	for i := range out {
-		out[i] = strings.Repeat("x", i+1)
-	}
-	return out
-}
-
-func assertUnitVectorsFor(t *testing.T, got [][]float32, in []string, dim int) {
-	t.Helper()
-	if len(got) != len(in) {
-		t.Fatalf("got %d vectors for %d texts", len(got), len(in))
-	}
-	for i, v := range got {
-		want := vectorFor(in[i], dim)
-		memory.Normalize32(want)
-		if len(v) != dim {
-			t.Fatalf("vector %d has %d dimensions, want %d", i, len(v), dim)
-		}
-		for j := range v {
-			if math.Abs(float64(v[j]-want[j])) > 1e-6 {
-				t.Fatalf("vector %d = %v, want the unit vector %v", i, v, want)
-			}
-		}
-	}
 }
 
 func TestEmbedBatchesOrdersAndNormalises(t *testing.T) {
 	srv, ts := newServer(t, 4)
 	e, _ := newEmbedder(t, Config{BaseURL: ts.URL, Model: "nomic-embed-text", APIKey: "sk-test"})
-	in := texts(250)
+	in := embedtest.Texts(250)
 
 	got, err := e.Embed(context.Background(), memory.PurposeDocument, in)
 	if err != nil {
 		t.Fatalf("Embed: %v", err)
 	}
-	assertUnitVectorsFor(t, got, in, 4)
+	embedtest.AssertUnitVectorsFor(t, got, in, 4)
 
 	var sizes []int
 	for i, req := range srv.requests {
@@ -243,8 +201,8 @@ func TestUnauthorisedIsNotRetried(t *testing.T) {
 		if err != nil && !strings.Contains(err.Error(), "Incorrect API key provided") {
 			t.Errorf("%d: error %q does not pass on the server's message", status, err)
 		}
-		if len(srv.requests) != 1 || len(rec.waits) != 0 {
-			t.Errorf("%d: %d requests, %d waits; a rejected key must not be retried", status, len(srv.requests), len(rec.waits))
+		if len(srv.requests) != 1 || len(rec.Waits) != 0 {
+			t.Errorf("%d: %d requests, %d waits; a rejected key must not be retried", status, len(srv.requests), len(rec.Waits))
 		}
 	}
 }
@@ -265,9 +223,9 @@ func TestRateLimitIsRetriedAfterRetryAfter(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Embed: %v", err)
 	}
-	assertUnitVectorsFor(t, got, in, 3)
-	if len(srv.requests) != 2 || !slices.Equal(rec.waits, []time.Duration{2 * time.Second}) {
-		t.Errorf("%d requests, waits %v; want 2 requests and one 2s wait as Retry-After asked", len(srv.requests), rec.waits)
+	embedtest.AssertUnitVectorsFor(t, got, in, 3)
+	if len(srv.requests) != 2 || !slices.Equal(rec.Waits, []time.Duration{2 * time.Second}) {
+		t.Errorf("%d requests, waits %v; want 2 requests and one 2s wait as Retry-After asked", len(srv.requests), rec.Waits)
 	}
 }
 
@@ -285,8 +243,8 @@ func TestServerErrorsBackOffThenSucceed(t *testing.T) {
 	if _, err := e.Embed(context.Background(), memory.PurposeDocument, []string{"a"}); err != nil {
 		t.Fatalf("Embed: %v", err)
 	}
-	if want := []time.Duration{10 * time.Millisecond, 20 * time.Millisecond}; !slices.Equal(rec.waits, want) {
-		t.Errorf("waits = %v, want exponential %v", rec.waits, want)
+	if want := []time.Duration{10 * time.Millisecond, 20 * time.Millisecond}; !slices.Equal(rec.Waits, want) {
+		t.Errorf("waits = %v, want exponential %v", rec.Waits, want)
 	}
 }
 
@@ -341,16 +299,16 @@ func TestBadAnswersAreRejectedWhole(t *testing.T) {
 			fmt.Fprint(w, `{"object":"list","data":[{"embedding":[0.1,`)
 		},
 		"too few vectors": func(w http.ResponseWriter, req request) {
-			writeData(w, req.Model, []datum{{"embedding", 0, vectorFor("a", 3)}})
+			writeData(w, req.Model, []datum{{"embedding", 0, embedtest.VectorFor("a", 3)}})
 		},
 		"repeated index": func(w http.ResponseWriter, req request) {
-			writeData(w, req.Model, []datum{{"embedding", 0, vectorFor("a", 3)}, {"embedding", 0, vectorFor("a", 3)}})
+			writeData(w, req.Model, []datum{{"embedding", 0, embedtest.VectorFor("a", 3)}, {"embedding", 0, embedtest.VectorFor("a", 3)}})
 		},
 		"mixed dimensions": func(w http.ResponseWriter, req request) {
-			writeData(w, req.Model, []datum{{"embedding", 0, vectorFor("a", 3)}, {"embedding", 1, vectorFor("a", 4)}})
+			writeData(w, req.Model, []datum{{"embedding", 0, embedtest.VectorFor("a", 3)}, {"embedding", 1, embedtest.VectorFor("a", 4)}})
 		},
 		"empty vector": func(w http.ResponseWriter, req request) {
-			writeData(w, req.Model, []datum{{"embedding", 0, nil}, {"embedding", 1, vectorFor("a", 3)}})
+			writeData(w, req.Model, []datum{{"embedding", 0, nil}, {"embedding", 1, embedtest.VectorFor("a", 3)}})
 		},
 	}
 	for name, answer := range cases {
@@ -379,7 +337,7 @@ func TestFailedLaterBatchReturnsNoVectors(t *testing.T) {
 		return true
 	}
 	e, _ := newEmbedder(t, Config{BaseURL: ts.URL, BatchSize: 2})
-	got, err := e.Embed(context.Background(), memory.PurposeDocument, texts(3))
+	got, err := e.Embed(context.Background(), memory.PurposeDocument, embedtest.Texts(3))
 	if err == nil || got != nil || !strings.Contains(err.Error(), "input too long") {
 		t.Errorf("got %v, %v; want no vectors and the server's complaint", got, err)
 	}
@@ -425,7 +383,7 @@ func TestEmbedNothing(t *testing.T) {
 // BenchmarkEmbed measures the client's own cost of one full batch of
 // 768-dimensional vectors: encoding, decoding, checking and normalising.
 func BenchmarkEmbed(b *testing.B) {
-	in := texts(DefaultBatchSize)
+	in := embedtest.Texts(DefaultBatchSize)
 	var answer bytes.Buffer
 	rec := httptest.NewRecorder()
 	writeVectors(rec, request{Model: DefaultModel, Input: in}, 768)
