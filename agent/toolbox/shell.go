@@ -1,10 +1,10 @@
 package toolbox
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os/exec"
 	"strings"
 	"time"
@@ -13,6 +13,8 @@ import (
 
 // maxShellOutput is how much of a command's output the model sees: the head
 // and the tail, since errors tend to be at the end and context at the start.
+// The output is cut while it streams, so this is also about all the memory a
+// command's output can take, however much it prints.
 const maxShellOutput = 16 << 10
 
 // ShellResult is the result of run_shell. A non-zero exit is a result, not a
@@ -22,6 +24,9 @@ type ShellResult struct {
 	Output    string `json:"output"`
 	TimedOut  bool   `json:"timed_out,omitempty"`
 	Truncated bool   `json:"truncated,omitempty"`
+	// DroppedBytes is how much output between the head and the tail was
+	// thrown away.
+	DroppedBytes int64 `json:"dropped_bytes,omitempty"`
 }
 
 func (w *Workspace) runShell() Tool {
@@ -71,12 +76,15 @@ func (w *Workspace) run(ctx context.Context, command string, timeout time.Durati
 	killGroup(cmd)
 	// Children that keep the pipes open must not hang the tool after a kill.
 	cmd.WaitDelay = 2 * time.Second
-	var out bytes.Buffer
-	cmd.Stdout = &out
-	cmd.Stderr = &out
+	// One writer for both streams: exec then copies them from one pipe, so
+	// Write is never called concurrently and the order is kept.
+	out := newHeadTail(maxShellOutput)
+	cmd.Stdout = out
+	cmd.Stderr = out
 	err := cmd.Run()
 	res := ShellResult{}
-	res.Output, res.Truncated = headTail(out.String(), maxShellOutput)
+	res.Output, res.DroppedBytes = out.result()
+	res.Truncated = res.DroppedBytes > 0
 	var exitErr *exec.ExitError
 	switch {
 	case ctx.Err() == context.DeadlineExceeded:
@@ -91,14 +99,71 @@ func (w *Workspace) run(ctx context.Context, command string, timeout time.Durati
 	return res, nil
 }
 
-func headTail(s string, n int) (string, bool) {
-	if len(s) <= n {
-		return s, false
+// headTail keeps the first and the last bytes written to it and counts the
+// rest, holding at most its limit in memory.
+type headTail struct {
+	head, tail []byte
+	half       int
+	next       int // where the next byte goes in tail once it is full
+	total      int64
+}
+
+func newHeadTail(limit int) *headTail {
+	return &headTail{half: limit / 2, head: make([]byte, 0, limit/2)}
+}
+
+func (h *headTail) Write(p []byte) (int, error) {
+	n := len(p)
+	h.total += int64(n)
+	if room := h.half - len(h.head); room > 0 {
+		k := min(room, len(p))
+		h.head = append(h.head, p[:k]...)
+		p = p[k:]
 	}
-	half := n / 2
-	tail := len(s) - half
-	for tail < len(s) && !utf8.RuneStart(s[tail]) {
-		tail++
+	if len(p) >= h.half {
+		h.tail = append(h.tail[:0], p[len(p)-h.half:]...)
+		h.next = 0
+		return n, nil
 	}
-	return clip(s[:half], half) + "\n… [output cut] …\n" + s[tail:], true
+	for len(p) > 0 {
+		if len(h.tail) < h.half {
+			k := min(h.half-len(h.tail), len(p))
+			h.tail = append(h.tail, p[:k]...)
+			p = p[k:]
+			continue
+		}
+		k := copy(h.tail[h.next:], p)
+		h.next = (h.next + k) % h.half
+		p = p[k:]
+	}
+	return n, nil
+}
+
+// result returns the output the model sees, with a marker where bytes were
+// dropped, cut only between UTF-8 characters, and how many were dropped.
+func (h *headTail) result() (string, int64) {
+	tail := append(append([]byte{}, h.tail[h.next:]...), h.tail[:h.next]...)
+	dropped := h.total - int64(len(h.head)) - int64(len(tail))
+	if dropped == 0 {
+		return strings.ToValidUTF8(string(h.head)+string(tail), "\uFFFD"), 0
+	}
+	head := h.head
+	for i := 0; i < utf8.UTFMax && len(head) > 0 && !utf8.FullRune(head[lastRuneStart(head):]); i++ {
+		head = head[:lastRuneStart(head)]
+	}
+	for i := 0; i < utf8.UTFMax && len(tail) > 0 && !utf8.RuneStart(tail[0]); i++ {
+		tail = tail[1:]
+	}
+	dropped = h.total - int64(len(head)) - int64(len(tail))
+	s := fmt.Sprintf("%s\n… [%d bytes of output dropped; rerun with a filter such as grep, head or tail to see them] …\n%s", head, dropped, tail)
+	return strings.ToValidUTF8(s, "\uFFFD"), dropped
+}
+
+// lastRuneStart is where the last, possibly incomplete, character of b begins.
+func lastRuneStart(b []byte) int {
+	i := len(b) - 1
+	for i > 0 && len(b)-i < utf8.UTFMax && !utf8.RuneStart(b[i]) {
+		i--
+	}
+	return max(i, 0)
 }

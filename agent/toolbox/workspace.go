@@ -1,11 +1,14 @@
 package toolbox
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -17,22 +20,29 @@ import (
 )
 
 // Limits that keep one tool result small enough to leave room for thinking.
+// Every one counts bytes: a file or an output of one long line is capped
+// like any other.
 const (
-	maxFileBytes      = 4 << 20  // files larger than this are not read at all
-	maxReadChars      = 64 << 10 // text returned by one read_file call
+	maxReadBytes      = 64 << 10 // content returned by one read_file call
+	maxEditBytes      = 4 << 20  // edit_file reads and rewrites whole files up to this
+	maxSearchBytes    = 64 << 20 // search_code skips larger files, and says so
+	maxSearchLine     = 1 << 20  // search_code matches a longer line on its first MiB
+	maxResultBytes    = 64 << 10 // paths or matches in one list_files or search_code result
 	maxListed         = 500
 	defaultMatches    = 50
 	maxMatches        = 200
 	maxMatchLineChars = 200
+	maxSkippedListed  = 20
 	sniffBytes        = 8000
 )
 
-// Workspace is the directory tree the workspace tools may touch. Every path
-// a model gives is resolved inside Root, symlinks included, so a tool can
-// never read or write outside it.
+// Workspace is the directory tree the workspace tools may touch. Every
+// access goes through an *os.Root opened on Root, so no tool can read or
+// write outside it, even while symlinks are swapped in under it, and none
+// may touch a git directory or write .acolyte/.
 type Workspace struct {
-	// Root is absolute with every symlink resolved, so that containment can
-	// be checked by comparing resolved paths.
+	// Root is absolute with every symlink resolved, so that absolute paths
+	// and symlink targets can be mapped inside it by comparing paths.
 	Root string
 	// Confirm decides whether run_shell may run a command. Nil refuses every
 	// command: running programs needs someone's consent.
@@ -61,67 +71,6 @@ func NewWorkspace(dir string) (*Workspace, error) {
 	return &Workspace{Root: real, ShellTimeout: 2 * time.Minute}, nil
 }
 
-// Resolve maps a path the model gave (relative to Root, or absolute) to a
-// real path inside Root. The deepest existing ancestor is resolved with
-// EvalSymlinks, so a symlink anywhere on the way that points outside is
-// caught; the part that does not exist yet cannot contain symlinks.
-func (w *Workspace) Resolve(p string) (string, error) {
-	if strings.TrimSpace(p) == "" {
-		return "", errorf(CodeInvalidArgs, "give a path relative to the workspace root")
-	}
-	if strings.IndexByte(p, 0) >= 0 {
-		return "", errorf(CodeInvalidArgs, "path contains a NUL byte")
-	}
-	joined := p
-	if !filepath.IsAbs(p) {
-		joined = filepath.Join(w.Root, p)
-	}
-	joined = filepath.Clean(joined)
-
-	existing, rest := joined, ""
-	var real string
-	for {
-		r, err := filepath.EvalSymlinks(existing)
-		if err == nil {
-			real = r
-			break
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return "", fmt.Errorf("resolve %s: %w", p, err)
-		}
-		if _, lerr := os.Lstat(existing); lerr == nil {
-			// The name exists but its target does not: a dangling symlink,
-			// which a write would follow to wherever it points.
-			return "", errorf(CodeOutsideWorkspace, "%s is a symlink to a missing target; refusing to follow it", p)
-		}
-		parent := filepath.Dir(existing)
-		if parent == existing {
-			return "", fmt.Errorf("resolve %s: no existing ancestor", p)
-		}
-		rest = filepath.Join(filepath.Base(existing), rest)
-		existing = parent
-	}
-	resolved := filepath.Join(real, rest)
-	if !w.contains(resolved) {
-		return "", errorf(CodeOutsideWorkspace, "%s is outside the workspace %s; use a path inside it", p, w.Root)
-	}
-	return resolved, nil
-}
-
-func (w *Workspace) contains(real string) bool {
-	rel, err := filepath.Rel(w.Root, real)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
-}
-
-// rel is the path shown to the model: relative to Root, with slashes.
-func (w *Workspace) rel(real string) string {
-	r, err := filepath.Rel(w.Root, real)
-	if err != nil {
-		return real
-	}
-	return filepath.ToSlash(r)
-}
-
 // Tools returns the workspace tools: read_file, list_files, search_code,
 // edit_file, write_file and run_shell.
 func (w *Workspace) Tools() []Tool {
@@ -135,97 +84,253 @@ type FileContent struct {
 	EndLine    int    `json:"end_line"`
 	TotalLines int    `json:"total_lines"`
 	Content    string `json:"content"`
-	// NextLine is set when the content was cut short: read on from there.
+	// NextLine is set when the content was cut short at a line's end: read
+	// on with start_line.
 	NextLine int `json:"next_line,omitempty"`
+	// NextOffset is set when the content was cut inside a line too long for
+	// one result, or was read by offset: read on with offset.
+	NextOffset int64 `json:"next_offset,omitempty"`
+	// Note says how the content was cut and how to read on.
+	Note string `json:"note,omitempty"`
+}
+
+type readArgs struct {
+	Path      string `json:"path"`
+	StartLine int    `json:"start_line"`
+	EndLine   int    `json:"end_line"`
+	Offset    *int64 `json:"offset"`
+	Limit     int    `json:"limit"`
 }
 
 func (w *Workspace) readFile() Tool {
 	return Tool{
-		Name:        "read_file",
-		Summary:     "read a text file, optionally a line range",
-		Description: "Read a text file. Long files come in parts: continue from next_line.",
+		Name:    "read_file",
+		Summary: "read a text file, optionally a line range",
+		Description: "Read a text file, at most 64 KiB per call. Long files come in parts: continue from next_line, " +
+			"or from next_offset (a byte offset) when a line alone is longer than that.",
 		Schema: json.RawMessage(`{
   "type": "object",
   "properties": {
     "path": {"type": "string"},
     "start_line": {"type": "integer"},
-    "end_line": {"type": "integer"}
+    "end_line": {"type": "integer"},
+    "offset": {"type": "integer", "description": "Byte offset to start at instead of a line (from next_offset)."},
+    "limit": {"type": "integer", "description": "Most bytes to return (default and maximum 65536)."}
   },
   "required": ["path"]
 }`),
 		Call: func(ctx context.Context, raw json.RawMessage) (any, error) {
-			var a struct {
-				Path      string `json:"path"`
-				StartLine int    `json:"start_line"`
-				EndLine   int    `json:"end_line"`
-			}
+			var a readArgs
 			if err := decodeArgs(raw, &a); err != nil {
 				return nil, err
 			}
-			real, err := w.Resolve(a.Path)
+			switch {
+			case a.Offset != nil && (a.StartLine != 0 || a.EndLine != 0):
+				return nil, errorf(CodeInvalidArgs, "give either offset or start_line/end_line, not both")
+			case a.Offset != nil && *a.Offset < 0:
+				return nil, errorf(CodeInvalidArgs, "offset %d is negative", *a.Offset)
+			case a.StartLine < 0 || a.EndLine < 0:
+				return nil, errorf(CodeInvalidArgs, "line numbers start at 1")
+			case a.Limit < 0:
+				return nil, errorf(CodeInvalidArgs, "limit %d is negative", a.Limit)
+			}
+			if a.Limit == 0 || a.Limit > maxReadBytes {
+				a.Limit = maxReadBytes
+			}
+			root, err := w.openRoot()
 			if err != nil {
 				return nil, err
 			}
-			data, err := w.readText(real, a.Path)
+			defer root.Close()
+			rel, err := w.resolve(root, a.Path, readAccess)
 			if err != nil {
 				return nil, err
 			}
-			lines := strings.SplitAfter(string(data), "\n")
-			if lines[len(lines)-1] == "" {
-				lines = lines[:len(lines)-1]
+			f, _, err := openRegular(root, rel, a.Path)
+			if err != nil {
+				return nil, err
 			}
-			start, end := max(a.StartLine, 1), a.EndLine
-			if end == 0 || end > len(lines) {
-				end = len(lines)
+			defer f.Close()
+			out, err := readPart(f, a)
+			if err != nil {
+				return nil, err
 			}
-			if start > len(lines) && len(lines) > 0 {
-				return nil, errorf(CodeInvalidArgs, "start_line %d is past the end: %s has %d lines", start, a.Path, len(lines))
-			}
-			if end < start && len(lines) > 0 {
-				return nil, errorf(CodeInvalidArgs, "end_line %d is before start_line %d", end, start)
-			}
-			out := FileContent{Path: w.rel(real), StartLine: start, TotalLines: len(lines)}
-			var b strings.Builder
-			n := start
-			for ; n <= end; n++ {
-				line := lines[n-1]
-				if b.Len() > 0 && b.Len()+len(line) > maxReadChars {
-					out.NextLine = n
-					break
-				}
-				b.WriteString(line)
-			}
-			out.EndLine = n - 1
-			out.Content = b.String()
+			out.Path = filepath.ToSlash(rel)
 			return out, nil
 		},
 	}
 }
 
-// readText reads a file the tools may show as text: regular, not too large,
-// no NUL bytes and valid UTF-8.
-func (w *Workspace) readText(real, shown string) ([]byte, error) {
-	st, err := os.Stat(real)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, errorf(CodeNotFound, "%s does not exist; list_files shows what does", shown)
+// fileScan is what one pass over a file learns: its size and line count,
+// and the byte offsets where the wanted part starts and ends.
+type fileScan struct {
+	size     int64
+	lines    int
+	startOff int64 // where start_line begins
+	endOff   int64 // just past end_line
+	before   int   // newlines before offset
+	binary   bool
+}
+
+// scanFile streams f once, so a file of any size costs one buffer.
+func scanFile(f *os.File, start, end int, offset int64) (fileScan, error) {
+	s := fileScan{endOff: -1}
+	buf := make([]byte, 64<<10)
+	var pos int64
+	var last byte
+	for {
+		n, err := f.Read(buf)
+		chunk := buf[:n]
+		if pos < sniffBytes && bytes.IndexByte(chunk[:min(int64(n), sniffBytes-pos)], 0) >= 0 {
+			s.binary = true
+			return s, nil
+		}
+		for i := 0; i < n; {
+			j := bytes.IndexByte(chunk[i:], '\n')
+			if j < 0 {
+				break
+			}
+			off := pos + int64(i+j)
+			if off < offset {
+				s.before++
+			}
+			s.lines++
+			if s.lines == start-1 {
+				s.startOff = off + 1
+			}
+			if s.lines == end {
+				s.endOff = off + 1
+			}
+			i += j + 1
+		}
+		if n > 0 {
+			last = chunk[n-1]
+		}
+		pos += int64(n)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return s, err
+		}
 	}
+	s.size = pos
+	if s.size > 0 && last != '\n' {
+		s.lines++
+	}
+	if s.endOff < 0 {
+		s.endOff = s.size
+	}
+	return s, nil
+}
+
+// readPart reads the part of f that a asks for, at most a.Limit bytes, cut
+// at a line's end when one fits and never inside a UTF-8 character.
+func readPart(f *os.File, a readArgs) (FileContent, error) {
+	start, end := max(a.StartLine, 1), a.EndLine
+	var offset int64 = -1
+	if a.Offset != nil {
+		offset = *a.Offset
+	}
+	s, err := scanFile(f, start, end, offset)
 	if err != nil {
-		return nil, err
+		return FileContent{}, err
 	}
-	if st.IsDir() {
-		return nil, errorf(CodeInvalidArgs, "%s is a directory; use list_files", shown)
+	if s.binary {
+		return FileContent{}, errorf(CodeBinaryFile, "%s is a binary file and cannot be shown as text", shown(a.Path))
 	}
-	if st.Size() > maxFileBytes {
-		return nil, errorf(CodeTooLarge, "%s is %d bytes, over the %d byte limit; use search_code to find the part you need", shown, st.Size(), maxFileBytes)
+	out := FileContent{TotalLines: s.lines}
+	var from, to int64
+	if offset >= 0 {
+		if offset >= s.size && s.size > 0 {
+			return FileContent{}, errorf(CodeInvalidArgs, "offset %d is past the end: %s has %d bytes", offset, shown(a.Path), s.size)
+		}
+		from, to = offset, s.size
+		out.StartLine = s.before + 1
+	} else {
+		if start > s.lines && s.lines > 0 {
+			return FileContent{}, errorf(CodeInvalidArgs, "start_line %d is past the end: %s has %d lines", start, shown(a.Path), s.lines)
+		}
+		if end != 0 && end < start {
+			return FileContent{}, errorf(CodeInvalidArgs, "end_line %d is before start_line %d", end, start)
+		}
+		from, to = s.startOff, s.endOff
+		out.StartLine = start
 	}
-	data, err := os.ReadFile(real)
+	// UTFMax spare bytes let the cut and, by offset, the start move to a
+	// character boundary.
+	buf := make([]byte, min(to-from, int64(a.Limit)+utf8.UTFMax))
+	n, err := f.ReadAt(buf, from)
+	if err != nil && err != io.EOF {
+		return FileContent{}, err
+	}
+	buf = buf[:n]
+	if offset >= 0 {
+		skip := 0
+		for skip < len(buf) && skip < utf8.UTFMax && !utf8.RuneStart(buf[skip]) {
+			skip++
+		}
+		buf, from = buf[skip:], from+int64(skip)
+	}
+	cut := len(buf)
+	if from+int64(cut) > to {
+		cut = int(to - from)
+	}
+	if cut > a.Limit {
+		cut = a.Limit
+		nl := bytes.LastIndexByte(buf[:cut], '\n')
+		if offset < 0 && nl >= 0 {
+			cut = nl + 1
+			out.NextLine = start + bytes.Count(buf[:cut], []byte("\n"))
+			out.Note = fmt.Sprintf("cut at %d bytes; call read_file with start_line %d to read on", cut, out.NextLine)
+		} else {
+			for cut > 0 && !utf8.RuneStart(buf[cut]) {
+				cut--
+			}
+			out.NextOffset = from + int64(cut)
+			why := "inside a line longer than that"
+			if offset >= 0 {
+				why = "as asked by offset"
+			}
+			out.Note = fmt.Sprintf("cut at %d bytes, %s; call read_file with offset %d to read on", cut, why, out.NextOffset)
+		}
+	} else if offset >= 0 && from+int64(cut) < s.size {
+		out.NextOffset = from + int64(cut)
+		out.Note = fmt.Sprintf("read %d bytes; call read_file with offset %d to read on", cut, out.NextOffset)
+	}
+	content := buf[:cut]
+	if !utf8.Valid(content) || bytes.IndexByte(content, 0) >= 0 {
+		return FileContent{}, errorf(CodeBinaryFile, "%s is not UTF-8 text and cannot be shown", shown(a.Path))
+	}
+	out.Content = string(content)
+	out.EndLine = out.StartLine - 1
+	if len(content) > 0 {
+		out.EndLine = out.StartLine + bytes.Count(content[:len(content)-1], []byte("\n"))
+	}
+	return out, nil
+}
+
+// readWhole reads a file for edit_file, which rewrites it whole.
+func readWhole(root *os.Root, rel, p string) ([]byte, fs.FileInfo, error) {
+	f, st, err := openRegular(root, rel, p)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	defer f.Close()
+	if st.Size() > maxEditBytes {
+		return nil, nil, errorf(CodeTooLarge, "%s is %d bytes, over edit_file's %d byte limit; edit it with run_shell (e.g. sed) if the user allows", shown(p), st.Size(), maxEditBytes)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxEditBytes+1))
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(data) > maxEditBytes {
+		return nil, nil, errorf(CodeTooLarge, "%s grew past edit_file's %d byte limit while being read", shown(p), maxEditBytes)
 	}
 	if isBinary(data) {
-		return nil, errorf(CodeBinaryFile, "%s is a binary file and cannot be shown as text", shown)
+		return nil, nil, errorf(CodeBinaryFile, "%s is a binary file and cannot be edited as text", shown(p))
 	}
-	return data, nil
+	return data, st, nil
 }
 
 func isBinary(data []byte) bool {
@@ -264,15 +369,22 @@ func (w *Workspace) listFiles() Tool {
 			if err != nil {
 				return nil, err
 			}
+			root, err := w.openRoot()
+			if err != nil {
+				return nil, err
+			}
+			defer root.Close()
 			out := FileList{Files: []string{}}
-			err = w.walk(ctx, func(rel string) bool {
+			size := 0
+			err = w.walk(ctx, root, func(rel string) bool {
 				if !globMatch(pattern, rel) {
 					return true
 				}
-				if len(out.Files) == maxListed {
+				if len(out.Files) == maxListed || size+len(rel) > maxResultBytes {
 					out.Truncated = true
 					return false
 				}
+				size += len(rel) + 3
 				out.Files = append(out.Files, rel)
 				return true
 			})
@@ -323,12 +435,17 @@ func matchSegments(pat, name []string) bool {
 }
 
 // walk visits every regular file under Root in lexical order, skipping .git
-// and not following symlinks, until visit returns false.
-func (w *Workspace) walk(ctx context.Context, visit func(rel string) bool) error {
+
+// walk visits every regular file under the root in lexical order, skipping
+// git directories and not following symlinks, until visit returns false.
+// It reads the tree through root, so a directory swapped for a symlink
+// mid-walk cannot lead it outside.
+func (w *Workspace) walk(ctx context.Context, root *os.Root, visit func(rel string) bool) error {
 	stop := errors.New("stop")
-	err := filepath.WalkDir(w.Root, func(p string, d fs.DirEntry, err error) error {
+	gitDirs := w.gitDirs(root, nil)
+	err := fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			if p == w.Root {
+			if p == "." {
 				return err
 			}
 			return nil // an unreadable corner does not spoil the listing
@@ -337,15 +454,18 @@ func (w *Workspace) walk(ctx context.Context, visit func(rel string) bool) error
 			return ctxErr
 		}
 		if d.IsDir() {
-			if d.Name() == ".git" {
-				return filepath.SkipDir
+			if p != "." {
+				dir := filepath.FromSlash(p)
+				if isDotGit(d.Name()) || isGitDir(root, dir) || sameAsAny(root, dir, gitDirs) {
+					return fs.SkipDir
+				}
 			}
 			return nil
 		}
-		if !d.Type().IsRegular() {
+		if !d.Type().IsRegular() || isDotGit(d.Name()) {
 			return nil
 		}
-		if !visit(w.rel(p)) {
+		if !visit(p) {
 			return stop
 		}
 		return nil
@@ -367,13 +487,33 @@ type CodeMatch struct {
 type CodeMatches struct {
 	Matches   []CodeMatch `json:"matches"`
 	Truncated bool        `json:"truncated,omitempty"`
+	// Skipped lists text files that were not searched, or not all of
+	// them, and why, so that no match can be missing without a word.
+	Skipped []SkippedFile `json:"skipped,omitempty"`
+	// SkippedTotal counts every skipped file when Skipped is cut short.
+	SkippedTotal int `json:"skipped_total,omitempty"`
+	// BinaryFiles counts matching files not searched because they are binary.
+	BinaryFiles int `json:"binary_files,omitempty"`
+}
+
+// SkippedFile is a file search_code did not search in full.
+type SkippedFile struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
+func (m *CodeMatches) skip(path, reason string) {
+	m.SkippedTotal++
+	if len(m.Skipped) < maxSkippedListed {
+		m.Skipped = append(m.Skipped, SkippedFile{Path: path, Reason: reason})
+	}
 }
 
 func (w *Workspace) searchCode() Tool {
 	return Tool{
 		Name:        "search_code",
 		Summary:     "regexp search over the workspace's text files",
-		Description: "Search text files line by line for a Go regexp.",
+		Description: "Search text files line by line for a Go regexp. Files it could not search are listed under skipped.",
 		Schema: json.RawMessage(`{
   "type": "object",
   "properties": {
@@ -407,30 +547,89 @@ func (w *Workspace) searchCode() Tool {
 			if a.MaxResults > 0 {
 				limit = min(a.MaxResults, maxMatches)
 			}
+			root, err := w.openRoot()
+			if err != nil {
+				return nil, err
+			}
+			defer root.Close()
 			out := CodeMatches{Matches: []CodeMatch{}}
-			err = w.walk(ctx, func(rel string) bool {
+			size := 0
+			err = w.walk(ctx, root, func(rel string) bool {
 				if !globMatch(glob, rel) {
 					return true
 				}
-				data, err := w.readText(filepath.Join(w.Root, filepath.FromSlash(rel)), rel)
-				if err != nil {
-					return true // binary or huge files are not code to search
-				}
-				for i, line := range strings.Split(string(data), "\n") {
-					if !re.MatchString(line) {
-						continue
-					}
-					if len(out.Matches) == limit {
+				return searchFile(ctx, root, rel, re, &out, func(m CodeMatch) bool {
+					if len(out.Matches) == limit || size+len(m.Path)+len(m.Text) > maxResultBytes {
 						out.Truncated = true
 						return false
 					}
-					out.Matches = append(out.Matches, CodeMatch{Path: rel, Line: i + 1, Text: clip(strings.TrimRight(line, "\r"), maxMatchLineChars)})
-				}
-				return true
+					size += len(m.Path) + len(m.Text) + 32
+					out.Matches = append(out.Matches, m)
+					return true
+				})
 			})
+			if out.SkippedTotal == len(out.Skipped) {
+				out.SkippedTotal = 0
+			}
 			return out, err
 		},
 	}
+}
+
+// searchFile streams one file line by line, so a file's size costs time,
+// not memory. It returns false when add wants no more matches.
+func searchFile(ctx context.Context, root *os.Root, rel string, re *regexp.Regexp, out *CodeMatches, add func(CodeMatch) bool) bool {
+	f, st, err := openRegular(root, filepath.FromSlash(rel), rel)
+	if err != nil {
+		out.skip(rel, AsError(err).Message)
+		return true
+	}
+	defer f.Close()
+	if st.Size() > maxSearchBytes {
+		out.skip(rel, fmt.Sprintf("%d bytes, over search_code's %d byte limit; read_file reads it in parts", st.Size(), maxSearchBytes))
+		return true
+	}
+	br := bufio.NewReaderSize(f, 64<<10)
+	if head, _ := br.Peek(sniffBytes); bytes.IndexByte(head, 0) >= 0 {
+		out.BinaryFiles++
+		return true
+	}
+	var line []byte
+	long := 0
+	for n := 1; ; {
+		chunk, err := br.ReadSlice('\n')
+		if room := maxSearchLine - len(line); len(chunk) > room {
+			if long == 0 {
+				long = n
+			}
+			chunk = chunk[:room]
+		}
+		line = append(line, chunk...)
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if len(line) > 0 {
+			text := bytes.TrimRight(line, "\r\n")
+			if re.Match(text) && !add(CodeMatch{Path: rel, Line: n, Text: clip(strings.ToValidUTF8(string(text), "\uFFFD"), maxMatchLineChars)}) {
+				return false
+			}
+		}
+		line = line[:0]
+		n++
+		if err != nil {
+			if err != io.EOF {
+				out.skip(rel, fmt.Sprintf("read failed at line %d: %v", n, err))
+			}
+			break
+		}
+		if n%4096 == 0 && ctx.Err() != nil {
+			return false
+		}
+	}
+	if long > 0 {
+		out.skip(rel, fmt.Sprintf("line %d and maybe others are over %d bytes; only their first %d bytes were searched", long, maxSearchLine, maxSearchLine))
+	}
+	return true
 }
 
 func clip(s string, n int) string {
@@ -476,31 +675,32 @@ func (w *Workspace) editFile() Tool {
 			if err := decodeArgs(raw, &a); err != nil {
 				return nil, err
 			}
-			real, err := w.Resolve(a.Path)
+			root, err := w.openRoot()
+			if err != nil {
+				return nil, err
+			}
+			defer root.Close()
+			rel, err := w.resolve(root, a.Path, writeAccess)
 			if err != nil {
 				return nil, err
 			}
 			if a.Old == "" {
-				if _, err := os.Lstat(real); err == nil {
-					return nil, errorf(CodeInvalidArgs, "%s already exists; give old text to replace, or use write_file to overwrite it", a.Path)
+				if _, err := root.Lstat(rel); err == nil {
+					return nil, errorf(CodeInvalidArgs, "%s already exists; give old text to replace, or use write_file to overwrite it", shown(a.Path))
 				}
-				return w.write(real, []byte(a.New), 0o644, true)
+				return write(root, rel, []byte(a.New), 0o644, true)
 			}
-			data, err := w.readText(real, a.Path)
+			data, st, err := readWhole(root, rel, a.Path)
 			if err != nil {
 				return nil, err
 			}
 			switch n := strings.Count(string(data), a.Old); {
 			case n == 0:
-				return nil, errorf(CodeNoMatch, "old text not found in %s; read the file and copy the text exactly", a.Path)
+				return nil, errorf(CodeNoMatch, "old text not found in %s; read the file and copy the text exactly", shown(a.Path))
 			case n > 1:
-				return nil, errorf(CodeAmbiguousMatch, "old text occurs %d times in %s; include more surrounding lines so it matches once", n, a.Path)
+				return nil, errorf(CodeAmbiguousMatch, "old text occurs %d times in %s; include more surrounding lines so it matches once", n, shown(a.Path))
 			}
-			st, err := os.Stat(real)
-			if err != nil {
-				return nil, err
-			}
-			return w.write(real, []byte(strings.Replace(string(data), a.Old, a.New, 1)), st.Mode().Perm(), false)
+			return write(root, rel, []byte(strings.Replace(string(data), a.Old, a.New, 1)), st.Mode().Perm(), false)
 		},
 	}
 }
@@ -526,46 +726,57 @@ func (w *Workspace) writeFile() Tool {
 			if err := decodeArgs(raw, &a); err != nil {
 				return nil, err
 			}
-			real, err := w.Resolve(a.Path)
+			root, err := w.openRoot()
+			if err != nil {
+				return nil, err
+			}
+			defer root.Close()
+			rel, err := w.resolve(root, a.Path, writeAccess)
 			if err != nil {
 				return nil, err
 			}
 			mode, created := fs.FileMode(0o644), true
-			if st, err := os.Stat(real); err == nil {
-				if st.IsDir() {
-					return nil, errorf(CodeInvalidArgs, "%s is a directory", a.Path)
+			if st, err := root.Lstat(rel); err == nil {
+				if err := regular(st, a.Path); err != nil {
+					return nil, err
 				}
 				mode, created = st.Mode().Perm(), false
 			}
-			return w.write(real, []byte(a.Content), mode, created)
+			return write(root, rel, []byte(a.Content), mode, created)
 		},
 	}
 }
 
 // write replaces a file through a temporary file and a rename, so that a
-// crash mid-write never leaves a half-written source file behind.
-func (w *Workspace) write(real string, data []byte, mode fs.FileMode, created bool) (FileWritten, error) {
-	if err := os.MkdirAll(filepath.Dir(real), 0o755); err != nil {
-		return FileWritten{}, err
+// crash mid-write never leaves a half-written source file behind. Every
+// step goes through root; the rename replaces whatever is at rel, a symlink
+// swapped in included, rather than writing through it.
+func write(root *os.Root, rel string, data []byte, mode fs.FileMode, created bool) (FileWritten, error) {
+	dir := filepath.Dir(rel)
+	if dir != "." {
+		if err := root.MkdirAll(dir, 0o755); err != nil {
+			return FileWritten{}, pathError(rel, err)
+		}
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(real), "."+filepath.Base(real)+".tmp*")
+	tmp := filepath.Join(dir, "."+filepath.Base(rel)+".tmp"+rand.Text()[:10])
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
+		return FileWritten{}, pathError(rel, err)
+	}
+	defer root.Remove(tmp) // fails harmlessly once renamed
+	if _, err := f.Write(data); err != nil {
+		f.Close()
 		return FileWritten{}, err
 	}
-	defer os.Remove(tmp.Name()) // a no-op once renamed
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
+	if err := f.Chmod(mode); err != nil {
+		f.Close()
 		return FileWritten{}, err
 	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
+	if err := f.Close(); err != nil {
 		return FileWritten{}, err
 	}
-	if err := tmp.Close(); err != nil {
-		return FileWritten{}, err
+	if err := root.Rename(tmp, rel); err != nil {
+		return FileWritten{}, pathError(rel, err)
 	}
-	if err := os.Rename(tmp.Name(), real); err != nil {
-		return FileWritten{}, err
-	}
-	return FileWritten{Path: w.rel(real), Bytes: len(data), Created: created}, nil
+	return FileWritten{Path: filepath.ToSlash(rel), Bytes: len(data), Created: created}, nil
 }

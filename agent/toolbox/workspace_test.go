@@ -72,6 +72,21 @@ func wantCode(t *testing.T, err error, code string) {
 	}
 }
 
+// resolveAbs resolves p as read_file would and returns the absolute path
+// it designates.
+func resolveAbs(w *Workspace, p string) (string, error) {
+	root, err := w.openRoot()
+	if err != nil {
+		return "", err
+	}
+	defer root.Close()
+	rel, err := w.resolve(root, p, readAccess)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(w.Root, rel), nil
+}
+
 func TestResolveRefusesEscapes(t *testing.T) {
 	w, outside := newTestWorkspace(t)
 	if err := os.Symlink(outside, filepath.Join(w.Root, "escape")); err != nil {
@@ -95,7 +110,7 @@ func TestResolveRefusesEscapes(t *testing.T) {
 		"pkg/secret-link",
 		"dangling",
 	} {
-		if _, err := w.Resolve(p); err == nil {
+		if _, err := resolveAbs(w, p); err == nil {
 			t.Errorf("Resolve(%q) succeeded; want outside_workspace", p)
 		} else {
 			wantCode(t, err, CodeOutsideWorkspace)
@@ -116,7 +131,7 @@ func TestResolveAllowsInsidePaths(t *testing.T) {
 		"new/dir/file.txt":                 filepath.Join(w.Root, "new", "dir", "file.txt"),
 	}
 	for in, want := range cases {
-		got, err := w.Resolve(in)
+		got, err := resolveAbs(w, in)
 		if err != nil {
 			t.Errorf("Resolve(%q): %v", in, err)
 			continue
@@ -172,7 +187,7 @@ func TestReadFileContinuesLongFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := res.(FileContent)
-	if first.NextLine == 0 || len(first.Content) > maxReadChars || first.EndLine != first.NextLine-1 {
+	if first.NextLine == 0 || len(first.Content) > maxReadBytes || first.EndLine != first.NextLine-1 {
 		t.Fatalf("first part: end %d next %d len %d", first.EndLine, first.NextLine, len(first.Content))
 	}
 	// Reading on from next_line until it is unset must yield every line once.
