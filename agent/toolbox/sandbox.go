@@ -249,11 +249,17 @@ func parseGitFile(b []byte) (string, bool) {
 }
 
 // isGitDir says whether dir looks like a git directory the way git itself
-// decides it (HEAD, objects/ and refs/), so a bare repository or a git dir
-// with another name is protected as well as .git.
+// decides it (HEAD, objects/ and refs/, or a linked worktree's HEAD and
+// commondir), so a bare repository or a git dir with another name is
+// protected as well as .git.
 func isGitDir(root *os.Root, dir string) bool {
 	if st, err := root.Lstat(filepath.Join(dir, "HEAD")); err != nil || st.IsDir() {
 		return false
+	}
+	// A linked worktree's git dir has no objects/ of its own but names the
+	// common one.
+	if st, err := root.Lstat(filepath.Join(dir, "commondir")); err == nil && st.Mode().IsRegular() {
+		return true
 	}
 	for _, sub := range []string{"objects", "refs"} {
 		if st, err := root.Stat(filepath.Join(dir, sub)); err != nil || !st.IsDir() {

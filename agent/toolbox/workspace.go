@@ -413,25 +413,28 @@ func globMatch(pattern, name string) bool {
 	return matchSegments(strings.Split(pattern, "/"), strings.Split(name, "/"))
 }
 
+// matchSegments runs in time proportional to len(pat)·len(name): match[j]
+// says whether the pattern so far matches name's first j segments. Trying
+// every split for each "**" instead is exponential in the number of "**"s,
+// which a pattern from a model must not be able to exploit.
 func matchSegments(pat, name []string) bool {
-	for len(pat) > 0 {
-		if pat[0] == "**" {
-			for i := 0; i <= len(name); i++ {
-				if matchSegments(pat[1:], name[i:]) {
-					return true
-				}
+	match := make([]bool, len(name)+1)
+	match[0] = true
+	for _, p := range pat {
+		if p == "**" {
+			// Zero or more directories: true from the first reachable j on.
+			for j := 1; j <= len(name); j++ {
+				match[j] = match[j] || match[j-1]
 			}
-			return false
+			continue
 		}
-		if len(name) == 0 {
-			return false
+		for j := len(name); j >= 1; j-- {
+			ok, _ := path.Match(p, name[j-1])
+			match[j] = match[j-1] && ok
 		}
-		if ok, _ := path.Match(pat[0], name[0]); !ok {
-			return false
-		}
-		pat, name = pat[1:], name[1:]
+		match[0] = false
 	}
-	return len(name) == 0
+	return match[len(name)]
 }
 
 // walk visits every regular file under Root in lexical order, skipping .git
