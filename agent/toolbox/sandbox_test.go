@@ -248,12 +248,12 @@ func TestReadFileCapsOneLongLineInBytes(t *testing.T) {
 		if parts > 200 {
 			t.Fatal("read_file never reached the end")
 		}
-		res, err := callTool(t, w.Tools(), "read_file", map[string]any{"path": "one-line.txt", "offset": next, "limit": 40000})
+		res, err := callTool(t, w.Tools(), "read_file", map[string]any{"path": "one-line.txt", "offset": next})
 		if err != nil {
 			t.Fatal(err)
 		}
 		part := res.(FileContent)
-		if len(part.Content) > 40000 || !utf8.ValidString(part.Content) || part.StartLine != 1 {
+		if len(part.Content) > maxReadBytes || !utf8.ValidString(part.Content) || part.StartLine != 1 {
 			t.Fatalf("part at %d: %d bytes, valid %v, start line %d", next, len(part.Content), utf8.ValidString(part.Content), part.StartLine)
 		}
 		all.WriteString(part.Content)
@@ -264,12 +264,18 @@ func TestReadFileCapsOneLongLineInBytes(t *testing.T) {
 	}
 
 	// An offset inside a character starts at the next whole one.
-	res, err = callTool(t, w.Tools(), "read_file", map[string]any{"path": "one-line.txt", "offset": 2, "limit": 10})
+	f, err := os.Open(filepath.Join(w.Root, "one-line.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := res.(FileContent).Content; got != "€😀aé" { // 3+4+1+2 bytes
-		t.Fatalf("offset 2 limit 10 = %q", got)
+	defer f.Close()
+	two := int64(2)
+	part, err := readPart(f, readArgs{Path: "one-line.txt", Offset: &two}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if part.Content != "€😀aé" || part.NextOffset != 13 { // 3+4+1+2 bytes from offset 3
+		t.Fatalf("offset 2, limit 10: %q, next %d", part.Content, part.NextOffset)
 	}
 	_, err = callTool(t, w.Tools(), "read_file", map[string]any{"path": "one-line.txt", "offset": 0, "start_line": 2})
 	wantCode(t, err, CodeInvalidArgs)
@@ -279,18 +285,23 @@ func TestReadFileCapsOneLongLineInBytes(t *testing.T) {
 
 func TestReadFileOffsetCountsLines(t *testing.T) {
 	w, _ := newTestWorkspace(t)
-	res, err := callTool(t, w.Tools(), "read_file", map[string]any{"path": "main.go", "offset": len("package main\n\n"), "limit": 14})
+	f, err := os.Open(filepath.Join(w.Root, "main.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	fc := res.(FileContent)
+	defer f.Close()
+	off := int64(len("package main\n\n"))
+	fc, err := readPart(f, readArgs{Path: "main.go", Offset: &off}, 14)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if fc.Content != "func main() {\n" || fc.StartLine != 3 || fc.EndLine != 3 || fc.TotalLines != 5 || fc.NextOffset != int64(len("package main\n\nfunc main() {\n")) {
 		t.Fatalf("got %+v", fc)
 	}
 	// A huge file is read in parts too, not refused.
 	big := strings.Repeat(strings.Repeat("y", 1000)+"\n", 5000)
 	writeTestFile(t, filepath.Join(w.Root, "big.txt"), big)
-	res, err = callTool(t, w.Tools(), "read_file", map[string]any{"path": "big.txt", "start_line": 4990})
+	res, err := callTool(t, w.Tools(), "read_file", map[string]any{"path": "big.txt", "start_line": 4990})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -99,23 +99,22 @@ type readArgs struct {
 	StartLine int    `json:"start_line"`
 	EndLine   int    `json:"end_line"`
 	Offset    *int64 `json:"offset"`
-	Limit     int    `json:"limit"`
 }
 
 func (w *Workspace) readFile() Tool {
 	return Tool{
 		Name:    "read_file",
 		Summary: "read a text file, optionally a line range",
-		Description: "Read a text file, at most 64 KiB per call. Long files come in parts: continue from next_line, " +
-			"or from next_offset (a byte offset) when a line alone is longer than that.",
+		// The prompt's budget leaves no room to explain offset: the name, the
+		// next_offset it comes from and the note of a cut result do.
+		Description: "Read a text file in parts: continue from next_line or next_offset.",
 		Schema: json.RawMessage(`{
   "type": "object",
   "properties": {
     "path": {"type": "string"},
     "start_line": {"type": "integer"},
     "end_line": {"type": "integer"},
-    "offset": {"type": "integer", "description": "Byte offset to start at instead of a line (from next_offset)."},
-    "limit": {"type": "integer", "description": "Most bytes to return (default and maximum 65536)."}
+    "offset": {"type": "integer"}
   },
   "required": ["path"]
 }`),
@@ -131,11 +130,6 @@ func (w *Workspace) readFile() Tool {
 				return nil, errorf(CodeInvalidArgs, "offset %d is negative", *a.Offset)
 			case a.StartLine < 0 || a.EndLine < 0:
 				return nil, errorf(CodeInvalidArgs, "line numbers start at 1")
-			case a.Limit < 0:
-				return nil, errorf(CodeInvalidArgs, "limit %d is negative", a.Limit)
-			}
-			if a.Limit == 0 || a.Limit > maxReadBytes {
-				a.Limit = maxReadBytes
 			}
 			root, err := w.openRoot()
 			if err != nil {
@@ -151,7 +145,7 @@ func (w *Workspace) readFile() Tool {
 				return nil, err
 			}
 			defer f.Close()
-			out, err := readPart(f, a)
+			out, err := readPart(f, a, maxReadBytes)
 			if err != nil {
 				return nil, err
 			}
@@ -224,9 +218,9 @@ func scanFile(f *os.File, start, end int, offset int64) (fileScan, error) {
 	return s, nil
 }
 
-// readPart reads the part of f that a asks for, at most a.Limit bytes, cut
+// readPart reads the part of f that a asks for, at most limit bytes, cut
 // at a line's end when one fits and never inside a UTF-8 character.
-func readPart(f *os.File, a readArgs) (FileContent, error) {
+func readPart(f *os.File, a readArgs, limit int) (FileContent, error) {
 	start, end := max(a.StartLine, 1), a.EndLine
 	var offset int64 = -1
 	if a.Offset != nil {
@@ -259,7 +253,7 @@ func readPart(f *os.File, a readArgs) (FileContent, error) {
 	}
 	// UTFMax spare bytes let the cut and, by offset, the start move to a
 	// character boundary.
-	buf := make([]byte, min(to-from, int64(a.Limit)+utf8.UTFMax))
+	buf := make([]byte, min(to-from, int64(limit)+utf8.UTFMax))
 	n, err := f.ReadAt(buf, from)
 	if err != nil && err != io.EOF {
 		return FileContent{}, err
@@ -276,8 +270,8 @@ func readPart(f *os.File, a readArgs) (FileContent, error) {
 	if from+int64(cut) > to {
 		cut = int(to - from)
 	}
-	if cut > a.Limit {
-		cut = a.Limit
+	if cut > limit {
+		cut = limit
 		nl := bytes.LastIndexByte(buf[:cut], '\n')
 		if offset < 0 && nl >= 0 {
 			cut = nl + 1
@@ -516,7 +510,7 @@ func (w *Workspace) searchCode() Tool {
 	return Tool{
 		Name:        "search_code",
 		Summary:     "regexp search over the workspace's text files",
-		Description: "Search text files line by line for a Go regexp. Files it could not search are listed under skipped.",
+		Description: "Search text files line by line for a Go regexp.",
 		Schema: json.RawMessage(`{
   "type": "object",
   "properties": {
