@@ -3,6 +3,7 @@ package toolbox
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -184,6 +185,12 @@ func shown(p string) string { return clip(p, 200) }
 // runs commands on the user's next git command, which is a way around
 // run_shell's consent; and, for writes, .acolyte/, whose memories change
 // only through the memory tools, which check them for secrets.
+//
+// The guards judge the path as resolved a moment before the operation.
+// os.Root keeps the operation inside the workspace whatever happens in
+// between, but a concurrent process could still swap a directory for a
+// symlink into .git in that moment; such a process can write .git itself,
+// so it gains nothing, and the model's own tools cannot make symlinks.
 func (w *Workspace) guard(root *os.Root, p string, comps []string, acc access) error {
 	gitDirs := w.gitDirs(root, comps)
 	for i := range comps {
@@ -191,6 +198,10 @@ func (w *Workspace) guard(root *os.Root, p string, comps []string, acc access) e
 		if isDotGit(comps[i]) || isGitDir(root, dir) || sameAsAny(root, dir, gitDirs) {
 			return errorf(CodeDenied, "%s is inside a git directory; the workspace tools never read or write git's own files, "+
 				"because hooks and config there run commands. Change the working tree instead, and leave git's state to git commands the user runs", shown(p))
+		}
+		if acc == writeAccess && wouldMakeGitDir(root, comps, i) {
+			return errorf(CodeDenied, "%s would make %s a git directory (HEAD, objects/ and refs/), whose config git would obey there; "+
+				"the workspace tools do not create repositories. Ask the user to run git init if one is needed", shown(p), filepath.ToSlash(filepath.Join(append([]string{"."}, comps[:i]...)...)))
 		}
 		if acc == writeAccess && isDotAcolyte(comps[i]) {
 			return errorf(CodeDenied, "%s is in .acolyte/, the project's memory, which the file tools may read but not change; "+
@@ -212,10 +223,15 @@ func (w *Workspace) gitDirs(root *os.Root, comps []string) []fs.FileInfo {
 			dir = "."
 		}
 		dotGit := filepath.Join(dir, ".git")
-		if st, err := root.Lstat(dotGit); err != nil || !st.Mode().IsRegular() || st.Size() > 4096 {
+		if st, err := root.Lstat(dotGit); err != nil || !st.Mode().IsRegular() {
 			continue
 		}
-		b, err := root.ReadFile(dotGit)
+		f, _, err := openRegular(root, dotGit, dotGit)
+		if err != nil {
+			continue
+		}
+		b, err := io.ReadAll(io.LimitReader(f, 4096))
+		f.Close()
 		if err != nil {
 			continue
 		}
@@ -246,6 +262,23 @@ func parseGitFile(b []byte) (string, bool) {
 	}
 	s = strings.TrimSpace(s)
 	return s, s != ""
+}
+
+// wouldMakeGitDir says whether writing comps completes a git directory in
+// the directory holding comps[i]: a model could otherwise build a bare
+// repository with a planted config, file by file, which git obeys when the
+// user runs it there.
+func wouldMakeGitDir(root *os.Root, comps []string, i int) bool {
+	dir := filepath.Join(append([]string{"."}, comps[:i]...)...)
+	rest := comps[i:]
+	has := func(name string, wantDir bool) bool {
+		if strings.EqualFold(rest[0], name) && (len(rest) > 1) == wantDir {
+			return true
+		}
+		st, err := root.Stat(filepath.Join(dir, name))
+		return err == nil && st.IsDir() == wantDir
+	}
+	return has("HEAD", false) && has("objects", true) && has("refs", true)
 }
 
 // isGitDir says whether dir looks like a git directory the way git itself

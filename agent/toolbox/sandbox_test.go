@@ -182,6 +182,32 @@ func TestGitFileTargetIsRefused(t *testing.T) {
 	}
 }
 
+func TestGitDirCannotBeBuilt(t *testing.T) {
+	w, _ := newTestWorkspace(t)
+	tools := w.Tools()
+	for _, p := range []string{"evil/config", "evil/HEAD", "evil/objects/info/alternates"} {
+		if _, err := callTool(t, tools, "write_file", map[string]any{"path": p, "content": "x"}); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+	}
+	_, err := callTool(t, tools, "write_file", map[string]any{"path": "evil/refs/heads/main", "content": "x"})
+	wantCode(t, err, CodeDenied)
+	if !strings.Contains(err.Error(), "evil a git directory") {
+		t.Fatalf("message: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(w.Root, "evil", "refs")); err == nil {
+		t.Fatal("refs/ was created")
+	}
+	// In another order, the last piece is refused just the same.
+	for _, p := range []string{"bad/refs/tags/v1", "bad/objects/pack/x"} {
+		if _, err := callTool(t, tools, "write_file", map[string]any{"path": p, "content": "x"}); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+	}
+	_, err = callTool(t, tools, "edit_file", map[string]any{"path": "bad/head", "old": "", "new": "ref: refs/heads/main\n"})
+	wantCode(t, err, CodeDenied)
+}
+
 func TestAcolyteIsReadOnly(t *testing.T) {
 	w, _ := newTestWorkspace(t)
 	mem := filepath.Join(w.Root, ".acolyte", "memories.jsonl")
