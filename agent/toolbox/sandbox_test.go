@@ -307,6 +307,9 @@ func TestReadFileCapsOneLongLineInBytes(t *testing.T) {
 	wantCode(t, err, CodeInvalidArgs)
 	_, err = callTool(t, w.Tools(), "read_file", map[string]any{"path": "one-line.txt", "offset": len(want)})
 	wantCode(t, err, CodeInvalidArgs)
+	writeTestFile(t, filepath.Join(w.Root, "empty.txt"), "")
+	_, err = callTool(t, w.Tools(), "read_file", map[string]any{"path": "empty.txt", "offset": 5})
+	wantCode(t, err, CodeInvalidArgs)
 }
 
 func TestReadFileOffsetCountsLines(t *testing.T) {
@@ -691,4 +694,77 @@ func FuzzResolve(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzReadPart reads a file part by part the way a model does, following
+// next_line and next_offset: the parts must stay within the limit, be whole
+// UTF-8, and add up to the file exactly.
+func FuzzReadPart(f *testing.F) {
+	f.Add("package main\n\nfunc main() {}\n", 16, 2)
+	f.Add(strings.Repeat("aé€😀", 40), 7, 1)
+	f.Add("\n\n\n", 4, 3)
+	f.Add("no newline at the end", 5, 1)
+	f.Add("", 4, 1)
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, content string, limit, start int) {
+		if !utf8.ValidString(content) || strings.IndexByte(content, 0) >= 0 || len(content) > 1<<16 {
+			return
+		}
+		limit = utf8.UTFMax + abs(limit)%64
+		lines := strings.Count(content, "\n")
+		if content != "" && !strings.HasSuffix(content, "\n") {
+			lines++
+		}
+		start = 1 + abs(start)%max(lines, 1)
+		p := filepath.Join(dir, "f.txt")
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		file, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer file.Close()
+		want := content
+		if start > 1 {
+			want = strings.Join(strings.SplitAfter(content, "\n")[start-1:], "")
+		}
+		a := readArgs{Path: "f.txt", StartLine: start}
+		var got strings.Builder
+		for parts := 0; ; parts++ {
+			if parts > len(content)+2 {
+				t.Fatalf("no progress after %d parts", parts)
+			}
+			part, err := readPart(file, a, limit)
+			if err != nil {
+				t.Fatalf("%+v: %v", a, err)
+			}
+			if len(part.Content) > limit || !utf8.ValidString(part.Content) || part.TotalLines != lines {
+				t.Fatalf("%+v: part %q of %d bytes, %d lines of %d", a, part.Content, len(part.Content), part.TotalLines, lines)
+			}
+			if part.Content == "" && (part.NextLine != 0 || part.NextOffset != 0) {
+				t.Fatalf("%+v: empty part that says read on", a)
+			}
+			got.WriteString(part.Content)
+			switch {
+			case part.NextLine != 0:
+				a = readArgs{Path: "f.txt", StartLine: part.NextLine}
+			case part.NextOffset != 0:
+				off := part.NextOffset
+				a = readArgs{Path: "f.txt", Offset: &off}
+			default:
+				if got.String() != want {
+					t.Fatalf("read %q, want %q", got.String(), want)
+				}
+				return
+			}
+		}
+	})
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }

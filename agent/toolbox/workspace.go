@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -166,14 +167,16 @@ type fileScan struct {
 	binary   bool
 }
 
-// scanFile streams f once, so a file of any size costs one buffer.
+// scanFile streams f once from its start, wherever its offset is, so a file
+// of any size costs one buffer.
 func scanFile(f *os.File, start, end int, offset int64) (fileScan, error) {
 	s := fileScan{endOff: -1}
+	r := io.NewSectionReader(f, 0, math.MaxInt64)
 	buf := make([]byte, 64<<10)
 	var pos int64
 	var last byte
 	for {
-		n, err := f.Read(buf)
+		n, err := r.Read(buf)
 		chunk := buf[:n]
 		if pos < sniffBytes && bytes.IndexByte(chunk[:min(int64(n), sniffBytes-pos)], 0) >= 0 {
 			s.binary = true
@@ -236,7 +239,7 @@ func readPart(f *os.File, a readArgs, limit int) (FileContent, error) {
 	out := FileContent{TotalLines: s.lines}
 	var from, to int64
 	if offset >= 0 {
-		if offset >= s.size && s.size > 0 {
+		if offset > s.size || offset == s.size && s.size > 0 {
 			return FileContent{}, errorf(CodeInvalidArgs, "offset %d is past the end: %s has %d bytes", offset, shown(a.Path), s.size)
 		}
 		from, to = offset, s.size
