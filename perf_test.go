@@ -228,3 +228,19 @@ func BenchmarkFreshCloneFirstSearch(b *testing.B) {
 		run(b, repo, home, "search", "how does the cache handle large uploads")
 	}
 }
+
+// BenchmarkProjectRemember: a whole `acolyte remember` process storing one
+// more project memory in a checkout that already holds n, with the index
+// up to date, as in a working session.
+func BenchmarkProjectRemember(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("memories=%d", n), func(b *testing.B) {
+			repo, home, _ := projectWith(b, n)
+			i := 0
+			for b.Loop() {
+				i++
+				run(b, repo, home, "remember", fmt.Sprintf("the uploader retries large uploads %d times before giving up", i))
+			}
+		})
+	}
+}

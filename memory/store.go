@@ -207,6 +207,23 @@ func (s *Store) Add(ctx context.Context, vis Visibility, d Draft) (Added, error)
 	return Added{Memory: m, Warning: warning}, nil
 }
 
+// FindContent returns the memory of one scope and key whose normalised
+// content equals content, the same test Add deduplicates by. Project writes
+// use it to deduplicate against the index instead of decoding the whole
+// memories file.
+func (s *Store) FindContent(ctx context.Context, scope Scope, key, content string) (Memory, bool, error) {
+	_, m, err := scanMemory(s.db.QueryRowContext(ctx, `SELECT `+memoryColumns+` FROM memories m
+		WHERE m.scope = ? AND m.scope_key = ? AND m.content_hash = ? LIMIT 1`,
+		scope, key, contentHash(content)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Memory{}, false, nil
+	}
+	if err != nil {
+		return Memory{}, false, s.explain(err)
+	}
+	return m, true, nil
+}
+
 // Prepare turns a draft into a complete, validated memory with a new id,
 // without storing it. Callers that must write a file first (project memory)
 // use it so the file and the index agree on every field.
