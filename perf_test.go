@@ -228,3 +228,75 @@ func BenchmarkFreshCloneFirstSearch(b *testing.B) {
 		run(b, repo, home, "search", "how does the cache handle large uploads")
 	}
 }
+
+// BenchmarkProjectRemember: a whole `acolyte remember` process storing one
+// more project memory in a checkout that already holds n, with the index
+// up to date, as in a working session.
+func BenchmarkProjectRemember(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("memories=%d", n), func(b *testing.B) {
+			repo, home, _ := projectWith(b, n)
+			i := 0
+			for b.Loop() {
+				i++
+				run(b, repo, home, "remember", fmt.Sprintf("the uploader retries large uploads %d times before giving up", i))
+			}
+		})
+	}
+}
+
+// BenchmarkProjectWritersConcurrent: 8 processes each remembering 50 project
+// facts at once in a checkout of 50k, as agents sharing a repository do. It
+// reports how many writes failed (on the lock timeout or otherwise), which
+// must stay 0, and ns/op is the time for all 400.
+func BenchmarkProjectWritersConcurrent(b *testing.B) {
+	repo, home, _ := projectWith(b, 50_000)
+	round := 0
+	for b.Loop() {
+		round++
+		errs := make(chan error, 8)
+		for w := range 8 {
+			go func() {
+				for i := range 50 {
+					cmd := exec.Command(binary, "remember", fmt.Sprintf("writer %d round %d stores fact %d about the cache", w, round, i))
+					cmd.Dir = repo
+					cmd.Env = append(os.Environ(), "ACOLYTE_HOME="+home, "GEMINI_API_KEY=", "GOOGLE_API_KEY=")
+					if out, err := cmd.CombinedOutput(); err != nil {
+						errs <- fmt.Errorf("%v: %s", err, out)
+						continue
+					}
+					errs <- nil
+				}
+			}()
+		}
+		failed := 0
+		for range 8 * 50 {
+			if err := <-errs; err != nil {
+				failed++
+				b.Log(err)
+			}
+		}
+		b.ReportMetric(float64(failed), "failed/op")
+	}
+}
+
+// BenchmarkFirstImportLarge: the first command in a fresh clone whose
+// .acolyte/ holds 141k memories (a 31 MB file), with an empty index. Peak
+// memory is reported as maxrss-MB/op.
+func BenchmarkFirstImportLarge(b *testing.B) {
+	repo, _, _ := projectWith(b, 141_000)
+	var peak int64
+	for b.Loop() {
+		b.StopTimer()
+		home := b.TempDir()
+		b.StartTimer()
+		cmd := exec.Command(binary, "list", "--limit", "1")
+		cmd.Dir = repo
+		cmd.Env = append(os.Environ(), "ACOLYTE_HOME="+home, "GEMINI_API_KEY=", "GOOGLE_API_KEY=")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("%v: %s", err, out)
+		}
+		peak = max(peak, maxRSS(cmd))
+	}
+	b.ReportMetric(float64(peak)/(1<<20), "maxrss-MB/op")
+}

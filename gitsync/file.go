@@ -39,7 +39,9 @@ func WriteFile(path string, mems []memory.Memory) error {
 
 // writeAtomic writes a temporary file next to path, syncs it, renames it over
 // path and syncs the directory so that the rename itself survives a crash.
-func writeAtomic(path string, data []byte) error {
+// The content is the parts in order, so that a patch of a large file need
+// not first copy it into one buffer.
+func writeAtomic(path string, parts ...[]byte) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", dir, err)
@@ -55,8 +57,10 @@ func writeAtomic(path string, data []byte) error {
 			os.Remove(tmp.Name())
 		}
 	}()
-	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+	for _, data := range parts {
+		if _, err := tmp.Write(data); err != nil {
+			return fmt.Errorf("writing %s: %w", path, err)
+		}
 	}
 	// CreateTemp makes 0600 files; a tracked file should be as readable as
 	// the rest of the checkout.

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -256,7 +257,10 @@ func (w *Workspace) Add(ctx context.Context, d memory.Draft) (memory.Added, erro
 	}
 	m.Commit = w.Repo.Head()
 	m.Paths = MentionedPaths(w.Repo.Root, m.Content)
-	var out memory.Added
+	out, err := w.addPatched(ctx, m)
+	if !errors.Is(err, errNotPatchable) {
+		return out, err
+	}
 	_, err = w.change(ctx, func(mems []memory.Memory) ([]memory.Memory, error) {
 		norm := memory.Normalize(m.Content)
 		for _, have := range mems {
@@ -304,9 +308,13 @@ func (w *Workspace) Remove(ctx context.Context, ids ...string) ([]memory.Memory,
 		for _, m := range project {
 			gone[m.ID] = true
 		}
-		_, err := w.change(ctx, func(mems []memory.Memory) ([]memory.Memory, error) {
-			return slices.DeleteFunc(mems, func(m memory.Memory) bool { return gone[m.ID] }), nil
-		})
+		ids := slices.Collect(maps.Keys(gone))
+		err := w.removePatched(ctx, ids)
+		if errors.Is(err, errNotPatchable) {
+			_, err = w.change(ctx, func(mems []memory.Memory) ([]memory.Memory, error) {
+				return slices.DeleteFunc(mems, func(m memory.Memory) bool { return gone[m.ID] }), nil
+			})
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -46,7 +46,7 @@ func Open(ctx context.Context, path string, e Embedder) (*Store, error) {
 	}
 	dsn := "file:" + path + "?_txlock=immediate" +
 		fmt.Sprintf("&_pragma=busy_timeout(%d)", BusyTimeout.Milliseconds()) +
-		"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)"
+		"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)&_pragma=temp_store(MEMORY)"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -205,6 +205,23 @@ func (s *Store) Add(ctx context.Context, vis Visibility, d Draft) (Added, error)
 		return out, nil
 	}
 	return Added{Memory: m, Warning: warning}, nil
+}
+
+// FindContent returns the memory of one scope and key whose normalised
+// content equals content, the same test Add deduplicates by. Project writes
+// use it to deduplicate against the index instead of decoding the whole
+// memories file.
+func (s *Store) FindContent(ctx context.Context, scope Scope, key, content string) (Memory, bool, error) {
+	_, m, err := scanMemory(s.db.QueryRowContext(ctx, `SELECT `+memoryColumns+` FROM memories m
+		WHERE m.scope = ? AND m.scope_key = ? AND m.content_hash = ? LIMIT 1`,
+		scope, key, contentHash(content)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Memory{}, false, nil
+	}
+	if err != nil {
+		return Memory{}, false, s.explain(err)
+	}
+	return m, true, nil
 }
 
 // Prepare turns a draft into a complete, validated memory with a new id,
@@ -373,26 +390,38 @@ func (s *Store) replace(ctx context.Context, ms []Memory, within *scopeRef) (Rep
 	return st, s.explain(err)
 }
 
-// embed computes document vectors for ms. Failure is not fatal: the memories
-// are stored without vectors (lexical search still finds them) and the
-// warning says to run reindex.
-func (s *Store) embed(ctx context.Context, ms []Memory) ([][]float32, string) {
-	vecs := make([][]float32, len(ms))
-	if s.embedder == nil || len(ms) == 0 {
+// embedBatch is how many memories are embedded at a time. Vectors are
+// quantised as each batch arrives, so an import of 141k memories (a fresh
+// clone of a large project) holds 14 MB of int8 vectors, not 56 MB of
+// float32 ones.
+const embedBatch = 2048
+
+// embed computes the quantised document vectors of ms. Failure is not
+// fatal: the memories are stored without vectors (lexical search still
+// finds them) and the warning says to run reindex.
+func (s *Store) embed(ctx context.Context, ms []Memory) ([][]byte, string) {
+	vecs := make([][]byte, len(ms))
+	if s.embedder == nil {
 		return vecs, ""
 	}
-	texts := make([]string, len(ms))
-	for i, m := range ms {
-		texts[i] = embedText(&m)
+	for start := 0; start < len(ms); start += embedBatch {
+		batch := ms[start:min(start+embedBatch, len(ms))]
+		texts := make([]string, len(batch))
+		for i := range batch {
+			texts[i] = embedText(&batch[i])
+		}
+		got, err := s.embedder.Embed(ctx, PurposeDocument, texts)
+		if err == nil && len(got) != len(batch) {
+			err = fmt.Errorf("embedder returned %d vectors for %d texts", len(got), len(batch))
+		}
+		if err != nil {
+			return vecs, fmt.Sprintf("stored without a vector (%v); run `acolyte reindex` when the embedder is reachable", err)
+		}
+		for i, v := range got {
+			vecs[start+i] = quantize(v)
+		}
 	}
-	got, err := s.embedder.Embed(ctx, PurposeDocument, texts)
-	if err == nil && len(got) != len(ms) {
-		err = fmt.Errorf("embedder returned %d vectors for %d texts", len(got), len(ms))
-	}
-	if err != nil {
-		return vecs, fmt.Sprintf("stored without a vector (%v); run `acolyte reindex` when the embedder is reachable", err)
-	}
-	return got, ""
+	return vecs, ""
 }
 
 func embedText(m *Memory) string {
@@ -421,7 +450,7 @@ func encodePaths(paths []string) string {
 // The lexical rows come last and together because FTS5 flushes its pending
 // terms at every statement savepoint, which the upserts open; interleaving
 // them cost a flush, and a segment merge, per memory.
-func (s *Store) upsert(tx *txn, ms []Memory, vecs [][]float32, existed func(id string) bool) error {
+func (s *Store) upsert(tx *txn, ms []Memory, vecs [][]byte, existed func(id string) bool) error {
 	seqs := make([]int64, len(ms))
 	nowMs := s.now().UnixMilli()
 	for i := range ms {
@@ -436,7 +465,21 @@ func (s *Store) upsert(tx *txn, ms []Memory, vecs [][]float32, existed func(id s
 		}
 		m.Tokens = EstimateTokens(m.Content)
 		hash := contentHash(m.Content)
-		err := tx.queryRow(`INSERT INTO memories
+		if !existed(m.ID) {
+			// A plain insert costs a third less than the upsert below,
+			// which an import of a fresh clone runs once per memory.
+			res, err := tx.exec(`INSERT INTO memories
+				(id, scope, scope_key, kind, content, topic, source, content_hash, created_at, updated_at, tokens, commit_hash, paths)
+				VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, coalesce(?9, ?14), coalesce(?10, ?9, ?14), ?11, ?12, ?13)`,
+				m.ID, m.Scope, m.ScopeKey, m.Kind, m.Content, m.Topic, m.Source, hash,
+				created, updated, m.Tokens, m.Commit, encodePaths(m.Paths), nowMs)
+			if err == nil {
+				seqs[i], err = res.LastInsertId()
+			}
+			if err != nil {
+				return fmt.Errorf("write memory %s: %w", m.ID, err)
+			}
+		} else if err := tx.queryRow(`INSERT INTO memories
 			(id, scope, scope_key, kind, content, topic, source, content_hash, created_at, updated_at, tokens, commit_hash, paths)
 			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, coalesce(?9, ?14), coalesce(?10, ?9, ?14), ?11, ?12, ?13)
 			ON CONFLICT (scope, scope_key, id) DO UPDATE SET kind = excluded.kind,
@@ -445,8 +488,7 @@ func (s *Store) upsert(tx *txn, ms []Memory, vecs [][]float32, existed func(id s
 				updated_at = coalesce(?10, ?14), tokens = excluded.tokens, commit_hash = excluded.commit_hash, paths = excluded.paths
 			RETURNING seq`,
 			m.ID, m.Scope, m.ScopeKey, m.Kind, m.Content, m.Topic, m.Source, hash,
-			created, updated, m.Tokens, m.Commit, encodePaths(m.Paths), nowMs).Scan(&seqs[i])
-		if err != nil {
+			created, updated, m.Tokens, m.Commit, encodePaths(m.Paths), nowMs).Scan(&seqs[i]); err != nil {
 			return fmt.Errorf("write memory %s: %w", m.ID, err)
 		}
 		tx.touched[seqs[i]] = true
@@ -458,7 +500,7 @@ func (s *Store) upsert(tx *txn, ms []Memory, vecs [][]float32, existed func(id s
 			continue
 		}
 		if _, err := tx.exec(`INSERT OR REPLACE INTO embeddings (seq, model, dim, content_hash, vec) VALUES (?, ?, ?, ?, ?)`,
-			seqs[i], s.embedder.Model(), len(vecs[i]), hash, quantize(vecs[i])); err != nil {
+			seqs[i], s.embedder.Model(), len(vecs[i])-4, hash, vecs[i]); err != nil {
 			return err
 		}
 	}
