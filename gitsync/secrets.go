@@ -176,8 +176,13 @@ var secretRules = sync.OnceValue(func() []secretRule {
 		// Model providers.
 		token("an Anthropic API key", `\bsk-ant-(?:api|admin|oat|sid)\d\d-[A-Za-z0-9_-]{20,}`, "sk-ant-"),
 		{kind: "an OpenAI API key", keywords: []string{"sk-"},
-			re:    lazyRegexp(`\bsk-(?:proj-|svcacct-|admin-|None-)?([A-Za-z0-9_-]{20,})`),
-			check: func(line string, m []int) bool { return randomValue(line[m[2]:m[3]]) }},
+			re: lazyRegexp(`\bsk-(?:(?:proj|svcacct|admin|None)-([A-Za-z0-9_-]{20,})|([A-Za-z0-9]{32,}))\b`),
+			check: func(line string, m []int) bool {
+				if m[2] >= 0 {
+					return randomValue(line[m[2]:m[3]]) && mixedCase(line[m[2]:m[3]])
+				}
+				return mixedCase(line[m[4]:m[5]])
+			}},
 		{kind: "a Hugging Face token", keywords: []string{"hf_"},
 			re:    lazyRegexp(`\bhf_[A-Za-z0-9]{34,40}\b`),
 			check: func(line string, m []int) bool { return scrambledCase(line[m[0]+3 : m[1]]) }},
@@ -244,10 +249,13 @@ func scanSecrets(text string, limit int) []secretHit {
 // 8 KiB; looking up every byte pair of the text in a table of the
 // keywords' first two bytes costs a tenth of that.
 type keywordIndex struct {
-	// bucket maps the lower-cased first two bytes of a keyword to 1 + its
-	// index in buckets, or 0 when no keyword starts so.
+	// present has a bit for each lower-cased pair of bytes that starts a
+	// keyword: at 8 KiB it stays in the L1 cache, which bucket does not.
+	present [1 << 16 / 64]uint64
+	// bucket maps such a pair to 1 + its index in buckets.
 	bucket  [1 << 16]uint8
 	buckets [][]keywordRef
+	lower   [256]byte
 }
 
 type keywordRef struct {
@@ -273,7 +281,11 @@ var secretKeywords = sync.OnceValue(func() *keywordIndex {
 			}
 			b := ix.bucket[pair] - 1
 			ix.buckets[b] = append(ix.buckets[b], ref)
+			ix.present[pair/64] |= 1 << (pair % 64)
 		}
+	}
+	for c := range ix.lower {
+		ix.lower[c] = lowerByte(byte(c))
 	}
 	return ix
 })
@@ -288,17 +300,19 @@ type candidate struct {
 func (ix *keywordIndex) candidates(text string) []candidate {
 	var out []candidate
 	lineStart := 0
+	if len(text) < 2 {
+		return nil
+	}
+	pair := uint16(ix.lower[text[0]])
 	for i := 0; i+1 < len(text); i++ {
-		c0 := text[i]
-		if c0 == '\n' {
-			lineStart = i + 1
+		pair = pair<<8 | uint16(ix.lower[text[i+1]])
+		if ix.present[pair/64]&(1<<(pair%64)) == 0 {
+			if text[i] == '\n' {
+				lineStart = i + 1
+			}
 			continue
 		}
-		b := ix.bucket[uint16(lowerByte(c0))<<8|uint16(lowerByte(text[i+1]))]
-		if b == 0 {
-			continue
-		}
-		for _, kw := range ix.buckets[b-1] {
+		for _, kw := range ix.buckets[ix.bucket[pair]-1] {
 			if kw.exact != "" && strings.HasPrefix(text[i:], kw.exact) || kw.exact == "" && hasPrefixFold(text[i:], kw.lower) {
 				out = append(out, candidate{rule: kw.rule, start: lineStart})
 			}
@@ -394,26 +408,52 @@ func basicCredentials(v string) bool {
 
 // Assignments: NAME=value, name: value, "name": "value", name := "value".
 
+// assignment is the value given to a credential-like name.
+type assignment struct {
+	value  string
+	quoted bool
+	// prose is an unquoted value after a colon that more words follow:
+	// "Password: reset it from the console" is a sentence.
+	prose bool
+	// code is an assignment or comparison in a program (a := b, a == b,
+	// a = b with spaces), where an unquoted value is usually a variable.
+	code bool
+	// tight is an unquoted value right after a colon (password:xyz), which
+	// YAML does not allow: a URI or a label, not a setting.
+	tight bool
+}
+
 // findAssignments returns a finder for assignments whose name passes
 // nameOK and whose value passes valueOK.
-func findAssignments(nameOK func(lowerName, name string) bool, valueOK func(v string, quoted, prose bool) bool) func(line string, hit func(start, end int)) {
+func findAssignments(nameOK func(lowerName, name string) bool, valueOK func(assignment) bool) func(line string, hit func(start, end int)) {
 	return func(line string, hit func(start, end int)) {
-		for i := 0; i < len(line); {
-			j := i
-			for j < len(line) && !identByte(line[j]) {
-				j++
-			}
-			k := j
-			for k < len(line) && identByte(line[k]) {
-				k++
-			}
-			if j == k {
+		// Prose has few = and :, so the search starts from them and walks
+		// back to the name.
+		for from := 0; from < len(line); {
+			p := strings.IndexAny(line[from:], "=:")
+			if p < 0 {
 				return
 			}
-			i = k
-			// Most words are not followed by = or :, so that is checked
-			// before the name.
-			vs, ve, colon, quoted, ok := assignedValue(line, k)
+			p += from
+			from = p + 1
+			if p > 0 && strings.IndexByte(":=!<>", line[p-1]) >= 0 {
+				continue // the second character of :=, ==, != ...
+			}
+			k := p
+			for k > 0 && (line[k-1] == ' ' || line[k-1] == '\t') {
+				k--
+			}
+			if k > 0 && (line[k-1] == '"' || line[k-1] == '\'') {
+				k--
+			}
+			j := k
+			for j > 0 && identByte(line[j-1]) {
+				j--
+			}
+			if j == k {
+				continue
+			}
+			a, end, ok := assignedValue(line, k)
 			if !ok {
 				continue
 			}
@@ -421,13 +461,9 @@ func findAssignments(nameOK func(lowerName, name string) bool, valueOK func(v st
 			if name == "" || !nameOK(asciiLower(name), name) {
 				continue
 			}
-			v := line[vs:ve]
-			// "Password: reset it from the console" is a sentence; with =
-			// it is a setting whatever follows (PGPASSWORD=x psql ...).
-			prose := colon && !quoted && isProseAfter(line[ve:])
-			if valueOK(v, quoted, prose) && !sameWord(v, name) {
-				hit(j, ve)
-				i = ve
+			if valueOK(a) && !sameWord(a.value, name) {
+				hit(j, end)
+				from = end
 			}
 		}
 	}
@@ -439,26 +475,39 @@ func identByte(c byte) bool {
 
 // assignedValue finds the value assigned after a name ending at k: an
 // optional closing quote, then =, :, :=, => or ==, then the value, quoted or
-// up to the next space or delimiter. colon reports a bare ":", the YAML and
-// prose separator.
-func assignedValue(line string, k int) (start, end int, colon, quoted, ok bool) {
+// up to the next space or delimiter. end is where the value ends in line.
+func assignedValue(line string, k int) (a assignment, end int, ok bool) {
 	i := k
 	if i < len(line) && (line[i] == '"' || line[i] == '\'') {
 		i++
 	}
+	spaced := false
 	for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
 		i++
+		spaced = true
 	}
+	colon := false
 	switch rest := line[i:]; {
 	case strings.HasPrefix(rest, ":="), strings.HasPrefix(rest, "=>"), strings.HasPrefix(rest, "=="):
+		a.code = true
 		i += 2
 	case strings.HasPrefix(rest, "="):
 		i++
+		switch {
+		case i == len(line):
+			return a, 0, false
+		case line[i] == ' ' || line[i] == '\t':
+			if !spaced {
+				return a, 0, false // NAME= value: NAME is set empty for a command
+			}
+			a.code = true
+		}
 	case strings.HasPrefix(rest, ":"):
 		colon = true
 		i++
+		a.tight = i < len(line) && line[i] != ' ' && line[i] != '\t'
 	default:
-		return 0, 0, false, false, false
+		return a, 0, false
 	}
 	for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
 		i++
@@ -466,27 +515,31 @@ func assignedValue(line string, k int) (start, end int, colon, quoted, ok bool) 
 	if i < len(line) && (line[i] == '"' || line[i] == '\'' || line[i] == '`') {
 		q := line[i]
 		e := strings.IndexByte(line[i+1:], q)
-		if e < 0 {
-			return 0, 0, false, false, false
+		if e <= 0 {
+			return a, 0, false
 		}
-		return i + 1, i + 1 + e, colon, true, e > 0
+		a.value, a.quoted = line[i+1:i+1+e], true
+		return a, i + 1 + e, true
 	}
 	e := i
 	for e < len(line) && !strings.ContainsRune(" \t\r\"'`,;)}]&", rune(line[e])) {
 		e++
 	}
-	return i, e, colon, false, e > i
+	if e == i {
+		return a, 0, false
+	}
+	a.value = line[i:e]
+	a.prose = colon && (isProseAfter(line[e:]) || strings.HasSuffix(a.value, "."))
+	return a, e, true
 }
 
 // isProseAfter reports whether the rest of a line after an unquoted value
-// reads as a sentence ("password: reset it from the console") rather than
-// the end of a setting or a trailing comment.
+// reads as a sentence ("password: reset it from the console", "Password:
+// User's password.") rather than the end of a setting or a trailing
+// comment.
 func isProseAfter(rest string) bool {
-	rest = strings.TrimLeft(rest, " \t")
-	if rest == "" || !('a' <= rest[0] && rest[0] <= 'z' || 'A' <= rest[0] && rest[0] <= 'Z') {
-		return false
-	}
-	return strings.Contains(strings.TrimRight(rest, " \t\r"), " ")
+	rest = strings.TrimLeft(rest, " \t'")
+	return rest != "" && ('a' <= rest[0] && rest[0] <= 'z' || 'A' <= rest[0] && rest[0] <= 'Z')
 }
 
 // nameEnds reports whether lowerName's last word is one of words: a whole
@@ -513,8 +566,9 @@ func passwordName(lowerName, name string) bool {
 	if _, ok := nameEnds(lowerName, name, true, "password", "passwd", "passphrase"); ok {
 		return true
 	}
-	_, ok := nameEnds(lowerName, name, false, "pass", "pwd")
-	return ok
+	// Alone, PASS and PWD are a test's verdict and the working directory.
+	before, ok := nameEnds(lowerName, name, false, "pass", "pwd")
+	return ok && strings.Trim(before, "-_.") != ""
 }
 
 // secretName accepts names ending in secret, token, key and the like,
@@ -542,9 +596,13 @@ func secretName(lowerName, name string) bool {
 // passwordValue accepts any value a password setting could really hold:
 // everything but placeholders, references to where the password lives, and
 // the words that describe a password field rather than fill it.
-func passwordValue(v string, quoted, prose bool) bool {
-	if prose || len(v) < 4 || isPlaceholder(v) || isReference(v) {
+func passwordValue(a assignment) bool {
+	v := a.value
+	if a.prose || a.tight || len(v) < 4 || isPlaceholder(v) || isReference(v) || v[0] == '/' {
 		return false
+	}
+	if a.code && !a.quoted && (isIdentifier(v) && !looksRandom(v) || isNumber(v) || strings.ContainsAny(v, "[]{}<>.")) {
+		return false // password = defaultPassword, = os.Args[1], = 0x115: code
 	}
 	switch strings.ToLower(v) {
 	case "string", "required", "optional", "bool", "boolean", "true", "false", "null", "nil", "none", "empty",
@@ -556,12 +614,44 @@ func passwordValue(v string, quoted, prose bool) bool {
 
 // randomAssigned accepts machine-made values for key, secret and token
 // settings, where a word or an identifier would be a name, not a secret.
-func randomAssigned(v string, quoted, prose bool) bool {
-	if prose || len(v) < 10 || strings.Contains(v, "://") || strings.HasPrefix(v, "./") || strings.HasPrefix(v, "../") ||
+func randomAssigned(a assignment) bool {
+	v := a.value
+	// A secret is one word of base64, hex or similar: code, lists and
+	// templates are not.
+	if a.prose || a.tight || a.code && !a.quoted || len(v) < 12 || strings.ContainsAny(v, " \t[]{}()<>,|`*\\") || v[0] == '/' ||
+		strings.Count(v, ":") > 1 || isPathLike(v) || isSequence(v) || strings.Contains(v, "://") || strings.HasPrefix(v, "./") || strings.HasPrefix(v, "../") ||
 		strings.HasPrefix(v, "~/") || strings.HasPrefix(v, "/") && strings.Count(v, "/") > 1 || isReference(v) {
 		return false
 	}
 	return randomValue(v)
+}
+
+// isPathLike recognises paths and resource names (zones/us-central1-a,
+// google.com/tool.profiles/x): separated by slashes, no part long enough
+// to be random data.
+func isPathLike(v string) bool {
+	if !strings.Contains(v, "/") {
+		return false
+	}
+	run := 0
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '+' || c == '=' {
+			if run++; run >= 16 {
+				return false
+			}
+		} else {
+			run = 0
+		}
+	}
+	return true
+}
+
+// isSequence recognises the made-up values of documentation
+// (abcdefghijk123456789), which random data does not contain.
+func isSequence(v string) bool {
+	lower := strings.ToLower(v)
+	return strings.Contains(lower, "abcdefg") || strings.Contains(lower, "1234567")
 }
 
 // randomValue accepts values that look generated: letters mixed with digits
@@ -620,10 +710,32 @@ func isReference(v string) bool {
 	return true
 }
 
+func isNumber(v string) bool {
+	v = strings.TrimPrefix(strings.TrimPrefix(v, "0x"), "0X")
+	for i := 0; i < len(v); i++ {
+		if c := lowerByte(v[i]); !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || c == '_') {
+			return false
+		}
+	}
+	return v != ""
+}
+
+func isIdentifier(v string) bool {
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '_' || i > 0 && '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return v != ""
+}
+
 // sameWord reports whether a value repeats its setting's name
-// (password: password, token=TOKEN).
+// (password: password, token=TOKEN, "generateKey": "generateKey1024"),
+// as tables of names do.
 func sameWord(v, name string) bool {
-	return strings.EqualFold(v, strings.Trim(name, "-_.\"'"))
+	name = strings.Trim(name, "-_.\"'")
+	return len(v) >= len(name) && strings.EqualFold(v[:len(name)], name)
 }
 
 // looksRandom accepts values that mix letters with digits or symbols, as

@@ -159,6 +159,21 @@ var harmlessCases = []string{
 	"we use sk-learn-compatible-estimator-interfaces everywhere",
 	"publicKey: MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE",
 	"nextPageToken: CiAKGjBpNDd2Nmp2Zml2cXRwYjBpOXA",
+	// Code and tool output that a scan of 320 MB of Go modules and the Go
+	// source tree took for credentials before these cases were added.
+	"--- PASS: TestGoList (0.21s)",
+	`NSS_BUFLEN_PASSWD     = 1024   // pwd.h:123:1:`,
+	`cmd.Env = append(os.Environ(), "PWD=/tmp")`,
+	"Password: User's password",
+	"password := os.Args[1]",
+	"dstKey = dst.hashes[dstIdx].key()",
+	"clientAuth := stsexchange.ClientAuthentication{",
+	`Value map[string]string ` + "`" + `protobuf:"bytes,2,rep,name=value" protobuf_key:"bytes,1,opt,name=key,proto3"` + "`",
+	`"encryptionKey": "encryptionKey1024",`,
+	"key: zones/us-central1-a",
+	`TokenTypeIDToken = "urn:ietf:params:oauth:token-type:id_token"`,
+	"GCLOUD_TESTS_API_KEY=abcdefghijk123456789",
+	`CertAlgoSKECDSA256v01 = "sk-ecdsa-sha2-nistp256-cert-v01@openssh.com"`,
 	// Versions, paths, colours.
 	"requires go 1.26.8 and acolyte v0.4.0-rc.1+build.7",
 	"config lives in /home/dev/.config/acolyte/config.json",
