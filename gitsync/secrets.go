@@ -473,6 +473,11 @@ func identByte(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-'
 }
 
+// maxValue bounds the value of an assignment, so that a long line of
+// a=a=a=... costs linear time, not quadratic; credentials longer than
+// this are private keys and certificates, found by their own rules.
+const maxValue = 1024
+
 // assignedValue finds the value assigned after a name ending at k: an
 // optional closing quote, then =, :, :=, => or ==, then the value, quoted or
 // up to the next space or delimiter. end is where the value ends in line.
@@ -514,7 +519,7 @@ func assignedValue(line string, k int) (a assignment, end int, ok bool) {
 	}
 	if i < len(line) && (line[i] == '"' || line[i] == '\'' || line[i] == '`') {
 		q := line[i]
-		e := strings.IndexByte(line[i+1:], q)
+		e := strings.IndexByte(line[i+1:min(len(line), i+1+maxValue)], q)
 		if e <= 0 {
 			return a, 0, false
 		}
@@ -522,10 +527,10 @@ func assignedValue(line string, k int) (a assignment, end int, ok bool) {
 		return a, i + 1 + e, true
 	}
 	e := i
-	for e < len(line) && !strings.ContainsRune(" \t\r\"'`,;)}]&", rune(line[e])) {
+	for e < len(line) && e-i < maxValue && !strings.ContainsRune(" \t\r\"'`,;)}]&", rune(line[e])) {
 		e++
 	}
-	if e == i {
+	if e == i || e-i == maxValue {
 		return a, 0, false
 	}
 	a.value = line[i:e]
