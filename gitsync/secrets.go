@@ -57,9 +57,9 @@ func FindSecrets(text string) []SecretFinding {
 //
 // Every acolyte process loads this package and most scan a few hundred
 // bytes, so a rule costs nothing until used (lazyRegexp) and its regexp
-// only runs on the lines that hold one of its keywords: a handful of
-// strings.Index calls decide that for most rules on most texts, where
-// running forty regexps over every byte would cost a millisecond at 8 KiB.
+// only runs on the lines that hold one of its keywords, which one pass over
+// the text finds for all rules (keywordIndex). Running every regexp over
+// every byte, as this package once did, cost 7 ms at 8 KiB.
 type secretRule struct {
 	kind string
 	// keywords are literal parts of every match (or of the context the rule
@@ -276,6 +276,9 @@ var secretKeywords = sync.OnceValue(func() *keywordIndex {
 			}
 			pair := uint16(ref.lower[0])<<8 | uint16(ref.lower[1])
 			if ix.bucket[pair] == 0 {
+				if len(ix.buckets) == 255 {
+					panic("gitsync: more than 255 first byte pairs among the secret keywords; widen keywordIndex.bucket")
+				}
 				ix.buckets = append(ix.buckets, nil)
 				ix.bucket[pair] = uint8(len(ix.buckets))
 			}
