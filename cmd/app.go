@@ -86,6 +86,7 @@ func commands() []*cli.Command {
 		rememberCommand(),
 		searchCommand(),
 		forgetCommand(),
+		editCommand(),
 		listCommand(),
 		statusCommand(),
 		reindexCommand(),

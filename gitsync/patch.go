@@ -201,3 +201,24 @@ func (w *Workspace) removePatched(ctx context.Context, ids []string) error {
 		return err
 	})
 }
+
+// replaceLine swaps the line of m's id for m's encoding.
+func replaceLine(data []byte, m memory.Memory) ([][]byte, error) {
+	var at, end int
+	err := eachLine(data, func(start int, l []byte) bool {
+		id, ok := lineID(l)
+		if !ok {
+			at, end = -1, -1
+			return false
+		}
+		if id == m.ID {
+			at, end = start, start+len(l)
+			return false
+		}
+		return true
+	})
+	if err != nil || at <= 0 {
+		return nil, errNotPatchable
+	}
+	return [][]byte{data[:at], encodeLine(toRecord(m)), data[end:]}, nil
+}

@@ -616,6 +616,19 @@ func (t Scoped) List(ctx context.Context, f Filter) ([]Memory, error) {
 	return t.Store.List(ctx, t.Visibility, f)
 }
 
+// Edit revises a memory visible from here.
+func (t Scoped) Edit(ctx context.Context, id string, r Revision) (Memory, error) {
+	m, err := t.Store.Get(ctx, t.Visibility, id)
+	if err != nil {
+		return Memory{}, err
+	}
+	if m, err = t.Store.Revise(m, r); err != nil {
+		return Memory{}, err
+	}
+	_, err = t.Store.Put(ctx, m)
+	return m, err
+}
+
 // CanSee reports whether m is visible from v.
 func (v Visibility) CanSee(m Memory) bool {
 	switch m.Scope {

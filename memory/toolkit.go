@@ -60,4 +60,12 @@ type Toolkit interface {
 	Add(ctx context.Context, d Draft) (Added, error)
 	Remove(ctx context.Context, ids ...string) ([]Memory, error)
 	List(ctx context.Context, f Filter) ([]Memory, error)
+	Edit(ctx context.Context, id string, r Revision) (Memory, error)
+}
+
+// Revision is a change to a stored memory: new content, and a new topic
+// when Topic is not empty.
+type Revision struct {
+	Content string
+	Topic   string
 }
