@@ -141,14 +141,15 @@ func derive(t tree) (Derivation, error) {
 		}
 		read[key] = true
 		rules, refused := rulesFromFile(rel, src)
-		d.Refused = append(d.Refused, refused...)
 		for _, r := range rules {
 			if f, found := secretFinding(rel, r.line, r.Content, r.Topic, r.Source); found {
-				d.Refused = append(d.Refused, f)
+				refused = append(refused, f)
 				continue
 			}
 			d.Memories = append(d.Memories, r.Memory)
 		}
+		slices.SortStableFunc(refused, func(a, b Finding) int { return a.Line - b.Line })
+		d.Refused = append(d.Refused, refused...)
 	}
 	seedsRel := Dir + "/" + SeedsFile
 	data, err := t.read(seedsRel)
