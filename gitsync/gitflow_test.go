@@ -101,8 +101,8 @@ func TestDeriveRefusesEachSecretAndInvalidRuleAlone(t *testing.T) {
 	const key = "AKIAIOSFODNN7EXAMPLE"
 	const token = "ghp_16C7e42F292c6912E7710c838347Ae178B4a"
 	writeFiles(t, root, map[string]string{
-		"AGENTS.md": "# P\n\n- First rule stays.\n- The CI key is " + key + " for deploys.\n- " + long + "\n- Last rule stays.\n",
-		"sub/AGENTS.md": "## " + token + " setup\n\n- Heading secrets leak through the source.\n",
+		"AGENTS.md":           "# P\n\n- First rule stays.\n- The CI key is " + key + " for deploys.\n- " + long + "\n- Last rule stays.\n",
+		"sub/AGENTS.md":       "## " + token + " setup\n\n- Heading secrets leak through the source.\n",
 		".acolyte/seeds.json": "[\n  \"Seed one stays.\",\n  \"the bot token is " + token + " here\",\n  42,\n  \"Seed four stays.\"\n]",
 	})
 	d, err := DeriveWorktree(root)
@@ -146,8 +146,8 @@ func TestDeriveIndexReadsWhatIsStaged(t *testing.T) {
 	base := t.TempDir()
 	root := filepath.Join(base, "repo")
 	writeFiles(t, base, map[string]string{
-		"outside/config": "- OUTSIDE private line.\n",
-		"repo/AGENTS.md": "- Staged rule.\n",
+		"outside/config":  "- OUTSIDE private line.\n",
+		"repo/AGENTS.md":  "- Staged rule.\n",
 		"repo/.gitignore": "ignored/\n",
 	})
 	runGit(t, root, "init", "-q")
