@@ -38,7 +38,7 @@ func checkCommand() *cli.Command {
 			}
 			out := c.App.Writer
 			if !c.Bool("json") {
-				printFindings(c, report.Warnings, nil)
+				printRefusals(c, report.Warnings, nil)
 			}
 			switch {
 			case c.Bool("json"):

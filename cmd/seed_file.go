@@ -31,7 +31,7 @@ func seedCommand() *cli.Command {
 			if err != nil {
 				return usage(err)
 			}
-			printFindings(c, nil, res.Refused)
+			printRefusals(c, nil, res.Refused)
 			if c.Bool("json") {
 				if err := printJSON(c, res); err != nil {
 					return err

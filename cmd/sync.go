@@ -29,7 +29,7 @@ func syncCommand() *cli.Command {
 			if err != nil {
 				return fail(err)
 			}
-			printFindings(c, res.Warnings, res.Refused)
+			printRefusals(c, res.Warnings, res.Refused)
 			if c.Bool("json") {
 				if err := printJSON(c, res); err != nil {
 					return err
@@ -47,9 +47,9 @@ func syncCommand() *cli.Command {
 	}
 }
 
-// printFindings tells the user, on stderr, which files were skipped and
-// which rules or seeds were refused. Findings name places, never text.
-func printFindings(c *cli.Context, warnings, refused []gitsync.Finding) {
+// printRefusals tells the user, on stderr, which files were skipped and
+// which rules or seeds were refused. They name places, never text.
+func printRefusals(c *cli.Context, warnings, refused []gitsync.Refusal) {
 	for _, f := range warnings {
 		fmt.Fprintf(c.App.ErrWriter, "warning: %v\n", f)
 	}
@@ -60,7 +60,7 @@ func printFindings(c *cli.Context, warnings, refused []gitsync.Finding) {
 
 // refusedError makes refusals the command's failure, after the rest was
 // written.
-func refusedError(refused []gitsync.Finding) error {
+func refusedError(refused []gitsync.Refusal) error {
 	if len(refused) == 0 {
 		return nil
 	}
@@ -173,7 +173,7 @@ func hookCommand() *cli.Command {
 			}
 			defer w.Close()
 			res, err := w.Workspace.RunHook(c.Context, c.Args().First(), c.Args().Tail())
-			printFindings(c, res.Warnings, res.Refused)
+			printRefusals(c, res.Warnings, res.Refused)
 			if errors.Is(err, gitsync.ErrRefused) {
 				// The one failure the shims pass on to git: it blocks the commit.
 				return &exitError{gitsync.ExitRefuse, fmt.Errorf("%w; fix the places named above, git add them, and commit again", err)}

@@ -29,10 +29,10 @@ type Report struct {
 	Fix string `json:"fix,omitempty"`
 	// Warnings are instruction files or seeds.json that were not read
 	// because they lead out of the repository; sync skips them too.
-	Warnings []Finding `json:"warnings,omitempty"`
+	Warnings []Refusal `json:"warnings,omitempty"`
 	// Refused are rules and seeds that sync will not write (secrets,
 	// invalid memories): running sync cannot fix them, editing their file can.
-	Refused []Finding `json:"refused,omitempty"`
+	Refused []Refusal `json:"refused,omitempty"`
 }
 
 // Problem is one thing wrong with the file, at a line when it has one.

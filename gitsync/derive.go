@@ -13,7 +13,7 @@ import (
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
-// Kinds of Finding.
+// Kinds of Refusal.
 const (
 	// ProblemOutside: the file resolves outside the repository and was not read.
 	ProblemOutside = "outside"
@@ -23,10 +23,10 @@ const (
 	ProblemInvalid = "invalid"
 )
 
-// Finding is a file, rule or seed that derivation did not use, and why. It
+// Refusal is a file, rule or seed that derivation did not use, and why. It
 // names where the problem is and never repeats the text: the text may be a
 // secret.
-type Finding struct {
+type Refusal struct {
 	// File is slash-separated and relative to the worktree root.
 	File string `json:"file"`
 	Line int    `json:"line,omitempty"`
@@ -39,7 +39,7 @@ type Finding struct {
 	Message string `json:"message"`
 }
 
-func (f Finding) Error() string {
+func (f Refusal) Error() string {
 	where := f.File
 	if f.Line > 0 {
 		where += fmt.Sprintf(":%d", f.Line)
@@ -58,10 +58,10 @@ type Derivation struct {
 	Memories []memory.Memory
 	// Skipped are files that were not read at all (they resolve outside the
 	// repository). A warning: nothing of them reaches .acolyte/.
-	Skipped []Finding
+	Skipped []Refusal
 	// Refused are rules and seeds that were not written: secrets and
 	// invalid memories. Each fails alone; the rest are derived.
-	Refused []Finding
+	Refused []Refusal
 }
 
 // Err is nil when nothing was refused, and otherwise names every refusal.
@@ -128,7 +128,7 @@ func derive(t tree) (Derivation, error) {
 		src, err := t.read(rel)
 		switch {
 		case errors.Is(err, errOutside):
-			d.Skipped = append(d.Skipped, outsideFinding(rel))
+			d.Skipped = append(d.Skipped, outsideRefusal(rel))
 			continue
 		case errors.Is(err, fs.ErrNotExist):
 			continue // a dangling symlink: nothing to read
@@ -142,20 +142,20 @@ func derive(t tree) (Derivation, error) {
 		read[key] = true
 		rules, refused := rulesFromFile(rel, src)
 		for _, r := range rules {
-			if f, found := secretFinding(rel, r.line, r.Content, r.Topic, r.Source); found {
+			if f, found := secretRefusal(rel, r.line, r.Content, r.Topic, r.Source); found {
 				refused = append(refused, f)
 				continue
 			}
 			d.Memories = append(d.Memories, r.Memory)
 		}
-		slices.SortStableFunc(refused, func(a, b Finding) int { return a.Line - b.Line })
+		slices.SortStableFunc(refused, func(a, b Refusal) int { return a.Line - b.Line })
 		d.Refused = append(d.Refused, refused...)
 	}
 	seedsRel := Dir + "/" + SeedsFile
 	data, err := t.read(seedsRel)
 	switch {
 	case errors.Is(err, errOutside):
-		d.Skipped = append(d.Skipped, outsideFinding(seedsRel))
+		d.Skipped = append(d.Skipped, outsideRefusal(seedsRel))
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
 		return d, fmt.Errorf("reading seeds: %w", err)
@@ -170,27 +170,27 @@ func derive(t tree) (Derivation, error) {
 
 // seedsFrom reads a seeds file at rel (for messages), labelling its seeds
 // with source. A malformed file is refused whole; a bad or secret seed alone.
-func seedsFrom(rel, source string, data []byte) ([]memory.Memory, []Finding) {
+func seedsFrom(rel, source string, data []byte) ([]memory.Memory, []Refusal) {
 	parsed, err := parseSeeds(rel, data)
 	if err != nil {
-		f := Finding{File: rel, Problem: ProblemInvalid}
+		f := Refusal{File: rel, Problem: ProblemInvalid}
 		msg, _ := strings.CutPrefix(err.Error(), rel+":")
 		if n, _ := fmt.Sscanf(msg, "%d:%d:", &f.Line, &f.Col); n == 2 {
 			msg = strings.TrimSpace(strings.SplitN(msg, ":", 3)[2])
 		}
 		f.Message = "no seed was read: " + msg
-		return nil, []Finding{f}
+		return nil, []Refusal{f}
 	}
 	var (
 		seeds   []memory.Memory
-		refused []Finding
+		refused []Refusal
 	)
 	for _, s := range parsed {
 		if s.err != nil {
-			refused = append(refused, Finding{File: rel, Line: s.line, Col: s.col, Seed: s.index, Problem: ProblemInvalid, Message: s.err.Error()})
+			refused = append(refused, Refusal{File: rel, Line: s.line, Col: s.col, Seed: s.index, Problem: ProblemInvalid, Message: s.err.Error()})
 			continue
 		}
-		if f, found := secretFinding(rel, s.line, s.Content, s.Topic); found {
+		if f, found := secretRefusal(rel, s.line, s.Content, s.Topic); found {
 			f.Col, f.Seed = s.col, s.index
 			refused = append(refused, f)
 			continue
@@ -205,7 +205,7 @@ func seedsFrom(rel, source string, data []byte) ([]memory.Memory, []Finding) {
 // and the same secret guard as .acolyte/seeds.json, but its seeds are
 // labelled ImportedSource(name) so that sync, which owns only seeds.json,
 // keeps them. rel names the file in messages.
-func ParseSeedsFile(rel string, data []byte) ([]memory.Memory, []Finding) {
+func ParseSeedsFile(rel string, data []byte) ([]memory.Memory, []Refusal) {
 	return seedsFrom(rel, ImportedSource(path.Base(filepath.ToSlash(rel))), data)
 }
 
@@ -213,20 +213,20 @@ func ParseSeedsFile(rel string, data []byte) ([]memory.Memory, []Finding) {
 // name. It can never equal SeedsFile, which IsDerived claims.
 func ImportedSource(name string) string { return "imported:" + name }
 
-// secretFinding is the one secret guard that every road to the tracked file
+// secretRefusal is the one secret guard that every road to the tracked file
 // takes: sync from instruction files and seeds.json, `acolyte seed FILE`,
 // the pre-commit hook and Workspace.Add. line is where the text starts in
 // file; fields are every string that would be written.
-func secretFinding(file string, line int, fields ...string) (Finding, bool) {
+func secretRefusal(file string, line int, fields ...string) (Refusal, bool) {
 	for _, text := range fields {
 		what, offset, found := detectSecretAt(text)
 		if !found {
 			continue
 		}
-		return Finding{File: file, Line: line + offset, Problem: ProblemSecret, Secret: what,
+		return Refusal{File: file, Line: line + offset, Problem: ProblemSecret, Secret: what,
 			Message: fmt.Sprintf("contains %s; remove it from %s and rotate the credential (project memories are committed, so acolyte does not copy it into %s/%s)", what, file, Dir, MemoriesFile)}, true
 	}
-	return Finding{}, false
+	return Refusal{}, false
 }
 
 // detectSecretAt is DetectSecret plus the 0-based line of text the secret
@@ -237,8 +237,8 @@ func detectSecretAt(text string) (what string, offset int, found bool) {
 	return what, 0, found
 }
 
-func outsideFinding(rel string) Finding {
-	return Finding{File: rel, Problem: ProblemOutside,
+func outsideRefusal(rel string) Refusal {
+	return Refusal{File: rel, Problem: ProblemOutside,
 		Message: "not read: it is a symlink that resolves outside the repository, and acolyte never copies outside files into .acolyte/; make it a regular file or a link inside the repository"}
 }
 

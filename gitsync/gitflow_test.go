@@ -34,7 +34,7 @@ func symlink(t *testing.T, target, link string) {
 	}
 }
 
-func findingFiles(fs []Finding) []string {
+func refusalFiles(fs []Refusal) []string {
 	var out []string
 	for _, f := range fs {
 		out = append(out, f.File)
@@ -77,7 +77,7 @@ func TestDeriveWorktreeNeverReadsOutsideTheRepository(t *testing.T) {
 		t.Errorf("an absolute link inside the repository was not read: %v", got)
 	}
 	want := []string{".acolyte/seeds.json", "CLAUDE.md", "abs/AGENTS.md", "sub/AGENTS.md"}
-	if files := findingFiles(d.Skipped); !slices.Equal(files, want) {
+	if files := refusalFiles(d.Skipped); !slices.Equal(files, want) {
 		t.Errorf("skipped %v, want %v", files, want)
 	}
 	if len(d.Refused) != 0 {
@@ -176,7 +176,7 @@ func TestDeriveIndexReadsWhatIsStaged(t *testing.T) {
 	if want := []string{"In chain/: Staged rule.", "In sub/: Staged rule.", "Staged rule."}; !slices.Equal(kept, want) {
 		t.Errorf("derived %q, want %q", kept, want)
 	}
-	if files := findingFiles(d.Skipped); !slices.Equal(files, []string{"CLAUDE.md", "far/AGENTS.md"}) {
+	if files := refusalFiles(d.Skipped); !slices.Equal(files, []string{"CLAUDE.md", "far/AGENTS.md"}) {
 		t.Errorf("skipped %v", files)
 	}
 }

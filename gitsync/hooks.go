@@ -359,9 +359,9 @@ type HookResult struct {
 	Changes []Change `json:"changes,omitempty"`
 	Staged  bool     `json:"staged,omitempty"`
 	// Warnings are files that were not read (symlinks out of the repository).
-	Warnings []Finding `json:"warnings,omitempty"`
+	Warnings []Refusal `json:"warnings,omitempty"`
 	// Refused is why the pre-commit hook blocks the commit (ErrRefused).
-	Refused []Finding `json:"refused,omitempty"`
+	Refused []Refusal `json:"refused,omitempty"`
 }
 
 // ErrRefused means the pre-commit hook blocks the commit: it would stage a
@@ -430,7 +430,7 @@ func (w *Workspace) preCommit(ctx context.Context) (HookResult, error) {
 	encoded := Encode(next)
 	lines := lineNumbers(encoded)
 	for _, m := range next {
-		if f, found := secretFinding(rel, lines[m.ID], m.Content, m.Topic, m.Source); found {
+		if f, found := secretRefusal(rel, lines[m.ID], m.Content, m.Topic, m.Source); found {
 			f.Message = fmt.Sprintf("memory %s contains %s; delete that line, rotate the credential and git add %s", m.ID, f.Secret, rel)
 			res.Refused = append(res.Refused, f)
 		}

@@ -17,7 +17,7 @@ type SeedImport struct {
 	Total int `json:"total"`
 	// Refused are seeds not imported: secrets and invalid seeds, by index
 	// and line, never by text.
-	Refused []Finding `json:"refused,omitempty"`
+	Refused []Refusal `json:"refused,omitempty"`
 }
 
 // ImportSeeds adds the seeds of file to the memories of the repository at

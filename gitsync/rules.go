@@ -282,16 +282,16 @@ type lineRule struct {
 
 // rulesFromFile splits one instruction file; a block that is not a valid
 // memory is refused alone, so one bad rule does not hold back the others.
-func rulesFromFile(rel string, src []byte) ([]lineRule, []Finding) {
+func rulesFromFile(rel string, src []byte) ([]lineRule, []Refusal) {
 	if !utf8.Valid(src) {
-		return nil, []Finding{{File: rel, Problem: ProblemInvalid,
+		return nil, []Refusal{{File: rel, Problem: ProblemInvalid,
 			Message: fmt.Sprintf("%v: it contains invalid UTF-8; save it as UTF-8", memory.ErrInvalidText)}}
 	}
 	blocks, hasTitle := splitMarkdown(string(src))
 	folder := path.Dir(rel)
 	var (
 		rules   []lineRule
-		refused []Finding
+		refused []Refusal
 	)
 	seen := make(map[string]bool)
 	for _, b := range blocks {
@@ -318,7 +318,7 @@ func rulesFromFile(rel string, src []byte) ([]lineRule, []Finding) {
 			content = "In " + folder + "/: " + text
 		}
 		if err := memory.ValidateContent(content); err != nil {
-			refused = append(refused, Finding{File: rel, Line: b.line, Problem: ProblemInvalid,
+			refused = append(refused, Refusal{File: rel, Line: b.line, Problem: ProblemInvalid,
 				Message: fmt.Sprintf("%v; split the rule into smaller items", err)})
 			continue
 		}

@@ -250,7 +250,7 @@ func (w *Workspace) Add(ctx context.Context, d memory.Draft) (memory.Added, erro
 	if err := refuseDerivedKind(d.Kind); err != nil {
 		return memory.Added{}, err
 	}
-	if f, found := secretFinding("", 0, d.Content, d.Topic, d.Source); found {
+	if f, found := secretRefusal("", 0, d.Content, d.Topic, d.Source); found {
 		return memory.Added{}, fmt.Errorf("%w: it contains %s. Project memories are committed to git; keep credentials in the environment or a secret manager, or store a pointer to where the secret lives", ErrSecret, f.Secret)
 	}
 	m, err := w.store.Prepare(w.vis, d)
@@ -350,10 +350,10 @@ type Synced struct {
 	Import  Imported `json:"import"`
 	// Warnings are files that were not read (symlinks leading out of the
 	// repository); nothing of them was written.
-	Warnings []Finding `json:"warnings,omitempty"`
+	Warnings []Refusal `json:"warnings,omitempty"`
 	// Refused are rules and seeds that were not written because they hold
 	// a secret or are not valid memories; every other one was.
-	Refused []Finding `json:"refused,omitempty"`
+	Refused []Refusal `json:"refused,omitempty"`
 }
 
 // Sync reconciles both directions: rules and seeds are re-derived from
