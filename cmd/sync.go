@@ -125,7 +125,7 @@ func hooksCommand() *cli.Command {
 				Usage: "show which hooks are installed",
 				Flags: []cli.Flag{jsonFlag},
 				Action: repoAction(func(c *cli.Context, w *workspace) error {
-					hooks, driver, err := w.Repo.HooksStatus()
+					hooks, driver, err := w.Repo.HooksStatus(c.Context)
 					if err != nil {
 						return fail(err)
 					}
@@ -136,6 +136,10 @@ func hooksCommand() *cli.Command {
 					for _, h := range hooks {
 						state := "not installed"
 						switch {
+						case h.Managed && h.Installed:
+							state = "runs acolyte from the team's hook"
+						case h.Managed:
+							state = "shared hooks folder: add `" + gitsync.HookLine(h.Name) + "` to " + h.Path
 						case h.Installed && h.Chained:
 							state = "installed (runs the earlier hook first)"
 						case h.Installed:

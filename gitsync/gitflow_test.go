@@ -260,7 +260,7 @@ func TestInstallHooksLeavesASharedHooksFolderAlone(t *testing.T) {
 			t.Errorf("%s was written", p)
 		}
 	}
-	if _, routed, _ := repo.HooksStatus(); !routed {
+	if _, routed, _ := repo.HooksStatus(t.Context()); !routed {
 		t.Error("the merge driver was not registered")
 	}
 	// Ignored, or outside the worktree: private, shims are written.

@@ -130,19 +130,29 @@ type HookState struct {
 	Chained bool `json:"chained"`
 	// Foreign is true when a hook acolyte did not write is in the way.
 	Foreign bool `json:"foreign"`
+	// Managed is true when the hooks folder is shared (see InstallHooks):
+	// then Installed means the team's hook runs `acolyte hook NAME`.
+	Managed bool `json:"managed,omitempty"`
 }
 
 // HooksStatus reports each hook and whether the merge driver is registered.
-func (r *Repo) HooksStatus() ([]HookState, bool, error) {
+func (r *Repo) HooksStatus(ctx context.Context) ([]HookState, bool, error) {
 	dir, err := r.HooksDir()
+	if err != nil {
+		return nil, false, err
+	}
+	managed, err := r.sharedHooksDir(ctx, dir)
 	if err != nil {
 		return nil, false, err
 	}
 	var out []HookState
 	for _, name := range Hooks {
-		st := HookState{Name: name, Path: filepath.Join(dir, name)}
+		st := HookState{Name: name, Path: filepath.Join(dir, name), Managed: managed}
 		if b, err := os.ReadFile(st.Path); err == nil {
 			st.Installed = strings.Contains(string(b), shimMarker)
+			if managed {
+				st.Installed = strings.Contains(string(b), "acolyte hook "+name)
+			}
 			st.Foreign = !st.Installed
 		}
 		if _, err := os.Stat(st.Path + chainSuffix); err == nil {

@@ -29,6 +29,8 @@ type index struct {
 	ctx     context.Context
 	repo    *Repo
 	entries map[string]indexEntry
+	// ignores caches the patterns of each staged .gitignore by folder.
+	ignores map[string][]gitignore.Pattern
 }
 
 // DeriveIndex derives from the staged instruction files and seeds.json, for
@@ -48,7 +50,7 @@ func readIndex(ctx context.Context, r *Repo) (*index, error) {
 	if err != nil {
 		return nil, err
 	}
-	ix := &index{ctx: ctx, repo: r, entries: make(map[string]indexEntry)}
+	ix := &index{ctx: ctx, repo: r, entries: make(map[string]indexEntry), ignores: make(map[string][]gitignore.Pattern)}
 	for _, rec := range strings.Split(string(out), "\x00") {
 		// <mode> SP <blob> SP <stage> TAB <path>
 		meta, p, ok := strings.Cut(rec, "\t")
@@ -93,15 +95,32 @@ func (ix *index) ignored(p string) (bool, error) {
 		if i > 0 && gitignore.NewMatcher(patterns).Match(dir, true) {
 			return true, nil
 		}
-		if e, ok := ix.entries[path.Join(append(append([]string{}, dir...), ".gitignore")...)]; ok && e.mode != "120000" {
-			data, err := ix.cat(e.blob)
-			if err != nil {
-				return false, err
-			}
-			patterns = append(patterns, parseIgnore(data, dir)...)
+		ps, err := ix.ignoreFile(dir)
+		if err != nil {
+			return false, err
 		}
+		patterns = append(patterns, ps...)
 	}
 	return gitignore.NewMatcher(patterns).Match(parts, false), nil
+}
+
+// ignoreFile returns the patterns of the staged .gitignore in dir. A linked
+// .gitignore is not followed, as reading it could leave the repository.
+func (ix *index) ignoreFile(dir []string) ([]gitignore.Pattern, error) {
+	key := strings.Join(dir, "/")
+	if ps, ok := ix.ignores[key]; ok {
+		return ps, nil
+	}
+	var ps []gitignore.Pattern
+	if e, ok := ix.entries[path.Join(key, ".gitignore")]; ok && e.mode != "120000" {
+		data, err := ix.cat(e.blob)
+		if err != nil {
+			return nil, err
+		}
+		ps = parseIgnore(data, dir)
+	}
+	ix.ignores[key] = ps
+	return ps, nil
 }
 
 func (ix *index) read(rel string) ([]byte, error) {
