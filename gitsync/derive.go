@@ -196,6 +196,9 @@ func seedsFrom(rel, source string, data []byte) ([]memory.Memory, []Refusal) {
 			continue
 		}
 		s.Source = source
+		if source != SeedsFile {
+			s.ID = importedSeedID(s.Content)
+		}
 		seeds = append(seeds, s.Memory)
 	}
 	return seeds, refused
@@ -207,6 +210,14 @@ func seedsFrom(rel, source string, data []byte) ([]memory.Memory, []Refusal) {
 // keeps them. rel names the file in messages.
 func ParseSeedsFile(rel string, data []byte) ([]memory.Memory, []Refusal) {
 	return seedsFrom(rel, ImportedSource(path.Base(filepath.ToSlash(rel))), data)
+}
+
+// importedSeedID is the id of an imported seed. It differs from the id the
+// same fact gets in seeds.json: one id is one owner, and if they shared it,
+// dropping the fact from seeds.json would make sync delete the imported
+// copy as well.
+func importedSeedID(content string) string {
+	return "i-" + shortHash(memory.Normalize(content))
 }
 
 // ImportedSource is the source of seeds imported once from a file named

@@ -37,14 +37,19 @@ func ImportSeeds(ctx context.Context, root, file string) (SeedImport, error) {
 		return out, nil
 	}
 	err = Update(ctx, root, func(mems []memory.Memory) ([]memory.Memory, error) {
+		// A fact the user already owns (imported before, or stored) is not
+		// added twice; one that only seeds.json or AGENTS.md holds is, so it
+		// outlives its removal from there.
 		have := make(map[string]bool, len(mems))
 		for _, m := range mems {
-			have[m.ID] = true
+			if !IsDerived(m) {
+				have[memory.Normalize(m.Content)] = true
+			}
 		}
 		for _, s := range seeds {
-			if !have[s.ID] {
+			if norm := memory.Normalize(s.Content); !have[norm] {
 				mems = append(mems, s)
-				have[s.ID] = true
+				have[norm] = true
 				out.Added++
 			}
 		}
