@@ -179,7 +179,7 @@ func (ix *index) linkTarget(link, target string) (string, bool) {
 		return filepath.ToSlash(rel), ok && rel != "."
 	}
 	p := path.Join(path.Dir(link), target)
-	if p == "." || p == ".." || strings.HasPrefix(p, "../") {
+	if p == "." || p == ".." || strings.HasPrefix(p, "../") || path.IsAbs(p) {
 		return "", false
 	}
 	return p, true
