@@ -85,9 +85,13 @@ func Check(root string) (Report, error) {
 		report.Problems = append(report.Problems, Problem{Message: "the file is not in canonical form (sorted by id, one memory per line, fixed key order); it was edited by hand or by another tool"})
 	}
 	lines := lineNumbers(data)
+	var storedSecrets []string
 	for _, m := range existing {
 		if what, found := DetectSecret(m.Content); found {
 			report.Problems = append(report.Problems, Problem{Line: lines[m.ID], Message: fmt.Sprintf("memory %s contains %s; delete that line, rotate the credential and rewrite it without the secret", m.ID, what)})
+			if !IsDerived(m) {
+				storedSecrets = append(storedSecrets, m.ID)
+			}
 		}
 	}
 	if deriveErr == nil {
@@ -111,6 +115,10 @@ func Check(root string) (Report, error) {
 			}
 		}
 		report.Fix = "fix " + strings.Join(where, ", ") + " (remove each secret and rotate it; split or correct each invalid rule), then run `" + FixCommand + "` and commit " + rel
+	}
+	if len(storedSecrets) > 0 && report.Fix == "" {
+		// Sync keeps stored memories, so it cannot remove these.
+		report.Fix = "run `acolyte forget " + strings.Join(storedSecrets, " ") + "`, rotate the credentials, and commit " + rel
 	}
 	if !report.OK && report.Fix == "" {
 		report.Fix = "run `" + FixCommand + "` and commit " + rel

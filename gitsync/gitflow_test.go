@@ -2,6 +2,7 @@ package gitsync
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -363,4 +364,21 @@ func FuzzIndexLinkTarget(f *testing.F) {
 			t.Fatalf("linkTarget(%q, %q) = %q, outside the repository", link, target, p)
 		}
 	})
+}
+
+// check and sync agree on the next step: a stored memory with a secret is
+// not something sync removes, so check does not send the user to sync.
+func TestCheckAdvisesForgetForAStoredSecret(t *testing.T) {
+	root := t.TempDir()
+	leaked := stored("01J0000000000000000000000A", "the bot token is ghp_16C7e42F292c6912E7710c838347Ae178B4a", t0)
+	if err := WriteFile(MemoriesPath(root), []memory.Memory{leaked}); err != nil {
+		t.Fatal(err)
+	}
+	report, err := Check(root)
+	if err != nil || report.OK || report.Fix != "run `acolyte forget "+leaked.ID+"`, rotate the credentials, and commit .acolyte/memories.jsonl" {
+		t.Fatalf("check: %+v, %v", report, err)
+	}
+	if strings.Contains(fmt.Sprint(report), "ghp_") {
+		t.Error("the report repeats the secret")
+	}
 }
