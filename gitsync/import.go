@@ -31,6 +31,9 @@ func ImportSeeds(ctx context.Context, root, file string) (SeedImport, error) {
 	if err != nil {
 		return SeedImport{}, err
 	}
+	if rel == Dir+"/"+SeedsFile {
+		return SeedImport{}, fmt.Errorf("%s is read by every sync; run `acolyte sync` instead of importing it", rel)
+	}
 	seeds, refused := ParseSeedsFile(rel, data)
 	out := SeedImport{Total: len(seeds), Refused: refused}
 	if len(seeds) == 0 {
