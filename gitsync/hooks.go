@@ -220,12 +220,15 @@ func (r *Repo) InstallHooks(ctx context.Context, exe string) (Installed, error) 
 // tracked files or is not ignored: then whatever acolyte wrote there would
 // end up in a commit (git commit -a, git add .) or edit a team's hook.
 func (r *Repo) sharedHooksDir(ctx context.Context, dir string) (bool, error) {
+	// The folder may not exist yet; its parent decides where it is.
 	resolved := dir
 	if p, err := filepath.EvalSymlinks(dir); err == nil {
 		resolved = p
+	} else if p, err := filepath.EvalSymlinks(filepath.Dir(dir)); err == nil {
+		resolved = filepath.Join(p, filepath.Base(dir))
 	}
 	rel, inside := within(r.Root, resolved)
-	if !inside || rel == "." {
+	if !inside {
 		return false, nil
 	}
 	if gitDir, err := filepath.EvalSymlinks(r.CommonDir()); err == nil {
