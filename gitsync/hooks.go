@@ -420,6 +420,7 @@ func (w *Workspace) preCommit(ctx context.Context) (HookResult, error) {
 	if err != nil {
 		return HookResult{}, err
 	}
+	defer ix.close()
 	d, err := derive(ix)
 	if err != nil {
 		return HookResult{}, err

@@ -1,9 +1,11 @@
 package gitsync
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"io/fs"
 	"os/exec"
 	"path"
@@ -31,6 +33,7 @@ type index struct {
 	entries map[string]indexEntry
 	// ignores caches the patterns of each staged .gitignore by folder.
 	ignores map[string][]gitignore.Pattern
+	batch   *catFile
 }
 
 // DeriveIndex derives from the staged instruction files and seeds.json, for
@@ -42,6 +45,7 @@ func DeriveIndex(ctx context.Context, r *Repo) (Derivation, error) {
 	if err != nil {
 		return Derivation{}, err
 	}
+	defer ix.close()
 	return derive(ix)
 }
 
@@ -185,8 +189,63 @@ func (ix *index) linkTarget(link, target string) (string, bool) {
 	return p, true
 }
 
+// cat reads one blob. One `git cat-file --batch` serves every read of a
+// hook run: a process per file cost a commit more than the rest of the hook.
 func (ix *index) cat(blob string) ([]byte, error) {
-	return ix.repo.gitOutput(ix.ctx, nil, "cat-file", "blob", blob)
+	if ix.batch == nil {
+		cmd := exec.CommandContext(ix.ctx, "git", "cat-file", "--batch")
+		cmd.Dir = ix.repo.Root
+		in, err := cmd.StdinPipe()
+		if err != nil {
+			return nil, err
+		}
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			return nil, err
+		}
+		if err := cmd.Start(); err != nil {
+			return nil, fmt.Errorf("git cat-file --batch: %w", err)
+		}
+		ix.batch = &catFile{cmd: cmd, in: in, out: bufio.NewReader(out)}
+	}
+	return ix.batch.read(blob)
+}
+
+// close ends the cat-file process, if one was started.
+func (ix *index) close() {
+	if ix.batch != nil {
+		ix.batch.in.Close()
+		_ = ix.batch.cmd.Wait()
+		ix.batch = nil
+	}
+}
+
+// catFile is a running `git cat-file --batch`.
+type catFile struct {
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	out *bufio.Reader
+}
+
+func (c *catFile) read(blob string) ([]byte, error) {
+	if _, err := io.WriteString(c.in, blob+"\n"); err != nil {
+		return nil, fmt.Errorf("git cat-file: %w", err)
+	}
+	// "<oid> <type> <size>\n<content>\n", or "<oid> missing\n".
+	header, err := c.out.ReadString('\n')
+	if err != nil {
+		return nil, fmt.Errorf("git cat-file: %w", err)
+	}
+	var oid, kind string
+	var size int
+	if n, _ := fmt.Sscanf(header, "%s %s %d", &oid, &kind, &size); n != 3 || kind != "blob" {
+		return nil, fmt.Errorf("git cat-file %s: %s", blob, strings.TrimSpace(header))
+	}
+	data := make([]byte, size+1)
+	if _, err := io.ReadFull(c.out, data); err != nil {
+		return nil, fmt.Errorf("git cat-file %s: %w", blob, err)
+	}
+	return data[:size], nil
 }
 
 // gitOutput runs the git command in the working tree and returns its stdout.
