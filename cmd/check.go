@@ -37,6 +37,9 @@ func checkCommand() *cli.Command {
 				return usage(err)
 			}
 			out := c.App.Writer
+			if !c.Bool("json") {
+				printRefusals(c, report.Warnings, nil)
+			}
 			switch {
 			case c.Bool("json"):
 				enc := json.NewEncoder(out)
@@ -54,6 +57,9 @@ func checkCommand() *cli.Command {
 					} else {
 						fmt.Fprintf(out, "%s: %s\n", report.File, p.Message)
 					}
+				}
+				for _, f := range report.Refused {
+					fmt.Fprintf(out, "%v\n", f)
 				}
 				fmt.Fprint(out, gitsync.FormatDiff(report.File, report.Changes))
 			}

@@ -97,7 +97,7 @@ func TestSeedCommandAddsOnce(t *testing.T) {
 		}
 	}
 	mems, err := gitsync.ReadFile(gitsync.MemoriesPath(root))
-	if err != nil || len(mems) != 2 || mems[0].Source != "team.json" {
+	if err != nil || len(mems) != 2 || mems[0].Source != "imported:team.json" {
 		t.Fatalf("memories %+v, %v", mems, err)
 	}
 	// Imported seeds are not derived, so a check of the repository stays fresh.

@@ -2,13 +2,10 @@ package cmd
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/acolyte-dev/acolyte/gitsync"
-	"github.com/acolyte-dev/acolyte/memory"
 )
 
 func seedCommand() *cli.Command {
@@ -17,50 +14,34 @@ func seedCommand() *cli.Command {
 		Usage:     "import curated facts from a JSON seeds file into the project memories",
 		ArgsUsage: "FILE",
 		Description: "FILE is a JSON array of strings or {\"content\": …, \"topic\": …} objects. The seeds are\n" +
-			"added to .acolyte/memories.jsonl once; facts already there are skipped. Seeds that should\n" +
-			"follow a file's edits belong in .acolyte/seeds.json, which `acolyte sync` re-reads.",
+			"added to .acolyte/memories.jsonl once; facts already there are skipped, and `acolyte sync`\n" +
+			"keeps them. A seed that holds a secret or is invalid is refused alone, named by its index\n" +
+			"and line. Seeds that should follow a file's edits belong in .acolyte/seeds.json, which\n" +
+			"`acolyte sync` re-reads.",
+		Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return usage(fmt.Errorf("seed needs one FILE, got %d arguments", c.NArg()))
-			}
-			file := c.Args().First()
-			data, err := os.ReadFile(file)
-			if err != nil {
-				return usage(err)
-			}
-			seeds, err := gitsync.ParseSeeds(filepath.Base(file), data)
-			if err != nil {
-				return fail(err)
-			}
-			for _, s := range seeds {
-				if what, found := gitsync.DetectSecret(s.Content); found {
-					return fail(fmt.Errorf("%s: seed %q contains %s; project memories are committed, so remove it and rotate the credential", file, s.Content, what))
-				}
 			}
 			repo, err := gitsync.Discover(global(c, flagRepo))
 			if err != nil {
 				return usage(err)
 			}
-			root := repo.Root
-			added := 0
-			err = gitsync.Update(c.Context, root, func(mems []memory.Memory) ([]memory.Memory, error) {
-				have := make(map[string]bool, len(mems))
-				for _, m := range mems {
-					have[m.ID] = true
-				}
-				for _, s := range seeds {
-					if !have[s.ID] {
-						mems = append(mems, s)
-						have[s.ID] = true
-						added++
-					}
-				}
-				return mems, nil
-			})
+			res, err := gitsync.ImportSeeds(c.Context, repo.Root, c.Args().First())
 			if err != nil {
 				return usage(err)
 			}
-			fmt.Fprintf(c.App.Writer, "added %d of %d seeds to %s\n", added, len(seeds), gitsync.Dir+"/"+gitsync.MemoriesFile)
+			printRefusals(c, nil, res.Refused)
+			if c.Bool("json") {
+				if err := printJSON(c, res); err != nil {
+					return err
+				}
+			} else {
+				fmt.Fprintf(c.App.Writer, "added %d of %d seeds to %s\n", res.Added, res.Total, gitsync.Dir+"/"+gitsync.MemoriesFile)
+			}
+			if len(res.Refused) > 0 {
+				return fail(fmt.Errorf("%d seeds were not imported (see above); fix them in the file and run acolyte seed again", len(res.Refused)))
+			}
 			return nil
 		},
 	}

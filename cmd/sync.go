@@ -3,6 +3,7 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -28,18 +29,42 @@ func syncCommand() *cli.Command {
 			if err != nil {
 				return fail(err)
 			}
+			printRefusals(c, res.Warnings, res.Refused)
 			if c.Bool("json") {
-				return printJSON(c, res)
+				if err := printJSON(c, res); err != nil {
+					return err
+				}
+			} else {
+				if len(res.Changes) > 0 {
+					fmt.Fprint(c.App.Writer, gitsync.FormatDiff(gitsync.Dir+"/"+gitsync.MemoriesFile, res.Changes))
+				}
+				im := res.Import
+				fmt.Fprintf(c.App.Writer, "%d rule/seed changes; index: %d added, %d updated, %d removed, %d unchanged\n",
+					len(res.Changes), im.Added, im.Updated, im.Removed, im.Unchanged)
 			}
-			if len(res.Changes) > 0 {
-				fmt.Fprint(c.App.Writer, gitsync.FormatDiff(gitsync.Dir+"/"+gitsync.MemoriesFile, res.Changes))
-			}
-			im := res.Import
-			fmt.Fprintf(c.App.Writer, "%d rule/seed changes; index: %d added, %d updated, %d removed, %d unchanged\n",
-				len(res.Changes), im.Added, im.Updated, im.Removed, im.Unchanged)
-			return nil
+			return refusedError(res.Refused)
 		},
 	}
+}
+
+// printRefusals tells the user, on stderr, which files were skipped and
+// which rules or seeds were refused. They name places, never text.
+func printRefusals(c *cli.Context, warnings, refused []gitsync.Refusal) {
+	for _, f := range warnings {
+		fmt.Fprintf(c.App.ErrWriter, "warning: %v\n", f)
+	}
+	for _, f := range refused {
+		fmt.Fprintf(c.App.ErrWriter, "refused: %v\n", f)
+	}
+}
+
+// refusedError makes refusals the command's failure, after the rest was
+// written.
+func refusedError(refused []gitsync.Refusal) error {
+	if len(refused) == 0 {
+		return nil
+	}
+	return fail(fmt.Errorf("%d rules or seeds were not written (see above); fix them where they are, then run acolyte sync again", len(refused)))
 }
 
 func hooksCommand() *cli.Command {
@@ -61,12 +86,26 @@ func hooksCommand() *cli.Command {
 				Name:  "install",
 				Usage: "install the hooks (existing hooks are kept and run first) and the merge driver",
 				Action: repoAction(func(c *cli.Context, w *workspace) error {
-					if err := w.Repo.InstallHooks(c.Context); err != nil {
+					exe, err := os.Executable()
+					if err != nil {
+						// The shims fall back to PATH.
+						exe = "acolyte"
+					}
+					res, err := w.Repo.InstallHooks(c.Context, exe)
+					if err != nil {
 						return fail(err)
 					}
-					dir, _ := w.Repo.HooksDir()
-					fmt.Fprintf(c.App.Writer, "installed %s in %s, and the merge driver for %s/%s\n",
-						strings.Join(gitsync.Hooks, ", "), dir, gitsync.Dir, gitsync.MemoriesFile)
+					if !res.Managed {
+						fmt.Fprintf(c.App.Writer, "installed %s in %s, and the merge driver for %s/%s\n",
+							strings.Join(gitsync.Hooks, ", "), res.Dir, gitsync.Dir, gitsync.MemoriesFile)
+						return nil
+					}
+					fmt.Fprintf(c.App.Writer, "registered the merge driver for %s/%s\n", gitsync.Dir, gitsync.MemoriesFile)
+					fmt.Fprintf(c.App.Writer, "core.hooksPath is %s, a folder this repository shares, so acolyte changed nothing in it.\n"+
+						"Add these lines to the team's hooks (husky, lefthook and the pre-commit framework: see the README):\n", res.Dir)
+					for _, name := range gitsync.Hooks {
+						fmt.Fprintf(c.App.Writer, "  %s: %s\n", name, res.Lines[name])
+					}
 					return nil
 				}),
 			},
@@ -86,7 +125,7 @@ func hooksCommand() *cli.Command {
 				Usage: "show which hooks are installed",
 				Flags: []cli.Flag{jsonFlag},
 				Action: repoAction(func(c *cli.Context, w *workspace) error {
-					hooks, driver, err := w.Repo.HooksStatus()
+					hooks, driver, err := w.Repo.HooksStatus(c.Context)
 					if err != nil {
 						return fail(err)
 					}
@@ -97,6 +136,10 @@ func hooksCommand() *cli.Command {
 					for _, h := range hooks {
 						state := "not installed"
 						switch {
+						case h.Managed && h.Installed:
+							state = "runs acolyte from the team's hook"
+						case h.Managed:
+							state = "shared hooks folder: add `" + gitsync.HookLine(h.Name) + "` to " + h.Path
 						case h.Installed && h.Chained:
 							state = "installed (runs the earlier hook first)"
 						case h.Installed:
@@ -134,6 +177,11 @@ func hookCommand() *cli.Command {
 			}
 			defer w.Close()
 			res, err := w.Workspace.RunHook(c.Context, c.Args().First(), c.Args().Tail())
+			printRefusals(c, res.Warnings, res.Refused)
+			if errors.Is(err, gitsync.ErrRefused) {
+				// The one failure the shims pass on to git: it blocks the commit.
+				return &exitError{gitsync.ExitRefuse, fmt.Errorf("%w; fix the places named above, git add them, and commit again", err)}
+			}
 			if err != nil {
 				return fail(err)
 			}

@@ -27,6 +27,12 @@ type Report struct {
 	Changes []Change `json:"changes,omitempty"`
 	// Fix says how to resolve the problems.
 	Fix string `json:"fix,omitempty"`
+	// Warnings are instruction files or seeds.json that were not read
+	// because they lead out of the repository; sync skips them too.
+	Warnings []Refusal `json:"warnings,omitempty"`
+	// Refused are rules and seeds that sync will not write (secrets,
+	// invalid memories): running sync cannot fix them, editing their file can.
+	Refused []Refusal `json:"refused,omitempty"`
 }
 
 // Problem is one thing wrong with the file, at a line when it has one.
@@ -55,10 +61,12 @@ func Check(root string) (Report, error) {
 	if err != nil && !missing {
 		return report, fmt.Errorf("checking project memories: %w", err)
 	}
-	derived, deriveErr := Derive(root)
+	d, deriveErr := DeriveWorktree(root)
 	if deriveErr != nil {
 		report.Problems = append(report.Problems, Problem{Message: deriveErr.Error()})
 	}
+	derived := d.Memories
+	report.Warnings, report.Refused = d.Skipped, d.Refused
 	existing, err := Decode(rel, data)
 	if err != nil {
 		problem := Problem{Message: err.Error()}
@@ -77,9 +85,13 @@ func Check(root string) (Report, error) {
 		report.Problems = append(report.Problems, Problem{Message: "the file is not in canonical form (sorted by id, one memory per line, fixed key order); it was edited by hand or by another tool"})
 	}
 	lines := lineNumbers(data)
+	var storedSecrets []string
 	for _, m := range existing {
 		if what, found := DetectSecret(m.Content); found {
 			report.Problems = append(report.Problems, Problem{Line: lines[m.ID], Message: fmt.Sprintf("memory %s contains %s; delete that line, rotate the credential and rewrite it without the secret", m.ID, what)})
+			if !IsDerived(m) {
+				storedSecrets = append(storedSecrets, m.ID)
+			}
 		}
 	}
 	if deriveErr == nil {
@@ -91,7 +103,23 @@ func Check(root string) (Report, error) {
 			report.Problems = append(report.Problems, Problem{Message: "the file is missing"})
 		}
 	}
-	report.OK = len(report.Problems) == 0
+	report.OK = len(report.Problems) == 0 && len(report.Refused) == 0
+	if len(report.Refused) > 0 {
+		// sync would refuse these again, so advising it would loop: the fix
+		// is in the file that holds them.
+		where := make([]string, len(report.Refused))
+		for i, f := range report.Refused {
+			where[i] = f.File
+			if f.Line > 0 {
+				where[i] += fmt.Sprintf(":%d", f.Line)
+			}
+		}
+		report.Fix = "fix " + strings.Join(where, ", ") + " (remove each secret and rotate it; split or correct each invalid rule), then run `" + FixCommand + "` and commit " + rel
+	}
+	if len(storedSecrets) > 0 && report.Fix == "" {
+		// Sync keeps stored memories, so it cannot remove these.
+		report.Fix = "run `acolyte forget " + strings.Join(storedSecrets, " ") + "`, rotate the credentials, and commit " + rel
+	}
 	if !report.OK && report.Fix == "" {
 		report.Fix = "run `" + FixCommand + "` and commit " + rel
 	}

@@ -81,7 +81,7 @@ func TestCheckFindsInvalidFiles(t *testing.T) {
 		{"not canonical", func(d string) string { return strings.ReplaceAll(d, "\n", "\r\n") }, "canonical form", "acolyte sync"},
 		{"secret", func(d string) string {
 			return d + `{"id":"01Z","kind":"stored","content":"deploy key ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"}` + "\n"
-		}, "memory 01Z contains a GitHub token", "acolyte sync"},
+		}, "memory 01Z contains a GitHub token", "acolyte forget 01Z"},
 		{"seeds removed", func(d string) string { return d }, "differ from AGENTS.md", "acolyte sync"},
 	}
 	for _, tt := range tests {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,43 +13,294 @@ import (
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
+// Kinds of Refusal.
+const (
+	// ProblemOutside: the file resolves outside the repository and was not read.
+	ProblemOutside = "outside"
+	// ProblemSecret: the rule or seed holds a credential and was not written.
+	ProblemSecret = "secret"
+	// ProblemInvalid: the rule or seed is not a valid memory and was not written.
+	ProblemInvalid = "invalid"
+)
+
+// Refusal is a file, rule or seed that derivation did not use, and why. It
+// names where the problem is and never repeats the text: the text may be a
+// secret.
+type Refusal struct {
+	// File is slash-separated and relative to the worktree root.
+	File string `json:"file"`
+	Line int    `json:"line,omitempty"`
+	Col  int    `json:"col,omitempty"`
+	// Seed is the 1-based index of the element in a seeds file.
+	Seed    int    `json:"seed,omitempty"`
+	Problem string `json:"problem"`
+	// Secret is the kind of credential found, for ProblemSecret.
+	Secret  string `json:"secret,omitempty"`
+	Message string `json:"message"`
+}
+
+func (f Refusal) Error() string {
+	where := f.File
+	if f.Line > 0 {
+		where += fmt.Sprintf(":%d", f.Line)
+		if f.Col > 0 {
+			where += fmt.Sprintf(":%d", f.Col)
+		}
+	}
+	if f.Seed > 0 {
+		where += fmt.Sprintf(": seed %d", f.Seed)
+	}
+	return where + ": " + f.Message
+}
+
+// Derivation is what the instruction files and seeds.json produce.
+type Derivation struct {
+	Memories []memory.Memory
+	// Skipped are files that were not read at all (they resolve outside the
+	// repository). A warning: nothing of them reaches .acolyte/.
+	Skipped []Refusal
+	// Refused are rules and seeds that were not written: secrets and
+	// invalid memories. Each fails alone; the rest are derived.
+	Refused []Refusal
+}
+
+// Err is nil when nothing was refused, and otherwise names every refusal.
+func (d Derivation) Err() error {
+	errs := make([]error, len(d.Refused))
+	for i, f := range d.Refused {
+		errs[i] = f
+	}
+	return errors.Join(errs...)
+}
+
+// errOutside marks a file whose resolved path leaves the repository.
+var errOutside = errors.New("it resolves outside the repository")
+
+// tree is where derivation reads from: the worktree for sync and check, the
+// index for the pre-commit hook, so each derives from what it is about to
+// write or commit.
+type tree interface {
+	// instructionFiles lists AGENTS.md-style files, sorted as
+	// sortInstructionFiles does.
+	instructionFiles() ([]string, error)
+	// read returns a file's bytes, fs.ErrNotExist when it is absent and
+	// errOutside when it is a symlink that leads out of the repository.
+	read(rel string) ([]byte, error)
+}
+
 // Derive returns the memories that the worktree's instruction files and
 // .acolyte/seeds.json produce right now. Derived memories carry no
 // timestamps, commit or paths: they are a pure function of those files, so
 // every clone derives byte-identical entries and `acolyte check` gives the
-// same answer everywhere.
+// same answer everywhere. Any refused rule or seed makes the error non-nil;
+// DeriveWorktree reports them one by one instead.
 func Derive(root string) ([]memory.Memory, error) {
-	rules, err := Rules(root)
+	d, err := DeriveWorktree(root)
 	if err != nil {
 		return nil, err
 	}
-	seeds, err := readSeeds(filepath.Join(root, Dir, SeedsFile))
-	if err != nil {
-		return nil, err
-	}
-	derived := append(rules, seeds...)
-	slices.SortFunc(derived, func(a, b memory.Memory) int { return strings.Compare(a.ID, b.ID) })
-	return derived, nil
+	return d.Memories, d.Err()
 }
 
-func readSeeds(path string) ([]memory.Memory, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+// DeriveWorktree derives from the files in the worktree at root. Files are
+// read through an os.Root, so a symlink (or a path swapped for one while
+// acolyte runs) cannot make it read outside the repository.
+func DeriveWorktree(root string) (Derivation, error) {
+	if resolved, err := filepath.EvalSymlinks(root); err == nil {
+		root = resolved
 	}
+	r, err := os.OpenRoot(root)
 	if err != nil {
-		return nil, fmt.Errorf("reading seeds: %w", err)
+		return Derivation{}, fmt.Errorf("open the worktree: %w", err)
 	}
-	seeds, err := ParseSeeds(SeedsFile, data)
+	defer r.Close()
+	return derive(worktree{path: root, root: r})
+}
+
+func derive(t tree) (Derivation, error) {
+	var d Derivation
+	files, err := t.instructionFiles()
 	if err != nil {
-		return nil, fmt.Errorf("%s/%w", Dir, err)
+		return d, fmt.Errorf("finding AGENTS.md files: %w", err)
 	}
-	return seeds, nil
+	read := make(map[string]bool) // folder + "\x00" + contents
+	for _, rel := range files {
+		src, err := t.read(rel)
+		switch {
+		case errors.Is(err, errOutside):
+			d.Skipped = append(d.Skipped, outsideRefusal(rel))
+			continue
+		case errors.Is(err, fs.ErrNotExist):
+			continue // a dangling symlink: nothing to read
+		case err != nil:
+			return d, fmt.Errorf("reading %s: %w", rel, err)
+		}
+		key := path.Dir(rel) + "\x00" + string(src)
+		if read[key] {
+			continue
+		}
+		read[key] = true
+		rules, refused := rulesFromFile(rel, src)
+		for _, r := range rules {
+			if f, found := secretRefusal(rel, r.line, r.Content, r.Topic, r.Source); found {
+				refused = append(refused, f)
+				continue
+			}
+			d.Memories = append(d.Memories, r.Memory)
+		}
+		slices.SortStableFunc(refused, func(a, b Refusal) int { return a.Line - b.Line })
+		d.Refused = append(d.Refused, refused...)
+	}
+	seedsRel := Dir + "/" + SeedsFile
+	data, err := t.read(seedsRel)
+	switch {
+	case errors.Is(err, errOutside):
+		d.Skipped = append(d.Skipped, outsideRefusal(seedsRel))
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return d, fmt.Errorf("reading seeds: %w", err)
+	default:
+		seeds, refused := seedsFrom(seedsRel, SeedsFile, data)
+		d.Memories = append(d.Memories, seeds...)
+		d.Refused = append(d.Refused, refused...)
+	}
+	slices.SortFunc(d.Memories, func(a, b memory.Memory) int { return strings.Compare(a.ID, b.ID) })
+	return d, nil
+}
+
+// seedsFrom reads a seeds file at rel (for messages), labelling its seeds
+// with source. A malformed file is refused whole; a bad or secret seed alone.
+func seedsFrom(rel, source string, data []byte) ([]memory.Memory, []Refusal) {
+	parsed, err := parseSeeds(rel, data)
+	if err != nil {
+		f := Refusal{File: rel, Problem: ProblemInvalid}
+		msg, _ := strings.CutPrefix(err.Error(), rel+":")
+		if n, _ := fmt.Sscanf(msg, "%d:%d:", &f.Line, &f.Col); n == 2 {
+			msg = strings.TrimSpace(strings.SplitN(msg, ":", 3)[2])
+		}
+		f.Message = "no seed was read: " + msg
+		return nil, []Refusal{f}
+	}
+	var (
+		seeds   []memory.Memory
+		refused []Refusal
+	)
+	for _, s := range parsed {
+		if s.err != nil {
+			refused = append(refused, Refusal{File: rel, Line: s.line, Col: s.col, Seed: s.index, Problem: ProblemInvalid, Message: s.err.Error()})
+			continue
+		}
+		if f, found := secretRefusal(rel, s.line, s.Content, s.Topic); found {
+			f.Col, f.Seed = s.col, s.index
+			refused = append(refused, f)
+			continue
+		}
+		s.Source = source
+		if source != SeedsFile {
+			s.ID = importedSeedID(s.Content)
+		}
+		seeds = append(seeds, s.Memory)
+	}
+	return seeds, refused
+}
+
+// ParseSeedsFile reads a seeds file for `acolyte seed FILE`: the same rules
+// and the same secret guard as .acolyte/seeds.json, but its seeds are
+// labelled ImportedSource(name) so that sync, which owns only seeds.json,
+// keeps them. rel names the file in messages.
+func ParseSeedsFile(rel string, data []byte) ([]memory.Memory, []Refusal) {
+	return seedsFrom(rel, ImportedSource(path.Base(filepath.ToSlash(rel))), data)
+}
+
+// importedSeedID is the id of an imported seed. It differs from the id the
+// same fact gets in seeds.json: one id is one owner, and if they shared it,
+// dropping the fact from seeds.json would make sync delete the imported
+// copy as well.
+func importedSeedID(content string) string {
+	return "i-" + shortHash(memory.Normalize(content))
+}
+
+// ImportedSource is the source of seeds imported once from a file named
+// name. It can never equal SeedsFile, which IsDerived claims.
+func ImportedSource(name string) string { return "imported:" + name }
+
+// secretRefusal is the one secret guard that every road to the tracked file
+// takes: sync from instruction files and seeds.json, `acolyte seed FILE`,
+// the pre-commit hook and Workspace.Add. line is where the text starts in
+// file; fields are every string that would be written.
+func secretRefusal(file string, line int, fields ...string) (Refusal, bool) {
+	for _, text := range fields {
+		what, offset, found := detectSecretAt(text)
+		if !found {
+			continue
+		}
+		return Refusal{File: file, Line: line + offset, Problem: ProblemSecret, Secret: what,
+			Message: fmt.Sprintf("contains %s; remove it from %s and rotate the credential (project memories are committed, so acolyte does not copy it into %s/%s)", what, file, Dir, MemoriesFile)}, true
+	}
+	return Refusal{}, false
+}
+
+// detectSecretAt is DetectSecret plus the 0-based line of text the secret
+// is on. Until secrets.go has FindSecrets, which knows the line, it is the
+// text's first line; the swap is this function's body.
+func detectSecretAt(text string) (what string, offset int, found bool) {
+	what, found = DetectSecret(text)
+	return what, 0, found
+}
+
+func outsideRefusal(rel string) Refusal {
+	return Refusal{File: rel, Problem: ProblemOutside,
+		Message: "not read: it is a symlink that resolves outside the repository, and acolyte never copies outside files into .acolyte/; make it a regular file or a link inside the repository"}
+}
+
+// worktree reads the checked-out files.
+type worktree struct {
+	path string
+	root *os.Root
+}
+
+func (t worktree) instructionFiles() ([]string, error) { return InstructionFiles(t.path) }
+
+func (t worktree) read(rel string) ([]byte, error) {
+	name := filepath.FromSlash(rel)
+	data, err := t.root.ReadFile(name)
+	if err == nil || errors.Is(err, fs.ErrNotExist) {
+		return data, err
+	}
+	// os.Root refuses every absolute symlink and every link that escapes.
+	// An absolute link back inside the repository is fine, so resolve it by
+	// hand and read the result through the root again: a link swapped in
+	// between still cannot lead outside.
+	resolved, rerr := filepath.EvalSymlinks(filepath.Join(t.path, name))
+	if errors.Is(rerr, fs.ErrNotExist) {
+		return nil, rerr
+	}
+	if rerr != nil {
+		return nil, err
+	}
+	inside, ok := within(t.path, resolved)
+	if !ok {
+		return nil, errOutside
+	}
+	data, err = t.root.ReadFile(inside)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, errOutside
+	}
+	return data, err
+}
+
+// within returns p relative to root when p is inside root.
+func within(root, p string) (string, bool) {
+	rel, err := filepath.Rel(root, p)
+	if err != nil || filepath.IsAbs(rel) || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	return rel, true
 }
 
 // IsDerived reports whether m is owned by Derive: every rule, and the seeds
 // that came from .acolyte/seeds.json. Seeds imported once from another file
-// (`acolyte seed FILE`) are kept like stored memories.
+// (`acolyte seed FILE`, source ImportedSource) are kept like stored memories.
 func IsDerived(m memory.Memory) bool {
 	return m.Kind == memory.KindRule || m.Kind == memory.KindSeed && m.Source == SeedsFile
 }

@@ -1,6 +1,7 @@
 package gitsync
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -22,23 +23,65 @@ const shimMarker = "# acolyte hook shim"
 // runs it first, so installing never clobbers a team's hooks.
 const chainSuffix = ".pre-acolyte"
 
+// ExitRefuse is the exit status of `acolyte hook pre-commit` when the commit
+// would stage a secret or a memory derived from an invalid rule. It is the
+// one status the shims pass on to git, so the hook stays fail-open for
+// crashes, I/O errors and a missing binary, and blocks only on purpose.
+const ExitRefuse = 3
+
 // shim is deliberately thin and fail-open: the real work happens in
-// `acolyte hook NAME`, and nothing acolyte does may block a git command.
-// A chained hook keeps its own exit status, so an existing pre-commit check
-// still blocks commits exactly as before.
-const shim = `#!/bin/sh
+// `acolyte hook NAME`, and nothing acolyte does may block a git command
+// except a deliberate refusal (ExitRefuse). A chained hook keeps its own exit
+// status, so an existing pre-commit check still blocks commits exactly as
+// before. The binary's absolute path is recorded at install time because
+// GUI git clients run hooks without the user's PATH; PATH is the fallback
+// for a binary that has moved since.
+func shim(exe string) string {
+	return `#!/bin/sh
 ` + shimMarker + ` (installed by acolyte hooks install; remove with acolyte hooks uninstall)
 hook=$(basename "$0")
 if [ -x "$0` + chainSuffix + `" ]; then
 	"$0` + chainSuffix + `" "$@" || exit $?
 fi
-if command -v acolyte >/dev/null 2>&1; then
-	acolyte hook "$hook" "$@" </dev/null || echo "acolyte: the $hook hook failed; run acolyte sync to bring memory up to date" >&2
-else
-	echo "acolyte: not on PATH; skipped the $hook hook" >&2
+recorded=` + shellQuote(exe) + `
+acolyte=$recorded
+if [ ! -x "$acolyte" ]; then
+	acolyte=$(command -v acolyte 2>/dev/null) || acolyte=
+fi
+if [ -z "$acolyte" ]; then
+	echo "acolyte: not found at $recorded or on PATH; skipped the $hook hook" >&2
+	exit 0
+fi
+"$acolyte" hook "$hook" "$@" </dev/null
+status=$?
+if [ "$status" -eq ` + fmt.Sprint(ExitRefuse) + ` ]; then
+	exit 1
+fi
+if [ "$status" -ne 0 ]; then
+	echo "acolyte: the $hook hook failed; run acolyte sync to bring memory up to date" >&2
 fi
 exit 0
 `
+}
+
+// shellQuote quotes s for sh, whatever it contains.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// HookLine is the line to add to a hook file that a team's hook manager
+// (husky, lefthook, the pre-commit framework, a tracked .githooks folder)
+// owns. It is fail-open like the shim: a missing acolyte or a failure lets
+// git go on, and only a deliberate refusal fails the hook. It names acolyte
+// by PATH, since the file is shared and a path on one machine means nothing
+// on another.
+func HookLine(name string) string {
+	args := ""
+	if name != "pre-commit" {
+		args = ` "$@"`
+	}
+	return fmt.Sprintf("acolyte hook %s%s || [ $? -ne %d ]", name, args, ExitRefuse)
+}
 
 // HooksDir is the directory git runs hooks from: core.hooksPath when set
 // (relative to the working tree, as git reads it), else the hooks folder of
@@ -87,19 +130,29 @@ type HookState struct {
 	Chained bool `json:"chained"`
 	// Foreign is true when a hook acolyte did not write is in the way.
 	Foreign bool `json:"foreign"`
+	// Managed is true when the hooks folder is shared (see InstallHooks):
+	// then Installed means the team's hook runs `acolyte hook NAME`.
+	Managed bool `json:"managed,omitempty"`
 }
 
 // HooksStatus reports each hook and whether the merge driver is registered.
-func (r *Repo) HooksStatus() ([]HookState, bool, error) {
+func (r *Repo) HooksStatus(ctx context.Context) ([]HookState, bool, error) {
 	dir, err := r.HooksDir()
+	if err != nil {
+		return nil, false, err
+	}
+	managed, err := r.sharedHooksDir(ctx, dir)
 	if err != nil {
 		return nil, false, err
 	}
 	var out []HookState
 	for _, name := range Hooks {
-		st := HookState{Name: name, Path: filepath.Join(dir, name)}
+		st := HookState{Name: name, Path: filepath.Join(dir, name), Managed: managed}
 		if b, err := os.ReadFile(st.Path); err == nil {
 			st.Installed = strings.Contains(string(b), shimMarker)
+			if managed {
+				st.Installed = strings.Contains(string(b), "acolyte hook "+name)
+			}
 			st.Foreign = !st.Installed
 		}
 		if _, err := os.Stat(st.Path + chainSuffix); err == nil {
@@ -120,13 +173,90 @@ func (r *Repo) mergeDriver() string {
 	return cfg.Raw.Section("merge").Subsection(MergeDriverName).Option("driver")
 }
 
+// Installed says what InstallHooks did.
+type Installed struct {
+	// Dir is the hooks directory.
+	Dir string `json:"dir"`
+	// Managed is true when Dir is a folder the repository tracks (or does
+	// not ignore), such as .husky or .githooks: acolyte wrote nothing there,
+	// and Lines are what to add to the team's hooks instead.
+	Managed bool `json:"managed"`
+	// Lines maps each hook name to its HookLine, when Managed.
+	Lines map[string]string `json:"lines,omitempty"`
+}
+
 // InstallHooks writes the hook shims, chaining any hook already there, and
 // registers the merge driver for .acolyte/memories.jsonl. It is idempotent.
-func (r *Repo) InstallHooks(ctx context.Context) error {
+// exe is the acolyte binary the shims run first. When core.hooksPath is a
+// folder the repository shares, the shims would be committed (or would edit
+// committed hooks) and depend on a binary nobody else has, so only the merge
+// driver, which lives in .git, is registered.
+func (r *Repo) InstallHooks(ctx context.Context, exe string) (Installed, error) {
 	dir, err := r.HooksDir()
 	if err != nil {
-		return err
+		return Installed{}, err
 	}
+	out := Installed{Dir: dir}
+	managed, err := r.sharedHooksDir(ctx, dir)
+	if err != nil {
+		return out, err
+	}
+	if managed {
+		out.Managed = true
+		out.Lines = make(map[string]string, len(Hooks))
+		for _, name := range Hooks {
+			out.Lines[name] = HookLine(name)
+		}
+	} else if err := writeShims(dir, exe); err != nil {
+		return out, err
+	}
+	if err := r.InstallMergeDriver(ctx, "acolyte merge-driver %O %A %B"); err != nil {
+		return out, err
+	}
+	return out, EnsureAttributes(r.Root)
+}
+
+// sharedHooksDir reports whether dir is inside the worktree and either holds
+// tracked files or is not ignored: then whatever acolyte wrote there would
+// end up in a commit (git commit -a, git add .) or edit a team's hook.
+func (r *Repo) sharedHooksDir(ctx context.Context, dir string) (bool, error) {
+	// The folder may not exist yet; its parent decides where it is.
+	resolved := dir
+	if p, err := filepath.EvalSymlinks(dir); err == nil {
+		resolved = p
+	} else if p, err := filepath.EvalSymlinks(filepath.Dir(dir)); err == nil {
+		resolved = filepath.Join(p, filepath.Base(dir))
+	}
+	rel, inside := within(r.Root, resolved)
+	if !inside {
+		return false, nil
+	}
+	if gitDir, err := filepath.EvalSymlinks(r.CommonDir()); err == nil {
+		if _, inGit := within(gitDir, resolved); inGit {
+			return false, nil
+		}
+	}
+	tracked, err := r.gitOutput(ctx, nil, "ls-files", "--", rel)
+	if err != nil {
+		return false, err
+	}
+	if len(tracked) > 0 {
+		return true, nil
+	}
+	cmd := exec.CommandContext(ctx, "git", "check-ignore", "-q", "--", rel+"/")
+	cmd.Dir = r.Root
+	err = cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return false, nil // ignored: a private folder, safe to write
+	case errors.As(err, &exit) && exit.ExitCode() == 1:
+		return true, nil
+	}
+	return false, fmt.Errorf("git check-ignore %s: %w", rel, err)
+}
+
+func writeShims(dir, exe string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create hooks directory: %w", err)
 	}
@@ -145,17 +275,14 @@ func (r *Repo) InstallHooks(ctx context.Context) error {
 				return fmt.Errorf("keep existing %s hook: %w", name, err)
 			}
 		}
-		if err := writeAtomic(path, []byte(shim)); err != nil {
+		if err := writeAtomic(path, []byte(shim(exe))); err != nil {
 			return err
 		}
 		if err := os.Chmod(path, 0o755); err != nil {
 			return err
 		}
 	}
-	if err := r.InstallMergeDriver(ctx, "acolyte merge-driver %O %A %B"); err != nil {
-		return err
-	}
-	return EnsureAttributes(r.Root)
+	return nil
 }
 
 // InstallMergeDriver registers command as the merge driver of the memories
@@ -244,7 +371,16 @@ type HookResult struct {
 	Import  Imported `json:"import"`
 	Changes []Change `json:"changes,omitempty"`
 	Staged  bool     `json:"staged,omitempty"`
+	// Warnings are files that were not read (symlinks out of the repository).
+	Warnings []Refusal `json:"warnings,omitempty"`
+	// Refused is why the pre-commit hook blocks the commit (ErrRefused).
+	Refused []Refusal `json:"refused,omitempty"`
 }
+
+// ErrRefused means the pre-commit hook blocks the commit: it would stage a
+// secret, or AGENTS.md or seeds.json hold a rule or seed that cannot be
+// written, so the commit would fail acolyte check.
+var ErrRefused = errors.New("the commit would stage a secret or an invalid rule")
 
 // RunHook does the work of one git hook. args are the hook's own arguments.
 func (w *Workspace) RunHook(ctx context.Context, name string, args []string) (HookResult, error) {
@@ -263,18 +399,73 @@ func (w *Workspace) RunHook(ctx context.Context, name string, args []string) (Ho
 		imp, err := w.Refresh(ctx)
 		return HookResult{Import: imp}, err
 	case "pre-commit":
-		synced, err := w.Sync(ctx)
-		if err != nil {
-			return HookResult{}, err
-		}
-		res := HookResult{Import: synced.Import, Changes: synced.Changes}
-		if len(synced.Changes) > 0 {
-			if err := w.Repo.git(ctx, "add", "--", filepath.Join(Dir, MemoriesFile)); err != nil {
-				return res, err
-			}
-			res.Staged = true
-		}
-		return res, nil
+		return w.preCommit(ctx)
 	}
 	return HookResult{}, fmt.Errorf("unknown hook %q: acolyte handles %s", name, strings.Join(Hooks, ", "))
+}
+
+// preCommit makes the commit carry the memories that its own content
+// derives, and nothing else. It derives from the index, not the worktree:
+// with AGENTS.md edited but not staged, `git add -p`, `git commit <path>` or
+// `git commit -a` (git points GIT_INDEX_FILE at the index being committed
+// and re-reads it after the hook), the worktree holds rules the commit does
+// not, and a commit carrying them would fail acolyte check on a clean
+// checkout. Deriving from the index was chosen over blocking such commits
+// because partial staging is ordinary work and needs no fix from the user.
+// The staged memories file is the base, so memories remembered but not
+// staged stay out of the commit too; the worktree file is then synced as
+// `acolyte sync` would, ready for the next commit.
+func (w *Workspace) preCommit(ctx context.Context) (HookResult, error) {
+	ix, err := readIndex(ctx, w.Repo)
+	if err != nil {
+		return HookResult{}, err
+	}
+	defer ix.close()
+	d, err := derive(ix)
+	if err != nil {
+		return HookResult{}, err
+	}
+	res := HookResult{Warnings: d.Skipped, Refused: d.Refused}
+	if len(d.Refused) > 0 {
+		return res, ErrRefused
+	}
+	rel := Dir + "/" + MemoriesFile
+	var staged []byte
+	if e, ok := ix.entries[rel]; ok {
+		if staged, err = ix.cat(e.blob); err != nil {
+			return res, err
+		}
+	}
+	current, err := Decode(rel, staged)
+	if err != nil {
+		return res, fmt.Errorf("the staged %w; fix it, git add it, and commit again", err)
+	}
+	next := Refresh(current, d.Memories)
+	encoded := Encode(next)
+	lines := lineNumbers(encoded)
+	for _, m := range next {
+		if f, found := secretRefusal(rel, lines[m.ID], m.Content, m.Topic, m.Source); found {
+			f.Message = fmt.Sprintf("memory %s contains %s; delete that line, rotate the credential and git add %s", m.ID, f.Secret, rel)
+			res.Refused = append(res.Refused, f)
+		}
+	}
+	if len(res.Refused) > 0 {
+		return res, ErrRefused
+	}
+	if (len(staged) > 0 || len(next) > 0) && !bytes.Equal(staged, encoded) {
+		blob, err := w.Repo.gitOutput(ctx, encoded, "hash-object", "-w", "--stdin")
+		if err != nil {
+			return res, err
+		}
+		info := "100644," + strings.TrimSpace(string(blob)) + "," + rel
+		if _, err := w.Repo.gitOutput(ctx, nil, "update-index", "--add", "--cacheinfo", info); err != nil {
+			return res, err
+		}
+		res.Changes, res.Staged = Diff(current, next), true
+	}
+	// The worktree may hold more (unstaged edits); it follows its own files.
+	synced, err := w.Sync(ctx)
+	res.Import = synced.Import
+	res.Warnings = append(res.Warnings, synced.Refused...)
+	return res, err
 }

@@ -4,9 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"path"
-	"path/filepath"
 	"strings"
 	"unicode/utf8"
 
@@ -265,12 +263,36 @@ func trimIndent(line string, n int) string {
 // slash-separated path relative to the worktree root, which becomes part of
 // every rule's source and id.
 func RulesFromFile(rel string, src []byte) ([]memory.Memory, error) {
+	found, refused := rulesFromFile(rel, src)
+	if len(refused) > 0 {
+		return nil, refused[0]
+	}
+	rules := make([]memory.Memory, len(found))
+	for i, r := range found {
+		rules[i] = r.Memory
+	}
+	return rules, nil
+}
+
+// lineRule is a rule with the line its block starts on, for messages.
+type lineRule struct {
+	memory.Memory
+	line int
+}
+
+// rulesFromFile splits one instruction file; a block that is not a valid
+// memory is refused alone, so one bad rule does not hold back the others.
+func rulesFromFile(rel string, src []byte) ([]lineRule, []Refusal) {
 	if !utf8.Valid(src) {
-		return nil, fmt.Errorf("%s: %w: it contains invalid UTF-8; save it as UTF-8", rel, memory.ErrInvalidText)
+		return nil, []Refusal{{File: rel, Problem: ProblemInvalid,
+			Message: fmt.Sprintf("%v: it contains invalid UTF-8; save it as UTF-8", memory.ErrInvalidText)}}
 	}
 	blocks, hasTitle := splitMarkdown(string(src))
 	folder := path.Dir(rel)
-	var rules []memory.Memory
+	var (
+		rules   []lineRule
+		refused []Refusal
+	)
 	seen := make(map[string]bool)
 	for _, b := range blocks {
 		text := b.text()
@@ -296,23 +318,25 @@ func RulesFromFile(rel string, src []byte) ([]memory.Memory, error) {
 			content = "In " + folder + "/: " + text
 		}
 		if err := memory.ValidateContent(content); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w; split the rule into smaller items", rel, b.line, err)
+			refused = append(refused, Refusal{File: rel, Line: b.line, Problem: ProblemInvalid,
+				Message: fmt.Sprintf("%v; split the rule into smaller items", err)})
+			continue
 		}
 		id := ruleID(source, content)
 		if seen[id] {
 			continue
 		}
 		seen[id] = true
-		rules = append(rules, memory.Memory{
+		rules = append(rules, lineRule{memory.Memory{
 			ID:      id,
 			Scope:   memory.ScopeProject,
 			Kind:    memory.KindRule,
 			Content: content,
 			Topic:   topic,
 			Source:  source,
-		})
+		}, b.line})
 	}
-	return rules, nil
+	return rules, refused
 }
 
 // ruleID derives a rule's id from where it is and what it says, so every
@@ -339,29 +363,19 @@ func topicFromHeading(h string) string {
 
 // Rules derives the rules of every instruction file in the worktree at root.
 // A file with the same bytes as one already read in its folder (CLAUDE.md as
-// a copy of or symlink to AGENTS.md) adds nothing.
+// a copy of or symlink to AGENTS.md) adds nothing; a file that resolves
+// outside the repository is not read, and a rule that is invalid or holds a
+// secret is refused with an error naming its file and line.
 func Rules(root string) ([]memory.Memory, error) {
-	files, err := InstructionFiles(root)
+	d, err := DeriveWorktree(root)
 	if err != nil {
-		return nil, fmt.Errorf("finding AGENTS.md files: %w", err)
+		return nil, err
 	}
 	var rules []memory.Memory
-	read := make(map[string]bool) // folder + "\x00" + contents
-	for _, rel := range files {
-		src, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
-		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", rel, err)
+	for _, m := range d.Memories {
+		if m.Kind == memory.KindRule {
+			rules = append(rules, m)
 		}
-		key := path.Dir(rel) + "\x00" + string(src)
-		if read[key] {
-			continue
-		}
-		read[key] = true
-		fileRules, err := RulesFromFile(rel, src)
-		if err != nil {
-			return nil, err
-		}
-		rules = append(rules, fileRules...)
 	}
-	return rules, nil
+	return rules, d.Err()
 }

@@ -23,6 +23,32 @@ type seedObject struct {
 // file's base name, which becomes every seed's source. Errors give the line
 // and column of the offending element.
 func ParseSeeds(name string, data []byte) ([]memory.Memory, error) {
+	seeds, err := parseSeeds(name, data)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]memory.Memory, 0, len(seeds))
+	for _, s := range seeds {
+		if s.err != nil {
+			return nil, fmt.Errorf("%s:%d:%d: seed %d: %w", name, s.line, s.col, s.index, s.err)
+		}
+		out = append(out, s.Memory)
+	}
+	return out, nil
+}
+
+// parsedSeed is one element of a seeds file, kept with where it starts so a
+// refusal can name its line; err is why the element is not a valid seed.
+type parsedSeed struct {
+	memory.Memory
+	index, line, col int
+	err              error
+}
+
+// parseSeeds reads every element of a seeds file. An element that is not a
+// valid seed fails alone (its err says why, without the position); the error is for a file that is
+// not a JSON array at all, where no element can be trusted.
+func parseSeeds(name string, data []byte) ([]parsedSeed, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	at := func(offset int64) string {
 		line, col := position(data, offset)
@@ -35,7 +61,7 @@ func ParseSeeds(name string, data []byte) ([]memory.Memory, error) {
 	if d, ok := tok.(json.Delim); !ok || d != '[' {
 		return nil, fmt.Errorf("%s: a seeds file is a JSON array of strings or {\"content\": …, \"topic\": …} objects", at(0))
 	}
-	var seeds []memory.Memory
+	var seeds []parsedSeed
 	firstAt := make(map[string]string)
 	for index := 1; dec.More(); index++ {
 		start := elementStart(data, dec.InputOffset())
@@ -43,30 +69,34 @@ func ParseSeeds(name string, data []byte) ([]memory.Memory, error) {
 		if err := dec.Decode(&raw); err != nil {
 			return nil, fmt.Errorf("%s: seed %d: %w", at(dec.InputOffset()), index, jsonProblem(err))
 		}
-		where := fmt.Sprintf("%s: seed %d", at(start), index)
+		line, col := position(data, start)
+		s := parsedSeed{index: index, line: line, col: col}
 		content, topic, err := decodeSeed(raw)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", where, err)
+		switch {
+		case err != nil:
+			s.err = err
+		case memory.ValidateContent(content) != nil:
+			s.err = memory.ValidateContent(content)
+		case !utf8.ValidString(topic) || strings.ContainsAny(topic, "\x00\n") || len(topic) > 64:
+			s.err = errors.New("topic must be a single line of at most 64 bytes")
 		}
-		if err := memory.ValidateContent(content); err != nil {
-			return nil, fmt.Errorf("%s: %w", where, err)
+		if s.err == nil {
+			id := seedID(content)
+			if first, dup := firstAt[id]; dup {
+				s.err = fmt.Errorf("says the same as seed at %s; remove one of them", first)
+			} else {
+				firstAt[id] = at(start)
+			}
+			s.Memory = memory.Memory{
+				ID:      id,
+				Scope:   memory.ScopeProject,
+				Kind:    memory.KindSeed,
+				Content: content,
+				Topic:   topic,
+				Source:  name,
+			}
 		}
-		if !utf8.ValidString(topic) || strings.ContainsAny(topic, "\x00\n") || len(topic) > 64 {
-			return nil, fmt.Errorf("%s: topic must be a single line of at most 64 bytes", where)
-		}
-		id := seedID(content)
-		if first, dup := firstAt[id]; dup {
-			return nil, fmt.Errorf("%s: says the same as seed at %s; remove one of them", where, first)
-		}
-		firstAt[id] = at(start)
-		seeds = append(seeds, memory.Memory{
-			ID:      id,
-			Scope:   memory.ScopeProject,
-			Kind:    memory.KindSeed,
-			Content: content,
-			Topic:   topic,
-			Source:  name,
-		})
+		seeds = append(seeds, s)
 	}
 	if _, err := dec.Token(); err != nil {
 		return nil, fmt.Errorf("%s: %w", at(dec.InputOffset()), jsonProblem(err))

@@ -2,8 +2,10 @@ package gitsync
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -68,8 +70,17 @@ func readIgnoreFile(dir string, domain []string) []gitignore.Pattern {
 		return nil
 	}
 	defer f.Close()
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil
+	}
+	return parseIgnore(data, domain)
+}
+
+// parseIgnore parses the lines of a .gitignore file in the folder domain.
+func parseIgnore(data []byte, domain []string) []gitignore.Pattern {
 	var ps []gitignore.Pattern
-	s := bufio.NewScanner(f)
+	s := bufio.NewScanner(bytes.NewReader(data))
 	for s.Scan() {
 		line := strings.TrimRight(s.Text(), "\r")
 		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {

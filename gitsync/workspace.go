@@ -248,8 +248,11 @@ func (w *Workspace) Add(ctx context.Context, d memory.Draft) (memory.Added, erro
 	if d.Scope != memory.ScopeProject {
 		return w.store.Add(ctx, w.vis, d)
 	}
-	if what, found := DetectSecret(d.Content); found {
-		return memory.Added{}, fmt.Errorf("%w: it contains %s. Project memories are committed to git; keep credentials in the environment or a secret manager, or store a pointer to where the secret lives", ErrSecret, what)
+	if err := refuseDerivedKind(d.Kind); err != nil {
+		return memory.Added{}, err
+	}
+	if f, found := secretRefusal("", 0, d.Content, d.Topic, d.Source); found {
+		return memory.Added{}, fmt.Errorf("%w: it contains %s. Project memories are committed to git; keep credentials in the environment or a secret manager, or store a pointer to where the secret lives", ErrSecret, f.Secret)
 	}
 	m, err := w.store.Prepare(w.vis, d)
 	if err != nil {
@@ -279,6 +282,23 @@ func (w *Workspace) Add(ctx context.Context, d memory.Draft) (memory.Added, erro
 		out.Memory.Scope, out.Memory.ScopeKey = memory.ScopeProject, w.Repo.Root
 	}
 	return out, nil
+}
+
+// ErrDerivedKind refuses a project memory of a kind that only Derive writes.
+var ErrDerivedKind = errors.New("rules and seeds are derived from files")
+
+// refuseDerivedKind keeps users from storing a project rule or seed by hand:
+// sync owns every rule and every seed from seeds.json, so such a memory
+// would be deleted by the next sync or pre-commit hook, and forget would
+// refuse it in the meantime.
+func refuseDerivedKind(k memory.Kind) error {
+	switch k {
+	case memory.KindRule:
+		return fmt.Errorf("%w: a project rule comes from AGENTS.md (or CLAUDE.md, GEMINI.md); add it there as a bullet and run `acolyte sync`, or store it with kind %s", ErrDerivedKind, memory.KindStored)
+	case memory.KindSeed:
+		return fmt.Errorf("%w: a project seed comes from %s/%s; add it there and run `acolyte sync`, import a file with `acolyte seed FILE`, or store it with kind %s", ErrDerivedKind, Dir, SeedsFile, memory.KindStored)
+	}
+	return nil
 }
 
 // Remove deletes memories visible from this checkout. Project memories
@@ -336,26 +356,34 @@ type Synced struct {
 	// Changes lists how the derived rules and seeds changed in the file.
 	Changes []Change `json:"changes"`
 	Import  Imported `json:"import"`
+	// Warnings are files that were not read (symlinks leading out of the
+	// repository); nothing of them was written.
+	Warnings []Refusal `json:"warnings,omitempty"`
+	// Refused are rules and seeds that were not written because they hold
+	// a secret or are not valid memories; every other one was.
+	Refused []Refusal `json:"refused,omitempty"`
 }
 
 // Sync reconciles both directions: rules and seeds are re-derived from
 // AGENTS.md (and friends) and seeds.json into the memories file, then the
 // index is brought to the file. Running it twice changes nothing the second
-// time.
+// time. A refused rule or seed is left out and reported in Refused; it is
+// not an error, so the others are still written.
 func (w *Workspace) Sync(ctx context.Context) (Synced, error) {
-	derived, err := Derive(w.Repo.Root)
+	d, err := DeriveWorktree(w.Repo.Root)
 	if err != nil {
 		return Synced{}, err
 	}
-	var out Synced
+	out := Synced{Warnings: d.Skipped, Refused: d.Refused}
+	derived := d.Memories
 	path := MemoriesPath(w.Repo.Root)
 	raw, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return Synced{}, err
+		return out, err
 	}
 	current, err := Decode(path, raw)
 	if err != nil {
-		return Synced{}, err
+		return out, err
 	}
 	// Comparing bytes, not memories, also rewrites a file that a union
 	// merge left out of order.

@@ -1,0 +1,384 @@
+package gitsync
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/acolyte-dev/acolyte/memory"
+)
+
+// tryGit runs git like runGit but hands back the failure, for commits a
+// hook may block.
+func tryGit(dir string, env []string, args ...string) (string, error) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com"), env...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func symlink(t *testing.T, target, link string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, link); err != nil {
+		t.Skipf("no symlinks here: %v", err)
+	}
+}
+
+func refusalFiles(fs []Refusal) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, f.File)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestDeriveWorktreeNeverReadsOutsideTheRepository(t *testing.T) {
+	base := t.TempDir()
+	root := filepath.Join(base, "repo")
+	writeFiles(t, base, map[string]string{
+		"outside/config":     "- OUTSIDE private line one.\n- OUTSIDE private line two.\n",
+		"outside/seeds.json": `["OUTSIDE seed"]`,
+		"repo/AGENTS.md":     "- Run make test before pushing.\n",
+		"repo/docs/rules.md": "- Docs use British English.\n",
+	})
+	symlink(t, "../outside/config", filepath.Join(root, "CLAUDE.md"))
+	symlink(t, "../../outside/config", filepath.Join(root, "sub", "AGENTS.md"))
+	symlink(t, filepath.Join(base, "outside", "config"), filepath.Join(root, "abs", "AGENTS.md"))
+	symlink(t, "../../outside/seeds.json", filepath.Join(root, Dir, SeedsFile))
+	// Inside the repository, relative and absolute links are fine.
+	symlink(t, "docs/rules.md", filepath.Join(root, "GEMINI.md"))
+	symlink(t, filepath.Join(root, "docs", "rules.md"), filepath.Join(root, "web", "AGENTS.md"))
+
+	d, err := DeriveWorktree(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range d.Memories {
+		if strings.Contains(m.Content, "OUTSIDE") {
+			t.Errorf("derived outside content: %+v", m)
+		}
+	}
+	got := contents(d.Memories)
+	if _, ok := got["Docs use British English."]; !ok {
+		t.Errorf("a link inside the repository was not read: %v", got)
+	}
+	if _, ok := got["In web/: Docs use British English."]; !ok {
+		t.Errorf("an absolute link inside the repository was not read: %v", got)
+	}
+	want := []string{".acolyte/seeds.json", "CLAUDE.md", "abs/AGENTS.md", "sub/AGENTS.md"}
+	if files := refusalFiles(d.Skipped); !slices.Equal(files, want) {
+		t.Errorf("skipped %v, want %v", files, want)
+	}
+	if len(d.Refused) != 0 {
+		t.Errorf("refused %v", d.Refused)
+	}
+	// Check agrees: a file that holds the outside rules is not fresh.
+	outside := Refresh(nil, append(d.Memories, memory.Memory{ID: ruleID("CLAUDE.md", "OUTSIDE private line one."),
+		Kind: memory.KindRule, Scope: memory.ScopeProject, Content: "OUTSIDE private line one.", Source: "CLAUDE.md"}))
+	if err := WriteFile(MemoriesPath(root), outside); err != nil {
+		t.Fatal(err)
+	}
+	report, err := Check(root)
+	if err != nil || report.OK || len(report.Changes) != 1 || report.Changes[0].Op != "remove" {
+		t.Fatalf("check of a file with outside content: %+v, %v", report, err)
+	}
+}
+
+func TestDeriveRefusesEachSecretAndInvalidRuleAlone(t *testing.T) {
+	root := t.TempDir()
+	long := strings.Repeat("word ", memory.MaxContentBytes/5+10)
+	const key = "AKIAIOSFODNN7EXAMPLE"
+	const token = "ghp_16C7e42F292c6912E7710c838347Ae178B4a"
+	writeFiles(t, root, map[string]string{
+		"AGENTS.md":           "# P\n\n- First rule stays.\n- The CI key is " + key + " for deploys.\n- " + long + "\n- Last rule stays.\n",
+		"sub/AGENTS.md":       "## " + token + " setup\n\n- Heading secrets leak through the source.\n",
+		".acolyte/seeds.json": "[\n  \"Seed one stays.\",\n  \"the bot token is " + token + " here\",\n  42,\n  \"Seed four stays.\"\n]",
+	})
+	d, err := DeriveWorktree(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for _, m := range d.Memories {
+		kept = append(kept, m.Content)
+	}
+	slices.Sort(kept)
+	if want := []string{"First rule stays.", "Last rule stays.", "Seed four stays.", "Seed one stays."}; !slices.Equal(kept, want) {
+		t.Errorf("kept %q, want %q", kept, want)
+	}
+	var where []string
+	for _, f := range d.Refused {
+		where = append(where, strings.SplitN(f.Error(), ": ", 2)[0]+" "+f.Problem)
+		for _, secret := range []string{key, token, "word word"} {
+			if strings.Contains(f.Error(), secret) {
+				t.Errorf("a refusal repeats the text: %v", f)
+			}
+		}
+	}
+	want := []string{"AGENTS.md:4 secret", "AGENTS.md:5 invalid", "sub/AGENTS.md:3 secret", ".acolyte/seeds.json:3:3 secret", ".acolyte/seeds.json:4:3 invalid"}
+	slices.Sort(want)
+	slices.Sort(where)
+	if !slices.Equal(where, want) {
+		t.Errorf("refused at %q, want %q", where, want)
+	}
+	if _, err := Derive(root); err == nil {
+		t.Error("Derive hid the refusals")
+	}
+	// check fails and points at the files, since sync would refuse them again.
+	report, err := Check(root)
+	if err != nil || report.OK || !strings.Contains(report.Fix, "fix AGENTS.md:4") {
+		t.Errorf("check: %+v, %v", report, err)
+	}
+}
+
+func TestDeriveIndexReadsWhatIsStaged(t *testing.T) {
+	base := t.TempDir()
+	root := filepath.Join(base, "repo")
+	writeFiles(t, base, map[string]string{
+		"outside/config":  "- OUTSIDE private line.\n",
+		"repo/AGENTS.md":  "- Staged rule.\n",
+		"repo/.gitignore": "ignored/\n",
+	})
+	runGit(t, root, "init", "-q")
+	symlink(t, "../outside/config", filepath.Join(root, "CLAUDE.md"))
+	symlink(t, "../AGENTS.md", filepath.Join(root, "sub", "AGENTS.md"))
+	symlink(t, "../sub/AGENTS.md", filepath.Join(root, "chain", "GEMINI.md"))
+	symlink(t, "../../outside/config", filepath.Join(root, "far", "AGENTS.md"))
+	writeFiles(t, root, map[string]string{"ignored/AGENTS.md": "- Ignored rule.\n"})
+	runGit(t, root, "add", "-A")
+	runGit(t, root, "add", "-f", "ignored/AGENTS.md")
+	// Unstaged edits are not the commit's.
+	writeFiles(t, root, map[string]string{"AGENTS.md": "- Unstaged rule.\n", "GEMINI.md": "- Untracked rule.\n"})
+	repo, err := Discover(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := DeriveIndex(t.Context(), repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for _, m := range d.Memories {
+		kept = append(kept, m.Content)
+	}
+	slices.Sort(kept)
+	if want := []string{"In chain/: Staged rule.", "In sub/: Staged rule.", "Staged rule."}; !slices.Equal(kept, want) {
+		t.Errorf("derived %q, want %q", kept, want)
+	}
+	if files := refusalFiles(d.Skipped); !slices.Equal(files, []string{"CLAUDE.md", "far/AGENTS.md"}) {
+		t.Errorf("skipped %v", files)
+	}
+}
+
+// A fake acolyte for the shim: it exits with $FAKE_EXIT.
+const fakeAcolyte = "#!/bin/sh\necho \"fake acolyte $*\" >&2\nexit ${FAKE_EXIT:-0}\n"
+
+func TestShimRecordsTheBinaryBlocksOnlyOnRefusalAndIsFailOpen(t *testing.T) {
+	root := t.TempDir()
+	runGit(t, root, "init", "-q")
+	repo, err := Discover(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A path that needs quoting, as an install under a user's home may.
+	exe := filepath.Join(t.TempDir(), "it's $HOME", "acolyte")
+	writeFiles(t, filepath.Dir(exe), map[string]string{"acolyte": fakeAcolyte})
+	if err := os.Chmod(exe, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	res, err := repo.InstallHooks(t.Context(), exe)
+	if err != nil || res.Managed {
+		t.Fatalf("install: %+v, %v", res, err)
+	}
+	noPath := []string{"PATH=/usr/bin:/bin"}
+	out, err := tryGit(root, noPath, "commit", "-q", "--allow-empty", "-m", "ok")
+	if err != nil || !strings.Contains(out, "fake acolyte hook pre-commit") {
+		t.Fatalf("the recorded binary did not run without PATH: %v\n%s", err, out)
+	}
+	out, err = tryGit(root, append(noPath, "FAKE_EXIT=1"), "commit", "-q", "--allow-empty", "-m", "crash")
+	if err != nil || !strings.Contains(out, "the pre-commit hook failed") {
+		t.Fatalf("a failing hook blocked the commit: %v\n%s", err, out)
+	}
+	out, err = tryGit(root, append(noPath, "FAKE_EXIT="+strconv.Itoa(ExitRefuse)), "commit", "-q", "--allow-empty", "-m", "refused")
+	if err == nil {
+		t.Fatalf("a refusal did not block the commit:\n%s", out)
+	}
+	// Neither the recorded binary nor one on PATH: warn and commit.
+	if err := os.Remove(exe); err != nil {
+		t.Fatal(err)
+	}
+	out, err = tryGit(root, noPath, "commit", "-q", "--allow-empty", "-m", "missing")
+	if err != nil || !strings.Contains(out, "not found at "+exe+" or on PATH; skipped the pre-commit hook") {
+		t.Fatalf("missing binary: %v\n%s", err, out)
+	}
+	if n := strings.TrimSpace(runGit(t, root, "rev-list", "--count", "HEAD")); n != "3" {
+		t.Errorf("%s commits, want 3", n)
+	}
+}
+
+func TestInstallHooksLeavesASharedHooksFolderAlone(t *testing.T) {
+	root := t.TempDir()
+	runGit(t, root, "init", "-q")
+	repo, err := Discover(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	install := func(hooksPath string) Installed {
+		t.Helper()
+		runGit(t, root, "config", "core.hooksPath", hooksPath)
+		res, err := repo.InstallHooks(t.Context(), "/usr/local/bin/acolyte")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	// Tracked (husky) and merely not ignored (.githooks): shared.
+	writeFiles(t, root, map[string]string{".husky/pre-commit": "#!/bin/sh\nnpm test\n", ".gitignore": "private-hooks/\n"})
+	runGit(t, root, "add", ".husky")
+	for _, dir := range []string{".husky", ".githooks"} {
+		res := install(dir)
+		if !res.Managed || res.Lines["pre-commit"] != HookLine("pre-commit") {
+			t.Errorf("%s: %+v", dir, res)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, ".husky", "pre-commit")); string(b) != "#!/bin/sh\nnpm test\n" {
+		t.Errorf("the tracked hook changed: %q", b)
+	}
+	for _, p := range []string{".husky/pre-commit" + chainSuffix, ".husky/post-merge", ".githooks"} {
+		if _, err := os.Stat(filepath.Join(root, p)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s was written", p)
+		}
+	}
+	if _, routed, _ := repo.HooksStatus(t.Context()); !routed {
+		t.Error("the merge driver was not registered")
+	}
+	// Ignored, or outside the worktree: private, shims are written.
+	for _, dir := range []string{"private-hooks", filepath.Join(t.TempDir(), "hooks")} {
+		if res := install(dir); res.Managed {
+			t.Errorf("%s: treated as shared", dir)
+		}
+		if _, err := os.Stat(filepath.Join(repo.mustHooksDir(t), "pre-commit")); err != nil {
+			t.Errorf("%s: no shim: %v", dir, err)
+		}
+	}
+}
+
+func (r *Repo) mustHooksDir(t *testing.T) string {
+	t.Helper()
+	dir, err := r.HooksDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestAddRefusesRulesAndSeedsByHand(t *testing.T) {
+	w := workspaceIn(t)
+	for _, k := range []memory.Kind{memory.KindRule, memory.KindSeed} {
+		_, err := w.Add(t.Context(), memory.Draft{Content: "Always run go vet first.", Scope: memory.ScopeProject, Kind: k})
+		if !errors.Is(err, ErrDerivedKind) || !strings.Contains(err.Error(), "acolyte sync") {
+			t.Errorf("%s: %v", k, err)
+		}
+	}
+	if _, err := os.Stat(MemoriesPath(w.Repo.Root)); !errors.Is(err, os.ErrNotExist) {
+		t.Error("a refused memory reached the file")
+	}
+	if _, err := w.Add(t.Context(), memory.Draft{Content: "Always run go vet first.", Scope: memory.ScopeProject, Kind: memory.KindStored}); err != nil {
+		t.Error(err)
+	}
+}
+
+// The pre-commit hook deletes only what it derives: a stored memory, an
+// observation and an imported seed in the staged file stay, and one only in
+// the worktree file stays there, out of the commit.
+func TestPreCommitDeletesOnlyWhatItDerives(t *testing.T) {
+	w := workspaceIn(t)
+	root := w.Repo.Root
+	kept := []memory.Memory{
+		stored("01J0000000000000000000000A", "a stored fact", t0),
+		{ID: "01J0000000000000000000000B", Kind: memory.KindObservation, Content: "an observation", UpdatedAt: t0},
+		{ID: "s-0000000000000001", Kind: memory.KindSeed, Content: "An imported seed.", Source: ImportedSource("seeds.json")},
+		{ID: "r-0000000000000001", Kind: memory.KindRule, Content: "A rule AGENTS.md no longer has.", Source: "AGENTS.md"},
+	}
+	writeFiles(t, root, map[string]string{"AGENTS.md": "- Run make test.\n"})
+	commitMemories(t, root, "init", kept)
+	worktreeOnly := stored("01J0000000000000000000000C", "remembered, not staged", t0)
+	if err := WriteFile(MemoriesPath(root), append(slices.Clone(kept), worktreeOnly)); err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, root, map[string]string{"AGENTS.md": "- Run make test.\n- Never push on Fridays.\n"})
+	runGit(t, root, "add", "AGENTS.md")
+	res, err := w.RunHook(t.Context(), "pre-commit", nil)
+	if err != nil || !res.Staged {
+		t.Fatalf("pre-commit: %+v, %v", res, err)
+	}
+	staged, err := Decode("staged", []byte(runGit(t, root, "show", ":"+Dir+"/"+MemoriesFile)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range staged {
+		got = append(got, m.Content)
+	}
+	want := []string{"a stored fact", "an observation", "An imported seed.", "Run make test.", "Never push on Fridays."}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("staged %q, want %q", got, want)
+	}
+	worktree, err := ReadFile(MemoriesPath(root))
+	if err != nil || !slices.ContainsFunc(worktree, func(m memory.Memory) bool { return m.ID == worktreeOnly.ID }) {
+		t.Errorf("the worktree lost a memory it did not derive: %v", err)
+	}
+}
+
+// FuzzIndexLinkTarget: whatever a staged link says, resolving it never
+// yields a path that leaves the repository.
+func FuzzIndexLinkTarget(f *testing.F) {
+	for _, s := range [][2]string{
+		{"CLAUDE.md", "AGENTS.md"}, {"sub/AGENTS.md", "../../x"}, {"a/b/c", "../../../etc/passwd"},
+		{"CLAUDE.md", "/repo/AGENTS.md"}, {"CLAUDE.md", "/etc/passwd"}, {"a/CLAUDE.md", "./../AGENTS.md"},
+		{"CLAUDE.md", "."}, {"CLAUDE.md", "/repo"}, {"x", "a/../../b"},
+	} {
+		f.Add(s[0], s[1])
+	}
+	ix := &index{repo: &Repo{Root: "/repo"}}
+	f.Fuzz(func(t *testing.T, link, target string) {
+		p, ok := ix.linkTarget(link, target)
+		if !ok {
+			return
+		}
+		if filepath.IsAbs(p) || p == ".." || strings.HasPrefix(p, "../") || strings.HasPrefix(p, "/") {
+			t.Fatalf("linkTarget(%q, %q) = %q, outside the repository", link, target, p)
+		}
+	})
+}
+
+// check and sync agree on the next step: a stored memory with a secret is
+// not something sync removes, so check does not send the user to sync.
+func TestCheckAdvisesForgetForAStoredSecret(t *testing.T) {
+	root := t.TempDir()
+	leaked := stored("01J0000000000000000000000A", "the bot token is ghp_16C7e42F292c6912E7710c838347Ae178B4a", t0)
+	if err := WriteFile(MemoriesPath(root), []memory.Memory{leaked}); err != nil {
+		t.Fatal(err)
+	}
+	report, err := Check(root)
+	if err != nil || report.OK || report.Fix != "run `acolyte forget "+leaked.ID+"`, rotate the credentials, and commit .acolyte/memories.jsonl" {
+		t.Fatalf("check: %+v, %v", report, err)
+	}
+	if strings.Contains(fmt.Sprint(report), "ghp_") {
+		t.Error("the report repeats the secret")
+	}
+}
