@@ -80,7 +80,7 @@ func checkHookCommand(t *testing.T, command string) {
 	if err := run("git show :.acolyte/memories.jsonl | grep -q 'Run make test'"); err != nil {
 		t.Fatalf("%s did not stage the rule", command)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "AGENTS.md"), []byte("- The CI key is AKIAIOSFODNN7EXAMPLE here.\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "AGENTS.md"), []byte("- The CI key is AKIAQX7NR3JTMB2W5KPL here.\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := run("git add AGENTS.md && " + command); err == nil {

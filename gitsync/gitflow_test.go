@@ -99,7 +99,7 @@ func TestDeriveWorktreeNeverReadsOutsideTheRepository(t *testing.T) {
 func TestDeriveRefusesEachSecretAndInvalidRuleAlone(t *testing.T) {
 	root := t.TempDir()
 	long := strings.Repeat("word ", memory.MaxContentBytes/5+10)
-	const key = "AKIAIOSFODNN7EXAMPLE"
+	const key = "AKIAQX7NR3JTMB2W5KPL"
 	const token = "ghp_16C7e42F292c6912E7710c838347Ae178B4a"
 	writeFiles(t, root, map[string]string{
 		"AGENTS.md":           "# P\n\n- First rule stays.\n- The CI key is " + key + " for deploys.\n- " + long + "\n- Last rule stays.\n",
