@@ -385,10 +385,18 @@ func (w *Workspace) Sync(ctx context.Context) (Synced, error) {
 	if err != nil {
 		return out, err
 	}
+	// The index still holds what the file said at the last import, which
+	// is how a hand edit that kept its updated time is told apart.
+	indexed, err := w.store.List(ctx, w.vis, memory.Filter{Scope: memory.ScopeProject})
+	if err != nil {
+		return out, err
+	}
+	current = MarkHandEdits(current, indexed, time.Now())
 	// Comparing bytes, not memories, also rewrites a file that a union
 	// merge left out of order.
 	if next := Refresh(current, derived); (len(raw) > 0 || len(next) > 0) && !bytes.Equal(raw, Encode(next)) {
 		out.Import.ReplaceStats, err = w.change(ctx, func(mems []memory.Memory) ([]memory.Memory, error) {
+			mems = MarkHandEdits(mems, indexed, time.Now())
 			next := Refresh(mems, derived)
 			out.Changes = Diff(mems, next)
 			return next, nil
