@@ -36,6 +36,7 @@ func chatCommand() *cli.Command {
 			}
 			defer closer.Close()
 			talked := false
+			var stopped error
 			for {
 				fmt.Fprint(c.App.ErrWriter, "> ")
 				if !in.Scan() {
@@ -51,16 +52,25 @@ func chatCommand() *cli.Command {
 				}
 				talked = true
 				if _, err := s.Turn(c.Context, line); err != nil {
-					return turnError(err)
+					if c.Context.Err() != nil {
+						stopped = err
+						break
+					}
+					// A failed turn (a model error, a step limit) ends the
+					// turn, not the conversation: say so and take the next
+					// message.
+					fmt.Fprintf(c.App.ErrWriter, "acolyte: %v\n", err)
 				}
 			}
-			if err := in.Err(); err != nil {
-				return usage(fmt.Errorf("read input: %w", err))
+			readErr := in.Err()
+			if talked {
+				distill(c, s)
 			}
-			if talked && !c.Bool("no-distill") {
-				if _, err := s.Distill(c.Context); err != nil {
-					return fail(err)
-				}
+			if stopped != nil {
+				return turnError(stopped)
+			}
+			if readErr != nil {
+				return usage(fmt.Errorf("read input: %w", readErr))
 			}
 			return nil
 		},

@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/acolyte-dev/acolyte/agent"
 )
@@ -34,6 +36,11 @@ type Config struct {
 	// (default 4); RetryDelay is the first backoff, doubled each time.
 	RetryAttempts int
 	RetryDelay    time.Duration
+	// MaxRetryWait is the longest Retry-After to honour before failing
+	// instead (default agent.DefaultMaxRetryWait).
+	MaxRetryWait time.Duration
+	// OnWait is told about each wait before a retry.
+	OnWait func(agent.Wait)
 }
 
 // Model is a chat model behind an OpenAI-compatible API.
@@ -51,7 +58,9 @@ func New(cfg Config) (*Model, error) {
 	}
 	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
 	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{Timeout: 10 * time.Minute}
+		// No client timeout: a request is bounded by its context, which
+		// the agent's --timeout sets.
+		cfg.HTTPClient = &http.Client{}
 	}
 	if cfg.RetryAttempts <= 0 {
 		cfg.RetryAttempts = 4
@@ -91,9 +100,10 @@ type chatTool struct {
 }
 
 type chatRequest struct {
-	Model    string        `json:"model"`
-	Messages []chatMessage `json:"messages"`
-	Tools    []chatTool    `json:"tools,omitempty"`
+	Model      string        `json:"model"`
+	Messages   []chatMessage `json:"messages"`
+	Tools      []chatTool    `json:"tools,omitempty"`
+	ToolChoice any           `json:"tool_choice,omitempty"`
 }
 
 type chatResponse struct {
@@ -147,6 +157,9 @@ func toChat(model string, req agent.Request) chatRequest {
 		ct.Function.Name, ct.Function.Description, ct.Function.Parameters = t.Name, t.Description, t.Schema
 		out.Tools = append(out.Tools, ct)
 	}
+	if req.ForceTool != "" {
+		out.ToolChoice = map[string]any{"type": "function", "function": map[string]string{"name": req.ForceTool}}
+	}
 	return out
 }
 
@@ -169,25 +182,52 @@ func (m *Model) Generate(ctx context.Context, req agent.Request) (agent.Response
 	}
 	msg := cr.Choices[0].Message
 	out := agent.Message{Role: agent.RoleModel}
+	stop := agent.StopEnd
+	if cr.Choices[0].FinishReason == "length" {
+		stop = agent.StopLength
+	}
 	if msg.Content != nil && *msg.Content != "" {
 		out.Parts = append(out.Parts, agent.Part{Text: *msg.Content})
 	}
 	for i, tc := range msg.ToolCalls {
-		args := json.RawMessage(tc.Function.Arguments)
-		if strings.TrimSpace(tc.Function.Arguments) == "" {
-			args = json.RawMessage("{}")
-		} else if !json.Valid(args) {
-			// Small local models sometimes emit broken JSON; the tool then
-			// reports invalid arguments and the model can try again.
-			args, _ = json.Marshal(map[string]string{"_unparsed_arguments": tc.Function.Arguments})
-		}
 		id := tc.ID
 		if id == "" {
 			id = fmt.Sprintf("call_%d", i)
 		}
-		out.Parts = append(out.Parts, agent.Part{Call: &agent.ToolCall{ID: id, Name: tc.Function.Name, Args: args}})
+		out.Parts = append(out.Parts, agent.Part{Call: parseCall(id, tc.Function.Name, tc.Function.Arguments)})
 	}
-	return agent.Response{Message: out, Usage: agent.Usage{InputTokens: cr.Usage.PromptTokens, OutputTokens: cr.Usage.CompletionTokens}}, nil
+	return agent.Response{Message: out, Stop: stop, Usage: agent.Usage{InputTokens: cr.Usage.PromptTokens, OutputTokens: cr.Usage.CompletionTokens}}, nil
+}
+
+// parseCall reads a call's argument string. Small local models, and any
+// model cut off by the output limit, sometimes send broken JSON: the call
+// is then marked malformed, so the loop tells the model instead of running
+// the tool with nothing.
+func parseCall(id, name, arguments string) *agent.ToolCall {
+	c := &agent.ToolCall{ID: id, Name: name, Args: json.RawMessage(arguments)}
+	trimmed := strings.TrimSpace(arguments)
+	switch {
+	case trimmed == "":
+		c.Args = json.RawMessage("{}")
+	case !json.Valid([]byte(trimmed)):
+		c.Args = json.RawMessage("{}")
+		c.Malformed = "the arguments are not valid JSON (they begin " + strconvQuote(trimmed, 80) + ")"
+	case trimmed[0] != '{':
+		c.Args = json.RawMessage("{}")
+		c.Malformed = "the arguments must be a JSON object, not " + strconvQuote(trimmed, 80)
+	}
+	return c
+}
+
+func strconvQuote(s string, n int) string {
+	if len(s) > n {
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		s = s[:n] + "…"
+	}
+	b, _ := json.Marshal(s)
+	return string(b)
 }
 
 // Stream implements agent.Model. It does not stream: the whole text is
@@ -204,11 +244,30 @@ func (m *Model) Stream(ctx context.Context, req agent.Request, onText func(strin
 
 func (m *Model) post(ctx context.Context, body []byte) ([]byte, error) {
 	url := m.cfg.BaseURL + "/chat/completions"
-	delay := m.cfg.RetryDelay
-	for attempt := 1; ; attempt++ {
+	retry := agent.Retry{Attempts: m.cfg.RetryAttempts, Delay: m.cfg.RetryDelay, MaxDelay: 30 * time.Second, MaxWait: m.cfg.MaxRetryWait, OnWait: m.cfg.OnWait, What: "openai " + m.cfg.Model}
+	var out []byte
+	err := retry.Do(ctx, func() (time.Duration, bool, error) {
+		var (
+			after time.Duration
+			again bool
+			err   error
+		)
+		out, after, again, err = m.postOnce(ctx, url, body)
+		return after, again, err
+	})
+	if err != nil && ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return out, err
+}
+
+// postOnce makes one try; it returns the Retry-After the server asked for
+// and whether another try may help.
+func (m *Model) postOnce(ctx context.Context, url string, body []byte) ([]byte, time.Duration, bool, error) {
+	{
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 		if err != nil {
-			return nil, fmt.Errorf("openai: %w", err)
+			return nil, 0, false, fmt.Errorf("openai: %w", err)
 		}
 		req.Header.Set("Content-Type", "application/json")
 		if m.cfg.APIKey != "" {
@@ -217,27 +276,35 @@ func (m *Model) post(ctx context.Context, body []byte) ([]byte, error) {
 		resp, err := m.cfg.HTTPClient.Do(req)
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, ctx.Err()
+				return nil, 0, false, ctx.Err()
 			}
-			return nil, fmt.Errorf("openai: %s unreachable (is the server running?): %w", m.cfg.BaseURL, err)
+			return nil, 0, false, fmt.Errorf("openai: %s unreachable (is the server running?): %w", m.cfg.BaseURL, err)
 		}
 		raw, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
 		resp.Body.Close()
 		if err != nil {
-			return nil, fmt.Errorf("openai: read response: %w", err)
+			return nil, 0, false, fmt.Errorf("openai: read response: %w", err)
 		}
 		if resp.StatusCode == http.StatusOK {
-			return raw, nil
+			return raw, 0, false, nil
 		}
 		retryable := resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500
-		if !retryable || attempt >= m.cfg.RetryAttempts {
-			return nil, fmt.Errorf("openai: %s answered %d: %s", url, resp.StatusCode, strings.TrimSpace(string(raw[:min(len(raw), 500)])))
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(delay):
-		}
-		delay *= 2
+		return nil, retryAfter(resp.Header.Get("Retry-After"), time.Now()), retryable,
+			fmt.Errorf("openai: %s answered %d: %s", url, resp.StatusCode, strings.TrimSpace(string(raw[:min(len(raw), 500)])))
 	}
+}
+
+// retryAfter reads a Retry-After header: seconds, or an HTTP date.
+func retryAfter(h string, now time.Time) time.Duration {
+	h = strings.TrimSpace(h)
+	if h == "" {
+		return 0
+	}
+	if secs, err := strconv.ParseFloat(h, 64); err == nil && secs >= 0 {
+		return time.Duration(secs * float64(time.Second))
+	}
+	if t, err := http.ParseTime(h); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
 }
