@@ -3,6 +3,7 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/acolyte-dev/acolyte/memory"
@@ -48,22 +49,36 @@ func messageTokens(m Message) int {
 	return memory.EstimateTokens(string(b))
 }
 
+// compactTarget is the share of the budget compaction brings a request
+// down to: compacting well below the limit, in one go, means it happens
+// every several steps rather than at each one, and each compaction changes
+// the start of the conversation (and so defeats a provider's prompt cache).
+const compactTarget = 0.85
+
 // fitBudget compacts the history, oldest first, until the next request is
 // under the context budget: first tool results (the call stays, so the
 // model knows what it did and can do it again), then large call arguments.
 // The task itself and the model's words are never removed.
 func (s *Session) fitBudget(step int) {
-	total := func() int {
-		return RequestTokens(Request{System: s.system, Messages: s.history, Tools: s.tools.Declarations()})
+	req := Request{System: s.system, Messages: s.history, Tools: s.tools.Declarations()}
+	est := RequestTokens(req)
+	// The wire format carries more than the history (escaped JSON in
+	// strings, per-part wrappers); scale the estimate to what is sent.
+	scale := 1.0
+	if sz, ok := s.cfg.Model.(RequestSizer); ok && est > 0 {
+		if wire := sz.RequestBytes(req)/bytesPerToken; wire > est {
+			scale = float64(wire) / float64(est)
+		}
 	}
-	before := total()
+	before := int(float64(est) * scale)
 	if before <= s.cfg.ContextBudget {
 		return
 	}
-	now, n := before, 0
-	for pass := 0; pass < 2 && now > s.cfg.ContextBudget; pass++ {
+	target := int(float64(s.cfg.ContextBudget) * compactTarget / scale)
+	now, n := est, 0
+	for pass := 0; pass < 2 && now > target; pass++ {
 		for i := range s.history {
-			if now <= s.cfg.ContextBudget {
+			if now <= target {
 				break
 			}
 			m := &s.history[i]
@@ -91,11 +106,15 @@ func (s *Session) fitBudget(step int) {
 		}
 	}
 	if n > 0 {
+		after := int(float64(now) * scale)
 		s.emit(Event{Type: EventCompact, Step: step,
-			Text:    fmt.Sprintf("compacted %d old tool results: about %d → %d tokens (budget %d)", n, before, now, s.cfg.ContextBudget),
-			Context: &Compaction{Before: before, After: now, Budget: s.cfg.ContextBudget, Compacted: n}})
+			Text:    fmt.Sprintf("compacted %d old tool results: about %d → %d tokens (budget %d)", n, before, after, s.cfg.ContextBudget),
+			Context: &Compaction{Before: before, After: after, Budget: s.cfg.ContextBudget, Compacted: n}})
 	}
 }
+
+// bytesPerToken is memory.EstimateTokens's rule, for byte counts.
+const bytesPerToken = 4
 
 const stubKey = "compacted"
 
@@ -123,6 +142,11 @@ func argsStub(tool string, size int) json.RawMessage {
 // {"truncated": true, "original_bytes": n, "head": "…"} where head is the
 // start of the JSON text, cut at a UTF-8 boundary.
 func capResult(raw json.RawMessage, max int) json.RawMessage {
+	if !utf8.Valid(raw) {
+		// Invalid bytes can only sit inside JSON strings; providers reject
+		// them, so they become U+FFFD like json.Marshal would make them.
+		raw = json.RawMessage(strings.ToValidUTF8(string(raw), "\uFFFD"))
+	}
 	if max <= 0 || len(raw) <= max {
 		return raw
 	}

@@ -141,6 +141,13 @@ type Model interface {
 	Stream(ctx context.Context, req Request, onText func(string)) (Response, error)
 }
 
+// RequestSizer is implemented by models that can say how many bytes a
+// request takes in their wire format; the context budget is then checked
+// against what is really sent, not just the provider-neutral history.
+type RequestSizer interface {
+	RequestBytes(req Request) int
+}
+
 // TokenCounter is implemented by models whose API counts tokens exactly.
 type TokenCounter interface {
 	CountTokens(ctx context.Context, text string) (int, error)

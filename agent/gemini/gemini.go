@@ -320,3 +320,15 @@ func (a *accumulator) response() (agent.Response, error) {
 	}
 	return resp, nil
 }
+
+// RequestBytes implements agent.RequestSizer: about the size of the JSON
+// body the SDK sends (contents, system instruction and tools), 0 when the
+// request cannot be encoded (Generate reports why).
+func (m *Model) RequestBytes(req agent.Request) int {
+	contents, config, err := toGenai(req)
+	if err != nil {
+		return 0
+	}
+	b, _ := json.Marshal(map[string]any{"contents": contents, "systemInstruction": config.SystemInstruction, "tools": config.Tools})
+	return len(b)
+}

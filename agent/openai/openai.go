@@ -308,3 +308,10 @@ func retryAfter(h string, now time.Time) time.Duration {
 	}
 	return 0
 }
+
+// RequestBytes implements agent.RequestSizer: the size of the JSON body
+// Generate would send.
+func (m *Model) RequestBytes(req agent.Request) int {
+	b, _ := json.Marshal(toChat(m.cfg.Model, req)) // encodes as Generate does
+	return len(b)
+}
