@@ -66,7 +66,7 @@ func (s *Session) fitBudget(step int) {
 	// strings, per-part wrappers); scale the estimate to what is sent.
 	scale := 1.0
 	if sz, ok := s.cfg.Model.(RequestSizer); ok && est > 0 {
-		if wire := sz.RequestBytes(req)/bytesPerToken; wire > est {
+		if wire := sz.RequestBytes(req) / bytesPerToken; wire > est {
 			scale = float64(wire) / float64(est)
 		}
 	}

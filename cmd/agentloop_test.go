@@ -293,7 +293,9 @@ var providers = []struct {
 	flags func(url string) []string
 }{
 	{"gemini", func(url string) []string { return []string{"--provider", "gemini", "--base-url", url} }},
-	{"openai", func(url string) []string { return []string{"--provider", "openai", "--model", "test-model", "--base-url", url + "/v1"} }},
+	{"openai", func(url string) []string {
+		return []string{"--provider", "openai", "--model", "test-model", "--base-url", url + "/v1"}
+	}},
 }
 
 // agentRepo makes a git repository and an acolyte home for one test.
