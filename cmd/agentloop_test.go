@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -581,4 +582,133 @@ func TestRunLongSessionStaysUnderBudget(t *testing.T) {
 		}
 		t.Log(table.String())
 	})
+}
+
+// syncBuffer is a bytes.Buffer safe to read while acolyte writes to it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func chat(t *testing.T, f *fakeModel, provider int, repo string, stdin io.Reader, stdout, stderr io.Writer, args ...string) int {
+	t.Helper()
+	full := append([]string{"acolyte", "chat"}, providers[provider].flags(f.srv.URL)...)
+	full = append(append(full, "--repo", repo), args...)
+	return cmd.Run(context.Background(), full, stdin, stdout, stderr)
+}
+
+func TestChatModelErrorEndsTheTurnNotTheChat(t *testing.T) {
+	eachProvider(t, func(t *testing.T, p int) {
+		repo := agentRepo(t)
+		f := scripted(t, modelReply{Status: http.StatusBadRequest}, say("Second answer."), observe())
+		var out, errOut bytes.Buffer
+		code := chat(t, f, p, repo, strings.NewReader("first\nsecond\n/exit\n"), &out, &errOut)
+		if code != cmd.ExitOK || !strings.Contains(out.String(), "Second answer.") || !strings.Contains(errOut.String(), "400") {
+			t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out.String(), errOut.String())
+		}
+		if reqs := f.requests(); len(reqs) != 3 || !reqs[2].Forced {
+			t.Fatalf("distill did not run after the chat: %d requests", len(reqs))
+		}
+	})
+}
+
+func TestChatKeepsTextToolsAndPromptsOnLinesOfTheirOwn(t *testing.T) {
+	repo := agentRepo(t)
+	f := scripted(t,
+		modelReply{Text: "Let me look.", Calls: []fakeCall{{Name: "list_files", Args: `{}`}}},
+		modelReply{Text: "I will run it.", Calls: []fakeCall{{Name: "load_tools", Args: `{"names":["run_shell"]}`}}},
+		call("run_shell", `{"command":"echo hi"}`),
+		say("Done."),
+		observe())
+	var both syncBuffer
+	code := chat(t, f, 0, repo, strings.NewReader("go\ny\n/exit\n"), &both, &both)
+	got := both.String()
+	if code != cmd.ExitOK {
+		t.Fatalf("exit %d: %s", code, got)
+	}
+	for _, want := range []string{"Let me look.\n→ list_files", "I will run it.\n→ load_tools", "  │ hi\n  exit 0\n", "Done.\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+func TestChatCtrlCStopsTheTurnAndAtThePromptLeaves(t *testing.T) {
+	eachProvider(t, func(t *testing.T, p int) {
+		repo := agentRepo(t)
+		interrupt := func() {
+			if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+				t.Error(err)
+			}
+		}
+		f := scriptedFunc(t, func(r modelReq) modelReply {
+			switch {
+			case r.Forced:
+				return observe(`{"content":"The chat was interrupted politely.","scope":"session"}`)
+			case r.N == 1:
+				go func() { time.Sleep(50 * time.Millisecond); interrupt() }()
+				return modelReply{Hang: true}
+			default:
+				return say("Second reply.")
+			}
+		})
+		stdinR, stdinW := io.Pipe()
+		defer stdinW.Close()
+		var out, errOut syncBuffer
+		codec := make(chan int, 1)
+		go func() { codec <- chat(t, f, p, repo, stdinR, &out, &errOut) }()
+		io.WriteString(stdinW, "first\n")
+		waitFor(t, &errOut, "stopped; memories and files already written are kept\n> ")
+		io.WriteString(stdinW, "second\n")
+		waitFor(t, &out, "Second reply.")
+		waitFor(t, &errOut, "kept\n> ", "> ") // the prompt after the second reply
+		interrupt()                           // at the idle prompt: leave
+		var code int
+		select {
+		case code = <-codec:
+		case <-time.After(10 * time.Second):
+			t.Fatal("Ctrl-C at the prompt did not end the chat")
+		}
+		if code != cmd.ExitOK {
+			t.Fatalf("exit %d: %s", code, errOut.String())
+		}
+		if !strings.Contains(errOut.String(), "stopping this reply") {
+			t.Errorf("stderr: %s", errOut.String())
+		}
+		reqs := f.requests()
+		if len(reqs) != 3 || !reqs[2].Forced {
+			t.Fatalf("distill did not run on the way out: %d requests", len(reqs))
+		}
+	})
+}
+
+// waitFor waits until b holds want after the text after (if given).
+func waitFor(t *testing.T, b *syncBuffer, want string, after ...string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		s := b.String()
+		if len(after) > 0 {
+			i := strings.Index(s, want)
+			if i >= 0 && strings.Contains(s[i+len(want):], after[0]) {
+				return
+			}
+		} else if strings.Contains(s, want) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("waited for %q %v in:\n%s", want, after, b.String())
 }

@@ -172,11 +172,10 @@ func agentSession(c *cli.Context, confirm func(string) bool, onEvent func(agent.
 // distill runs the distill step unless --no-distill. It never changes how
 // the task ended: a failure is a warning, already reported as an event.
 // After an interrupt it still runs, briefly, on a context of its own.
-func distill(c *cli.Context, s *agent.Session) {
+func distill(ctx context.Context, c *cli.Context, s *agent.Session) {
 	if c.Bool("no-distill") {
 		return
 	}
-	ctx := c.Context
 	if ctx.Err() != nil {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), distillAfterInterrupt)
@@ -215,7 +214,7 @@ func runCommand() *cli.Command {
 			defer closer.Close()
 			_, err = s.Turn(c.Context, task)
 			// Whatever the turn learnt is worth keeping however it ended.
-			distill(c, s)
+			distill(c.Context, c, s)
 			if err != nil {
 				return turnError(err)
 			}
