@@ -712,3 +712,32 @@ func waitFor(t *testing.T, b *syncBuffer, want string, after ...string) {
 	}
 	t.Fatalf("waited for %q %v in:\n%s", want, after, b.String())
 }
+
+func TestRunSessionResumesAndKeepsOneCopy(t *testing.T) {
+	repo := agentRepo(t)
+	fact := `{"content":"We are migrating the billing tables.","scope":"session"}`
+	for i := range 2 {
+		f := scripted(t, say("Done."), observe(fact))
+		code, stdout, stderr := runAgent(t, f, 1, repo, "run", "--json", "--session", "session-billing", "go on")
+		if code != cmd.ExitOK || !strings.Contains(stdout, `{"type":"session","step":0,"session":"session-billing"}`) {
+			t.Fatalf("run %d: exit %d: %s\n%s", i, code, stdout, stderr)
+		}
+	}
+	code, out, _ := acolyte(t, "list", "--repo", repo, "--session", "session-billing", "--scope", "session", "--json")
+	if code != cmd.ExitOK || strings.Count(out, "billing tables") != 1 {
+		t.Fatalf("list: %s", out)
+	}
+}
+
+func TestRunContextBudgetFromConfig(t *testing.T) {
+	repo := agentRepo(t)
+	home := os.Getenv("ACOLYTE_HOME")
+	os.MkdirAll(home, 0o755)
+	os.WriteFile(filepath.Join(home, "config.json"), []byte(`{"context-budget": "4000"}`), 0o644)
+	os.WriteFile(filepath.Join(repo, "a.txt"), bytes.Repeat([]byte("some text in a file\n"), 500), 0o644)
+	f := scripted(t, call("read_file", `{"path":"a.txt"}`), call("read_file", `{"path":"a.txt"}`), say("Done."), observe())
+	code, stdout, stderr := runAgent(t, f, 0, repo, "run", "--json", "read it twice")
+	if code != cmd.ExitOK || !strings.Contains(stdout, `"budget":4000`) {
+		t.Fatalf("exit %d: %s\n%s", code, stdout, stderr)
+	}
+}
