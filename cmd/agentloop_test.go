@@ -149,7 +149,56 @@ func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 		writeGemini(w, rep, stream)
 		return
 	}
+	if strings.Contains(req.Body, `"stream":true`) {
+		streamOpenAI(w, rep)
+		return
+	}
 	writeOpenAI(w, rep)
+}
+
+// streamOpenAI answers as server-sent events: the text in two deltas, each
+// call's arguments in two deltas after a first one with its id and name,
+// the finish reason, the usage, then [DONE].
+func streamOpenAI(w http.ResponseWriter, rep modelReply) {
+	var buf bytes.Buffer
+	writeOpenAI(&buf, rep)
+	var whole struct {
+		Choices []struct {
+			Message struct {
+				Content   *string `json:"content"`
+				ToolCalls []struct {
+					ID       string `json:"id"`
+					Function struct{ Name, Arguments string }
+				} `json:"tool_calls"`
+			} `json:"message"`
+			FinishReason string `json:"finish_reason"`
+		} `json:"choices"`
+	}
+	json.Unmarshal(buf.Bytes(), &whole)
+	w.Header().Set("Content-Type", "text/event-stream")
+	event := func(v any) {
+		b, _ := json.Marshal(v)
+		fmt.Fprintf(w, "data: %s\n\n", b)
+		w.(http.Flusher).Flush()
+	}
+	delta := func(d map[string]any) {
+		event(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": d}}})
+	}
+	ch := whole.Choices[0]
+	if c := ch.Message.Content; c != nil {
+		half := len(*c) / 2
+		delta(map[string]any{"role": "assistant", "content": (*c)[:half]})
+		delta(map[string]any{"content": (*c)[half:]})
+	}
+	for i, tc := range ch.Message.ToolCalls {
+		half := len(tc.Function.Arguments) / 2
+		delta(map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": tc.ID, "type": "function", "function": map[string]string{"name": tc.Function.Name, "arguments": ""}}}})
+		delta(map[string]any{"tool_calls": []any{map[string]any{"index": i, "function": map[string]string{"arguments": tc.Function.Arguments[:half]}}}})
+		delta(map[string]any{"tool_calls": []any{map[string]any{"index": i, "function": map[string]string{"arguments": tc.Function.Arguments[half:]}}}})
+	}
+	event(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": ch.FinishReason}}})
+	event(map[string]any{"choices": []any{}, "usage": map[string]int{"prompt_tokens": 100, "completion_tokens": 7}})
+	fmt.Fprint(w, "data: [DONE]\n\n")
 }
 
 func parseOpenAI(t *testing.T, body []byte) modelReq {
@@ -625,24 +674,31 @@ func TestChatModelErrorEndsTheTurnNotTheChat(t *testing.T) {
 }
 
 func TestChatKeepsTextToolsAndPromptsOnLinesOfTheirOwn(t *testing.T) {
-	repo := agentRepo(t)
-	f := scripted(t,
-		modelReply{Text: "Let me look.", Calls: []fakeCall{{Name: "list_files", Args: `{}`}}},
-		modelReply{Text: "I will run it.", Calls: []fakeCall{{Name: "load_tools", Args: `{"names":["run_shell"]}`}}},
-		call("run_shell", `{"command":"echo hi"}`),
-		say("Done."),
-		observe())
-	var both syncBuffer
-	code := chat(t, f, 0, repo, strings.NewReader("go\ny\n/exit\n"), &both, &both)
-	got := both.String()
-	if code != cmd.ExitOK {
-		t.Fatalf("exit %d: %s", code, got)
-	}
-	for _, want := range []string{"Let me look.\n→ list_files", "I will run it.\n→ load_tools", "  │ hi\n  exit 0\n", "Done.\n"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("output lacks %q:\n%s", want, got)
+	eachProvider(t, func(t *testing.T, p int) {
+		repo := agentRepo(t)
+		f := scripted(t,
+			modelReply{Text: "Let me look.", Calls: []fakeCall{{Name: "list_files", Args: `{}`}}},
+			modelReply{Text: "I will run it.", Calls: []fakeCall{{Name: "load_tools", Args: `{"names":["run_shell"]}`}}},
+			call("run_shell", `{"command":"echo hi"}`),
+			say("Done."),
+			observe())
+		var both syncBuffer
+		code := chat(t, f, p, repo, strings.NewReader("go\ny\n/exit\n"), &both, &both)
+		got := both.String()
+		if code != cmd.ExitOK {
+			t.Fatalf("exit %d: %s", code, got)
 		}
-	}
+		for _, want := range []string{"Let me look.\n→ list_files", "I will run it.\n→ load_tools", "  │ hi\n  exit 0\n", "Done.\n"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("output lacks %q:\n%s", want, got)
+			}
+		}
+		// Both providers stream: OpenAI over server-sent events, the
+		// fake splitting text and call arguments across events.
+		if providers[p].name == "openai" && !strings.Contains(f.requests()[0].Body, `"stream":true`) {
+			t.Errorf("the OpenAI request did not ask to stream: %s", f.requests()[0].Body)
+		}
+	})
 }
 
 func TestChatCtrlCStopsTheTurnAndAtThePromptLeaves(t *testing.T) {
