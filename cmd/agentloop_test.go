@@ -797,3 +797,27 @@ func TestRunContextBudgetFromConfig(t *testing.T) {
 		t.Fatalf("exit %d: %s\n%s", code, stdout, stderr)
 	}
 }
+
+func TestRunInterruptedStillDistillsAndFails(t *testing.T) {
+	eachProvider(t, func(t *testing.T, p int) {
+		repo := agentRepo(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		f := scriptedFunc(t, func(r modelReq) modelReply {
+			if r.Forced {
+				return observe(`{"content":"The interrupted task was about the parser.","scope":"session"}`)
+			}
+			cancel() // Ctrl-C while the model thinks
+			return modelReply{Hang: true}
+		})
+		full := append(append([]string{"acolyte", "run"}, providers[p].flags(f.srv.URL)...), "--repo", repo, "look at the parser")
+		var out, errOut bytes.Buffer
+		code := cmd.Run(ctx, full, strings.NewReader(""), &out, &errOut)
+		if code != cmd.ExitFail || !strings.Contains(errOut.String(), "interrupted") {
+			t.Fatalf("exit %d: %s", code, errOut.String())
+		}
+		if reqs := f.requests(); len(reqs) != 2 || !reqs[1].Forced || !strings.Contains(errOut.String(), "remembered 1 observation") {
+			t.Fatalf("distill after the interrupt: %d requests; %s", len(reqs), errOut.String())
+		}
+	})
+}
