@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/acolyte-dev/acolyte/agent"
 	"github.com/acolyte-dev/acolyte/agent/internal/agenttest"
@@ -121,5 +122,63 @@ func TestTranscriptKeepsTaskAndLatestSteps(t *testing.T) {
 	tr := agent.Transcript(h, 2000)
 	if len(tr) > 2000 || !strings.HasPrefix(tr, "[user] THE TASK") || !strings.HasSuffix(tr, "LAST WORDS") {
 		t.Fatalf("transcript (%d bytes): %.80s … %s", len(tr), tr, tr[max(0, len(tr)-40):])
+	}
+}
+
+func TestToolArgumentErrorsSpeakJSONNotGo(t *testing.T) {
+	tk, _ := agenttest.Open(t)
+	ws, err := toolbox.NewWorkspace(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	core, deferred := agent.DefaultTools(tk, ws)
+	ts, err := agent.NewToolset(core, deferred)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read, _ := ts.Tool("read_file")
+	cases := map[string]string{
+		`{"path": 42}`:               `field "path" must be a string, not a JSON number`,
+		`{"path": "a", "colour": 1}`: `unknown field "colour"`,
+		`["a"]`:                      `must be a JSON object, not a JSON array`,
+	}
+	for args, want := range cases {
+		_, err := read.Call(context.Background(), json.RawMessage(args))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", args, err, want)
+		}
+		if err != nil && (strings.Contains(err.Error(), "Go value") || strings.Contains(err.Error(), "struct")) {
+			t.Errorf("%s: Go type names leak: %v", args, err)
+		}
+	}
+}
+
+func TestSessionsPruneOnlyStaleSessions(t *testing.T) {
+	_, store := agenttest.Open(t)
+	ctx := context.Background()
+	now := time.Now()
+	ss := agent.Sessions{Store: store}
+	for _, s := range []struct {
+		id  string
+		age time.Duration
+	}{{"session-old", 10 * 24 * time.Hour}, {"session-recent", time.Hour}, {"session-current", 30 * 24 * time.Hour}} {
+		tk := memory.Scoped{Store: store, Visibility: memory.Visibility{SessionKey: s.id}}
+		agenttest.Add(t, tk, memory.ScopeSession, memory.KindObservation, "A fact of "+s.id+".")
+		if err := ss.Touch(ctx, s.id, now.Add(-s.age)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pruned, err := ss.Prune(ctx, agent.DefaultSessionMaxAge, "session-current", now)
+	if err != nil || len(pruned) != 1 || pruned[0] != "session-old" {
+		t.Fatalf("pruned %v, %v", pruned, err)
+	}
+	for id, want := range map[string]int{"session-old": 0, "session-recent": 1, "session-current": 1} {
+		got, err := store.List(ctx, memory.Visibility{SessionKey: id}, memory.Filter{Scope: memory.ScopeSession})
+		if err != nil || len(got) != want {
+			t.Errorf("%s: %d memories left (%v), want %d", id, len(got), err, want)
+		}
+	}
+	if last, _ := store.GetState(ctx, agent.LastSessionKey); last != "session-current" {
+		t.Errorf("last session %q", last)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/acolyte-dev/acolyte/agent/toolbox"
+	"github.com/acolyte-dev/acolyte/gitsync"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -74,13 +76,15 @@ type DistillReport struct {
 }
 
 // Distill asks the model, as an observer, for the durable facts in this
-// session and stores each as an observation. It stops at the first store
-// error; facts stored before it stay stored.
+// session and stores each as an observation. A fact the store refuses is
+// reported in the report and the others are still stored. An error means
+// distill could not run at all (the model failed); it is emitted as a
+// warning, because it never says anything about the task itself.
 func (s *Session) Distill(ctx context.Context) (DistillReport, error) {
 	rep, err := Distill(ctx, s.cfg.Model, s.cfg.Toolkit, s.history)
 	s.usage.Add(rep.Usage)
 	if err != nil {
-		s.emit(Event{Type: EventError, Error: err.Error()})
+		s.emit(Event{Type: EventWarning, Error: err.Error(), Distill: &rep})
 		return rep, err
 	}
 	s.emit(Event{Type: EventDistill, Distill: &rep})
@@ -98,23 +102,43 @@ func Distill(ctx context.Context, m Model, tk memory.Toolkit, history []Message)
 		System:   distillPrompt,
 		Messages: []Message{{Role: RoleUser, Parts: []Part{{Text: transcript}}}},
 		Tools:    []ToolDecl{{Name: "memory_observe", Description: "Record the facts worth remembering.", Schema: json.RawMessage(observeSchema)}},
+		// Forced, so a reply in prose cannot silently store nothing.
+		ForceTool: "memory_observe",
 	})
 	if err != nil {
 		return rep, fmt.Errorf("distill: %w", err)
 	}
 	rep.Usage = resp.Usage
-	var facts []Fact
+	var (
+		facts    []Fact
+		observed bool
+	)
 	for _, c := range resp.Message.Calls() {
 		if c.Name != "memory_observe" {
 			continue
 		}
+		if c.Malformed != "" {
+			return rep, fmt.Errorf("distill: the observer's memory_observe call was malformed: %s", c.Malformed)
+		}
 		var a struct {
-			Facts []Fact `json:"facts"`
+			Facts []json.RawMessage `json:"facts"`
 		}
 		if err := json.Unmarshal(c.Args, &a); err != nil {
-			return rep, fmt.Errorf("distill: observer sent malformed facts: %w", err)
+			return rep, fmt.Errorf("distill: the observer's facts are not a list of objects: %s", plainJSONError(err))
 		}
-		facts = append(facts, a.Facts...)
+		observed = true
+		for _, raw := range a.Facts {
+			var f Fact
+			if err := json.Unmarshal(raw, &f); err != nil {
+				// One malformed fact must not cost the others.
+				rep.Skipped = append(rep.Skipped, SkippedFact{Reason: "malformed fact: " + plainJSONError(err)})
+				continue
+			}
+			facts = append(facts, f)
+		}
+	}
+	if !observed {
+		return rep, fmt.Errorf("distill: the model answered without calling memory_observe, so nothing was stored (stop reason %q)", resp.Stop)
 	}
 	seen := map[string]bool{}
 	for _, f := range facts {
@@ -134,23 +158,29 @@ func Distill(ctx context.Context, m Model, tk memory.Toolkit, history []Message)
 			continue
 		}
 		seen[key] = true
+		if ctx.Err() != nil {
+			return rep, fmt.Errorf("distill: %w", ctx.Err())
+		}
 		dup, err := nearDuplicate(ctx, tk, scope, f.Content)
 		if err != nil {
-			return rep, fmt.Errorf("distill: %w", err)
+			rep.Skipped = append(rep.Skipped, SkippedFact{Fact: f, Reason: "could not check for duplicates: " + err.Error()})
+			continue
 		}
 		if dup != nil {
 			rep.Skipped = append(rep.Skipped, SkippedFact{Fact: f, Reason: "near-duplicate", DuplicateOf: dup.ID})
 			continue
 		}
 		added, err := tk.Add(ctx, memory.Draft{Content: f.Content, Scope: scope, Kind: memory.KindObservation, Topic: f.Topic, Source: SourceDistill})
-		if isRefusal(err) {
-			// e.g. a session fact when no session is set: skip the fact,
-			// keep the others.
-			rep.Skipped = append(rep.Skipped, SkippedFact{Fact: f, Reason: err.Error()})
-			continue
-		}
 		if err != nil {
-			return rep, fmt.Errorf("distill: store %q: %w", f.Content, err)
+			// A refused fact (a secret, a session fact with no session)
+			// or a failed write costs this fact only; the others are
+			// still stored. A secret is not echoed into the report.
+			sk := SkippedFact{Fact: f, Reason: err.Error()}
+			if errors.Is(err, gitsync.ErrSecret) {
+				sk.Content = withheld
+			}
+			rep.Skipped = append(rep.Skipped, sk)
+			continue
 		}
 		if added.Existing {
 			rep.Skipped = append(rep.Skipped, SkippedFact{Fact: f, Reason: "already stored", DuplicateOf: added.Memory.ID})
@@ -248,13 +278,22 @@ func scopeEnum() string {
 	return string(b)
 }
 
-// isRefusal reports whether the toolkit refused one fact for what it is,
-// as opposed to failing (disk, database) in a way every fact would.
-func isRefusal(err error) bool {
-	for _, e := range []error{memory.ErrNoScopeKey, memory.ErrEmpty, memory.ErrTooLarge, memory.ErrInvalidText, memory.ErrUnknownScope, memory.ErrUnknownKind} {
-		if errors.Is(err, e) {
-			return true
+// withheld replaces the content of a fact refused as a secret in reports.
+const withheld = "(withheld: looks like a secret)"
+
+// plainJSONError says what was wrong with JSON without Go's type names.
+func plainJSONError(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		field := te.Field
+		if field == "" {
+			field = "the value"
 		}
+		return fmt.Sprintf("%s is a JSON %s where %s was expected", field, te.Value, toolbox.Kind(te.Type))
 	}
-	return false
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("invalid JSON at byte %d", se.Offset)
+	}
+	return strings.TrimPrefix(err.Error(), "json: ")
 }

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/acolyte-dev/acolyte/agent/toolbox"
 	"github.com/acolyte-dev/acolyte/memory"
@@ -28,6 +30,15 @@ const (
 	EventError      EventType = "error"
 	// EventDistill reports what the distill step stored after the task.
 	EventDistill EventType = "distill"
+	// EventCompact says old tool results were compacted to keep the
+	// request under the context budget.
+	EventCompact EventType = "compact"
+	// EventWarning is a problem that does not change how the task ended,
+	// e.g. a failed distill.
+	EventWarning EventType = "warning"
+	// EventSession names the session a run's session memories go to, so
+	// it can be resumed with --session.
+	EventSession EventType = "session"
 )
 
 // Event is one thing that happened in a turn. It marshals to the JSON line
@@ -43,6 +54,8 @@ type Event struct {
 	Usage   *Usage          `json:"usage,omitempty"`
 	Error   string          `json:"error,omitempty"`
 	Distill *DistillReport  `json:"distill,omitempty"`
+	Context *Compaction     `json:"context,omitempty"`
+	Session string          `json:"session,omitempty"`
 }
 
 // Config sets up a Session.
@@ -53,6 +66,15 @@ type Config struct {
 	Workspace *toolbox.Workspace
 	// MaxSteps bounds the model calls of one turn (default DefaultMaxSteps).
 	MaxSteps int
+	// ContextBudget is the most tokens (offline estimate) a request may
+	// carry; older tool results are compacted to stay under it (default
+	// DefaultContextBudget).
+	ContextBudget int
+	// MaxResultBytes caps one tool result before it enters the history
+	// (default DefaultMaxResultBytes).
+	MaxResultBytes int
+	// RequestTimeout bounds one model request, retries included; 0 means none.
+	RequestTimeout time.Duration
 	// Stream asks the model for text as it is generated.
 	Stream bool
 	// OnEvent receives every event; nil discards them.
@@ -76,6 +98,25 @@ type TurnResult struct {
 	// Incomplete is true when the step budget ran out before the model finished.
 	Incomplete bool `json:"incomplete,omitempty"`
 }
+
+// Ways a turn can end without an answer. Turn wraps them with details.
+var (
+	ErrStepLimit     = errors.New("step limit reached")
+	ErrTruncated     = errors.New("the reply was cut off by the model's output limit")
+	ErrEmptyAnswer   = errors.New("the model ended its turn with an empty answer")
+	ErrRepeatedCalls = errors.New("the model repeated a failing call")
+)
+
+// maxContinuations bounds how often a reply cut off by the output limit is
+// continued: a model that needs more than three outputs for one answer is
+// looping, not writing.
+const maxContinuations = 3
+
+// maxRepeatedFailures stops a model that sends the same failing call again
+// and again: by the third identical failure it is not changing course.
+const maxRepeatedFailures = 3
+
+const continuePrompt = "Your reply was cut off by the output length limit. Continue exactly where it stopped, without repeating anything."
 
 // coreTools are declared from the first request: the tools nearly every
 // task needs. The rest cost one summary line in load_tools until loaded.
@@ -112,6 +153,12 @@ func NewSession(cfg Config) (*Session, error) {
 	if cfg.MaxSteps <= 0 {
 		cfg.MaxSteps = DefaultMaxSteps
 	}
+	if cfg.ContextBudget <= 0 {
+		cfg.ContextBudget = DefaultContextBudget
+	}
+	if cfg.MaxResultBytes <= 0 {
+		cfg.MaxResultBytes = DefaultMaxResultBytes
+	}
 	core, deferred := DefaultTools(cfg.Toolkit, cfg.Workspace)
 	ts, err := NewToolset(core, deferred)
 	if err != nil {
@@ -135,51 +182,144 @@ func (s *Session) emit(e Event) {
 // Turn gives the model input and runs tool calls until the model answers
 // without calling a tool, the step budget runs out or ctx is cancelled.
 // Whatever tools did before a cancellation (memories written, files edited)
-// stays done.
+// stays done. A turn that ends without a whole, non-empty answer returns an
+// error wrapping ErrStepLimit, ErrTruncated, ErrEmptyAnswer or
+// ErrRepeatedCalls.
 func (s *Session) Turn(ctx context.Context, input string) (TurnResult, error) {
 	s.appendUser(Part{Text: input})
-	var res TurnResult
+	var (
+		res          TurnResult
+		continued    int    // continuations of a cut-off reply so far
+		partial      string // text of the cut-off replies being continued
+		failKey      string // the last failing call, name and arguments
+		failRepeats  int    // how many times in a row failKey failed
+		malformedRun int    // malformed calls in a row
+	)
+	fail := func(step int, err error) (TurnResult, error) {
+		s.emit(Event{Type: EventError, Step: step, Error: err.Error()})
+		return res, err
+	}
 	for step := 1; ; step++ {
 		if step > s.cfg.MaxSteps {
 			res.Incomplete = true
-			res.Text = fmt.Sprintf("Stopped after %d steps without finishing. Ask me to continue, or raise --max-steps.", s.cfg.MaxSteps)
-			s.emit(Event{Type: EventFinal, Step: step - 1, Text: res.Text})
-			return res, nil
+			res.Text = partial
+			return fail(step-1, fmt.Errorf("%w: stopped after %d steps without finishing; ask to continue, or raise --max-steps", ErrStepLimit, s.cfg.MaxSteps))
 		}
 		res.Steps = step
+		s.fitBudget(step)
 		req := Request{System: s.system, Messages: s.history, Tools: s.tools.Declarations()}
 		resp, err := s.generate(ctx, req, step)
 		if err != nil {
 			if ctxErr := ctx.Err(); ctxErr != nil {
 				err = fmt.Errorf("stopped: %w", ctxErr)
 			}
-			s.emit(Event{Type: EventError, Step: step, Error: err.Error()})
-			return res, err
+			return fail(step, err)
 		}
 		res.Usage.Add(resp.Usage)
 		s.usage.Add(resp.Usage)
 		u := resp.Usage
 		s.emit(Event{Type: EventUsage, Step: step, Usage: &u})
+
+		if resp.Stop == StopMalformedCall && len(resp.Message.Calls()) == 0 {
+			// Nothing usable came back; tell the model and let it try again.
+			malformedRun++
+			if malformedRun >= maxRepeatedFailures {
+				return fail(step, fmt.Errorf("%w: %d malformed function calls in a row (%s)", ErrRepeatedCalls, malformedRun, resp.StopDetail))
+			}
+			s.emit(Event{Type: EventToolResult, Step: step, IsError: true, Result: errorJSON(&toolbox.Error{Code: toolbox.CodeInvalidArgs, Message: "malformed function call"})})
+			if len(resp.Message.Parts) > 0 {
+				resp.Message.Role = RoleModel
+				s.history = append(s.history, resp.Message)
+			}
+			s.appendUser(Part{Text: malformedPrompt(resp.StopDetail)})
+			continue
+		}
 		resp.Message.Role = RoleModel
-		s.history = append(s.history, resp.Message)
+		if len(resp.Message.Parts) > 0 {
+			s.history = append(s.history, resp.Message)
+		}
 
 		calls := resp.Message.Calls()
 		if len(calls) == 0 {
-			res.Text = resp.Message.Text()
+			text := resp.Message.Text()
+			if resp.Stop == StopLength {
+				partial += text
+				if continued >= maxContinuations {
+					res.Text = partial
+					return fail(step, fmt.Errorf("%w, still after %d continuations; raise the model's output limit or ask for a shorter answer", ErrTruncated, continued))
+				}
+				continued++
+				s.appendUser(Part{Text: continuePrompt})
+				continue
+			}
+			res.Text = partial + text
+			if strings.TrimSpace(res.Text) == "" {
+				return fail(step, fmt.Errorf("%w (step %d); ask again, or try another model", ErrEmptyAnswer, step))
+			}
 			s.emit(Event{Type: EventFinal, Step: step, Text: res.Text})
 			return res, nil
 		}
 		results := make([]Part, 0, len(calls))
+		var repeated *ToolResponse
+		allMalformed := true
 		for _, call := range calls {
-			results = append(results, Part{Result: s.call(ctx, step, call)})
+			r := s.call(ctx, step, call)
+			results = append(results, Part{Result: r})
+			if call.Malformed == "" {
+				allMalformed = false
+			}
+			if !r.IsError {
+				failKey, failRepeats = "", 0
+				continue
+			}
+			if key := call.Name + "\x00" + compactJSON(call.Args) + "\x00" + call.Malformed; key == failKey {
+				failRepeats++
+			} else {
+				failKey, failRepeats = key, 1
+			}
+			if failRepeats >= maxRepeatedFailures {
+				repeated = r
+			}
+		}
+		if allMalformed {
+			malformedRun++
+		} else {
+			malformedRun = 0
 		}
 		s.history = append(s.history, Message{Role: RoleUser, Parts: results})
+		if resp.Stop == StopLength {
+			// The calls were whole enough to parse; the cut-off text part
+			// is not worth a continuation, the next step goes on anyway.
+			partial = ""
+		}
 		if err := ctx.Err(); err != nil {
-			err = fmt.Errorf("stopped: %w", err)
-			s.emit(Event{Type: EventError, Step: step, Error: err.Error()})
-			return res, err
+			return fail(step, fmt.Errorf("stopped: %w", err))
+		}
+		if repeated != nil {
+			return fail(step, fmt.Errorf("%w: %s failed %d times in a row with the same arguments: %s", ErrRepeatedCalls, repeated.Name, failRepeats, clipText(string(repeated.Response), 300)))
+		}
+		if malformedRun >= maxRepeatedFailures {
+			return fail(step, fmt.Errorf("%w: %d malformed function calls in a row", ErrRepeatedCalls, malformedRun))
 		}
 	}
+}
+
+func malformedPrompt(detail string) string {
+	msg := "Your last function call could not be parsed"
+	if detail != "" {
+		msg += " (" + clipText(detail, 300) + ")"
+	}
+	return msg + ". Call the tool again with arguments that are one valid JSON object matching its schema."
+}
+
+// compactJSON is raw without insignificant space, so two calls that differ
+// only in formatting count as the same call.
+func compactJSON(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return string(raw)
+	}
+	return b.String()
 }
 
 // appendUser adds input as a user message, merging it into a trailing user
@@ -193,6 +333,19 @@ func (s *Session) appendUser(p Part) {
 }
 
 func (s *Session) generate(ctx context.Context, req Request, step int) (Response, error) {
+	if s.cfg.RequestTimeout <= 0 {
+		return s.generateOnce(ctx, req, step)
+	}
+	tctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
+	defer cancel()
+	resp, err := s.generateOnce(tctx, req, step)
+	if err != nil && ctx.Err() == nil && errors.Is(tctx.Err(), context.DeadlineExceeded) {
+		err = fmt.Errorf("no answer from %s within %s; raise --timeout if the model is just slow: %w", s.cfg.Model.Name(), s.cfg.RequestTimeout, err)
+	}
+	return resp, err
+}
+
+func (s *Session) generateOnce(ctx context.Context, req Request, step int) (Response, error) {
 	if !s.cfg.Stream {
 		resp, err := s.cfg.Model.Generate(ctx, req)
 		if err == nil {
@@ -211,11 +364,20 @@ func (s *Session) generate(ctx context.Context, req Request, step int) (Response
 // arguments, a panic or cancellation, becomes a response the model can read.
 func (s *Session) call(ctx context.Context, step int, c ToolCall) *ToolResponse {
 	args := c.Args
-	if len(bytes.TrimSpace(args)) == 0 {
+	if len(bytes.TrimSpace(args)) == 0 || !json.Valid(args) {
 		args = json.RawMessage("{}")
 	}
 	s.emit(Event{Type: EventToolCall, Step: step, Tool: c.Name, Args: args})
-	out, isErr := s.invoke(ctx, c.Name, args)
+	var (
+		out   json.RawMessage
+		isErr bool
+	)
+	if c.Malformed != "" {
+		out, isErr = errorJSON(&toolbox.Error{Code: toolbox.CodeInvalidArgs, Message: "the arguments were not read, so the tool did not run: " + c.Malformed + "; send them again as one valid JSON object matching the tool's schema"}), true
+	} else {
+		out, isErr = s.invoke(ctx, c.Name, args)
+	}
+	out = capResult(out, s.cfg.MaxResultBytes)
 	s.emit(Event{Type: EventToolResult, Step: step, Tool: c.Name, Result: out, IsError: isErr})
 	return &ToolResponse{ID: c.ID, Name: c.Name, Response: out, IsError: isErr}
 }

@@ -43,6 +43,10 @@ type ToolCall struct {
 	ID   string          `json:"id,omitempty"`
 	Name string          `json:"name"`
 	Args json.RawMessage `json:"args"`
+	// Malformed says why the provider could not read the arguments the
+	// model sent (e.g. broken JSON); Args is then {} and the call is not
+	// run: the model is told what was wrong instead.
+	Malformed string `json:"malformed,omitempty"`
 }
 
 // ToolResponse is the outcome of a tool call, always a JSON object: the
@@ -86,6 +90,9 @@ type Request struct {
 	System   string
 	Messages []Message
 	Tools    []ToolDecl
+	// ForceTool, when set, names the one tool the model must call: distill
+	// needs a memory_observe call, not prose.
+	ForceTool string
 }
 
 // Usage counts the tokens of one model call.
@@ -104,7 +111,25 @@ func (u *Usage) Add(v Usage) {
 type Response struct {
 	Message Message
 	Usage   Usage
+	// Stop is why the model stopped; the zero value is a natural end.
+	Stop StopReason
+	// StopDetail is the provider's own words about an unusual stop, if any.
+	StopDetail string
 }
+
+// StopReason is why the model stopped generating.
+type StopReason string
+
+const (
+	// StopEnd is a natural end: an answer or tool calls.
+	StopEnd StopReason = ""
+	// StopLength means the output limit cut the reply off (OpenAI
+	// finish_reason "length", Gemini MAX_TOKENS): it is not a whole answer.
+	StopLength StopReason = "length"
+	// StopMalformedCall means the model tried to call a tool and the
+	// provider could not parse the call (Gemini MALFORMED_FUNCTION_CALL).
+	StopMalformedCall StopReason = "malformed_call"
+)
 
 // Model is a language model that can call tools.
 type Model interface {
@@ -114,6 +139,13 @@ type Model interface {
 	Generate(ctx context.Context, req Request) (Response, error)
 	// Stream is Generate that also hands each piece of text to onText as it arrives.
 	Stream(ctx context.Context, req Request, onText func(string)) (Response, error)
+}
+
+// RequestSizer is implemented by models that can say how many bytes a
+// request takes in their wire format; the context budget is then checked
+// against what is really sent, not just the provider-neutral history.
+type RequestSizer interface {
+	RequestBytes(req Request) int
 }
 
 // TokenCounter is implemented by models whose API counts tokens exactly.

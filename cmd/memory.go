@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/acolyte-dev/acolyte/agent"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -201,7 +202,14 @@ func listCommand() *cli.Command {
 				return err
 			}
 			defer w.Close()
-			list, err := w.Toolkit.List(c.Context, f)
+			tk := w.Toolkit
+			if f.Scope == memory.ScopeSession && global(c, flagSession) == "" {
+				// Without --session, show the last agent session's memories.
+				if last, err := w.Store.GetState(c.Context, agent.LastSessionKey); err == nil && last != "" {
+					tk = memory.Scoped{Store: w.Store, Visibility: memory.Visibility{SessionKey: last}}
+				}
+			}
+			list, err := tk.List(c.Context, f)
 			if err != nil {
 				return fail(err)
 			}

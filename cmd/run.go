@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -16,7 +17,6 @@ import (
 	"github.com/acolyte-dev/acolyte/agent/gemini"
 	"github.com/acolyte-dev/acolyte/agent/openai"
 	"github.com/acolyte-dev/acolyte/agent/toolbox"
-	"github.com/acolyte-dev/acolyte/memory"
 )
 
 // Providers a model can come from; the first is the default.
@@ -36,20 +36,66 @@ func agentFlags() []cli.Flag {
 	return append(modelFlags(),
 		&cli.IntFlag{Name: "max-steps", Value: agent.DefaultMaxSteps, Usage: "most model calls per task before stopping"},
 		&cli.BoolFlag{Name: "no-distill", Usage: "do not store observations from the finished task"},
+		&cli.IntFlag{Name: "context-budget", EnvVars: []string{"ACOLYTE_CONTEXT_BUDGET"}, Usage: fmt.Sprintf("most tokens (estimated) one model request may carry; older tool results are compacted to stay under it (default %d, or context-budget in config.json)", agent.DefaultContextBudget)},
+		&cli.DurationFlag{Name: "timeout", EnvVars: []string{"ACOLYTE_TIMEOUT"}, Usage: fmt.Sprintf("longest one model request may take, retries included (default %s, or timeout in config.json)", defaultRequestTimeout)},
+		&cli.DurationFlag{Name: "session-max-age", EnvVars: []string{"ACOLYTE_SESSION_MAX_AGE"}, Usage: fmt.Sprintf("forget the memories of agent sessions unused for this long (default %s, or session-max-age in config.json)", agent.DefaultSessionMaxAge)},
 	)
 }
 
+// defaultRequestTimeout bounds one model request: a slow local model can
+// take minutes on a long answer, a stuck connection should not take hours.
+const defaultRequestTimeout = 10 * time.Minute
+
+// agentInt and agentDuration read an agent setting from its flag (or
+// variable), else from config.json, else def.
+func agentInt(c *cli.Context, name string, def int) (int, error) {
+	if c.IsSet(name) {
+		if n := c.Int(name); n > 0 {
+			return n, nil
+		}
+		return 0, usage(fmt.Errorf("--%s must be a positive number, got %d", name, c.Int(name)))
+	}
+	if v := configValue(c, name); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return 0, usage(fmt.Errorf("%s in config.json must be a positive whole number, got %q", name, v))
+		}
+		return n, nil
+	}
+	return def, nil
+}
+
+func agentDuration(c *cli.Context, name string, def time.Duration) (time.Duration, error) {
+	if c.IsSet(name) {
+		if d := c.Duration(name); d > 0 {
+			return d, nil
+		}
+		return 0, usage(fmt.Errorf("--%s must be a positive duration such as 90s or 5m, got %s", name, c.Duration(name)))
+	}
+	if v := configValue(c, name); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return 0, usage(fmt.Errorf("%s in config.json must be a positive duration such as 90s or 168h, got %q", name, v))
+		}
+		return d, nil
+	}
+	return def, nil
+}
+
 // openModel builds the model the flags name.
-func openModel(c *cli.Context) (agent.Model, error) {
+func openModel(c *cli.Context) (agent.Model, error) { return openModelWaiting(c, nil) }
+
+// openModelWaiting is openModel with onWait told about each retry's wait.
+func openModelWaiting(c *cli.Context, onWait func(agent.Wait)) (agent.Model, error) {
 	switch p := c.String("provider"); p {
 	case "gemini":
-		m, err := gemini.New(c.Context, gemini.Config{APIKey: geminiKey(), Model: c.String("model"), BaseURL: c.String("base-url")})
+		m, err := gemini.New(c.Context, gemini.Config{APIKey: geminiKey(), Model: c.String("model"), BaseURL: c.String("base-url"), OnWait: onWait})
 		if err != nil {
 			return nil, usage(err)
 		}
 		return m, nil
 	case "openai":
-		m, err := openai.New(openai.Config{BaseURL: c.String("base-url"), APIKey: os.Getenv("OPENAI_API_KEY"), Model: c.String("model")})
+		m, err := openai.New(openai.Config{BaseURL: c.String("base-url"), APIKey: os.Getenv("OPENAI_API_KEY"), Model: c.String("model"), OnWait: onWait})
 		if err != nil {
 			return nil, usage(err)
 		}
@@ -60,19 +106,35 @@ func openModel(c *cli.Context) (agent.Model, error) {
 }
 
 // agentSession opens everything a task needs: the workspace, the model and
-// a session over them. confirm decides run_shell calls.
+// a session over them. confirm decides run_shell calls. The session id is
+// announced through onEvent, and sessions unused for longer than
+// --session-max-age are pruned.
 func agentSession(c *cli.Context, confirm func(string) bool, onEvent func(agent.Event), stream bool) (*agent.Session, io.Closer, error) {
 	if n := c.Int("max-steps"); n < 1 {
 		return nil, nil, usage(fmt.Errorf("--max-steps must be at least 1, got %d", n))
 	}
-	m, err := openModel(c)
+	budget, err := agentInt(c, "context-budget", agent.DefaultContextBudget)
 	if err != nil {
 		return nil, nil, err
 	}
-	if global(c, flagSession) == "" {
-		// Each task is its own session unless the caller joins one, so
-		// session facts from distill have somewhere to live.
-		if err := c.Set(flagSession, "session-"+memory.NewID(time.Now())); err != nil {
+	timeout, err := agentDuration(c, "timeout", defaultRequestTimeout)
+	if err != nil {
+		return nil, nil, err
+	}
+	maxAge, err := agentDuration(c, "session-max-age", agent.DefaultSessionMaxAge)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := openModelWaiting(c, func(w agent.Wait) { fmt.Fprintf(c.App.ErrWriter, "acolyte: %s\n", w) })
+	if err != nil {
+		return nil, nil, err
+	}
+	session := global(c, flagSession)
+	if session == "" {
+		// Each task is its own session unless the caller resumes one with
+		// --session, so session facts from distill have somewhere to live.
+		session = agent.NewSessionID(time.Now())
+		if err := c.Set(flagSession, session); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -80,19 +142,51 @@ func agentSession(c *cli.Context, confirm func(string) bool, onEvent func(agent.
 	if err != nil {
 		return nil, nil, err
 	}
+	sessions := agent.Sessions{Store: w.Store}
+	now := time.Now()
+	if err := sessions.Touch(c.Context, session, now); err != nil {
+		w.Close()
+		return nil, nil, fail(err)
+	}
+	if pruned, err := sessions.Prune(c.Context, maxAge, session, now); err != nil {
+		fmt.Fprintf(c.App.ErrWriter, "acolyte: warning: %v\n", err)
+	} else if len(pruned) > 0 {
+		onEvent(agent.Event{Type: agent.EventWarning, Text: fmt.Sprintf("forgot the memories of %d session(s) unused for %s", len(pruned), maxAge)})
+	}
+	onEvent(agent.Event{Type: agent.EventSession, Session: session})
 	ws, err := toolbox.NewWorkspace(w.Root)
 	if err != nil {
 		w.Close()
 		return nil, nil, usage(err)
 	}
 	ws.Confirm = confirm
-	s, err := agent.NewSession(agent.Config{Model: m, Toolkit: w.Toolkit, Workspace: ws, MaxSteps: c.Int("max-steps"), Stream: stream, OnEvent: onEvent})
+	s, err := agent.NewSession(agent.Config{Model: m, Toolkit: w.Toolkit, Workspace: ws, MaxSteps: c.Int("max-steps"),
+		ContextBudget: budget, RequestTimeout: timeout, Stream: stream, OnEvent: onEvent})
 	if err != nil {
 		w.Close()
 		return nil, nil, usage(err)
 	}
 	return s, w, nil
 }
+
+// distill runs the distill step unless --no-distill. It never changes how
+// the task ended: a failure is a warning, already reported as an event.
+// After an interrupt it still runs, briefly, on a context of its own.
+func distill(ctx context.Context, c *cli.Context, s *agent.Session) {
+	if c.Bool("no-distill") {
+		return
+	}
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), distillAfterInterrupt)
+		defer cancel()
+	}
+	_, _ = s.Distill(ctx)
+}
+
+// distillAfterInterrupt bounds the distill that runs after Ctrl-C: what the
+// session learnt is worth a few seconds, not a hang.
+const distillAfterInterrupt = 20 * time.Second
 
 func runCommand() *cli.Command {
 	return &cli.Command{
@@ -118,17 +212,11 @@ func runCommand() *cli.Command {
 				return err
 			}
 			defer closer.Close()
-			res, err := s.Turn(c.Context, task)
+			_, err = s.Turn(c.Context, task)
+			// Whatever the turn learnt is worth keeping however it ended.
+			distill(c.Context, c, s)
 			if err != nil {
 				return turnError(err)
-			}
-			if !c.Bool("no-distill") {
-				if _, err := s.Distill(c.Context); err != nil {
-					return fail(err)
-				}
-			}
-			if res.Incomplete {
-				return fail(fmt.Errorf("the task did not finish in %d steps", c.Int("max-steps")))
 			}
 			return nil
 		},
@@ -151,25 +239,94 @@ func eventPrinter(stdout, stderr io.Writer, asJSON bool) func(agent.Event) {
 		enc := json.NewEncoder(stdout)
 		return func(e agent.Event) { _ = enc.Encode(e) }
 	}
-	return func(e agent.Event) {
-		switch e.Type {
-		case agent.EventText:
-			fmt.Fprint(stdout, e.Text)
-		case agent.EventToolCall:
-			fmt.Fprintf(stderr, "→ %s %s\n", e.Tool, oneLine(string(e.Args), 120))
-		case agent.EventToolResult:
-			if e.IsError {
-				fmt.Fprintf(stderr, "  ✗ %s\n", oneLine(string(e.Result), 160))
+	p := &textPrinter{stdout: stdout, stderr: stderr}
+	return p.print
+}
+
+// textPrinter keeps streamed text and tool activity on lines of their own:
+// it remembers whether stdout was left in the middle of a line.
+type textPrinter struct {
+	stdout, stderr io.Writer
+	midLine        bool
+}
+
+func (p *textPrinter) endLine() {
+	if p.midLine {
+		fmt.Fprintln(p.stdout)
+		p.midLine = false
+	}
+}
+
+func (p *textPrinter) print(e agent.Event) {
+	switch e.Type {
+	case agent.EventText:
+		fmt.Fprint(p.stdout, e.Text)
+		if e.Text != "" {
+			p.midLine = !strings.HasSuffix(e.Text, "\n")
+		}
+	case agent.EventToolCall:
+		p.endLine()
+		fmt.Fprintf(p.stderr, "→ %s %s\n", e.Tool, oneLine(string(e.Args), 120))
+	case agent.EventToolResult:
+		switch {
+		case e.IsError:
+			fmt.Fprintf(p.stderr, "  ✗ %s\n", oneLine(string(e.Result), 160))
+		case e.Tool == "run_shell":
+			var r toolbox.ShellResult
+			if json.Unmarshal(e.Result, &r) == nil {
+				printShell(p.stderr, r)
 			}
-		case agent.EventFinal:
-			fmt.Fprintln(stdout)
-		case agent.EventDistill:
-			if n := len(e.Distill.Added); n > 0 {
-				fmt.Fprintf(stderr, "remembered %d observation(s):\n", n)
-				for _, m := range e.Distill.Added {
-					fmt.Fprintf(stderr, "  %s [%s] %s\n", m.ID, m.Scope, oneLine(m.Content, 100))
-				}
+		}
+	case agent.EventFinal:
+		p.endLine()
+	case agent.EventError:
+		p.endLine()
+	case agent.EventCompact:
+		fmt.Fprintf(p.stderr, "· %s\n", e.Text)
+	case agent.EventWarning:
+		p.endLine()
+		msg := e.Text
+		if e.Error != "" {
+			msg = e.Error
+		}
+		fmt.Fprintf(p.stderr, "acolyte: warning: %s\n", msg)
+	case agent.EventSession:
+		fmt.Fprintf(p.stderr, "session %s (resume with --session %s)\n", e.Session, e.Session)
+	case agent.EventDistill:
+		p.endLine()
+		if n := len(e.Distill.Added); n > 0 {
+			fmt.Fprintf(p.stderr, "remembered %d observation(s):\n", n)
+			for _, m := range e.Distill.Added {
+				fmt.Fprintf(p.stderr, "  %s [%s] %s\n", m.ID, m.Scope, oneLine(m.Content, 100))
+			}
+		}
+		for _, f := range e.Distill.Skipped {
+			if f.DuplicateOf == "" && f.Reason != "repeated in this distill" {
+				fmt.Fprintf(p.stderr, "  not stored: %s (%s)\n", oneLine(f.Content, 80), oneLine(f.Reason, 160))
 			}
 		}
 	}
+}
+
+// shellLines is how much of a command's output chat and run show; the
+// model sees all of it (up to the tool's own cap).
+const shellLines = 20
+
+func printShell(w io.Writer, r toolbox.ShellResult) {
+	lines := strings.Split(strings.TrimRight(r.Output, "\n"), "\n")
+	if r.Output == "" {
+		lines = nil
+	}
+	skipped := 0
+	if len(lines) > shellLines {
+		skipped = len(lines) - shellLines
+		lines = lines[skipped:]
+	}
+	if skipped > 0 {
+		fmt.Fprintf(w, "  │ … %d earlier lines\n", skipped)
+	}
+	for _, l := range lines {
+		fmt.Fprintf(w, "  │ %s\n", l)
+	}
+	fmt.Fprintf(w, "  exit %d\n", r.ExitCode)
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"google.golang.org/genai"
 
@@ -34,12 +35,19 @@ type Config struct {
 	// doubled after each try.
 	RetryAttempts     int
 	RetryDelaySeconds float64
+	// MaxRetryWait is the longest wait a server may ask for (RetryInfo)
+	// before the request fails instead (default 2 minutes).
+	MaxRetryWait time.Duration
+	// OnWait is told about each wait before a retry, so a user is not left
+	// staring at a silent terminal.
+	OnWait func(agent.Wait)
 }
 
 // Model is a Gemini model.
 type Model struct {
 	client *genai.Client
 	model  string
+	retry  agent.Retry
 }
 
 // New connects to the Gemini API. It makes no request.
@@ -50,28 +58,16 @@ func New(ctx context.Context, cfg Config) (*Model, error) {
 	if cfg.Model == "" {
 		cfg.Model = DefaultModel
 	}
-	attempts := int32(5)
+	retry := agent.Retry{Attempts: 5, Delay: time.Second, MaxDelay: 30 * time.Second, MaxWait: cfg.MaxRetryWait, OnWait: cfg.OnWait, What: "gemini " + cfg.Model}
 	if cfg.RetryAttempts > 0 {
-		attempts = int32(cfg.RetryAttempts)
+		retry.Attempts = cfg.RetryAttempts
 	}
-	delay := 1.0
 	if cfg.RetryDelaySeconds > 0 {
-		delay = cfg.RetryDelaySeconds
+		retry.Delay = time.Duration(cfg.RetryDelaySeconds * float64(time.Second))
 	}
-	maxDelay := 30.0
-	// The SDK retries only when asked to; rate limits and overloaded
-	// servers are routine for a tool-calling loop, so ask.
-	opts := genai.HTTPOptions{
-		BaseURL: cfg.BaseURL,
-		RetryOptions: &genai.HTTPRetryOptions{
-			Attempts:     &attempts,
-			InitialDelay: &delay,
-			MaxDelay:     &maxDelay,
-			// Jitter spreads clients that were throttled together; scaling it
-			// with the delay keeps short test delays short.
-			Jitter: &delay,
-		},
-	}
+	// Retries are ours, not the SDK's: only ours read the server's
+	// RetryInfo and say on stderr what is being waited for.
+	opts := genai.HTTPOptions{BaseURL: cfg.BaseURL}
 	client, err := genai.NewClient(ctx, &genai.ClientConfig{
 		APIKey:      cfg.APIKey,
 		Backend:     genai.BackendGeminiAPI,
@@ -81,7 +77,7 @@ func New(ctx context.Context, cfg Config) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gemini: %w", err)
 	}
-	return &Model{client: client, model: cfg.Model}, nil
+	return &Model{client: client, model: cfg.Model, retry: retry}, nil
 }
 
 // Name implements agent.Model.
@@ -93,7 +89,13 @@ func (m *Model) Generate(ctx context.Context, req agent.Request) (agent.Response
 	if err != nil {
 		return agent.Response{}, err
 	}
-	resp, err := m.client.Models.GenerateContent(ctx, m.model, contents, config)
+	var resp *genai.GenerateContentResponse
+	err = m.retry.Do(ctx, func() (time.Duration, bool, error) {
+		var err error
+		resp, err = m.client.Models.GenerateContent(ctx, m.model, contents, config)
+		after, retryable := retryable(err)
+		return after, retryable, err
+	})
 	if err != nil {
 		return agent.Response{}, m.wrap(err)
 	}
@@ -104,20 +106,58 @@ func (m *Model) Generate(ctx context.Context, req agent.Request) (agent.Response
 	return acc.response()
 }
 
+// retryable says whether err is worth another try (408, 429, 5xx) and how
+// long the server asked to wait, from google.rpc.RetryInfo.
+func retryable(err error) (time.Duration, bool) {
+	var apiErr genai.APIError
+	if !errors.As(err, &apiErr) {
+		return 0, false
+	}
+	if apiErr.Code != http.StatusRequestTimeout && apiErr.Code != http.StatusTooManyRequests && apiErr.Code < 500 {
+		return 0, false
+	}
+	for _, d := range apiErr.Details {
+		if t, _ := d["@type"].(string); strings.HasSuffix(t, "google.rpc.RetryInfo") {
+			if s, ok := d["retryDelay"].(string); ok {
+				if after, err := time.ParseDuration(s); err == nil {
+					return after, true
+				}
+			}
+		}
+	}
+	return 0, true
+}
+
 // Stream implements agent.Model.
 func (m *Model) Stream(ctx context.Context, req agent.Request, onText func(string)) (agent.Response, error) {
 	contents, config, err := toGenai(req)
 	if err != nil {
 		return agent.Response{}, err
 	}
-	acc := accumulator{onText: onText}
-	for chunk, err := range m.client.Models.GenerateContentStream(ctx, m.model, contents, config) {
-		if err != nil {
+	var acc accumulator
+	err = m.retry.Do(ctx, func() (time.Duration, bool, error) {
+		acc = accumulator{onText: onText}
+		started := false
+		for chunk, err := range m.client.Models.GenerateContentStream(ctx, m.model, contents, config) {
+			if err != nil {
+				after, ok := retryable(err)
+				// Text already shown cannot be taken back: retry only a
+				// stream that failed before its first chunk.
+				return after, ok && !started, err
+			}
+			started = true
+			if err := acc.add(chunk); err != nil {
+				return 0, false, err
+			}
+		}
+		return 0, false, nil
+	})
+	if err != nil {
+		var apiErr genai.APIError
+		if errors.As(err, &apiErr) {
 			return agent.Response{}, m.wrap(err)
 		}
-		if err := acc.add(chunk); err != nil {
-			return agent.Response{}, err
-		}
+		return agent.Response{}, err
 	}
 	return acc.response()
 }
@@ -186,6 +226,10 @@ func toGenai(req agent.Request) ([]*genai.Content, *genai.GenerateContentConfig,
 			decls = append(decls, &genai.FunctionDeclaration{Name: t.Name, Description: t.Description, ParametersJsonSchema: schema})
 		}
 		config.Tools = []*genai.Tool{{FunctionDeclarations: decls}}
+		if req.ForceTool != "" {
+			config.ToolConfig = &genai.ToolConfig{FunctionCallingConfig: &genai.FunctionCallingConfig{
+				Mode: genai.FunctionCallingConfigModeAny, AllowedFunctionNames: []string{req.ForceTool}}}
+		}
 	}
 	return contents, config, nil
 }
@@ -197,6 +241,7 @@ type accumulator struct {
 	parts   []agent.Part
 	usage   agent.Usage
 	finish  genai.FinishReason
+	message string
 	blocked string
 }
 
@@ -217,6 +262,7 @@ func (a *accumulator) add(r *genai.GenerateContentResponse) error {
 	cand := r.Candidates[0]
 	if cand.FinishReason != "" {
 		a.finish = cand.FinishReason
+		a.message = cand.FinishMessage
 	}
 	if cand.Content == nil {
 		return nil
@@ -250,6 +296,20 @@ func (a *accumulator) add(r *genai.GenerateContentResponse) error {
 }
 
 func (a *accumulator) response() (agent.Response, error) {
+	resp := agent.Response{Message: agent.Message{Role: agent.RoleModel, Parts: a.parts}, Usage: a.usage, StopDetail: a.message}
+	switch a.finish {
+	case genai.FinishReasonMaxTokens:
+		resp.Stop = agent.StopLength
+		return resp, nil
+	case genai.FinishReasonMalformedFunctionCall, genai.FinishReasonUnexpectedToolCall:
+		// The model meant to call a tool and got it wrong: the loop tells
+		// it so, as it does for a broken OpenAI argument string.
+		resp.Stop = agent.StopMalformedCall
+		if resp.StopDetail == "" {
+			resp.StopDetail = string(a.finish)
+		}
+		return resp, nil
+	}
 	if len(a.parts) == 0 {
 		switch {
 		case a.blocked != "":
@@ -258,5 +318,17 @@ func (a *accumulator) response() (agent.Response, error) {
 			return agent.Response{}, fmt.Errorf("gemini: the model stopped without answering (finish reason %s)", a.finish)
 		}
 	}
-	return agent.Response{Message: agent.Message{Role: agent.RoleModel, Parts: a.parts}, Usage: a.usage}, nil
+	return resp, nil
+}
+
+// RequestBytes implements agent.RequestSizer: about the size of the JSON
+// body the SDK sends (contents, system instruction and tools), 0 when the
+// request cannot be encoded (Generate reports why).
+func (m *Model) RequestBytes(req agent.Request) int {
+	contents, config, err := toGenai(req)
+	if err != nil {
+		return 0
+	}
+	b, _ := json.Marshal(map[string]any{"contents": contents, "systemInstruction": config.SystemInstruction, "tools": config.Tools})
+	return len(b)
 }

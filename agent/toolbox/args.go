@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 )
 
@@ -63,9 +64,54 @@ func decodeArgs(raw json.RawMessage, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		msg := err.Error()
-		msg = strings.TrimPrefix(msg, "json: ")
-		return errorf(CodeInvalidArgs, "arguments do not match the schema: %s", msg)
+		return errorf(CodeInvalidArgs, "arguments do not match the schema: %s", plainDecodeError(err))
 	}
 	return nil
+}
+
+// plainDecodeError says what was wrong with the arguments in the model's
+// terms, JSON types and field names, never Go's type names.
+func plainDecodeError(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field == "" {
+			return fmt.Sprintf("the arguments must be a JSON object, not a JSON %s", te.Value)
+		}
+		return fmt.Sprintf("field %q must be %s, not a JSON %s", te.Field, Kind(te.Type), te.Value)
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("the arguments are not valid JSON (at byte %d)", se.Offset)
+	}
+	msg := strings.TrimPrefix(err.Error(), "json: ")
+	if strings.HasPrefix(msg, "unknown field ") {
+		return msg + "; use only the fields in the tool's schema"
+	}
+	return msg
+}
+
+// Kind names a Go type as the JSON a model should send for it.
+func Kind(t reflect.Type) string {
+	if t == nil {
+		return "a value"
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "a list of " + strings.TrimPrefix(strings.TrimPrefix(Kind(t.Elem()), "a "), "an ") + "s"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return "a value"
 }

@@ -1,0 +1,44 @@
+package agent
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestCapResultKeepsValidUTF8JSONUnderTheCap(t *testing.T) {
+	big, _ := json.Marshal(map[string]string{"content": strings.Repeat("é\"€x", 1<<20)})
+	out := capResult(big, 4096)
+	if len(out) > 4096 || !json.Valid(out) || !utf8.Valid(out) {
+		t.Fatalf("capped to %d bytes, valid JSON %v, valid UTF-8 %v", len(out), json.Valid(out), utf8.Valid(out))
+	}
+	var v struct {
+		Truncated     bool   `json:"truncated"`
+		OriginalBytes int    `json:"original_bytes"`
+		Head          string `json:"head"`
+	}
+	if err := json.Unmarshal(out, &v); err != nil || !v.Truncated || v.OriginalBytes != len(big) || !strings.HasPrefix(string(big), v.Head) || v.Head == "" {
+		t.Fatalf("capped result %s (%v)", out[:200], err)
+	}
+	small := json.RawMessage(`{"ok":true}`)
+	if got := capResult(small, 4096); string(got) != string(small) {
+		t.Fatalf("a small result changed: %s", got)
+	}
+}
+
+func FuzzCapResult(f *testing.F) {
+	f.Add(`{"content":"hello"}`, 16)
+	f.Add(`{"content":"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\""}`, 20)
+	f.Add(`{"a":"éééééééééééééééééééééé€€€€€€€"}`, 40)
+	f.Fuzz(func(t *testing.T, s string, max int) {
+		if !json.Valid([]byte(s)) || max < 256 || max > 1<<20 {
+			t.Skip()
+		}
+		raw, _ := json.Marshal(json.RawMessage(s)) // compact, as tool results are
+		out := capResult(raw, max)
+		if len(out) > max || !json.Valid(out) || !utf8.Valid(out) {
+			t.Fatalf("cap %d: %d bytes, valid JSON %v, valid UTF-8 %v: %q", max, len(out), json.Valid(out), utf8.Valid(out), out)
+		}
+	})
+}

@@ -1,0 +1,823 @@
+package cmd_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/acolyte-dev/acolyte/cmd"
+	"github.com/acolyte-dev/acolyte/memory"
+)
+
+// The scripted model speaks both wire formats from one script: Gemini's
+// generateContent / streamGenerateContent (SSE) and OpenAI's
+// /v1/chat/completions. A script sees each request, normalised, and says
+// what the model answers.
+
+// modelReq is one request as the script sees it, whatever the format.
+type modelReq struct {
+	N      int    // 1-based
+	Body   string // the raw request body
+	Tokens int    // memory.EstimateTokens of the body: what the wire carries
+	// Results are the tool results of the request's last turn, as JSON text.
+	Results []string
+	// UserText is the text of the last user message.
+	UserText string
+	// Forced is true when the request forces a function call.
+	Forced bool
+	Tools  []string
+}
+
+type fakeCall struct {
+	Name string
+	Args string // raw JSON text as the model sends it, broken if need be
+}
+
+// modelReply is what the scripted model answers.
+type modelReply struct {
+	Text   string
+	Calls  []fakeCall
+	Finish string // "", "length" or "malformed"
+	// Status, when not 0 or 200, fails the request; Wait is the delay the
+	// server asks for (Retry-After, RetryInfo).
+	Status int
+	Wait   time.Duration
+	// Hang holds the response until the client gives up.
+	Hang bool
+}
+
+func say(s string) modelReply { return modelReply{Text: s} }
+
+func call(name, args string) modelReply {
+	return modelReply{Calls: []fakeCall{{Name: name, Args: args}}}
+}
+
+func observe(facts ...string) modelReply {
+	return call("memory_observe", `{"facts":[`+strings.Join(facts, ",")+`]}`)
+}
+
+type fakeModel struct {
+	t      *testing.T
+	mu     sync.Mutex
+	script func(r modelReq) modelReply
+	reqs   []modelReq
+	srv    *httptest.Server
+}
+
+// scripted serves replies in order; a request past the end fails the test.
+func scripted(t *testing.T, replies ...modelReply) *fakeModel {
+	return scriptedFunc(t, func(r modelReq) modelReply {
+		if r.N > len(replies) {
+			t.Errorf("unexpected request %d: the script has %d replies", r.N, len(replies))
+			return modelReply{Status: http.StatusBadRequest}
+		}
+		return replies[r.N-1]
+	})
+}
+
+func scriptedFunc(t *testing.T, script func(r modelReq) modelReply) *fakeModel {
+	f := &fakeModel{t: t, script: script}
+	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+func (f *fakeModel) requests() []modelReq {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]modelReq(nil), f.reqs...)
+}
+
+func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	var (
+		req    modelReq
+		gemini bool
+		stream bool
+	)
+	switch {
+	case strings.HasSuffix(r.URL.Path, "/chat/completions"):
+		req = parseOpenAI(f.t, body)
+	case strings.HasSuffix(r.URL.Path, ":generateContent"), strings.HasSuffix(r.URL.Path, ":streamGenerateContent"):
+		gemini, stream = true, strings.HasSuffix(r.URL.Path, ":streamGenerateContent")
+		req = parseGemini(f.t, body)
+	default:
+		http.Error(w, "unexpected "+r.URL.Path, http.StatusNotFound)
+		return
+	}
+	req.Body, req.Tokens = string(body), memory.EstimateTokens(string(body))
+	f.mu.Lock()
+	req.N = len(f.reqs) + 1
+	f.reqs = append(f.reqs, req)
+	f.mu.Unlock()
+	rep := f.script(req)
+	if rep.Hang {
+		<-r.Context().Done()
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if rep.Status != 0 && rep.Status != http.StatusOK {
+		if gemini {
+			details := "[]"
+			if rep.Wait > 0 {
+				details = fmt.Sprintf(`[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"%gs"}]`, rep.Wait.Seconds())
+			}
+			w.WriteHeader(rep.Status)
+			fmt.Fprintf(w, `{"error":{"code":%d,"message":"scripted failure","status":"RESOURCE_EXHAUSTED","details":%s}}`, rep.Status, details)
+			return
+		}
+		if rep.Wait > 0 {
+			w.Header().Set("Retry-After", fmt.Sprintf("%g", rep.Wait.Seconds()))
+		}
+		w.WriteHeader(rep.Status)
+		fmt.Fprint(w, `{"error":{"message":"scripted failure"}}`)
+		return
+	}
+	if gemini {
+		writeGemini(w, rep, stream)
+		return
+	}
+	if strings.Contains(req.Body, `"stream":true`) {
+		streamOpenAI(w, rep)
+		return
+	}
+	writeOpenAI(w, rep)
+}
+
+// streamOpenAI answers as server-sent events: the text in two deltas, each
+// call's arguments in two deltas after a first one with its id and name,
+// the finish reason, the usage, then [DONE].
+func streamOpenAI(w http.ResponseWriter, rep modelReply) {
+	var buf bytes.Buffer
+	writeOpenAI(&buf, rep)
+	var whole struct {
+		Choices []struct {
+			Message struct {
+				Content   *string `json:"content"`
+				ToolCalls []struct {
+					ID       string `json:"id"`
+					Function struct{ Name, Arguments string }
+				} `json:"tool_calls"`
+			} `json:"message"`
+			FinishReason string `json:"finish_reason"`
+		} `json:"choices"`
+	}
+	json.Unmarshal(buf.Bytes(), &whole)
+	w.Header().Set("Content-Type", "text/event-stream")
+	event := func(v any) {
+		b, _ := json.Marshal(v)
+		fmt.Fprintf(w, "data: %s\n\n", b)
+		w.(http.Flusher).Flush()
+	}
+	delta := func(d map[string]any) {
+		event(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": d}}})
+	}
+	ch := whole.Choices[0]
+	if c := ch.Message.Content; c != nil {
+		half := len(*c) / 2
+		delta(map[string]any{"role": "assistant", "content": (*c)[:half]})
+		delta(map[string]any{"content": (*c)[half:]})
+	}
+	for i, tc := range ch.Message.ToolCalls {
+		half := len(tc.Function.Arguments) / 2
+		delta(map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": tc.ID, "type": "function", "function": map[string]string{"name": tc.Function.Name, "arguments": ""}}}})
+		delta(map[string]any{"tool_calls": []any{map[string]any{"index": i, "function": map[string]string{"arguments": tc.Function.Arguments[:half]}}}})
+		delta(map[string]any{"tool_calls": []any{map[string]any{"index": i, "function": map[string]string{"arguments": tc.Function.Arguments[half:]}}}})
+	}
+	event(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": ch.FinishReason}}})
+	event(map[string]any{"choices": []any{}, "usage": map[string]int{"prompt_tokens": 100, "completion_tokens": 7}})
+	fmt.Fprint(w, "data: [DONE]\n\n")
+}
+
+func parseOpenAI(t *testing.T, body []byte) modelReq {
+	var wire struct {
+		Messages []struct {
+			Role    string  `json:"role"`
+			Content *string `json:"content"`
+		} `json:"messages"`
+		Tools []struct {
+			Function struct{ Name string } `json:"function"`
+		} `json:"tools"`
+		ToolChoice json.RawMessage `json:"tool_choice"`
+	}
+	if err := json.Unmarshal(body, &wire); err != nil {
+		t.Errorf("openai request is not JSON: %v", err)
+	}
+	var req modelReq
+	req.Forced = len(wire.ToolChoice) > 0 && string(wire.ToolChoice) != `"auto"` && string(wire.ToolChoice) != `"none"`
+	for _, tl := range wire.Tools {
+		req.Tools = append(req.Tools, tl.Function.Name)
+	}
+	// The last turn's tool results are the tool messages after the last
+	// assistant message.
+	for i := len(wire.Messages) - 1; i >= 0 && wire.Messages[i].Role != "assistant"; i-- {
+		m := wire.Messages[i]
+		switch {
+		case m.Role == "tool" && m.Content != nil:
+			req.Results = append([]string{*m.Content}, req.Results...)
+		case m.Role == "user" && m.Content != nil && req.UserText == "":
+			req.UserText = *m.Content
+		}
+	}
+	return req
+}
+
+func parseGemini(t *testing.T, body []byte) modelReq {
+	var wire struct {
+		Contents []struct {
+			Role  string `json:"role"`
+			Parts []struct {
+				Text             string `json:"text"`
+				FunctionResponse *struct {
+					Response json.RawMessage `json:"response"`
+				} `json:"functionResponse"`
+			} `json:"parts"`
+		} `json:"contents"`
+		Tools []struct {
+			FunctionDeclarations []struct{ Name string } `json:"functionDeclarations"`
+		} `json:"tools"`
+		ToolConfig *struct {
+			FunctionCallingConfig struct{ Mode string } `json:"functionCallingConfig"`
+		} `json:"toolConfig"`
+	}
+	if err := json.Unmarshal(body, &wire); err != nil {
+		t.Errorf("gemini request is not JSON: %v", err)
+	}
+	var req modelReq
+	req.Forced = wire.ToolConfig != nil && wire.ToolConfig.FunctionCallingConfig.Mode == "ANY"
+	for _, tl := range wire.Tools {
+		for _, d := range tl.FunctionDeclarations {
+			req.Tools = append(req.Tools, d.Name)
+		}
+	}
+	if n := len(wire.Contents); n > 0 && wire.Contents[n-1].Role == "user" {
+		for _, p := range wire.Contents[n-1].Parts {
+			if p.FunctionResponse != nil {
+				req.Results = append(req.Results, string(p.FunctionResponse.Response))
+			}
+			req.UserText += p.Text
+		}
+	}
+	return req
+}
+
+func writeOpenAI(w io.Writer, rep modelReply) {
+	msg := map[string]any{"role": "assistant", "content": nil}
+	if rep.Text != "" {
+		msg["content"] = rep.Text
+	}
+	var calls []any
+	for i, c := range rep.Calls {
+		calls = append(calls, map[string]any{"id": fmt.Sprintf("call_%d", i), "type": "function",
+			"function": map[string]string{"name": c.Name, "arguments": c.Args}})
+	}
+	finish := "stop"
+	switch {
+	case rep.Finish == "length":
+		finish = "length"
+	case rep.Finish == "malformed":
+		// OpenAI has no such stop: a malformed call arrives as broken
+		// argument text.
+		calls = []any{map[string]any{"id": "call_x", "type": "function",
+			"function": map[string]string{"name": "read_file", "arguments": `{"path": "main.go`}}}
+		finish = "tool_calls"
+	case len(calls) > 0:
+		finish = "tool_calls"
+	}
+	if calls != nil {
+		msg["tool_calls"] = calls
+	}
+	json.NewEncoder(w).Encode(map[string]any{
+		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
+		"usage":   map[string]int{"prompt_tokens": 100, "completion_tokens": 7},
+	})
+}
+
+func writeGemini(w http.ResponseWriter, rep modelReply, stream bool) {
+	var parts []any
+	if rep.Text != "" {
+		parts = append(parts, map[string]any{"text": rep.Text})
+	}
+	for _, c := range rep.Calls {
+		parts = append(parts, map[string]any{"functionCall": map[string]any{"name": c.Name, "args": json.RawMessage(c.Args)}})
+	}
+	cand := map[string]any{"finishReason": "STOP"}
+	switch rep.Finish {
+	case "length":
+		cand["finishReason"] = "MAX_TOKENS"
+	case "malformed":
+		cand["finishReason"] = "MALFORMED_FUNCTION_CALL"
+		cand["finishMessage"] = "Malformed function call: read_file(path=main.go"
+		parts = nil
+	}
+	if parts != nil {
+		cand["content"] = map[string]any{"role": "model", "parts": parts}
+	}
+	b, _ := json.Marshal(map[string]any{
+		"candidates":    []any{cand},
+		"usageMetadata": map[string]int{"promptTokenCount": 100, "candidatesTokenCount": 7, "totalTokenCount": 107},
+	})
+	if stream {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "data: %s\r\n\r\n", b)
+		return
+	}
+	w.Write(b)
+}
+
+// providers are the two wire formats, as flags for acolyte.
+var providers = []struct {
+	name  string
+	flags func(url string) []string
+}{
+	{"gemini", func(url string) []string { return []string{"--provider", "gemini", "--base-url", url} }},
+	{"openai", func(url string) []string {
+		return []string{"--provider", "openai", "--model", "test-model", "--base-url", url + "/v1"}
+	}},
+}
+
+// agentRepo makes a git repository and an acolyte home for one test.
+func agentRepo(t *testing.T) string {
+	t.Helper()
+	repo := t.TempDir()
+	if out, err := exec.Command("git", "init", "-q", repo).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	t.Setenv("ACOLYTE_HOME", t.TempDir())
+	t.Setenv("GEMINI_API_KEY", "test-key")
+	t.Setenv("GOOGLE_API_KEY", "")
+	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("ACOLYTE_SESSION", "")
+	return repo
+}
+
+func runAgent(t *testing.T, f *fakeModel, provider int, repo string, args ...string) (int, string, string) {
+	t.Helper()
+	full := append([]string{"acolyte", args[0]}, providers[provider].flags(f.srv.URL)...)
+	full = append(full, "--repo", repo)
+	full = append(full, args[1:]...)
+	var out, errOut bytes.Buffer
+	code := cmd.Run(context.Background(), full, strings.NewReader(""), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func eachProvider(t *testing.T, test func(t *testing.T, p int)) {
+	for i, p := range providers {
+		t.Run(p.name, func(t *testing.T) { test(t, i) })
+	}
+}
+
+func TestRunBigFileKeepsEveryLaterRequestUnderBudget(t *testing.T) {
+	const budget = 20000
+	eachProvider(t, func(t *testing.T, p int) {
+		repo := agentRepo(t)
+		big := strings.Repeat("0123456789abcdef\"é", 3<<20/19) // one 3 MB line, quotes and UTF-8 included
+		if err := os.WriteFile(filepath.Join(repo, "big.txt"), []byte(big), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 4 {
+			os.WriteFile(filepath.Join(repo, fmt.Sprintf("f%d.txt", i)), bytes.Repeat([]byte(fmt.Sprintf("line %d of a medium file\n", i)), 1200), 0o644)
+		}
+		f := scripted(t,
+			call("read_file", `{"path":"big.txt"}`),
+			call("read_file", `{"path":"f0.txt"}`),
+			call("read_file", `{"path":"f1.txt"}`),
+			call("read_file", `{"path":"f2.txt"}`),
+			call("read_file", `{"path":"f3.txt"}`),
+			call("read_file", `{"path":"big.txt"}`),
+			say("Read them all."),
+			observe(),
+		)
+		code, stdout, stderr := runAgent(t, f, p, repo, "run", "--json", "--context-budget", fmt.Sprint(budget), "read the files")
+		if code != cmd.ExitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		reqs := f.requests()
+		for _, r := range reqs[1:] {
+			t.Logf("request %d: %d bytes, ~%d tokens", r.N, len(r.Body), r.Tokens)
+			if r.Tokens > budget {
+				t.Errorf("request %d carries ~%d tokens, over the budget of %d", r.N, r.Tokens, budget)
+			}
+		}
+		// The big result arrived capped, and was compacted later, with the
+		// compaction said in --json and the stub telling how to get it back.
+		if first := reqs[1].Results; len(first) != 1 || !strings.Contains(first[0], `truncated`) || len(first[0]) > 40<<10 {
+			t.Errorf("the 3 MB read reached the model as %d bytes", len(strings.Join(first, "")))
+		}
+		if !strings.Contains(stdout, `"type":"compact"`) || !strings.Contains(stdout, `"tokens_before"`) {
+			t.Errorf("no compact event in --json output")
+		}
+		if !strings.Contains(reqs[len(reqs)-2].Body, "Call read_file again with the same arguments") {
+			t.Errorf("no compacted stub in the late requests")
+		}
+	})
+}
+
+func TestRunTruncatedReplyIsNotASuccess(t *testing.T) {
+	eachProvider(t, func(t *testing.T, p int) {
+		cut := modelReply{Text: "The answer is", Finish: "length"}
+		t.Run("continued", func(t *testing.T) {
+			repo := agentRepo(t)
+			f := scripted(t, cut, say(" forty-two."), observe())
+			code, stdout, stderr := runAgent(t, f, p, repo, "run", "--json", "what is it")
+			if code != cmd.ExitOK || !strings.Contains(stdout, `"text":"The answer is forty-two."`) {
+				t.Fatalf("exit %d: %s\n%s", code, stdout, stderr)
+			}
+			if !strings.Contains(f.requests()[1].UserText, "cut off by the output length limit") {
+				t.Fatalf("the model was not asked to continue: %q", f.requests()[1].UserText)
+			}
+		})
+		t.Run("gives up", func(t *testing.T) {
+			repo := agentRepo(t)
+			f := scripted(t, cut, cut, cut, cut, observe())
+			code, stdout, stderr := runAgent(t, f, p, repo, "run", "what is it")
+			if code != cmd.ExitFail || !strings.Contains(stderr, "cut off by the model's output limit") {
+				t.Fatalf("exit %d, stderr %s", code, stderr)
+			}
+			if strings.Contains(stdout, "final") {
+				t.Fatalf("stdout %q", stdout)
+			}
+		})
+	})
+}
+
+func TestRunMalformedCallIsReportedAndTheLoopGoesOn(t *testing.T) {
+	eachProvider(t, func(t *testing.T, p int) {
+		repo := agentRepo(t)
+		f := scripted(t, modelReply{Finish: "malformed"}, say("Done after all."), observe())
+		code, stdout, stderr := runAgent(t, f, p, repo, "run", "--json", "read main.go")
+		if code != cmd.ExitOK || !strings.Contains(stdout, "Done after all.") {
+			t.Fatalf("exit %d: %s\n%s", code, stdout, stderr)
+		}
+		second := f.requests()[1]
+		told := second.UserText + strings.Join(second.Results, "")
+		if !strings.Contains(told, "could not be parsed") && !strings.Contains(told, "not valid JSON") {
+			t.Fatalf("the model was not told its call was malformed: %s", second.Body)
+		}
+	})
+}
+
+func TestRunStopsARepeatedFailingCall(t *testing.T) {
+	eachProvider(t, func(t *testing.T, p int) {
+		repo := agentRepo(t)
+		again := call("read_file", `{"path":"missing.txt"}`)
+		f := scripted(t, again, again, again, observe())
+		code, _, stderr := runAgent(t, f, p, repo, "run", "--max-steps", "20", "read it")
+		if code != cmd.ExitFail || !strings.Contains(stderr, "read_file failed 3 times in a row") {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		if n := len(f.requests()); n != 4 {
+			t.Fatalf("%d requests, want 3 steps and distill", n)
+		}
+	})
+}
+
+func TestRunStepLimitAndEmptyAnswerFailInTextMode(t *testing.T) {
+	eachProvider(t, func(t *testing.T, p int) {
+		repo := agentRepo(t)
+		f := scripted(t, call("list_files", `{}`), call("list_files", `{"path":"."}`), observe())
+		code, _, stderr := runAgent(t, f, p, repo, "run", "--max-steps", "2", "loop")
+		if code != cmd.ExitFail || !strings.Contains(stderr, "stopped after 2 steps") {
+			t.Fatalf("step limit: exit %d: %s", code, stderr)
+		}
+		f = scripted(t, say(""), observe())
+		code, _, stderr = runAgent(t, f, p, repo, "run", "answer")
+		if code != cmd.ExitFail || !strings.Contains(stderr, "empty answer") {
+			t.Fatalf("empty answer: exit %d: %s", code, stderr)
+		}
+	})
+}
+
+func TestRunRefusedFactDoesNotCostTheOthers(t *testing.T) {
+	const secret = "sk_live_4eC39HqLyjWDarjtT1zdp7dc"
+	eachProvider(t, func(t *testing.T, p int) {
+		repo := agentRepo(t)
+		f := scripted(t,
+			say("Done."),
+			observe(
+				`{"content":"The deploy key is `+secret+`.","scope":"project"}`,
+				`{"content":"Release builds run make dist.","scope":"project","topic":"build"}`,
+				`{"content":"This session is about the release.","scope":"session"}`,
+				`{"content":42,"scope":"project"}`,
+			),
+		)
+		code, _, stderr := runAgent(t, f, p, repo, "run", "release it")
+		if code != cmd.ExitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		if strings.Contains(stderr, secret) {
+			t.Fatal("the secret was echoed on stderr")
+		}
+		if !strings.Contains(stderr, "not stored") || !strings.Contains(stderr, "remembered 2 observation(s)") {
+			t.Fatalf("stderr: %s", stderr)
+		}
+		if !f.requests()[1].Forced {
+			t.Errorf("distill did not force the memory_observe call: %s", f.requests()[1].Body)
+		}
+		// The session id is printed, and list shows the session's facts.
+		_, id, ok := strings.Cut(stderr, "session ")
+		id, _, _ = strings.Cut(id, " ")
+		if !ok || !strings.HasPrefix(id, "session-") {
+			t.Fatalf("no session id on stderr: %s", stderr)
+		}
+		code, out, _ := acolyte(t, "list", "--repo", repo, "--scope", "session")
+		if code != cmd.ExitOK || !strings.Contains(out, "about the release") {
+			t.Fatalf("list --scope session: %s", out)
+		}
+		code, out, _ = acolyte(t, "list", "--repo", repo, "--session", id, "--scope", "session")
+		if code != cmd.ExitOK || !strings.Contains(out, "about the release") {
+			t.Fatalf("list --session %s: %s", id, out)
+		}
+		code, out, _ = acolyte(t, "list", "--repo", repo)
+		if code != cmd.ExitOK || !strings.Contains(out, "make dist") || strings.Contains(out, secret) {
+			t.Fatalf("list: %s", out)
+		}
+	})
+}
+
+func TestRunDistillFailureIsAWarning(t *testing.T) {
+	eachProvider(t, func(t *testing.T, p int) {
+		repo := agentRepo(t)
+		f := scripted(t, say("Done."), modelReply{Status: http.StatusBadRequest})
+		code, stdout, stderr := runAgent(t, f, p, repo, "run", "--json", "do it")
+		if code != cmd.ExitOK || !strings.Contains(stdout, `"type":"warning"`) {
+			t.Fatalf("exit %d: %s\n%s", code, stdout, stderr)
+		}
+		f = scripted(t, say("Done."), say("I think nothing is worth keeping."))
+		code, _, stderr = runAgent(t, f, p, repo, "run", "do it")
+		if code != cmd.ExitOK || !strings.Contains(stderr, "without calling memory_observe") {
+			t.Fatalf("prose distill: exit %d: %s", code, stderr)
+		}
+	})
+}
+
+func TestRunHonoursTheServersRetryDelayAndSaysSo(t *testing.T) {
+	eachProvider(t, func(t *testing.T, p int) {
+		repo := agentRepo(t)
+		f := scripted(t, modelReply{Status: http.StatusTooManyRequests, Wait: 300 * time.Millisecond}, say("Done."), observe())
+		start := time.Now()
+		code, _, stderr := runAgent(t, f, p, repo, "run", "do it")
+		if code != cmd.ExitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		if !strings.Contains(stderr, "retrying in 300ms as the server asked") {
+			t.Fatalf("stderr: %s", stderr)
+		}
+		if waited := time.Since(start); waited < 300*time.Millisecond {
+			t.Fatalf("retried after %s, before the server's delay", waited)
+		}
+	})
+}
+
+func TestRunTimeoutBoundsOneRequest(t *testing.T) {
+	eachProvider(t, func(t *testing.T, p int) {
+		repo := agentRepo(t)
+		f := scripted(t, modelReply{Hang: true}, observe())
+		code, _, stderr := runAgent(t, f, p, repo, "run", "--timeout", "200ms", "do it")
+		if code != cmd.ExitFail || !strings.Contains(stderr, "within 200ms") || !strings.Contains(stderr, "raise --timeout") {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+	})
+}
+
+// TestRunLongSessionStaysUnderBudget drives 60 steps of file reads and
+// logs each request's size: the table in the commit and report comes from
+// `go test -v -run TestRunLongSessionStaysUnderBudget ./cmd/`.
+func TestRunLongSessionStaysUnderBudget(t *testing.T) {
+	const steps, budget = 60, 30000
+	eachProvider(t, func(t *testing.T, p int) {
+		repo := agentRepo(t)
+		for i := range steps {
+			line := fmt.Sprintf("func f%d() { return \"value %d\" } // ünïcode\n", i, i)
+			os.WriteFile(filepath.Join(repo, fmt.Sprintf("f%02d.go", i)), bytes.Repeat([]byte(line), 400+i*20), 0o644)
+		}
+		f := scriptedFunc(t, func(r modelReq) modelReply {
+			switch {
+			case r.Forced:
+				return observe()
+			case r.N < steps:
+				return modelReply{Text: fmt.Sprintf("Step %d.", r.N), Calls: []fakeCall{{Name: "read_file", Args: fmt.Sprintf(`{"path":"f%02d.go"}`, r.N)}}}
+			default:
+				return say("Read all sixty files.")
+			}
+		})
+		code, _, stderr := runAgent(t, f, p, repo, "run", "--json", "--max-steps", "80", "--context-budget", fmt.Sprint(budget), "read every file")
+		if code != cmd.ExitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		reqs := f.requests()
+		if len(reqs) != steps+1 {
+			t.Fatalf("%d requests", len(reqs))
+		}
+		var table strings.Builder
+		fmt.Fprintf(&table, "\n%s, budget %d estimated tokens\nstep | request bytes | ~tokens (4 B/token)\n", providers[p].name, budget)
+		for _, r := range reqs[:steps] {
+			fmt.Fprintf(&table, "%4d | %13d | %6d\n", r.N, len(r.Body), r.Tokens)
+			if r.Tokens > budget {
+				t.Errorf("step %d: ~%d tokens, over the budget %d", r.N, r.Tokens, budget)
+			}
+		}
+		t.Log(table.String())
+	})
+}
+
+// syncBuffer is a bytes.Buffer safe to read while acolyte writes to it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func chat(t *testing.T, f *fakeModel, provider int, repo string, stdin io.Reader, stdout, stderr io.Writer, args ...string) int {
+	t.Helper()
+	full := append([]string{"acolyte", "chat"}, providers[provider].flags(f.srv.URL)...)
+	full = append(append(full, "--repo", repo), args...)
+	return cmd.Run(context.Background(), full, stdin, stdout, stderr)
+}
+
+func TestChatModelErrorEndsTheTurnNotTheChat(t *testing.T) {
+	eachProvider(t, func(t *testing.T, p int) {
+		repo := agentRepo(t)
+		f := scripted(t, modelReply{Status: http.StatusBadRequest}, say("Second answer."), observe())
+		var out, errOut bytes.Buffer
+		code := chat(t, f, p, repo, strings.NewReader("first\nsecond\n/exit\n"), &out, &errOut)
+		if code != cmd.ExitOK || !strings.Contains(out.String(), "Second answer.") || !strings.Contains(errOut.String(), "400") {
+			t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out.String(), errOut.String())
+		}
+		if reqs := f.requests(); len(reqs) != 3 || !reqs[2].Forced {
+			t.Fatalf("distill did not run after the chat: %d requests", len(reqs))
+		}
+	})
+}
+
+func TestChatKeepsTextToolsAndPromptsOnLinesOfTheirOwn(t *testing.T) {
+	eachProvider(t, func(t *testing.T, p int) {
+		repo := agentRepo(t)
+		f := scripted(t,
+			modelReply{Text: "Let me look.", Calls: []fakeCall{{Name: "list_files", Args: `{}`}}},
+			modelReply{Text: "I will run it.", Calls: []fakeCall{{Name: "load_tools", Args: `{"names":["run_shell"]}`}}},
+			call("run_shell", `{"command":"echo hi"}`),
+			say("Done."),
+			observe())
+		var both syncBuffer
+		code := chat(t, f, p, repo, strings.NewReader("go\ny\n/exit\n"), &both, &both)
+		got := both.String()
+		if code != cmd.ExitOK {
+			t.Fatalf("exit %d: %s", code, got)
+		}
+		for _, want := range []string{"Let me look.\n→ list_files", "I will run it.\n→ load_tools", "  │ hi\n  exit 0\n", "Done.\n"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("output lacks %q:\n%s", want, got)
+			}
+		}
+		// Both providers stream: OpenAI over server-sent events, the
+		// fake splitting text and call arguments across events.
+		if providers[p].name == "openai" && !strings.Contains(f.requests()[0].Body, `"stream":true`) {
+			t.Errorf("the OpenAI request did not ask to stream: %s", f.requests()[0].Body)
+		}
+	})
+}
+
+func TestChatCtrlCStopsTheTurnAndAtThePromptLeaves(t *testing.T) {
+	eachProvider(t, func(t *testing.T, p int) {
+		repo := agentRepo(t)
+		interrupt := func() {
+			if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+				t.Error(err)
+			}
+		}
+		f := scriptedFunc(t, func(r modelReq) modelReply {
+			switch {
+			case r.Forced:
+				return observe(`{"content":"The chat was interrupted politely.","scope":"session"}`)
+			case r.N == 1:
+				go func() { time.Sleep(50 * time.Millisecond); interrupt() }()
+				return modelReply{Hang: true}
+			default:
+				return say("Second reply.")
+			}
+		})
+		stdinR, stdinW := io.Pipe()
+		defer stdinW.Close()
+		var out, errOut syncBuffer
+		codec := make(chan int, 1)
+		go func() { codec <- chat(t, f, p, repo, stdinR, &out, &errOut) }()
+		io.WriteString(stdinW, "first\n")
+		waitFor(t, &errOut, "stopped; memories and files already written are kept\n> ")
+		io.WriteString(stdinW, "second\n")
+		waitFor(t, &out, "Second reply.")
+		waitFor(t, &errOut, "kept\n> ", "> ") // the prompt after the second reply
+		interrupt()                           // at the idle prompt: leave
+		var code int
+		select {
+		case code = <-codec:
+		case <-time.After(10 * time.Second):
+			t.Fatal("Ctrl-C at the prompt did not end the chat")
+		}
+		if code != cmd.ExitOK {
+			t.Fatalf("exit %d: %s", code, errOut.String())
+		}
+		if !strings.Contains(errOut.String(), "stopping this reply") {
+			t.Errorf("stderr: %s", errOut.String())
+		}
+		reqs := f.requests()
+		if len(reqs) != 3 || !reqs[2].Forced {
+			t.Fatalf("distill did not run on the way out: %d requests", len(reqs))
+		}
+	})
+}
+
+// waitFor waits until b holds want after the text after (if given).
+func waitFor(t *testing.T, b *syncBuffer, want string, after ...string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		s := b.String()
+		if len(after) > 0 {
+			i := strings.Index(s, want)
+			if i >= 0 && strings.Contains(s[i+len(want):], after[0]) {
+				return
+			}
+		} else if strings.Contains(s, want) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("waited for %q %v in:\n%s", want, after, b.String())
+}
+
+func TestRunSessionResumesAndKeepsOneCopy(t *testing.T) {
+	repo := agentRepo(t)
+	fact := `{"content":"We are migrating the billing tables.","scope":"session"}`
+	for i := range 2 {
+		f := scripted(t, say("Done."), observe(fact))
+		code, stdout, stderr := runAgent(t, f, 1, repo, "run", "--json", "--session", "session-billing", "go on")
+		if code != cmd.ExitOK || !strings.Contains(stdout, `{"type":"session","step":0,"session":"session-billing"}`) {
+			t.Fatalf("run %d: exit %d: %s\n%s", i, code, stdout, stderr)
+		}
+	}
+	code, out, _ := acolyte(t, "list", "--repo", repo, "--session", "session-billing", "--scope", "session", "--json")
+	if code != cmd.ExitOK || strings.Count(out, "billing tables") != 1 {
+		t.Fatalf("list: %s", out)
+	}
+}
+
+func TestRunContextBudgetFromConfig(t *testing.T) {
+	repo := agentRepo(t)
+	home := os.Getenv("ACOLYTE_HOME")
+	os.MkdirAll(home, 0o755)
+	os.WriteFile(filepath.Join(home, "config.json"), []byte(`{"context-budget": "4000"}`), 0o644)
+	os.WriteFile(filepath.Join(repo, "a.txt"), bytes.Repeat([]byte("some text in a file\n"), 500), 0o644)
+	f := scripted(t, call("read_file", `{"path":"a.txt"}`), call("read_file", `{"path":"a.txt"}`), say("Done."), observe())
+	code, stdout, stderr := runAgent(t, f, 0, repo, "run", "--json", "read it twice")
+	if code != cmd.ExitOK || !strings.Contains(stdout, `"budget":4000`) {
+		t.Fatalf("exit %d: %s\n%s", code, stdout, stderr)
+	}
+}
+
+func TestRunInterruptedStillDistillsAndFails(t *testing.T) {
+	eachProvider(t, func(t *testing.T, p int) {
+		repo := agentRepo(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		f := scriptedFunc(t, func(r modelReq) modelReply {
+			if r.Forced {
+				return observe(`{"content":"The interrupted task was about the parser.","scope":"session"}`)
+			}
+			cancel() // Ctrl-C while the model thinks
+			return modelReply{Hang: true}
+		})
+		full := append(append([]string{"acolyte", "run"}, providers[p].flags(f.srv.URL)...), "--repo", repo, "look at the parser")
+		var out, errOut bytes.Buffer
+		code := cmd.Run(ctx, full, strings.NewReader(""), &out, &errOut)
+		if code != cmd.ExitFail || !strings.Contains(errOut.String(), "interrupted") {
+			t.Fatalf("exit %d: %s", code, errOut.String())
+		}
+		if reqs := f.requests(); len(reqs) != 2 || !reqs[1].Forced || !strings.Contains(errOut.String(), "remembered 1 observation") {
+			t.Fatalf("distill after the interrupt: %d requests; %s", len(reqs), errOut.String())
+		}
+	})
+}
