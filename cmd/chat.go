@@ -14,7 +14,10 @@ func chatCommand() *cli.Command {
 		Usage: "talk with the agent; each line is a message (/exit or Ctrl-D to end)",
 		Description: "The agent keeps the conversation and the tools it loaded between messages. When the chat\n" +
 			"ends it stores what it learnt as observations (unless --no-distill).",
-		Flags: append(agentFlags(), &cli.BoolFlag{Name: "yes", Usage: "allow run_shell without asking"}),
+		Flags: append(agentFlags(),
+			&cli.BoolFlag{Name: "yes", Usage: "allow run_shell without asking"},
+			&cli.BoolFlag{Name: "json", Usage: "print the conversation's events as JSON lines, as run --json does"},
+		),
 		Action: func(c *cli.Context) error {
 			in := bufio.NewScanner(c.App.Reader)
 			in.Buffer(make([]byte, 64<<10), 1<<20)
@@ -30,7 +33,7 @@ func chatCommand() *cli.Command {
 				a := strings.ToLower(strings.TrimSpace(in.Text()))
 				return a == "y" || a == "yes"
 			}
-			s, closer, err := agentSession(c, confirm, eventPrinter(c.App.Writer, c.App.ErrWriter, false), true)
+			s, closer, err := agentSession(c, confirm, eventPrinter(c.App.Writer, c.App.ErrWriter, c.Bool("json")), !c.Bool("json"))
 			if err != nil {
 				return err
 			}
@@ -59,7 +62,7 @@ func chatCommand() *cli.Command {
 			}
 			if talked && !c.Bool("no-distill") {
 				if _, err := s.Distill(c.Context); err != nil {
-					return fail(err)
+					return err
 				}
 			}
 			return nil

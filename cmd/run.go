@@ -124,7 +124,7 @@ func runCommand() *cli.Command {
 			}
 			if !c.Bool("no-distill") {
 				if _, err := s.Distill(c.Context); err != nil {
-					return fail(err)
+					return err
 				}
 			}
 			if res.Incomplete {
@@ -136,12 +136,12 @@ func runCommand() *cli.Command {
 }
 
 // turnError explains how a turn failed; an interrupted one keeps whatever
-// its tools already wrote.
+// its tools already wrote. Either way the task got no answer: exit 2.
 func turnError(err error) error {
 	if errors.Is(err, context.Canceled) {
-		return fail(errors.New("interrupted; memories and files already written are kept"))
+		return fmt.Errorf("interrupted (%w); memories and files already written are kept", err)
 	}
-	return fail(err)
+	return err
 }
 
 // eventPrinter shows a turn as it happens: JSON lines on stdout, or the

@@ -19,6 +19,7 @@ func seedCommand() *cli.Command {
 		Description: "FILE is a JSON array of strings or {\"content\": …, \"topic\": …} objects. The seeds are\n" +
 			"added to .acolyte/memories.jsonl once; facts already there are skipped. Seeds that should\n" +
 			"follow a file's edits belong in .acolyte/seeds.json, which `acolyte sync` re-reads.",
+		Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return usage(fmt.Errorf("seed needs one FILE, got %d arguments", c.NArg()))
@@ -59,6 +60,9 @@ func seedCommand() *cli.Command {
 			})
 			if err != nil {
 				return usage(err)
+			}
+			if c.Bool("json") {
+				return printJSON(c, seedResult{added, len(seeds), gitsync.Dir + "/" + gitsync.MemoriesFile})
 			}
 			fmt.Fprintf(c.App.Writer, "added %d of %d seeds to %s\n", added, len(seeds), gitsync.Dir+"/"+gitsync.MemoriesFile)
 			return nil

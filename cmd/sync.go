@@ -60,9 +60,13 @@ func hooksCommand() *cli.Command {
 			{
 				Name:  "install",
 				Usage: "install the hooks (existing hooks are kept and run first) and the merge driver",
+				Flags: []cli.Flag{jsonFlag},
 				Action: repoAction(func(c *cli.Context, w *workspace) error {
 					if err := w.Repo.InstallHooks(c.Context); err != nil {
 						return fail(err)
+					}
+					if c.Bool("json") {
+						return printHooks(c, w)
 					}
 					dir, _ := w.Repo.HooksDir()
 					fmt.Fprintf(c.App.Writer, "installed %s in %s, and the merge driver for %s/%s\n",
@@ -73,9 +77,13 @@ func hooksCommand() *cli.Command {
 			{
 				Name:  "uninstall",
 				Usage: "remove the hooks and restore the ones they chained",
+				Flags: []cli.Flag{jsonFlag},
 				Action: repoAction(func(c *cli.Context, w *workspace) error {
 					if err := w.Repo.UninstallHooks(c.Context); err != nil {
 						return fail(err)
+					}
+					if c.Bool("json") {
+						return printHooks(c, w)
 					}
 					fmt.Fprintln(c.App.Writer, "removed acolyte's hooks and merge driver")
 					return nil
