@@ -62,9 +62,9 @@ func redact(msg string, args []string) string {
 // it may be a secret, and says how to pass text that starts with "-".
 func onUsageError(c *cli.Context, err error, _ bool) error {
 	// name is how the command is typed; who starts the message, after Run's "acolyte: ".
-	name, who := "acolyte", "flags"
-	if c.Command != nil && c.Command.Name != "" {
-		name, who = c.Command.HelpName, strings.TrimPrefix(c.Command.HelpName, "acolyte ")
+	name, who := "acolyte", ""
+	if !isRoot(c) {
+		name, who = c.Command.HelpName, strings.TrimPrefix(c.Command.HelpName, "acolyte ")+": "
 	}
 	msg := err.Error()
 	for _, prefix := range []string{"flag provided but not defined: ", "bad flag syntax: "} {
@@ -73,15 +73,17 @@ func onUsageError(c *cli.Context, err error, _ bool) error {
 			continue
 		}
 		how := fmt.Sprintf("to pass an argument that starts with \"-\", put it after --: %s -- ARG", name)
-		if c.Command != nil && c.Command.Name == "remember" {
+		if isRoot(c) {
+			how = "commands take their own flags after their name"
+		} else if c.Command.Name == "remember" {
 			how = `to remember text that starts with "-", put it after --: acolyte remember -- "TEXT", or pipe it: acolyte remember < FILE`
 		}
 		if unshowable(arg) {
-			return usage(fmt.Errorf("%s: an argument of %d bytes starts with \"-\" but is not a flag (not shown, it may be a secret); %s", who, len(arg), how))
+			return usage(fmt.Errorf("%san argument of %d bytes starts with \"-\" but is not a flag (not shown, it may be a secret); %s", who, len(arg), how))
 		}
-		return usage(fmt.Errorf("%s: unknown flag %s; see %s --help (%s)", who, arg, name, how))
+		return usage(fmt.Errorf("%sunknown flag %s; see %s --help (%s)", who, arg, name, how))
 	}
-	return usage(fmt.Errorf("%s: %w; see %s --help", who, err, name))
+	return usage(fmt.Errorf("%s%w; see %s --help", who, err, name))
 }
 
 // notACommand is the action of acolyte, and of a command with subcommands,
@@ -89,15 +91,16 @@ func onUsageError(c *cli.Context, err error, _ bool) error {
 // command.
 func notACommand(c *cli.Context) error {
 	if !c.Args().Present() {
-		if c.Command != nil && c.Command.Name != "" {
+		if !isRoot(c) {
 			return cli.ShowSubcommandHelp(c)
 		}
 		return cli.ShowAppHelp(c)
 	}
 	arg := c.Args().First()
-	where, cmds := "acolyte", c.App.Commands
-	if c.Command != nil && c.Command.Name != "" {
-		where, cmds = c.Command.HelpName, c.Command.Subcommands
+	// who starts the message after Run's "acolyte: "; where is how to get help.
+	who, where, cmds := "", "acolyte", c.App.Commands
+	if !isRoot(c) {
+		who, where, cmds = c.Command.Name+": ", c.Command.HelpName, c.Command.Subcommands
 	}
 	if arg == "help" && where == "acolyte" {
 		if c.Args().Len() > 1 {
@@ -106,12 +109,17 @@ func notACommand(c *cli.Context) error {
 		return cli.ShowAppHelp(c)
 	}
 	if unshowable(arg) {
-		return usage(fmt.Errorf("%s: an argument of %d bytes is not a command (not shown, it may be a secret); see %s --help", where, len(arg), where))
+		return usage(fmt.Errorf("%san argument of %d bytes is not a command (not shown, it may be a secret); see %s --help", who, len(arg), where))
 	}
 	if near := nearest(arg, cmds); near != "" {
-		return usage(fmt.Errorf("unknown command %q; did you mean %q? See %s --help", arg, near, where))
+		return usage(fmt.Errorf("%sunknown command %q; did you mean %q? See %s --help", who, arg, near, where))
 	}
-	return usage(fmt.Errorf("unknown command %q; see %s --help", arg, where))
+	return usage(fmt.Errorf("%sunknown command %q; see %s --help", who, arg, where))
+}
+
+// isRoot says whether c is acolyte itself rather than one of its commands.
+func isRoot(c *cli.Context) bool {
+	return c.Command == nil || c.Command.Name == "" || c.Command.Name == c.App.Name
 }
 
 // nearest is the visible command whose name is closest to typed, if any is
