@@ -18,7 +18,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err == nil {
 		return ExitOK
 	}
-	fmt.Fprintf(stderr, "acolyte: %s\n", redact(err.Error(), args))
+	fmt.Fprintf(stderr, "acolyte: %s\n", withholdSecrets(redact(err.Error(), args)))
 	return exitCode(err)
 }
 

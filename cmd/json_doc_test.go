@@ -345,6 +345,7 @@ func TestJSONOutputMatchesDoc(t *testing.T) {
 	run("hooks install", "", 0, "hooks", "install", "--json")
 	run("hooks status", "", 0, "hooks", "status", "--json")
 	run("hooks uninstall", "", 0, "hooks", "uninstall", "--json")
+	run("hooks status", "", 1, "hooks", "status", "--json") // the same "no" as without --json
 	run("prompt", "", 0, "prompt", "--json")
 	run("prompt --stats", "", 0, "prompt", "--stats", "--json")
 	run("forget", "", 0, "forget", "--json", userFact.Memory.ID)

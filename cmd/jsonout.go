@@ -2,6 +2,8 @@ package cmd
 
 import (
 	"github.com/urfave/cli/v2"
+
+	"github.com/acolyte-dev/acolyte/gitsync"
 )
 
 // The shapes below are printed by --json and documented in cmd/JSON.md;
@@ -22,4 +24,15 @@ func printHooks(c *cli.Context, w *workspace) error {
 		return err
 	}
 	return printJSON(c, map[string]any{"hooks": hooks, "merge_driver": driver})
+}
+
+// allInstalled says whether hooks status must answer yes (0) or no (1),
+// with or without --json.
+func allInstalled(hooks []gitsync.HookState, driver bool) bool {
+	for _, h := range hooks {
+		if !h.Installed {
+			return false
+		}
+	}
+	return driver
 }

@@ -99,7 +99,13 @@ func hooksCommand() *cli.Command {
 						return fail(err)
 					}
 					if c.Bool("json") {
-						return printJSON(c, map[string]any{"hooks": hooks, "merge_driver": driver})
+						if err := printJSON(c, map[string]any{"hooks": hooks, "merge_driver": driver}); err != nil {
+							return err
+						}
+						if !allInstalled(hooks, driver) {
+							return fail(errors.New("hooks are not fully installed; run acolyte hooks install"))
+						}
+						return nil
 					}
 					all := driver
 					for _, h := range hooks {

@@ -2,6 +2,8 @@ package cmd
 
 import (
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -54,6 +56,34 @@ func redact(msg string, args []string) string {
 				msg = strings.ReplaceAll(msg, f, fmt.Sprintf("(%d bytes not shown)", len(f)))
 			}
 		}
+	}
+	return msg
+}
+
+// quoted finds the Go-quoted strings (%q) in a message.
+var quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+
+// withholdSecrets is the last guard before an error is printed: a quoted
+// value in it that looks like a credential (a seed's content, a setting
+// read from a file) is replaced by its size, and if a credential is still
+// there the message itself is withheld. The arguments are redacted first,
+// by redact; this catches what came from files and stdin.
+func withholdSecrets(msg string) string {
+	if _, found := gitsync.DetectSecret(msg); !found {
+		return msg
+	}
+	msg = quoted.ReplaceAllStringFunc(msg, func(q string) string {
+		s, err := strconv.Unquote(q)
+		if err != nil {
+			s = q
+		}
+		if what, found := gitsync.DetectSecret(s); found {
+			return fmt.Sprintf("(%d bytes not shown: %s)", len(s), what)
+		}
+		return q
+	})
+	if what, found := gitsync.DetectSecret(msg); found {
+		return fmt.Sprintf("the command failed, and its error message is not shown because it contains %s", what)
 	}
 	return msg
 }
