@@ -132,11 +132,15 @@ func notACommand(c *cli.Context) error {
 	if !isRoot(c) {
 		who, where, cmds = c.Command.Name+": ", c.Command.HelpName, c.Command.Subcommands
 	}
-	if arg == "help" && where == "acolyte" {
-		if c.Args().Len() > 1 {
-			return cli.ShowCommandHelp(c, c.Args().Get(1))
+	if arg == "help" && isRoot(c) {
+		topic := c.Args().Get(1)
+		if topic == "" {
+			return cli.ShowAppHelp(c)
 		}
-		return cli.ShowAppHelp(c)
+		if c.App.Command(topic) != nil {
+			return cli.ShowCommandHelp(c, topic)
+		}
+		arg = topic // acolyte help serch: the same answer as acolyte serch
 	}
 	if unshowable(arg) {
 		return usage(fmt.Errorf("%san argument of %d bytes is not a command (not shown, it may be a secret); see %s --help", who, len(arg), where))
