@@ -4,32 +4,12 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"runtime/debug"
 
 	"github.com/urfave/cli/v2"
 )
-
-// Exit codes shared by every command.
-const (
-	ExitOK    = 0
-	ExitFail  = 1 // the command ran and the answer is "no": not found, stale, invalid input
-	ExitUsage = 2 // the command could not run: bad flags, unreadable files, I/O errors
-)
-
-// exitError carries an exit code through urfave/cli back to Run.
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
-
-func fail(err error) error  { return &exitError{ExitFail, err} }
-func usage(err error) error { return &exitError{ExitUsage, err} }
 
 // Run runs the acolyte command line and returns the process exit code.
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -38,12 +18,8 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err == nil {
 		return ExitOK
 	}
-	fmt.Fprintf(stderr, "acolyte: %v\n", err)
-	var ee *exitError
-	if errors.As(err, &ee) {
-		return ee.code
-	}
-	return ExitUsage
+	fmt.Fprintf(stderr, "acolyte: %s\n", withholdSecrets(redact(err.Error(), args)))
+	return exitCode(err)
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
@@ -60,11 +36,11 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		EnableBashCompletion: true,
 		Flags:                globalFlags(),
 		Commands:             commands(),
-		// Errors are printed once, by Run, with the exit code they carry.
+		// Errors are printed once, by Run, with the exit code exitCode gives them.
 		ExitErrHandler: func(*cli.Context, error) {},
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return usage(fmt.Errorf("%w (see --help)", err))
-		},
+		OnUsageError:   onUsageError,
+		// With no command, or one that does not exist.
+		Action: notACommand,
 	}
 }
 
@@ -107,13 +83,38 @@ func commands() []*cli.Command {
 		// Measurement.
 		benchCommand(),
 	}
-	var withGlobals func(cs []*cli.Command)
-	withGlobals = func(cs []*cli.Command) {
+	var wire func(cs []*cli.Command)
+	wire = func(cs []*cli.Command) {
 		for _, c := range cs {
 			c.Flags = append(c.Flags, globalFlags()...)
-			withGlobals(c.Subcommands)
+			// urfave/cli would print its own usage text, echoing the bad
+			// argument, which may be a secret pasted in the wrong place.
+			c.OnUsageError = onUsageError
+			if len(c.Subcommands) > 0 {
+				if c.Action == nil {
+					c.Action = notACommand
+				}
+				wire(c.Subcommands)
+				continue
+			}
+			if c.Name != mergeDriverName {
+				c.Before = chain(checkSettings, c.Before)
+			}
 		}
 	}
-	withGlobals(cmds)
+	wire(cmds)
 	return cmds
+}
+
+// chain runs first, then next (when there is one).
+func chain(first, next cli.BeforeFunc) cli.BeforeFunc {
+	return func(c *cli.Context) error {
+		if err := first(c); err != nil {
+			return err
+		}
+		if next != nil {
+			return next(c)
+		}
+		return nil
+	}
 }

@@ -71,7 +71,7 @@ func runRetrievalBench(c *cli.Context) error {
 	}
 	s, err := memory.Open(c.Context, path, e)
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	defer s.Close()
 
@@ -79,13 +79,13 @@ func runRetrievalBench(c *cli.Context) error {
 	indexTime, err := bench.Index(c.Context, s, docs, bar.Update)
 	bar.Done()
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	bar = newProgress(c.App.ErrWriter, "search")
 	r, err := bench.Run(c.Context, s, queries, ks, bar.Update)
 	bar.Done()
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	r.Memories, r.IndexTime = len(docs), indexTime
 	if c.Bool("json") {

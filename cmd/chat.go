@@ -19,7 +19,10 @@ func chatCommand() *cli.Command {
 		Description: "The agent keeps the conversation and the tools it loaded between messages. Ctrl-C during a\n" +
 			"reply stops that reply; Ctrl-C again, or at the prompt, ends the chat. However the chat ends,\n" +
 			"it stores what it learnt as observations (unless --no-distill).",
-		Flags: append(agentFlags(), &cli.BoolFlag{Name: "yes", Usage: "allow run_shell without asking"}),
+		Flags: append(agentFlags(),
+			&cli.BoolFlag{Name: "yes", Usage: "allow run_shell without asking"},
+			&cli.BoolFlag{Name: "json", Usage: "print the conversation's events as JSON lines, as run --json does"},
+		),
 		Action: func(c *cli.Context) error {
 			// The chat decides what Ctrl-C means, so it listens itself and
 			// works on a context the process-wide interrupt does not end.
@@ -50,7 +53,11 @@ func chatCommand() *cli.Command {
 					return false
 				}
 			}
-			s, closer, err := agentSession(c, confirm, printer.print, true)
+			show := printer.print
+			if c.Bool("json") {
+				show = eventPrinter(c.App.Writer, c.App.ErrWriter, true)
+			}
+			s, closer, err := agentSession(c, confirm, show, !c.Bool("json"))
 			if err != nil {
 				return err
 			}

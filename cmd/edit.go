@@ -45,7 +45,9 @@ func editCommand() *cli.Command {
 				return fail(err)
 			}
 			if c.Bool("json") {
-				return printJSON(c, m)
+				return printJSON(c, struct {
+					Memory memory.Memory `json:"memory"`
+				}{m})
 			}
 			fmt.Fprintln(c.App.Writer, m.ID)
 			return nil

@@ -1,12 +1,16 @@
 package cmd
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -26,7 +30,7 @@ func globalFlags() []cli.Flag {
 	return append([]cli.Flag{
 		&cli.StringFlag{Name: flagHome, EnvVars: []string{"ACOLYTE_HOME"}, Usage: "where acolyte keeps its database and config (default: $XDG_DATA_HOME/acolyte)"},
 		&cli.StringFlag{Name: flagSession, EnvVars: []string{"ACOLYTE_SESSION"}, Usage: "session id for session-scope memories"},
-		&cli.StringFlag{Name: flagRepo, Usage: "run as if started in this directory (default: the current directory)"},
+		&cli.StringFlag{Name: flagRepo, Usage: "work in the git checkout containing `DIR`, which must exist and be in one (default: the current directory; outside a repository only user and session memories are used)"},
 	}, embedderFlags()...)
 }
 
@@ -55,7 +59,8 @@ func global(c *cli.Context, name string) string {
 // It is read once per process and kept on the App.
 type settings struct {
 	values map[string]string
-	// err is why config.json could not be used; acolyte status reports it.
+	// err is why config.json cannot be used; every command refuses to run
+	// then, rather than silently run with other settings than the user wrote.
 	err error
 }
 
@@ -72,11 +77,9 @@ func loadSettings(c *cli.Context) *settings {
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 		case err != nil:
-			st.err = err
+			st.err = usage(fmt.Errorf("read the settings: %w", err))
 		default:
-			if err := json.Unmarshal(b, &st.values); err != nil {
-				st.err = fmt.Errorf("%s is ignored: %w; it must be a flat JSON object of strings, e.g. {\"embedder\": \"static\"}", path, err)
-			}
+			st.values, st.err = parseSettings(path, b, settingNames())
 		}
 	}
 	if c.App.Metadata == nil {
@@ -84,6 +87,130 @@ func loadSettings(c *cli.Context) *settings {
 	}
 	c.App.Metadata[settingsKey] = st
 	return st
+}
+
+// checkSettings stops a command when config.json is unusable.
+func checkSettings(c *cli.Context) error {
+	return loadSettings(c).err
+}
+
+// settingNames are the keys config.json may hold: the global flags, less
+// those that say where to look (home, repo), and the agent's settings.
+func settingNames() []string {
+	var out []string
+	for _, f := range globalFlags() {
+		if n := f.Names()[0]; n != flagHome && n != flagRepo {
+			out = append(out, n)
+		}
+	}
+	return append(out, agentSettingNames()...)
+}
+
+// parseSettings reads config.json and says where and what is wrong with it,
+// as FILE:LINE:COLUMN, without repeating any value (it may be a key).
+func parseSettings(path string, b []byte, known []string) (map[string]string, error) {
+	const want = `config.json must be one flat JSON object of setting names to strings, e.g. {"embedder": "static"}`
+	at := func(off int64) string {
+		line, col := 1, 1
+		for _, ch := range b[:min(int(off), len(b))] {
+			if ch == '\n' {
+				line, col = line+1, 1
+			} else {
+				col++
+			}
+		}
+		return fmt.Sprintf("%s:%d:%d", path, line, col)
+	}
+	bad := func(off int64, format string, args ...any) error {
+		return usage(fmt.Errorf("%s: %s; %s", at(off), fmt.Sprintf(format, args...), want))
+	}
+	syntax := func(err error, off int64) error {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return bad(se.Offset, "%v", se)
+		}
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			return bad(int64(len(b)), "the file ends early")
+		}
+		return bad(off, "%v", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, syntax(err, 0)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, bad(0, "it is not a JSON object")
+	}
+	values := map[string]string{}
+	for dec.More() {
+		keyAt := dec.InputOffset()
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, syntax(err, keyAt)
+		}
+		key := tok.(string) // inside an object, json.Decoder yields only string keys here
+		if !slices.Contains(known, key) {
+			hint := ""
+			if near := nearestName(key, known); near != "" {
+				hint = fmt.Sprintf("did you mean %q? ", near)
+			}
+			return nil, bad(keyAt+int64(skipSeparators(b[keyAt:])), "unknown setting %q; %sthe settings are %s", key, hint, strings.Join(known, ", "))
+		}
+		valueAt := dec.InputOffset()
+		tok, err = dec.Token()
+		if err != nil {
+			return nil, syntax(err, valueAt)
+		}
+		v, ok := tok.(string)
+		if !ok {
+			return nil, bad(valueAt+int64(skipSeparators(b[valueAt:])), "%q must be a string, got %s", key, jsonKind(tok))
+		}
+		values[key] = v
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, syntax(err, dec.InputOffset())
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, bad(dec.InputOffset(), "unexpected data after the object")
+	}
+	return values, nil
+}
+
+// skipSeparators counts the whitespace, commas and colons before a token,
+// since json.Decoder's offset stops at the end of the previous one.
+func skipSeparators(b []byte) int {
+	n := 0
+	for n < len(b) && strings.IndexByte(" \t\r\n:,", b[n]) >= 0 {
+		n++
+	}
+	return n
+}
+
+func jsonKind(tok json.Token) string {
+	switch t := tok.(type) {
+	case json.Delim:
+		if t == '[' {
+			return "an array"
+		}
+		return "an object"
+	case bool:
+		return "a boolean"
+	case float64, json.Number:
+		return "a number"
+	case nil:
+		return "null"
+	}
+	return fmt.Sprintf("%T", tok)
+}
+
+// nearestName is the name in names closest to typed, if one is close.
+func nearestName(typed string, names []string) string {
+	cmds := make([]*cli.Command, len(names))
+	for i, n := range names {
+		cmds[i] = &cli.Command{Name: n}
+	}
+	return nearest(typed, cmds)
 }
 
 func configValue(c *cli.Context, name string) string {
@@ -116,6 +243,9 @@ type workspace struct {
 	// Repo and Workspace are nil outside a git repository.
 	Repo      *gitsync.Repo
 	Workspace *gitsync.Workspace
+	// Visibility is what this checkout and session can see, the same rule
+	// the toolkit applies (gitsync.NewWorkspace keys a project by its root).
+	Visibility memory.Visibility
 }
 
 func (w *workspace) Close() error { return w.Store.Close() }
@@ -145,7 +275,7 @@ func openStore(c *cli.Context) (*memory.Store, error) {
 	}
 	s, err := memory.Open(c.Context, filepath.Join(dir, "acolyte.db"), e)
 	if err != nil {
-		return nil, fail(err)
+		return nil, err // corrupt, locked or unwritable: exitCode says 2
 	}
 	return s, nil
 }
@@ -169,11 +299,37 @@ func openWorkspace(c *cli.Context) (*workspace, error) {
 		w.Repo, w.Root = repo, repo.Root
 		w.Workspace = gitsync.NewWorkspace(repo, s, global(c, flagSession))
 		w.Toolkit = w.Workspace
-	case errors.Is(err, gitsync.ErrNotRepo):
-		w.Toolkit = memory.Scoped{Store: s, Visibility: memory.Visibility{SessionKey: global(c, flagSession)}}
+		w.Visibility = memory.Visibility{ProjectKey: repo.Root, SessionKey: global(c, flagSession)}
+	case errors.Is(err, gitsync.ErrNotRepo) && !isSet(c, flagRepo):
+		w.Visibility = memory.Visibility{SessionKey: global(c, flagSession)}
+		w.Toolkit = memory.Scoped{Store: s, Visibility: w.Visibility}
 	default:
 		s.Close()
-		return nil, fail(err)
+		return nil, repoError(dir, err)
 	}
 	return w, nil
+}
+
+// repoError explains why --repo DIR (or the current directory) cannot be
+// used. A --repo that names no repository is an error, never a quiet
+// fallback to user scope: a typo would otherwise store project facts where
+// the project never sees them.
+func repoError(dir string, err error) error {
+	if _, statErr := os.Stat(dir); statErr != nil {
+		return usage(fmt.Errorf("--repo %s: %w", dir, statErr))
+	}
+	if errors.Is(err, gitsync.ErrNotRepo) {
+		return usage(fmt.Errorf("--repo %s: %w; run git init there, or leave out --repo to use user memories", dir, err))
+	}
+	return usage(fmt.Errorf("--repo %s: %w", dir, err))
+}
+
+// isSet says whether a flag was given before or after the command name.
+func isSet(c *cli.Context, name string) bool {
+	for _, ctx := range c.Lineage() {
+		if ctx.IsSet(name) {
+			return true
+		}
+	}
+	return false
 }

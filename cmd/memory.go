@@ -68,13 +68,13 @@ func rememberCommand() *cli.Command {
 			}
 			added, err := w.Toolkit.Add(c.Context, memory.Draft{Content: text, Scope: scope, Kind: kind, Topic: c.String("topic"), Source: "cli"})
 			if err != nil {
-				return fail(err)
+				return err // exitCode tells refused content (1) from a broken store (2)
 			}
 			if added.Warning != "" {
 				fmt.Fprintln(c.App.ErrWriter, "warning:", added.Warning)
 			}
 			if c.Bool("json") {
-				return printJSON(c, added)
+				return printJSON(c, rememberJSON{added.Memory, added.Existing, added.Warning})
 			}
 			if added.Existing {
 				fmt.Fprintln(c.App.ErrWriter, "already remembered")
@@ -83,6 +83,13 @@ func rememberCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// rememberJSON is what remember --json prints (see cmd/JSON.md).
+type rememberJSON struct {
+	Memory   memory.Memory `json:"memory"`
+	Existing bool          `json:"existing"`
+	Warning  string        `json:"warning,omitempty"`
 }
 
 func forgetCommand() *cli.Command {
@@ -102,7 +109,7 @@ func forgetCommand() *cli.Command {
 			defer w.Close()
 			removed, err := w.Toolkit.Remove(c.Context, c.Args().Slice()...)
 			if err != nil {
-				return fail(err)
+				return err // an unknown id is memory.ErrNotFound: exit 1
 			}
 			if c.Bool("json") {
 				return printJSON(c, removed)
@@ -163,9 +170,12 @@ func searchCommand() *cli.Command {
 			defer w.Close()
 			results, err := w.Toolkit.Search(c.Context, memory.Query{Text: query, Filter: f})
 			if err != nil {
-				return fail(err)
+				return err
 			}
 			if c.Bool("json") {
+				if results == nil {
+					results = []memory.Result{}
+				}
 				if err := printJSON(c, results); err != nil {
 					return err
 				}
@@ -211,7 +221,7 @@ func listCommand() *cli.Command {
 			}
 			list, err := tk.List(c.Context, f)
 			if err != nil {
-				return fail(err)
+				return err
 			}
 			if c.Bool("json") {
 				if list == nil {
@@ -247,7 +257,7 @@ func reindexCommand() *cli.Command {
 			n, err := s.Reindex(c.Context, c.Bool("all"), bar.Update)
 			bar.Done()
 			if err != nil {
-				return fail(err)
+				return err
 			}
 			if c.Bool("json") {
 				return printJSON(c, map[string]any{"embedded": n, "model": embedderName(s)})

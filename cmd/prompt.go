@@ -44,7 +44,7 @@ func promptCommand() *cli.Command {
 				rep, err = agent.Prompt(c.Context, w.Toolkit, ws, nil)
 			}
 			if err != nil {
-				return fail(err)
+				return err
 			}
 			if c.Bool("json") {
 				if c.Bool("stats") {

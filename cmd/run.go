@@ -42,6 +42,9 @@ func agentFlags() []cli.Flag {
 	)
 }
 
+// agentSettingNames are the agent flags config.json may also set.
+func agentSettingNames() []string { return []string{"context-budget", "timeout", "session-max-age"} }
+
 // defaultRequestTimeout bounds one model request: a slow local model can
 // take minutes on a long answer, a stuck connection should not take hours.
 const defaultRequestTimeout = 10 * time.Minute
@@ -224,12 +227,12 @@ func runCommand() *cli.Command {
 }
 
 // turnError explains how a turn failed; an interrupted one keeps whatever
-// its tools already wrote.
+// its tools already wrote. Either way the task got no answer: exit 2.
 func turnError(err error) error {
 	if errors.Is(err, context.Canceled) {
-		return fail(errors.New("interrupted; memories and files already written are kept"))
+		return fmt.Errorf("interrupted (%w); memories and files already written are kept", err)
 	}
-	return fail(err)
+	return err
 }
 
 // eventPrinter shows a turn as it happens: JSON lines on stdout, or the

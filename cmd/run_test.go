@@ -112,6 +112,9 @@ func TestRunJSONStreamsEventsAndDistills(t *testing.T) {
 
 func TestChatAsksBeforeRunningShell(t *testing.T) {
 	repo := t.TempDir()
+	if out, err := exec.Command("git", "init", "-q", repo).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
 	t.Setenv("ACOLYTE_HOME", t.TempDir())
 	t.Setenv("GEMINI_API_KEY", "test-key")
 	t.Setenv("GOOGLE_API_KEY", "")

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"fmt"
-	"sort"
 
 	"github.com/urfave/cli/v2"
 
@@ -12,7 +11,7 @@ import (
 func statusCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "status",
-		Usage: "show where memory is kept and how much of it there is",
+		Usage: "show where memory is kept and how many memories this checkout and session can see",
 		Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
 			w, err := openWorkspace(c)
@@ -20,12 +19,9 @@ func statusCommand() *cli.Command {
 				return err
 			}
 			defer w.Close()
-			if err := loadSettings(c).err; err != nil {
-				return usage(err)
-			}
-			counts, err := w.Store.Counts(c.Context)
+			counts, err := w.Store.Counts(c.Context, w.Visibility)
 			if err != nil {
-				return fail(err)
+				return err
 			}
 			st := struct {
 				Database string                               `json:"database"`
@@ -44,13 +40,10 @@ func statusCommand() *cli.Command {
 				fmt.Fprintf(c.App.Writer, "project   %s\n", st.Project)
 			}
 			for _, sc := range memory.Scopes {
-				kinds := make([]string, 0, len(counts[sc]))
-				for k := range counts[sc] {
-					kinds = append(kinds, string(k))
-				}
-				sort.Strings(kinds)
-				for _, k := range kinds {
-					fmt.Fprintf(c.App.Writer, "%-8s  %-12s %d\n", sc, k, counts[sc][memory.Kind(k)])
+				for _, k := range memory.Kinds {
+					if n := counts[sc][k]; n > 0 {
+						fmt.Fprintf(c.App.Writer, "%-8s  %-12s %d\n", sc, k, n)
+					}
 				}
 			}
 			return nil

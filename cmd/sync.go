@@ -85,6 +85,7 @@ func hooksCommand() *cli.Command {
 			{
 				Name:  "install",
 				Usage: "install the hooks (existing hooks are kept and run first) and the merge driver",
+				Flags: []cli.Flag{jsonFlag},
 				Action: repoAction(func(c *cli.Context, w *workspace) error {
 					exe, err := os.Executable()
 					if err != nil {
@@ -94,6 +95,9 @@ func hooksCommand() *cli.Command {
 					res, err := w.Repo.InstallHooks(c.Context, exe)
 					if err != nil {
 						return fail(err)
+					}
+					if c.Bool("json") {
+						return printHooks(c, w)
 					}
 					if !res.Managed {
 						fmt.Fprintf(c.App.Writer, "installed %s in %s, and the merge driver for %s/%s\n",
@@ -112,9 +116,13 @@ func hooksCommand() *cli.Command {
 			{
 				Name:  "uninstall",
 				Usage: "remove the hooks and restore the ones they chained",
+				Flags: []cli.Flag{jsonFlag},
 				Action: repoAction(func(c *cli.Context, w *workspace) error {
 					if err := w.Repo.UninstallHooks(c.Context); err != nil {
 						return fail(err)
+					}
+					if c.Bool("json") {
+						return printHooks(c, w)
 					}
 					fmt.Fprintln(c.App.Writer, "removed acolyte's hooks and merge driver")
 					return nil
@@ -130,7 +138,13 @@ func hooksCommand() *cli.Command {
 						return fail(err)
 					}
 					if c.Bool("json") {
-						return printJSON(c, map[string]any{"hooks": hooks, "merge_driver": driver})
+						if err := printJSON(c, map[string]any{"hooks": hooks, "merge_driver": driver}); err != nil {
+							return err
+						}
+						if !allInstalled(hooks, driver) {
+							return fail(errors.New("hooks are not fully installed; run acolyte hooks install"))
+						}
+						return nil
 					}
 					all := driver
 					for _, h := range hooks {
@@ -180,7 +194,7 @@ func hookCommand() *cli.Command {
 			printRefusals(c, res.Warnings, res.Refused)
 			if errors.Is(err, gitsync.ErrRefused) {
 				// The one failure the shims pass on to git: it blocks the commit.
-				return &exitError{gitsync.ExitRefuse, fmt.Errorf("%w; fix the places named above, git add them, and commit again", err)}
+				return refuseCommit(fmt.Errorf("%w; fix the places named above, git add them, and commit again", err))
 			}
 			if err != nil {
 				return fail(err)

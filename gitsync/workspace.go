@@ -78,7 +78,7 @@ func hashFile(path string) (string, error) {
 type Imported struct {
 	memory.ReplaceStats
 	// Skipped is true when the file was unchanged since the last import.
-	Skipped bool
+	Skipped bool `json:"skipped"`
 }
 
 // Refresh imports .acolyte/memories.jsonl into the index when its content

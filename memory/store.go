@@ -42,7 +42,7 @@ type Store struct {
 // are found only lexically until Reindex.
 func Open(ctx context.Context, path string, e Embedder) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("create the data directory: %w", err)
+		return nil, fmt.Errorf("%w: create the data directory for %s: %w; set ACOLYTE_HOME to a writable directory", ErrIO, path, err)
 	}
 	dsn := "file:" + path + "?_txlock=immediate" +
 		fmt.Sprintf("&_pragma=busy_timeout(%d)", BusyTimeout.Milliseconds()) +
@@ -102,8 +102,45 @@ func (s *Store) explain(err error) error {
 		return fmt.Errorf("%w: %s is held by another process for more than %s; retry, or find the stuck acolyte process: %v", ErrDatabaseLocked, s.path, BusyTimeout, err)
 	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
 		return fmt.Errorf("%w: %s: %v; move it aside (mv %s %s.bad) and run `acolyte sync` to rebuild project memories from .acolyte/", ErrCorrupt, s.path, err, s.path, s.path)
+	case sqlite3.SQLITE_IOERR, sqlite3.SQLITE_FULL, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM:
+		return fmt.Errorf("%w: %s: %s (sqlite: %v)", ErrIO, s.path, ioCause(filepath.Dir(s.path)), err)
 	}
 	return err
+}
+
+// ErrIO means the operating system refused or failed a read or write of the
+// database: a full disk, a file size limit, lost permissions, a failing device.
+var ErrIO = errors.New("database I/O error")
+
+// ioCause finds out why SQLite's I/O failed. SQLite reports only its own
+// code ("disk I/O error (4874)") and modernc.org/sqlite does not expose the
+// errno behind it, so the cause is asked of the operating system again: a
+// test write of a few database pages in the same directory fails the same
+// way a full disk, an exceeded `ulimit -f` or a read-only mount failed
+// SQLite's write, and says which.
+func ioCause(dir string) string {
+	f, err := os.CreateTemp(dir, ".acolyte-write-test-*")
+	if err != nil {
+		return fmt.Sprintf("cannot write in %s: %v; check its permissions and free space", dir, err)
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	page := make([]byte, 64<<10)
+	for range 16 {
+		if _, err = f.Write(page); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if err != nil {
+		if cause := errors.Unwrap(err); cause != nil {
+			err = cause // the errno; the probe file's own name says nothing
+		}
+		return fmt.Sprintf("writing in %s fails: %v; free space there (or raise the file size limit), then retry", dir, err)
+	}
+	return fmt.Sprintf("the operating system reported an I/O error, though a test write in %s succeeded; check the disk and retry", dir)
 }
 
 func contentHash(content string) string {
@@ -307,9 +344,12 @@ func (s *Store) Put(ctx context.Context, m Memory) (Added, error) {
 
 // ReplaceStats counts what ReplaceScope changed.
 type ReplaceStats struct {
-	Added, Updated, Removed, Unchanged int
+	Added     int `json:"added"`
+	Updated   int `json:"updated"`
+	Removed   int `json:"removed"`
+	Unchanged int `json:"unchanged"`
 	// Warning is set when some memories could not be embedded.
-	Warning string
+	Warning string `json:"warning,omitempty"`
 }
 
 // ReplaceScope makes the memories of one scope and key exactly ms: new ids
@@ -808,25 +848,32 @@ func (s *Store) SetState(ctx context.Context, key, value string) error {
 	return s.explain(err)
 }
 
-// Counts reports how many memories are stored, by scope and kind.
-func (s *Store) Counts(ctx context.Context) (map[Scope]map[Kind]int, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT scope, kind, count(*) FROM memories GROUP BY scope, kind`)
+// Counts reports how many memories are visible from vis, by scope and
+// kind, with every scope and kind present (zero when there are none). The
+// database also holds other checkouts' project memories and other sessions'
+// memories; they are not counted, as no search from here would find them.
+func (s *Store) Counts(ctx context.Context, vis Visibility) (map[Scope]map[Kind]int, error) {
+	where, args := visible(vis, Filter{})
+	rows, err := s.db.QueryContext(ctx, `SELECT m.scope, m.kind, count(*) FROM memories m WHERE `+where+` GROUP BY m.scope, m.kind`, args...)
 	if err != nil {
 		return nil, s.explain(err)
 	}
 	defer rows.Close()
-	out := map[Scope]map[Kind]int{}
+	out := make(map[Scope]map[Kind]int, len(Scopes))
+	for _, sc := range Scopes {
+		out[sc] = make(map[Kind]int, len(Kinds))
+		for _, k := range Kinds {
+			out[sc][k] = 0
+		}
+	}
 	for rows.Next() {
 		var sc Scope
 		var k Kind
 		var n int
 		if err := rows.Scan(&sc, &k, &n); err != nil {
-			return nil, err
-		}
-		if out[sc] == nil {
-			out[sc] = map[Kind]int{}
+			return nil, s.explain(err)
 		}
 		out[sc][k] = n
 	}
-	return out, rows.Err()
+	return out, s.explain(rows.Err())
 }

@@ -1,0 +1,38 @@
+package cmd
+
+import (
+	"github.com/urfave/cli/v2"
+
+	"github.com/acolyte-dev/acolyte/gitsync"
+)
+
+// The shapes below are printed by --json and documented in cmd/JSON.md;
+// TestJSONOutputMatchesDoc holds the two together.
+
+// seedResult is what seed --json prints.
+type seedResult struct {
+	Added int    `json:"added"`
+	Seeds int    `json:"seeds"`
+	File  string `json:"file"`
+}
+
+// printHooks prints the hooks' state after hooks install or uninstall, in
+// the shape of hooks status --json, so a script reads all three alike.
+func printHooks(c *cli.Context, w *workspace) error {
+	hooks, driver, err := w.Repo.HooksStatus(c.Context)
+	if err != nil {
+		return err
+	}
+	return printJSON(c, map[string]any{"hooks": hooks, "merge_driver": driver})
+}
+
+// allInstalled says whether hooks status must answer yes (0) or no (1),
+// with or without --json.
+func allInstalled(hooks []gitsync.HookState, driver bool) bool {
+	for _, h := range hooks {
+		if !h.Installed {
+			return false
+		}
+	}
+	return driver
+}
