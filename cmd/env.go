@@ -168,6 +168,7 @@ func openWorkspace(c *cli.Context) (*workspace, error) {
 	case err == nil:
 		w.Repo, w.Root = repo, repo.Root
 		w.Workspace = gitsync.NewWorkspace(repo, s, global(c, flagSession))
+		w.Workspace.Warn = func(msg string) { fmt.Fprintln(c.App.ErrWriter, "warning:", msg) }
 		w.Toolkit = w.Workspace
 	case errors.Is(err, gitsync.ErrNotRepo):
 		w.Toolkit = memory.Scoped{Store: s, Visibility: memory.Visibility{SessionKey: global(c, flagSession)}}

@@ -152,7 +152,7 @@ func (r *Repo) InstallHooks(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := r.InstallMergeDriver(ctx, "acolyte merge-driver %O %A %B"); err != nil {
+	if err := r.InstallMergeDriver(ctx, MergeDriverCommand(installedExecutable())); err != nil {
 		return err
 	}
 	return EnsureAttributes(r.Root)

@@ -8,6 +8,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/acolyte-dev/acolyte/memory"
@@ -327,8 +328,16 @@ func shortHash(s string) string {
 }
 
 // topicFromHeading makes a section heading usable as a topic filter: lower
-// case, one line, at most 64 bytes (the limit memory.Validate enforces).
+// case, one line, no control characters, at most 64 bytes (the limit
+// memory.Validate enforces). A stray NUL or escape in a heading must not
+// give a topic the file then refuses to read back.
 func topicFromHeading(h string) string {
+	h = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) && !unicode.IsSpace(r) {
+			return -1
+		}
+		return r
+	}, h)
 	t := strings.ToLower(strings.Join(strings.Fields(h), " "))
 	for len(t) > 64 {
 		_, size := utf8.DecodeLastRuneInString(t)
