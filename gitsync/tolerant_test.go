@@ -143,7 +143,7 @@ func TestParseSeedsRejectsInvalidUTF8WithPosition(t *testing.T) {
 		t.Fatalf("err = %v; want seeds.json:3:7 and invalid UTF-8", err)
 	}
 	// A real U+FFFD is text, not an encoding error.
-	if seeds, err := ParseSeeds("seeds.json", []byte(`["the \uFFFD and ` + "\uFFFD" + ` glyphs"]`)); err != nil || len(seeds) != 1 {
+	if seeds, err := ParseSeeds("seeds.json", []byte(`["the \uFFFD and `+"\uFFFD"+` glyphs"]`)); err != nil || len(seeds) != 1 {
 		t.Fatalf("valid U+FFFD refused: %v", err)
 	}
 }
