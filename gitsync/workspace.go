@@ -209,7 +209,7 @@ func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
 			out.Warnings = []string{fmt.Sprintf("project memories not imported: reading %s: %v", path, herr)}
 			return nil
 		}
-		d, err := DecodeAll(path, data)
+		d, err := DecodeAll(Dir+"/"+MemoriesFile, data)
 		if err != nil {
 			// The last import stays searchable until the file is fixed.
 			out.Warnings = []string{fmt.Sprintf("project memories not re-imported, searching the last import: %v", err)}
@@ -237,7 +237,7 @@ func (w *Workspace) readForWrite(path string) ([]memory.Memory, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading project memories: %w", err)
 	}
-	d, err := DecodeAll(path, data)
+	d, err := DecodeAll(Dir+"/"+MemoriesFile, data)
 	if err != nil {
 		return nil, err
 	}
