@@ -363,5 +363,11 @@ func parseTime(field, s string) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, fmt.Errorf("%w: %s time %q is not RFC 3339 (like 2025-01-31T12:00:00.000Z)", ErrInvalidFile, field, s)
 	}
-	return t.UTC(), nil
+	// The file keeps milliseconds in UTC with a four-digit year; a time it
+	// cannot write back that way would make the next write unreadable.
+	t = t.UTC().Truncate(time.Millisecond)
+	if t.Year() < 0 || t.Year() > 9999 {
+		return time.Time{}, fmt.Errorf("%w: %s time %q is outside the years 0000 to 9999 in UTC", ErrInvalidFile, field, s)
+	}
+	return t, nil
 }
