@@ -266,6 +266,10 @@ func trimIndent(line string, n int) string {
 // slash-separated path relative to the worktree root, which becomes part of
 // every rule's source and id.
 func RulesFromFile(rel string, src []byte) ([]memory.Memory, error) {
+	if !utf8.ValidString(rel) {
+		// The path becomes each rule's source, which the file stores as text.
+		return nil, fmt.Errorf("%q: %w: the path is not valid UTF-8; rename the file or its folder", rel, memory.ErrInvalidText)
+	}
 	if !utf8.Valid(src) {
 		return nil, fmt.Errorf("%s: %w: it contains invalid UTF-8; save it as UTF-8", rel, memory.ErrInvalidText)
 	}
