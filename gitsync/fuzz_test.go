@@ -2,6 +2,7 @@ package gitsync
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -154,51 +155,110 @@ func FuzzMerge(f *testing.F) {
 	a := stored("01A", "fact a", t0)
 	f.Add([]byte(fileHead+line(a)), []byte(fileHead+line(edited(a, "apple", t0))), []byte(fileHead+line(edited(a, "banana", t0))))
 	f.Add([]byte(fileHead+line(a)), []byte(fileHead), []byte(fileHead+line(edited(a, "kept", t0.Add(time.Hour)))))
+	// Compact programs (see fuzzMergeInput): edits, ties, deletes,
+	// duplicate ids and secrets among four ids.
+	f.Add([]byte{0x00, 0x01, 0x02}, []byte{0x14, 0x01, 0x03}, []byte{0x24, 0x02, 0x43})
+	f.Add([]byte{0x00}, []byte{0x04, 0x08}, []byte{0x0c, 0x00})
+	f.Add([]byte{}, []byte{0x05, 0x15}, []byte{0x25, 0x0d})
 	f.Fuzz(func(t *testing.T, base, ours, theirs []byte) {
-		merged, _, err := Merge(base, ours, theirs)
-		swapped, _, errSwapped := Merge(base, theirs, ours)
-		if (err == nil) != (errSwapped == nil) {
-			t.Fatalf("only one direction failed: %v / %v", err, errSwapped)
+		checkMerge(t, fuzzMergeInput(base), fuzzMergeInput(ours), fuzzMergeInput(theirs))
+	})
+}
+
+// The fuzz properties over many random programs, for every plain test run.
+func TestMergePropertiesOnRandomInputs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	program := func() []byte {
+		p := make([]byte, 1+rng.IntN(5))
+		for i := range p {
+			p[i] = byte(rng.IntN(256))
 		}
-		if err != nil {
+		return p
+	}
+	for range 1000 {
+		base := program()
+		if rng.IntN(4) == 0 {
+			base = nil
+		}
+		checkMerge(t, fuzzMergeInput(base), fuzzMergeInput(program()), fuzzMergeInput(program()))
+		if t.Failed() {
 			return
 		}
-		if !bytes.Equal(merged, swapped) {
-			t.Fatalf("not symmetric:\n%s\nswapped:\n%s", merged, swapped)
-		}
-		out, err := Decode("merged", merged)
-		if err != nil {
-			t.Fatalf("merged output unreadable: %v", err)
-		}
-		if !isCanonical(merged) && len(out) > 0 {
-			t.Fatalf("merged output not canonical:\n%s", merged)
-		}
-		b, _ := Decode("base", base)
-		o, _ := Decode("ours", ours)
-		th, _ := Decode("theirs", theirs)
-		inBase, inOurs, inTheirs, inOut := indexByID(b), indexByID(o), indexByID(th), indexByID(out)
-		check := func(side, other map[string]memory.Memory) {
-			for id, m := range side {
-				if _, kept := inOut[id]; kept {
-					continue
-				}
-				bm, wasInBase := inBase[id]
-				_, inOther := other[id]
-				if wasInBase && !inOther && same(m, bm) {
-					continue // deleted on the other side, untouched on this one
-				}
-				if _, secret := DetectSecret(m.Content); secret {
-					continue
-				}
-				if w, ok := other[id]; ok {
-					if _, secret := DetectSecret(w.Content); secret {
-						continue // the other side's version won and was left out
-					}
-				}
-				t.Fatalf("merge lost %s", id)
+	}
+}
+
+func checkMerge(t *testing.T, base, ours, theirs []byte) {
+	t.Helper()
+	merged, _, err := Merge(base, ours, theirs)
+	swapped, _, errSwapped := Merge(base, theirs, ours)
+	if (err == nil) != (errSwapped == nil) {
+		t.Fatalf("only one direction failed: %v / %v", err, errSwapped)
+	}
+	if err != nil {
+		return
+	}
+	if !bytes.Equal(merged, swapped) {
+		t.Fatalf("not symmetric:\n%s\nswapped:\n%s", merged, swapped)
+	}
+	out, err := Decode("merged", merged)
+	if err != nil {
+		t.Fatalf("merged output unreadable: %v", err)
+	}
+	if !isCanonical(merged) && len(out) > 0 {
+		t.Fatalf("merged output not canonical:\n%s", merged)
+	}
+	b, _ := Decode("base", base)
+	o, _ := Decode("ours", ours)
+	th, _ := Decode("theirs", theirs)
+	inBase, inOurs, inTheirs, inOut := indexByID(b), indexByID(o), indexByID(th), indexByID(out)
+	check := func(side, other map[string]memory.Memory) {
+		for id, m := range side {
+			if _, kept := inOut[id]; kept {
+				continue
 			}
+			bm, wasInBase := inBase[id]
+			_, inOther := other[id]
+			if wasInBase && !inOther && same(m, bm) {
+				continue // deleted on the other side, untouched on this one
+			}
+			if _, secret := DetectSecret(m.Content); secret {
+				continue
+			}
+			if w, ok := other[id]; ok {
+				if _, secret := DetectSecret(w.Content); secret {
+					continue // the other side's version won and was left out
+				}
+			}
+			t.Fatalf("merge lost %s", id)
 		}
-		check(inOurs, inTheirs)
-		check(inTheirs, inOurs)
-	})
+	}
+	check(inOurs, inTheirs)
+	check(inTheirs, inOurs)
+}
+
+// fuzzMergeInput lets FuzzMerge reach the merge's decisions instead of the
+// JSON parser's: an input that starts like a memories file is used as it
+// is; any other is a program of one byte per line, whose bits choose the id
+// (one of four), the content (including a credential), the updated time
+// and the kind, written in the given order, so that ids repeat and lines
+// come out of order as after a union merge.
+func fuzzMergeInput(p []byte) []byte {
+	if len(p) == 0 || p[0] == '{' {
+		return p
+	}
+	contents := []string{"fact one", "fact one, edited", "a different fact", "the key is AKIAIOSFODNN7EXAMPLE"}
+	kinds := []memory.Kind{memory.KindStored, memory.KindObservation, memory.KindStored, memory.KindSeed}
+	var b strings.Builder
+	b.WriteString(fileHead)
+	for _, c := range p {
+		m := memory.Memory{
+			ID:        "01" + string(rune('A'+c&3)),
+			Kind:      kinds[c>>6&3],
+			Content:   contents[c>>2&3],
+			Source:    "cli",
+			UpdatedAt: t0.Add(time.Duration(c>>4&3) * time.Minute),
+		}
+		b.WriteString(line(m))
+	}
+	return []byte(b.String())
 }
