@@ -34,7 +34,8 @@ func seedCommand() *cli.Command {
 			}
 			for _, s := range seeds {
 				if what, found := gitsync.DetectSecret(s.Content); found {
-					return fail(fmt.Errorf("%s: seed %q contains %s; project memories are committed, so remove it and rotate the credential", file, s.Content, what))
+					// Never echo the secret: the id and the kind say which seed it is.
+					return fail(fmt.Errorf("%s: seed %s contains %s; project memories are committed, so remove it and rotate the credential", file, s.ID, what))
 				}
 			}
 			repo, err := gitsync.Discover(global(c, flagRepo))
@@ -43,7 +44,7 @@ func seedCommand() *cli.Command {
 			}
 			root := repo.Root
 			added := 0
-			err = gitsync.Update(c.Context, root, func(mems []memory.Memory) ([]memory.Memory, error) {
+			warnings, err := gitsync.Update(c.Context, root, func(mems []memory.Memory) ([]memory.Memory, error) {
 				have := make(map[string]bool, len(mems))
 				for _, m := range mems {
 					have[m.ID] = true
@@ -57,6 +58,9 @@ func seedCommand() *cli.Command {
 				}
 				return mems, nil
 			})
+			for _, w := range warnings {
+				fmt.Fprintln(c.App.ErrWriter, "warning:", w)
+			}
 			if err != nil {
 				return usage(err)
 			}

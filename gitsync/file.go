@@ -106,23 +106,33 @@ func syncDir(dir string) error {
 
 // Update is the one way to change the memories file: it takes the lock,
 // reads the file, lets change compute the new set and writes it back. If
-// change fails, the file is left alone.
-func Update(ctx context.Context, root string, change func([]memory.Memory) ([]memory.Memory, error)) error {
+// change fails, the file is left alone. An id found on two lines (a merge
+// without acolyte's driver) is resolved as Merge would, and each dropped
+// line is returned as a warning; a line that is not a valid memory refuses
+// the update, naming it, so that the rewrite never drops it silently.
+func Update(ctx context.Context, root string, change func([]memory.Memory) ([]memory.Memory, error)) (warnings []string, err error) {
 	unlock, err := LockDir(ctx, filepath.Join(root, Dir))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer unlock()
 	path := MemoriesPath(root)
-	mems, err := ReadFile(path)
-	if err != nil {
-		return err
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("reading project memories: %w", err)
 	}
-	next, err := change(mems)
+	d, err := DecodeAll(Dir+"/"+MemoriesFile, data)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return WriteFile(path, next)
+	if len(d.Invalid) > 0 {
+		return nil, d.Invalid[0]
+	}
+	next, err := change(d.Memories)
+	if err != nil {
+		return nil, err
+	}
+	return d.Warnings(), WriteFile(path, next)
 }
 
 // staleTempAge is how old a temporary file in .acolyte/ must be before a

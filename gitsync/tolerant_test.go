@@ -361,3 +361,36 @@ func TestLockRemovesOnlyStaleTemporaryFiles(t *testing.T) {
 		}
 	}
 }
+
+// Update (acolyte seed FILE) reads a union-merged file too, returning each
+// dropped duplicate as a warning, and refuses to rewrite over a bad line.
+func TestUpdateWarnsAboutDuplicatesAndRefusesBadLines(t *testing.T) {
+	root := t.TempDir()
+	a := stored("01A", "fact a", t0)
+	path := MemoriesPath(root)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data := fileHead + line(edited(a, "fact a, later", t0.Add(time.Hour))) + line(a)
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	keep := func(m []memory.Memory) ([]memory.Memory, error) { return m, nil }
+	warnings, err := Update(t.Context(), root, keep)
+	if err != nil || len(warnings) != 1 || !strings.Contains(warnings[0], `"fact a"`) {
+		t.Fatalf("Update = %q, %v; want one warning naming the dropped text", warnings, err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != string(Encode([]memory.Memory{edited(a, "fact a, later", t0.Add(time.Hour))})) {
+		t.Fatalf("file after Update:\n%s", got)
+	}
+	bad := fileHead + line(a) + `{"id":"01B","kind":"nonsense","content":"x y"}` + "\n"
+	if err := os.WriteFile(path, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Update(t.Context(), root, keep); err == nil || !strings.Contains(err.Error(), "memories.jsonl:3:") {
+		t.Fatalf("Update over a bad line = %v", err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != bad {
+		t.Fatal("Update rewrote a file with a bad line")
+	}
+}
