@@ -84,7 +84,9 @@ func Check(root string) (Report, error) {
 	for _, dup := range decoded.Duplicates {
 		report.Problems = append(report.Problems, Problem{Line: dup.Line, Message: dup.Err.Error()})
 	}
-	if !missing && len(decoded.Duplicates) == 0 && !bytes.Equal(data, Encode(existing)) {
+	// Duplicates and invalid lines are problems of their own, with their
+	// own lines; "not canonical" would only repeat them.
+	if !missing && len(decoded.Duplicates)+len(decoded.Invalid) == 0 && !bytes.Equal(data, Encode(existing)) {
 		report.Problems = append(report.Problems, Problem{Message: "the file is not in canonical form (sorted by id, one memory per line, fixed key order), " +
 			"as a merge or rebase without acolyte's merge driver, or an edit by hand, leaves it"})
 	}

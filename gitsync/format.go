@@ -197,8 +197,8 @@ func DecodeAll(file string, data []byte) (Decoded, error) {
 		return d, &LineError{file, 1, err}
 	}
 	d.Memories = make([]memory.Memory, 0, len(lines)-1)
-	at := make(map[string]int, len(lines)-1) // id -> index in d.Memories
-	lineOf := make(map[string]int, len(lines)-1)
+	type place struct{ index, line int } // in d.Memories and in the file
+	seen := make(map[string]place, len(lines)-1)
 	for i, line := range lines[1:] {
 		lineNo := i + 2
 		line = strings.TrimSuffix(line, "\r")
@@ -210,23 +210,22 @@ func DecodeAll(file string, data []byte) (Decoded, error) {
 			d.Invalid = append(d.Invalid, &LineError{file, lineNo, fmt.Errorf("%w; fix or delete the line by hand (git log -p %s shows where it came from), then run `acolyte sync`", err, Dir+"/"+MemoriesFile)})
 			continue
 		}
-		k, dup := at[m.ID]
+		p, dup := seen[m.ID]
 		if !dup {
-			at[m.ID] = len(d.Memories)
-			lineOf[m.ID] = lineNo
+			seen[m.ID] = place{len(d.Memories), lineNo}
 			d.Memories = append(d.Memories, m)
 			continue
 		}
-		prev := d.Memories[k]
+		prev := d.Memories[p.index]
 		if same(prev, m) {
 			continue
 		}
 		winner, _ := pickLater(prev, m)
-		keptLine, droppedLine, dropped := lineOf[m.ID], lineNo, m
+		keptLine, droppedLine, dropped := p.line, lineNo, m
 		if same(winner, m) {
-			keptLine, droppedLine, dropped = lineNo, lineOf[m.ID], prev
-			d.Memories[k] = m
-			lineOf[m.ID] = lineNo
+			keptLine, droppedLine, dropped = lineNo, p.line, prev
+			d.Memories[p.index] = m
+			seen[m.ID] = place{p.index, lineNo}
 		}
 		d.Duplicates = append(d.Duplicates, &LineError{file, droppedLine, fmt.Errorf("id %s is also on line %d, as after a merge without acolyte's merge driver; "+
 			"line %d is kept, as the merge driver would (the later update wins), and rewriting the file (`acolyte sync`) drops this line %s",

@@ -37,13 +37,16 @@ func Merge(base, ours, theirs []byte) (merged []byte, report []string, err error
 		name string
 		data []byte
 	}{{"base", base}, {"ours", ours}, {"theirs", theirs}} {
-		sets[i], err = Decode(in.name, in.data)
+		d, err := DecodeAll(in.name, in.data)
+		if err == nil && len(d.Invalid) > 0 {
+			err = d.Invalid[0]
+		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("merging: %w", err)
 		}
+		sets[i] = d.Memories
 		if i > 0 {
 			// Only the sides' duplicates reach the result; base's do not.
-			d, _ := DecodeAll(in.name, in.data)
 			for _, le := range d.Duplicates {
 				report = append(report, le.Error())
 			}
