@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -211,11 +212,27 @@ func MergeDriverCommand(exe string) string {
 }
 
 // installedExecutable is the absolute path of the running acolyte, for
-// MergeDriverCommand; empty (which never passes [ -x ]) when unknown.
+// MergeDriverCommand; empty (which never passes [ -x ]) when unknown. The
+// path it was started by is preferred when it is the same file: a package
+// manager's symlink (/usr/local/bin/acolyte) outlives the versioned path it
+// resolves to, which the next upgrade removes.
 func installedExecutable() string {
 	exe, err := os.Executable()
 	if err != nil {
 		return ""
+	}
+	invoked := os.Args[0]
+	if !strings.ContainsRune(invoked, filepath.Separator) {
+		invoked, _ = exec.LookPath(invoked)
+	}
+	if invoked != "" {
+		if abs, err := filepath.Abs(invoked); err == nil {
+			a, errA := os.Stat(abs)
+			b, errB := os.Stat(exe)
+			if errA == nil && errB == nil && os.SameFile(a, b) {
+				return abs
+			}
+		}
 	}
 	if abs, err := filepath.Abs(exe); err == nil {
 		return abs

@@ -394,3 +394,32 @@ func TestUpdateWarnsAboutDuplicatesAndRefusesBadLines(t *testing.T) {
 		t.Fatal("Update rewrote a file with a bad line")
 	}
 }
+
+// The merge driver records the path acolyte was started by when it is a
+// symlink to the running binary (a package manager's stable link), and the
+// binary itself otherwise.
+func TestInstalledExecutablePrefersTheStableSymlink(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "acolyte")
+	if err := os.Symlink(self, link); err != nil {
+		t.Skip("no symlinks here:", err)
+	}
+	run := func(path string) string {
+		cmd := exec.Command(path)
+		cmd.Env = append(os.Environ(), "ACOLYTE_TEST_PRINT_EXECUTABLE=1")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(out)
+	}
+	if got := run(link); got != link {
+		t.Errorf("started by the symlink, recorded %q; want %q", got, link)
+	}
+	if got := run(self); got != self {
+		t.Errorf("started directly, recorded %q; want %q", got, self)
+	}
+}
