@@ -34,8 +34,7 @@ func seedCommand() *cli.Command {
 			}
 			for _, s := range seeds {
 				if what, found := gitsync.DetectSecret(s.Content); found {
-					// Never echo the secret: the id and the kind say which seed it is.
-					return fail(fmt.Errorf("%s: seed %s contains %s; project memories are committed, so remove it and rotate the credential", file, s.ID, what))
+					return fail(fmt.Errorf("%s: seed %q contains %s; project memories are committed, so remove it and rotate the credential", file, s.Content, what))
 				}
 			}
 			repo, err := gitsync.Discover(global(c, flagRepo))
@@ -44,7 +43,7 @@ func seedCommand() *cli.Command {
 			}
 			root := repo.Root
 			added := 0
-			warnings, err := gitsync.Update(c.Context, root, func(mems []memory.Memory) ([]memory.Memory, error) {
+			err = gitsync.Update(c.Context, root, func(mems []memory.Memory) ([]memory.Memory, error) {
 				have := make(map[string]bool, len(mems))
 				for _, m := range mems {
 					have[m.ID] = true
@@ -58,9 +57,6 @@ func seedCommand() *cli.Command {
 				}
 				return mems, nil
 			})
-			for _, w := range warnings {
-				fmt.Fprintln(c.App.ErrWriter, "warning:", w)
-			}
 			if err != nil {
 				return usage(err)
 			}

@@ -106,33 +106,38 @@ func syncDir(dir string) error {
 
 // Update is the one way to change the memories file: it takes the lock,
 // reads the file, lets change compute the new set and writes it back. If
-// change fails, the file is left alone. An id found on two lines (a merge
-// without acolyte's driver) is resolved as Merge would, and each dropped
-// line is returned as a warning; a line that is not a valid memory refuses
-// the update, naming it, so that the rewrite never drops it silently.
-func Update(ctx context.Context, root string, change func([]memory.Memory) ([]memory.Memory, error)) (warnings []string, err error) {
+// change fails, the file is left alone. A file that a merge without
+// acolyte's driver left with an id on two lines, or that has a line that
+// is not a valid memory, is refused with the line and the fix: rewriting
+// it here would drop a line without a word, while `acolyte sync` resolves
+// duplicates and says which line it drops.
+func Update(ctx context.Context, root string, change func([]memory.Memory) ([]memory.Memory, error)) error {
 	unlock, err := LockDir(ctx, filepath.Join(root, Dir))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer unlock()
 	path := MemoriesPath(root)
 	data, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("reading project memories: %w", err)
+		return fmt.Errorf("reading project memories: %w", err)
 	}
 	d, err := DecodeAll(Dir+"/"+MemoriesFile, data)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if len(d.Invalid) > 0 {
-		return nil, d.Invalid[0]
+		return d.Invalid[0]
+	}
+	if len(d.Duplicates) > 0 {
+		le := d.Duplicates[0]
+		return &LineError{le.File, le.Line, fmt.Errorf("%w: %v; run `%s` first", ErrInvalidFile, le.Err, FixCommand)}
 	}
 	next, err := change(d.Memories)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return d.Warnings(), WriteFile(path, next)
+	return WriteFile(path, next)
 }
 
 // staleTempAge is how old a temporary file in .acolyte/ must be before a

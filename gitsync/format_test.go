@@ -173,10 +173,9 @@ func TestUpdateSerialisesWriters(t *testing.T) {
 	errs := make(chan error, writers)
 	for i := range writers {
 		go func() {
-			_, err := Update(context.Background(), root, func(mems []memory.Memory) ([]memory.Memory, error) {
+			errs <- Update(context.Background(), root, func(mems []memory.Memory) ([]memory.Memory, error) {
 				return append(mems, stored(memory.NewID(t0.Add(time.Duration(i)*time.Second)), "fact from writer", t0)), nil
 			})
-			errs <- err
 		}()
 	}
 	for range writers {
@@ -189,7 +188,7 @@ func TestUpdateSerialisesWriters(t *testing.T) {
 		t.Fatalf("got %d memories (%v), want %d: a writer's update was lost", len(mems), err, writers)
 	}
 	failing := errors.New("refused")
-	if _, err := Update(context.Background(), root, func([]memory.Memory) ([]memory.Memory, error) { return nil, failing }); !errors.Is(err, failing) {
+	if err := Update(context.Background(), root, func([]memory.Memory) ([]memory.Memory, error) { return nil, failing }); !errors.Is(err, failing) {
 		t.Fatalf("Update error = %v", err)
 	}
 	if after, _ := ReadFile(MemoriesPath(root)); len(after) != writers {

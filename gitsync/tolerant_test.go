@@ -362,36 +362,42 @@ func TestLockRemovesOnlyStaleTemporaryFiles(t *testing.T) {
 	}
 }
 
-// Update (acolyte seed FILE) reads a union-merged file too, returning each
-// dropped duplicate as a warning, and refuses to rewrite over a bad line.
-func TestUpdateWarnsAboutDuplicatesAndRefusesBadLines(t *testing.T) {
+// Update (acolyte seed FILE) never rewrites a file whose rewrite would drop
+// a line: a duplicate id sends the user to sync, which says what it drops,
+// and an invalid line is named.
+func TestUpdateRefusesFilesItWouldRewriteWithLoss(t *testing.T) {
 	root := t.TempDir()
 	a := stored("01A", "fact a", t0)
 	path := MemoriesPath(root)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	data := fileHead + line(edited(a, "fact a, later", t0.Add(time.Hour))) + line(a)
-	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+	add := func(m []memory.Memory) ([]memory.Memory, error) { return append(m, stored("01Z", "new", t0)), nil }
+	for _, data := range []string{
+		fileHead + line(edited(a, "fact a, later", t0.Add(time.Hour))) + line(a),
+		fileHead + line(a) + `{"id":"01B","kind":"nonsense","content":"x y"}` + "\n",
+	} {
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		err := Update(t.Context(), root, add)
+		var le *LineError
+		if !errors.As(err, &le) || le.Line < 2 || !strings.Contains(err.Error(), "acolyte sync") {
+			t.Fatalf("Update = %v; want a refusal naming the line and acolyte sync", err)
+		}
+		if got, _ := os.ReadFile(path); string(got) != data {
+			t.Fatal("Update rewrote the file")
+		}
+	}
+	// Out of order alone loses nothing: Update writes it back sorted.
+	if err := os.WriteFile(path, []byte(fileHead+line(stored("01B", "b", t0))+line(a)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	keep := func(m []memory.Memory) ([]memory.Memory, error) { return m, nil }
-	warnings, err := Update(t.Context(), root, keep)
-	if err != nil || len(warnings) != 1 || !strings.Contains(warnings[0], `"fact a"`) {
-		t.Fatalf("Update = %q, %v; want one warning naming the dropped text", warnings, err)
+	if err := Update(t.Context(), root, add); err != nil {
+		t.Fatal(err)
 	}
-	if got, _ := os.ReadFile(path); string(got) != string(Encode([]memory.Memory{edited(a, "fact a, later", t0.Add(time.Hour))})) {
+	if got, _ := os.ReadFile(path); !isCanonical(got) || !strings.Contains(string(got), "01Z") {
 		t.Fatalf("file after Update:\n%s", got)
-	}
-	bad := fileHead + line(a) + `{"id":"01B","kind":"nonsense","content":"x y"}` + "\n"
-	if err := os.WriteFile(path, []byte(bad), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Update(t.Context(), root, keep); err == nil || !strings.Contains(err.Error(), "memories.jsonl:3:") {
-		t.Fatalf("Update over a bad line = %v", err)
-	}
-	if got, _ := os.ReadFile(path); string(got) != bad {
-		t.Fatal("Update rewrote a file with a bad line")
 	}
 }
 
