@@ -25,10 +25,12 @@ import (
 //     remove again.
 //
 // An id found on two lines of one input (left by a merge without this
-// driver) is resolved by the same rule first, and reported. A memory that
-// looks like a credential is left out of the result and reported by id and
-// kind of secret, never by its text: it stays in the history of the branch
-// that added it, but the merge does not spread it (rotate it either way).
+// driver) is resolved by the same rule first, and reported. A memory added
+// or changed on either side since base that looks like a credential is left
+// out of the result and reported by id and kind of secret, never by its
+// text: it stays in the history of the branch that added it, but the merge
+// does not spread it to the other (rotate it either way). One already in
+// base was on both branches before the merge; `acolyte check` reports it.
 //
 // base is empty when both branches created the file. The output is
 // canonical. Inputs with conflict markers or invalid lines are refused.
@@ -105,6 +107,12 @@ func Merge(base, ours, theirs []byte) (merged []byte, report []string, err error
 	}
 	kept := out[:0]
 	for _, m := range out {
+		// Only what a side added or changed since base can be spread by
+		// this merge; skipping the rest keeps the scan off the common case.
+		if bm, inBase := baseByID[m.ID]; inBase && same(m, bm) {
+			kept = append(kept, m)
+			continue
+		}
 		if what, found := DetectSecret(m.Content); found {
 			report = append(report, fmt.Sprintf("%s: left out of the merge because it contains %s; rotate that credential "+
 				"(the memory is still in the history of the branch that added it)", m.ID, what))
