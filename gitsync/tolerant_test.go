@@ -314,7 +314,12 @@ func TestMergeDriverUsesTheRecordedExecutable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wrapper := filepath.Join(t.TempDir(), "acolyte")
+	// A space and a quote in the path must survive the shell git runs.
+	dir := filepath.Join(t.TempDir(), "it's a dir")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	wrapper := filepath.Join(dir, "acolyte")
 	script := "#!/bin/sh\n[ \"$1\" = merge-driver ] || exit 3\nshift\nACOLYTE_TEST_MERGE_DRIVER=1 exec '" + self + "' \"$@\"\n"
 	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
