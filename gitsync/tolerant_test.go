@@ -434,3 +434,20 @@ func TestInstalledExecutablePrefersTheStableSymlink(t *testing.T) {
 		t.Errorf("started directly, recorded %q; want %q", got, self)
 	}
 }
+
+// An acolyte that fails (an input it refuses, an old version) also falls
+// back to the union merge instead of leaving a conflict with only our side.
+func TestMergeDriverFallsBackWhenAcolyteFails(t *testing.T) {
+	failing := filepath.Join(t.TempDir(), "acolyte")
+	if err := os.WriteFile(failing, []byte("#!/bin/sh\necho 'acolyte: refused' >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	repo, out := mergeWithDriver(t, MergeDriverCommand(failing))
+	if !strings.Contains(out, "acolyte: refused") || !strings.Contains(out, "union") || strings.Contains(out, "CONFLICT") {
+		t.Errorf("git merge output:\n%s", out)
+	}
+	data, _ := os.ReadFile(MemoriesPath(repo))
+	if !strings.Contains(string(data), "added on feature") || !strings.Contains(string(data), "added on main") {
+		t.Errorf("merged file lost a side:\n%s", data)
+	}
+}
