@@ -298,6 +298,7 @@ func openWorkspace(c *cli.Context) (*workspace, error) {
 	case err == nil:
 		w.Repo, w.Root = repo, repo.Root
 		w.Workspace = gitsync.NewWorkspace(repo, s, global(c, flagSession))
+		w.Workspace.Warn = func(msg string) { fmt.Fprintln(c.App.ErrWriter, "warning:", msg) }
 		w.Toolkit = w.Workspace
 		w.Visibility = memory.Visibility{ProjectKey: repo.Root, SessionKey: global(c, flagSession)}
 	case errors.Is(err, gitsync.ErrNotRepo) && !isSet(c, flagRepo):

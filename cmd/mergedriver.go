@@ -15,7 +15,9 @@ func mergeDriverCommand() *cli.Command {
 		ArgsUsage: "BASE OURS THEIRS",
 		Description: "Git runs it as merge." + gitsync.MergeDriverName + ".driver with %O %A %B. It merges by memory id,\n" +
 			"writes the result to OURS and reports every decision on stderr; on error it exits 1\n" +
-			"and git records a conflict. `acolyte hooks install` configures it.",
+			"and leaves OURS alone. `acolyte hooks install` configures git to run it by the absolute\n" +
+			"path of the installing acolyte, then from PATH, and otherwise (or when it fails) to\n" +
+			"merge the file with `git merge-file --union`, so a merge never conflicts.",
 		Hidden: true,
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 3 {

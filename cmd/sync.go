@@ -3,7 +3,6 @@ package cmd
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -87,9 +86,9 @@ func hooksCommand() *cli.Command {
 				Usage: "install the hooks (existing hooks are kept and run first) and the merge driver",
 				Flags: []cli.Flag{jsonFlag},
 				Action: repoAction(func(c *cli.Context, w *workspace) error {
-					exe, err := os.Executable()
-					if err != nil {
-						// The shims fall back to PATH.
+					exe := gitsync.InstalledExecutable()
+					if exe == "" {
+						// The shims and the merge driver fall back to PATH.
 						exe = "acolyte"
 					}
 					res, err := w.Repo.InstallHooks(c.Context, exe)

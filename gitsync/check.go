@@ -67,7 +67,7 @@ func Check(root string) (Report, error) {
 	}
 	derived := d.Memories
 	report.Warnings, report.Refused = d.Skipped, d.Refused
-	existing, err := Decode(rel, data)
+	decoded, err := DecodeAll(rel, data)
 	if err != nil {
 		problem := Problem{Message: err.Error()}
 		var le *LineError
@@ -81,8 +81,22 @@ func Check(root string) (Report, error) {
 		}
 		return report, nil
 	}
-	if !missing && !bytes.Equal(data, Encode(existing)) {
-		report.Problems = append(report.Problems, Problem{Message: "the file is not in canonical form (sorted by id, one memory per line, fixed key order); it was edited by hand or by another tool"})
+	existing := decoded.Memories
+	for _, le := range decoded.Invalid {
+		report.Problems = append(report.Problems, Problem{Line: le.Line, Message: le.Err.Error()})
+	}
+	if len(decoded.Invalid) > 0 {
+		// sync refuses to rewrite the file while a line is unreadable.
+		report.Fix = "fix or delete the lines named above by hand, then run `" + FixCommand + "` and commit " + rel
+	}
+	for _, dup := range decoded.Duplicates {
+		report.Problems = append(report.Problems, Problem{Line: dup.Line, Message: dup.Err.Error()})
+	}
+	// Duplicates and invalid lines are problems of their own, with their
+	// own lines; "not canonical" would only repeat them.
+	if !missing && len(decoded.Duplicates)+len(decoded.Invalid) == 0 && !bytes.Equal(data, Encode(existing)) {
+		report.Problems = append(report.Problems, Problem{Message: "the file is not in canonical form (sorted by id, one memory per line, fixed key order), " +
+			"as a merge or rebase without acolyte's merge driver, or an edit by hand, leaves it"})
 	}
 	lines := lineNumbers(data)
 	var storedSecrets []string

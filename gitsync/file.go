@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/acolyte-dev/acolyte/memory"
 )
@@ -33,7 +34,21 @@ func ReadFile(path string) ([]memory.Memory, error) {
 // WriteFile replaces path with the canonical encoding of mems atomically: a
 // reader, a crash or a full disk leaves either the old file or the new one,
 // never half of either. Hold LockDir while reading, changing and writing.
+//
+// Every memory is checked as Decode will read it back (CheckMemory): one
+// that would make the file unreadable is refused, by id, and nothing is
+// written, so a bad memory fails alone instead of poisoning the file for
+// every later command.
 func WriteFile(path string, mems []memory.Memory) error {
+	var bad []error
+	for _, m := range mems {
+		if err := CheckMemory(m); err != nil {
+			bad = append(bad, err)
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("not writing %s: %w", path, errors.Join(bad...))
+	}
 	return writeAtomic(path, Encode(mems))
 }
 
@@ -95,7 +110,11 @@ func syncDir(dir string) error {
 
 // Update is the one way to change the memories file: it takes the lock,
 // reads the file, lets change compute the new set and writes it back. If
-// change fails, the file is left alone.
+// change fails, the file is left alone. A file that a merge without
+// acolyte's driver left with an id on two lines, or that has a line that
+// is not a valid memory, is refused with the line and the fix: rewriting
+// it here would drop a line without a word, while `acolyte sync` resolves
+// duplicates and says which line it drops.
 func Update(ctx context.Context, root string, change func([]memory.Memory) ([]memory.Memory, error)) error {
 	unlock, err := LockDir(ctx, filepath.Join(root, Dir))
 	if err != nil {
@@ -103,15 +122,52 @@ func Update(ctx context.Context, root string, change func([]memory.Memory) ([]me
 	}
 	defer unlock()
 	path := MemoriesPath(root)
-	mems, err := ReadFile(path)
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("reading project memories: %w", err)
+	}
+	d, err := DecodeAll(Dir+"/"+MemoriesFile, data)
 	if err != nil {
 		return err
 	}
-	next, err := change(mems)
+	if len(d.Invalid) > 0 {
+		return d.Invalid[0]
+	}
+	if len(d.Duplicates) > 0 {
+		le := d.Duplicates[0]
+		return &LineError{le.File, le.Line, fmt.Errorf("%w: %v; run `%s` first", ErrInvalidFile, le.Err, FixCommand)}
+	}
+	next, err := change(d.Memories)
 	if err != nil {
 		return err
 	}
 	return WriteFile(path, next)
+}
+
+// staleTempAge is how old a temporary file in .acolyte/ must be before a
+// process holding the lock removes it. A write finishes in milliseconds, so
+// an hour-old one was left by a process killed mid-write; the margin covers
+// writers that take no lock (EnsureAttributes) and clocks that disagree.
+const staleTempAge = time.Hour
+
+// removeStaleTemps deletes acolyte's own temporary files (tempPrefix) in dir
+// that are older than age. It is best effort: a file it cannot remove is
+// left for the next writer.
+func removeStaleTemps(dir string, age time.Duration) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), tempPrefix) || !e.Type().IsRegular() {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil || time.Since(info.ModTime()) < age {
+			continue
+		}
+		_ = os.Remove(filepath.Join(dir, e.Name()))
+	}
 }
 
 // Names of the helper files inside .acolyte/.

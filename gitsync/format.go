@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/acolyte-dev/acolyte/memory"
 )
@@ -134,19 +135,70 @@ func formatTime(t time.Time) string {
 // Decode parses a memories file. Empty data is an empty file. Every memory
 // comes back with scope project and no scope key: the caller knows which
 // project it read. file names the file in error messages.
+//
+// Decode reads what a merge without acolyte's merge driver leaves (git's
+// union driver, a rebase, a clean textual merge): lines in any order, and
+// the same id on more than one line, which it resolves as the merge driver
+// would (see Merge). DecodeAll says which lines it dropped doing so. A line
+// that is not a valid memory fails the whole decode, so that a writer never
+// rewrites the file without it; readers that can go on without it use
+// DecodeAll.
 func Decode(file string, data []byte) ([]memory.Memory, error) {
+	d, err := DecodeAll(file, data)
+	if err != nil {
+		return nil, err
+	}
+	if len(d.Invalid) > 0 {
+		return nil, d.Invalid[0]
+	}
+	return d.Memories, nil
+}
+
+// Decoded is what DecodeAll read from a memories file.
+type Decoded struct {
+	// Memories holds one memory per id, in file order.
+	Memories []memory.Memory
+	// Duplicates places each line dropped because its id is on another
+	// line with different contents, and says which line was kept: the next
+	// write of the file drops the others.
+	Duplicates []*LineError
+	// Invalid holds the lines that are not valid memories, each with its
+	// line number and a fix; they are not in Memories.
+	Invalid []*LineError
+}
+
+// Warnings is every problem DecodeAll worked around, one line each, for a
+// reader that goes on without stopping.
+func (d Decoded) Warnings() []string {
+	var out []string
+	for _, le := range d.Duplicates {
+		out = append(out, le.Error())
+	}
+	for _, le := range d.Invalid {
+		out = append(out, le.Error()+"; the line is left out until it is fixed")
+	}
+	return out
+}
+
+// DecodeAll parses a memories file as far as it can. It fails only when the
+// file as a whole cannot be read: conflict markers, or a missing, malformed
+// or too new header. Each line that is not a valid memory is reported in
+// Invalid and skipped, so that one bad line does not hide the others.
+func DecodeAll(file string, data []byte) (Decoded, error) {
+	var d Decoded
 	if len(data) == 0 {
-		return nil, nil
+		return d, nil
 	}
 	if err := findConflictMarkers(file, data); err != nil {
-		return nil, err
+		return d, err
 	}
 	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
 	if err := decodeHeader(lines[0]); err != nil {
-		return nil, &LineError{file, 1, err}
+		return d, &LineError{file, 1, err}
 	}
-	mems := make([]memory.Memory, 0, len(lines)-1)
-	firstLine := make(map[string]int, len(lines)-1)
+	d.Memories = make([]memory.Memory, 0, len(lines)-1)
+	type place struct{ index, line int } // in d.Memories and in the file
+	seen := make(map[string]place, len(lines)-1)
 	for i, line := range lines[1:] {
 		lineNo := i + 2
 		line = strings.TrimSuffix(line, "\r")
@@ -155,15 +207,60 @@ func Decode(file string, data []byte) ([]memory.Memory, error) {
 		}
 		m, err := decodeRecord(line)
 		if err != nil {
-			return nil, &LineError{file, lineNo, err}
+			d.Invalid = append(d.Invalid, &LineError{file, lineNo, fmt.Errorf("%w; fix or delete the line by hand (git log -p %s shows where it came from), then run `acolyte sync`", err, Dir+"/"+MemoriesFile)})
+			continue
 		}
-		if prev, dup := firstLine[m.ID]; dup {
-			return nil, &LineError{file, lineNo, fmt.Errorf("%w: id %s is already used on line %d; remove one of the two lines", ErrInvalidFile, m.ID, prev)}
+		p, dup := seen[m.ID]
+		if !dup {
+			seen[m.ID] = place{len(d.Memories), lineNo}
+			d.Memories = append(d.Memories, m)
+			continue
 		}
-		firstLine[m.ID] = lineNo
-		mems = append(mems, m)
+		prev := d.Memories[p.index]
+		if same(prev, m) {
+			continue
+		}
+		winner, _ := pickLater(prev, m)
+		keptLine, droppedLine, dropped := p.line, lineNo, m
+		if same(winner, m) {
+			keptLine, droppedLine, dropped = lineNo, p.line, prev
+			d.Memories[p.index] = m
+			seen[m.ID] = place{p.index, lineNo}
+		}
+		d.Duplicates = append(d.Duplicates, &LineError{file, droppedLine, fmt.Errorf("id %s is also on line %d, as after a merge without acolyte's merge driver; "+
+			"line %d is kept, as the merge driver would (the later update wins), and rewriting the file (`acolyte sync`) drops this line %s",
+			m.ID, keptLine, keptLine, preview(dropped))})
 	}
-	return mems, nil
+	return d, nil
+}
+
+// preview names a memory in a message, unless it looks like a secret, which
+// no message may echo.
+func preview(m memory.Memory) string {
+	if what, found := DetectSecret(m.Content); found {
+		return "(content withheld: it contains " + what + ")"
+	}
+	return describe(m)
+}
+
+// CheckMemory validates m exactly as Decode will when it reads the line
+// back, so that nothing written to the file can make it unreadable.
+func CheckMemory(m memory.Memory) error {
+	// encoding/json would write invalid UTF-8 as U+FFFD, changing the
+	// memory without a word; refuse it instead.
+	for _, f := range append([]string{m.ID, m.Content, m.Topic, m.Source, m.Commit}, m.Paths...) {
+		if !utf8.ValidString(f) {
+			return fmt.Errorf("memory %s: %w: a field contains invalid UTF-8", m.ID, memory.ErrInvalidText)
+		}
+	}
+	line := strings.TrimSuffix(string(encodeLine(toRecord(m))), "\n")
+	if _, err := decodeRecord(line); err != nil {
+		if m.ID != "" && !strings.Contains(err.Error(), m.ID) {
+			return fmt.Errorf("memory %s: %w", m.ID, err)
+		}
+		return err
+	}
+	return nil
 }
 
 // conflictMarkers are the line prefixes git writes around a conflict (the
@@ -265,5 +362,11 @@ func parseTime(field, s string) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, fmt.Errorf("%w: %s time %q is not RFC 3339 (like 2025-01-31T12:00:00.000Z)", ErrInvalidFile, field, s)
 	}
-	return t.UTC(), nil
+	// The file keeps milliseconds in UTC with a four-digit year; a time it
+	// cannot write back that way would make the next write unreadable.
+	t = t.UTC().Truncate(time.Millisecond)
+	if t.Year() < 0 || t.Year() > 9999 {
+		return time.Time{}, fmt.Errorf("%w: %s time %q is outside the years 0000 to 9999 in UTC", ErrInvalidFile, field, s)
+	}
+	return t, nil
 }

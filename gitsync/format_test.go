@@ -88,7 +88,6 @@ func TestDecodeErrorsNameFileAndLine(t *testing.T) {
 		{"malformed JSON", head + good + `{"id":"01B","kind":"stored",` + "\n", 3, ErrInvalidFile, "malformed JSON"},
 		{"newer version", `{"acolyte":"memories","version":2}` + "\n" + good, 1, ErrVersionTooNew, "upgrade acolyte"},
 		{"missing header", good, 1, ErrInvalidFile, "header"},
-		{"duplicate id", head + good + good, 3, ErrInvalidFile, "line 2"},
 		{"empty content", head + `{"id":"01A","kind":"stored","content":"  "}` + "\n", 2, memory.ErrEmpty, "01A"},
 		{"unknown kind", head + `{"id":"01A","kind":"fact","content":"x y"}` + "\n", 2, memory.ErrUnknownKind, "stored"},
 		{"unknown field", head + `{"id":"01A","kind":"stored","content":"x y","scope":"user"}` + "\n", 2, ErrInvalidFile, "scope"},

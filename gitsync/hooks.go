@@ -210,7 +210,7 @@ func (r *Repo) InstallHooks(ctx context.Context, exe string) (Installed, error) 
 	} else if err := writeShims(dir, exe); err != nil {
 		return out, err
 	}
-	if err := r.InstallMergeDriver(ctx, "acolyte merge-driver %O %A %B"); err != nil {
+	if err := r.InstallMergeDriver(ctx, MergeDriverCommand(exe)); err != nil {
 		return out, err
 	}
 	return out, EnsureAttributes(r.Root)

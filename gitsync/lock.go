@@ -45,6 +45,8 @@ func LockDir(ctx context.Context, dir string) (unlock func(), err error) {
 			return nil, fmt.Errorf("locking %s: %w", path, err)
 		}
 		if locked {
+			// Holding the lock, no writer of this directory is mid-write.
+			removeStaleTemps(dir, staleTempAge)
 			return func() {
 				unlockFile(f)
 				f.Close()

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -15,28 +17,45 @@ import (
 // driver: memories added on either side are kept, a memory deleted on one
 // side and untouched on the other is deleted, and every other disagreement
 // is resolved deterministically and described in report:
-//   - edited on both sides: the later "updated" wins; on a tie the
-//     lexicographically larger content, then the larger encoded line, so
-//     both merge directions agree;
+//   - edited on both sides: the later "updated" wins (a missing one counts
+//     as earliest); on a tie the larger content in byte order, then the
+//     larger encoded line, so both merge directions agree (pickLater);
 //   - edited on one side and deleted on the other: the edit is kept, because
 //     losing a deliberate change is worse than keeping a memory someone can
 //     remove again.
 //
+// An id found on two lines of one input (left by a merge without this
+// driver) is resolved by the same rule first, and reported. A memory added
+// or changed on either side since base that looks like a credential is left
+// out of the result and reported by id and kind of secret, never by its
+// text: it stays in the history of the branch that added it, but the merge
+// does not spread it to the other (rotate it either way). One already in
+// base was on both branches before the merge; `acolyte check` reports it.
+//
 // base is empty when both branches created the file. The output is
 // canonical. Inputs with conflict markers or invalid lines are refused.
 func Merge(base, ours, theirs []byte) (merged []byte, report []string, err error) {
-	b, err := Decode("base", base)
-	if err != nil {
-		return nil, nil, fmt.Errorf("merging: %w", err)
+	var sets [3][]memory.Memory
+	for i, in := range []struct {
+		name string
+		data []byte
+	}{{"base", base}, {"ours", ours}, {"theirs", theirs}} {
+		d, err := DecodeAll(in.name, in.data)
+		if err == nil && len(d.Invalid) > 0 {
+			err = d.Invalid[0]
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("merging: %w", err)
+		}
+		sets[i] = d.Memories
+		if i > 0 {
+			// Only the sides' duplicates reach the result; base's do not.
+			for _, le := range d.Duplicates {
+				report = append(report, le.Error())
+			}
+		}
 	}
-	o, err := Decode("ours", ours)
-	if err != nil {
-		return nil, nil, fmt.Errorf("merging: %w", err)
-	}
-	t, err := Decode("theirs", theirs)
-	if err != nil {
-		return nil, nil, fmt.Errorf("merging: %w", err)
-	}
+	b, o, t := sets[0], sets[1], sets[2]
 	baseByID, oursByID, theirsByID := indexByID(b), indexByID(o), indexByID(t)
 	var ids []string
 	for _, set := range []map[string]memory.Memory{baseByID, oursByID, theirsByID} {
@@ -86,7 +105,22 @@ func Merge(base, ours, theirs []byte) (merged []byte, report []string, err error
 			}
 		}
 	}
-	return Encode(out), report, nil
+	kept := out[:0]
+	for _, m := range out {
+		// Only what a side added or changed since base can be spread by
+		// this merge; skipping the rest keeps the scan off the common case.
+		if bm, inBase := baseByID[m.ID]; inBase && same(m, bm) {
+			kept = append(kept, m)
+			continue
+		}
+		if what, found := DetectSecret(m.Content); found {
+			report = append(report, fmt.Sprintf("%s: left out of the merge because it contains %s; rotate that credential "+
+				"(the memory is still in the history of the branch that added it)", m.ID, what))
+			continue
+		}
+		kept = append(kept, m)
+	}
+	return Encode(kept), report, nil
 }
 
 func indexByID(mems []memory.Memory) map[string]memory.Memory {
@@ -166,4 +200,50 @@ func MergeFiles(basePath, oursPath, theirsPath string) (report []string, err err
 		return nil, err
 	}
 	return report, writeAtomic(oursPath, merged)
+}
+
+// MergeDriverCommand is the merge.acolyte.driver git runs for the memories
+// file. It must never leave a conflict, nor only our side, because
+// whoever resolves it by hand would likely drop their side's memories: git
+// runs it from GUI clients and from shells whose PATH lacks acolyte, so it
+// tries exe (the acolyte that installed it), then acolyte on PATH, and
+// when neither can merge, falls back to git's own union merge, which keeps
+// every line of both sides; Decode reads that result and `acolyte sync`
+// makes it canonical.
+func MergeDriverCommand(exe string) string {
+	q := "'" + strings.ReplaceAll(exe, "'", `'\''`) + "'"
+	return "{ if [ -x " + q + " ]; then " + q + " merge-driver %O %A %B; " +
+		"elif command -v acolyte >/dev/null 2>&1; then acolyte merge-driver %O %A %B; " +
+		"else echo 'acolyte: not found by the merge driver' >&2; false; fi; } || " +
+		"{ echo 'acolyte: merged " + Dir + "/" + MemoriesFile + " line by line (union) instead; run `" + FixCommand + "` after the merge' >&2; " +
+		"git merge-file --union -q %A %O %B; }"
+}
+
+// InstalledExecutable is the absolute path of the running acolyte, for
+// MergeDriverCommand; empty (which never passes [ -x ]) when unknown. The
+// path it was started by is preferred when it is the same file: a package
+// manager's symlink (/usr/local/bin/acolyte) outlives the versioned path it
+// resolves to, which the next upgrade removes.
+func InstalledExecutable() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	invoked := os.Args[0]
+	if !strings.ContainsRune(invoked, filepath.Separator) {
+		invoked, _ = exec.LookPath(invoked)
+	}
+	if invoked != "" {
+		if abs, err := filepath.Abs(invoked); err == nil {
+			a, errA := os.Stat(abs)
+			b, errB := os.Stat(exe)
+			if errA == nil && errB == nil && os.SameFile(a, b) {
+				return abs
+			}
+		}
+	}
+	if abs, err := filepath.Abs(exe); err == nil {
+		return abs
+	}
+	return exe
 }

@@ -18,6 +18,10 @@ import (
 // subprocess invoked by git with %O %A %B, running the same MergeFiles the
 // acolyte binary runs.
 func TestMain(m *testing.M) {
+	if os.Getenv("ACOLYTE_TEST_PRINT_EXECUTABLE") == "1" {
+		fmt.Print(InstalledExecutable())
+		os.Exit(0)
+	}
 	if os.Getenv("ACOLYTE_TEST_MERGE_DRIVER") == "1" {
 		report, err := MergeFiles(os.Args[1], os.Args[2], os.Args[3])
 		for _, line := range report {

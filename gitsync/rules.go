@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/acolyte-dev/acolyte/memory"
@@ -283,6 +284,11 @@ type lineRule struct {
 // rulesFromFile splits one instruction file; a block that is not a valid
 // memory is refused alone, so one bad rule does not hold back the others.
 func rulesFromFile(rel string, src []byte) ([]lineRule, []Refusal) {
+	if !utf8.ValidString(rel) {
+		// The path becomes each rule's source, which the file stores as text.
+		return nil, []Refusal{{File: fmt.Sprintf("%q", rel), Problem: ProblemInvalid,
+			Message: fmt.Sprintf("%v: the path is not valid UTF-8; rename the file or its folder", memory.ErrInvalidText)}}
+	}
 	if !utf8.Valid(src) {
 		return nil, []Refusal{{File: rel, Problem: ProblemInvalid,
 			Message: fmt.Sprintf("%v: it contains invalid UTF-8; save it as UTF-8", memory.ErrInvalidText)}}
@@ -351,8 +357,16 @@ func shortHash(s string) string {
 }
 
 // topicFromHeading makes a section heading usable as a topic filter: lower
-// case, one line, at most 64 bytes (the limit memory.Validate enforces).
+// case, one line, no control characters, at most 64 bytes (the limit
+// memory.Validate enforces). A stray NUL or escape in a heading must not
+// give a topic the file then refuses to read back.
 func topicFromHeading(h string) string {
+	h = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) && !unicode.IsSpace(r) {
+			return -1
+		}
+		return r
+	}, h)
 	t := strings.ToLower(strings.Join(strings.Fields(h), " "))
 	for len(t) > 64 {
 		_, size := utf8.DecodeLastRuneInString(t)

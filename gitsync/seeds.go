@@ -49,11 +49,25 @@ type parsedSeed struct {
 // valid seed fails alone (its err says why, without the position); the error is for a file that is
 // not a JSON array at all, where no element can be trusted.
 func parseSeeds(name string, data []byte) ([]parsedSeed, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
 	at := func(offset int64) string {
 		line, col := position(data, offset)
 		return fmt.Sprintf("%s:%d:%d", name, line, col)
 	}
+	// encoding/json would quietly turn invalid UTF-8 into U+FFFD, storing
+	// text nobody wrote; refuse it where it is, as the CLI does.
+	if !utf8.Valid(data) {
+		bad := int64(len(data))
+		for i := 0; i < len(data); {
+			r, size := utf8.DecodeRune(data[i:])
+			if r == utf8.RuneError && size <= 1 {
+				bad = int64(i)
+				break
+			}
+			i += size
+		}
+		return nil, fmt.Errorf("%s: %w: the file contains invalid UTF-8; save it as UTF-8", at(bad), memory.ErrInvalidText)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
 	tok, err := dec.Token()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", at(dec.InputOffset()), jsonProblem(err))

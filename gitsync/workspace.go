@@ -34,6 +34,20 @@ type Workspace struct {
 	// settle is how long after its last change the memories file's stamp
 	// is trusted (settleTime; tests shorten it).
 	settle time.Duration
+	// Warn, when set, is told each problem in the memories file that a
+	// command worked around (a duplicate id, an unreadable line, an
+	// unreadable file), once per command, so that the CLI can print it while
+	// user and session memories keep working.
+	Warn func(message string)
+}
+
+func (w *Workspace) warn(messages []string) {
+	if w.Warn == nil {
+		return
+	}
+	for _, m := range messages {
+		w.Warn(m)
+	}
 }
 
 // NewWorkspace binds a store to a repository checkout. session may be empty.
@@ -79,6 +93,10 @@ type Imported struct {
 	memory.ReplaceStats
 	// Skipped is true when the file was unchanged since the last import.
 	Skipped bool `json:"skipped"`
+	// Warnings are the problems in the file the import worked around:
+	// project memories it could not read are missing from the index until
+	// the file is fixed, and nothing else is held up.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Refresh imports .acolyte/memories.jsonl into the index when its content
@@ -91,29 +109,64 @@ type Imported struct {
 // index, the last import also records the file's stat (size, times, inode;
 // see stamp): while that is unchanged the content is too, and nothing is
 // read.
+//
+// A file acolyte cannot fully read never fails Refresh: a line that is not
+// a valid memory is left out, a file it cannot read at all (conflict
+// markers, a newer format) leaves the last import in place, and either way
+// the problem is returned in Warnings and told to Warn. The warnings are
+// recorded with the hash, so every command repeats them until the file is
+// fixed, without reading it again.
 func (w *Workspace) Refresh(ctx context.Context) (Imported, error) {
+	imp, err := w.refresh(ctx)
+	w.warn(imp.Warnings)
+	return imp, err
+}
+
+func (w *Workspace) refresh(ctx context.Context) (Imported, error) {
 	path := MemoriesPath(w.Repo.Root)
 	last, err := w.store.GetState(ctx, w.stateKey())
 	if err != nil {
 		return Imported{}, err
 	}
-	lastHash, lastStamp, _ := strings.Cut(last, stampSep)
+	lastHash, lastStamp, lastWarnings := parseImportState(last)
 	before, statErr := os.Stat(path)
 	if statErr == nil && lastStamp != "" && lastStamp == stamp(before) {
-		return Imported{Skipped: true}, nil
+		return Imported{Skipped: true, Warnings: lastWarnings}, nil
 	}
 	hash, err := hashFile(path)
 	if err != nil {
-		return Imported{}, fmt.Errorf("read %s: %w", path, err)
+		return Imported{Warnings: []string{fmt.Sprintf("project memories not imported: reading %s: %v", path, err)}}, nil
 	}
 	if hash == lastHash || (hash == "absent" && lastHash == "") {
 		if s := settledStamp(path, before, statErr, w.settle); s != "" {
 			// Best effort: without the stamp the next run hashes again.
-			_ = w.store.SetState(ctx, w.stateKey(), hash+stampSep+s)
+			_ = w.store.SetState(ctx, w.stateKey(), importState(hash, s, lastWarnings))
 		}
-		return Imported{Skipped: true}, nil
+		return Imported{Skipped: true, Warnings: lastWarnings}, nil
 	}
 	return w.importFile(ctx)
+}
+
+// importState is what the last import records: the file's content hash,
+// its stamp when settled, and the warnings the import gave, one per line.
+func importState(hash, stamp string, warnings []string) string {
+	s := hash
+	if stamp != "" {
+		s += stampSep + stamp
+	}
+	for _, w := range warnings {
+		s += "\n" + strings.ReplaceAll(w, "\n", " ")
+	}
+	return s
+}
+
+func parseImportState(s string) (hash, stamp string, warnings []string) {
+	head, rest, hasWarnings := strings.Cut(s, "\n")
+	hash, stamp, _ = strings.Cut(head, stampSep)
+	if hasWarnings {
+		warnings = strings.Split(rest, "\n")
+	}
+	return hash, stamp, warnings
 }
 
 // stampSep separates the content hash from the stat stamp in the state.
@@ -154,23 +207,46 @@ func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
 		data, err := os.ReadFile(path)
 		hash, herr := fileHash(data, err)
 		if herr != nil {
-			return fmt.Errorf("read %s: %w", path, herr)
+			out.Warnings = []string{fmt.Sprintf("project memories not imported: reading %s: %v", path, herr)}
+			return nil
 		}
-		var mems []memory.Memory
-		if len(data) > 0 {
-			if mems, err = Decode(path, data); err != nil {
+		d, err := DecodeAll(Dir+"/"+MemoriesFile, data)
+		if err != nil {
+			// The last import stays searchable until the file is fixed.
+			out.Warnings = []string{fmt.Sprintf("project memories not re-imported, searching the last import: %v", err)}
+			out.Skipped = true
+		} else {
+			out.Warnings = d.Warnings()
+			if out.ReplaceStats, err = w.store.ReplaceScope(ctx, memory.ScopeProject, w.Repo.Root, d.Memories); err != nil {
 				return err
 			}
 		}
-		if out.ReplaceStats, err = w.store.ReplaceScope(ctx, memory.ScopeProject, w.Repo.Root, mems); err != nil {
-			return err
-		}
-		if s := settledStamp(path, before, statErr, w.settle); s != "" {
-			hash += stampSep + s
-		}
-		return w.store.SetState(ctx, w.stateKey(), hash)
+		return w.store.SetState(ctx, w.stateKey(), importState(hash, settledStamp(path, before, statErr, w.settle), out.Warnings))
 	})
 	return out, err
+}
+
+// readForWrite reads the memories file for a writer: an id on two lines is
+// resolved (and told to Warn, since the write drops the other line), and an
+// invalid line refuses the write, naming the line, so that no write loses
+// it silently.
+func (w *Workspace) readForWrite(path string) ([]memory.Memory, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading project memories: %w", err)
+	}
+	d, err := DecodeAll(Dir+"/"+MemoriesFile, data)
+	if err != nil {
+		return nil, err
+	}
+	if len(d.Invalid) > 0 {
+		return nil, d.Invalid[0]
+	}
+	w.warn(d.Warnings())
+	return d.Memories, nil
 }
 
 // locked runs fn holding the .acolyte/ lock. Without a .acolyte/ directory
@@ -201,7 +277,7 @@ func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]me
 	}
 	err := w.locked(ctx, func() error {
 		path := MemoriesPath(w.Repo.Root)
-		mems, err := ReadFile(path)
+		mems, err := w.readForWrite(path)
 		if err != nil {
 			return err
 		}
