@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -256,6 +257,10 @@ type envelope struct {
 	Method  *string         `json:"method"`
 }
 
+// maxDepth is the nesting the SDK's decoder accepts; a deeper message
+// fails the SDK's read of the stream, which ends the session.
+const maxDepth = 1000
+
 // checkMessage accepts line if it is a JSON-RPC 2.0 message or batch the
 // SDK can decode, returning the ids of the requests in it. Otherwise it
 // returns the error response to send back.
@@ -263,13 +268,16 @@ func checkMessage(line []byte) (requests []string, reply []byte) {
 	if !json.Valid(line) {
 		return nil, rpcError(nil, -32700, "Parse error: each line must be one JSON-RPC message")
 	}
+	if depth(line) > maxDepth {
+		return nil, rpcError(nil, -32600, "Invalid Request: the message nests deeper than "+strconv.Itoa(maxDepth)+" levels")
+	}
 	if line[0] == '[' {
 		var batch []json.RawMessage
 		if json.Unmarshal(line, &batch) != nil || len(batch) == 0 {
 			return nil, rpcError(nil, -32600, "Invalid Request: a batch must be a non-empty array of messages")
 		}
 		for _, m := range batch {
-			ids, reply := checkMessage(m)
+			ids, reply := checkOne(m)
 			if reply != nil {
 				return nil, reply
 			}
@@ -277,29 +285,64 @@ func checkMessage(line []byte) (requests []string, reply []byte) {
 		}
 		return requests, nil
 	}
+	return checkOne(line)
+}
+
+// checkOne checks one message of a line or batch. The friendly checks come
+// first; the SDK's own decoder has the last word, since what it cannot
+// decode ends the session.
+func checkOne(raw []byte) (requests []string, reply []byte) {
 	var m envelope
-	if json.Unmarshal(line, &m) != nil {
+	if json.Unmarshal(raw, &m) != nil {
 		return nil, rpcError(nil, -32600, "Invalid Request: a message must be a JSON object")
 	}
-	id, ok := idKey(m.ID)
+	id, integral := idKey(m.ID)
 	switch {
-	case !ok:
+	case !integral:
 		return nil, rpcError(nil, -32600, "Invalid Request: id must be a string or an integer")
 	case m.JSONRPC == nil || *m.JSONRPC != "2.0":
 		return nil, rpcError(m.ID, -32600, `Invalid Request: "jsonrpc" must be "2.0"`)
 	case m.Method == nil && id == "":
 		return nil, rpcError(nil, -32600, `Invalid Request: give a "method", or an "id" for a response`)
-	case m.Method != nil && id != "":
-		return []string{id}, nil
+	}
+	msg, err := jsonrpc.DecodeMessage(raw)
+	if err != nil {
+		return nil, rpcError(m.ID, -32600, "Invalid Request: "+err.Error())
+	}
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+		return []string{sdkIDKey(req.ID)}, nil
 	}
 	return nil, nil
 }
 
-// idKey returns a JSON-RPC id in a canonical form, so that the id of a
-// request and of its response compare equal however each was spelt; "" means
-// no id. ok is false for ids the SDK rejects: anything but a string or an
-// integer.
-func idKey(raw json.RawMessage) (key string, ok bool) {
+// depth is how deeply JSON text nests its arrays and objects.
+func depth(b []byte) int {
+	var d, most int
+	inString, escaped := false, false
+	for _, c := range b {
+		switch {
+		case escaped:
+			escaped = false
+		case inString && c == '\\':
+			escaped = true
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '{' || c == '[':
+			d++
+			most = max(most, d)
+		case c == '}' || c == ']':
+			d--
+		}
+	}
+	return most
+}
+
+// idKey returns a JSON-RPC id in the form sdkIDKey gives the SDK's decoded
+// ids, so that a request and its response compare equal however each was
+// spelt; "" means no id. integral is false for ids the transport refuses:
+// anything but a string or an integer.
+func idKey(raw json.RawMessage) (key string, integral bool) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return "", true
 	}
@@ -311,12 +354,20 @@ func idKey(raw json.RawMessage) (key string, ok bool) {
 	case string:
 		return "s" + v, true
 	case float64:
-		if v != math.Trunc(v) {
-			return "", false
-		}
-		return "n" + strconv.FormatFloat(v, 'f', -1, 64), true
+		// The SDK truncates a number id to an int64 the same way.
+		return "n" + strconv.FormatInt(int64(v), 10), v == math.Trunc(v)
 	}
 	return "", false
+}
+
+func sdkIDKey(id jsonrpc.ID) string {
+	switch v := id.Raw().(type) {
+	case string:
+		return "s" + v
+	case int64:
+		return "n" + strconv.FormatInt(v, 10)
+	}
+	return ""
 }
 
 func rpcError(id json.RawMessage, code int, message string) []byte {

@@ -18,13 +18,14 @@ type rawSession struct {
 	in    *io.PipeWriter
 	lines chan string
 	done  chan error
+	wait  time.Duration // for each reply
 }
 
 func startRaw(t *testing.T) *rawSession {
 	s, _ := newServer(adapterTools(), Options{})
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	rs := &rawSession{t: t, in: inW, lines: make(chan string, 16), done: make(chan error, 1)}
+	rs := &rawSession{t: t, in: inW, lines: make(chan string, 16), done: make(chan error, 1), wait: 5 * time.Second}
 	go func() { rs.done <- s.Run(t.Context(), Transport(inR, outW)) }()
 	go func() {
 		sc := bufio.NewScanner(outR)
@@ -62,8 +63,8 @@ func (rs *rawSession) reply() (id string, code int, raw string) {
 		return string(m.ID), code, line
 	case err := <-rs.done:
 		rs.t.Fatalf("server ended the session: %v", err)
-	case <-time.After(5 * time.Second):
-		rs.t.Fatal("no reply within 5s")
+	case <-time.After(rs.wait):
+		rs.t.Fatalf("no reply within %v", rs.wait)
 	}
 	return "", 0, ""
 }
@@ -192,6 +193,7 @@ func TestRequestBeforeInitializeHasARealErrorCode(t *testing.T) {
 
 func TestLineTooLongIsAnErrorAndTheSessionContinues(t *testing.T) {
 	rs := startRaw(t)
+	rs.wait = time.Minute // 16 MiB lines take seconds on a loaded machine
 	rs.initialize("2025-06-18")
 	word := strings.Repeat("a", MaxLineBytes)
 	rs.send(`{"jsonrpc":"2.0","id":"huge","method":"tools/call","params":{"name":"echo","arguments":{"word":"` + word + `"}}}`)
