@@ -81,11 +81,21 @@ func hit(m memory.Memory, score float64) MemoryHit {
 const SourceAgent = "agent"
 
 // MemoryTools returns memory_search, memory_add, memory_remove and
-// memory_list over tk; memories the model adds are marked with source "agent".
-func MemoryTools(tk memory.Toolkit) []Tool { return MemoryToolsFor(tk, SourceAgent) }
+// memory_list over tk for acolyte's own agent; memories the model adds are
+// marked with source "agent". Their schemas declare every limit but leave
+// out the descriptions of the arguments: the agent's system prompt explains
+// memory, and every declared byte is paid on each request of every task.
+func MemoryTools(tk memory.Toolkit) []Tool {
+	tools := MemoryToolsFor(tk, SourceAgent)
+	for i := range tools {
+		tools[i].Schema = withoutArgDescriptions(tools[i].Schema)
+	}
+	return tools
+}
 
-// MemoryToolsFor is MemoryTools with another source for added memories,
-// e.g. "mcp".
+// MemoryToolsFor returns the memory tools with every argument described,
+// for clients that have no acolyte prompt, such as MCP clients; added
+// memories are marked with source, e.g. "mcp".
 func MemoryToolsFor(tk memory.Toolkit, source string) []Tool {
 	return []Tool{
 		memorySearch(tk),
@@ -107,6 +117,27 @@ func schema(props obj, required ...string) json.RawMessage {
 	b, err := json.Marshal(s)
 	if err != nil {
 		panic(err) // maps of strings, numbers and slices always marshal
+	}
+	return b
+}
+
+// withoutArgDescriptions drops the description of each argument from an
+// object schema, keeping types, enums and limits.
+func withoutArgDescriptions(schema json.RawMessage) json.RawMessage {
+	var s struct {
+		Type       string         `json:"type"`
+		Properties map[string]obj `json:"properties"`
+		Required   []string       `json:"required,omitempty"`
+	}
+	if err := json.Unmarshal(schema, &s); err != nil {
+		return schema
+	}
+	for _, p := range s.Properties {
+		delete(p, "description")
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		return schema
 	}
 	return b
 }
@@ -235,11 +266,11 @@ func memoryAdd(tk memory.Toolkit, source string) Tool {
 		Name:    "memory_add",
 		Summary: "remember one fact for future tasks",
 		Description: "Remember one durable, self-contained fact: a convention, a working command, a decision and " +
-			"why, a user preference. No secrets: project memories are committed to git, so credentials are refused.",
+			"why, a user preference. No secrets.",
 		Schema: schema(obj{
 			"content": strMax(fmt.Sprintf("The fact, self-contained and specific, at most %d bytes of UTF-8: "+
 				"one fact per memory.", memory.MaxContentBytes), memory.MaxContentBytes),
-			"scope": obj{"type": "string", "enum": durableScopes, "default": memory.ScopeProject,
+			"scope": obj{"type": "string", "enum": durableScopes,
 				"description": "project (default): shared with everyone who clones the repository, through " +
 					".acolyte/memories.jsonl; user: private to this user, in every project."},
 			"topic": strMax(fmt.Sprintf("Optional short single-line label to file it under, e.g. \"testing\"; at most %d bytes.",

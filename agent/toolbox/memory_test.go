@@ -220,13 +220,27 @@ func TestMemoryToolSchemasDeclareTheirLimits(t *testing.T) {
 		"memory_remove": {},
 		"memory_list":   {maxLength: map[string]int{"topic": 64}, limit: 200},
 	}
-	for _, tool := range toolbox.MemoryTools(tk) {
+	// The agent's own tools carry the limits without the descriptions, which
+	// its system prompt stands in for; MCP clients get both.
+	described := make(map[string]bool)
+	for _, tool := range toolbox.MemoryToolsFor(tk, "mcp") {
+		described[tool.Name] = true
+	}
+	for _, tool := range append(toolbox.MemoryToolsFor(tk, "mcp"), toolbox.MemoryTools(tk)...) {
 		var schema struct{ Properties map[string]prop }
 		if err := json.Unmarshal(tool.Schema, &schema); err != nil {
 			t.Fatal(err)
 		}
 		w := want[tool.Name]
+		full := described[tool.Name]
+		described[tool.Name] = false // the second of each name is the agent's
 		for name, p := range schema.Properties {
+			if !full {
+				if p.Description != "" {
+					t.Errorf("agent's %s.%s keeps its description, which the prompt budget does not allow", tool.Name, name)
+				}
+				continue
+			}
 			if p.Description == "" {
 				t.Errorf("%s.%s has no description", tool.Name, name)
 			}
