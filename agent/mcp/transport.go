@@ -8,7 +8,6 @@ import (
 	"errors"
 	"io"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,7 +19,8 @@ import (
 
 // MaxLineBytes bounds one message. The SDK's stdio transport hangs up on a
 // longer one; this transport answers it with an error and reads on. The
-// largest legitimate message, a memory_add of a full memory, is under 64 KiB.
+// largest legitimate message, a memory_search of ten 8 KiB queries, is
+// under 100 KiB.
 const MaxLineBytes = sdk.DefaultMaxLineLength
 
 // drainTimeout bounds how long the server keeps answering after the client
@@ -29,7 +29,7 @@ const MaxLineBytes = sdk.DefaultMaxLineLength
 const drainTimeout = 30 * time.Second
 
 // Transport returns the stdio transport over r and w: newline-delimited
-// JSON-RPC like the SDK's StdioTransport, with two differences that keep a
+// JSON-RPC like the SDK's StdioTransport, with differences that keep a
 // session alive and honest.
 //
 // A line that is not a JSON-RPC 2.0 message is answered with a JSON-RPC
@@ -70,8 +70,8 @@ type lineTransport struct {
 	initIDs map[string]bool
 }
 
-// batchVersions are the protocol versions the SDK accepts batches in.
-var batchVersions = []string{"2024-11-05", "2025-03-26"}
+// hasBatches reports whether the SDK accepts batches at protocol version v.
+func hasBatches(v string) bool { return v == "2024-11-05" || v == "2025-03-26" }
 
 func (t *lineTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 	pr, pw := io.Pipe()
@@ -228,7 +228,7 @@ func (t *lineTransport) replying(id string, msg []byte) {
 		} `json:"result"`
 	}
 	if json.Unmarshal(msg, &init) == nil && init.Result.ProtocolVersion != "" {
-		t.batches = slices.Contains(batchVersions, init.Result.ProtocolVersion)
+		t.batches = hasBatches(init.Result.ProtocolVersion)
 	}
 }
 
