@@ -23,8 +23,8 @@ func mcpCommand() *cli.Command {
 			"stdin/stdout and serves memory_search, memory_add, memory_remove and memory_list for the\n" +
 			"repository it was started in. Print the setup for a client with --print-config.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: flagPrintConfig, Usage: "print the configuration snippet for `CLIENT` (" +
-				strings.Join(mcp.ClientNames(), ", ") + ") and exit"},
+			&cli.StringFlag{Name: flagPrintConfig, Usage: "print the configuration for `CLIENT` (" +
+				strings.Join(mcp.ClientNames(), ", ") + ") on stdout, where it goes on stderr, and exit"},
 		},
 		Action: runMCP,
 	}
@@ -36,7 +36,11 @@ func runMCP(c *cli.Context) error {
 		if err != nil {
 			return usage(err)
 		}
-		_, err = io.WriteString(c.App.Writer, client.Snippet())
+		// Only the config goes to stdout, so `> .mcp.json` writes a valid file.
+		if _, err := io.WriteString(c.App.ErrWriter, client.Instructions()); err != nil {
+			return err
+		}
+		_, err = io.WriteString(c.App.Writer, client.Config)
 		return err
 	}
 	ws, err := openWorkspace(c)

@@ -65,16 +65,14 @@ args = ["mcp"]
 	},
 }
 
-// Snippet is the copy-paste text for c.
-func (c Client) Snippet() string {
-	var b strings.Builder
+// Instructions says where Config goes. `acolyte mcp --print-config` prints
+// it on stderr and Config alone on stdout, so that redirecting stdout into
+// the file writes a valid one.
+func (c Client) Instructions() string {
 	if c.Command != "" {
-		fmt.Fprintf(&b, "%s: run once inside the repository:\n\n    %s\n\nor add this to %s:\n\n", c.Title, c.Command, c.File)
-	} else {
-		fmt.Fprintf(&b, "%s: add this to %s:\n\n", c.Title, c.File)
+		return fmt.Sprintf("%s: run once inside the repository:\n\n    %s\n\nor add what stdout shows to %s.\n", c.Title, c.Command, c.File)
 	}
-	b.WriteString(c.Config)
-	return b.String()
+	return fmt.Sprintf("%s: add what stdout shows to %s.\n", c.Title, c.File)
 }
 
 // ClientNames lists the accepted --print-config values.

@@ -1,63 +1,96 @@
 package mcp_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"os/exec"
 	"strings"
 	"testing"
 
+	"github.com/BurntSushi/toml"
+
 	"github.com/acolyte-dev/acolyte/agent/mcp"
 )
 
-// TestClientConfigsStartTheServer checks every JSON config parses and starts
-// `acolyte mcp`, and that the TOML and the shell command say the same.
+// serverEntry is what every client's config must say: start `acolyte mcp`.
+type serverEntry struct {
+	Command string
+	Args    []string
+}
+
+// parseConfig parses a client's config as that client would, by the format
+// its file has, and returns acolyte's server entry.
+func parseConfig(t *testing.T, c mcp.Client, config string) serverEntry {
+	t.Helper()
+	switch {
+	case strings.HasSuffix(strings.Fields(c.File)[0], ".json"):
+		var cfg struct {
+			MCPServers map[string]serverEntry `json:"mcpServers"`
+		}
+		dec := json.NewDecoder(strings.NewReader(config))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&cfg); err != nil {
+			t.Fatalf("%s config is not valid JSON: %v\n%s", c.Name, err, config)
+		}
+		if dec.More() {
+			t.Fatalf("%s config has text after the JSON:\n%s", c.Name, config)
+		}
+		return cfg.MCPServers["acolyte"]
+	case strings.HasSuffix(strings.Fields(c.File)[0], ".toml"):
+		var cfg struct {
+			MCPServers map[string]serverEntry `toml:"mcp_servers"`
+		}
+		md, err := toml.Decode(config, &cfg)
+		if err != nil {
+			t.Fatalf("%s config is not valid TOML: %v\n%s", c.Name, err, config)
+		}
+		if len(md.Undecoded()) > 0 {
+			t.Fatalf("%s config has keys a client would not expect: %v", c.Name, md.Undecoded())
+		}
+		return cfg.MCPServers["acolyte"]
+	}
+	t.Fatalf("no parser for %s's config file %s", c.Name, c.File)
+	return serverEntry{}
+}
+
+// TestClientConfigsStartTheServer checks every config parses in its file's
+// format and starts `acolyte mcp`.
 func TestClientConfigsStartTheServer(t *testing.T) {
 	for _, c := range mcp.Clients {
 		t.Run(c.Name, func(t *testing.T) {
-			switch {
-			case strings.HasPrefix(c.Config, "{"):
-				var cfg struct {
-					MCPServers map[string]struct {
-						Command string
-						Args    []string
-					}
-				}
-				if err := json.Unmarshal([]byte(c.Config), &cfg); err != nil {
-					t.Fatalf("config is not valid JSON: %v", err)
-				}
-				s := cfg.MCPServers["acolyte"]
-				if s.Command != "acolyte" || strings.Join(s.Args, " ") != "mcp" {
-					t.Errorf("server entry = %+v", s)
-				}
-			case c.Name == "codex":
-				for _, line := range []string{"[mcp_servers.acolyte]", `command = "acolyte"`, `args = ["mcp"]`} {
-					if !strings.Contains(c.Config, line+"\n") {
-						t.Errorf("config lacks %s:\n%s", line, c.Config)
-					}
-				}
-			default:
-				t.Fatalf("no check for the %s config format", c.Name)
+			if s := parseConfig(t, c, c.Config); s.Command != "acolyte" || strings.Join(s.Args, " ") != "mcp" {
+				t.Errorf("server entry = %+v", s)
 			}
 			if c.Command != "" && !strings.HasPrefix(c.Command, "claude mcp add acolyte -- acolyte mcp") {
 				t.Errorf("command = %q", c.Command)
-			}
-			if !strings.Contains(c.Snippet(), c.Config) {
-				t.Error("snippet does not contain the config verbatim")
 			}
 		})
 	}
 }
 
-// TestPrintConfig runs the real command: what it prints is the table entry.
+// TestPrintConfig runs the real command: stdout is the config alone, so
+// `acolyte mcp --print-config claude > .mcp.json` writes a file the client
+// parses, and where it goes is on stderr.
 func TestPrintConfig(t *testing.T) {
 	for _, c := range mcp.Clients {
-		out, err := exec.Command(acolyteBin, "mcp", "--print-config", strings.ToUpper(c.Name)).Output()
-		if err != nil {
-			t.Fatalf("--print-config %s: %v", c.Name, err)
+		var stdout, stderr bytes.Buffer
+		cmd := exec.Command(acolyteBin, "mcp", "--print-config", strings.ToUpper(c.Name))
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("--print-config %s: %v\n%s", c.Name, err, stderr.Bytes())
 		}
-		if string(out) != c.Snippet() {
-			t.Errorf("--print-config %s printed\n%s\nwant\n%s", c.Name, out, c.Snippet())
+		if stdout.String() != c.Config {
+			t.Errorf("--print-config %s printed on stdout\n%s\nwant only the config\n%s", c.Name, stdout.Bytes(), c.Config)
+		}
+		if s := parseConfig(t, c, stdout.String()); s.Command != "acolyte" {
+			t.Errorf("--print-config %s: server entry = %+v", c.Name, s)
+		}
+		if !strings.Contains(stderr.String(), c.File) || !strings.Contains(stderr.String(), c.Title) {
+			t.Errorf("--print-config %s should say on stderr where the config goes, got %q", c.Name, stderr.Bytes())
+		}
+		if c.Command != "" && !strings.Contains(stderr.String(), c.Command) {
+			t.Errorf("--print-config %s should show %q on stderr", c.Name, c.Command)
 		}
 	}
 

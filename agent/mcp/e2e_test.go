@@ -398,6 +398,18 @@ func TestSpeaksPlainJSONRPC(t *testing.T) {
 		}
 	}
 
+	// Before initialize a request is refused with a JSON-RPC code, not 0.
+	send(`{"jsonrpc":"2.0","id":0,"method":"tools/list"}`)
+	select {
+	case m := <-replies:
+		var e struct{ Code int }
+		if json.Unmarshal(m["error"], &e) != nil || e.Code != -32600 || string(m["id"]) != "0" {
+			t.Fatalf("tools/list before initialize: id %s, error %s; want code -32600", m["id"], m["error"])
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("tools/list before initialize: no reply")
+	}
+
 	var init struct {
 		ProtocolVersion string
 		ServerInfo      struct{ Name string }

@@ -79,12 +79,16 @@ func newServer(tools []toolbox.Tool, opts Options) (*sdk.Server, *gate) {
 	})
 	g := newGate(opts.BeforeCall)
 	for _, t := range tools {
-		s.AddTool(&sdk.Tool{
+		tool := &sdk.Tool{
 			Name:        t.Name,
 			Description: t.Description,
 			InputSchema: t.Schema,
 			Annotations: annotations(t.Name),
-		}, g.toolHandler(t))
+		}
+		if t.Output != nil { // a nil RawMessage in the interface would be sent as null
+			tool.OutputSchema = t.Output
+		}
+		s.AddTool(tool, g.toolHandler(t))
 	}
 	return s, g
 }

@@ -198,3 +198,43 @@ func BenchmarkSearch10kDirect(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAdd1k and BenchmarkAdd5k measure memory_add of a project memory
+// as a client sees it: the real binary over stdio, in a repository whose
+// .acolyte/memories.jsonl already holds that many memories. A project add
+// rewrites the file and indexes the memory, so its cost grows with the file.
+func BenchmarkAdd1k(b *testing.B) { benchmarkAdd(b, 1_000) }
+func BenchmarkAdd5k(b *testing.B) { benchmarkAdd(b, 5_000) }
+
+func benchmarkAdd(b *testing.B, n int) {
+	scratch := openStore(b, filepath.Join(b.TempDir(), "scratch.db"))
+	mems := syntheticMemories(b, scratch, n)
+	scratch.Close()
+	for i := range mems {
+		mems[i].Scope = memory.ScopeProject
+	}
+	f := newFixture(b, mems...)
+	cs := f.connect(b)
+	search(b, cs, benchQueries[0]) // the first call imports .acolyte/; clients pay it once
+
+	durations := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		start := time.Now()
+		var added toolbox.MemoryAdded
+		res := callTool(b, cs, "memory_add", map[string]any{
+			"content": fmt.Sprintf("Benchmark fact %d: the nightly job %d writes its report to reports/%d.csv", i, i, i),
+		}, &added)
+		durations = append(durations, time.Since(start))
+		if res.IsError || added.Existing {
+			b.Fatalf("memory_add: %+v", added)
+		}
+	}
+	b.StopTimer()
+	slices.Sort(durations)
+	b.ReportMetric(float64(durations[len(durations)/2].Microseconds())/1000, "ms-median")
+	b.ReportMetric(float64(durations[len(durations)*99/100].Microseconds())/1000, "ms-p99")
+	if got := len(f.readMemories(b)); got != n+len(durations) {
+		b.Fatalf("the file holds %d memories, want %d", got, n+len(durations))
+	}
+}

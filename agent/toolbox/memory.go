@@ -2,22 +2,39 @@ package toolbox
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
+	"github.com/acolyte-dev/acolyte/gitsync"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
-// Limits on how many memories one call returns: enough to answer, few enough
-// that a result never crowds the context the way injected memory would.
+// Limits on what one call takes and returns. The schemas declare each of
+// them, and a call outside them is refused rather than quietly cut down, so
+// a model never reads a truncated answer as a whole one.
 const (
 	defaultSearchLimit = 8
 	maxSearchLimit     = 50
 	defaultListLimit   = 50
 	maxListLimit       = 200
+	// maxQueries bounds one search's fan-out: each query is a search of its own.
+	maxQueries = 10
+	// maxQueryBytes is what the store accepts as query text (it checks queries
+	// as it checks content).
+	maxQueryBytes = memory.MaxContentBytes
+	// maxTopicBytes is the topic limit memory.Memory.Validate enforces; the
+	// tests add a topic of exactly this size through the store.
+	maxTopicBytes = 64
 )
+
+// CodeSecret is the code of a project memory refused because it looks like a
+// credential: the model should rewrite it as a pointer, not retry it.
+const CodeSecret = "secret_refused"
 
 // MemoryHit is one memory as a tool returns it: only what a model needs to
 // use or cite the fact.
@@ -34,6 +51,9 @@ type MemoryHit struct {
 // MemoryHits is the result of memory_search and memory_list.
 type MemoryHits struct {
 	Memories []MemoryHit `json:"memories"`
+	// NextCursor is set when memory_list has more: pass it back as cursor.
+	// It is named as MCP names its own pagination.
+	NextCursor string `json:"nextCursor,omitempty"`
 	// Note explains an empty result, so the model does not search forever.
 	Note string `json:"note,omitempty"`
 }
@@ -61,11 +81,21 @@ func hit(m memory.Memory, score float64) MemoryHit {
 const SourceAgent = "agent"
 
 // MemoryTools returns memory_search, memory_add, memory_remove and
-// memory_list over tk; memories the model adds are marked with source "agent".
-func MemoryTools(tk memory.Toolkit) []Tool { return MemoryToolsFor(tk, SourceAgent) }
+// memory_list over tk for acolyte's own agent; memories the model adds are
+// marked with source "agent". Their schemas declare every limit but leave
+// out the descriptions of the arguments: the agent's system prompt explains
+// memory, and every declared byte is paid on each request of every task.
+func MemoryTools(tk memory.Toolkit) []Tool {
+	tools := MemoryToolsFor(tk, SourceAgent)
+	for i := range tools {
+		tools[i].Schema = withoutArgDescriptions(tools[i].Schema)
+	}
+	return tools
+}
 
-// MemoryToolsFor is MemoryTools with another source for added memories,
-// e.g. "mcp".
+// MemoryToolsFor returns the memory tools with every argument described,
+// for clients that have no acolyte prompt, such as MCP clients; added
+// memories are marked with source, e.g. "mcp".
 func MemoryToolsFor(tk memory.Toolkit, source string) []Tool {
 	return []Tool{
 		memorySearch(tk),
@@ -75,18 +105,95 @@ func MemoryToolsFor(tk memory.Toolkit, source string) []Tool {
 	}
 }
 
+// obj is a JSON Schema object; schemas are built from Go values so that the
+// limits, scopes and kinds in them are the constants the code enforces.
+type obj = map[string]any
+
+func schema(props obj, required ...string) json.RawMessage {
+	s := obj{"type": "object", "properties": props}
+	if len(required) > 0 {
+		s["required"] = required
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err) // maps of strings, numbers and slices always marshal
+	}
+	return b
+}
+
+// withoutArgDescriptions drops the description of each argument from an
+// object schema, keeping types, enums and limits.
+func withoutArgDescriptions(schema json.RawMessage) json.RawMessage {
+	var s struct {
+		Type       string         `json:"type"`
+		Properties map[string]obj `json:"properties"`
+		Required   []string       `json:"required,omitempty"`
+	}
+	if err := json.Unmarshal(schema, &s); err != nil {
+		return schema
+	}
+	for _, p := range s.Properties {
+		delete(p, "description")
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		return schema
+	}
+	return b
+}
+
+func str(description string) obj { return obj{"type": "string", "description": description} }
+
+func strMax(description string, maxLength int) obj {
+	return obj{"type": "string", "description": description, "maxLength": maxLength}
+}
+
+func limitProp(def, max int) obj {
+	return obj{"type": "integer", "minimum": 1, "maximum": max,
+		"description": fmt.Sprintf("How many memories to return at most; default %d.", def)}
+}
+
 // The enums come from memory.Scopes and memory.Kinds so that a new scope or
 // kind reaches the model without editing a schema by hand.
-var (
-	filterProps = `
-    "scope": {"type": "string", "enum": ` + enumJSON(memory.Scopes) + `},
-    "kind": {"type": "string", "enum": ` + enumJSON(memory.Kinds) + `}`
-	durableScopes = enumJSON(slices.DeleteFunc(slices.Clone(memory.Scopes), func(s memory.Scope) bool { return s == memory.ScopeSession }))
-)
+var durableScopes = slices.DeleteFunc(slices.Clone(memory.Scopes), func(s memory.Scope) bool { return s == memory.ScopeSession })
 
-func enumJSON[T ~string](values []T) string {
-	b, _ := json.Marshal(values) // a slice of strings always marshals
-	return string(b)
+const scopeFilterHelp = "Only memories of this scope. project: this repository's, committed in .acolyte/; " +
+	"user: the user's own, in every project; session: what this session observed, which needs the " +
+	"session id acolyte was started with (--session or ACOLYTE_SESSION) and is empty without one."
+
+func filterProps(props obj) obj {
+	props["scope"] = obj{"type": "string", "enum": memory.Scopes, "description": scopeFilterHelp}
+	props["kind"] = obj{"type": "string", "enum": memory.Kinds,
+		"description": "Only memories of this kind: stored (added with memory_add or acolyte remember), observation " +
+			"(distilled from past tasks), rule (a rule from AGENTS.md, CLAUDE.md or GEMINI.md), seed (curated in .acolyte/seeds.json)."}
+	return props
+}
+
+func hitSchema(withScore bool) obj {
+	props := obj{
+		"id":      str("Stable id; pass it to memory_remove."),
+		"content": str("The fact itself."),
+		"scope":   obj{"type": "string", "enum": memory.Scopes, "description": "Where the memory lives."},
+		"kind":    obj{"type": "string", "enum": memory.Kinds, "description": "How the memory came to be."},
+		"topic":   str("Short label the memory was filed under, if any."),
+		"source":  str("Who added it: cli, agent, mcp, distill, or the file and heading of a rule."),
+	}
+	if withScore {
+		props["score"] = obj{"type": "number", "description": "Relevance; higher is better. Compare within one result only."}
+	}
+	return obj{"type": "object", "properties": props, "required": []string{"id", "content", "scope", "kind"}}
+}
+
+func hitsSchema(withCursor bool) json.RawMessage {
+	props := obj{
+		"memories": obj{"type": "array", "items": hitSchema(!withCursor), "description": "The memories found, best first."},
+		"note":     str("Why the result is empty, and what to try instead."),
+	}
+	if withCursor {
+		props["memories"] = obj{"type": "array", "items": hitSchema(false), "description": "One page of memories, oldest first."}
+		props["nextCursor"] = str("Present when more memories match: call memory_list again with the same filters and cursor set to this.")
+	}
+	return schema(props, "memories")
 }
 
 func memorySearch(tk memory.Toolkit) Tool {
@@ -95,33 +202,43 @@ func memorySearch(tk memory.Toolkit) Tool {
 		Summary: "search long-term memory (rules, conventions, past observations, user preferences)",
 		Description: "Search long-term memory: AGENTS.md rules, conventions, commands, architecture, past lessons, " +
 			"user preferences. None of it is in your prompt: search before guessing about the project or user.",
-		Schema: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "query": {"type": "string"},
-    "queries": {"type": "array", "items": {"type": "string"}, "description": "Several topics at once."},` + filterProps + `,
-    "limit": {"type": "integer"}
-  }
-}`),
+		Schema: schema(filterProps(obj{
+			"query": strMax("What to look for, in words or a question, e.g. \"how do I run the integration tests\". "+
+				"Give query, queries, or both.", maxQueryBytes),
+			"queries": obj{"type": "array", "maxItems": maxQueries,
+				"items":       obj{"type": "string", "maxLength": maxQueryBytes},
+				"description": "Several topics searched at once, their results merged; use it instead of several calls."},
+			"limit": limitProp(defaultSearchLimit, maxSearchLimit),
+		})),
+		Output: hitsSchema(false),
 		Call: func(ctx context.Context, raw json.RawMessage) (any, error) {
 			var a struct {
 				Query   string   `json:"query"`
 				Queries []string `json:"queries"`
 				Scope   string   `json:"scope"`
 				Kind    string   `json:"kind"`
-				Limit   int      `json:"limit"`
+				Limit   *int     `json:"limit"`
 			}
-			if err := decodeArgs(raw, &a); err != nil {
+			if err := decodeText(raw, &a); err != nil {
 				return nil, err
 			}
+			if err := checkQuery("query", a.Query); err != nil {
+				return nil, err
+			}
+			if len(a.Queries) > maxQueries {
+				return nil, fieldErrorf("queries", "%d queries, the limit is %d; search for the rest in another call", len(a.Queries), maxQueries)
+			}
 			q := memory.Query{Text: strings.TrimSpace(a.Query)}
-			for _, s := range a.Queries {
+			for i, s := range a.Queries {
+				if err := checkQuery(fmt.Sprintf("queries[%d]", i), s); err != nil {
+					return nil, err
+				}
 				if s = strings.TrimSpace(s); s != "" {
 					q.Queries = append(q.Queries, s)
 				}
 			}
 			if q.Text == "" && len(q.Queries) == 0 {
-				return nil, errorf(CodeInvalidArgs, "give a query (or queries) saying what to look for")
+				return nil, fieldErrorf("query", "give a query (or queries) saying what to look for")
 			}
 			f, err := parseFilter(a.Scope, a.Kind, "", a.Limit, defaultSearchLimit, maxSearchLimit)
 			if err != nil {
@@ -137,7 +254,7 @@ func memorySearch(tk memory.Toolkit) Tool {
 				out.Memories = append(out.Memories, hit(r.Memory, r.Score))
 			}
 			if len(out.Memories) == 0 {
-				out.Note = "nothing matched; try other words, or read the code"
+				out.Note = emptyNote(f, "nothing matched; try other words, or read the code")
 			}
 			return out, nil
 		},
@@ -150,46 +267,62 @@ func memoryAdd(tk memory.Toolkit, source string) Tool {
 		Summary: "remember one fact for future tasks",
 		Description: "Remember one durable, self-contained fact: a convention, a working command, a decision and " +
 			"why, a user preference. No secrets.",
-		Schema: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "content": {"type": "string"},
-    "scope": {"type": "string", "enum": ` + durableScopes + `, "description": "Default project; user = every project."},
-    "topic": {"type": "string"}
-  },
-  "required": ["content"]
-}`),
+		Schema: schema(obj{
+			"content": strMax(fmt.Sprintf("The fact, self-contained and specific, at most %d bytes of UTF-8: "+
+				"one fact per memory.", memory.MaxContentBytes), memory.MaxContentBytes),
+			"scope": obj{"type": "string", "enum": durableScopes,
+				"description": "project (default): shared with everyone who clones the repository, through " +
+					".acolyte/memories.jsonl; user: private to this user, in every project."},
+			"topic": strMax(fmt.Sprintf("Optional short single-line label to file it under, e.g. \"testing\"; at most %d bytes.",
+				maxTopicBytes), maxTopicBytes),
+		}, "content"),
+		Output: schema(obj{
+			"id":       str("The new memory's id, or the existing one's when existing is true."),
+			"scope":    obj{"type": "string", "enum": durableScopes, "description": "Where it was stored."},
+			"existing": obj{"type": "boolean", "description": "True when the same fact was already stored, so nothing was written."},
+			"warning":  str("Set when the memory was stored but could not be embedded yet; it is still found by its words."),
+		}, "id", "scope"),
 		Call: func(ctx context.Context, raw json.RawMessage) (any, error) {
 			var a struct {
 				Content string `json:"content"`
 				Scope   string `json:"scope"`
 				Topic   string `json:"topic"`
 			}
-			if err := decodeArgs(raw, &a); err != nil {
+			if err := decodeText(raw, &a); err != nil {
 				return nil, err
 			}
 			scope := memory.ScopeProject
 			if a.Scope != "" {
 				s, err := memory.ParseScope(a.Scope)
 				if err != nil {
-					return nil, errorf(CodeInvalidArgs, "%v", err)
+					return nil, fieldErrorf("scope", "%v", err)
 				}
 				scope = s
 			}
 			if scope == memory.ScopeSession {
-				return nil, errorf(CodeInvalidArgs, "memory_add stores durable facts: use scope project or user")
+				return nil, fieldErrorf("scope", "memory_add stores durable facts: use scope project or user")
 			}
 			if err := memory.ValidateContent(a.Content); err != nil {
-				return nil, errorf(CodeInvalidArgs, "%v", err)
+				return nil, fieldErrorf("content", "%v", err)
+			}
+			topic := strings.TrimSpace(a.Topic)
+			if err := checkTopic(topic); err != nil {
+				return nil, err
 			}
 			added, err := tk.Add(ctx, memory.Draft{
 				Content: strings.TrimSpace(a.Content),
 				Scope:   scope,
 				Kind:    memory.KindStored,
-				Topic:   strings.TrimSpace(a.Topic),
+				Topic:   topic,
 				Source:  source,
 			})
-			if err != nil {
+			switch {
+			case errors.Is(err, gitsync.ErrSecret):
+				// gitsync names the kind of secret and never the text.
+				return nil, errorf(CodeSecret, "content: %v", err)
+			case errors.Is(err, memory.ErrInvalidText), errors.Is(err, memory.ErrTooLarge), errors.Is(err, memory.ErrEmpty):
+				return nil, errorf(CodeInvalidArgs, "%v", err)
+			case err != nil:
 				return nil, err
 			}
 			return MemoryAdded{ID: added.Memory.ID, Scope: string(added.Memory.Scope),
@@ -203,23 +336,22 @@ func memoryRemove(tk memory.Toolkit) Tool {
 		Name:        "memory_remove",
 		Summary:     "delete a memory that is wrong or stale",
 		Description: "Delete a wrong or outdated memory by its id from memory_search.",
-		Schema: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "id": {"type": "string"}
-  },
-  "required": ["id"]
-}`),
+		Schema: schema(obj{
+			"id": str("The id of the memory to delete, as memory_search or memory_list returned it."),
+		}, "id"),
+		Output: schema(obj{
+			"removed": obj{"type": "array", "items": hitSchema(false), "description": "The memories deleted."},
+		}, "removed"),
 		Call: func(ctx context.Context, raw json.RawMessage) (any, error) {
 			var a struct {
 				ID string `json:"id"`
 			}
-			if err := decodeArgs(raw, &a); err != nil {
+			if err := decodeText(raw, &a); err != nil {
 				return nil, err
 			}
 			id := strings.TrimSpace(a.ID)
 			if id == "" {
-				return nil, errorf(CodeInvalidArgs, "give the id of the memory to remove (from memory_search)")
+				return nil, fieldErrorf("id", "give the id of the memory to remove (from memory_search)")
 			}
 			removed, err := tk.Remove(ctx, id)
 			if errors.Is(err, memory.ErrNotFound) {
@@ -239,69 +371,262 @@ func memoryRemove(tk memory.Toolkit) Tool {
 
 func memoryList(tk memory.Toolkit) Tool {
 	return Tool{
-		Name:        "memory_list",
-		Summary:     "list memories by scope, kind or topic",
-		Description: "List memories by scope, kind or topic, without a query, oldest first.",
-		Schema: json.RawMessage(`{
-  "type": "object",
-  "properties": {` + filterProps + `,
-    "topic": {"type": "string"},
-    "limit": {"type": "integer", "description": "Default 50."}
-  }
-}`),
+		Name:    "memory_list",
+		Summary: "list memories by scope, kind or topic",
+		Description: "List memories by scope, kind or topic, without a query, oldest first, one page at a time: " +
+			"when the result has nextCursor, call again with the same filters and cursor set to it for the next page.",
+		Schema: schema(filterProps(obj{
+			"topic":  strMax("Only memories filed under exactly this topic.", maxTopicBytes),
+			"limit":  limitProp(defaultListLimit, maxListLimit),
+			"cursor": str("nextCursor from the previous page; omit it for the first page."),
+		})),
+		Output: hitsSchema(true),
 		Call: func(ctx context.Context, raw json.RawMessage) (any, error) {
 			var a struct {
-				Scope string `json:"scope"`
-				Kind  string `json:"kind"`
-				Topic string `json:"topic"`
-				Limit int    `json:"limit"`
+				Scope  string `json:"scope"`
+				Kind   string `json:"kind"`
+				Topic  string `json:"topic"`
+				Limit  *int   `json:"limit"`
+				Cursor string `json:"cursor"`
 			}
-			if err := decodeArgs(raw, &a); err != nil {
+			if err := decodeText(raw, &a); err != nil {
+				return nil, err
+			}
+			if err := checkTopic(strings.TrimSpace(a.Topic)); err != nil {
 				return nil, err
 			}
 			f, err := parseFilter(a.Scope, a.Kind, a.Topic, a.Limit, defaultListLimit, maxListLimit)
 			if err != nil {
 				return nil, err
 			}
-			mems, err := tk.List(ctx, f)
+			var after *listCursor
+			if a.Cursor != "" {
+				if after, err = decodeCursor(a.Cursor, f); err != nil {
+					return nil, err
+				}
+			}
+			page, next, err := listPage(ctx, tk, f, after)
 			if err != nil {
 				return nil, err
 			}
-			out := MemoryHits{Memories: make([]MemoryHit, 0, len(mems))}
-			for _, m := range mems {
+			out := MemoryHits{Memories: make([]MemoryHit, 0, len(page)), NextCursor: next}
+			for _, m := range page {
 				out.Memories = append(out.Memories, hit(m, 0))
 			}
 			if len(out.Memories) == 0 {
-				out.Note = "no memories match these filters"
+				out.Note = emptyNote(f, "no memories match these filters")
 			}
 			return out, nil
 		},
 	}
 }
 
-func parseFilter(scope, kind, topic string, limit, def, max int) (memory.Filter, error) {
+// emptyNote explains an empty result. An empty session scope usually means
+// no session id, which more searching cannot fix.
+func emptyNote(f memory.Filter, note string) string {
+	if f.Scope == memory.ScopeSession {
+		return note + "; session memories exist only when acolyte was started with a session id (--session or ACOLYTE_SESSION)"
+	}
+	return note
+}
+
+// listCursor is where the previous page of a listing ended: the last memory's
+// position and its sort key, in the store's order (created_at, id). The key
+// finds the place again when memories before it were removed since; the
+// filter makes a cursor useless with other filters, as MCP's cursors are.
+type listCursor struct {
+	Offset  int    `json:"o"`
+	Created int64  `json:"t"`
+	ID      string `json:"i"`
+	Filter  string `json:"f"`
+}
+
+func filterKey(f memory.Filter) string {
+	return string(f.Scope) + "\x00" + string(f.Kind) + "\x00" + f.Topic
+}
+
+func encodeCursor(c listCursor) string {
+	b, _ := json.Marshal(c) // ints and strings always marshal
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeCursor(s string, f memory.Filter) (*listCursor, error) {
+	var c listCursor
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err == nil {
+		err = json.Unmarshal(b, &c)
+	}
+	if err != nil || c.Offset < 1 || c.ID == "" {
+		return nil, fieldErrorf("cursor", "not a nextCursor from memory_list; omit cursor to start from the first page")
+	}
+	if c.Filter != filterKey(f) {
+		return nil, fieldErrorf("cursor", "this cursor belongs to a listing with other scope, kind or topic; repeat those filters, or omit cursor to start again")
+	}
+	return &c, nil
+}
+
+// listPage returns the page of f.Limit memories after the cursor, and the
+// cursor of the page after it ("" when this is the last). Pages are read by
+// offset, which costs the memories before the page; a listing is read a
+// page at a time by a model, so the sum stays small next to what it reads.
+func listPage(ctx context.Context, tk memory.Toolkit, f memory.Filter, after *listCursor) ([]memory.Memory, string, error) {
+	limit := f.Limit
+	start := 0
+	if after != nil {
+		start = after.Offset
+	}
+	f.Limit = start + limit + 1 // one more, to know whether another page follows
+	mems, err := tk.List(ctx, f)
+	if err != nil {
+		return nil, "", err
+	}
+	if after != nil && (start > len(mems) || mems[start-1].ID != after.ID) {
+		// Memories before the cursor changed since the last page: find the
+		// first one after its key in the whole listing.
+		f.Limit = 0
+		if mems, err = tk.List(ctx, f); err != nil {
+			return nil, "", err
+		}
+		start = len(mems)
+		for i, m := range mems {
+			if t := m.CreatedAt.UnixNano(); t > after.Created || t == after.Created && m.ID > after.ID {
+				start = i
+				break
+			}
+		}
+	}
+	page := mems[start:min(start+limit, len(mems))]
+	if start+limit >= len(mems) {
+		return page, "", nil
+	}
+	last := page[len(page)-1]
+	return page, encodeCursor(listCursor{Offset: start + len(page), Created: last.CreatedAt.UnixNano(),
+		ID: last.ID, Filter: filterKey(f)}), nil
+}
+
+func parseFilter(scope, kind, topic string, limit *int, def, max int) (memory.Filter, error) {
 	f := memory.Filter{Topic: strings.TrimSpace(topic), Limit: def}
 	if scope != "" {
 		s, err := memory.ParseScope(scope)
 		if err != nil {
-			return f, errorf(CodeInvalidArgs, "%v", err)
+			return f, fieldErrorf("scope", "%v", err)
 		}
 		f.Scope = s
 	}
 	if kind != "" {
 		k, err := memory.ParseKind(kind)
 		if err != nil {
-			return f, errorf(CodeInvalidArgs, "%v", err)
+			return f, fieldErrorf("kind", "%v", err)
 		}
 		f.Kind = k
 	}
-	switch {
-	case limit < 0:
-		return f, errorf(CodeInvalidArgs, "limit must be positive, got %d", limit)
-	case limit > max:
-		f.Limit = max
-	case limit > 0:
-		f.Limit = limit
+	if limit != nil {
+		if *limit < 1 || *limit > max {
+			return f, fieldErrorf("limit", "must be between 1 and %d, got %d; omit it for %d", max, *limit, def)
+		}
+		f.Limit = *limit
 	}
 	return f, nil
+}
+
+// fieldErrorf is an invalid_arguments error that names the argument at
+// fault, so the model knows which one to change.
+func fieldErrorf(field, format string, args ...any) *Error {
+	return errorf(CodeInvalidArgs, "%s: %s", field, fmt.Sprintf(format, args...))
+}
+
+func checkQuery(field, q string) error {
+	switch {
+	case strings.IndexByte(q, 0) >= 0:
+		return fieldErrorf(field, "contains NUL bytes; search with text")
+	case len(q) > maxQueryBytes:
+		return fieldErrorf(field, "%d bytes, the limit is %d; search with the few words that matter", len(q), maxQueryBytes)
+	}
+	return nil
+}
+
+func checkTopic(topic string) error {
+	switch {
+	case strings.ContainsAny(topic, "\x00\r\n"):
+		return fieldErrorf("topic", "must be a single line of text")
+	case len(topic) > maxTopicBytes:
+		return fieldErrorf("topic", "%d bytes, the limit is %d; give a short label such as \"testing\"", len(topic), maxTopicBytes)
+	}
+	return nil
+}
+
+// decodeText is decodeArgs for arguments that carry text. encoding/json
+// would turn invalid UTF-8, and escaped lone surrogates, into U+FFFD without
+// a word; the CLI refuses such text, so the tools refuse it too, naming the
+// argument, before decoding.
+func decodeText(raw json.RawMessage, v any) error {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(raw, &fields) == nil {
+		names := make([]string, 0, len(fields))
+		for name := range fields {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		for _, name := range names {
+			if !validJSONText(fields[name]) {
+				return fieldErrorf(name, "is not valid UTF-8 text; re-encode it as UTF-8")
+			}
+		}
+	}
+	return decodeArgs(raw, v)
+}
+
+// validJSONText reports whether the JSON value b decodes to valid UTF-8: its
+// bytes are UTF-8 and every \u escape of a surrogate is one of a pair.
+func validJSONText(b []byte) bool {
+	if !utf8.Valid(b) {
+		return false
+	}
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' {
+			continue
+		}
+		i++
+		if i >= len(b) || b[i] != 'u' {
+			continue // an escaped character, or malformed JSON decodeArgs reports
+		}
+		r, ok := hex4(b[i+1:])
+		if !ok {
+			continue
+		}
+		i += 4
+		switch {
+		case r >= 0xDC00 && r < 0xE000:
+			return false
+		case r >= 0xD800 && r < 0xDC00:
+			if i+2 < len(b) && b[i+1] == '\\' && b[i+2] == 'u' {
+				if r2, ok := hex4(b[i+3:]); ok && r2 >= 0xDC00 && r2 < 0xE000 {
+					i += 6
+					continue
+				}
+			}
+			return false
+		}
+	}
+	return true
+}
+
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -109,25 +110,66 @@ func TestMemoryToolsRoundTrip(t *testing.T) {
 func TestMemoryToolsRejectBadArguments(t *testing.T) {
 	tk, _ := agenttest.Open(t)
 	tools := toolbox.MemoryTools(tk)
+	long := func(n int) string { return strings.Repeat("a", n) }
+	queries := `"` + strings.Repeat(`x", "`, 10) + `x"`
+	// want is the start of the message: the argument at fault, then why.
 	cases := []struct{ tool, args, want string }{
-		{"memory_search", `{}`, "give a query"},
-		{"memory_search", `{"query": "x", "scope": "team"}`, "unknown scope"},
-		{"memory_search", `{"query": "x", "kind": "note"}`, "unknown kind"},
-		{"memory_search", `{"qurey": "x"}`, "unknown field"},
-		{"memory_add", `{"content": "  "}`, "memory is empty"},
-		{"memory_add", `{"content": "x", "scope": "session"}`, "project or user"},
-		{"memory_add", `{"content": "` + strings.Repeat("a", memory.MaxContentBytes+1) + `"}`, "too large"},
-		{"memory_remove", `{}`, "give the id"},
-		{"memory_list", `{"limit": -1}`, "limit must be positive"},
+		{"memory_search", `{}`, "query: give a query"},
+		{"memory_search", `{"query": "x", "scope": "team"}`, "scope: unknown scope"},
+		{"memory_search", `{"query": "x", "kind": "note"}`, "kind: unknown kind"},
+		{"memory_search", `{"qurey": "x"}`, `arguments do not match the schema: unknown field "qurey"`},
+		{"memory_search", `{"query": "x", "limit": 0}`, "limit: must be between 1 and 50, got 0"},
+		{"memory_search", `{"query": "x", "limit": 51}`, "limit: must be between 1 and 50, got 51"},
+		{"memory_search", `{"query": "` + long(memory.MaxContentBytes+1) + `"}`, "query: 8193 bytes, the limit is 8192"},
+		{"memory_search", `{"queries": ["x", "` + long(memory.MaxContentBytes+1) + `"]}`, "queries[1]: 8193 bytes"},
+		{"memory_search", `{"queries": [` + queries + `]}`, "queries: 11 queries, the limit is 10"},
+		{"memory_search", "{\"query\": \"caf\xe9\"}", "query: is not valid UTF-8"},
+		{"memory_search", `{"query": "x\ud800y"}`, "query: is not valid UTF-8"},
+		{"memory_add", `{"content": "  "}`, "content: memory is empty"},
+		{"memory_add", `{"content": "x", "scope": "session"}`, "scope: memory_add stores durable facts"},
+		{"memory_add", `{"content": "` + long(memory.MaxContentBytes+1) + `"}`, "content: memory is too large"},
+		{"memory_add", `{"content": "x", "topic": "` + long(5000) + `"}`, "topic: 5000 bytes, the limit is 64"},
+		{"memory_add", `{"content": "x", "topic": "two\nlines"}`, "topic: must be a single line"},
+		{"memory_add", "{\"content\": \"ok\", \"topic\": \"\xff\"}", "topic: is not valid UTF-8"},
+		{"memory_add", `{"content": "pair \ud83d\ude00 then lone \udc00"}`, "content: is not valid UTF-8"},
+		{"memory_remove", `{}`, "id: give the id"},
+		{"memory_list", `{"limit": -1}`, "limit: must be between 1 and 200, got -1"},
+		{"memory_list", `{"limit": 201}`, "limit: must be between 1 and 200, got 201"},
+		{"memory_list", `{"topic": "` + long(65) + `"}`, "topic: 65 bytes, the limit is 64"},
+		{"memory_list", `{"cursor": "not-a-cursor"}`, "cursor: not a nextCursor from memory_list"},
 	}
 	for _, c := range cases {
 		_, err := call(t, tools, c.tool, c.args)
-		if code(err) != toolbox.CodeInvalidArgs || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s %.60s: got %v, want invalid_arguments mentioning %q", c.tool, c.args, err, c.want)
+		var te *toolbox.Error
+		if !errors.As(err, &te) || te.Code != toolbox.CodeInvalidArgs || !strings.HasPrefix(te.Message, c.want) {
+			t.Errorf("%s %.60q: got %v, want invalid_arguments starting %q", c.tool, c.args, err, c.want)
 		}
 	}
 	if l, _ := tk.List(context.Background(), memory.Filter{}); len(l) != 0 {
 		t.Fatalf("bad calls stored %d memories", len(l))
+	}
+}
+
+// TestMemoryToolsAcceptTheirLimits: what the schema allows, the tool takes,
+// and escaped text that is valid UTF-8 is stored as it was sent.
+func TestMemoryToolsAcceptTheirLimits(t *testing.T) {
+	tk, _ := agenttest.Open(t)
+	tools := toolbox.MemoryTools(tk)
+	topic := strings.Repeat("t", 64)
+	res, err := call(t, tools, "memory_add", `{"content": "smile \ud83d\ude00 `+strings.Repeat("a", memory.MaxContentBytes-20)+`", "topic": "`+topic+`"}`)
+	if err != nil {
+		t.Fatalf("a memory at the limits: %v", err)
+	}
+	id := res.(toolbox.MemoryAdded).ID
+	if _, err := call(t, tools, "memory_search", `{"query": "`+strings.Repeat("a", memory.MaxContentBytes)+`", "limit": 50}`); err != nil {
+		t.Fatalf("a query at the limits: %v", err)
+	}
+	res, err = call(t, tools, "memory_list", `{"topic": "`+topic+`", "limit": 200}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := res.(toolbox.MemoryHits).Memories; len(l) != 1 || l[0].ID != id || !strings.HasPrefix(l[0].Content, "smile \U0001F600 ") {
+		t.Fatalf("list by a 64-byte topic: %+v", l)
 	}
 }
 
@@ -143,6 +185,89 @@ func TestMemoryToolSchemasAreValidJSON(t *testing.T) {
 		}
 		if tool.Summary == "" || tool.Description == "" {
 			t.Errorf("%s lacks a summary or description", tool.Name)
+		}
+		var out struct {
+			Type       string                     `json:"type"`
+			Properties map[string]json.RawMessage `json:"properties"`
+		}
+		if err := json.Unmarshal(tool.Output, &out); err != nil || out.Type != "object" || len(out.Properties) == 0 {
+			t.Errorf("%s: output schema %s: %v", tool.Name, tool.Output, err)
+		}
+	}
+}
+
+// TestMemoryToolSchemasDeclareTheirLimits: the model reads the schema, not
+// the code, so every argument is described and every limit the code
+// enforces is in it.
+func TestMemoryToolSchemasDeclareTheirLimits(t *testing.T) {
+	tk, _ := agenttest.Open(t)
+	type prop struct {
+		Description string
+		Enum        []string
+		MaxLength   *int
+		MaxItems    *int
+		Minimum     *int
+		Maximum     *int
+		Items       *struct{ MaxLength *int }
+	}
+	want := map[string]struct {
+		maxLength     map[string]int
+		limit         int
+		maxQueryItems int
+	}{
+		"memory_search": {maxLength: map[string]int{"query": memory.MaxContentBytes}, limit: 50, maxQueryItems: 10},
+		"memory_add":    {maxLength: map[string]int{"content": memory.MaxContentBytes, "topic": 64}},
+		"memory_remove": {},
+		"memory_list":   {maxLength: map[string]int{"topic": 64}, limit: 200},
+	}
+	// The agent's own tools carry the limits without the descriptions, which
+	// its system prompt stands in for; MCP clients get both.
+	described := make(map[string]bool)
+	for _, tool := range toolbox.MemoryToolsFor(tk, "mcp") {
+		described[tool.Name] = true
+	}
+	for _, tool := range append(toolbox.MemoryToolsFor(tk, "mcp"), toolbox.MemoryTools(tk)...) {
+		var schema struct{ Properties map[string]prop }
+		if err := json.Unmarshal(tool.Schema, &schema); err != nil {
+			t.Fatal(err)
+		}
+		w := want[tool.Name]
+		full := described[tool.Name]
+		described[tool.Name] = false // the second of each name is the agent's
+		for name, p := range schema.Properties {
+			if !full {
+				if p.Description != "" {
+					t.Errorf("agent's %s.%s keeps its description, which the prompt budget does not allow", tool.Name, name)
+				}
+				continue
+			}
+			if p.Description == "" {
+				t.Errorf("%s.%s has no description", tool.Name, name)
+			}
+			if name == "scope" && !strings.Contains(p.Description, "ACOLYTE_SESSION") && slices.Contains(p.Enum, "session") {
+				t.Errorf("%s.scope offers session without saying it needs ACOLYTE_SESSION: %q", tool.Name, p.Description)
+			}
+			if name == "kind" {
+				for _, k := range memory.Kinds {
+					if !strings.Contains(p.Description, string(k)) {
+						t.Errorf("%s.kind does not describe %s", tool.Name, k)
+					}
+				}
+			}
+		}
+		for name, n := range w.maxLength {
+			if p := schema.Properties[name]; p.MaxLength == nil || *p.MaxLength != n {
+				t.Errorf("%s.%s maxLength = %v, want %d", tool.Name, name, p.MaxLength, n)
+			}
+		}
+		if l, ok := schema.Properties["limit"]; w.limit != 0 && (!ok || l.Minimum == nil || *l.Minimum != 1 || l.Maximum == nil || *l.Maximum != w.limit) {
+			t.Errorf("%s.limit = %+v, want minimum 1 and maximum %d", tool.Name, l, w.limit)
+		}
+		if w.maxQueryItems != 0 {
+			q := schema.Properties["queries"]
+			if q.MaxItems == nil || *q.MaxItems != w.maxQueryItems || q.Items == nil || q.Items.MaxLength == nil || *q.Items.MaxLength != memory.MaxContentBytes {
+				t.Errorf("%s.queries = %+v, want maxItems %d and items of maxLength %d", tool.Name, q, w.maxQueryItems, memory.MaxContentBytes)
+			}
 		}
 	}
 }

@@ -16,6 +16,9 @@ type Tool struct {
 	Description string
 	// Schema is the JSON Schema of the arguments object.
 	Schema json.RawMessage
+	// Output, when set, is the JSON Schema of the object Call returns, which
+	// MCP clients read as the tool's outputSchema.
+	Output json.RawMessage
 	// Call runs the tool. A returned error is a tool error the model can read
 	// and recover from, never a reason to stop the loop.
 	Call func(ctx context.Context, args json.RawMessage) (any, error)
