@@ -315,7 +315,9 @@ func TestPicksUpMemoriesChangedUnderneathIt(t *testing.T) {
 		t.Fatal("a memory that arrived in .acolyte/ is not searchable without a restart")
 	}
 
-	// A bad merge leaves the file unreadable: calls fail and say where.
+	// A bad merge leaves a line unreadable: the valid lines are still
+	// served (the server warns on stderr, naming the line), and nothing
+	// else is held up.
 	good, err := os.ReadFile(f.memoriesPath())
 	if err != nil {
 		t.Fatal(err)
@@ -323,12 +325,8 @@ func TestPicksUpMemoriesChangedUnderneathIt(t *testing.T) {
 	if err := os.WriteFile(f.memoriesPath(), append(good, "{\"id\": broken\n"...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var e toolbox.Error
-	if res := callTool(t, cs, "memory_search", map[string]any{"query": "release signing"}, &e); !res.IsError {
-		t.Fatal("search over a malformed memories file should fail, not serve stale results silently")
-	}
-	if !strings.Contains(e.Message, "memories.jsonl:4") {
-		t.Errorf("error should name the file and line, got %q", e.Message)
+	if !hasID(search(t, cs, "release signing"), pulled.ID) {
+		t.Fatal("one malformed line must not take the valid memories out of search")
 	}
 
 	// Fixing the file is enough; the server was never down.

@@ -201,7 +201,7 @@ func memorySearch(tk memory.Toolkit) Tool {
 		Name:    "memory_search",
 		Summary: "search long-term memory (rules, conventions, past observations, user preferences)",
 		Description: "Search long-term memory: AGENTS.md rules, conventions, commands, architecture, past lessons, " +
-			"user preferences. None of it is in your prompt: search before guessing about the project or user.",
+			"user preferences. Search before guessing about the project or user.",
 		Schema: schema(filterProps(obj{
 			"query": strMax("What to look for, in words or a question, e.g. \"how do I run the integration tests\". "+
 				"Give query, queries, or both.", maxQueryBytes),
