@@ -21,10 +21,14 @@ const (
 	ScopeUser Scope = "user"
 	// ScopeSession memories live only as long as one agent session cares about them.
 	ScopeSession Scope = "session"
+	// ScopeTeam memories are shared live by every member of a team, in every
+	// repository. They live only in the team database (memory/postgres),
+	// never in the local store or in .acolyte/.
+	ScopeTeam Scope = "team"
 )
 
 // Scopes lists every scope, in the order help texts show them.
-var Scopes = []Scope{ScopeProject, ScopeUser, ScopeSession}
+var Scopes = []Scope{ScopeProject, ScopeUser, ScopeSession, ScopeTeam}
 
 // ParseScope validates a scope name from a flag, a tool call or a file.
 func ParseScope(s string) (Scope, error) {
@@ -110,6 +114,7 @@ var (
 	ErrSchemaTooNew   = errors.New("database schema is newer than this acolyte")
 	ErrDatabaseLocked = errors.New("database is locked")
 	ErrCorrupt        = errors.New("database is corrupt")
+	ErrNoTeam         = errors.New("no team database is configured")
 )
 
 // ValidateContent checks text before it is stored, so that nothing unusable

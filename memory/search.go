@@ -303,13 +303,7 @@ func lexical(words []string, postings [][]int64, v *view) lexicalMatch {
 			}
 		}
 		slices.Sort(held)
-		df := float64(len(held))
-		idf := math.Log((n - df + 0.5) / (df + 0.5))
-		if idf <= 0 {
-			// As in FTS5: a word in most memories still counts for a little,
-			// so any match outranks none.
-			idf = 1e-6
-		}
+		idf := termIDF(n, float64(len(held)))
 		m.terms = append(m.terms, queryTerm{word: w, idf: idf, held: held})
 		for _, i := range held {
 			if m.exact[i] == 0 {
@@ -469,11 +463,7 @@ func fuse(lex lexicalMatch, cos []float32, v *view) map[int64]float64 {
 	}
 	out := make(map[int64]float64, len(candidates))
 	for seq, z := range candidates {
-		score := vectorWeight * min(1, z/vectorFullZ)
-		if bestLex > 0 {
-			score += (1 - vectorWeight) * lexScore[seq] / bestLex
-		}
-		if score > 0 {
+		if score := fusedScore(lexScore[seq], bestLex, z); score > 0 {
 			out[seq] = score
 		}
 	}
@@ -521,10 +511,7 @@ func softMatcher(terms []queryTerm, v *view) func(i int) float64 {
 			if _, holds := slices.BinarySearch(w.term.held, i); holds {
 				continue
 			}
-			z := (float64(dot8(w.term.vec, q)*c.scales[at]) - w.mean) / w.spread
-			if z > 0 {
-				credit += softWeight * w.term.idf * min(1, z/softFullZ)
-			}
+			credit += softCredit(w.term.idf, (float64(dot8(w.term.vec, q)*c.scales[at])-w.mean)/w.spread)
 		}
 		return credit
 	}
@@ -638,6 +625,8 @@ func (v Visibility) CanSee(m Memory) bool {
 		return m.ScopeKey != "" && m.ScopeKey == v.ProjectKey
 	case ScopeSession:
 		return m.ScopeKey != "" && m.ScopeKey == v.SessionKey
+	case ScopeTeam:
+		return m.ScopeKey != "" && m.ScopeKey == v.Team
 	}
 	return false
 }

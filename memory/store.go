@@ -287,6 +287,10 @@ func (s *Store) Prepare(vis Visibility, d Draft) (Memory, error) {
 		m.ScopeKey = vis.ProjectKey
 	case ScopeSession:
 		m.ScopeKey = vis.SessionKey
+	case ScopeTeam:
+		// Team memories are shared; a copy in one machine's local store
+		// would be seen by nobody else and go stale.
+		return Memory{}, fmt.Errorf("%w: team memories live in the team database; configure it with --team-db URL and --team NAME (or ACOLYTE_TEAM_DB and ACOLYTE_TEAM)", ErrNoTeam)
 	}
 	if err := ValidateContent(d.Content); err != nil {
 		return Memory{}, err

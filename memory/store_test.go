@@ -339,7 +339,8 @@ func TestBadInput(t *testing.T) {
 		"too large":    {memory.Draft{Content: strings.Repeat("x", memory.MaxContentBytes+1)}, memory.ErrTooLarge},
 		"invalid utf8": {memory.Draft{Content: "bad \xff byte"}, memory.ErrInvalidText},
 		"nul":          {memory.Draft{Content: "bin\x00ary"}, memory.ErrInvalidText},
-		"scope":        {memory.Draft{Content: "x", Scope: "team"}, memory.ErrUnknownScope},
+		"scope":        {memory.Draft{Content: "x", Scope: "galaxy"}, memory.ErrUnknownScope},
+		"team":         {memory.Draft{Content: "x", Scope: memory.ScopeTeam}, memory.ErrNoTeam},
 		"kind":         {memory.Draft{Content: "x", Kind: "wish"}, memory.ErrUnknownKind},
 		"no project":   {memory.Draft{Content: "x", Scope: memory.ScopeProject}, memory.ErrNoScopeKey},
 	}

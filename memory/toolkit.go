@@ -8,6 +8,8 @@ import "context"
 type Visibility struct {
 	ProjectKey string
 	SessionKey string
+	// Team names the caller's team; only a team engine reads it.
+	Team string
 }
 
 // Filter narrows a listing or a search. Zero fields do not filter.

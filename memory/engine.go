@@ -1,0 +1,17 @@
+package memory
+
+import "context"
+
+// Engine is what a memory database does, whichever engine it runs on: the
+// local SQLite Store and the shared team database (memory/postgres) both
+// implement it, and one conformance suite (memory/enginetest) holds them
+// to the same behaviour. Each method sees only what vis may see.
+type Engine interface {
+	Add(ctx context.Context, vis Visibility, d Draft) (Added, error)
+	Get(ctx context.Context, vis Visibility, id string) (Memory, error)
+	Delete(ctx context.Context, vis Visibility, ids ...string) ([]Memory, error)
+	List(ctx context.Context, vis Visibility, f Filter) ([]Memory, error)
+	Search(ctx context.Context, vis Visibility, q Query) ([]Result, error)
+}
+
+var _ Engine = (*Store)(nil)

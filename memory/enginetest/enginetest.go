@@ -1,0 +1,290 @@
+// Package enginetest is the conformance suite every memory engine passes:
+// the local SQLite Store and the team database (memory/postgres) are held
+// to the same behaviour for adding, deduplicating, removing, listing,
+// visibility, model-tagged vectors, bad input and search.
+package enginetest
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/acolyte-dev/acolyte/memory"
+)
+
+// Harness describes one engine to the suite.
+type Harness struct {
+	// Scope is the scope the engine stores drafts in.
+	Scope memory.Scope
+	// Vis sees what the suite writes; Other is a caller who must not (a
+	// different project, a different team).
+	Vis, Other memory.Visibility
+	// Open opens the engine's database with embedder e (nil: none). Within
+	// one test every call opens the same database; each test gets its own.
+	Open func(t *testing.T, e memory.Embedder) memory.Engine
+}
+
+// Run runs the suite.
+func Run(t *testing.T, h Harness) {
+	t.Run("AddGet", h.addGet)
+	t.Run("Dedup", h.dedup)
+	t.Run("Remove", h.remove)
+	t.Run("ListFilters", h.listFilters)
+	t.Run("Visibility", h.visibility)
+	t.Run("ModelTaggedVectors", h.modelTagged)
+	t.Run("BadInput", h.badInput)
+	t.Run("Search", h.search)
+}
+
+func (h Harness) add(t *testing.T, e memory.Engine, content string, kind memory.Kind, topic string) memory.Memory {
+	t.Helper()
+	a, err := e.Add(context.Background(), h.Vis, memory.Draft{Content: content, Scope: h.Scope, Kind: kind, Topic: topic, Source: "test"})
+	if err != nil {
+		t.Fatalf("add %q: %v", content, err)
+	}
+	if a.Existing {
+		t.Fatalf("add %q: reported as existing", content)
+	}
+	return a.Memory
+}
+
+func (h Harness) addGet(t *testing.T) {
+	ctx := context.Background()
+	e := h.Open(t, nil)
+	m := h.add(t, e, "  The staging database is reached through bastion-2  ", memory.KindStored, "infra")
+	if m.ID == "" || m.Scope != h.Scope || m.Content != "The staging database is reached through bastion-2" || m.Topic != "infra" {
+		t.Fatalf("added %+v: want an id, scope %s, trimmed content and topic infra", m, h.Scope)
+	}
+	got, err := e.Get(ctx, h.Vis, m.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ID != m.ID || got.Content != m.Content || got.Kind != memory.KindStored || got.Scope != h.Scope || got.Source != "test" ||
+		!got.CreatedAt.Equal(m.CreatedAt) || got.Tokens != memory.EstimateTokens(m.Content) {
+		t.Fatalf("get returned %+v, added %+v", got, m)
+	}
+	if _, err := e.Get(ctx, h.Vis, "01NOSUCHMEMORY0000000000000"); !errors.Is(err, memory.ErrNotFound) {
+		t.Fatalf("get of an unknown id: %v, want ErrNotFound", err)
+	}
+}
+
+func (h Harness) dedup(t *testing.T) {
+	ctx := context.Background()
+	e := h.Open(t, nil)
+	m := h.add(t, e, "Run the linter before pushing", memory.KindStored, "")
+	a, err := e.Add(ctx, h.Vis, memory.Draft{Content: "run the   LINTER before pushing", Scope: h.Scope})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.Existing || a.Memory.ID != m.ID {
+		t.Fatalf("adding the same fact again gave %+v, want the existing %s", a, m.ID)
+	}
+	all, err := e.List(ctx, h.Vis, memory.Filter{Scope: h.Scope})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 1 {
+		t.Fatalf("after a duplicate add there are %d memories, want 1", len(all))
+	}
+}
+
+func (h Harness) remove(t *testing.T) {
+	ctx := context.Background()
+	e := h.Open(t, nil)
+	a := h.add(t, e, "first fact about caching", memory.KindStored, "")
+	b := h.add(t, e, "second fact about queues", memory.KindStored, "")
+	if _, err := e.Delete(ctx, h.Vis, a.ID, "01NOSUCHMEMORY0000000000000"); !errors.Is(err, memory.ErrNotFound) {
+		t.Fatalf("delete with an unknown id: %v, want ErrNotFound", err)
+	}
+	if _, err := e.Get(ctx, h.Vis, a.ID); err != nil {
+		t.Fatalf("a delete with an unknown id removed a known one: %v", err)
+	}
+	removed, err := e.Delete(ctx, h.Vis, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(removed) != 1 || removed[0].ID != a.ID || removed[0].Content != a.Content {
+		t.Fatalf("delete returned %+v, want %s", removed, a.ID)
+	}
+	if _, err := e.Get(ctx, h.Vis, a.ID); !errors.Is(err, memory.ErrNotFound) {
+		t.Fatalf("get after delete: %v, want ErrNotFound", err)
+	}
+	rs, err := e.Search(ctx, h.Vis, memory.Query{Text: "caching"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 0 {
+		t.Fatalf("search finds a removed memory: %+v", rs)
+	}
+	if _, err := e.Get(ctx, h.Vis, b.ID); err != nil {
+		t.Fatalf("the other memory went too: %v", err)
+	}
+}
+
+func (h Harness) listFilters(t *testing.T) {
+	ctx := context.Background()
+	e := h.Open(t, nil)
+	a := h.add(t, e, "alpha is stored", memory.KindStored, "greek")
+	b := h.add(t, e, "beta is observed", memory.KindObservation, "greek")
+	c := h.add(t, e, "gamma is stored", memory.KindStored, "")
+	// Memories added within one millisecond tie on time and are ordered
+	// by id, which is random there: compare as sets, and check the order
+	// separately.
+	set := func(ms []memory.Memory) string {
+		var s []string
+		for _, m := range ms {
+			s = append(s, m.ID)
+		}
+		slices.Sort(s)
+		return strings.Join(s, ",")
+	}
+	all, err := e.List(ctx, h.Vis, memory.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.IsSortedFunc(all, func(x, y memory.Memory) int {
+		return cmp.Or(x.CreatedAt.Compare(y.CreatedAt), cmp.Compare(x.ID, y.ID))
+	}) {
+		t.Errorf("list is not oldest first (ties by id): %+v", all)
+	}
+	for _, tc := range []struct {
+		name string
+		f    memory.Filter
+		want []memory.Memory
+	}{
+		{"all", memory.Filter{}, []memory.Memory{a, b, c}},
+		{"scope", memory.Filter{Scope: h.Scope}, []memory.Memory{a, b, c}},
+		{"kind", memory.Filter{Kind: memory.KindStored}, []memory.Memory{a, c}},
+		{"topic", memory.Filter{Topic: "greek"}, []memory.Memory{a, b}},
+		{"kind and topic", memory.Filter{Kind: memory.KindObservation, Topic: "greek"}, []memory.Memory{b}},
+		{"limit", memory.Filter{Limit: 2}, all[:2]},
+	} {
+		got, err := e.List(ctx, h.Vis, tc.f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if set(got) != set(tc.want) {
+			t.Errorf("%s: listed %s, want %s", tc.name, set(got), set(tc.want))
+		}
+	}
+}
+
+func (h Harness) visibility(t *testing.T) {
+	ctx := context.Background()
+	e := h.Open(t, nil)
+	m := h.add(t, e, "the deploy key rotates every Monday", memory.KindStored, "")
+	if _, err := e.Get(ctx, h.Other, m.ID); !errors.Is(err, memory.ErrNotFound) {
+		t.Fatalf("another caller got the memory: %v", err)
+	}
+	if got, err := e.List(ctx, h.Other, memory.Filter{}); err != nil || len(got) != 0 {
+		t.Fatalf("another caller lists %+v (%v)", got, err)
+	}
+	if rs, err := e.Search(ctx, h.Other, memory.Query{Text: "deploy key"}); err != nil || len(rs) != 0 {
+		t.Fatalf("another caller finds %+v (%v)", rs, err)
+	}
+	if _, err := e.Delete(ctx, h.Other, m.ID); !errors.Is(err, memory.ErrNotFound) {
+		t.Fatalf("another caller deleting: %v, want ErrNotFound", err)
+	}
+	if _, err := e.Get(ctx, h.Vis, m.ID); err != nil {
+		t.Fatalf("another caller's delete removed it: %v", err)
+	}
+}
+
+func (h Harness) modelTagged(t *testing.T) {
+	ctx := context.Background()
+	e := h.Open(t, Concepts("concepts-a"))
+	target := h.add(t, e, "staging is reached through bastion-2", memory.KindStored, "")
+	h.add(t, e, "coffee is in the second cupboard", memory.KindStored, "")
+	h.add(t, e, "release notes go in CHANGES.md", memory.KindStored, "")
+	h.add(t, e, "the office closes at six", memory.KindStored, "")
+	// "jump host" shares no word with the target: only its vector finds it.
+	rs, err := e.Search(ctx, h.Vis, memory.Query{Text: "jump host"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) == 0 || rs[0].ID != target.ID {
+		t.Fatalf("with the model that made the vectors, search gave %+v, want %s first", rs, target.ID)
+	}
+	// The same vectors under another model's name must never be compared.
+	e = h.Open(t, Concepts("concepts-b"))
+	rs, err = e.Search(ctx, h.Vis, memory.Query{Text: "jump host"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 0 {
+		t.Fatalf("another model's vectors were compared: %+v", rs)
+	}
+}
+
+func (h Harness) badInput(t *testing.T) {
+	ctx := context.Background()
+	e := h.Open(t, nil)
+	for _, tc := range []struct {
+		name string
+		d    memory.Draft
+		want error
+	}{
+		{"empty", memory.Draft{Content: "  \n"}, memory.ErrEmpty},
+		{"invalid UTF-8", memory.Draft{Content: "bad \xff byte"}, memory.ErrInvalidText},
+		{"NUL", memory.Draft{Content: "nul \x00 byte"}, memory.ErrInvalidText},
+		{"too large", memory.Draft{Content: strings.Repeat("a", memory.MaxContentBytes+1)}, memory.ErrTooLarge},
+		{"unknown kind", memory.Draft{Content: "fine", Kind: "rumour"}, memory.ErrUnknownKind},
+		{"multi-line topic", memory.Draft{Content: "fine", Topic: "a\nb"}, memory.ErrInvalidText},
+	} {
+		tc.d.Scope = h.Scope
+		if _, err := e.Add(ctx, h.Vis, tc.d); !errors.Is(err, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
+		}
+	}
+	if got, err := e.List(ctx, h.Vis, memory.Filter{}); err != nil || len(got) != 0 {
+		t.Fatalf("bad input stored %+v (%v)", got, err)
+	}
+	if _, err := e.Search(ctx, h.Vis, memory.Query{Text: "  "}); err == nil {
+		t.Error("an empty search succeeded")
+	}
+	if _, err := e.Search(ctx, h.Vis, memory.Query{Text: "bad \xff"}); !errors.Is(err, memory.ErrInvalidText) {
+		t.Errorf("a search with invalid UTF-8: %v, want ErrInvalidText", err)
+	}
+}
+
+func (h Harness) search(t *testing.T) {
+	ctx := context.Background()
+	e := h.Open(t, nil)
+	bastion := h.add(t, e, "The staging database is reached through bastion-2", memory.KindStored, "infra")
+	h.add(t, e, "Production deploys need two approvals", memory.KindStored, "")
+	obs := h.add(t, e, "The staging cluster was rebuilt on Tuesday", memory.KindObservation, "")
+	h.add(t, e, "Use runTool for sandboxed commands", memory.KindStored, "")
+	rs, err := e.Search(ctx, h.Vis, memory.Query{Text: "how do I reach the staging database"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) == 0 || rs[0].ID != bastion.ID || rs[0].Score <= 0 || rs[0].Score > 1 {
+		t.Fatalf("search gave %+v, want %s first with a score in (0, 1]", rs, bastion.ID)
+	}
+	// The stemmer: "approval" finds "approvals".
+	if rs, err = e.Search(ctx, h.Vis, memory.Query{Text: "approval"}); err != nil || len(rs) != 1 {
+		t.Fatalf("stemmed search gave %+v (%v), want one result", rs, err)
+	}
+	// Identifiers are split: "tool" finds runTool.
+	if rs, err = e.Search(ctx, h.Vis, memory.Query{Text: "tool"}); err != nil || len(rs) != 1 {
+		t.Fatalf("identifier search gave %+v (%v), want one result", rs, err)
+	}
+	rs, err = e.Search(ctx, h.Vis, memory.Query{Text: "staging", Filter: memory.Filter{Kind: memory.KindObservation}})
+	if err != nil || len(rs) != 1 || rs[0].ID != obs.ID {
+		t.Fatalf("kind-filtered search gave %+v (%v), want only %s", rs, err, obs.ID)
+	}
+	rs, err = e.Search(ctx, h.Vis, memory.Query{Text: "staging", Filter: memory.Filter{Limit: 1}})
+	if err != nil || len(rs) != 1 {
+		t.Fatalf("limited search gave %+v (%v), want 1", rs, err)
+	}
+	rs, err = e.Search(ctx, h.Vis, memory.Query{Text: "approvals", Queries: []string{"bastion"}})
+	if err != nil || len(rs) != 2 {
+		t.Fatalf("a search of two queries gave %+v (%v), want a result for each", rs, err)
+	}
+	if rs, err = e.Search(ctx, h.Vis, memory.Query{Text: "zebra"}); err != nil || len(rs) != 0 {
+		t.Fatalf("a search for a word no memory holds gave %+v (%v)", rs, err)
+	}
+}

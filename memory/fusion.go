@@ -1,0 +1,208 @@
+package memory
+
+import (
+	"math"
+	"slices"
+)
+
+// The pieces of the ranking that every engine shares. Store.Search applies
+// them over its catalog; Rank applies them over plain slices, for an engine
+// (memory/postgres) that hands over its visible memories, the lexical
+// matches its own full-text index found, and the vectors it stores. Both
+// therefore rank by the formulas and constants of search.go.
+
+// termIDF is a query word's weight when df of the n visible memories hold
+// it (see lexical).
+func termIDF(n, df float64) float64 {
+	idf := math.Log((n - df + 0.5) / (df + 0.5))
+	if idf <= 0 {
+		// As in FTS5: a word in most memories still counts for a little,
+		// so any match outranks none.
+		idf = 1e-6
+	}
+	return idf
+}
+
+// softCredit is what a word a memory does not hold earns when the
+// memory's vector lies z standard deviations nearer the word than the
+// crowd (see softWeight).
+func softCredit(idf, z float64) float64 {
+	if z <= 0 {
+		return 0
+	}
+	return softWeight * idf * min(1, z/softFullZ)
+}
+
+// fusedScore is a candidate's final score (see vectorWeight) from its
+// lexical score, the best lexical score among the candidates, and its
+// vector z-score.
+func fusedScore(lex, bestLex, z float64) float64 {
+	score := vectorWeight * min(1, max(z, 0)/vectorFullZ)
+	if bestLex > 0 {
+		score += (1 - vectorWeight) * lex / bestLex
+	}
+	return score
+}
+
+// QueryWords are the words of a search text an engine looks up in its
+// lexical index: the same words Store.Search looks up.
+func QueryWords(text string) []string {
+	var out []string
+	for _, w := range queryWords(text) {
+		if !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// EmbedText is the text whose vector stands for a memory.
+func EmbedText(m *Memory) string { return embedText(m) }
+
+// ContentHash is the key duplicates are detected by: equal for contents
+// that Normalize makes equal.
+func ContentHash(content string) string { return contentHash(content) }
+
+// RankDoc is one memory a search can see, as an engine hands it to Rank.
+type RankDoc struct {
+	// Vec is the memory's unit vector from the query's embedder; nil
+	// when it has none from that model.
+	Vec []float32
+}
+
+// RankTerm is one distinct query word (from QueryWords) and what the
+// engine's lexical index says about it.
+type RankTerm struct {
+	Word string
+	// Held lists the positions, among the docs given to Rank, of the
+	// memories whose lexical index holds the word.
+	Held []int
+	// Vec is the word's own unit vector; nil when the embedder gave none.
+	Vec []float32
+}
+
+// Rank scores the docs visible to one search text exactly as Store.Search
+// scores its catalog: the best exact lexical matches and the memories
+// whose vectors lie furthest above the crowd are the candidates, and each
+// scores fusedScore of its summed IDF plus soft matches and its z-score.
+// query is the text's unit vector, nil when there is none. It returns the
+// score of each candidate by doc position, leaving out scores of 0.
+func Rank(docs []RankDoc, terms []RankTerm, query []float32) map[int]float64 {
+	if len(docs) == 0 {
+		return map[int]float64{}
+	}
+	n := float64(len(docs))
+	exact := make([]float64, len(docs))
+	held := make([][]int, len(terms))
+	idfs := make([]float64, len(terms))
+	var matched []int
+	for t, term := range terms {
+		h := slices.Clone(term.Held)
+		slices.Sort(h)
+		h = slices.Compact(h)
+		h = slices.DeleteFunc(h, func(i int) bool { return i < 0 || i >= len(docs) })
+		held[t] = h
+		idfs[t] = termIDF(n, float64(len(h)))
+		for _, i := range h {
+			if exact[i] == 0 {
+				matched = append(matched, i)
+			}
+			exact[i] += idfs[t]
+		}
+	}
+	top := newTopN(candidatePool)
+	for _, i := range matched {
+		top.push(scored{int64(i), exact[i]})
+	}
+	candidates := make(map[int]float64, len(top.xs)+candidatePool)
+	for _, c := range top.xs {
+		candidates[int(c.seq)] = 0
+	}
+
+	// Only memories with a vector of the query's size are compared, as
+	// the catalog only holds vectors of the current model.
+	var withVec []int
+	for i, d := range docs {
+		if len(d.Vec) > 0 && len(d.Vec) == len(query) {
+			withVec = append(withVec, i)
+		}
+	}
+	cos := make([]float32, len(withVec))
+	for j, i := range withVec {
+		cos[j] = dot32(query, docs[i].Vec)
+	}
+	if mean, spread := meanDeviation(cos); spread > 0 {
+		proposals := newTopN(candidatePool)
+		for j, i := range withVec {
+			z := (float64(cos[j]) - mean) / spread
+			if z <= 0 {
+				continue
+			}
+			if _, lexical := candidates[i]; lexical {
+				candidates[i] = z
+			} else {
+				proposals.push(scored{int64(i), z})
+			}
+		}
+		for _, c := range proposals.xs {
+			candidates[int(c.seq)] = c.score
+		}
+	}
+
+	// Soft matches, judged against an evenly spread sample of the crowd.
+	type wordStats struct {
+		t            int
+		mean, spread float64
+	}
+	var words []wordStats
+	if len(withVec) > 0 {
+		step := (len(withVec) + softSample - 1) / softSample
+		for t, term := range terms {
+			if len(term.Vec) == 0 || len(term.Vec) != len(query) {
+				continue
+			}
+			var sample []float32
+			for j := 0; j < len(withVec); j += step {
+				sample = append(sample, dot32(term.Vec, docs[withVec[j]].Vec))
+			}
+			if mean, spread := meanDeviation(sample); spread > 0 {
+				words = append(words, wordStats{t, mean, spread})
+			}
+		}
+	}
+	lexScore := make(map[int]float64, len(candidates))
+	bestLex := 0.0
+	for i := range candidates {
+		score := exact[i]
+		if v := docs[i].Vec; len(v) > 0 && len(v) == len(query) {
+			for _, w := range words {
+				if _, holds := slices.BinarySearch(held[w.t], i); holds {
+					continue
+				}
+				score += softCredit(idfs[w.t], (float64(dot32(terms[w.t].Vec, v))-w.mean)/w.spread)
+			}
+		}
+		lexScore[i] = score
+		bestLex = max(bestLex, score)
+	}
+	out := make(map[int]float64, len(candidates))
+	for i, z := range candidates {
+		if score := fusedScore(lexScore[i], bestLex, z); score > 0 {
+			out[i] = score
+		}
+	}
+	return out
+}
+
+func dot32(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s float32
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}
+
+// LexicalText is what an engine's full-text index should see of a memory:
+// the text Store indexes, with the words hidden inside identifiers.
+func LexicalText(m *Memory) string { return ftsBody(m) }

@@ -1,0 +1,197 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/acolyte-dev/acolyte/memory"
+)
+
+// textSearchConfig is the full-text configuration of the lexical index.
+// 'english' stems with Snowball, as the local store's FTS5 index stems with
+// Porter, so a word finds the same memories on both engines; see
+// CONTRIBUTING.md for how it was chosen.
+const textSearchConfig = "english"
+
+// migrations are the schema versions in order: migrations[i] takes a
+// database from version i to i+1. A released migration never changes;
+// a new schema is a new entry.
+var migrations = []string{
+	// 1: memories, their vectors by model, and row-level security by team.
+	`CREATE TABLE acolyte_schema (version integer NOT NULL);
+	INSERT INTO acolyte_schema VALUES (0);
+	GRANT SELECT ON acolyte_schema TO PUBLIC;
+
+	CREATE TABLE team_memories (
+		id           text PRIMARY KEY,
+		team         text NOT NULL,
+		kind         text NOT NULL,
+		content      text NOT NULL,
+		content_hash text NOT NULL,
+		lexical      text NOT NULL,
+		topic        text NOT NULL DEFAULT '',
+		source       text NOT NULL DEFAULT '',
+		created_at   timestamptz NOT NULL,
+		updated_at   timestamptz NOT NULL,
+		tokens       integer NOT NULL,
+		commit_hash  text NOT NULL DEFAULT '',
+		paths        text[] NOT NULL DEFAULT '{}',
+		fts          tsvector GENERATED ALWAYS AS (to_tsvector('` + textSearchConfig + `', lexical)) STORED,
+		UNIQUE (team, content_hash)
+	);
+	CREATE INDEX team_memories_fts ON team_memories USING gin (fts);
+	CREATE INDEX team_memories_listing ON team_memories (team, created_at, id);
+
+	CREATE TABLE team_embeddings (
+		id    text NOT NULL REFERENCES team_memories (id) ON DELETE CASCADE,
+		team  text NOT NULL,
+		model text NOT NULL,
+		vec   real[] NOT NULL,
+		PRIMARY KEY (id, model)
+	);
+	CREATE INDEX team_embeddings_model ON team_embeddings (team, model);
+
+	-- The teams the connected role may see: those whose group role
+	-- (acolyte_team_NAME) it is a member of. Row-level security rests on
+	-- it, so isolation holds for any client, not only acolyte.
+	CREATE FUNCTION acolyte_my_teams() RETURNS SETOF text
+		LANGUAGE sql STABLE SECURITY INVOKER
+		AS $$ SELECT substr(rolname, 14) FROM pg_roles
+		      WHERE rolname LIKE 'acolyte\_team\_%' AND pg_has_role(current_user, oid, 'MEMBER') $$;
+
+	ALTER TABLE team_memories ENABLE ROW LEVEL SECURITY;
+	ALTER TABLE team_memories FORCE ROW LEVEL SECURITY;
+	CREATE POLICY team_members ON team_memories
+		USING (team IN (SELECT acolyte_my_teams()))
+		WITH CHECK (team IN (SELECT acolyte_my_teams()));
+	ALTER TABLE team_embeddings ENABLE ROW LEVEL SECURITY;
+	ALTER TABLE team_embeddings FORCE ROW LEVEL SECURITY;
+	CREATE POLICY team_members ON team_embeddings
+		USING (team IN (SELECT acolyte_my_teams()))
+		WITH CHECK (team IN (SELECT acolyte_my_teams()));
+	GRANT SELECT, INSERT, UPDATE, DELETE ON team_memories, team_embeddings TO PUBLIC;`,
+}
+
+// SchemaVersion is the schema this acolyte reads and writes.
+func SchemaVersion() int { return len(migrations) }
+
+// InitReport says what Init did.
+type InitReport struct {
+	// From and To are the schema versions before and after.
+	From, To int
+	// TeamRole is the group role created for the team ("" when no team
+	// was named or it already existed).
+	TeamRole string
+	// Vector says whether the server offers the pgvector extension.
+	Vector bool
+}
+
+// teamName is what a team may be called: it becomes part of a role name
+// (63 bytes at most in PostgreSQL) and of error messages.
+var teamName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,39}$`)
+
+// CheckTeam validates a team name.
+func CheckTeam(name string) error {
+	if !teamName.MatchString(name) {
+		return fmt.Errorf("team name %q is not valid: use 1 to 40 lowercase letters, digits, '-' or '_', starting with a letter or digit", name)
+	}
+	return nil
+}
+
+// TeamRole is the group role whose members see a team's memories.
+func TeamRole(team string) string { return "acolyte_team_" + team }
+
+// schemaLock serialises concurrent inits of one database.
+const schemaLock = 0x61636f6c797465 // "acolyte"
+
+// Init creates or migrates the team schema in the database at url, and
+// creates the group role of team when it is named and missing. It refuses
+// a schema newer than this acolyte's.
+func Init(ctx context.Context, url, team string) (InitReport, error) {
+	var r InitReport
+	if team != "" {
+		if err := CheckTeam(team); err != nil {
+			return r, err
+		}
+	}
+	conn, err := connect(ctx, url)
+	if err != nil {
+		return r, err
+	}
+	defer conn.Close(ctx)
+	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(schemaLock)); err != nil {
+			return err
+		}
+		from, err := version(ctx, tx)
+		if err != nil {
+			return err
+		}
+		r.From, r.To = from, from
+		if from > len(migrations) {
+			return tooNew(from)
+		}
+		for v := from; v < len(migrations); v++ {
+			if _, err := tx.Exec(ctx, migrations[v]); err != nil {
+				return fmt.Errorf("migrate the team schema to version %d: %w", v+1, err)
+			}
+			if _, err := tx.Exec(ctx, `UPDATE acolyte_schema SET version = $1`, v+1); err != nil {
+				return err
+			}
+			r.To = v + 1
+		}
+		if team != "" {
+			var exists bool
+			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1)`, TeamRole(team)).Scan(&exists); err != nil {
+				return err
+			}
+			if !exists {
+				if _, err := tx.Exec(ctx, `CREATE ROLE `+pgx.Identifier{TeamRole(team)}.Sanitize()+` NOLOGIN`); err != nil {
+					return fmt.Errorf("create the team's role %s (this needs CREATEROLE; run team init as the database owner): %w", TeamRole(team), err)
+				}
+				r.TeamRole = TeamRole(team)
+			}
+		}
+		return tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector')`).Scan(&r.Vector)
+	})
+	if err != nil {
+		var tn *tooNewError
+		if errors.As(err, &tn) {
+			return r, err
+		}
+		return r, fmt.Errorf("team init: %w", err)
+	}
+	return r, nil
+}
+
+type tooNewError struct{ version int }
+
+func (e *tooNewError) Error() string {
+	return fmt.Sprintf("%v: the team database has schema version %d and this acolyte knows up to %d; upgrade acolyte", memory.ErrSchemaTooNew, e.version, len(migrations))
+}
+
+func (e *tooNewError) Unwrap() error { return memory.ErrSchemaTooNew }
+
+func tooNew(v int) error { return &tooNewError{v} }
+
+type querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// version reads the schema version, 0 for a database without one.
+func version(ctx context.Context, q querier) (int, error) {
+	var exists bool
+	if err := q.QueryRow(ctx, `SELECT to_regclass('acolyte_schema') IS NOT NULL`).Scan(&exists); err != nil {
+		return 0, err
+	}
+	if !exists {
+		return 0, nil
+	}
+	var v int
+	err := q.QueryRow(ctx, `SELECT version FROM acolyte_schema`).Scan(&v)
+	return v, err
+}

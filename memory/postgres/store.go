@@ -1,0 +1,527 @@
+// Package postgres is the team database: memories shared live by every
+// member of a team, in every repository, on PostgreSQL through pgx.
+// Isolation between teams is the database's job (row-level security keyed
+// on the team, see schema.go); ranking is memory's (memory.Rank), so a team
+// search scores exactly as a local one does.
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/acolyte-dev/acolyte/memory"
+)
+
+// Store is a connection pool to a team database.
+type Store struct {
+	pool     *pgxpool.Pool
+	embedder memory.Embedder
+	now      func() time.Time
+}
+
+var _ memory.TeamEngine = (*Store)(nil)
+
+// connect opens one connection, for Init. url may be empty or partial: pgx
+// fills the rest from the libpq variables (PGHOST, PGUSER, ...) and
+// ~/.pgpass.
+func connect(ctx context.Context, url string) (*pgx.Conn, error) {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return nil, connectError(err)
+	}
+	return conn, nil
+}
+
+// connectError explains a failed connection without the URL, which may
+// hold a password.
+func connectError(err error) error {
+	return fmt.Errorf("connect to the team database: %w; check --team-db (or ACOLYTE_TEAM_DB, or the PG* variables and ~/.pgpass)", err)
+}
+
+// Open connects to the team database at url and checks that its schema is
+// this acolyte's. e embeds memories and queries; nil means lexical only.
+func Open(ctx context.Context, url string, e memory.Embedder) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, connectError(err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, connectError(err)
+	}
+	v, err := version(ctx, pool)
+	if err != nil {
+		pool.Close()
+		return nil, connectError(err)
+	}
+	switch {
+	case v > len(migrations):
+		pool.Close()
+		return nil, tooNew(v)
+	case v < len(migrations):
+		pool.Close()
+		if v == 0 {
+			return nil, errors.New("the team database has no acolyte schema; run `acolyte team init` once (as a role that may create tables)")
+		}
+		return nil, fmt.Errorf("the team database has schema version %d, this acolyte needs %d; run `acolyte team init` to migrate it", v, len(migrations))
+	}
+	return &Store{pool: pool, embedder: e, now: time.Now}, nil
+}
+
+// Close closes the pool.
+func (s *Store) Close() { s.pool.Close() }
+
+// SetClock replaces the clock, for tests that need distinct times.
+func (s *Store) SetClock(now func() time.Time) { s.now = now }
+
+// explain turns the database's refusals into what to do about them.
+func explain(team string, err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "42501" { // insufficient_privilege, including a row-level security refusal
+		return fmt.Errorf("team %q: this database role may not write the team's memories; an administrator grants it with GRANT %s TO <role> (after `acolyte team init --team %s`): %w",
+			team, pgx.Identifier{TeamRole(team)}.Sanitize(), team, err)
+	}
+	return err
+}
+
+func checkVis(vis memory.Visibility) error {
+	if vis.Team == "" {
+		return fmt.Errorf("%w: no team is named; pass --team NAME or set ACOLYTE_TEAM", memory.ErrNoTeam)
+	}
+	return CheckTeam(vis.Team)
+}
+
+const columns = `id, team, kind, content, topic, source, created_at, updated_at, tokens, commit_hash, paths`
+
+func scan(row pgx.Row) (memory.Memory, error) {
+	var m memory.Memory
+	err := row.Scan(&m.ID, &m.ScopeKey, &m.Kind, &m.Content, &m.Topic, &m.Source, &m.CreatedAt, &m.UpdatedAt, &m.Tokens, &m.Commit, &m.Paths)
+	m.Scope = memory.ScopeTeam
+	m.CreatedAt, m.UpdatedAt = m.CreatedAt.UTC(), m.UpdatedAt.UTC()
+	if len(m.Paths) == 0 {
+		m.Paths = nil
+	}
+	return m, err
+}
+
+func collect(rows pgx.Rows, err error) ([]memory.Memory, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []memory.Memory
+	for rows.Next() {
+		m, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+// vector embeds one memory; a failure leaves it lexical only, as in the
+// local store, and says so.
+func (s *Store) vector(ctx context.Context, m *memory.Memory) ([]float32, string) {
+	if s.embedder == nil {
+		return nil, ""
+	}
+	vecs, err := s.embedder.Embed(ctx, memory.PurposeDocument, []string{memory.EmbedText(m)})
+	if err == nil && len(vecs) != 1 {
+		err = fmt.Errorf("embedder returned %d vectors for 1 text", len(vecs))
+	}
+	if err != nil {
+		return nil, fmt.Sprintf("stored without a vector (%v); search finds it by its words only", err)
+	}
+	memory.Normalize32(vecs[0])
+	return vecs[0], ""
+}
+
+// Add stores a team memory, unless the team already has the same content,
+// in which case it returns the existing one. The unique index on (team,
+// content hash) decides, so two members adding at once cannot both add.
+func (s *Store) Add(ctx context.Context, vis memory.Visibility, d memory.Draft) (memory.Added, error) {
+	if err := checkVis(vis); err != nil {
+		return memory.Added{}, err
+	}
+	if d.Scope != "" && d.Scope != memory.ScopeTeam {
+		return memory.Added{}, fmt.Errorf("%w %q: the team database holds only team memories", memory.ErrUnknownScope, d.Scope)
+	}
+	if d.Kind == "" {
+		d.Kind = memory.KindStored
+	}
+	if err := memory.ValidateContent(d.Content); err != nil {
+		return memory.Added{}, err
+	}
+	now := s.now().UTC().Truncate(time.Millisecond)
+	m := memory.Memory{
+		ID: memory.NewID(now), Scope: memory.ScopeTeam, ScopeKey: vis.Team, Kind: d.Kind,
+		Content: strings.TrimSpace(d.Content), Topic: strings.TrimSpace(d.Topic), Source: d.Source,
+		CreatedAt: now, UpdatedAt: now,
+	}
+	m.Tokens = memory.EstimateTokens(m.Content)
+	if err := m.Validate(); err != nil {
+		return memory.Added{}, err
+	}
+	if existing, found, err := s.find(ctx, vis.Team, m.Content); err != nil || found {
+		return memory.Added{Memory: existing, Existing: found}, err
+	}
+	vec, warning := s.vector(ctx, &m)
+	inserted := false
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `INSERT INTO team_memories (id, team, kind, content, content_hash, lexical, topic, source, created_at, updated_at, tokens, commit_hash, paths)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (team, content_hash) DO NOTHING`,
+			m.ID, m.ScopeKey, m.Kind, m.Content, memory.ContentHash(m.Content), lexical(&m), m.Topic, m.Source,
+			m.CreatedAt, m.UpdatedAt, m.Tokens, m.Commit, nonNil(m.Paths))
+		if err != nil || tag.RowsAffected() == 0 {
+			return err
+		}
+		inserted = true
+		return s.putVector(ctx, tx, m, vec)
+	})
+	if err != nil {
+		return memory.Added{}, explain(vis.Team, err)
+	}
+	if !inserted {
+		// Another member added the same fact between the check and the insert.
+		existing, _, err := s.find(ctx, vis.Team, m.Content)
+		return memory.Added{Memory: existing, Existing: true}, err
+	}
+	return memory.Added{Memory: m, Warning: warning}, nil
+}
+
+// lexical is the text of the full-text index: what the local store
+// indexes, cut into words the way its FTS5 tokenizer cuts them, at every
+// character that is not a letter or digit. PostgreSQL's parser would keep
+// "CHANGES.md" or "bastion-2.example.com" whole, so a search for
+// "changes" would find a memory in one engine and not the other.
+func lexical(m *memory.Memory) string {
+	return strings.Join(memory.Words(memory.LexicalText(m)), " ")
+}
+
+func nonNil(paths []string) []string {
+	if paths == nil {
+		return []string{}
+	}
+	return paths
+}
+
+func (s *Store) putVector(ctx context.Context, tx pgx.Tx, m memory.Memory, vec []float32) error {
+	if _, err := tx.Exec(ctx, `DELETE FROM team_embeddings WHERE id = $1`, m.ID); err != nil {
+		return err
+	}
+	if vec == nil {
+		return nil
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO team_embeddings (id, team, model, vec) VALUES ($1, $2, $3, $4)`,
+		m.ID, m.ScopeKey, s.embedder.Model(), vec)
+	return err
+}
+
+func (s *Store) find(ctx context.Context, team, content string) (memory.Memory, bool, error) {
+	m, err := scan(s.pool.QueryRow(ctx, `SELECT `+columns+` FROM team_memories WHERE team = $1 AND content_hash = $2`,
+		team, memory.ContentHash(content)))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return memory.Memory{}, false, nil
+	}
+	return m, err == nil, err
+}
+
+// Get returns the team memory with this id.
+func (s *Store) Get(ctx context.Context, vis memory.Visibility, id string) (memory.Memory, error) {
+	if err := checkVis(vis); err != nil {
+		return memory.Memory{}, err
+	}
+	m, err := scan(s.pool.QueryRow(ctx, `SELECT `+columns+` FROM team_memories WHERE id = $1 AND team = $2`, id, vis.Team))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return memory.Memory{}, fmt.Errorf("%w: %s", memory.ErrNotFound, id)
+	}
+	return m, err
+}
+
+// Delete removes team memories by id, and their vectors. If any id is
+// unknown nothing is removed.
+func (s *Store) Delete(ctx context.Context, vis memory.Visibility, ids ...string) ([]memory.Memory, error) {
+	if err := checkVis(vis); err != nil {
+		return nil, err
+	}
+	var removed []memory.Memory
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		got, err := collect(tx.Query(ctx, `DELETE FROM team_memories WHERE team = $1 AND id = ANY($2) RETURNING `+columns, vis.Team, ids))
+		if err != nil {
+			return err
+		}
+		var missing []string
+		for _, id := range ids {
+			if !slices.ContainsFunc(got, func(m memory.Memory) bool { return m.ID == id }) && !slices.Contains(missing, id) {
+				missing = append(missing, id)
+			}
+		}
+		if len(missing) > 0 {
+			return fmt.Errorf("%w: %s (nothing was removed; `acolyte list --scope team` shows ids)", memory.ErrNotFound, strings.Join(missing, ", "))
+		}
+		removed = got
+		return nil
+	})
+	if err != nil {
+		return nil, explain(vis.Team, err)
+	}
+	return removed, nil
+}
+
+// where is the filter of a listing or search over the caller's team.
+func where(vis memory.Visibility, f memory.Filter) (string, []any) {
+	clause, args := `team = $1`, []any{vis.Team}
+	if f.Kind != "" {
+		args = append(args, f.Kind)
+		clause += fmt.Sprintf(` AND kind = $%d`, len(args))
+	}
+	if f.Topic != "" {
+		args = append(args, f.Topic)
+		clause += fmt.Sprintf(` AND topic = $%d`, len(args))
+	}
+	return clause, args
+}
+
+// List returns the team's memories, oldest first.
+func (s *Store) List(ctx context.Context, vis memory.Visibility, f memory.Filter) ([]memory.Memory, error) {
+	if err := checkVis(vis); err != nil {
+		return nil, err
+	}
+	if f.Scope != "" && f.Scope != memory.ScopeTeam {
+		return nil, nil
+	}
+	clause, args := where(vis, f)
+	q := `SELECT ` + columns + ` FROM team_memories WHERE ` + clause + ` ORDER BY created_at, id`
+	if f.Limit > 0 {
+		q += fmt.Sprintf(` LIMIT %d`, f.Limit)
+	}
+	return collect(s.pool.Query(ctx, q, args...))
+}
+
+// Edit revises a team memory's content (and topic, when given), and its
+// vector with it.
+func (s *Store) Edit(ctx context.Context, vis memory.Visibility, id string, r memory.Revision) (memory.Memory, error) {
+	if err := checkVis(vis); err != nil {
+		return memory.Memory{}, err
+	}
+	if err := memory.ValidateContent(r.Content); err != nil {
+		return memory.Memory{}, err
+	}
+	m, err := s.Get(ctx, vis, id)
+	if err != nil {
+		return memory.Memory{}, err
+	}
+	m.Content = strings.TrimSpace(r.Content)
+	if t := strings.TrimSpace(r.Topic); t != "" {
+		m.Topic = t
+	}
+	prev := m.UpdatedAt
+	m.UpdatedAt = s.now().UTC().Truncate(time.Millisecond)
+	if !m.UpdatedAt.After(prev) {
+		m.UpdatedAt = prev.Add(time.Millisecond)
+	}
+	m.Tokens = memory.EstimateTokens(m.Content)
+	if err := m.Validate(); err != nil {
+		return memory.Memory{}, err
+	}
+	vec, _ := s.vector(ctx, &m)
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE team_memories SET content = $3, content_hash = $4, lexical = $5, topic = $6, updated_at = $7, tokens = $8
+			WHERE id = $1 AND team = $2`, m.ID, vis.Team, m.Content, memory.ContentHash(m.Content), lexical(&m), m.Topic, m.UpdatedAt, m.Tokens)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("%w: %s", memory.ErrNotFound, id)
+		}
+		return s.putVector(ctx, tx, m, vec)
+	})
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "23505" {
+		return memory.Memory{}, errors.New("edit: another team memory already says that; forget this one instead")
+	}
+	if err != nil {
+		return memory.Memory{}, explain(vis.Team, err)
+	}
+	return m, nil
+}
+
+// Search ranks the team's memories for q with memory.Rank: the lexical
+// side from PostgreSQL's full-text index, the vector side from the stored
+// vectors of the current embedder's model, compared here.
+func (s *Store) Search(ctx context.Context, vis memory.Visibility, q memory.Query) ([]memory.Result, error) {
+	if err := checkVis(vis); err != nil {
+		return nil, err
+	}
+	var texts []string
+	for _, t := range append([]string{q.Text}, q.Queries...) {
+		if strings.TrimSpace(t) != "" {
+			texts = append(texts, t)
+		}
+	}
+	if len(texts) == 0 {
+		return nil, errors.New("search: the query is empty; say what to look for")
+	}
+	for _, t := range texts {
+		if err := memory.ValidateContent(t); err != nil {
+			return nil, fmt.Errorf("search: %w", err)
+		}
+	}
+	if q.Scope != "" && q.Scope != memory.ScopeTeam {
+		return []memory.Result{}, nil
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = memory.DefaultLimit
+	}
+	limit = min(limit, memory.MaxLimit)
+
+	model := ""
+	if s.embedder != nil {
+		model = s.embedder.Model()
+	}
+	clause, args := where(vis, q.Filter)
+	args = append(args, model)
+	rows, err := s.pool.Query(ctx, `SELECT m.id, e.vec FROM team_memories m
+		LEFT JOIN team_embeddings e ON e.id = m.id AND e.model = $`+fmt.Sprint(len(args))+`
+		WHERE `+strings.ReplaceAll(clause, "team = $1", "m.team = $1")+` ORDER BY m.id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("team search: %w", err)
+	}
+	var (
+		ids   []string
+		docs  []memory.RankDoc
+		haveV bool
+	)
+	pos := map[string]int{}
+	for rows.Next() {
+		var (
+			id  string
+			vec []float32
+		)
+		if err := rows.Scan(&id, &vec); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("team search: %w", err)
+		}
+		pos[id] = len(ids)
+		ids = append(ids, id)
+		docs = append(docs, memory.RankDoc{Vec: vec})
+		haveV = haveV || vec != nil
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("team search: %w", err)
+	}
+
+	terms := make([][]string, len(texts))
+	var words []string
+	for i, t := range texts {
+		terms[i] = memory.QueryWords(t)
+		for _, w := range terms[i] {
+			if !slices.Contains(words, w) {
+				words = append(words, w)
+			}
+		}
+	}
+	held := map[string][]int{}
+	if len(words) > 0 && len(docs) > 0 {
+		rows, err := s.pool.Query(ctx, `SELECT w, array_agg(m.id) FROM unnest($2::text[]) AS w
+			JOIN team_memories m ON m.team = $1 AND m.fts @@ plainto_tsquery('`+textSearchConfig+`', w) GROUP BY w`, vis.Team, words)
+		if err != nil {
+			return nil, fmt.Errorf("team search: %w", err)
+		}
+		for rows.Next() {
+			var (
+				w     string
+				found []string
+			)
+			if err := rows.Scan(&w, &found); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("team search: %w", err)
+			}
+			for _, id := range found {
+				// A memory outside the filter is not visible to this search.
+				if i, ok := pos[id]; ok {
+					held[w] = append(held[w], i)
+				}
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("team search: %w", err)
+		}
+	}
+
+	// Without a vector for the query the search is still useful: lexical only.
+	var textVecs, wordVecs [][]float32
+	if s.embedder != nil && (haveV || s.embedder.Dim() == 0) {
+		vecs, err := s.embedder.Embed(ctx, memory.PurposeQuery, append(slices.Clone(texts), words...))
+		if err == nil && len(vecs) == len(texts)+len(words) {
+			for _, v := range vecs {
+				memory.Normalize32(v)
+			}
+			textVecs, wordVecs = vecs[:len(texts)], vecs[len(texts):]
+		}
+	}
+
+	best := map[int]float64{}
+	for i := range texts {
+		rt := make([]memory.RankTerm, len(terms[i]))
+		for j, w := range terms[i] {
+			rt[j] = memory.RankTerm{Word: w, Held: held[w]}
+			if wordVecs != nil {
+				rt[j].Vec = wordVecs[slices.Index(words, w)]
+			}
+		}
+		var qv []float32
+		if textVecs != nil {
+			qv = textVecs[i]
+		}
+		for at, score := range memory.Rank(docs, rt, qv) {
+			best[at] = max(best[at], score)
+		}
+	}
+	ranked := make([]int, 0, len(best))
+	for at := range best {
+		ranked = append(ranked, at)
+	}
+	sort.Slice(ranked, func(a, b int) bool {
+		if best[ranked[a]] != best[ranked[b]] {
+			return best[ranked[a]] > best[ranked[b]]
+		}
+		return ids[ranked[a]] < ids[ranked[b]]
+	})
+	ranked = ranked[:min(len(ranked), limit)]
+	if len(ranked) == 0 {
+		return []memory.Result{}, nil
+	}
+	want := make([]string, len(ranked))
+	for i, at := range ranked {
+		want[i] = ids[at]
+	}
+	ms, err := collect(s.pool.Query(ctx, `SELECT `+columns+` FROM team_memories WHERE team = $1 AND id = ANY($2)`, vis.Team, want))
+	if err != nil {
+		return nil, fmt.Errorf("team search: %w", err)
+	}
+	byID := map[string]memory.Memory{}
+	for _, m := range ms {
+		byID[m.ID] = m
+	}
+	out := make([]memory.Result, 0, len(ranked))
+	for _, at := range ranked {
+		if m, ok := byID[ids[at]]; ok {
+			out = append(out, memory.Result{Memory: m, Score: float64(int(best[at]*1e4+0.5)) / 1e4})
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,165 @@
+package memory
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// TeamEngine is the team database: an Engine that can also revise a memory
+// in place (the local store's edits go through Scoped or gitsync instead).
+type TeamEngine interface {
+	Engine
+	Edit(ctx context.Context, vis Visibility, id string, r Revision) (Memory, error)
+}
+
+// WithTeam is the Toolkit of a caller with a team database: team memories
+// go to and come from Team, everything else from Local, and a search or
+// listing without a scope sees both.
+type WithTeam struct {
+	Local Toolkit
+	Team  TeamEngine
+	// Visibility names the team (Visibility.Team) and must match the one
+	// Local was opened with for the other scopes.
+	Visibility
+	// Refuse is the credential check every team write passes first: a
+	// team memory is read by everyone on the team, so a secret must never
+	// reach it. It returns the error that refuses content, nil to allow
+	// it. memory imports none of our packages, so the caller supplies the
+	// detector (cmd wires gitsync.RefuseShared); a nil Refuse refuses
+	// every team write rather than let one through unchecked.
+	Refuse func(content string) error
+}
+
+func (t WithTeam) refuse(content string) error {
+	if t.Refuse == nil {
+		return errors.New("team memory: no credential check is configured, so nothing is shared")
+	}
+	return t.Refuse(content)
+}
+
+// Search searches the team database for scope team, the local stores for
+// any other scope, and both without a scope: the two result lists are
+// merged by score, since each engine scores in [0, 1] by the same fusion.
+func (t WithTeam) Search(ctx context.Context, q Query) ([]Result, error) {
+	switch q.Scope {
+	case ScopeTeam:
+		return t.Team.Search(ctx, t.Visibility, q)
+	case "":
+	default:
+		return t.Local.Search(ctx, q)
+	}
+	local, err := t.Local.Search(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	team, err := t.Team.Search(ctx, t.Visibility, q)
+	if err != nil {
+		return nil, fmt.Errorf("team search: %w", err)
+	}
+	out := append(local, team...)
+	slices.SortStableFunc(out, func(a, b Result) int { return cmp.Compare(b.Score, a.Score) })
+	limit := q.Limit
+	if limit <= 0 {
+		limit = DefaultLimit
+	}
+	return out[:min(len(out), limit, MaxLimit)], nil
+}
+
+// Add stores a team draft in the team database after the credential check,
+// and any other draft locally.
+func (t WithTeam) Add(ctx context.Context, d Draft) (Added, error) {
+	if d.Scope != ScopeTeam {
+		return t.Local.Add(ctx, d)
+	}
+	if err := ValidateContent(d.Content); err != nil {
+		return Added{}, err
+	}
+	if err := t.refuse(d.Content); err != nil {
+		return Added{}, err
+	}
+	return t.Team.Add(ctx, t.Visibility, d)
+}
+
+// Remove deletes memories by id from whichever side holds them. The local
+// side goes first: it refuses the whole call when an id is unknown, so a
+// typo removes nothing from the team either.
+func (t WithTeam) Remove(ctx context.Context, ids ...string) ([]Memory, error) {
+	var teamIDs, localIDs []string
+	for _, id := range ids {
+		_, err := t.Team.Get(ctx, t.Visibility, id)
+		switch {
+		case err == nil:
+			teamIDs = append(teamIDs, id)
+		case errors.Is(err, ErrNotFound):
+			localIDs = append(localIDs, id)
+		default:
+			return nil, fmt.Errorf("team forget: %w", err)
+		}
+	}
+	var removed []Memory
+	if len(localIDs) > 0 {
+		got, err := t.Local.Remove(ctx, localIDs...)
+		if err != nil {
+			return nil, err
+		}
+		removed = got
+	}
+	if len(teamIDs) > 0 {
+		got, err := t.Team.Delete(ctx, t.Visibility, teamIDs...)
+		if err != nil {
+			return removed, fmt.Errorf("team forget: %w", err)
+		}
+		removed = append(removed, got...)
+	}
+	return removed, nil
+}
+
+// List lists the team database for scope team, the local stores for any
+// other scope, and both without a scope, oldest first.
+func (t WithTeam) List(ctx context.Context, f Filter) ([]Memory, error) {
+	switch f.Scope {
+	case ScopeTeam:
+		return t.Team.List(ctx, t.Visibility, f)
+	case "":
+	default:
+		return t.Local.List(ctx, f)
+	}
+	local, err := t.Local.List(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	team, err := t.Team.List(ctx, t.Visibility, f)
+	if err != nil {
+		return nil, fmt.Errorf("team list: %w", err)
+	}
+	out := append(local, team...)
+	slices.SortStableFunc(out, func(a, b Memory) int {
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
+	})
+	if f.Limit > 0 && len(out) > f.Limit {
+		out = out[:f.Limit]
+	}
+	return out, nil
+}
+
+// Edit revises a team memory in the team database, after the credential
+// check, and any other memory locally.
+func (t WithTeam) Edit(ctx context.Context, id string, r Revision) (Memory, error) {
+	_, err := t.Team.Get(ctx, t.Visibility, id)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return t.Local.Edit(ctx, id, r)
+	case err != nil:
+		return Memory{}, fmt.Errorf("team edit: %w", err)
+	}
+	if err := ValidateContent(r.Content); err != nil {
+		return Memory{}, err
+	}
+	if err := t.refuse(r.Content); err != nil {
+		return Memory{}, err
+	}
+	return t.Team.Edit(ctx, t.Visibility, id, r)
+}
