@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/acolyte-dev/acolyte/agent/toolbox"
@@ -144,6 +145,9 @@ func Distill(ctx context.Context, m Model, tk memory.Toolkit, history []Message)
 	for _, f := range facts {
 		f.Content, f.Topic = strings.TrimSpace(f.Content), strings.TrimSpace(f.Topic)
 		scope, err := memory.ParseScope(f.Scope)
+		if err == nil && !distillable(scope) {
+			err = fmt.Errorf("distill never writes %s memories: they are shared with everyone on the team, so only a person adds them", scope)
+		}
 		if err != nil {
 			rep.Skipped = append(rep.Skipped, SkippedFact{Fact: f, Reason: err.Error()})
 			continue
@@ -271,12 +275,16 @@ func clipText(s string, n int) string {
 	return string(r[:len(r)-1]) + "…"
 }
 
-// scopeEnum lists memory.Scopes as a JSON array, so the observer's schema
-// follows the one definition of scopes.
+// scopeEnum lists the scopes distill may write as a JSON array, so the
+// observer's schema follows the one definition of scopes.
 func scopeEnum() string {
-	b, _ := json.Marshal(memory.Scopes) // strings always marshal
+	b, _ := json.Marshal(slices.DeleteFunc(slices.Clone(memory.Scopes), func(sc memory.Scope) bool { return !distillable(sc) })) // strings always marshal
 	return string(b)
 }
+
+// distillable says whether distill may write a scope: never team, whose
+// memories every member's agent reads at once.
+func distillable(sc memory.Scope) bool { return sc != memory.ScopeTeam }
 
 // withheld replaces the content of a fact refused as a secret in reports.
 const withheld = "(withheld: looks like a secret)"

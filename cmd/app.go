@@ -66,6 +66,7 @@ func commands() []*cli.Command {
 		listCommand(),
 		statusCommand(),
 		reindexCommand(),
+		teamCommand(),
 		// The repository.
 		syncCommand(),
 		checkCommand(),

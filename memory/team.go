@@ -163,3 +163,21 @@ func (t WithTeam) Edit(ctx context.Context, id string, r Revision) (Memory, erro
 	}
 	return t.Team.Edit(ctx, t.Visibility, id, r)
 }
+
+// ScopesOf lists the scopes tk stores and finds, in the order of Scopes:
+// team only when tk reaches a team database, so a tool never offers a
+// model a scope that can only fail.
+func ScopesOf(tk Toolkit) []Scope {
+	if _, ok := tk.(WithTeam); ok {
+		return Scopes
+	}
+	return slices.DeleteFunc(slices.Clone(Scopes), func(s Scope) bool { return s == ScopeTeam })
+}
+
+// ParseScopeIn is ParseScope limited to the scopes offered.
+func ParseScopeIn(s string, offered []Scope) (Scope, error) {
+	if slices.Contains(offered, Scope(s)) {
+		return Scope(s), nil
+	}
+	return "", fmt.Errorf("%w %q: use one of %s", ErrUnknownScope, s, joinNames(offered))
+}

@@ -252,7 +252,7 @@ func TestDistillWritesObservationsALaterSearchFinds(t *testing.T) {
 				map[string]any{"content": "The demo repository's only Go file is main.go at the root.", "scope": "project", "topic": "layout"},
 				map[string]any{"content": "always wrap errors with %w and never panic in library code", "scope": "project"},
 				map[string]any{"content": "Always wrap errors with %w, and never panic in the library code.", "scope": "project"},
-				map[string]any{"content": "x", "scope": "team"},
+				map[string]any{"content": "x", "scope": "galaxy"},
 			}}))
 		},
 		// A later session searches.

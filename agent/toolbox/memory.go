@@ -155,25 +155,38 @@ func limitProp(def, max int) obj {
 
 // The enums come from memory.Scopes and memory.Kinds so that a new scope or
 // kind reaches the model without editing a schema by hand.
-var durableScopes = slices.DeleteFunc(slices.Clone(memory.Scopes), func(s memory.Scope) bool { return s == memory.ScopeSession })
+// Team appears only when the toolkit reaches a team database
+// (memory.ScopesOf).
+func durableScopes(scopes []memory.Scope) []memory.Scope {
+	return slices.DeleteFunc(slices.Clone(scopes), func(s memory.Scope) bool { return s == memory.ScopeSession })
+}
 
 const scopeFilterHelp = "Only memories of this scope. project: this repository's, committed in .acolyte/; " +
 	"user: the user's own, in every project; session: what this session observed, which needs the " +
 	"session id acolyte was started with (--session or ACOLYTE_SESSION) and is empty without one."
 
-func filterProps(props obj) obj {
-	props["scope"] = obj{"type": "string", "enum": memory.Scopes, "description": scopeFilterHelp}
+const teamScopeHelp = " team: shared live with everyone on your team, in every repository."
+
+func scopeHelp(help string, scopes []memory.Scope) string {
+	if slices.Contains(scopes, memory.ScopeTeam) {
+		return help + teamScopeHelp
+	}
+	return help
+}
+
+func filterProps(props obj, scopes []memory.Scope) obj {
+	props["scope"] = obj{"type": "string", "enum": scopes, "description": scopeHelp(scopeFilterHelp, scopes)}
 	props["kind"] = obj{"type": "string", "enum": memory.Kinds,
 		"description": "Only memories of this kind: stored (added with memory_add or acolyte remember), observation " +
 			"(distilled from past tasks), rule (a rule from AGENTS.md, CLAUDE.md or GEMINI.md), seed (curated in .acolyte/seeds.json)."}
 	return props
 }
 
-func hitSchema(withScore bool) obj {
+func hitSchema(withScore bool, scopes []memory.Scope) obj {
 	props := obj{
 		"id":      str("Stable id; pass it to memory_remove."),
 		"content": str("The fact itself."),
-		"scope":   obj{"type": "string", "enum": memory.Scopes, "description": "Where the memory lives."},
+		"scope":   obj{"type": "string", "enum": scopes, "description": "Where the memory lives."},
 		"kind":    obj{"type": "string", "enum": memory.Kinds, "description": "How the memory came to be."},
 		"topic":   str("Short label the memory was filed under, if any."),
 		"source":  str("Who added it: cli, agent, mcp, distill, or the file and heading of a rule."),
@@ -184,13 +197,13 @@ func hitSchema(withScore bool) obj {
 	return obj{"type": "object", "properties": props, "required": []string{"id", "content", "scope", "kind"}}
 }
 
-func hitsSchema(withCursor bool) json.RawMessage {
+func hitsSchema(withCursor bool, scopes []memory.Scope) json.RawMessage {
 	props := obj{
-		"memories": obj{"type": "array", "items": hitSchema(!withCursor), "description": "The memories found, best first."},
+		"memories": obj{"type": "array", "items": hitSchema(!withCursor, scopes), "description": "The memories found, best first."},
 		"note":     str("Why the result is empty, and what to try instead."),
 	}
 	if withCursor {
-		props["memories"] = obj{"type": "array", "items": hitSchema(false), "description": "One page of memories, oldest first."}
+		props["memories"] = obj{"type": "array", "items": hitSchema(false, scopes), "description": "One page of memories, oldest first."}
 		props["nextCursor"] = str("Present when more memories match: call memory_list again with the same filters and cursor set to this.")
 	}
 	return schema(props, "memories")
@@ -209,8 +222,8 @@ func memorySearch(tk memory.Toolkit) Tool {
 				"items":       obj{"type": "string", "maxLength": maxQueryBytes},
 				"description": "Several topics searched at once, their results merged; use it instead of several calls."},
 			"limit": limitProp(defaultSearchLimit, maxSearchLimit),
-		})),
-		Output: hitsSchema(false),
+		}, memory.ScopesOf(tk))),
+		Output: hitsSchema(false, memory.ScopesOf(tk)),
 		Call: func(ctx context.Context, raw json.RawMessage) (any, error) {
 			var a struct {
 				Query   string   `json:"query"`
@@ -240,7 +253,7 @@ func memorySearch(tk memory.Toolkit) Tool {
 			if q.Text == "" && len(q.Queries) == 0 {
 				return nil, fieldErrorf("query", "give a query (or queries) saying what to look for")
 			}
-			f, err := parseFilter(a.Scope, a.Kind, "", a.Limit, defaultSearchLimit, maxSearchLimit)
+			f, err := parseFilter(memory.ScopesOf(tk), a.Scope, a.Kind, "", a.Limit, defaultSearchLimit, maxSearchLimit)
 			if err != nil {
 				return nil, err
 			}
@@ -270,15 +283,15 @@ func memoryAdd(tk memory.Toolkit, source string) Tool {
 		Schema: schema(obj{
 			"content": strMax(fmt.Sprintf("The fact, self-contained and specific, at most %d bytes of UTF-8: "+
 				"one fact per memory.", memory.MaxContentBytes), memory.MaxContentBytes),
-			"scope": obj{"type": "string", "enum": durableScopes,
-				"description": "project (default): shared with everyone who clones the repository, through " +
-					".acolyte/memories.jsonl; user: private to this user, in every project."},
+			"scope": obj{"type": "string", "enum": durableScopes(memory.ScopesOf(tk)),
+				"description": scopeHelp("project (default): shared with everyone who clones the repository, through "+
+					".acolyte/memories.jsonl; user: private to this user, in every project.", memory.ScopesOf(tk))},
 			"topic": strMax(fmt.Sprintf("Optional short single-line label to file it under, e.g. \"testing\"; at most %d bytes.",
 				maxTopicBytes), maxTopicBytes),
 		}, "content"),
 		Output: schema(obj{
 			"id":       str("The new memory's id, or the existing one's when existing is true."),
-			"scope":    obj{"type": "string", "enum": durableScopes, "description": "Where it was stored."},
+			"scope":    obj{"type": "string", "enum": durableScopes(memory.ScopesOf(tk)), "description": "Where it was stored."},
 			"existing": obj{"type": "boolean", "description": "True when the same fact was already stored, so nothing was written."},
 			"warning":  str("Set when the memory was stored but could not be embedded yet; it is still found by its words."),
 		}, "id", "scope"),
@@ -293,7 +306,7 @@ func memoryAdd(tk memory.Toolkit, source string) Tool {
 			}
 			scope := memory.ScopeProject
 			if a.Scope != "" {
-				s, err := memory.ParseScope(a.Scope)
+				s, err := memory.ParseScopeIn(a.Scope, memory.ScopesOf(tk))
 				if err != nil {
 					return nil, fieldErrorf("scope", "%v", err)
 				}
@@ -340,7 +353,7 @@ func memoryRemove(tk memory.Toolkit) Tool {
 			"id": str("The id of the memory to delete, as memory_search or memory_list returned it."),
 		}, "id"),
 		Output: schema(obj{
-			"removed": obj{"type": "array", "items": hitSchema(false), "description": "The memories deleted."},
+			"removed": obj{"type": "array", "items": hitSchema(false, memory.ScopesOf(tk)), "description": "The memories deleted."},
 		}, "removed"),
 		Call: func(ctx context.Context, raw json.RawMessage) (any, error) {
 			var a struct {
@@ -379,8 +392,8 @@ func memoryList(tk memory.Toolkit) Tool {
 			"topic":  strMax("Only memories filed under exactly this topic.", maxTopicBytes),
 			"limit":  limitProp(defaultListLimit, maxListLimit),
 			"cursor": str("nextCursor from the previous page; omit it for the first page."),
-		})),
-		Output: hitsSchema(true),
+		}, memory.ScopesOf(tk))),
+		Output: hitsSchema(true, memory.ScopesOf(tk)),
 		Call: func(ctx context.Context, raw json.RawMessage) (any, error) {
 			var a struct {
 				Scope  string `json:"scope"`
@@ -395,7 +408,7 @@ func memoryList(tk memory.Toolkit) Tool {
 			if err := checkTopic(strings.TrimSpace(a.Topic)); err != nil {
 				return nil, err
 			}
-			f, err := parseFilter(a.Scope, a.Kind, a.Topic, a.Limit, defaultListLimit, maxListLimit)
+			f, err := parseFilter(memory.ScopesOf(tk), a.Scope, a.Kind, a.Topic, a.Limit, defaultListLimit, maxListLimit)
 			if err != nil {
 				return nil, err
 			}
@@ -504,10 +517,10 @@ func listPage(ctx context.Context, tk memory.Toolkit, f memory.Filter, after *li
 		ID: last.ID, Filter: filterKey(f)}), nil
 }
 
-func parseFilter(scope, kind, topic string, limit *int, def, max int) (memory.Filter, error) {
+func parseFilter(scopes []memory.Scope, scope, kind, topic string, limit *int, def, max int) (memory.Filter, error) {
 	f := memory.Filter{Topic: strings.TrimSpace(topic), Limit: def}
 	if scope != "" {
-		s, err := memory.ParseScope(scope)
+		s, err := memory.ParseScopeIn(scope, scopes)
 		if err != nil {
 			return f, fieldErrorf("scope", "%v", err)
 		}

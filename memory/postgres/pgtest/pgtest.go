@@ -45,6 +45,14 @@ func bin(name string) (string, bool) {
 	return found[len(found)-1], true
 }
 
+// Available says whether Start can start a server here, or must fail
+// because CI requires one: false means it would skip.
+func Available() bool {
+	_, ok1 := bin("initdb")
+	_, ok2 := bin("pg_ctl")
+	return (ok1 && ok2) || os.Getenv(RequireEnv) == "1"
+}
+
 // Start starts a server that lives until tb's cleanup.
 func Start(tb testing.TB) *Server {
 	tb.Helper()

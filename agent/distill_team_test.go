@@ -1,0 +1,63 @@
+package agent_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/acolyte-dev/acolyte/agent"
+	"github.com/acolyte-dev/acolyte/agent/internal/agenttest"
+	"github.com/acolyte-dev/acolyte/memory"
+)
+
+// observer answers every request with one memory_observe call.
+type observer struct {
+	facts string
+	reqs  []agent.Request
+}
+
+func (o *observer) Name() string { return "test/observer" }
+func (o *observer) Generate(_ context.Context, req agent.Request) (agent.Response, error) {
+	o.reqs = append(o.reqs, req)
+	return agent.Response{Message: agent.Message{Role: agent.RoleModel, Parts: []agent.Part{
+		{Call: &agent.ToolCall{Name: "memory_observe", Args: json.RawMessage(o.facts)}},
+	}}}, nil
+}
+func (o *observer) Stream(ctx context.Context, req agent.Request, _ func(string)) (agent.Response, error) {
+	return o.Generate(ctx, req)
+}
+
+// TestDistillNeverWritesTeam: team memories are read by every member's
+// agent at once, so only a person adds them; the observer is not offered
+// the scope, and a team fact it names anyway is skipped, not stored.
+func TestDistillNeverWritesTeam(t *testing.T) {
+	tk, _ := agenttest.Open(t)
+	m := &observer{facts: `{"facts":[
+		{"content":"Staging is reached through bastion-2.","scope":"team"},
+		{"content":"The user prefers short answers.","scope":"user"}]}`}
+	history := []agent.Message{{Role: agent.RoleUser, Parts: []agent.Part{{Text: "how do I reach staging?"}}}}
+	rep, err := agent.Distill(t.Context(), m, tk, history)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.reqs) != 1 || len(m.reqs[0].Tools) != 1 {
+		t.Fatalf("the observer was asked %d times", len(m.reqs))
+	}
+	if schema := string(m.reqs[0].Tools[0].Schema); strings.Contains(schema, `"team"`) || !strings.Contains(schema, `"user"`) {
+		t.Errorf("the observer's schema offers %s", schema)
+	}
+	if len(rep.Added) != 1 || rep.Added[0].Scope != memory.ScopeUser {
+		t.Fatalf("distill added %+v, want only the user fact", rep.Added)
+	}
+	if len(rep.Skipped) != 1 || !strings.Contains(rep.Skipped[0].Reason, "never writes team") {
+		t.Fatalf("skipped %+v, want the team fact with its reason", rep.Skipped)
+	}
+	all, err := tk.List(t.Context(), memory.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 1 {
+		t.Fatalf("the store holds %d memories, want 1", len(all))
+	}
+}
