@@ -1,0 +1,53 @@
+package cmd_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/acolyte-dev/acolyte/memory/postgres"
+	"github.com/acolyte-dev/acolyte/memory/postgres/pgtest"
+)
+
+// TestTeamScripts runs the scripts of testdata/team against a real
+// PostgreSQL server: one server, a fresh database per script, and two
+// login roles, alice in team red and bob in team blue. Scripts get
+// ADMIN_DB (the superuser, for team init), ALICE_DB and BOB_DB.
+func TestTeamScripts(t *testing.T) {
+	srv := pgtest.Start(t)
+	for _, team := range []string{"red", "blue"} {
+		if _, err := postgres.Init(t.Context(), srv.URL("postgres", "postgres"), team); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv.Admin(t, "postgres",
+		"CREATE ROLE alice LOGIN", "GRANT acolyte_team_red TO alice",
+		"CREATE ROLE bob LOGIN", "GRANT acolyte_team_blue TO bob")
+	testscript.Run(t, testscript.Params{
+		Dir: filepath.Join("testdata", "team"),
+		Setup: func(env *testscript.Env) error {
+			db := srv.NewDatabase(env.T().(testing.TB))
+			env.Setenv("ADMIN_DB", srv.URL("postgres", db))
+			env.Setenv("ALICE_DB", srv.URL("alice", db))
+			env.Setenv("BOB_DB", srv.URL("bob", db))
+			env.Setenv("ACOLYTE_HOME", filepath.Join(env.WorkDir, ".acolyte-home"))
+			env.Setenv("GEMINI_API_KEY", "")
+			env.Setenv("GOOGLE_API_KEY", "")
+			env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// setenvfile NAME FILE sets NAME to FILE's trimmed content,
+			// e.g. the id remember printed.
+			"setenvfile": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 2 {
+					ts.Fatalf("usage: setenvfile NAME FILE")
+				}
+				ts.Setenv(args[0], strings.TrimSpace(ts.ReadFile(args[1])))
+			},
+		},
+		RequireExplicitExec: true,
+	})
+}
