@@ -1,0 +1,132 @@
+package postgres_test
+
+import (
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/acolyte-dev/acolyte/agent/toolbox"
+	"github.com/acolyte-dev/acolyte/gitsync"
+	"github.com/acolyte-dev/acolyte/memory"
+	"github.com/acolyte-dev/acolyte/memory/enginetest"
+)
+
+// TestWithTeam drives memory.WithTeam over a local store and a real team
+// database, and the agent's memory tools over it: team drafts reach only
+// the team database, past the credential check; searches and listings
+// without a scope fuse both sides; forget finds each id where it lives.
+func TestWithTeam(t *testing.T) {
+	c := start(t)
+	ctx := t.Context()
+	e := enginetest.Concepts("m")
+	team := c.open(t, "alice", c.database(t), e)
+	store, err := memory.Open(ctx, filepath.Join(t.TempDir(), "acolyte.db"), e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	vis := memory.Visibility{SessionKey: "s1", Team: "red"}
+	local := memory.Scoped{Store: store, Visibility: vis}
+	tk := memory.WithTeam{Local: local, Team: team, Visibility: vis, Refuse: gitsync.RefuseShared}
+
+	shared, err := tk.Add(ctx, memory.Draft{Content: "staging is reached through bastion-2", Scope: memory.ScopeTeam})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, err := tk.Add(ctx, memory.Draft{Content: "I keep my staging notes in ~/notes", Scope: memory.ScopeUser})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := store.List(ctx, vis, memory.Filter{}); len(got) != 1 || got[0].ID != own.Memory.ID {
+		t.Fatalf("the local store holds %+v, want only the user memory", got)
+	}
+	if got, _ := team.List(ctx, vis, memory.Filter{}); len(got) != 1 || got[0].ID != shared.Memory.ID {
+		t.Fatalf("the team database holds %+v, want only the team memory", got)
+	}
+
+	_, err = tk.Add(ctx, memory.Draft{Content: "The deploy key is AKIAQX7NR3JTMB2W5KPL", Scope: memory.ScopeTeam})
+	if !errors.Is(err, gitsync.ErrSecret) || strings.Contains(err.Error(), "AKIA") {
+		t.Fatalf("a credential for the team: %v, want ErrSecret without the secret", err)
+	}
+	if _, err := (memory.WithTeam{Local: local, Team: team, Visibility: vis}).Add(ctx, memory.Draft{Content: "fine", Scope: memory.ScopeTeam}); err == nil {
+		t.Fatal("without a credential check a team write went through")
+	}
+
+	rs, err := tk.Search(ctx, memory.Query{Text: "staging"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 2 {
+		t.Fatalf("an unscoped search found %+v, want the team and the user memory", rs)
+	}
+	rs, err = tk.Search(ctx, memory.Query{Text: "staging", Filter: memory.Filter{Scope: memory.ScopeUser}})
+	if err != nil || len(rs) != 1 || rs[0].ID != own.Memory.ID {
+		t.Fatalf("a user-scope search found %+v (%v)", rs, err)
+	}
+	all, err := tk.List(ctx, memory.Filter{})
+	if err != nil || len(all) != 2 {
+		t.Fatalf("an unscoped listing: %+v (%v)", all, err)
+	}
+
+	edited, err := tk.Edit(ctx, shared.Memory.ID, memory.Revision{Content: "staging is reached through bastion-3"})
+	if err != nil || edited.Content != "staging is reached through bastion-3" {
+		t.Fatalf("edit of a team memory: %+v (%v)", edited, err)
+	}
+	if _, err := tk.Edit(ctx, shared.Memory.ID, memory.Revision{Content: "key AKIAQX7NR3JTMB2W5KPL"}); !errors.Is(err, gitsync.ErrSecret) {
+		t.Fatalf("editing a credential into a team memory: %v", err)
+	}
+
+	// A typo among the ids removes nothing, on either side.
+	if _, err := tk.Remove(ctx, shared.Memory.ID, "01NOSUCHMEMORY0000000000000"); !errors.Is(err, memory.ErrNotFound) {
+		t.Fatalf("remove with an unknown id: %v", err)
+	}
+	if _, err := team.Get(ctx, vis, shared.Memory.ID); err != nil {
+		t.Fatalf("a failed remove removed the team memory: %v", err)
+	}
+	removed, err := tk.Remove(ctx, shared.Memory.ID, own.Memory.ID)
+	if err != nil || len(removed) != 2 {
+		t.Fatalf("remove of one memory on each side: %+v (%v)", removed, err)
+	}
+
+	// The agent's (and the MCP server's) tools offer team only here.
+	enums := func(tk memory.Toolkit) string {
+		var out []string
+		for _, tool := range toolbox.MemoryTools(tk) {
+			if tool.Name == "memory_add" || tool.Name == "memory_search" {
+				var s struct {
+					Properties struct{ Scope struct{ Enum []string } }
+				}
+				if err := json.Unmarshal(tool.Schema, &s); err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, tool.Name+"="+strings.Join(s.Properties.Scope.Enum, ","))
+			}
+		}
+		return strings.Join(out, " ")
+	}
+	if got := enums(tk); got != "memory_search=project,user,session,team memory_add=project,user,team" {
+		t.Errorf("with a team database the tools offer %s", got)
+	}
+	if got := enums(local); got != "memory_search=project,user,session memory_add=project,user" {
+		t.Errorf("without one they offer %s", got)
+	}
+	for _, tool := range toolbox.MemoryTools(tk) {
+		if tool.Name != "memory_add" {
+			continue
+		}
+		res, err := tool.Call(ctx, json.RawMessage(`{"content": "the release train leaves on Thursdays", "scope": "team"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := team.List(ctx, vis, memory.Filter{}); len(got) != 1 || got[0].Content != "the release train leaves on Thursdays" {
+			t.Fatalf("memory_add with scope team gave %+v; the team holds %+v", res, got)
+		}
+		_, err = tool.Call(ctx, json.RawMessage(`{"content": "key AKIAQX7NR3JTMB2W5KPL", "scope": "team"}`))
+		var te *toolbox.Error
+		if !errors.As(err, &te) || te.Code != toolbox.CodeSecret {
+			t.Fatalf("memory_add of a credential to the team: %v", err)
+		}
+	}
+}
