@@ -26,6 +26,10 @@ type Store struct {
 	pool     *pgxpool.Pool
 	embedder memory.Embedder
 	now      func() time.Time
+	// tsConfig is the text search configuration queries are parsed with:
+	// textSearchConfig, which the schema indexes with, except in the test
+	// that measured the choice.
+	tsConfig string
 }
 
 var _ memory.TeamEngine = (*Store)(nil)
@@ -74,7 +78,7 @@ func Open(ctx context.Context, url string, e memory.Embedder) (*Store, error) {
 		}
 		return nil, fmt.Errorf("the team database has schema version %d, this acolyte needs %d; run `acolyte team init` to migrate it", v, len(migrations))
 	}
-	return &Store{pool: pool, embedder: e, now: time.Now}, nil
+	return &Store{pool: pool, embedder: e, now: time.Now, tsConfig: textSearchConfig}, nil
 }
 
 // Close closes the pool.
@@ -436,7 +440,7 @@ func (s *Store) Search(ctx context.Context, vis memory.Visibility, q memory.Quer
 	held := map[string][]int{}
 	if len(words) > 0 && len(docs) > 0 {
 		rows, err := s.pool.Query(ctx, `SELECT w, array_agg(m.id) FROM unnest($2::text[]) AS w
-			JOIN team_memories m ON m.team = $1 AND m.fts @@ plainto_tsquery('`+textSearchConfig+`', w) GROUP BY w`, vis.Team, words)
+			JOIN team_memories m ON m.team = $1 AND m.fts @@ plainto_tsquery($3::regconfig, w) GROUP BY w`, vis.Team, words, s.tsConfig)
 		if err != nil {
 			return nil, fmt.Errorf("team search: %w", err)
 		}

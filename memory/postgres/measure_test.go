@@ -1,0 +1,135 @@
+package postgres_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/acolyte-dev/acolyte/memory"
+	"github.com/acolyte-dev/acolyte/memory/embed/static"
+	"github.com/acolyte-dev/acolyte/memory/postgres"
+)
+
+// TestMeasureTextSearchConfig is the measurement behind textSearchConfig:
+// recall@5 on the LoCoMo development split, each conversation a team of
+// its own, for each candidate configuration, lexical only and fused with
+// the static embedder, beside the local store on the same data. It runs
+// only when ACOLYTE_LOCOMO_DIR names the split's directory:
+//
+//	ACOLYTE_LOCOMO_DIR=../shared/bench/locomo-dev go test -run TestMeasureTextSearchConfig -v ./memory/postgres/
+func TestMeasureTextSearchConfig(t *testing.T) {
+	dir := os.Getenv("ACOLYTE_LOCOMO_DIR")
+	if dir == "" {
+		t.Skip("set ACOLYTE_LOCOMO_DIR to the LoCoMo dev split to measure")
+	}
+	type doc struct{ ID, Group, Content string }
+	type query struct {
+		Group, Query string
+		Relevant     []string
+	}
+	docs := readJSONL[doc](t, filepath.Join(dir, "corpus.jsonl"))
+	queries := readJSONL[query](t, filepath.Join(dir, "queries.jsonl"))
+	c := start(t)
+	ctx := t.Context()
+
+	recall := func(search func(q query) []memory.Result, idOf map[string]string) float64 {
+		hits := 0.0
+		for _, q := range queries {
+			rs := search(q)
+			found := 0
+			for _, r := range rs {
+				if slices.Contains(q.Relevant, idOf[r.ID]) {
+					found++
+				}
+			}
+			hits += float64(found) / float64(len(q.Relevant))
+		}
+		return hits / float64(len(queries))
+	}
+	team := func(group string) string { return "g" + filterName(group) }
+
+	for _, emb := range []struct {
+		name string
+		e    memory.Embedder
+	}{{"lexical", nil}, {"fused", static.New()}} {
+		local, err := memory.Open(ctx, filepath.Join(t.TempDir(), "m.db"), emb.e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		localIDs := map[string]string{}
+		for _, d := range docs {
+			a, err := local.Add(ctx, memory.Visibility{ProjectKey: d.Group}, memory.Draft{Content: d.Content, Scope: memory.ScopeProject})
+			if err != nil {
+				t.Fatal(err)
+			}
+			localIDs[a.Memory.ID] = d.ID
+		}
+		r := recall(func(q query) []memory.Result {
+			rs, err := local.Search(ctx, memory.Visibility{ProjectKey: q.Group}, memory.Query{Text: q.Query, Filter: memory.Filter{Limit: 5}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return rs
+		}, localIDs)
+		local.Close()
+		t.Logf("%-7s local SQLite             recall@5 %.3f", emb.name, r)
+
+		db := c.database(t)
+		s := c.open(t, "postgres", db, emb.e)
+		teamIDs := map[string]string{}
+		for _, d := range docs {
+			a, err := s.Add(ctx, memory.Visibility{Team: team(d.Group)}, memory.Draft{Content: d.Content, Scope: memory.ScopeTeam})
+			if err != nil {
+				t.Fatal(err)
+			}
+			teamIDs[a.Memory.ID] = d.ID
+		}
+		for _, cfg := range []string{"english", "simple"} {
+			c.srv.Admin(t, db, "ALTER TABLE team_memories DROP COLUMN fts",
+				"ALTER TABLE team_memories ADD COLUMN fts tsvector GENERATED ALWAYS AS (to_tsvector('"+cfg+"', lexical)) STORED")
+			postgres.SetTextSearchConfig(s, cfg)
+			r := recall(func(q query) []memory.Result {
+				rs, err := s.Search(ctx, memory.Visibility{Team: team(q.Group)}, memory.Query{Text: q.Query, Filter: memory.Filter{Limit: 5}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return rs
+			}, teamIDs)
+			t.Logf("%-7s PostgreSQL, %-8s     recall@5 %.3f", emb.name, cfg, r)
+		}
+	}
+}
+
+// filterName keeps the letters and digits of a group name, so it is a valid team name.
+func filterName(s string) string {
+	var out []rune
+	for _, r := range s {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			out = append(out, r)
+		}
+	}
+	return string(out)
+}
+
+func readJSONL[T any](t *testing.T, path string) []T {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []T
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var v T
+		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, v)
+	}
+	return out
+}
