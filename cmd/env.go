@@ -289,7 +289,13 @@ func withTeam(c *cli.Context, w *workspace) error {
 	}
 	ts, err := postgres.Open(c.Context, url, w.Store.Embedder())
 	if err != nil {
-		return err
+		// A team database that is down or not yet set up must not take
+		// local memory with it: only a command about the team scope fails.
+		if c.String("scope") == string(memory.ScopeTeam) {
+			return err
+		}
+		fmt.Fprintln(c.App.ErrWriter, "warning: team memories are left out:", err)
+		return nil
 	}
 	w.Team = ts
 	w.Visibility.Team = team

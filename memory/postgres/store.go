@@ -21,6 +21,9 @@ import (
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
+// defaultConnectTimeout applies when the URL sets no connect_timeout.
+const defaultConnectTimeout = 5 * time.Second
+
 // Store is a connection pool to a team database.
 type Store struct {
 	pool     *pgxpool.Pool
@@ -57,6 +60,11 @@ func Open(ctx context.Context, url string, e memory.Embedder) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, connectError(err)
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		// Every command opens the team database; an unreachable host must
+		// cost seconds, not the minutes a TCP connect can hang.
+		cfg.ConnConfig.ConnectTimeout = defaultConnectTimeout
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
