@@ -24,7 +24,7 @@ type cluster struct {
 	srv *pgtest.Server
 }
 
-func start(t *testing.T) *cluster {
+func start(t testing.TB) *cluster {
 	t.Helper()
 	srv := pgtest.Start(t)
 	ctx := t.Context()
@@ -40,7 +40,7 @@ func start(t *testing.T) *cluster {
 }
 
 // database makes a database with the team schema.
-func (c *cluster) database(t *testing.T) string {
+func (c *cluster) database(t testing.TB) string {
 	t.Helper()
 	db := c.srv.NewDatabase(t)
 	if _, err := postgres.Init(t.Context(), c.srv.URL("postgres", db), ""); err != nil {
@@ -49,7 +49,7 @@ func (c *cluster) database(t *testing.T) string {
 	return db
 }
 
-func (c *cluster) open(t *testing.T, role, db string, e memory.Embedder) *postgres.Store {
+func (c *cluster) open(t testing.TB, role, db string, e memory.Embedder) *postgres.Store {
 	t.Helper()
 	s, err := postgres.Open(t.Context(), c.srv.URL(role, db), e)
 	if err != nil {
