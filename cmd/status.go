@@ -27,8 +27,20 @@ func statusCommand() *cli.Command {
 				Database string                               `json:"database"`
 				Embedder string                               `json:"embedder"`
 				Project  string                               `json:"project,omitempty"`
+				Team     string                               `json:"team,omitempty"`
 				Counts   map[memory.Scope]map[memory.Kind]int `json:"counts"`
-			}{w.Store.Path(), embedderName(w.Store), "", counts}
+			}{w.Store.Path(), embedderName(w.Store), "", "", counts}
+			if w.Team != nil {
+				// The local store holds no team memories; the team database counts them.
+				team, err := w.Team.Counts(c.Context, w.Visibility)
+				if err != nil {
+					return err
+				}
+				for k := range counts[memory.ScopeTeam] {
+					counts[memory.ScopeTeam][k] = team[k]
+				}
+				st.Team = w.Visibility.Team
+			}
 			if w.Repo != nil {
 				st.Project = w.Repo.Root
 			}
@@ -38,6 +50,9 @@ func statusCommand() *cli.Command {
 			fmt.Fprintf(c.App.Writer, "database  %s\nembedder  %s\n", st.Database, st.Embedder)
 			if st.Project != "" {
 				fmt.Fprintf(c.App.Writer, "project   %s\n", st.Project)
+			}
+			if st.Team != "" {
+				fmt.Fprintf(c.App.Writer, "team      %s\n", st.Team)
 			}
 			for _, sc := range memory.Scopes {
 				for _, k := range memory.Kinds {

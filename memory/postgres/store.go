@@ -556,3 +556,27 @@ func (s *Store) Search(ctx context.Context, vis memory.Visibility, q memory.Quer
 	}
 	return out, nil
 }
+
+// Counts returns how many memories the team has, by kind.
+func (s *Store) Counts(ctx context.Context, vis memory.Visibility) (map[memory.Kind]int, error) {
+	if err := checkVis(vis); err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, `SELECT kind, count(*) FROM team_memories WHERE team = $1 GROUP BY kind`, vis.Team)
+	if err != nil {
+		return nil, fmt.Errorf("team counts: %w", err)
+	}
+	defer rows.Close()
+	out := map[memory.Kind]int{}
+	for rows.Next() {
+		var (
+			k memory.Kind
+			n int
+		)
+		if err := rows.Scan(&k, &n); err != nil {
+			return nil, fmt.Errorf("team counts: %w", err)
+		}
+		out[k] = n
+	}
+	return out, rows.Err()
+}
