@@ -284,8 +284,16 @@ func teamSettings(c *cli.Context) (url, team string, err error) {
 // memories go there, and searches and listings without a scope see both.
 func withTeam(c *cli.Context, w *workspace) error {
 	url, team, err := teamSettings(c)
-	if err != nil || url == "" {
+	if err != nil {
 		return err
+	}
+	if url == "" {
+		if c.String("scope") == string(memory.ScopeTeam) {
+			// Without this, a listing or search of the team scope would
+			// quietly find nothing in the local store.
+			return usage(fmt.Errorf("%w: pass --team-db URL and --team NAME, or set ACOLYTE_TEAM_DB and ACOLYTE_TEAM", memory.ErrNoTeam))
+		}
+		return nil
 	}
 	ts, err := postgres.Open(c.Context, url, w.Store.Embedder())
 	if err != nil {
