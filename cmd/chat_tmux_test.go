@@ -37,9 +37,9 @@ func TestChatInATerminal(t *testing.T) {
 			case r.N == 2:
 				return modelReply{Text: "Let me look.", Calls: []fakeCall{{Name: "load_tools", Args: `{"names":["run_shell"]}`}}}
 			case r.N == 3:
-				return modelReply{Text: "Counting to thirty.", Calls: []fakeCall{{Name: "run_shell", Args: `{"command":"seq 1 30"}`}}}
+				return modelReply{Text: "Counting to thirty.", Calls: []fakeCall{{Name: "call_tool", Args: `{"name":"run_shell","args":{"command":"seq 1 30"}}`}}}
 			case r.N == 4:
-				return call("run_shell", `{"command":"echo never-shown"}`)
+				return call("call_tool", `{"name":"run_shell","args":{"command":"echo never-shown"}}`)
 			default:
 				return say("Counted; the other command was not allowed.")
 			}
