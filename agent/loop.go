@@ -66,8 +66,8 @@ type Config struct {
 	Workspace *toolbox.Workspace
 	// MaxSteps bounds the model calls of one turn (default DefaultMaxSteps).
 	MaxSteps int
-	// ContextBudget is the most tokens (offline estimate) a request may
-	// carry; older tool results are compacted to stay under it (default
+	// ContextBudget is the most tokens a request may carry (the offline
+	// estimate, or the provider's count near the budget, see RequestCounter); older tool results are compacted to stay under it (default
 	// DefaultContextBudget).
 	ContextBudget int
 	// MaxResultBytes caps one tool result before it enters the history
@@ -207,7 +207,7 @@ func (s *Session) Turn(ctx context.Context, input string) (TurnResult, error) {
 			return fail(step-1, fmt.Errorf("%w: stopped after %d steps without finishing; ask to continue, or raise --max-steps", ErrStepLimit, s.cfg.MaxSteps))
 		}
 		res.Steps = step
-		s.fitBudget(step)
+		s.fitBudget(ctx, step)
 		req := Request{System: s.system, Messages: s.history, Tools: s.tools.Declarations()}
 		resp, err := s.generate(ctx, req, step)
 		if err != nil {
