@@ -39,8 +39,11 @@ func TestPromptStaysSmallAndInjectsNothing(t *testing.T) {
 	if !strings.Contains(rep.System, "If a question can be answered by reading the code or searching my memory") {
 		t.Fatal("the soul lost its core line")
 	}
-	if rep.Tokens.Initial > 800 {
-		t.Errorf("system prompt + initial tools = %d tokens (%s), budget 800", rep.Tokens.Initial, rep.Counter)
+	// 850: call_tool's declaration (about 40 tokens) is paid once and then
+	// cached, where declaring loaded tools natively would cost the cache
+	// of the whole conversation at each load (see Toolset).
+	if rep.Tokens.Initial > 850 {
+		t.Errorf("system prompt + initial tools = %d tokens (%s), budget 850", rep.Tokens.Initial, rep.Counter)
 	}
 	if rep.Tokens.ToolsDeferred >= rep.Tokens.ToolsFull || rep.Tokens.Initial >= rep.Tokens.Full {
 		t.Errorf("deferring tools saved nothing: %+v", rep.Tokens)
@@ -49,7 +52,7 @@ func TestPromptStaysSmallAndInjectsNothing(t *testing.T) {
 	for _, d := range rep.Tools {
 		names = append(names, d.Name)
 	}
-	if got := strings.Join(names, ","); got != "memory_search,memory_add,memory_remove,read_file,list_files,search_code,load_tools" {
+	if got := strings.Join(names, ","); got != "memory_search,memory_add,memory_remove,read_file,list_files,search_code,load_tools,call_tool" {
 		t.Errorf("initial tools %s", got)
 	}
 	if len(rep.BaselineFiles) != 1 || rep.BaselineMemories != 1 || rep.Tokens.Baseline != memory.EstimateTokens(agentsMD+"\n"+"- The release script lives in scripts/release.sh.\n") {
@@ -57,7 +60,7 @@ func TestPromptStaysSmallAndInjectsNothing(t *testing.T) {
 	}
 }
 
-func TestLoadToolsDeclaresOnDemand(t *testing.T) {
+func TestLoadToolsShowsAndCallToolRuns(t *testing.T) {
 	tk, _ := agenttest.Open(t)
 	ws, err := toolbox.NewWorkspace(t.TempDir())
 	if err != nil {
@@ -74,17 +77,32 @@ func TestLoadToolsDeclaresOnDemand(t *testing.T) {
 			t.Errorf("load_tools does not list %s: %s", name, load.Description)
 		}
 	}
-	before := len(ts.Declarations())
+	before, _ := json.Marshal(ts.Declarations())
 	res, err := load.Call(context.Background(), json.RawMessage(`{"names": ["run_shell", "nope"]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := res.(agent.ToolsLoaded); len(got.Loaded) != 1 || got.Unknown[0] != "nope" {
+	got := res.(agent.ToolsLoaded)
+	if len(got.Loaded) != 1 || got.Unknown[0] != "nope" || len(got.Tools) != 1 || got.Tools[0].Name != "run_shell" || !strings.Contains(string(got.Tools[0].Schema), `"command"`) {
 		t.Fatalf("loaded %+v", got)
 	}
-	decls := ts.Declarations()
-	if len(decls) != before+1 || decls[len(decls)-1].Name != "run_shell" {
-		t.Fatalf("declarations after load: %d", len(decls))
+	// The declarations stay byte-identical, so the provider's prompt
+	// cache keeps the conversation; call_tool runs the loaded tool.
+	if after, _ := json.Marshal(ts.Declarations()); string(after) != string(before) {
+		t.Fatalf("load_tools changed the declarations:\n%s\n%s", before, after)
+	}
+	name, args, ok := ts.Unwrap(json.RawMessage(`{"name": "run_shell", "args": {"command": "true"}}`))
+	if !ok || name != "run_shell" || string(args) != `{"command": "true"}` {
+		t.Fatalf("unwrap: %q %s %v", name, args, ok)
+	}
+	for _, bad := range []string{`{"name": "nope", "args": {}}`, `{"name": "call_tool", "args": {}}`, `[1]`} {
+		if _, _, ok := ts.Unwrap(json.RawMessage(bad)); ok {
+			t.Errorf("unwrap accepted %s", bad)
+		}
+	}
+	callTool, _ := ts.Tool(agent.CallToolName)
+	if _, err := callTool.Call(context.Background(), json.RawMessage(`{"name": "nope"}`)); err == nil || !strings.Contains(err.Error(), "run_shell") {
+		t.Fatalf("call_tool of an unknown tool: %v", err)
 	}
 	if _, err := load.Call(context.Background(), json.RawMessage(`{"names": ["nope"]}`)); err == nil {
 		t.Fatal("loading only unknown tools succeeded")

@@ -1,9 +1,11 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/acolyte-dev/acolyte/memory"
@@ -49,6 +51,16 @@ func messageTokens(m Message) int {
 	return memory.EstimateTokens(string(b))
 }
 
+// RequestCounter is implemented by models whose API counts the tokens of a
+// whole request with the model's own tokenizer.
+type RequestCounter interface {
+	CountRequestTokens(ctx context.Context, req Request) (int, error)
+}
+
+// countTimeout bounds one token count: it is a cheap call, and the budget
+// can fall back on the estimate rather than hold the turn up.
+const countTimeout = 15 * time.Second
+
 // compactTarget is the share of the budget compaction brings a request
 // down to: compacting well below the limit, in one go, means it happens
 // every several steps rather than at each one, and each compaction changes
@@ -59,7 +71,7 @@ const compactTarget = 0.85
 // under the context budget: first tool results (the call stays, so the
 // model knows what it did and can do it again), then large call arguments.
 // The task itself and the model's words are never removed.
-func (s *Session) fitBudget(step int) {
+func (s *Session) fitBudget(ctx context.Context, step int) {
 	req := Request{System: s.system, Messages: s.history, Tools: s.tools.Declarations()}
 	est := RequestTokens(req)
 	// The wire format carries more than the history (escaped JSON in
@@ -71,6 +83,18 @@ func (s *Session) fitBudget(step int) {
 		}
 	}
 	before := int(float64(est) * scale)
+	// Near the budget the estimate's error matters (code runs nearer 3
+	// bytes a token than 4), so ask the provider's own tokenizer where it
+	// offers one; far from it, a round trip per step buys nothing. A count
+	// that fails leaves the estimate in charge.
+	if rc, ok := s.cfg.Model.(RequestCounter); ok && est > 0 && before >= s.cfg.ContextBudget/2 {
+		cctx, cancel := context.WithTimeout(ctx, countTimeout)
+		n, err := rc.CountRequestTokens(cctx, req)
+		cancel()
+		if err == nil && n > 0 {
+			scale, before = float64(n)/float64(est), n
+		}
+	}
 	if before <= s.cfg.ContextBudget {
 		return
 	}

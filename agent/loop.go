@@ -66,8 +66,8 @@ type Config struct {
 	Workspace *toolbox.Workspace
 	// MaxSteps bounds the model calls of one turn (default DefaultMaxSteps).
 	MaxSteps int
-	// ContextBudget is the most tokens (offline estimate) a request may
-	// carry; older tool results are compacted to stay under it (default
+	// ContextBudget is the most tokens a request may carry (the offline
+	// estimate, or the provider's count near the budget, see RequestCounter); older tool results are compacted to stay under it (default
 	// DefaultContextBudget).
 	ContextBudget int
 	// MaxResultBytes caps one tool result before it enters the history
@@ -119,7 +119,8 @@ const maxRepeatedFailures = 3
 const continuePrompt = "Your reply was cut off by the output length limit. Continue exactly where it stopped, without repeating anything."
 
 // coreTools are declared from the first request: the tools nearly every
-// task needs. The rest cost one summary line in load_tools until loaded.
+// task needs. The rest cost one summary line in load_tools until loaded,
+// and then run through call_tool.
 var coreTools = map[string]bool{
 	"memory_search": true, "memory_add": true, "memory_remove": true,
 	"read_file": true, "list_files": true, "search_code": true,
@@ -206,7 +207,7 @@ func (s *Session) Turn(ctx context.Context, input string) (TurnResult, error) {
 			return fail(step-1, fmt.Errorf("%w: stopped after %d steps without finishing; ask to continue, or raise --max-steps", ErrStepLimit, s.cfg.MaxSteps))
 		}
 		res.Steps = step
-		s.fitBudget(step)
+		s.fitBudget(ctx, step)
 		req := Request{System: s.system, Messages: s.history, Tools: s.tools.Declarations()}
 		resp, err := s.generate(ctx, req, step)
 		if err != nil {
@@ -367,7 +368,15 @@ func (s *Session) call(ctx context.Context, step int, c ToolCall) *ToolResponse 
 	if len(bytes.TrimSpace(args)) == 0 || !json.Valid(args) {
 		args = json.RawMessage("{}")
 	}
-	s.emit(Event{Type: EventToolCall, Step: step, Tool: c.Name, Args: args})
+	// A call_tool call is shown and run as the tool it names; the history
+	// keeps it as the model sent it.
+	name := c.Name
+	if name == CallToolName && c.Malformed == "" {
+		if inner, innerArgs, ok := s.tools.Unwrap(args); ok {
+			name, args = inner, innerArgs
+		}
+	}
+	s.emit(Event{Type: EventToolCall, Step: step, Tool: name, Args: args})
 	var (
 		out   json.RawMessage
 		isErr bool
@@ -375,10 +384,10 @@ func (s *Session) call(ctx context.Context, step int, c ToolCall) *ToolResponse 
 	if c.Malformed != "" {
 		out, isErr = errorJSON(&toolbox.Error{Code: toolbox.CodeInvalidArgs, Message: "the arguments were not read, so the tool did not run: " + c.Malformed + "; send them again as one valid JSON object matching the tool's schema"}), true
 	} else {
-		out, isErr = s.invoke(ctx, c.Name, args)
+		out, isErr = s.invoke(ctx, name, args)
 	}
 	out = capResult(out, s.cfg.MaxResultBytes)
-	s.emit(Event{Type: EventToolResult, Step: step, Tool: c.Name, Result: out, IsError: isErr})
+	s.emit(Event{Type: EventToolResult, Step: step, Tool: name, Result: out, IsError: isErr})
 	return &ToolResponse{ID: c.ID, Name: c.Name, Response: out, IsError: isErr}
 }
 

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,12 +10,31 @@ import (
 	"github.com/acolyte-dev/acolyte/agent/toolbox"
 )
 
-// LoadToolsName is the tool that declares deferred tools on demand.
-const LoadToolsName = "load_tools"
+// LoadToolsName is the tool that shows deferred tools on demand, and
+// CallToolName the one that runs them.
+const (
+	LoadToolsName = "load_tools"
+	CallToolName  = "call_tool"
+)
 
 // Toolset holds every tool the agent can run and which of them are declared
 // to the model. Deferred tools cost one summary line until the model loads
 // them, which keeps the first request small.
+//
+// The declarations never change during a session, because providers cache
+// the prompt by prefix, and they lay it out as system prompt, tool
+// declarations, conversation. Declaring a loaded tool in the tools field
+// changes a byte before the whole conversation, so the next request pays
+// full price for all of it again: measured with the fake servers
+// (TestLoadToolsKeepsThePromptCache), loading run_shell at step 5 cut the
+// reusable prefix of the next request from 15.5 KB to 3.3 KB (the system
+// prompt and core tools). Instead, load_tools declares loaded tools at the
+// end of the conversation, as its result, and call_tool runs them: what
+// the model has seen stays byte-identical and only grows. The price is one
+// level of indirection for deferred tools, which the loop unwraps (see
+// Unwrap) so events and the screen name the real tool. Reloading them as
+// native declarations once per task was rejected: a chat's next task still
+// carries the conversation, so it would lose the cache all the same.
 type Toolset struct {
 	byName   map[string]toolbox.Tool
 	declared []string // in declaration order
@@ -23,11 +43,11 @@ type Toolset struct {
 }
 
 // NewToolset declares core from the first request on and defers the rest
-// behind load_tools.
+// behind load_tools and call_tool.
 func NewToolset(core, deferred []toolbox.Tool) (*Toolset, error) {
 	ts := &Toolset{byName: map[string]toolbox.Tool{}, isDecl: map[string]bool{}}
 	for _, t := range append(append([]toolbox.Tool{}, core...), deferred...) {
-		if _, dup := ts.byName[t.Name]; dup || t.Name == LoadToolsName {
+		if _, dup := ts.byName[t.Name]; dup || t.Name == LoadToolsName || t.Name == CallToolName {
 			return nil, fmt.Errorf("tool %q is defined twice", t.Name)
 		}
 		ts.byName[t.Name] = t
@@ -41,6 +61,8 @@ func NewToolset(core, deferred []toolbox.Tool) (*Toolset, error) {
 	if len(deferred) > 0 {
 		ts.byName[LoadToolsName] = ts.loadTool()
 		ts.declare(LoadToolsName)
+		ts.byName[CallToolName] = ts.callTool()
+		ts.declare(CallToolName)
 	}
 	return ts, nil
 }
@@ -59,7 +81,8 @@ func (ts *Toolset) Tool(name string) (toolbox.Tool, bool) {
 	return t, ok
 }
 
-// Declarations returns the tools currently declared to the model.
+// Declarations returns the tools declared to the model: the same list,
+// byte for byte, for every request of a session.
 func (ts *Toolset) Declarations() []ToolDecl {
 	decls := make([]ToolDecl, 0, len(ts.declared))
 	for _, name := range ts.declared {
@@ -72,7 +95,7 @@ func (ts *Toolset) Declarations() []ToolDecl {
 func (ts *Toolset) AllDeclarations() []ToolDecl {
 	var decls []ToolDecl
 	for _, name := range ts.declared {
-		if name != LoadToolsName {
+		if name != LoadToolsName && name != CallToolName {
 			decls = append(decls, declOf(ts.byName[name]))
 		}
 	}
@@ -88,10 +111,53 @@ func declOf(t toolbox.Tool) ToolDecl {
 	return ToolDecl{Name: t.Name, Description: t.Description, Schema: t.Schema}
 }
 
-// ToolsLoaded is the result of load_tools.
+// ToolsLoaded is the result of load_tools: the loaded tools' declarations,
+// which enter the conversation where a prefix cache does not mind them.
 type ToolsLoaded struct {
-	Loaded  []string `json:"loaded"`
-	Unknown []string `json:"unknown,omitempty"`
+	Loaded  []string   `json:"loaded"`
+	Unknown []string   `json:"unknown,omitempty"`
+	Tools   []ToolDecl `json:"tools"`
+	How     string     `json:"how"`
+}
+
+// callArgs are call_tool's arguments.
+type callArgs struct {
+	Name string          `json:"name"`
+	Args json.RawMessage `json:"args"`
+}
+
+// Unwrap returns the tool a call_tool call runs and its arguments; ok is
+// false when raw does not name a tool call_tool can run.
+func (ts *Toolset) Unwrap(raw json.RawMessage) (name string, args json.RawMessage, ok bool) {
+	var a callArgs
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return "", nil, false
+	}
+	name = strings.TrimSpace(a.Name)
+	if _, known := ts.byName[name]; !known || name == LoadToolsName || name == CallToolName {
+		return "", nil, false
+	}
+	args = a.Args
+	if len(bytes.TrimSpace(args)) == 0 || string(bytes.TrimSpace(args)) == "null" {
+		args = json.RawMessage("{}")
+	}
+	return name, args, true
+}
+
+func (ts *Toolset) callTool() toolbox.Tool {
+	return toolbox.Tool{
+		Name:        CallToolName,
+		Summary:     "run a loaded tool",
+		Description: "Run a loaded tool with its args.",
+		Schema:      json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"},"args":{"type":"object"}},"required":["name","args"]}`),
+		Call: func(ctx context.Context, raw json.RawMessage) (any, error) {
+			name, args, ok := ts.Unwrap(raw)
+			if !ok {
+				return nil, &toolbox.Error{Code: toolbox.CodeInvalidArgs, Message: fmt.Sprintf("give name, one of %s, and args, an object of its parameters", strings.Join(ts.deferred, ", "))}
+			}
+			return ts.byName[name].Call(ctx, args)
+		},
+	}
 }
 
 func (ts *Toolset) loadTool() toolbox.Tool {
@@ -102,7 +168,7 @@ func (ts *Toolset) loadTool() toolbox.Tool {
 	return toolbox.Tool{
 		Name:        LoadToolsName,
 		Summary:     "declare more tools",
-		Description: "Load tools by name for your next step:" + list.String(),
+		Description: "Load tools by name, then run them with call_tool:" + list.String(),
 		Schema: json.RawMessage(`{
   "type": "object",
   "properties": {
@@ -117,12 +183,12 @@ func (ts *Toolset) loadTool() toolbox.Tool {
 			if err := json.Unmarshal(raw, &a); err != nil || len(a.Names) == 0 {
 				return nil, &toolbox.Error{Code: toolbox.CodeInvalidArgs, Message: "give names: a list of tool names to load"}
 			}
-			out := ToolsLoaded{Loaded: []string{}}
+			out := ToolsLoaded{Loaded: []string{}, How: `run them with call_tool {"name": tool, "args": {its parameters}}`}
 			for _, name := range a.Names {
 				name = strings.TrimSpace(name)
-				if _, ok := ts.byName[name]; ok && name != LoadToolsName {
-					ts.declare(name)
+				if t, ok := ts.byName[name]; ok && name != LoadToolsName && name != CallToolName {
 					out.Loaded = append(out.Loaded, name)
+					out.Tools = append(out.Tools, declOf(t))
 				} else {
 					out.Unknown = append(out.Unknown, name)
 				}

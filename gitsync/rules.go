@@ -303,6 +303,11 @@ func rulesFromFile(rel string, src []byte) ([]lineRule, []Refusal) {
 	for _, b := range blocks {
 		text := b.text()
 		if len(strings.Fields(text)) < 2 {
+			// A lone word is no rule, but a lone credential is still
+			// reported: the author should learn it sits in the file.
+			if f, found := secretRefusal(rel, b.line, text, "", ""); found {
+				refused = append(refused, f)
+			}
 			continue
 		}
 		headings := b.headings

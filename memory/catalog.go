@@ -17,6 +17,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 	"unsafe"
 )
 
@@ -458,6 +459,7 @@ func writeCatalog(path string, c *catalog) error {
 	putUint(&head, uint64(len(c.scales)))
 	pad(&head, 8)
 
+	removeStaleCatalogTemps(path, staleTempAge)
 	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return err
@@ -481,6 +483,24 @@ func writeCatalog(path string, c *catalog) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// staleTempAge is how old a catalog temporary file must be before the next
+// writer removes it. A catalog is written in well under a second, so one an
+// hour old was left by a process killed mid-write; at 100k memories each is
+// 12 MB, too much to leave lying in the data directory.
+const staleTempAge = time.Hour
+
+// removeStaleCatalogTemps deletes the temporary files of the catalog at path
+// older than age. It is best effort: a file it cannot remove is left for the
+// next writer.
+func removeStaleCatalogTemps(path string, age time.Duration) {
+	temps, _ := filepath.Glob(path + ".tmp-*")
+	for _, p := range temps {
+		if info, err := os.Lstat(p); err == nil && info.Mode().IsRegular() && time.Since(info.ModTime()) >= age {
+			_ = os.Remove(p)
+		}
+	}
 }
 
 // writeColumn writes xs little-endian: its memory as it lies where the

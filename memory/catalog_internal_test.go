@@ -262,3 +262,36 @@ func TestDuplicateAddKeepsTheGeneration(t *testing.T) {
 		t.Fatalf("a duplicate add moved the generation from %s to %s", before, after)
 	}
 }
+
+// A catalog write removes the temporary files killed writers left behind,
+// and only those: a recent one may belong to a writer still at work.
+func TestCatalogWriteRemovesStaleTemporaryFiles(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "catalog-test.bin")
+	old := time.Now().Add(-2 * time.Hour)
+	files := map[string]time.Time{
+		path + ".tmp-123":                       old,        // killed write: removed
+		path + ".tmp-456":                       time.Now(), // may be in flight: kept
+		filepath.Join(dir, "other.bin.tmp-789"): old,        // another file's: kept
+	}
+	for p, mtime := range files {
+		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := writeCatalog(path, sampleCatalog()); err != nil {
+		t.Fatal(err)
+	}
+	for p := range files {
+		_, err := os.Stat(p)
+		if gone := os.IsNotExist(err); gone != (p == path+".tmp-123") {
+			t.Errorf("%s: removed = %v", filepath.Base(p), gone)
+		}
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Errorf("the catalog itself: %v", err)
+	}
+}

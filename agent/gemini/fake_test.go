@@ -118,6 +118,10 @@ type fakeGemini struct {
 	steps    []script
 	requests []wireRequest
 	srv      *httptest.Server
+	// count answers countTokens with a total or, when status is not 0, an
+	// error; nil counts words. counted holds the countTokens requests.
+	count   func(req wireRequest, body []byte) (total, status int)
+	counted []wireRequest
 }
 
 func newFake(t *testing.T, steps ...script) *fakeGemini {
@@ -150,6 +154,20 @@ func (f *fakeGemini) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		req.stream = true
 	case "countTokens":
+		f.mu.Lock()
+		f.counted = append(f.counted, req)
+		count := f.count
+		f.mu.Unlock()
+		if count != nil {
+			n, status := count(req, body)
+			if status != 0 {
+				w.WriteHeader(status)
+				fmt.Fprintf(w, `{"error":{"code":%d,"message":"scripted failure","status":"INTERNAL"}}`, status)
+				return
+			}
+			fmt.Fprintf(w, `{"totalTokens": %d, "promptTokensDetails": [{"modality": "TEXT", "tokenCount": %d}]}`, n, n)
+			return
+		}
 		var n int
 		for _, c := range req.Contents {
 			for _, p := range c.Parts {

@@ -171,6 +171,46 @@ func (m *Model) CountTokens(ctx context.Context, text string) (int, error) {
 	return int(resp.TotalTokens), nil
 }
 
+// CountRequestTokens implements agent.RequestCounter with the API's
+// countTokens. The Gemini API counts contents only (the SDK refuses a
+// system instruction or tools there), so the system prompt and the tool
+// declarations, as JSON, are counted as text parts leading the first turn:
+// near enough, and the conversation, which is what grows, is counted as it
+// is sent.
+func (m *Model) CountRequestTokens(ctx context.Context, req agent.Request) (int, error) {
+	contents, config, err := toGenai(req)
+	if err != nil {
+		return 0, err
+	}
+	var lead []*genai.Part
+	if config.SystemInstruction != nil {
+		lead = append(lead, config.SystemInstruction.Parts...)
+	}
+	if len(config.Tools) > 0 {
+		b, err := json.Marshal(config.Tools)
+		if err != nil {
+			return 0, fmt.Errorf("gemini: encode tools: %w", err)
+		}
+		lead = append(lead, genai.NewPartFromText(string(b)))
+	}
+	if len(lead) > 0 {
+		// Prepended to the first user turn, not as a turn of its own, so
+		// the roles still alternate.
+		if len(contents) > 0 && contents[0].Role == genai.RoleUser {
+			first := *contents[0]
+			first.Parts = append(lead, first.Parts...)
+			contents = append([]*genai.Content{&first}, contents[1:]...)
+		} else {
+			contents = append([]*genai.Content{{Role: genai.RoleUser, Parts: lead}}, contents...)
+		}
+	}
+	resp, err := m.client.Models.CountTokens(ctx, m.model, contents, nil)
+	if err != nil {
+		return 0, m.wrap(err)
+	}
+	return int(resp.TotalTokens), nil
+}
+
 func (m *Model) wrap(err error) error {
 	var apiErr genai.APIError
 	if errors.As(err, &apiErr) {

@@ -2,6 +2,7 @@ package gemini_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -297,19 +298,27 @@ func TestDistillWritesObservationsALaterSearchFinds(t *testing.T) {
 }
 
 func TestDeferredToolsLoadOnDemand(t *testing.T) {
+	var first []string
 	h, cfg := setup(t,
 		func(t *testing.T, req wireRequest) reply {
+			first = req.declared()
 			return calls(fcall("load_tools", map[string]any{"names": []any{"edit_file"}}))
 		},
 		func(t *testing.T, req wireRequest) reply {
-			if !contains(req.declared(), "edit_file") || contains(req.declared(), "run_shell") {
-				t.Errorf("after load_tools: %v", req.declared())
+			// The declarations stay as they were, for the prompt cache;
+			// the loaded tool's parameters come as load_tools' result.
+			if got := req.declared(); strings.Join(got, ",") != strings.Join(first, ",") {
+				t.Errorf("after load_tools: %v, before %v", got, first)
 			}
-			return calls(fcall("edit_file", map[string]any{"path": "main.go", "old": "package main", "new": "package app"}))
+			loaded, _ := json.Marshal(responseOf(t, req, "load_tools"))
+			if !strings.Contains(string(loaded), `"name":"edit_file"`) || !strings.Contains(string(loaded), `"old"`) {
+				t.Errorf("load_tools did not give edit_file's parameters: %s", loaded)
+			}
+			return calls(fcall("call_tool", map[string]any{"name": "edit_file", "args": map[string]any{"path": "main.go", "old": "package main", "new": "package app"}}))
 		},
 		func(t *testing.T, req wireRequest) reply {
-			if _, isErr := responseOf(t, req, "edit_file")["error"]; isErr {
-				t.Errorf("edit failed: %v", responseOf(t, req, "edit_file"))
+			if _, isErr := responseOf(t, req, "call_tool")["error"]; isErr {
+				t.Errorf("edit failed: %v", responseOf(t, req, "call_tool"))
 			}
 			return text("Renamed the package.")
 		},
