@@ -12,6 +12,7 @@ import (
 
 	"github.com/acolyte-dev/acolyte/agent"
 	"github.com/acolyte-dev/acolyte/memory"
+	"github.com/acolyte-dev/acolyte/memory/postgres"
 )
 
 var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print machine-readable JSON"}
@@ -259,10 +260,32 @@ func reindexCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			out := map[string]any{"embedded": n, "model": embedderName(s)}
+			// Team memories get this embedder's vectors too, beside those
+			// of the other members' embedders.
+			url, team, err := teamSettings(c)
+			if err != nil {
+				return err
+			}
+			if url != "" {
+				ts, err := postgres.Open(c.Context, url, s.Embedder())
+				if err != nil {
+					return err
+				}
+				defer ts.Close()
+				tn, err := ts.Reindex(c.Context, memory.Visibility{Team: team}, c.Bool("all"))
+				if err != nil {
+					return err
+				}
+				out["team_embedded"] = tn
+			}
 			if c.Bool("json") {
-				return printJSON(c, map[string]any{"embedded": n, "model": embedderName(s)})
+				return printJSON(c, out)
 			}
 			fmt.Fprintf(c.App.Writer, "embedded %d memories with %s\n", n, embedderName(s))
+			if tn, ok := out["team_embedded"]; ok {
+				fmt.Fprintf(c.App.Writer, "embedded %d team memories with %s\n", tn, embedderName(s))
+			}
 			return nil
 		},
 	}

@@ -85,6 +85,7 @@ func TestPostgres(t *testing.T) {
 	t.Run("Schema", func(t *testing.T) { testSchema(t, c) })
 	t.Run("SameRanking", func(t *testing.T) { testSameRanking(t, c) })
 	t.Run("Edit", func(t *testing.T) { testEdit(t, c) })
+	t.Run("Reindex", func(t *testing.T) { testReindex(t, c) })
 }
 
 // testIsolation checks that row-level security, not acolyte's own WHERE
@@ -272,5 +273,41 @@ func testEdit(t *testing.T, c *cluster) {
 	}
 	if _, err := s.Edit(ctx, vis, a.Memory.ID, memory.Revision{Content: "bad \xff"}); !errors.Is(err, memory.ErrInvalidText) {
 		t.Fatalf("edit to invalid text: %v", err)
+	}
+}
+
+// testReindex: a member whose embedder differs from the one that stored
+// the team's memories adds vectors of its own model beside them, after
+// which its searches find by vector too, and the first model's still do.
+func testReindex(t *testing.T, c *cluster) {
+	ctx := t.Context()
+	db := c.database(t)
+	vis := memory.Visibility{Team: "red"}
+	a := c.open(t, "alice", db, enginetest.Concepts("model-a"))
+	for _, f := range []string{"staging is reached through bastion-2", "coffee is in the second cupboard",
+		"release notes go in CHANGES.md", "the office closes at six"} {
+		if _, err := a.Add(ctx, vis, memory.Draft{Content: f, Scope: memory.ScopeTeam}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := c.open(t, "alice", db, enginetest.Concepts("model-b"))
+	if rs, err := b.Search(ctx, vis, memory.Query{Text: "jump host"}); err != nil || len(rs) != 0 {
+		t.Fatalf("before reindex, model b found %+v (%v)", rs, err)
+	}
+	n, err := b.Reindex(ctx, vis, false)
+	if err != nil || n != 4 {
+		t.Fatalf("reindex embedded %d (%v), want 4", n, err)
+	}
+	if n, err := b.Reindex(ctx, vis, false); err != nil || n != 0 {
+		t.Fatalf("a second reindex embedded %d (%v), want 0", n, err)
+	}
+	if n, err := b.Reindex(ctx, vis, true); err != nil || n != 4 {
+		t.Fatalf("reindex --all embedded %d (%v), want 4", n, err)
+	}
+	for _, s := range []*postgres.Store{a, b} {
+		rs, err := s.Search(ctx, vis, memory.Query{Text: "jump host"})
+		if err != nil || len(rs) == 0 || !strings.Contains(rs[0].Content, "bastion-2") {
+			t.Fatalf("after reindex a search by vector found %+v (%v)", rs, err)
+		}
 	}
 }

@@ -580,3 +580,62 @@ func (s *Store) Counts(ctx context.Context, vis memory.Visibility) (map[memory.K
 	}
 	return out, rows.Err()
 }
+
+// reindexBatch is how many memories one embedder call takes.
+const reindexBatch = 256
+
+// Reindex embeds the team's memories that have no vector from the current
+// embedder, or, with all, every one of them, and returns how many it
+// embedded. Each member's embedder adds its own model's vectors beside the
+// others', so members with different embedders all search by vector.
+func (s *Store) Reindex(ctx context.Context, vis memory.Visibility, all bool) (int, error) {
+	if err := checkVis(vis); err != nil {
+		return 0, err
+	}
+	if s.embedder == nil {
+		return 0, errors.New("team reindex: no embedder configured")
+	}
+	model := s.embedder.Model()
+	q, args := `SELECT `+columns+` FROM team_memories m WHERE team = $1`, []any{vis.Team}
+	if !all {
+		q += ` AND NOT EXISTS (SELECT 1 FROM team_embeddings e WHERE e.id = m.id AND e.model = $2)`
+		args = append(args, model)
+	}
+	ms, err := collect(s.pool.Query(ctx, q+` ORDER BY id`, args...))
+	if err != nil {
+		return 0, fmt.Errorf("team reindex: %w", err)
+	}
+	done := 0
+	for start := 0; start < len(ms); start += reindexBatch {
+		batch := ms[start:min(start+reindexBatch, len(ms))]
+		texts := make([]string, len(batch))
+		for i := range batch {
+			texts[i] = memory.EmbedText(&batch[i])
+		}
+		vecs, err := s.embedder.Embed(ctx, memory.PurposeDocument, texts)
+		if err == nil && len(vecs) != len(batch) {
+			err = fmt.Errorf("embedder returned %d vectors for %d texts", len(vecs), len(batch))
+		}
+		if err != nil {
+			return done, fmt.Errorf("team reindex: %w", err)
+		}
+		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			for i, m := range batch {
+				memory.Normalize32(vecs[i])
+				// A memory deleted meanwhile has no row to point at: the
+				// insert selects nothing rather than fail the batch.
+				if _, err := tx.Exec(ctx, `INSERT INTO team_embeddings (id, team, model, vec)
+					SELECT id, team, $3, $4 FROM team_memories WHERE id = $1 AND team = $2
+					ON CONFLICT (id, model) DO UPDATE SET vec = EXCLUDED.vec`, m.ID, vis.Team, model, encodeVector(vecs[i])); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return done, explain(vis.Team, err)
+		}
+		done += len(batch)
+	}
+	return done, nil
+}
