@@ -618,3 +618,35 @@ func TestNewDatabaseUsesWAL(t *testing.T) {
 		t.Fatalf("journal mode %q, want wal", mode)
 	}
 }
+
+// cancelOnEmbed cancels the caller's context while it embeds, as a Ctrl-C
+// during a long import would.
+type cancelOnEmbed struct {
+	*wordHash
+	cancel context.CancelFunc
+}
+
+func (c cancelOnEmbed) Embed(ctx context.Context, p memory.Purpose, texts []string) ([][]float32, error) {
+	c.cancel()
+	return c.wordHash.Embed(ctx, p, texts)
+}
+
+// The import's statements run without the driver's per-statement interrupt,
+// so cancellation is checked between rows instead: a cancelled import must
+// still stop, and leave nothing of itself behind.
+func TestCancelledImportStopsAndWritesNothing(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := openStore(t, "", cancelOnEmbed{&wordHash{name: "w", dim: 16}, cancel})
+	var mems []memory.Memory
+	for i := range 1000 {
+		mems = append(mems, memory.Memory{ID: fmt.Sprintf("01A%05d", i), Kind: memory.KindStored, Content: fmt.Sprintf("fact number %d", i)})
+	}
+	if _, err := s.ReplaceScope(ctx, memory.ScopeUser, "", mems); !errors.Is(err, context.Canceled) {
+		t.Fatalf("import with its context cancelled: %v, want context.Canceled", err)
+	}
+	got, err := s.List(context.Background(), memory.Visibility{}, memory.Filter{})
+	if err != nil || len(got) != 0 {
+		t.Fatalf("after a cancelled import: %d memories, %v; want none", len(got), err)
+	}
+}
