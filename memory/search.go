@@ -88,6 +88,27 @@ const (
 	softSample = 512
 )
 
+// Method is the evidence a search weighs.
+type Method string
+
+// Methods. Lexical and vector alone exist to measure each side.
+const (
+	MethodFused   Method = ""
+	MethodLexical Method = "lexical"
+	MethodVector  Method = "vector"
+)
+
+// ParseMethod reads a Method by name: fused, lexical or vector.
+func ParseMethod(name string) (Method, error) {
+	switch name {
+	case "fused", "":
+		return MethodFused, nil
+	case "lexical", "vector":
+		return Method(name), nil
+	}
+	return "", fmt.Errorf("search method %q: use fused, lexical or vector", name)
+}
+
 // Search finds the memories visible from vis that best match q, fusing
 // IDF-weighted word matches over the lexical index with cosine similarity
 // over the stored vectors.
@@ -184,6 +205,12 @@ func (s *Store) Search(ctx context.Context, vis Visibility, q Query) ([]Result, 
 	best := map[int64]float64{}
 	for i := range texts {
 		lex := lexical(terms[i], postings[i], v)
+		switch q.Method {
+		case MethodLexical:
+			side.cosines[i], side.wordVecs = nil, nil
+		case MethodVector:
+			lex = lexicalMatch{exact: make([]float64, len(v.c.seqs))}
+		}
 		if side.wordVecs != nil {
 			for t := range lex.terms {
 				lex.terms[t].vec = side.wordVecs[slices.Index(words, lex.terms[t].word)]

@@ -29,7 +29,7 @@ func TestMetrics(t *testing.T) {
 		{ID: "q1", Group: "a", Query: "What is the name of Ann's puppy?", Relevant: []string{"a1"}},
 		{ID: "q2", Group: "a", Query: "What happened to Bob's car?", Relevant: []string{"a2", "missing"}},
 	}
-	r, err := bench.Run(ctx, s, qs, []int{1, 5}, nil)
+	r, err := bench.Run(ctx, s, qs, []int{1, 5}, bench.Options{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
