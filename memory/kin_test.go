@@ -1,6 +1,7 @@
 package memory_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/acolyte-dev/acolyte/memory"
@@ -33,4 +34,27 @@ func TestSearchFindsKinAndIdentifierParts(t *testing.T) {
 			t.Errorf("%q found %q; want %q first", c.query, got, c.want)
 		}
 	}
+}
+
+// Query words become FTS5 queries of their own (kin, identifier wholes):
+// whatever a user types, the search must not fail on the query syntax.
+func FuzzSearchQueryWords(f *testing.F) {
+	for _, seed := range []string{
+		"how do clients authenticate?", `a "quoted" parse_config`, "rock'n'roll*", "NEAR(a b) OR c",
+		"internal/http_server", "x AND", `""""`, "dedup-lint^2 {col}:term", "ünïcödé words",
+	} {
+		f.Add(seed)
+	}
+	s := openStore(f, "", nil)
+	if _, err := s.Add(ctx, projA, memory.Draft{Content: "Biome is the formatter and linter", Scope: memory.ScopeProject, Source: "test"}); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, q string) {
+		if memory.ValidateContent(q) != nil || strings.TrimSpace(q) == "" {
+			return
+		}
+		if _, err := s.Search(ctx, projA, memory.Query{Text: q}); err != nil {
+			t.Fatalf("search %q: %v", q, err)
+		}
+	})
 }

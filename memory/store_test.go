@@ -48,7 +48,7 @@ func (w *wordHash) Embed(_ context.Context, _ memory.Purpose, texts []string) ([
 	return out, nil
 }
 
-func openStore(t *testing.T, path string, e memory.Embedder) *memory.Store {
+func openStore(t testing.TB, path string, e memory.Embedder) *memory.Store {
 	t.Helper()
 	if path == "" {
 		path = filepath.Join(t.TempDir(), "acolyte.db")
