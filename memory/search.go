@@ -227,11 +227,22 @@ func (s *Store) Search(ctx context.Context, vis Visibility, q Query) ([]Result, 
 		}
 		saved <- s.vectorSide(ctx, c, vis, q.Filter, topicSeqs, texts, words)
 	}()
+	// Kin rescue the words that few memories hold (see kinMaxHeld). An
+	// identifier's whole has none of its own: its parts have them.
 	postings := make([][][]int64, len(texts))
-	for i := range texts {
+	kin := make([][][]int64, len(texts))
+	for i, text := range texts {
 		postings[i] = make([][]int64, len(terms[i]))
+		kin[i] = make([][]int64, len(terms[i]))
+		wholes := identifierWholes(text)
 		for j, w := range terms[i] {
 			if postings[i][j], err = s.postings(ctx, w); err != nil {
+				break
+			}
+			if q.Method == MethodVector || len(postings[i][j]) > kinMaxHeld || slices.Contains(wholes, w) {
+				continue
+			}
+			if kin[i][j], err = s.kinPostings(ctx, w); err != nil {
 				break
 			}
 		}
@@ -256,21 +267,6 @@ func (s *Store) Search(ctx context.Context, vis Visibility, q Query) ([]Result, 
 	}
 
 	v := side.view
-	// Kin rescue the words that few memories hold (see kinMaxHeld). An
-	// identifier's whole has none of its own: its parts have them.
-	kin := make([][][]int64, len(texts))
-	for i, text := range texts {
-		kin[i] = make([][]int64, len(terms[i]))
-		wholes := identifierWholes(text)
-		for j, w := range terms[i] {
-			if q.Method == MethodVector || len(postings[i][j]) > kinMaxHeld || slices.Contains(wholes, w) {
-				continue
-			}
-			if kin[i][j], err = s.kinPostings(ctx, w); err != nil {
-				return nil, err
-			}
-		}
-	}
 	best := map[int64]float64{}
 	for i := range texts {
 		lex := lexical(terms[i], postings[i], kin[i], v)
