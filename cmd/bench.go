@@ -29,6 +29,8 @@ func benchCommand() *cli.Command {
 				&cli.StringFlag{Name: "queries", Required: true, Usage: "queries.jsonl"},
 				&cli.StringFlag{Name: "k", Value: "5,10", Usage: "comma-separated cut-offs"},
 				&cli.StringFlag{Name: "db", Usage: "keep the benchmark store in this file (default: a temporary one)"},
+				&cli.StringFlag{Name: "method", Value: "fused", Usage: "search by `fused`, lexical or vector evidence"},
+				&cli.BoolFlag{Name: "no-floor", Usage: "return the best matches even when none is relevant"},
 				jsonFlag,
 			},
 			Action: runRetrievalBench,
@@ -45,6 +47,11 @@ func runRetrievalBench(c *cli.Context) error {
 		}
 		ks = append(ks, k)
 	}
+	method, err := memory.ParseMethod(c.String("method"))
+	if err != nil {
+		return usage(fmt.Errorf("--method: %w", err))
+	}
+	opts := bench.Options{Method: method, NoFloor: c.Bool("no-floor")}
 	docs, err := bench.ReadJSONL[bench.Doc](c.String("corpus"))
 	if err != nil {
 		return usage(err)
@@ -82,19 +89,40 @@ func runRetrievalBench(c *cli.Context) error {
 		return err
 	}
 	bar = newProgress(c.App.ErrWriter, "search")
-	r, err := bench.Run(c.Context, s, queries, ks, bar.Update)
+	r, err := bench.Run(c.Context, s, queries, ks, opts, bar.Update)
 	bar.Done()
 	if err != nil {
 		return err
 	}
-	r.Memories, r.IndexTime = len(docs), indexTime
+	r.Memories, r.IndexTime, r.Method = len(docs), indexTime, c.String("method")
+	if groups := map[string]bool{}; len(queries) > 0 {
+		for _, q := range queries {
+			groups[q.Group] = true
+		}
+		if len(groups) > 1 {
+			// Every query again, against another group's memories, where
+			// the right answer is nothing.
+			opts.Cross = true
+			bar = newProgress(c.App.ErrWriter, "cross ")
+			cross, err := bench.Run(c.Context, s, queries, ks, opts, bar.Update)
+			bar.Done()
+			if err != nil {
+				return err
+			}
+			r.CrossEmpty = &cross.Empty
+		}
+	}
 	if c.Bool("json") {
 		return printJSON(c, r)
 	}
 	w := c.App.Writer
 	fmt.Fprintf(w, "embedder   %s\n", orNone(r.Embedder))
 	fmt.Fprintf(w, "memories   %d (indexed in %s)\n", r.Memories, r.IndexTime.Round(1e6))
-	fmt.Fprintf(w, "queries    %d\n", r.Queries)
+	fmt.Fprintf(w, "method     %s\n", r.Method)
+	fmt.Fprintf(w, "queries    %d (%.1f%% found nothing)\n", r.Queries, 100*r.Empty)
+	if r.CrossEmpty != nil {
+		fmt.Fprintf(w, "cross      %.1f%% of the queries found nothing in another group's memories\n", 100**r.CrossEmpty)
+	}
 	for _, k := range ks {
 		fmt.Fprintf(w, "recall@%-3d %.4f   nDCG@%-3d %.4f\n", k, r.Recall[k], k, r.NDCG[k])
 	}

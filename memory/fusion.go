@@ -12,15 +12,10 @@ import (
 // therefore rank by the formulas and constants of search.go.
 
 // termIDF is a query word's weight when df of the n visible memories hold
-// it (see lexical).
+// it (see lexical and idfMinMemories).
 func termIDF(n, df float64) float64 {
-	idf := math.Log((n - df + 0.5) / (df + 0.5))
-	if idf <= 0 {
-		// As in FTS5: a word in most memories still counts for a little,
-		// so any match outranks none.
-		idf = 1e-6
-	}
-	return idf
+	n = max(n, idfMinMemories)
+	return math.Log(1 + (n-df+0.5)/(df+0.5))
 }
 
 // softCredit is what a word a memory does not hold earns when the
@@ -37,7 +32,7 @@ func softCredit(idf, z float64) float64 {
 // lexical score, the best lexical score among the candidates, and its
 // vector z-score.
 func fusedScore(lex, bestLex, z float64) float64 {
-	score := vectorWeight * min(1, max(z, 0)/vectorFullZ)
+	score := vectorWeight * min(1, z/vectorFullZ)
 	if bestLex > 0 {
 		score += (1 - vectorWeight) * lex / bestLex
 	}

@@ -48,7 +48,7 @@ func (w *wordHash) Embed(_ context.Context, _ memory.Purpose, texts []string) ([
 	return out, nil
 }
 
-func openStore(t *testing.T, path string, e memory.Embedder) *memory.Store {
+func openStore(t testing.TB, path string, e memory.Embedder) *memory.Store {
 	t.Helper()
 	if path == "" {
 		path = filepath.Join(t.TempDir(), "acolyte.db")
@@ -499,9 +499,11 @@ func TestVectorPackFollowsWrites(t *testing.T) {
 	}
 }
 
+// mustSearch searches without the relevance floor: its callers test which
+// memories the catalog offers, with queries no memory's words hold.
 func mustSearch(t *testing.T, s *memory.Store, q string) []memory.Result {
 	t.Helper()
-	rs, err := s.Search(ctx, nowhere, memory.Query{Text: q})
+	rs, err := s.Search(ctx, nowhere, memory.Query{Text: q, NoFloor: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,11 @@ type Query struct {
 	Text    string
 	Queries []string
 	Filter
+	// Method picks the evidence weighed; the zero value fuses both sides.
+	Method Method
+	// NoFloor returns the best matches even when none is relevant (see
+	// relevanceFloor), for benchmarks that measure what the floor costs.
+	NoFloor bool
 }
 
 // Result is one memory returned by a search, with its fused score.

@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -25,7 +26,8 @@ func Words(text string) []string {
 // queryWords are the words of a search worth looking for: Words without
 // stop words, with a possessive 's dropped so "Caroline's" finds memories
 // that say "Caroline" (the lexical index splits at the apostrophe, so the
-// whole word would only match "Caroline's" itself).
+// whole word would only match "Caroline's" itself), and then the wholes of
+// the identifiers (see identifierWholes).
 func queryWords(text string) []string {
 	var out []string
 	for _, w := range Words(text) {
@@ -35,6 +37,30 @@ func queryWords(text string) []string {
 		w = strings.TrimSuffix(w, "'s")
 		if w != "" && !isStopWord(w) {
 			out = append(out, w)
+		}
+	}
+	return append(out, identifierWholes(text)...)
+}
+
+// identifierWholes returns each identifier of text that Words splits into
+// parts, as one lowercase word: parseConfig, parse_config and parse-config
+// all give parseconfig, and internal/http_server gives httpserver. The
+// lexical index holds a camelCase or dotted identifier whole as well as in
+// parts, and a memory may spell as one word what a question splits, so a
+// search looks for both; a memory that holds the whole outranks one that
+// merely holds its parts somewhere.
+func identifierWholes(text string) []string {
+	var out []string
+	for _, field := range strings.FieldsFunc(text, func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' && r != '-'
+	}) {
+		parts := Words(field)
+		if len(parts) < 2 {
+			continue
+		}
+		whole := strings.Join(parts, "")
+		if !slices.Contains(out, whole) {
+			out = append(out, whole)
 		}
 	}
 	return out
@@ -87,3 +113,90 @@ yet get got`) {
 
 // isStopWord reports whether w (lowercase) carries too little meaning to search for.
 func isStopWord(w string) bool { return stopWords[w] }
+
+// Kin. A query word and a word of a memory are kin when one is a
+// derivation or a shortening of the other that the Porter stemmer does not
+// join: lint and linter, authenticate and auth, config and configuration.
+// Kin earn part of a word's weight (see kinWeight).
+//
+// Two rules cover most of it, both on prefixes of at least minKin letters,
+// because English and code derive words by adding suffixes and abbreviate
+// them by cutting:
+//
+//   - a prefix of the word is a word of the memory: authenticate finds
+//     auth, linter finds lint, repository finds repo;
+//   - the word, less an inflection, begins a word of the memory: lint finds
+//     linter, parse finds parser, auth finds authentication.
+//
+// Abbreviations that are no prefix of their word, or shorter than minKin,
+// come from abbreviations.
+const minKin = 4
+
+// kinQuery returns the FTS5 query that matches the kin of the query word
+// w, or "" when it has none. FTS5 stems each term as it stems the index,
+// so a prefix query on "authenticate" finds "authentication" as well.
+func kinQuery(w string) string {
+	var terms []string
+	add := func(t string, prefix bool) {
+		t = `"` + strings.ReplaceAll(t, `"`, `""`) + `"`
+		if prefix {
+			t += "*"
+		}
+		if !slices.Contains(terms, t) {
+			terms = append(terms, t)
+		}
+	}
+	if isASCII(w) && len(w) >= minKin {
+		for n := minKin; n < len(w); n++ {
+			add(w[:n], false)
+		}
+		base := w
+		for _, suffix := range []string{"ing", "ed", "es", "s", "e"} {
+			if b, ok := strings.CutSuffix(w, suffix); ok && len(b) >= minKin && len(b) < len(base) {
+				base = b
+			}
+		}
+		add(base, true)
+	}
+	for _, a := range abbreviations() {
+		short, long := a[0], a[1]
+		if w == short || w == short+"s" {
+			add(long, true)
+		} else if strings.HasPrefix(w, long) {
+			add(short, false)
+			add(short+"s", false)
+		}
+	}
+	return strings.Join(terms, " OR ")
+}
+
+func isASCII(s string) bool {
+	for i := range len(s) {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// abbreviations pairs common programming abbreviations with the stem of the
+// word they shorten, where the prefix rules of kinTerm cannot join them:
+// the abbreviation is shorter than minKin or not a prefix of its word. The
+// list is general programming usage, not drawn from any benchmark.
+func abbreviations() [][2]string {
+	return [][2]string{
+		{"db", "databas"}, {"pkg", "packag"}, {"msg", "messag"}, {"cfg", "configur"},
+		{"fn", "function"}, {"func", "function"}, {"ctx", "context"}, {"req", "request"},
+		{"resp", "respons"}, {"err", "error"}, {"str", "string"}, {"src", "sourc"},
+		{"dst", "destin"}, {"env", "environ"}, {"dir", "director"}, {"arg", "argument"},
+		{"var", "variabl"}, {"lib", "librar"}, {"doc", "document"}, {"dep", "depend"},
+		{"app", "applic"}, {"dev", "develop"}, {"gen", "generat"}, {"tmp", "temporar"},
+		{"k8s", "kubernet"}, {"i18n", "internation"}, {"l10n", "locali"}, {"a11y", "accessib"},
+		{"fmt", "format"}, {"id", "identifi"}, {"mgmt", "manag"}, {"perf", "perform"},
+		{"prod", "product"}, {"repo", "repositor"}, {"auth", "authent"}, {"auth", "authori"},
+		{"init", "initi"}, {"impl", "implement"}, {"info", "inform"}, {"spec", "specif"},
+		{"param", "paramet"}, {"attr", "attribut"}, {"prop", "properti"}, {"util", "utilit"},
+		{"async", "asynchron"}, {"sync", "synchron"}, {"config", "configur"}, {"deps", "depend"},
+		{"docs", "document"}, {"eval", "evalu"}, {"exec", "execut"},
+	}
+}

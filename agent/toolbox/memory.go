@@ -267,7 +267,9 @@ func memorySearch(tk memory.Toolkit) Tool {
 				out.Memories = append(out.Memories, hit(r.Memory, r.Score))
 			}
 			if len(out.Memories) == 0 {
-				out.Note = emptyNote(f, "nothing matched; try other words, or read the code")
+				// The store answers nothing when nothing is relevant, rather
+				// than its least bad guesses.
+				out.Note = emptyNote(f, "no memory matches; try other words, or read the code")
 			}
 			return out, nil
 		},

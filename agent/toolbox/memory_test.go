@@ -271,3 +271,33 @@ func TestMemoryToolSchemasDeclareTheirLimits(t *testing.T) {
 		}
 	}
 }
+
+// A question the memories do not answer gets no hits and says so, rather
+// than the least bad memories.
+func TestMemorySearchSaysNoMemoryMatches(t *testing.T) {
+	tk, _ := agenttest.Open(t)
+	tools := toolbox.MemoryTools(tk)
+	for _, c := range []string{
+		"Run the unit tests with make test before pushing",
+		"Releases are cut from the main branch every Tuesday",
+		"Database migrations live in db/migrations and run in order",
+	} {
+		if _, err := call(t, tools, "memory_add", `{"content": "`+c+`"}`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := call(t, tools, "memory_search", `{"query": "what is the recipe for banana bread?"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := res.(toolbox.MemoryHits); len(h.Memories) != 0 || !strings.HasPrefix(h.Note, "no memory matches") {
+		t.Fatalf("an unrelated question: %+v", h)
+	}
+	res, err = call(t, tools, "memory_search", `{"query": "when are releases cut?"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := res.(toolbox.MemoryHits).Memories; len(h) == 0 || h[0].Content != "Releases are cut from the main branch every Tuesday" {
+		t.Fatalf("a question they answer: %+v", h)
+	}
+}

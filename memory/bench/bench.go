@@ -71,6 +71,23 @@ type Report struct {
 	P50        time.Duration   `json:"search_p50_ns"`
 	P95        time.Duration   `json:"search_p95_ns"`
 	ByCategory map[int]float64 `json:"recall_at_first_k_by_category,omitempty"`
+	Method     string          `json:"method"`
+	// Empty is the share of queries that found nothing relevant.
+	Empty float64 `json:"empty"`
+	// CrossEmpty is Empty for the queries asked of another group (see
+	// Options.Cross); nil when the queries name one group.
+	CrossEmpty *float64 `json:"cross_empty,omitempty"`
+}
+
+// Options say how Run searches.
+type Options struct {
+	Method memory.Method
+	// NoFloor returns the best matches even when none is relevant.
+	NoFloor bool
+	// Cross asks each query of one group against the next group's
+	// memories (groups in order of name), where nothing is relevant: the
+	// share that finds nothing measures the relevance floor.
+	Cross bool
 }
 
 // groupKey makes each benchmark group its own project, so a query sees only
@@ -116,8 +133,21 @@ func parseDate(s string) (time.Time, bool) {
 }
 
 // Run searches every query and scores the results at each cut-off in ks.
-func Run(ctx context.Context, s *memory.Store, queries []Query, ks []int, progress func(done, total int)) (Report, error) {
+func Run(ctx context.Context, s *memory.Store, queries []Query, ks []int, o Options, progress func(done, total int)) (Report, error) {
 	slices.Sort(ks)
+	next := map[string]string{}
+	if o.Cross {
+		var groups []string
+		for _, q := range queries {
+			if !slices.Contains(groups, q.Group) {
+				groups = append(groups, q.Group)
+			}
+		}
+		slices.Sort(groups)
+		for i, g := range groups {
+			next[g] = groups[(i+1)%len(groups)]
+		}
+	}
 	depth := ks[len(ks)-1]
 	r := Report{Queries: len(queries), Recall: map[int]float64{}, NDCG: map[int]float64{}, ByCategory: map[int]float64{}}
 	if s.Embedder() != nil {
@@ -126,13 +156,20 @@ func Run(ctx context.Context, s *memory.Store, queries []Query, ks []int, progre
 	latencies := make([]time.Duration, 0, len(queries))
 	catCount := map[int]int{}
 	for i, q := range queries {
+		group := q.Group
+		if o.Cross {
+			group = next[group]
+		}
 		start := time.Now()
-		results, err := s.Search(ctx, memory.Visibility{ProjectKey: groupKey(q.Group)},
-			memory.Query{Text: q.Query, Filter: memory.Filter{Scope: memory.ScopeProject, Limit: depth}})
+		results, err := s.Search(ctx, memory.Visibility{ProjectKey: groupKey(group)},
+			memory.Query{Text: q.Query, Filter: memory.Filter{Scope: memory.ScopeProject, Limit: depth}, Method: o.Method, NoFloor: o.NoFloor})
 		if err != nil {
 			return r, fmt.Errorf("query %s: %w", q.ID, err)
 		}
 		latencies = append(latencies, time.Since(start))
+		if len(results) == 0 {
+			r.Empty++
+		}
 		ranked := make([]string, len(results))
 		for j, res := range results {
 			ranked[j] = res.ID
@@ -163,6 +200,7 @@ func Run(ctx context.Context, s *memory.Store, queries []Query, ks []int, progre
 			r.NDCG[k] /= n
 		}
 		r.MRR /= n
+		r.Empty /= n
 	}
 	for c, n := range catCount {
 		r.ByCategory[c] /= float64(n)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/acolyte-dev/acolyte/memory"
 	"github.com/acolyte-dev/acolyte/memory/bench"
+	"github.com/acolyte-dev/acolyte/memory/embed/static"
 )
 
 func TestMetrics(t *testing.T) {
@@ -29,7 +30,7 @@ func TestMetrics(t *testing.T) {
 		{ID: "q1", Group: "a", Query: "What is the name of Ann's puppy?", Relevant: []string{"a1"}},
 		{ID: "q2", Group: "a", Query: "What happened to Bob's car?", Relevant: []string{"a2", "missing"}},
 	}
-	r, err := bench.Run(ctx, s, qs, []int{1, 5}, nil)
+	r, err := bench.Run(ctx, s, qs, []int{1, 5}, bench.Options{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,5 +59,60 @@ func BenchmarkIndex(b *testing.B) {
 			b.Fatal(err)
 		}
 		s.Close()
+	}
+}
+
+// The cross-group run asks each query of the next group's memories, where
+// nothing is relevant, and counts the queries that found nothing; each
+// method searches with its own evidence.
+func TestCrossGroupAndMethods(t *testing.T) {
+	ctx := context.Background()
+	s, err := memory.Open(ctx, filepath.Join(t.TempDir(), "b.db"), static.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	docs := []bench.Doc{
+		{ID: "a1", Group: "a", Content: "Run the unit tests with make test before pushing"},
+		{ID: "a2", Group: "a", Content: "Releases are cut from the main branch every Tuesday"},
+		{ID: "b1", Group: "b", Content: "Caroline adopted a puppy named Biscuit last spring"},
+		{ID: "b2", Group: "b", Content: "Melanie paints landscapes of the lake near her home"},
+	}
+	if _, err := bench.Index(ctx, s, docs, nil); err != nil {
+		t.Fatal(err)
+	}
+	qs := []bench.Query{
+		{ID: "qa", Group: "a", Query: "when are releases cut?", Relevant: []string{"a2"}},
+		{ID: "qb", Group: "b", Query: "what is the name of Caroline's puppy?", Relevant: []string{"b1"}},
+	}
+	r, err := bench.Run(ctx, s, qs, []int{1}, bench.Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Recall[1] != 1 || r.Empty != 0 {
+		t.Fatalf("own groups: recall@1 %v, empty %v; want 1 and 0", r.Recall[1], r.Empty)
+	}
+	cross, err := bench.Run(ctx, s, qs, []int{1}, bench.Options{Cross: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cross.Empty != 1 {
+		t.Fatalf("asked of the other group, %v of the queries found nothing; want all", cross.Empty)
+	}
+	unfloored, err := bench.Run(ctx, s, qs, []int{1}, bench.Options{Cross: true, NoFloor: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if unfloored.Empty == 1 {
+		t.Fatal("without the floor every cross-group query still found nothing; the floor test proves nothing")
+	}
+	for _, m := range []memory.Method{memory.MethodLexical, memory.MethodVector} {
+		r, err := bench.Run(ctx, s, qs, []int{1}, bench.Options{Method: m}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Recall[1] == 0 {
+			t.Errorf("method %q found nothing relevant", m)
+		}
 	}
 }

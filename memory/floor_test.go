@@ -1,0 +1,77 @@
+package memory_test
+
+import (
+	"testing"
+
+	"github.com/acolyte-dev/acolyte/memory"
+	"github.com/acolyte-dev/acolyte/memory/embed/static"
+)
+
+var projectRules = []string{
+	"Run the unit tests with make test before pushing",
+	"Biome is the formatter and linter; run pnpm biome check",
+	"Releases are cut from the main branch every Tuesday",
+	"Database migrations live in db/migrations and run in order",
+	"Auth via Bearer token in the Authorization header",
+	"Never log request bodies: they can hold personal data",
+}
+
+// A question about something the memories never mention finds nothing,
+// with the offline embedder and without one, while a question they answer
+// still finds its answer.
+func TestSearchFindsNothingWhenNothingIsRelevant(t *testing.T) {
+	for name, e := range map[string]memory.Embedder{"static": static.New(), "lexical": nil} {
+		t.Run(name, func(t *testing.T) {
+			s := openStore(t, "", e)
+			byID := addAll(t, s, projectRules...)
+			for _, q := range []string{
+				"what is the recipe for banana bread?",
+				"who won the football world cup in 1998?",
+				"how tall is the Eiffel tower",
+			} {
+				rs, err := s.Search(ctx, projA, memory.Query{Text: q})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(rs) != 0 {
+					t.Errorf("%q found %q; want nothing", q, contents(rs, byID))
+				}
+				if rs, _ := s.Search(ctx, projA, memory.Query{Text: q, NoFloor: true}); len(rs) == 0 && e != nil {
+					t.Errorf("%q without the floor found nothing; the floor test proves nothing", q)
+				}
+			}
+			for q, want := range map[string]string{
+				"which formatter does the project use?": "Biome is the formatter and linter; run pnpm biome check",
+				"how do I run the tests?":               "Run the unit tests with make test before pushing",
+				"where do database migrations live?":    "Database migrations live in db/migrations and run in order",
+			} {
+				rs, err := s.Search(ctx, projA, memory.Query{Text: q})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := contents(rs, byID); len(got) == 0 || got[0] != want {
+					t.Errorf("%q found %q; want %q first", q, got, want)
+				}
+			}
+		})
+	}
+}
+
+// Each of several queries is held to the floor alone: an irrelevant one
+// adds nothing to the results of a relevant one.
+func TestFloorJudgesEachQueryAlone(t *testing.T) {
+	s := openStore(t, "", static.New())
+	byID := addAll(t, s, projectRules...)
+	rs, err := s.Search(ctx, projA, memory.Query{Text: "what is the recipe for banana bread?", Queries: []string{"when are releases cut?"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := contents(rs, byID)
+	if len(got) == 0 || got[0] != "Releases are cut from the main branch every Tuesday" {
+		t.Fatalf("found %q; want the release rule first", got)
+	}
+	alone, _ := s.Search(ctx, projA, memory.Query{Text: "when are releases cut?"})
+	if len(got) != len(alone) {
+		t.Errorf("with an irrelevant query beside it: %d results; alone: %d", len(got), len(alone))
+	}
+}
