@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/acolyte-dev/acolyte/agent/toolbox"
-	"github.com/acolyte-dev/acolyte/gitsync"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -180,7 +179,7 @@ func Distill(ctx context.Context, m Model, tk memory.Toolkit, history []Message)
 			// or a failed write costs this fact only; the others are
 			// still stored. A secret is not echoed into the report.
 			sk := SkippedFact{Fact: f, Reason: err.Error()}
-			if errors.Is(err, gitsync.ErrSecret) {
+			if errors.Is(err, memory.ErrSecret) {
 				sk.Content = withheld
 			}
 			rep.Skipped = append(rep.Skipped, sk)

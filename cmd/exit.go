@@ -71,7 +71,7 @@ var answeredNo = []error{
 	memory.ErrEmpty,
 	memory.ErrTooLarge,
 	memory.ErrInvalidText,
-	gitsync.ErrSecret,
+	memory.ErrSecret,
 	gitsync.ErrRefused,
 	// The agent ran and the task was not done.
 	agent.ErrStepLimit,

@@ -21,7 +21,7 @@ func TestExitCode(t *testing.T) {
 		{"nothing relevant", fail(errors.New("no memories match")), ExitFail},
 		{"unknown id", wrap(memory.ErrNotFound), ExitFail},
 		{"content refused", wrap(memory.ErrTooLarge), ExitFail},
-		{"secret refused", wrap(gitsync.ErrSecret), ExitFail},
+		{"secret refused", wrap(memory.ErrSecret), ExitFail},
 		{"usage", usage(errors.New("search needs a query")), ExitUsage},
 		// What stopped the command outranks a command's own "no".
 		{"corrupt under fail", fail(wrap(memory.ErrCorrupt)), ExitUsage},

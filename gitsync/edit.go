@@ -28,7 +28,7 @@ func (w *Workspace) Edit(ctx context.Context, id string, r memory.Revision) (mem
 		return memory.Memory{}, fmt.Errorf("%s is derived from %s; edit that file and run `acolyte sync`", id, m.Source)
 	}
 	if what, found := DetectSecret(r.Content); found {
-		return memory.Memory{}, fmt.Errorf("%w: it contains %s. Project memories are committed to git; keep credentials in the environment or a secret manager, or store a pointer to where the secret lives", ErrSecret, what)
+		return memory.Memory{}, projectSecretError(what)
 	}
 	if m, err = w.store.Revise(m, r); err != nil {
 		return memory.Memory{}, err

@@ -26,10 +26,10 @@ func TestEveryRoadRefusesEveryCredential(t *testing.T) {
 		{"remember", func(t *testing.T, content string) bool {
 			w := workspaceIn(t)
 			_, err := w.Add(t.Context(), memory.Draft{Scope: memory.ScopeProject, Content: content})
-			if err != nil && !errors.Is(err, ErrSecret) {
+			if err != nil && !errors.Is(err, memory.ErrSecret) {
 				t.Fatalf("remember %.30q: %v", content, err)
 			}
-			return errors.Is(err, ErrSecret)
+			return errors.Is(err, memory.ErrSecret)
 		}},
 		{"AGENTS.md", func(t *testing.T, content string) bool {
 			root := t.TempDir()

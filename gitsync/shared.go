@@ -1,8 +1,10 @@
 package gitsync
 
+import "github.com/acolyte-dev/acolyte/memory"
+
 // RefuseShared is the credential check of memories shared beyond this
 // machine without git (the team database): it refuses content that looks
-// like a secret, with an error that is ErrSecret to errors.Is, and never
+// like a secret, with an error that is memory.ErrSecret to errors.Is, and never
 // repeats the secret.
 func RefuseShared(content string) error {
 	if what, found := DetectSecret(content); found {
@@ -18,4 +20,4 @@ func (e sharedSecretError) Error() string {
 		". Team memories are read by everyone on the team; keep credentials in the environment or a secret manager, or store a pointer to where the secret lives"
 }
 
-func (e sharedSecretError) Unwrap() error { return ErrSecret }
+func (e sharedSecretError) Unwrap() error { return memory.ErrSecret }

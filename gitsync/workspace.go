@@ -19,9 +19,12 @@ import (
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
-// ErrSecret refuses a project memory that looks like a credential: project
-// memories are committed, and a committed secret is a leaked secret.
-var ErrSecret = errors.New("refusing to store what looks like a secret in project memory")
+// projectSecretError refuses a project memory holding a credential of
+// kind what: project memories are committed, and a committed secret is a
+// leaked secret. It names the kind, never the text.
+func projectSecretError(what string) error {
+	return fmt.Errorf("%w in project memory: it contains %s. Project memories are committed to git; keep credentials in the environment or a secret manager, or store a pointer to where the secret lives", memory.ErrSecret, what)
+}
 
 // Workspace is the memory toolkit of one repository checkout. Project
 // memories go to .acolyte/memories.jsonl first and to the index second, under
@@ -328,7 +331,7 @@ func (w *Workspace) Add(ctx context.Context, d memory.Draft) (memory.Added, erro
 		return memory.Added{}, err
 	}
 	if f, found := secretRefusal("", 0, d.Content, d.Topic, d.Source); found {
-		return memory.Added{}, fmt.Errorf("%w: it contains %s. Project memories are committed to git; keep credentials in the environment or a secret manager, or store a pointer to where the secret lives", ErrSecret, f.Secret)
+		return memory.Added{}, projectSecretError(f.Secret)
 	}
 	m, err := w.store.Prepare(w.vis, d)
 	if err != nil {

@@ -104,12 +104,16 @@ type Memory struct {
 
 // Errors callers can test for with errors.Is.
 var (
-	ErrEmpty          = errors.New("memory is empty")
-	ErrTooLarge       = errors.New("memory is too large")
-	ErrInvalidText    = errors.New("memory is not valid text")
-	ErrUnknownScope   = errors.New("unknown scope")
-	ErrUnknownKind    = errors.New("unknown kind")
-	ErrNotFound       = errors.New("no memory with that id")
+	ErrEmpty        = errors.New("memory is empty")
+	ErrTooLarge     = errors.New("memory is too large")
+	ErrInvalidText  = errors.New("memory is not valid text")
+	ErrUnknownScope = errors.New("unknown scope")
+	ErrUnknownKind  = errors.New("unknown kind")
+	ErrNotFound     = errors.New("no memory with that id")
+	// ErrSecret refuses content that looks like a credential on its way to
+	// a place others read: a committed file or the team database. The
+	// check itself lives with the roads that need it (gitsync).
+	ErrSecret         = errors.New("refusing to store what looks like a secret")
 	ErrNoScopeKey     = errors.New("scope needs a key")
 	ErrSchemaTooNew   = errors.New("database schema is newer than this acolyte")
 	ErrDatabaseLocked = errors.New("database is locked")

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/acolyte-dev/acolyte/gitsync"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -332,7 +331,7 @@ func memoryAdd(tk memory.Toolkit, source string) Tool {
 				Source:  source,
 			})
 			switch {
-			case errors.Is(err, gitsync.ErrSecret):
+			case errors.Is(err, memory.ErrSecret):
 				// gitsync names the kind of secret and never the text.
 				return nil, errorf(CodeSecret, "content: %v", err)
 			case errors.Is(err, memory.ErrInvalidText), errors.Is(err, memory.ErrTooLarge), errors.Is(err, memory.ErrEmpty):

@@ -47,8 +47,8 @@ func TestWithTeam(t *testing.T) {
 	}
 
 	_, err = tk.Add(ctx, memory.Draft{Content: "The deploy key is AKIAQX7NR3JTMB2W5KPL", Scope: memory.ScopeTeam})
-	if !errors.Is(err, gitsync.ErrSecret) || strings.Contains(err.Error(), "AKIA") {
-		t.Fatalf("a credential for the team: %v, want ErrSecret without the secret", err)
+	if !errors.Is(err, memory.ErrSecret) || strings.Contains(err.Error(), "AKIA") {
+		t.Fatalf("a credential for the team: %v, want memory.ErrSecret without the secret", err)
 	}
 	if _, err := (memory.WithTeam{Local: local, Team: team, Visibility: vis}).Add(ctx, memory.Draft{Content: "fine", Scope: memory.ScopeTeam}); err == nil {
 		t.Fatal("without a credential check a team write went through")
@@ -74,7 +74,7 @@ func TestWithTeam(t *testing.T) {
 	if err != nil || edited.Content != "staging is reached through bastion-3" {
 		t.Fatalf("edit of a team memory: %+v (%v)", edited, err)
 	}
-	if _, err := tk.Edit(ctx, shared.Memory.ID, memory.Revision{Content: "key AKIAQX7NR3JTMB2W5KPL"}); !errors.Is(err, gitsync.ErrSecret) {
+	if _, err := tk.Edit(ctx, shared.Memory.ID, memory.Revision{Content: "key AKIAQX7NR3JTMB2W5KPL"}); !errors.Is(err, memory.ErrSecret) {
 		t.Fatalf("editing a credential into a team memory: %v", err)
 	}
 
