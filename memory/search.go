@@ -734,6 +734,11 @@ func (s *Store) results(ctx context.Context, ranked []int64, scores map[int64]fl
 		bySeq[seq] = m
 	}
 	rows.Close()
+	// A read that stopped early (I/O, a cancelled search) must not pass for
+	// memories that vanished between ranking and reading.
+	if err := rows.Err(); err != nil {
+		return nil, s.explain(err)
+	}
 	now := s.now().UTC().Truncate(time.Millisecond)
 	out := make([]Result, 0, len(ranked))
 	stale := false

@@ -822,6 +822,9 @@ func (s *Store) Reindex(ctx context.Context, all bool, progress func(done, total
 		todo = append(todo, item{seq, m})
 	}
 	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, s.explain(err)
+	}
 	const batch = 64
 	done := 0
 	for start := 0; start < len(todo); start += batch {
