@@ -163,6 +163,11 @@ func agentSession(c *cli.Context, confirm func(string) bool, onEvent func(agent.
 		return nil, nil, usage(err)
 	}
 	ws.Confirm = confirm
+	if w.Repo != nil {
+		if dir, err := w.Repo.HooksDir(); err == nil {
+			ws.HookDirs = []string{dir}
+		}
+	}
 	s, err := agent.NewSession(agent.Config{Model: m, Toolkit: w.Toolkit, Workspace: ws, MaxSteps: c.Int("max-steps"),
 		ContextBudget: budget, RequestTimeout: timeout, Stream: stream, OnEvent: onEvent})
 	if err != nil {

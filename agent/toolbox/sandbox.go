@@ -193,6 +193,10 @@ func shown(p string) string { return clip(p, 200) }
 // so it gains nothing, and the model's own tools cannot make symlinks.
 func (w *Workspace) guard(root *os.Root, p string, comps []string, acc access) error {
 	gitDirs := w.gitDirs(root, comps)
+	var hookDirs []fs.FileInfo
+	if acc == writeAccess {
+		hookDirs = w.hookDirs(root)
+	}
 	for i := range comps {
 		dir := filepath.Join(comps[:i+1]...)
 		if isDotGit(comps[i]) || isGitDir(root, dir) || sameAsAny(root, dir, gitDirs) {
@@ -202,6 +206,10 @@ func (w *Workspace) guard(root *os.Root, p string, comps []string, acc access) e
 		if acc == writeAccess && wouldMakeGitDir(root, comps, i) {
 			return errorf(CodeDenied, "%s would make %s a git directory (HEAD, objects/ and refs/), whose config git would obey there; "+
 				"the workspace tools do not create repositories. Ask the user to run git init if one is needed", shown(p), filepath.ToSlash(filepath.Join(append([]string{"."}, comps[:i]...)...)))
+		}
+		if acc == writeAccess && sameAsAny(root, dir, hookDirs) {
+			return errorf(CodeDenied, "%s is in %s, the folder git runs hooks from (core.hooksPath); the file tools may read it but not change it, "+
+				"because a hook runs on the user's next commit without asking. Tell the user what the hook should say instead", shown(p), filepath.ToSlash(dir))
 		}
 		if acc == writeAccess && isDotAcolyte(comps[i]) {
 			return errorf(CodeDenied, "%s is in .acolyte/, the project's memory, which the file tools may read but not change; "+
@@ -249,6 +257,19 @@ func (w *Workspace) gitDirs(root *os.Root, comps []string) []fs.FileInfo {
 		}
 		if st, err := root.Stat(rel); err == nil {
 			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// hookDirs returns the HookDirs that lie inside the root.
+func (w *Workspace) hookDirs(root *os.Root) []fs.FileInfo {
+	var out []fs.FileInfo
+	for _, d := range w.HookDirs {
+		if rel, ok := w.inside(d); ok {
+			if st, err := root.Stat(rel); err == nil && st.IsDir() {
+				out = append(out, st)
+			}
 		}
 	}
 	return out

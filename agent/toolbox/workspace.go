@@ -50,6 +50,12 @@ type Workspace struct {
 	Confirm func(command string) bool
 	// ShellTimeout is the default and maximum run time of one command.
 	ShellTimeout time.Duration
+	// HookDirs are folders whose files git runs by itself, on the user's
+	// next commit or checkout: a core.hooksPath inside the working tree
+	// (.husky, .githooks). The tools may read them but not write them,
+	// for the reason .git/hooks is out of bounds: a hook written there runs
+	// without the consent run_shell asks for.
+	HookDirs []string
 }
 
 // NewWorkspace roots the workspace tools at dir.
