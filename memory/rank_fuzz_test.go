@@ -8,7 +8,7 @@ import (
 )
 
 // FuzzRank feeds Rank what an engine might: held positions out of range
-// or repeated, vectors of other sizes, zero vectors, no query vector. It
+// or repeated, kin that are also held, vectors of other sizes, zero vectors, no query vector. It
 // must never panic, and every score must lie in (0, 1] and belong to a
 // doc that was given.
 func FuzzRank(f *testing.F) {
@@ -50,13 +50,17 @@ func FuzzRank(f *testing.F) {
 			for range int(next() % 8) {
 				terms[i].Held = append(terms[i].Held, int(int8(next())))
 			}
+			for range int(next() % 4) {
+				terms[i].Kin = append(terms[i].Kin, int(int8(next())))
+			}
+			terms[i].Whole = next()%4 == 0
 			terms[i].Vec = vec()
 		}
 		var query []float32
 		if d > 0 {
 			query = vec()
 		}
-		for at, score := range memory.Rank(docs, terms, query) {
+		for at, score := range memory.Rank(docs, terms, query, next()%2 == 0) {
 			if at < 0 || at >= n {
 				t.Fatalf("a score for doc %d of %d", at, n)
 			}

@@ -457,7 +457,47 @@ func (s *Store) Search(ctx context.Context, vis memory.Visibility, q memory.Quer
 		}
 		matchList = "ARRAY[" + strings.Join(parts, ", ") + "]"
 	}
-	rows, err := s.pool.Query(ctx, `SELECT m.id, e.vec, `+matchList+` FROM team_memories m
+	// Kin (see memory.KinForms) are matched in the same scan, one tsquery
+	// per word ORing its forms, each stemmed by the index's configuration
+	// as FTS5 stems its terms; a prefix form is a prefix tsquery (word:*).
+	// The tsqueries are built once, in a one-row subquery, not per row.
+	// An identifier whole has no kin, but only in the texts that join it.
+	plain := map[string]bool{}
+	for i, t := range texts {
+		for _, w := range terms[i] {
+			plain[w] = plain[w] || !slices.Contains(memory.IdentifierWholes(t), w)
+		}
+	}
+	var kinWords, kinQueries []string
+	for _, w := range words {
+		if !plain[w] {
+			continue
+		}
+		var ors []string
+		for _, f := range memory.KinForms(w) {
+			args = append(args, f.Text)
+			if f.Prefix {
+				ors = append(ors, fmt.Sprintf("to_tsquery($%d::regconfig, quote_literal($%d) || ':*')", cfgArg, len(args)))
+			} else {
+				ors = append(ors, fmt.Sprintf("plainto_tsquery($%d::regconfig, $%d)", cfgArg, len(args)))
+			}
+		}
+		if len(ors) > 0 {
+			kinWords = append(kinWords, w)
+			kinQueries = append(kinQueries, "("+strings.Join(ors, " || ")+")")
+		}
+	}
+	kinFrom, kinList := "", "ARRAY[]::boolean[]"
+	if len(kinQueries) > 0 {
+		kinFrom = "(SELECT ARRAY[" + strings.Join(kinQueries, ", ") + "] AS q) k, "
+		parts := make([]string, len(kinQueries))
+		for j := range kinQueries {
+			parts[j] = fmt.Sprintf("m.fts @@ k.q[%d]", j+1)
+		}
+		kinList = "ARRAY[" + strings.Join(parts, ", ") + "]"
+	}
+	kin := make(map[string][]int, len(kinWords))
+	rows, err := s.pool.Query(ctx, `SELECT m.id, e.vec, `+matchList+`, `+kinList+` FROM `+kinFrom+`team_memories m
 		LEFT JOIN team_embeddings e ON e.id = m.id AND e.model = $`+fmt.Sprint(modelArg)+`
 		WHERE `+strings.ReplaceAll(clause, "team = $1", "m.team = $1")+` ORDER BY m.id`, args...)
 	if err != nil {
@@ -473,14 +513,20 @@ func (s *Store) Search(ctx context.Context, vis memory.Visibility, q memory.Quer
 			id    string
 			raw   []byte
 			holds []bool
+			kins  []bool
 		)
-		if err := rows.Scan(&id, &raw, &holds); err != nil {
+		if err := rows.Scan(&id, &raw, &holds, &kins); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("team search: %w", err)
 		}
 		for j, h := range holds {
 			if h && j < len(words) {
 				held[words[j]] = append(held[words[j]], len(ids))
+			}
+		}
+		for j, h := range kins {
+			if h && j < len(kinWords) {
+				kin[kinWords[j]] = append(kin[kinWords[j]], len(ids))
 			}
 		}
 		vec := decodeVector(raw)
@@ -509,7 +555,7 @@ func (s *Store) Search(ctx context.Context, vis memory.Visibility, q memory.Quer
 	for i := range texts {
 		rt := make([]memory.RankTerm, len(terms[i]))
 		for j, w := range terms[i] {
-			rt[j] = memory.RankTerm{Word: w, Held: held[w]}
+			rt[j] = memory.RankTerm{Word: w, Held: held[w], Kin: kin[w], Whole: slices.Contains(memory.IdentifierWholes(texts[i]), w)}
 			if wordVecs != nil {
 				rt[j].Vec = wordVecs[slices.Index(words, w)]
 			}
@@ -518,7 +564,7 @@ func (s *Store) Search(ctx context.Context, vis memory.Visibility, q memory.Quer
 		if textVecs != nil {
 			qv = textVecs[i]
 		}
-		for at, score := range memory.Rank(docs, rt, qv) {
+		for at, score := range memory.Rank(docs, rt, qv, q.NoFloor) {
 			best[at] = max(best[at], score)
 		}
 	}
