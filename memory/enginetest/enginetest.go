@@ -289,4 +289,32 @@ func (h Harness) search(t *testing.T) {
 	if rs, err = e.Search(ctx, h.Vis, memory.Query{Text: "zebra"}); err != nil || len(rs) != 0 {
 		t.Fatalf("a search for a word no memory holds gave %+v (%v)", rs, err)
 	}
+	// A question about something no memory is about finds nothing, though
+	// it shares a word with two of them: "staging" covers too little of
+	// it to pass the relevance floor. NoFloor shows what the floor held
+	// back, so the floor and not a missing match is what emptied it.
+	unrelated := memory.Query{Text: "which coffee beans does the staging team order"}
+	if rs, err = e.Search(ctx, h.Vis, unrelated); err != nil || len(rs) != 0 {
+		t.Fatalf("a search about nothing here gave %+v (%v), want nothing relevant", rs, err)
+	}
+	unrelated.NoFloor = true
+	if rs, err = e.Search(ctx, h.Vis, unrelated); err != nil || len(rs) != 2 {
+		t.Fatalf("the same search without the floor gave %+v (%v), want the two staging memories", rs, err)
+	}
+	// With a vector side as well: the vectors always put some memory
+	// above the crowd, but none near enough to be relevant.
+	e = h.Open(t, Concepts("floor"))
+	h.add(t, e, "coffee is in the second cupboard", memory.KindStored, "")
+	h.add(t, e, "the office closes at six", memory.KindStored, "")
+	budget := memory.Query{Text: "what does the marketing budget for next quarter look like"}
+	if rs, err = e.Search(ctx, h.Vis, budget); err != nil || len(rs) != 0 {
+		t.Fatalf("with vectors, a search about nothing here gave %+v (%v), want nothing relevant", rs, err)
+	}
+	budget.NoFloor = true
+	if rs, err = e.Search(ctx, h.Vis, budget); err != nil || len(rs) == 0 {
+		t.Fatalf("with vectors and no floor, the same search gave %+v (%v), want the nearest memories", rs, err)
+	}
+	if rs, err = e.Search(ctx, h.Vis, memory.Query{Text: "where is the coffee kept"}); err != nil || len(rs) == 0 || !strings.Contains(rs[0].Content, "coffee") {
+		t.Fatalf("with vectors, a search about the coffee gave %+v (%v)", rs, err)
+	}
 }

@@ -220,6 +220,7 @@ func testSameRanking(t *testing.T, c *cluster) {
 		"The on-call rotation changes every Monday at noon",
 		"Database migrations must be reversible and reviewed by two people",
 		"Our coffee machine is descaled on Fridays",
+		"The CI runner configuration lives in .github/workflows",
 	}
 	vis := memory.Visibility{Team: "red", ProjectKey: "/p"}
 	for _, f := range facts {
@@ -237,10 +238,11 @@ func testSameRanking(t *testing.T, c *cluster) {
 		}
 		return out
 	}
-	// The SQLite engine also matches related forms and abbreviations of a
-	// query word ("db" for "database"; see kin in memory/search.go), which
-	// this engine does not do yet, so these queries use none.
-	for _, q := range []string{"how do I reach the staging database", "who approves a deploy", "camping trip", "database changes", "tests with postgres", "dog"} {
+	// Kin count on both, at half weight: "db" finds "database" (an
+	// abbreviation), "config" finds "configuration" (a prefix).
+	for _, q := range []string{"how do I reach the staging database", "who approves a deploy", "camping trip", "database changes",
+		"tests with postgres", "dog", "how do I reach the staging db", "db migrations", "who has to approve", "runner config",
+		"where do the release notes go"} {
 		lr, err := local.Search(ctx, vis, memory.Query{Text: q, Filter: memory.Filter{Limit: 3}})
 		if err != nil {
 			t.Fatal(err)
@@ -251,6 +253,34 @@ func testSameRanking(t *testing.T, c *cluster) {
 		}
 		if len(lr) == 0 || strings.Join(order(lr), "|") != strings.Join(order(tr), "|") {
 			t.Errorf("%q:\n local %q\n team  %q", q, order(lr), order(tr))
+		}
+	}
+	// Words with apostrophes become kin forms too; the tsquery quoting
+	// must hold against them and against tsquery syntax in the text.
+	for _, q := range []string{"O'Brien's database", "don'tcare o'reilly's:* | ! & db's"} {
+		if _, err := team.Search(ctx, vis, memory.Query{Text: q}); err != nil {
+			t.Errorf("%q: %v", q, err)
+		}
+	}
+	// Questions about nothing here find nothing on both, by the same
+	// relevance floor. Without it both find something: the vector side
+	// always lifts some memory above the crowd (in an order that int8
+	// and float32 vectors need not agree on when nothing stands out).
+	for _, q := range []string{"what is the capital of Mongolia", "what breed is the office cat",
+		"how many vacation days do new hires get"} {
+		for _, noFloor := range []bool{false, true} {
+			query := memory.Query{Text: q, NoFloor: noFloor, Filter: memory.Filter{Limit: 3}}
+			lr, err := local.Search(ctx, vis, query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr, err := team.Search(ctx, vis, query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (len(lr) == 0) == noFloor || (len(tr) == 0) == noFloor {
+				t.Errorf("%q (no floor: %v):\n local %q\n team  %q", q, noFloor, order(lr), order(tr))
+			}
 		}
 	}
 }
