@@ -72,6 +72,10 @@ func QueryWords(text string) []string {
 	return out
 }
 
+// RecallGranularity is how stale a recorded recall time may get: an
+// engine records a search's results only when their time is older.
+const RecallGranularity = recallGranularity
+
 // EmbedText is the text whose vector stands for a memory.
 func EmbedText(m *Memory) string { return embedText(m) }
 

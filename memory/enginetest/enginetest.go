@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/acolyte-dev/acolyte/memory"
 )
@@ -37,6 +38,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("ModelTaggedVectors", h.modelTagged)
 	t.Run("BadInput", h.badInput)
 	t.Run("Search", h.search)
+	t.Run("RecallTimes", h.recallTimes)
 }
 
 func (h Harness) add(t *testing.T, e memory.Engine, content string, kind memory.Kind, topic string) memory.Memory {
@@ -316,5 +318,39 @@ func (h Harness) search(t *testing.T) {
 	}
 	if rs, err = e.Search(ctx, h.Vis, memory.Query{Text: "where is the coffee kept"}); err != nil || len(rs) == 0 || !strings.Contains(rs[0].Content, "coffee") {
 		t.Fatalf("with vectors, a search about the coffee gave %+v (%v)", rs, err)
+	}
+}
+
+// recallTimes: a search records when it returned each memory, and only
+// those it returned; a repeated search within memory.RecallGranularity
+// leaves the recorded time as it was.
+func (h Harness) recallTimes(t *testing.T) {
+	ctx := context.Background()
+	e := h.Open(t, nil)
+	found := h.add(t, e, "The staging database is reached through bastion-2", memory.KindStored, "")
+	other := h.add(t, e, "Production deploys need two approvals", memory.KindStored, "")
+	if !found.RecalledAt.IsZero() {
+		t.Fatalf("a new memory has a recall time: %+v", found)
+	}
+	before := time.Now().Add(-time.Second)
+	rs, err := e.Search(ctx, h.Vis, memory.Query{Text: "staging bastion"})
+	if err != nil || len(rs) != 1 || rs[0].ID != found.ID {
+		t.Fatalf("search gave %+v (%v), want %s", rs, err, found.ID)
+	}
+	got, err := e.Get(ctx, h.Vis, found.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.RecalledAt.Before(before) || got.RecalledAt.After(time.Now().Add(time.Second)) || !got.RecalledAt.Equal(rs[0].RecalledAt) {
+		t.Fatalf("after the search the memory was recalled at %v, the result says %v; want about now", got.RecalledAt, rs[0].RecalledAt)
+	}
+	if o, err := e.Get(ctx, h.Vis, other.ID); err != nil || !o.RecalledAt.IsZero() {
+		t.Fatalf("a memory the search did not return has a recall time: %+v (%v)", o, err)
+	}
+	if _, err := e.Search(ctx, h.Vis, memory.Query{Text: "staging bastion"}); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := e.Get(ctx, h.Vis, found.ID); err != nil || !again.RecalledAt.Equal(got.RecalledAt) {
+		t.Fatalf("a repeated search moved the recall time from %v to %v (%v)", got.RecalledAt, again.RecalledAt, err)
 	}
 }

@@ -86,6 +86,7 @@ func TestPostgres(t *testing.T) {
 	t.Run("SameRanking", func(t *testing.T) { testSameRanking(t, c) })
 	t.Run("Edit", func(t *testing.T) { testEdit(t, c) })
 	t.Run("Reindex", func(t *testing.T) { testReindex(t, c) })
+	t.Run("MigrateFromVersion1", func(t *testing.T) { testMigrateFromVersion1(t, c) })
 }
 
 // testIsolation checks that row-level security, not acolyte's own WHERE
@@ -344,5 +345,35 @@ func testReindex(t *testing.T, c *cluster) {
 		if err != nil || len(rs) == 0 || !strings.Contains(rs[0].Content, "bastion-2") {
 			t.Fatalf("after reindex a search by vector found %+v (%v)", rs, err)
 		}
+	}
+}
+
+// testMigrateFromVersion1: a database made by an acolyte of schema
+// version 1, holding a memory, is refused until team init migrates it;
+// then its memory is found, and a search records the recall time in the
+// column version 2 added.
+func testMigrateFromVersion1(t *testing.T, c *cluster) {
+	ctx := t.Context()
+	db := c.srv.NewDatabase(t)
+	c.srv.Admin(t, db, postgres.Migration(1), "UPDATE acolyte_schema SET version = 1",
+		`INSERT INTO team_memories (id, team, kind, content, content_hash, lexical, created_at, updated_at, tokens)
+		 VALUES ('01JAAAAAAAAAAAAAAAAAAAAAAA', 'red', 'stored', 'The staging database is reached through bastion-2', 'h',
+		         'The staging database is reached through bastion 2', now(), now(), 12)`)
+	url := c.srv.URL("alice", db)
+	if _, err := postgres.Open(ctx, url, nil); err == nil || !strings.Contains(err.Error(), "run `acolyte team init` to migrate it") {
+		t.Fatalf("opening a version 1 database: %v, want advice to run team init", err)
+	}
+	r, err := postgres.Init(ctx, c.srv.URL("postgres", db), "")
+	if err != nil || r.From != 1 || r.To != postgres.SchemaVersion() {
+		t.Fatalf("migrating: %+v (%v), want from 1 to %d", r, err, postgres.SchemaVersion())
+	}
+	s := c.open(t, "alice", db, nil)
+	vis := memory.Visibility{Team: "red"}
+	rs, err := s.Search(ctx, vis, memory.Query{Text: "staging database bastion"})
+	if err != nil || len(rs) != 1 {
+		t.Fatalf("after migrating, search found %+v (%v)", rs, err)
+	}
+	if m, err := s.Get(ctx, vis, rs[0].ID); err != nil || m.RecalledAt.IsZero() {
+		t.Fatalf("after migrating, the search recorded no recall time: %+v (%v)", m, err)
 	}
 }

@@ -114,13 +114,19 @@ func checkVis(vis memory.Visibility) error {
 	return CheckTeam(vis.Team)
 }
 
-const columns = `id, team, kind, content, topic, source, created_at, updated_at, tokens, commit_hash, paths`
+const columns = `id, team, kind, content, topic, source, created_at, updated_at, tokens, commit_hash, paths, recalled_at`
 
 func scan(row pgx.Row) (memory.Memory, error) {
-	var m memory.Memory
-	err := row.Scan(&m.ID, &m.ScopeKey, &m.Kind, &m.Content, &m.Topic, &m.Source, &m.CreatedAt, &m.UpdatedAt, &m.Tokens, &m.Commit, &m.Paths)
+	var (
+		m        memory.Memory
+		recalled *time.Time
+	)
+	err := row.Scan(&m.ID, &m.ScopeKey, &m.Kind, &m.Content, &m.Topic, &m.Source, &m.CreatedAt, &m.UpdatedAt, &m.Tokens, &m.Commit, &m.Paths, &recalled)
 	m.Scope = memory.ScopeTeam
 	m.CreatedAt, m.UpdatedAt = m.CreatedAt.UTC(), m.UpdatedAt.UTC()
+	if recalled != nil {
+		m.RecalledAt = recalled.UTC()
+	}
 	if len(m.Paths) == 0 {
 		m.Paths = nil
 	}
@@ -599,11 +605,25 @@ func (s *Store) Search(ctx context.Context, vis memory.Visibility, q memory.Quer
 	for _, m := range ms {
 		byID[m.ID] = m
 	}
+	now := s.now().UTC().Truncate(time.Millisecond)
 	out := make([]memory.Result, 0, len(ranked))
+	var stale []string
 	for _, at := range ranked {
 		if m, ok := byID[ids[at]]; ok {
+			if m.RecalledAt.Before(now.Add(-memory.RecallGranularity)) {
+				stale = append(stale, m.ID)
+			}
+			m.RecalledAt = now
 			out = append(out, memory.Result{Memory: m, Score: float64(int(best[at]*1e4+0.5)) / 1e4})
 		}
+	}
+	if len(stale) > 0 {
+		// As in the local store: recall times feed staleness reports, not
+		// search, so a failed write does not fail the search, and they are
+		// kept to the granularity, so a repeated search writes nothing.
+		_, _ = s.pool.Exec(ctx, `UPDATE team_memories SET recalled_at = $3
+			WHERE team = $1 AND id = ANY($2) AND (recalled_at IS NULL OR recalled_at < $4)`,
+			vis.Team, stale, now, now.Add(-memory.RecallGranularity))
 	}
 	return out, nil
 }
