@@ -8,9 +8,10 @@ import (
 )
 
 // FuzzRank feeds Rank what an engine might: held positions out of range
-// or repeated, kin that are also held, vectors of other sizes, zero vectors, no query vector. It
-// must never panic, and every score must lie in (0, 1] and belong to a
-// doc that was given.
+// or repeated, kin that are also held, identifier wholes, vectors of
+// other sizes, zero vectors, no query vector, with and without the
+// floor. It must never panic, and every score must lie in (0, 1] and
+// belong to a doc that was given.
 func FuzzRank(f *testing.F) {
 	f.Add([]byte{3, 1, 0, 2, 5, 1, 1}, uint8(4), uint8(4), uint8(2))
 	f.Add([]byte{0, 0, 0}, uint8(0), uint8(3), uint8(1))
