@@ -39,6 +39,27 @@ func fusedScore(lex, bestLex, z float64) float64 {
 	return score
 }
 
+// candidateRelevance is what one candidate says of its search text's
+// relevance, as described at relevanceFloor: lex is its lexical score,
+// whole the summed IDF of the text's words (identifier wholes aside), z
+// its vector z-score, and vectors whether the vector side knew anything
+// (a spread above zero). The text's relevance is the highest over its
+// candidates.
+func candidateRelevance(lex, whole, z float64, vectors bool) float64 {
+	switch {
+	case whole <= 0:
+		return min(1, z/vectorFullZ)
+	case !vectors:
+		return min(1, lex/whole)
+	}
+	return vectorWeight*min(1, z/vectorFullZ) + (1-vectorWeight)*min(1, lex/whole)
+}
+
+// IdentifierWholes are the words of QueryWords(text) that join an
+// identifier's parts (parseConfig: parseconfig). They have no kin of
+// their own and do not count towards the text's relevance.
+func IdentifierWholes(text string) []string { return identifierWholes(text) }
+
 // QueryWords are the words of a search text an engine looks up in its
 // lexical index: the same words Store.Search looks up.
 func QueryWords(text string) []string {
@@ -50,6 +71,10 @@ func QueryWords(text string) []string {
 	}
 	return out
 }
+
+// RecallGranularity is how stale a recorded recall time may get: an
+// engine records a search's results only when their time is older.
+const RecallGranularity = recallGranularity
 
 // EmbedText is the text whose vector stands for a memory.
 func EmbedText(m *Memory) string { return embedText(m) }
@@ -72,6 +97,13 @@ type RankTerm struct {
 	// Held lists the positions, among the docs given to Rank, of the
 	// memories whose lexical index holds the word.
 	Held []int
+	// Kin lists the positions of the memories whose lexical index holds a
+	// kin of the word (a match of one of KinForms(Word)); those that hold
+	// the word itself are ignored here. An engine need not look kin up
+	// for an identifier whole: Rank ignores them.
+	Kin []int
+	// Whole marks an identifier whole (see IdentifierWholes).
+	Whole bool
 	// Vec is the word's own unit vector; nil when the embedder gave none.
 	Vec []float32
 }
@@ -79,24 +111,34 @@ type RankTerm struct {
 // Rank scores the docs visible to one search text exactly as Store.Search
 // scores its catalog: the best exact lexical matches and the memories
 // whose vectors lie furthest above the crowd are the candidates, and each
-// scores fusedScore of its summed IDF plus soft matches and its z-score.
-// query is the text's unit vector, nil when there is none. It returns the
-// score of each candidate by doc position, leaving out scores of 0.
-func Rank(docs []RankDoc, terms []RankTerm, query []float32) map[int]float64 {
+// scores fusedScore of its summed IDF (kin at kinWeight) plus soft matches
+// and its z-score. query is the text's unit vector, nil when there is
+// none. It returns the score of each candidate by doc position, leaving
+// out scores of 0, and nothing at all when the text's relevance lies
+// below relevanceFloor, unless noFloor (Query.NoFloor).
+//
+// Store.Search looks kin up only for words that at most kinMaxHeld
+// memories of the whole store hold, visible or not; Rank counts the
+// docs it is given, so the two differ only for a word that more than
+// kinMaxHeld memories hold outside the search's view.
+func Rank(docs []RankDoc, terms []RankTerm, query []float32, noFloor bool) map[int]float64 {
 	if len(docs) == 0 {
 		return map[int]float64{}
 	}
 	n := float64(len(docs))
+	clean := func(xs []int) []int {
+		xs = slices.Clone(xs)
+		slices.Sort(xs)
+		xs = slices.Compact(xs)
+		return slices.DeleteFunc(xs, func(i int) bool { return i < 0 || i >= len(docs) })
+	}
 	exact := make([]float64, len(docs))
 	held := make([][]int, len(terms))
 	idfs := make([]float64, len(terms))
+	whole := 0.0
 	var matched []int
 	for t, term := range terms {
-		h := slices.Clone(term.Held)
-		slices.Sort(h)
-		h = slices.Compact(h)
-		h = slices.DeleteFunc(h, func(i int) bool { return i < 0 || i >= len(docs) })
-		held[t] = h
+		h := clean(term.Held)
 		idfs[t] = termIDF(n, float64(len(h)))
 		for _, i := range h {
 			if exact[i] == 0 {
@@ -104,6 +146,29 @@ func Rank(docs []RankDoc, terms []RankTerm, query []float32) map[int]float64 {
 			}
 			exact[i] += idfs[t]
 		}
+		if !term.Whole {
+			whole += idfs[t]
+		}
+		var near []int
+		if !term.Whole && len(h) <= kinMaxHeld {
+			near = slices.DeleteFunc(clean(term.Kin), func(i int) bool {
+				_, holds := slices.BinarySearch(h, i)
+				return holds
+			})
+		}
+		if len(near) > 0 {
+			family := kinWeight * termIDF(n, float64(len(h)+len(near)))
+			for _, i := range near {
+				if exact[i] == 0 {
+					matched = append(matched, i)
+				}
+				exact[i] += family
+			}
+			// Kin count as held: they earn no soft match on top.
+			h = append(h, near...)
+			slices.Sort(h)
+		}
+		held[t] = h
 	}
 	top := newTopN(candidatePool)
 	for _, i := range matched {
@@ -126,7 +191,8 @@ func Rank(docs []RankDoc, terms []RankTerm, query []float32) map[int]float64 {
 	for j, i := range withVec {
 		cos[j] = dot32(query, docs[i].Vec)
 	}
-	if mean, spread := meanDeviation(cos); spread > 0 {
+	mean, spread := meanDeviation(cos)
+	if spread > 0 {
 		proposals := newTopN(candidatePool)
 		for j, i := range withVec {
 			z := (float64(cos[j]) - mean) / spread
@@ -181,10 +247,15 @@ func Rank(docs []RankDoc, terms []RankTerm, query []float32) map[int]float64 {
 		bestLex = max(bestLex, score)
 	}
 	out := make(map[int]float64, len(candidates))
+	relevance := 0.0
 	for i, z := range candidates {
+		relevance = max(relevance, candidateRelevance(lexScore[i], whole, z, spread > 0))
 		if score := fusedScore(lexScore[i], bestLex, z); score > 0 {
 			out[i] = score
 		}
+	}
+	if relevance < relevanceFloor && !noFloor {
+		return map[int]float64{} // nothing this text asks about is here
 	}
 	return out
 }

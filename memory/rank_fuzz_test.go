@@ -8,9 +8,10 @@ import (
 )
 
 // FuzzRank feeds Rank what an engine might: held positions out of range
-// or repeated, vectors of other sizes, zero vectors, no query vector. It
-// must never panic, and every score must lie in (0, 1] and belong to a
-// doc that was given.
+// or repeated, kin that are also held, identifier wholes, vectors of
+// other sizes, zero vectors, no query vector, with and without the
+// floor. It must never panic, and every score must lie in (0, 1] and
+// belong to a doc that was given.
 func FuzzRank(f *testing.F) {
 	f.Add([]byte{3, 1, 0, 2, 5, 1, 1}, uint8(4), uint8(4), uint8(2))
 	f.Add([]byte{0, 0, 0}, uint8(0), uint8(3), uint8(1))
@@ -50,13 +51,17 @@ func FuzzRank(f *testing.F) {
 			for range int(next() % 8) {
 				terms[i].Held = append(terms[i].Held, int(int8(next())))
 			}
+			for range int(next() % 4) {
+				terms[i].Kin = append(terms[i].Kin, int(int8(next())))
+			}
+			terms[i].Whole = next()%4 == 0
 			terms[i].Vec = vec()
 		}
 		var query []float32
 		if d > 0 {
 			query = vec()
 		}
-		for at, score := range memory.Rank(docs, terms, query) {
+		for at, score := range memory.Rank(docs, terms, query, next()%2 == 0) {
 			if at < 0 || at >= n {
 				t.Fatalf("a score for doc %d of %d", at, n)
 			}

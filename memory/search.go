@@ -628,18 +628,7 @@ func fuse(lex lexicalMatch, cos []float32, v *view) (map[int64]float64, float64)
 	relevance := 0.0
 	for seq, z := range candidates {
 		score := fusedScore(lexScore[seq], bestLex, z)
-		cover := 0.0
-		if lex.whole > 0 {
-			cover = min(1, lexScore[seq]/lex.whole)
-		}
-		switch {
-		case lex.whole == 0:
-			relevance = max(relevance, min(1, z/vectorFullZ))
-		case spread == 0:
-			relevance = max(relevance, cover)
-		default:
-			relevance = max(relevance, vectorWeight*min(1, z/vectorFullZ)+(1-vectorWeight)*cover)
-		}
+		relevance = max(relevance, candidateRelevance(lexScore[seq], lex.whole, z, spread > 0))
 		if score > 0 {
 			out[seq] = score
 		}

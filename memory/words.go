@@ -132,18 +132,21 @@ func isStopWord(w string) bool { return stopWords[w] }
 // come from abbreviations.
 const minKin = 4
 
-// kinQuery returns the FTS5 query that matches the kin of the query word
-// w, or "" when it has none. FTS5 stems each term as it stems the index,
-// so a prefix query on "authenticate" finds "authentication" as well.
-func kinQuery(w string) string {
-	var terms []string
+// KinForm is one form whose words are kin of a query word: a word equal
+// to Text, or, when Prefix, any word that begins with it. An engine
+// matches each form after stemming it as it stems its index.
+type KinForm struct {
+	Text   string
+	Prefix bool
+}
+
+// KinForms returns the forms that match the kin of the query word w, none
+// when it has none: the rules above, for every engine.
+func KinForms(w string) []KinForm {
+	var forms []KinForm
 	add := func(t string, prefix bool) {
-		t = `"` + strings.ReplaceAll(t, `"`, `""`) + `"`
-		if prefix {
-			t += "*"
-		}
-		if !slices.Contains(terms, t) {
-			terms = append(terms, t)
+		if f := (KinForm{t, prefix}); !slices.Contains(forms, f) {
+			forms = append(forms, f)
 		}
 	}
 	if isASCII(w) && len(w) >= minKin {
@@ -166,6 +169,21 @@ func kinQuery(w string) string {
 			add(short, false)
 			add(short+"s", false)
 		}
+	}
+	return forms
+}
+
+// kinQuery returns the FTS5 query that matches the kin of the query word
+// w, or "" when it has none. FTS5 stems each term as it stems the index,
+// so a prefix query on "authenticate" finds "authentication" as well.
+func kinQuery(w string) string {
+	var terms []string
+	for _, f := range KinForms(w) {
+		t := `"` + strings.ReplaceAll(f.Text, `"`, `""`) + `"`
+		if f.Prefix {
+			t += "*"
+		}
+		terms = append(terms, t)
 	}
 	return strings.Join(terms, " OR ")
 }

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/acolyte-dev/acolyte/memory"
 )
@@ -37,6 +38,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("ModelTaggedVectors", h.modelTagged)
 	t.Run("BadInput", h.badInput)
 	t.Run("Search", h.search)
+	t.Run("RecallTimes", h.recallTimes)
 }
 
 func (h Harness) add(t *testing.T, e memory.Engine, content string, kind memory.Kind, topic string) memory.Memory {
@@ -288,5 +290,67 @@ func (h Harness) search(t *testing.T) {
 	}
 	if rs, err = e.Search(ctx, h.Vis, memory.Query{Text: "zebra"}); err != nil || len(rs) != 0 {
 		t.Fatalf("a search for a word no memory holds gave %+v (%v)", rs, err)
+	}
+	// A question about something no memory is about finds nothing, though
+	// it shares a word with two of them: "staging" covers too little of
+	// it to pass the relevance floor. NoFloor shows what the floor held
+	// back, so the floor and not a missing match is what emptied it.
+	unrelated := memory.Query{Text: "which coffee beans does the staging team order"}
+	if rs, err = e.Search(ctx, h.Vis, unrelated); err != nil || len(rs) != 0 {
+		t.Fatalf("a search about nothing here gave %+v (%v), want nothing relevant", rs, err)
+	}
+	unrelated.NoFloor = true
+	if rs, err = e.Search(ctx, h.Vis, unrelated); err != nil || len(rs) != 2 {
+		t.Fatalf("the same search without the floor gave %+v (%v), want the two staging memories", rs, err)
+	}
+	// With a vector side as well: the vectors always put some memory
+	// above the crowd, but none near enough to be relevant.
+	e = h.Open(t, Concepts("floor"))
+	h.add(t, e, "coffee is in the second cupboard", memory.KindStored, "")
+	h.add(t, e, "the office closes at six", memory.KindStored, "")
+	budget := memory.Query{Text: "what does the marketing budget for next quarter look like"}
+	if rs, err = e.Search(ctx, h.Vis, budget); err != nil || len(rs) != 0 {
+		t.Fatalf("with vectors, a search about nothing here gave %+v (%v), want nothing relevant", rs, err)
+	}
+	budget.NoFloor = true
+	if rs, err = e.Search(ctx, h.Vis, budget); err != nil || len(rs) == 0 {
+		t.Fatalf("with vectors and no floor, the same search gave %+v (%v), want the nearest memories", rs, err)
+	}
+	if rs, err = e.Search(ctx, h.Vis, memory.Query{Text: "where is the coffee kept"}); err != nil || len(rs) == 0 || !strings.Contains(rs[0].Content, "coffee") {
+		t.Fatalf("with vectors, a search about the coffee gave %+v (%v)", rs, err)
+	}
+}
+
+// recallTimes: a search records when it returned each memory, and only
+// those it returned; a repeated search within memory.RecallGranularity
+// leaves the recorded time as it was.
+func (h Harness) recallTimes(t *testing.T) {
+	ctx := context.Background()
+	e := h.Open(t, nil)
+	found := h.add(t, e, "The staging database is reached through bastion-2", memory.KindStored, "")
+	other := h.add(t, e, "Production deploys need two approvals", memory.KindStored, "")
+	if !found.RecalledAt.IsZero() {
+		t.Fatalf("a new memory has a recall time: %+v", found)
+	}
+	before := time.Now().Add(-time.Second)
+	rs, err := e.Search(ctx, h.Vis, memory.Query{Text: "staging bastion"})
+	if err != nil || len(rs) != 1 || rs[0].ID != found.ID {
+		t.Fatalf("search gave %+v (%v), want %s", rs, err, found.ID)
+	}
+	got, err := e.Get(ctx, h.Vis, found.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.RecalledAt.Before(before) || got.RecalledAt.After(time.Now().Add(time.Second)) || !got.RecalledAt.Equal(rs[0].RecalledAt) {
+		t.Fatalf("after the search the memory was recalled at %v, the result says %v; want about now", got.RecalledAt, rs[0].RecalledAt)
+	}
+	if o, err := e.Get(ctx, h.Vis, other.ID); err != nil || !o.RecalledAt.IsZero() {
+		t.Fatalf("a memory the search did not return has a recall time: %+v (%v)", o, err)
+	}
+	if _, err := e.Search(ctx, h.Vis, memory.Query{Text: "staging bastion"}); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := e.Get(ctx, h.Vis, found.ID); err != nil || !again.RecalledAt.Equal(got.RecalledAt) {
+		t.Fatalf("a repeated search moved the recall time from %v to %v (%v)", got.RecalledAt, again.RecalledAt, err)
 	}
 }

@@ -86,6 +86,7 @@ func TestPostgres(t *testing.T) {
 	t.Run("SameRanking", func(t *testing.T) { testSameRanking(t, c) })
 	t.Run("Edit", func(t *testing.T) { testEdit(t, c) })
 	t.Run("Reindex", func(t *testing.T) { testReindex(t, c) })
+	t.Run("MigrateFromVersion1", func(t *testing.T) { testMigrateFromVersion1(t, c) })
 }
 
 // testIsolation checks that row-level security, not acolyte's own WHERE
@@ -220,6 +221,7 @@ func testSameRanking(t *testing.T, c *cluster) {
 		"The on-call rotation changes every Monday at noon",
 		"Database migrations must be reversible and reviewed by two people",
 		"Our coffee machine is descaled on Fridays",
+		"The CI runner configuration lives in .github/workflows",
 	}
 	vis := memory.Visibility{Team: "red", ProjectKey: "/p"}
 	for _, f := range facts {
@@ -237,10 +239,11 @@ func testSameRanking(t *testing.T, c *cluster) {
 		}
 		return out
 	}
-	// The SQLite engine also matches related forms and abbreviations of a
-	// query word ("db" for "database"; see kin in memory/search.go), which
-	// this engine does not do yet, so these queries use none.
-	for _, q := range []string{"how do I reach the staging database", "who approves a deploy", "camping trip", "database changes", "tests with postgres", "dog"} {
+	// Kin count on both, at half weight: "db" finds "database" (an
+	// abbreviation), "config" finds "configuration" (a prefix).
+	for _, q := range []string{"how do I reach the staging database", "who approves a deploy", "camping trip", "database changes",
+		"tests with postgres", "dog", "how do I reach the staging db", "db migrations", "who has to approve", "runner config",
+		"where do the release notes go"} {
 		lr, err := local.Search(ctx, vis, memory.Query{Text: q, Filter: memory.Filter{Limit: 3}})
 		if err != nil {
 			t.Fatal(err)
@@ -251,6 +254,34 @@ func testSameRanking(t *testing.T, c *cluster) {
 		}
 		if len(lr) == 0 || strings.Join(order(lr), "|") != strings.Join(order(tr), "|") {
 			t.Errorf("%q:\n local %q\n team  %q", q, order(lr), order(tr))
+		}
+	}
+	// Words with apostrophes become kin forms too; the tsquery quoting
+	// must hold against them and against tsquery syntax in the text.
+	for _, q := range []string{"O'Brien's database", "don'tcare o'reilly's:* | ! & db's"} {
+		if _, err := team.Search(ctx, vis, memory.Query{Text: q}); err != nil {
+			t.Errorf("%q: %v", q, err)
+		}
+	}
+	// Questions about nothing here find nothing on both, by the same
+	// relevance floor. Without it both find something: the vector side
+	// always lifts some memory above the crowd (in an order that int8
+	// and float32 vectors need not agree on when nothing stands out).
+	for _, q := range []string{"what is the capital of Mongolia", "what breed is the office cat",
+		"how many vacation days do new hires get"} {
+		for _, noFloor := range []bool{false, true} {
+			query := memory.Query{Text: q, NoFloor: noFloor, Filter: memory.Filter{Limit: 3}}
+			lr, err := local.Search(ctx, vis, query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr, err := team.Search(ctx, vis, query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (len(lr) == 0) == noFloor || (len(tr) == 0) == noFloor {
+				t.Errorf("%q (no floor: %v):\n local %q\n team  %q", q, noFloor, order(lr), order(tr))
+			}
 		}
 	}
 }
@@ -294,7 +325,9 @@ func testReindex(t *testing.T, c *cluster) {
 		}
 	}
 	b := c.open(t, "alice", db, enginetest.Concepts("model-b"))
-	if rs, err := b.Search(ctx, vis, memory.Query{Text: "jump host"}); err != nil || len(rs) != 0 {
+	// Four memories are too few for the relevance floor to judge a
+	// vector-only match (see enginetest's ModelTaggedVectors).
+	if rs, err := b.Search(ctx, vis, memory.Query{Text: "jump host", NoFloor: true}); err != nil || len(rs) != 0 {
 		t.Fatalf("before reindex, model b found %+v (%v)", rs, err)
 	}
 	n, err := b.Reindex(ctx, vis, false)
@@ -308,9 +341,39 @@ func testReindex(t *testing.T, c *cluster) {
 		t.Fatalf("reindex --all embedded %d (%v), want 4", n, err)
 	}
 	for _, s := range []*postgres.Store{a, b} {
-		rs, err := s.Search(ctx, vis, memory.Query{Text: "jump host"})
+		rs, err := s.Search(ctx, vis, memory.Query{Text: "jump host", NoFloor: true})
 		if err != nil || len(rs) == 0 || !strings.Contains(rs[0].Content, "bastion-2") {
 			t.Fatalf("after reindex a search by vector found %+v (%v)", rs, err)
 		}
+	}
+}
+
+// testMigrateFromVersion1: a database made by an acolyte of schema
+// version 1, holding a memory, is refused until team init migrates it;
+// then its memory is found, and a search records the recall time in the
+// column version 2 added.
+func testMigrateFromVersion1(t *testing.T, c *cluster) {
+	ctx := t.Context()
+	db := c.srv.NewDatabase(t)
+	c.srv.Admin(t, db, postgres.Migration(1), "UPDATE acolyte_schema SET version = 1",
+		`INSERT INTO team_memories (id, team, kind, content, content_hash, lexical, created_at, updated_at, tokens)
+		 VALUES ('01JAAAAAAAAAAAAAAAAAAAAAAA', 'red', 'stored', 'The staging database is reached through bastion-2', 'h',
+		         'The staging database is reached through bastion 2', now(), now(), 12)`)
+	url := c.srv.URL("alice", db)
+	if _, err := postgres.Open(ctx, url, nil); err == nil || !strings.Contains(err.Error(), "run `acolyte team init` to migrate it") {
+		t.Fatalf("opening a version 1 database: %v, want advice to run team init", err)
+	}
+	r, err := postgres.Init(ctx, c.srv.URL("postgres", db), "")
+	if err != nil || r.From != 1 || r.To != postgres.SchemaVersion() {
+		t.Fatalf("migrating: %+v (%v), want from 1 to %d", r, err, postgres.SchemaVersion())
+	}
+	s := c.open(t, "alice", db, nil)
+	vis := memory.Visibility{Team: "red"}
+	rs, err := s.Search(ctx, vis, memory.Query{Text: "staging database bastion"})
+	if err != nil || len(rs) != 1 {
+		t.Fatalf("after migrating, search found %+v (%v)", rs, err)
+	}
+	if m, err := s.Get(ctx, vis, rs[0].ID); err != nil || m.RecalledAt.IsZero() {
+		t.Fatalf("after migrating, the search recorded no recall time: %+v (%v)", m, err)
 	}
 }

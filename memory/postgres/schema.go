@@ -77,6 +77,9 @@ var migrations = []string{
 		USING (team IN (SELECT acolyte_my_teams()))
 		WITH CHECK (team IN (SELECT acolyte_my_teams()));
 	GRANT SELECT, INSERT, UPDATE, DELETE ON team_memories, team_embeddings TO PUBLIC;`,
+	// 2: when a search last returned each memory (NULL: never), as the
+	// local store records it, so a team memory nobody recalls shows it.
+	`ALTER TABLE team_memories ADD COLUMN recalled_at timestamptz;`,
 }
 
 // SchemaVersion is the schema this acolyte reads and writes.

@@ -114,13 +114,19 @@ func checkVis(vis memory.Visibility) error {
 	return CheckTeam(vis.Team)
 }
 
-const columns = `id, team, kind, content, topic, source, created_at, updated_at, tokens, commit_hash, paths`
+const columns = `id, team, kind, content, topic, source, created_at, updated_at, tokens, commit_hash, paths, recalled_at`
 
 func scan(row pgx.Row) (memory.Memory, error) {
-	var m memory.Memory
-	err := row.Scan(&m.ID, &m.ScopeKey, &m.Kind, &m.Content, &m.Topic, &m.Source, &m.CreatedAt, &m.UpdatedAt, &m.Tokens, &m.Commit, &m.Paths)
+	var (
+		m        memory.Memory
+		recalled *time.Time
+	)
+	err := row.Scan(&m.ID, &m.ScopeKey, &m.Kind, &m.Content, &m.Topic, &m.Source, &m.CreatedAt, &m.UpdatedAt, &m.Tokens, &m.Commit, &m.Paths, &recalled)
 	m.Scope = memory.ScopeTeam
 	m.CreatedAt, m.UpdatedAt = m.CreatedAt.UTC(), m.UpdatedAt.UTC()
+	if recalled != nil {
+		m.RecalledAt = recalled.UTC()
+	}
 	if len(m.Paths) == 0 {
 		m.Paths = nil
 	}
@@ -457,7 +463,52 @@ func (s *Store) Search(ctx context.Context, vis memory.Visibility, q memory.Quer
 		}
 		matchList = "ARRAY[" + strings.Join(parts, ", ") + "]"
 	}
-	rows, err := s.pool.Query(ctx, `SELECT m.id, e.vec, `+matchList+` FROM team_memories m
+	// Kin (see memory.KinForms) are matched in the same scan, one tsquery
+	// per word ORing its forms, each stemmed by the index's configuration
+	// as FTS5 stems its terms; a prefix form is a prefix tsquery (word:*).
+	// The tsqueries are built once, in a one-row subquery, not per row.
+	// Unlike Store.Search, which skips the kin of a word held by more
+	// than a few hundred memories to save reading postings, this scan
+	// tests every row anyway, so kin are matched for every word and Rank
+	// drops those of common words. Cost: BenchmarkTeamSearch at 10k
+	// memories went from 73 to 90 ms per search (30 runs each).
+	// An identifier whole has no kin, but only in the texts that join it.
+	plain := map[string]bool{}
+	for i, t := range texts {
+		for _, w := range terms[i] {
+			plain[w] = plain[w] || !slices.Contains(memory.IdentifierWholes(t), w)
+		}
+	}
+	var kinWords, kinQueries []string
+	for _, w := range words {
+		if !plain[w] {
+			continue
+		}
+		var ors []string
+		for _, f := range memory.KinForms(w) {
+			args = append(args, f.Text)
+			if f.Prefix {
+				ors = append(ors, fmt.Sprintf("to_tsquery($%d::regconfig, quote_literal($%d) || ':*')", cfgArg, len(args)))
+			} else {
+				ors = append(ors, fmt.Sprintf("plainto_tsquery($%d::regconfig, $%d)", cfgArg, len(args)))
+			}
+		}
+		if len(ors) > 0 {
+			kinWords = append(kinWords, w)
+			kinQueries = append(kinQueries, "("+strings.Join(ors, " || ")+")")
+		}
+	}
+	kinFrom, kinList := "", "ARRAY[]::boolean[]"
+	if len(kinQueries) > 0 {
+		kinFrom = "(SELECT ARRAY[" + strings.Join(kinQueries, ", ") + "] AS q) k, "
+		parts := make([]string, len(kinQueries))
+		for j := range kinQueries {
+			parts[j] = fmt.Sprintf("m.fts @@ k.q[%d]", j+1)
+		}
+		kinList = "ARRAY[" + strings.Join(parts, ", ") + "]"
+	}
+	kin := make(map[string][]int, len(kinWords))
+	rows, err := s.pool.Query(ctx, `SELECT m.id, e.vec, `+matchList+`, `+kinList+` FROM `+kinFrom+`team_memories m
 		LEFT JOIN team_embeddings e ON e.id = m.id AND e.model = $`+fmt.Sprint(modelArg)+`
 		WHERE `+strings.ReplaceAll(clause, "team = $1", "m.team = $1")+` ORDER BY m.id`, args...)
 	if err != nil {
@@ -473,14 +524,20 @@ func (s *Store) Search(ctx context.Context, vis memory.Visibility, q memory.Quer
 			id    string
 			raw   []byte
 			holds []bool
+			kins  []bool
 		)
-		if err := rows.Scan(&id, &raw, &holds); err != nil {
+		if err := rows.Scan(&id, &raw, &holds, &kins); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("team search: %w", err)
 		}
 		for j, h := range holds {
 			if h && j < len(words) {
 				held[words[j]] = append(held[words[j]], len(ids))
+			}
+		}
+		for j, h := range kins {
+			if h && j < len(kinWords) {
+				kin[kinWords[j]] = append(kin[kinWords[j]], len(ids))
 			}
 		}
 		vec := decodeVector(raw)
@@ -509,7 +566,7 @@ func (s *Store) Search(ctx context.Context, vis memory.Visibility, q memory.Quer
 	for i := range texts {
 		rt := make([]memory.RankTerm, len(terms[i]))
 		for j, w := range terms[i] {
-			rt[j] = memory.RankTerm{Word: w, Held: held[w]}
+			rt[j] = memory.RankTerm{Word: w, Held: held[w], Kin: kin[w], Whole: slices.Contains(memory.IdentifierWholes(texts[i]), w)}
 			if wordVecs != nil {
 				rt[j].Vec = wordVecs[slices.Index(words, w)]
 			}
@@ -518,7 +575,7 @@ func (s *Store) Search(ctx context.Context, vis memory.Visibility, q memory.Quer
 		if textVecs != nil {
 			qv = textVecs[i]
 		}
-		for at, score := range memory.Rank(docs, rt, qv) {
+		for at, score := range memory.Rank(docs, rt, qv, q.NoFloor) {
 			best[at] = max(best[at], score)
 		}
 	}
@@ -548,11 +605,25 @@ func (s *Store) Search(ctx context.Context, vis memory.Visibility, q memory.Quer
 	for _, m := range ms {
 		byID[m.ID] = m
 	}
+	now := s.now().UTC().Truncate(time.Millisecond)
 	out := make([]memory.Result, 0, len(ranked))
+	var stale []string
 	for _, at := range ranked {
 		if m, ok := byID[ids[at]]; ok {
+			if m.RecalledAt.Before(now.Add(-memory.RecallGranularity)) {
+				stale = append(stale, m.ID)
+			}
+			m.RecalledAt = now
 			out = append(out, memory.Result{Memory: m, Score: float64(int(best[at]*1e4+0.5)) / 1e4})
 		}
+	}
+	if len(stale) > 0 {
+		// As in the local store: recall times feed staleness reports, not
+		// search, so a failed write does not fail the search, and they are
+		// kept to the granularity, so a repeated search writes nothing.
+		_, _ = s.pool.Exec(ctx, `UPDATE team_memories SET recalled_at = $3
+			WHERE team = $1 AND id = ANY($2) AND (recalled_at IS NULL OR recalled_at < $4)`,
+			vis.Team, stale, now, now.Add(-memory.RecallGranularity))
 	}
 	return out, nil
 }

@@ -61,6 +61,21 @@ func TestWithTeam(t *testing.T) {
 	if len(rs) != 2 {
 		t.Fatalf("an unscoped search found %+v, want the team and the user memory", rs)
 	}
+	// Nothing relevant on either side: the merge finds nothing (the CLI's
+	// exit 1), though "staging" matches a memory on each, which each side
+	// offers without the floor.
+	budget := memory.Query{Text: "which coffee beans does the staging team order"}
+	if rs, err := tk.Search(ctx, budget); err != nil || len(rs) != 0 {
+		t.Fatalf("an unscoped search about nothing here found %+v (%v), want nothing relevant", rs, err)
+	}
+	budget.Scope = memory.ScopeTeam
+	if rs, err := tk.Search(ctx, budget); err != nil || len(rs) != 0 {
+		t.Fatalf("a team search about nothing here found %+v (%v), want nothing relevant", rs, err)
+	}
+	budget.Scope, budget.NoFloor = "", true
+	if rs, err := tk.Search(ctx, budget); err != nil || len(rs) != 2 {
+		t.Fatalf("the unscoped search without the floor found %+v (%v), want both memories", rs, err)
+	}
 	rs, err = tk.Search(ctx, memory.Query{Text: "staging", Filter: memory.Filter{Scope: memory.ScopeUser}})
 	if err != nil || len(rs) != 1 || rs[0].ID != own.Memory.ID {
 		t.Fatalf("a user-scope search found %+v (%v)", rs, err)

@@ -1,0 +1,62 @@
+package memory_test
+
+import (
+	"testing"
+
+	"github.com/acolyte-dev/acolyte/memory"
+)
+
+// TestRankKinAndFloor drives Rank as an engine without vectors would: a
+// memory holding only a kin of a word ("database" for "db") is found at
+// half the word's weight, a text that most of the memories' words do not
+// cover finds nothing unless NoFloor, and an identifier whole neither
+// brings kin nor counts against the text's coverage.
+func TestRankKinAndFloor(t *testing.T) {
+	docs := make([]memory.RankDoc, 3)
+	db := memory.RankTerm{Word: "db", Kin: []int{0}}
+	got := memory.Rank(docs, []memory.RankTerm{db}, nil, false)
+	if len(got) != 1 || got[0] <= 0 {
+		t.Fatalf("a memory holding a kin of the only word: %v, want doc 0 found", got)
+	}
+	held := memory.RankTerm{Word: "staging", Held: []int{1}}
+	got = memory.Rank(docs, []memory.RankTerm{db, held}, nil, false)
+	if got[1] <= got[0] || got[0] <= 0 {
+		t.Fatalf("kin against a held word: %v, want doc 1 above doc 0, both found", got)
+	}
+	// Two words no memory holds: a kin covers too little of the text.
+	absent := []memory.RankTerm{db, {Word: "mongolia"}, {Word: "capital"}}
+	if got = memory.Rank(docs, absent, nil, false); len(got) != 0 {
+		t.Fatalf("a text mostly about nothing here: %v, want nothing relevant", got)
+	}
+	if got = memory.Rank(docs, absent, nil, true); len(got) != 1 {
+		t.Fatalf("the same without the floor: %v, want doc 0", got)
+	}
+	// As identifier wholes the absent words do not count against it, and
+	// a whole's own kin are ignored.
+	wholes := []memory.RankTerm{db, {Word: "mongolia", Whole: true}, {Word: "capitalcity", Whole: true, Kin: []int{2}}}
+	if got = memory.Rank(docs, wholes, nil, false); len(got) != 1 || got[0] <= 0 {
+		t.Fatalf("with the absent words as identifier wholes: %v, want doc 0 alone", got)
+	}
+	// Kin of a word that many memories hold already are left out: doc 299
+	// (the best match, by a rare word) scores no higher for holding a
+	// kin of the common one, so doc 0 keeps its score relative to it.
+	many := make([]memory.RankDoc, 300)
+	common := memory.RankTerm{Word: "test"}
+	for i := range 250 {
+		common.Held = append(common.Held, i)
+	}
+	rare := memory.RankTerm{Word: "bastion", Held: []int{299}}
+	without := memory.Rank(many, []memory.RankTerm{common, rare}, nil, true)
+	common.Kin = []int{299}
+	with := memory.Rank(many, []memory.RankTerm{common, rare}, nil, true)
+	if without[0] <= 0 || with[0] != without[0] {
+		t.Fatalf("kin of a common word: doc 0 scored %v with them, %v without; want the same", with[0], without[0])
+	}
+	// A rarer word's kin do count, and lower doc 0 against doc 299.
+	common.Held, common.Kin = common.Held[:100], nil
+	without = memory.Rank(many, []memory.RankTerm{common, rare}, nil, true)
+	with = memory.Rank(many, []memory.RankTerm{{Word: "test", Held: common.Held, Kin: []int{299}}, rare}, nil, true)
+	if !(with[0] < without[0]) {
+		t.Fatalf("kin of a rarer word: doc 0 scored %v with them, %v without; want lower with", with[0], without[0])
+	}
+}
