@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -167,19 +166,9 @@ func ParseMethod(name string) (Method, error) {
 // IDF-weighted word matches over the lexical index with cosine similarity
 // over the stored vectors.
 func (s *Store) Search(ctx context.Context, vis Visibility, q Query) ([]Result, error) {
-	texts := make([]string, 0, 1+len(q.Queries))
-	for _, t := range append([]string{q.Text}, q.Queries...) {
-		if strings.TrimSpace(t) != "" {
-			texts = append(texts, t)
-		}
-	}
-	if len(texts) == 0 {
-		return nil, errors.New("search: the query is empty; say what to look for")
-	}
-	for _, t := range texts {
-		if err := ValidateContent(t); err != nil {
-			return nil, fmt.Errorf("search: %w", err)
-		}
+	texts, err := q.Texts()
+	if err != nil {
+		return nil, err
 	}
 	limit := q.Limit
 	if limit <= 0 {

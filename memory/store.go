@@ -313,24 +313,7 @@ func (s *Store) Prepare(vis Visibility, d Draft) (Memory, error) {
 // so that when two copies of the memory meet in a merge, the later edit
 // wins (see gitsync.Merge). It validates the new content as Add does.
 func (s *Store) Revise(m Memory, r Revision) (Memory, error) {
-	if err := ValidateContent(r.Content); err != nil {
-		return Memory{}, err
-	}
-	m.Content = strings.TrimSpace(r.Content)
-	if t := strings.TrimSpace(r.Topic); t != "" {
-		m.Topic = t
-	}
-	// A clock that stepped back, or two edits within a millisecond, must
-	// still leave the revision later than what it replaces.
-	prev := m.UpdatedAt
-	m.UpdatedAt = s.now().UTC().Truncate(time.Millisecond)
-	if !m.UpdatedAt.After(prev) {
-		m.UpdatedAt = prev.Add(time.Millisecond)
-	}
-	if err := m.Validate(); err != nil {
-		return Memory{}, err
-	}
-	return m, nil
+	return r.Apply(m, s.now())
 }
 
 // Put stores m under its id, replacing any memory with that id. The vector

@@ -1,6 +1,12 @@
 package memory
 
-import "context"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
 
 // Visibility is where a caller stands: which project and session it is in.
 // Search and List only ever return memories visible from here: the caller's
@@ -75,4 +81,48 @@ type Toolkit interface {
 type Revision struct {
 	Content string
 	Topic   string
+}
+
+// Apply returns m revised by r at time now, validated as Add validates.
+// Its updated time moves past the one it had, even when the clock stepped
+// back or two edits fall in one millisecond, so that when two copies of
+// the memory meet in a merge, the later edit wins (see gitsync.Merge).
+func (r Revision) Apply(m Memory, now time.Time) (Memory, error) {
+	if err := ValidateContent(r.Content); err != nil {
+		return Memory{}, err
+	}
+	m.Content = strings.TrimSpace(r.Content)
+	if t := strings.TrimSpace(r.Topic); t != "" {
+		m.Topic = t
+	}
+	prev := m.UpdatedAt
+	m.UpdatedAt = now.UTC().Truncate(time.Millisecond)
+	if !m.UpdatedAt.After(prev) {
+		m.UpdatedAt = prev.Add(time.Millisecond)
+	}
+	m.Tokens = EstimateTokens(m.Content)
+	if err := m.Validate(); err != nil {
+		return Memory{}, err
+	}
+	return m, nil
+}
+
+// Texts are the query's non-blank texts, each checked as memory content
+// is: every engine's search starts from them.
+func (q Query) Texts() ([]string, error) {
+	texts := make([]string, 0, 1+len(q.Queries))
+	for _, t := range append([]string{q.Text}, q.Queries...) {
+		if strings.TrimSpace(t) != "" {
+			texts = append(texts, t)
+		}
+	}
+	if len(texts) == 0 {
+		return nil, errors.New("search: the query is empty; say what to look for")
+	}
+	for _, t := range texts {
+		if err := ValidateContent(t); err != nil {
+			return nil, fmt.Errorf("search: %w", err)
+		}
+	}
+	return texts, nil
 }

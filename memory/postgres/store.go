@@ -362,17 +362,7 @@ func (s *Store) Edit(ctx context.Context, vis memory.Visibility, id string, r me
 	if err != nil {
 		return memory.Memory{}, err
 	}
-	m.Content = strings.TrimSpace(r.Content)
-	if t := strings.TrimSpace(r.Topic); t != "" {
-		m.Topic = t
-	}
-	prev := m.UpdatedAt
-	m.UpdatedAt = s.now().UTC().Truncate(time.Millisecond)
-	if !m.UpdatedAt.After(prev) {
-		m.UpdatedAt = prev.Add(time.Millisecond)
-	}
-	m.Tokens = memory.EstimateTokens(m.Content)
-	if err := m.Validate(); err != nil {
+	if m, err = r.Apply(m, s.now()); err != nil {
 		return memory.Memory{}, err
 	}
 	vec, _ := s.vector(ctx, &m)
@@ -404,19 +394,9 @@ func (s *Store) Search(ctx context.Context, vis memory.Visibility, q memory.Quer
 	if err := checkVis(vis); err != nil {
 		return nil, err
 	}
-	var texts []string
-	for _, t := range append([]string{q.Text}, q.Queries...) {
-		if strings.TrimSpace(t) != "" {
-			texts = append(texts, t)
-		}
-	}
-	if len(texts) == 0 {
-		return nil, errors.New("search: the query is empty; say what to look for")
-	}
-	for _, t := range texts {
-		if err := memory.ValidateContent(t); err != nil {
-			return nil, fmt.Errorf("search: %w", err)
-		}
+	texts, err := q.Texts()
+	if err != nil {
+		return nil, err
 	}
 	if q.Scope != "" && q.Scope != memory.ScopeTeam {
 		return []memory.Result{}, nil
