@@ -509,8 +509,11 @@ func (t *topN) push(x scored) {
 // row each through database/sql cost a microsecond apiece, twice what
 // parsing the string does.
 func (s *Store) postings(ctx context.Context, word string) ([]int64, error) {
-	return s.match(ctx, `"`+strings.ReplaceAll(word, `"`, `""`)+`"`)
+	return s.match(ctx, "body : "+ftsPhrase(word))
 }
+
+// ftsPhrase quotes a word as an FTS5 phrase.
+func ftsPhrase(w string) string { return `"` + strings.ReplaceAll(w, `"`, `""`) + `"` }
 
 // match returns the seqs of the memories that match an FTS5 query.
 func (s *Store) match(ctx context.Context, query string) ([]int64, error) {
@@ -538,13 +541,21 @@ func (s *Store) match(ctx context.Context, query string) ([]int64, error) {
 // through an fts5vocab table instead cost a quarter of a millisecond per
 // word at 10k memories even when the range held no term.
 func (s *Store) kinPostings(ctx context.Context, word string) ([]int64, error) {
-	q := kinQuery(word)
-	if q == "" {
+	var alts []string
+	if q := kinQuery(word); q != "" {
+		alts = append(alts, "body : ("+q+")")
+	}
+	if b := derivationalBase(word); b != "" {
+		alts = append(alts, ftsPhrase(b))
+	} else if isASCII(word) && len(word) >= minKin {
+		alts = append(alts, "forms : "+ftsPhrase(word))
+	}
+	if len(alts) == 0 {
 		return nil, nil
 	}
 	// The memories that hold the word itself are known already; leaving
 	// them out here saves joining and parsing their rowids again.
-	return s.match(ctx, "("+q+`) NOT "`+strings.ReplaceAll(word, `"`, `""`)+`"`)
+	return s.match(ctx, "("+strings.Join(alts, " OR ")+") NOT body : "+ftsPhrase(word))
 }
 
 // quantize stores a unit vector as a float32 scale and one signed byte per

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -164,7 +165,26 @@ func ftsBody(m *Memory) string {
 			b.WriteString(strings.Join(parts, " "))
 		}
 	}
+	for _, w := range identifierWholes(m.Content) {
+		b.WriteString("\n")
+		b.WriteString(w)
+	}
 	return b.String()
+}
+
+// ftsForms is the lexical index's second column: the derivational base
+// (see derivationalBase) of each word of the content and topic. A search
+// reaches it only through kin (see kinPostings), so a memory that says
+// "Deduplication" is a kin of a question that says "duplicate", at
+// kinWeight, and never an exact match.
+func ftsForms(m *Memory) string {
+	var forms []string
+	for _, w := range Words(m.Content + "\n" + m.Topic) {
+		if b := derivationalBase(w); b != "" && !slices.Contains(forms, b) {
+			forms = append(forms, b)
+		}
+	}
+	return strings.Join(forms, " ")
 }
 
 const memoryColumns = `m.seq, m.id, m.scope, m.scope_key, m.kind, m.content, m.topic, m.source,
@@ -584,7 +604,7 @@ func (s *Store) upsert(tx *txn, ms []Memory, vecs [][]byte, existed func(id stri
 				return err
 			}
 		}
-		if _, err := tx.exec(`INSERT INTO memories_fts (rowid, body) VALUES (?, ?)`, seqs[i], ftsBody(&ms[i])); err != nil {
+		if _, err := tx.exec(`INSERT INTO memories_fts (rowid, body, forms) VALUES (?, ?, ?)`, seqs[i], ftsBody(&ms[i]), ftsForms(&ms[i])); err != nil {
 			return err
 		}
 	}
