@@ -45,6 +45,8 @@ func TestSearchFindsMemorySideForms(t *testing.T) {
 		"HTTP clients retry twice", // holds a part of httpserver, not the whole
 		"Routes live in internal/http_server",
 		"Prettier reformats the generated files",
+		"Code owners review every change", // holds one of the two words
+		"Cover new codepaths with an e2e test",
 		"The release branch is cut on Mondays",
 		"Use the staging cluster for load tests",
 	)
@@ -52,6 +54,7 @@ func TestSearchFindsMemorySideForms(t *testing.T) {
 		{"when are duplicates removed?", "Deduplication runs nightly over the archive"},
 		{"where is httpserver?", "Routes live in internal/http_server"},
 		{"which tool does the formatting?", "Prettier reformats the generated files"},
+		{"how do I exercise code paths?", "Cover new codepaths with an e2e test"},
 	} {
 		rs, err := s.Search(ctx, projA, memory.Query{Text: c.query, NoFloor: true})
 		if err != nil {

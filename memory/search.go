@@ -249,6 +249,24 @@ func (s *Store) Search(ctx context.Context, vis Visibility, q Query) ([]Result, 
 		if err != nil {
 			break
 		}
+		// A memory that writes two adjacent words of the text as one
+		// ("codepaths" for "code paths") holds both: the joined word's
+		// memories count as holding each part exactly.
+		for _, p := range wordPairs(text) {
+			a, b := slices.Index(terms[i], p[0]), slices.Index(terms[i], p[1])
+			if a < 0 || b < 0 {
+				continue
+			}
+			var joined []int64
+			if joined, err = s.postings(ctx, p[0]+p[1]); err != nil {
+				break
+			}
+			postings[i][a] = append(postings[i][a], joined...)
+			postings[i][b] = append(postings[i][b], joined...)
+		}
+		if err != nil {
+			break
+		}
 	}
 	side := <-saved
 	if side != nil {

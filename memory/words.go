@@ -243,3 +243,21 @@ func derivationalBase(w string) string {
 
 // minBase is the fewest letters derivationalBase leaves.
 const minBase = 4
+
+// wordPairs returns each pair of adjacent words of text, neither a stop
+// word, since a memory may write as one word ("codepaths", "newtest")
+// what a question writes as two.
+func wordPairs(text string) [][2]string {
+	var out [][2]string
+	ws := Words(text)
+	for i := 1; i < len(ws); i++ {
+		a, b := ws[i-1], ws[i]
+		if isStopWord(a) || isStopWord(b) || !isASCII(a+b) || len(a) < 2 || len(b) < 2 {
+			continue
+		}
+		if p := [2]string{a, b}; !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
