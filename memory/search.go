@@ -555,7 +555,9 @@ func (s *Store) match(ctx context.Context, query string) ([]int64, error) {
 }
 
 // kinPostings returns the seqs of the memories whose lexical index holds a
-// kin of word (see kinQuery) but not the word, visible or not. One FTS5 query finds them all; listing the index's terms
+// kin of word but not the word, visible or not: a kin (see kinQuery) in
+// the body, or the word's derivational base (the word itself when it has
+// none) in the body or among the memory's forms (see ftsForms). One FTS5 query finds them all; listing the index's terms
 // through an fts5vocab table instead cost a quarter of a millisecond per
 // word at 10k memories even when the range held no term.
 func (s *Store) kinPostings(ctx context.Context, word string) ([]int64, error) {

@@ -149,9 +149,13 @@ func contentHash(content string) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-// ftsBody is what the lexical index sees: the content, the topic, and the
+// ftsBody is what the lexical index sees: the content, the topic, the
 // words hidden inside identifiers, which FTS5's tokenizer would keep whole
-// (runTool, HTTP2Server); it already splits at punctuation by itself.
+// (runTool, HTTP2Server; it already splits at punctuation by itself), and
+// the wholes of identifiers it would split (http_server is also
+// httpserver), so a question that writes one word finds a memory that
+// writes its parts. On the dev sets the wholes moved recall@5 only on
+// LoCoMo (fused 0.6020 to 0.6035).
 func ftsBody(m *Memory) string {
 	var b strings.Builder
 	b.WriteString(m.Content)
