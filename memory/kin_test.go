@@ -36,6 +36,55 @@ func TestSearchFindsKinAndIdentifierParts(t *testing.T) {
 	}
 }
 
+// A memory's own words are indexed in their joined and derived forms too:
+// a question need not spell a word the way the memory does.
+func TestSearchFindsMemorySideForms(t *testing.T) {
+	s := openStore(t, "", nil)
+	byID := addAll(t, s,
+		"Deduplication runs nightly over the archive",
+		"HTTP clients retry twice", // holds a part of httpserver, not the whole
+		"Routes live in internal/http_server",
+		"Prettier reformats the generated files",
+		"Code owners review every change", // holds one of the two words
+		"Cover new codepaths with an e2e test",
+		"The release branch is cut on Mondays",
+		"Use the staging cluster for load tests",
+	)
+	for _, c := range []struct{ query, want string }{
+		{"when are duplicates removed?", "Deduplication runs nightly over the archive"},
+		{"where is httpserver?", "Routes live in internal/http_server"},
+		{"which tool does the formatting?", "Prettier reformats the generated files"},
+		{"how do I exercise code paths?", "Cover new codepaths with an e2e test"},
+	} {
+		rs, err := s.Search(ctx, projA, memory.Query{Text: c.query, NoFloor: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := contents(rs, byID)
+		if len(got) == 0 || got[0] != c.want {
+			t.Errorf("%q found %q; want %q first", c.query, got, c.want)
+		}
+	}
+}
+
+// A derived form is kin, not the word: a memory that holds the query's
+// own word outranks one that holds only a form derived from it.
+func TestExactWordOutranksDerivedForm(t *testing.T) {
+	s := openStore(t, "", nil)
+	byID := addAll(t, s,
+		"Deduplication runs nightly",
+		"Duplicate rows are dropped on import",
+	)
+	rs, err := s.Search(ctx, projA, memory.Query{Text: "duplicate", NoFloor: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := contents(rs, byID)
+	if len(got) != 2 || got[0] != "Duplicate rows are dropped on import" || rs[0].Score <= rs[1].Score {
+		t.Errorf("duplicate found %q; want both, the exact word strictly first", got)
+	}
+}
+
 // Query words become FTS5 queries of their own (kin, identifier wholes):
 // whatever a user types, the search must not fail on the query syntax.
 func FuzzSearchQueryWords(f *testing.F) {

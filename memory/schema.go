@@ -57,6 +57,12 @@ CREATE TABLE state (
 -- Tells this database apart from one created later at the same path.
 INSERT INTO state (key, value) VALUES ('database_id', lower(hex(randomblob(16))));
 `,
+	// 2: a second lexical column, forms, holds each word's derivational
+	// base; reindexFTS fills it for the memories already stored.
+	`
+DROP TABLE memories_fts;
+CREATE VIRTUAL TABLE memories_fts USING fts5 (body, forms, tokenize = 'porter unicode61 remove_diacritics 2');
+`,
 }
 
 // SchemaVersion is the schema this build of acolyte writes.
@@ -95,6 +101,11 @@ func migrate(ctx context.Context, db *sql.DB, path string) error {
 			return fmt.Errorf("migrate %s to schema %d: %w", path, i+1, err)
 		}
 	}
+	if version > 0 && version < ftsVersion {
+		if err := reindexFTS(ctx, tx); err != nil {
+			return fmt.Errorf("migrate %s to schema %d: re-index: %w", path, SchemaVersion, err)
+		}
+	}
 	// PRAGMA takes no bound parameters; the value is our own integer.
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, SchemaVersion)); err != nil {
 		return err
@@ -106,4 +117,39 @@ func userVersion(ctx context.Context, db *sql.DB) (int, error) {
 	var v int
 	err := db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v)
 	return v, err
+}
+
+// ftsVersion is the last migration that changed what the lexical index
+// holds for a memory; a database older than it is re-indexed.
+const ftsVersion = 2
+
+// reindexFTS derives the lexical index of every stored memory afresh.
+func reindexFTS(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, `SELECT seq, content, topic FROM memories`)
+	if err != nil {
+		return err
+	}
+	type row struct {
+		seq int64
+		m   Memory
+	}
+	var all []row
+	for rows.Next() {
+		var r row
+		if err := rows.Scan(&r.seq, &r.m.Content, &r.m.Topic); err != nil {
+			rows.Close()
+			return err
+		}
+		all = append(all, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, r := range all {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO memories_fts (rowid, body, forms) VALUES (?, ?, ?)`, r.seq, ftsBody(&r.m), ftsForms(&r.m)); err != nil {
+			return err
+		}
+	}
+	return nil
 }

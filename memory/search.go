@@ -238,6 +238,24 @@ func (s *Store) Search(ctx context.Context, vis Visibility, q Query) ([]Result, 
 		if err != nil {
 			break
 		}
+		// A memory that writes two adjacent words of the text as one
+		// ("codepaths" for "code paths") holds both: the joined word's
+		// memories count as holding each part exactly.
+		for _, p := range wordPairs(text) {
+			a, b := slices.Index(terms[i], p[0]), slices.Index(terms[i], p[1])
+			if a < 0 || b < 0 {
+				continue
+			}
+			var joined []int64
+			if joined, err = s.postings(ctx, p[0]+p[1]); err != nil {
+				break
+			}
+			postings[i][a] = append(postings[i][a], joined...)
+			postings[i][b] = append(postings[i][b], joined...)
+		}
+		if err != nil {
+			break
+		}
 	}
 	side := <-saved
 	if side != nil {
@@ -498,8 +516,11 @@ func (t *topN) push(x scored) {
 // row each through database/sql cost a microsecond apiece, twice what
 // parsing the string does.
 func (s *Store) postings(ctx context.Context, word string) ([]int64, error) {
-	return s.match(ctx, `"`+strings.ReplaceAll(word, `"`, `""`)+`"`)
+	return s.match(ctx, "body : "+ftsPhrase(word))
 }
+
+// ftsPhrase quotes a word as an FTS5 phrase.
+func ftsPhrase(w string) string { return `"` + strings.ReplaceAll(w, `"`, `""`) + `"` }
 
 // match returns the seqs of the memories that match an FTS5 query.
 func (s *Store) match(ctx context.Context, query string) ([]int64, error) {
@@ -523,17 +544,27 @@ func (s *Store) match(ctx context.Context, query string) ([]int64, error) {
 }
 
 // kinPostings returns the seqs of the memories whose lexical index holds a
-// kin of word (see kinQuery) but not the word, visible or not. One FTS5 query finds them all; listing the index's terms
+// kin of word but not the word, visible or not: a kin (see kinQuery) in
+// the body, or the word's derivational base (the word itself when it has
+// none) in the body or among the memory's forms (see ftsForms). One FTS5 query finds them all; listing the index's terms
 // through an fts5vocab table instead cost a quarter of a millisecond per
 // word at 10k memories even when the range held no term.
 func (s *Store) kinPostings(ctx context.Context, word string) ([]int64, error) {
-	q := kinQuery(word)
-	if q == "" {
+	var alts []string
+	if q := kinQuery(word); q != "" {
+		alts = append(alts, "body : ("+q+")")
+	}
+	if b := derivationalBase(word); b != "" {
+		alts = append(alts, ftsPhrase(b))
+	} else if isASCII(word) && len(word) >= minKin {
+		alts = append(alts, "forms : "+ftsPhrase(word))
+	}
+	if len(alts) == 0 {
 		return nil, nil
 	}
 	// The memories that hold the word itself are known already; leaving
 	// them out here saves joining and parsing their rowids again.
-	return s.match(ctx, "("+q+`) NOT "`+strings.ReplaceAll(word, `"`, `""`)+`"`)
+	return s.match(ctx, "("+strings.Join(alts, " OR ")+") NOT body : "+ftsPhrase(word))
 }
 
 // quantize stores a unit vector as a float32 scale and one signed byte per

@@ -218,3 +218,64 @@ func abbreviations() [][2]string {
 		{"docs", "document"}, {"eval", "evalu"}, {"exec", "execut"},
 	}
 }
+
+// derivationalBase returns the base a word is derived from, cut further
+// than the Porter stemmer cuts: one common derivational prefix, then the
+// longest common suffix that leaves at least minBase letters, then one of
+// a doubled final consonant, so "deduplication", "duplicates" and
+// "duplicate" share "duplic", and "reformats", "formatter" and
+// "formatting" share "format". It returns "" when nothing is cut. The
+// affixes are general English morphology, not drawn from any benchmark.
+func derivationalBase(w string) string {
+	if !isASCII(w) || len(w) < minBase+2 {
+		return ""
+	}
+	b := w
+	for _, p := range []string{"dis", "non", "pre", "de", "re", "un"} {
+		if r, ok := strings.CutPrefix(b, p); ok && len(r) >= minBase+2 {
+			b = r
+			break
+		}
+	}
+	// Longest first, so "ations" is cut whole rather than as "s".
+	for _, s := range []string{
+		"ations", "ators", "ation", "ition", "ments", "ables", "ibles",
+		"ings", "ator", "ment", "ness", "ions", "ates", "ated", "izes", "ized", "ises", "ised", "able", "ible", "ally",
+		"ers", "ors", "ing", "ion", "ied", "ies", "ate", "ize", "ise", "ity", "ive",
+		"er", "or", "ed", "es", "ly", "ic", "al",
+		"s", "e",
+	} {
+		if r, ok := strings.CutSuffix(b, s); ok && len(r) >= minBase {
+			b = r
+			break
+		}
+	}
+	if n := len(b); n > minBase && b[n-1] == b[n-2] && !strings.ContainsRune("aeiouls", rune(b[n-1])) {
+		b = b[:n-1] // formatt(er) is format
+	}
+	if b == w {
+		return ""
+	}
+	return b
+}
+
+// minBase is the fewest letters derivationalBase leaves.
+const minBase = 4
+
+// wordPairs returns each pair of adjacent words of text, neither a stop
+// word, since a memory may write as one word ("codepaths", "newtest")
+// what a question writes as two.
+func wordPairs(text string) [][2]string {
+	var out [][2]string
+	ws := Words(text)
+	for i := 1; i < len(ws); i++ {
+		a, b := ws[i-1], ws[i]
+		if isStopWord(a) || isStopWord(b) || !isASCII(a+b) || len(a) < 2 || len(b) < 2 {
+			continue
+		}
+		if p := [2]string{a, b}; !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}

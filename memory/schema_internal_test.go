@@ -1,0 +1,63 @@
+package memory
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// A database written before the lexical index held joined and derived
+// forms (schema 1) is re-indexed when opened, so its memories answer
+// questions that spell their words differently.
+func TestSchema1DatabaseIsReindexed(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "acolyte.db")
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	contents := []string{"Deduplication runs nightly over the archive", "Routes live in internal/http_server"}
+	now := time.Now().UnixMilli()
+	stmts := []string{migrations[0], `PRAGMA user_version = 1`}
+	for _, stmt := range stmts {
+		if _, err := db.ExecContext(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, c := range contents {
+		m := Memory{Content: c}
+		if _, err := db.ExecContext(ctx, `INSERT INTO memories (seq, id, scope, scope_key, kind, content, content_hash, created_at, updated_at, tokens)
+			VALUES (?, ?, 'project', 'p', 'stored', ?, ?, ?, ?, 5)`, i+1, c[:4], c, contentHash(c), now, now); err != nil {
+			t.Fatal(err)
+		}
+		// Schema 1's index: one column, the body alone.
+		if _, err := db.ExecContext(ctx, `INSERT INTO memories_fts (rowid, body) VALUES (?, ?)`, i+1, ftsBody(&m)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+
+	s, err := Open(ctx, path, nil)
+	if err != nil {
+		t.Fatalf("open a schema 1 database: %v", err)
+	}
+	defer s.Close()
+	if v, err := userVersion(ctx, s.db); err != nil || v != SchemaVersion {
+		t.Fatalf("schema version %d (%v) after opening; want %d", v, err, SchemaVersion)
+	}
+	for _, c := range []struct{ query, want string }{
+		{"when are duplicates removed?", contents[0]},
+		{"which archive job runs nightly?", contents[0]}, // exact words still found
+		{"where is httpserver?", contents[1]},
+	} {
+		rs, err := s.Search(ctx, Visibility{ProjectKey: "p"}, Query{Text: c.query, NoFloor: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rs) == 0 || rs[0].Content != c.want {
+			t.Errorf("%q found %v; want %q first", c.query, rs, c.want)
+		}
+	}
+}
