@@ -1,6 +1,8 @@
 package memory_test
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -106,4 +108,53 @@ func FuzzSearchQueryWords(f *testing.F) {
 			t.Fatalf("search %q: %v", q, err)
 		}
 	})
+}
+
+// A pasted page of 8 KiB held 1,300 distinct words and took a search 8.6 s,
+// one index lookup or more per word; a text yields at most 48, its first.
+func TestQueryWordsAreBounded(t *testing.T) {
+	text := pastedPage()
+	words := memory.QueryWords(text)
+	if len(words) != 48 || words[0] != letterWord(0) || words[47] != letterWord(47) {
+		t.Fatalf("%d words from %d bytes: %q…", len(words), len(text), words[:min(3, len(words))])
+	}
+	if got := memory.QueryWords("how do clients authenticate"); !slices.Equal(got, []string{"clients", "authenticate"}) {
+		t.Fatalf("a question: %q", got)
+	}
+}
+
+// BenchmarkSearchLongQuery: a search whose text is a pasted page of 8 KiB of
+// distinct words, the worst a caller may send.
+func BenchmarkSearchLongQuery(b *testing.B) {
+	s := openStore(b, "", nil)
+	if _, err := s.Add(ctx, projA, memory.Draft{Content: "Biome is the formatter and linter", Scope: memory.ScopeProject, Source: "test"}); err != nil {
+		b.Fatal(err)
+	}
+	q := pastedPage()
+	for b.Loop() {
+		if _, err := s.Search(ctx, projA, memory.Query{Text: q, NoFloor: true}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// pastedPage is 8 KiB of distinct made-up words.
+func pastedPage() string {
+	var b strings.Builder
+	for i := 0; b.Len() < memory.MaxContentBytes-16; i++ {
+		fmt.Fprintf(&b, "%s ", letterWord(i))
+	}
+	return b.String()
+}
+
+// letterWord is the i-th of the words zqa, zqb, …, zqba, …: letters only,
+// so Words keeps each whole, and in no stop-word list.
+func letterWord(i int) string {
+	w := ""
+	for {
+		w = string(rune('a'+i%26)) + w
+		if i /= 26; i == 0 {
+			return "zq" + w
+		}
+	}
 }

@@ -192,10 +192,8 @@ func (s *Store) Search(ctx context.Context, vis Visibility, q Query) ([]Result, 
 	terms := make([][]string, len(texts))
 	var words []string
 	for i, text := range texts {
-		for _, w := range queryWords(text) {
-			if !slices.Contains(terms[i], w) {
-				terms[i] = append(terms[i], w)
-			}
+		terms[i] = QueryWords(text)
+		for _, w := range terms[i] {
 			if !slices.Contains(words, w) {
 				words = append(words, w)
 			}
@@ -241,10 +239,14 @@ func (s *Store) Search(ctx context.Context, vis Visibility, q Query) ([]Result, 
 		// A memory that writes two adjacent words of the text as one
 		// ("codepaths" for "code paths") holds both: the joined word's
 		// memories count as holding each part exactly.
+		looked := 0
 		for _, p := range wordPairs(text) {
 			a, b := slices.Index(terms[i], p[0]), slices.Index(terms[i], p[1])
 			if a < 0 || b < 0 {
 				continue
+			}
+			if looked++; looked > maxQueryTerms {
+				break // the same bound as the words themselves
 			}
 			var joined []int64
 			if joined, err = s.postings(ctx, p[0]+p[1]); err != nil {
