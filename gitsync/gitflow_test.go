@@ -382,3 +382,31 @@ func TestCheckAdvisesForgetForAStoredSecret(t *testing.T) {
 		t.Error("the report repeats the secret")
 	}
 }
+
+// A merge driver registered by an older acolyte, without the union
+// fallback, conflicts where acolyte is not on git's PATH: hooks status
+// reports it missing until hooks install replaces it.
+func TestHooksStatusFlagsAMergeDriverWithoutTheFallback(t *testing.T) {
+	root := t.TempDir()
+	runGit(t, root, "init", "-q")
+	repo, err := Discover(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.InstallHooks(t.Context(), "/usr/local/bin/acolyte"); err != nil {
+		t.Fatal(err)
+	}
+	if _, driver, err := repo.HooksStatus(t.Context()); err != nil || !driver {
+		t.Fatalf("after install: driver %v, %v", driver, err)
+	}
+	runGit(t, root, "config", "merge."+MergeDriverName+".driver", "acolyte merge-driver %O %A %B")
+	if _, driver, err := repo.HooksStatus(t.Context()); err != nil || driver {
+		t.Fatalf("with the old driver command: driver %v, %v; want it reported missing", driver, err)
+	}
+	if _, err := repo.InstallHooks(t.Context(), "/usr/local/bin/acolyte"); err != nil {
+		t.Fatal(err)
+	}
+	if _, driver, err := repo.HooksStatus(t.Context()); err != nil || !driver {
+		t.Fatalf("after reinstalling: driver %v, %v", driver, err)
+	}
+}

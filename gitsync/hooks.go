@@ -162,7 +162,10 @@ func (r *Repo) HooksStatus(ctx context.Context) ([]HookState, bool, error) {
 	}
 	attrs, _ := os.ReadFile(r.infoAttributes())
 	routed := slices.Contains(strings.Split(string(attrs), "\n"), mergeAttribute)
-	return out, routed && r.mergeDriver() != "", nil
+	// A driver registered before the union fallback existed conflicts
+	// where acolyte is not on git's PATH; it counts as missing, so that
+	// `hooks status` sends the user to `hooks install` to replace it.
+	return out, routed && strings.Contains(r.mergeDriver(), unionFallback), nil
 }
 
 func (r *Repo) mergeDriver() string {

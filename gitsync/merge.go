@@ -216,8 +216,11 @@ func MergeDriverCommand(exe string) string {
 		"elif command -v acolyte >/dev/null 2>&1; then acolyte merge-driver %O %A %B; " +
 		"else echo 'acolyte: not found by the merge driver' >&2; false; fi; } || " +
 		"{ echo 'acolyte: merged " + Dir + "/" + MemoriesFile + " line by line (union) instead; run `" + FixCommand + "` after the merge' >&2; " +
-		"git merge-file --union -q %A %O %B; }"
+		unionFallback + " -q %A %O %B; }"
 }
+
+// unionFallback is the command MergeDriverCommand falls back to.
+const unionFallback = "git merge-file --union"
 
 // InstalledExecutable is the absolute path of the running acolyte, for
 // MergeDriverCommand; empty (which never passes [ -x ]) when unknown. The
