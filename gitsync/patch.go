@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/acolyte-dev/acolyte/memory"
 )
@@ -20,9 +19,9 @@ import (
 // at 50k. Most writes add or remove a line or two, so when the index is
 // known to hold exactly what the file holds, a write patches the file's
 // bytes and the index's rows instead. "Known" means the file's content hash
-// is the one recorded by the last import or write: then every line was
-// accepted by Decode when it was imported, and the index can answer the
-// duplicate check. Anything else (the file changed behind acolyte's back, a
+// is the one recorded by the last import or write, and that import warned
+// of nothing: then every line was accepted by Decode when it was imported,
+// and the index can answer the duplicate check. Anything else (the file changed behind acolyte's back, a
 // line this code cannot place) falls back to the full rewrite, which is
 // always correct.
 
@@ -57,8 +56,10 @@ func (w *Workspace) patch(ctx context.Context, edit func(data []byte) ([][]byte,
 	if err != nil {
 		return err
 	}
-	lastHash, _, _ := strings.Cut(last, stampSep)
-	if lastHash != sha256Hex(data) {
+	// An import that worked around a problem (a line it could not read, an
+	// id on two lines) left the index short of the file: only the full
+	// rewrite, which refuses to drop such lines, may touch it.
+	if lastHash, _, warnings := parseImportState(last); lastHash != sha256Hex(data) || len(warnings) > 0 {
 		return errNotPatchable
 	}
 	next, err := edit(data)
