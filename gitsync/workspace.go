@@ -465,10 +465,18 @@ func (w *Workspace) Sync(ctx context.Context) (Synced, error) {
 		return out, err
 	}
 	// The index still holds what the file said at the last import, which
-	// is how a hand edit that kept its updated time is told apart.
-	indexed, err := w.store.List(ctx, w.vis, memory.Filter{Scope: memory.ScopeProject})
+	// is how a hand edit that kept its updated time is told apart. While
+	// the file is what was last imported there is nothing to tell apart,
+	// and the pre-commit hook, which syncs on every commit, reads no rows.
+	last, err := w.store.GetState(ctx, w.stateKey())
 	if err != nil {
 		return out, err
+	}
+	var indexed []memory.Memory
+	if lastHash, _, _ := parseImportState(last); lastHash != sha256Hex(raw) {
+		if indexed, err = w.store.List(ctx, w.vis, memory.Filter{Scope: memory.ScopeProject}); err != nil {
+			return out, err
+		}
 	}
 	current = MarkHandEdits(current, indexed, time.Now())
 	// Comparing bytes, not memories, also rewrites a file that a union
