@@ -21,21 +21,12 @@ func TestSearchFindsKinAndIdentifierParts(t *testing.T) {
 		"The release branch is cut on Mondays",
 		"Use the staging cluster for load tests",
 	)
-	for _, c := range []struct{ query, want string }{
+	wantFirst(t, s, byID, []struct{ query, want string }{
 		{"how do clients authenticate?", "Auth via Bearer token in the request header"},
 		{"which tool lints the code?", "Biome is the formatter and linter"},
 		{"where is parseConfig?", "Settings are read by parse_config"},
 		{"what is in http_server?", "Routes live in internal/httpserver"},
-	} {
-		rs, err := s.Search(ctx, projA, memory.Query{Text: c.query, NoFloor: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := contents(rs, byID)
-		if len(got) == 0 || got[0] != c.want {
-			t.Errorf("%q found %q; want %q first", c.query, got, c.want)
-		}
-	}
+	})
 }
 
 // A memory's own words are indexed in their joined and derived forms too:
@@ -52,12 +43,18 @@ func TestSearchFindsMemorySideForms(t *testing.T) {
 		"The release branch is cut on Mondays",
 		"Use the staging cluster for load tests",
 	)
-	for _, c := range []struct{ query, want string }{
+	wantFirst(t, s, byID, []struct{ query, want string }{
 		{"when are duplicates removed?", "Deduplication runs nightly over the archive"},
 		{"where is httpserver?", "Routes live in internal/http_server"},
 		{"which tool does the formatting?", "Prettier reformats the generated files"},
 		{"how do I exercise code paths?", "Cover new codepaths with an e2e test"},
-	} {
+	})
+}
+
+// wantFirst checks that each query finds its memory first.
+func wantFirst(t *testing.T, s *memory.Store, byID map[string]string, cases []struct{ query, want string }) {
+	t.Helper()
+	for _, c := range cases {
 		rs, err := s.Search(ctx, projA, memory.Query{Text: c.query, NoFloor: true})
 		if err != nil {
 			t.Fatal(err)
