@@ -8,8 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
+	"github.com/acolyte-dev/acolyte/internal/atomicfile"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -52,58 +52,15 @@ func WriteFile(path string, mems []memory.Memory) error {
 	return writeAtomic(path, Encode(mems))
 }
 
-// writeAtomic writes a temporary file next to path, syncs it, renames it over
-// path and syncs the directory so that the rename itself survives a crash.
-// The content is the parts in order, so that a patch of a large file need
-// not first copy it into one buffer.
+// writeAtomic replaces path with the parts in order (atomicfile.Write),
+// synced to disk, as a 0644 file like the rest of the checkout.
 func writeAtomic(path string, parts ...[]byte) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", dir, err)
 	}
-	tmp, err := os.CreateTemp(dir, tempPrefix+filepath.Base(path)+"-*")
-	if err != nil {
+	if err := atomicfile.Write(path, atomicfile.Options{Perm: 0o644, Durable: true}, atomicfile.Bytes(parts...)); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	committed := false
-	defer func() {
-		if !committed {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	for _, data := range parts {
-		if _, err := tmp.Write(data); err != nil {
-			return fmt.Errorf("writing %s: %w", path, err)
-		}
-	}
-	// CreateTemp makes 0600 files; a tracked file should be as readable as
-	// the rest of the checkout.
-	if err := tmp.Chmod(0o644); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("replacing %s: %w", path, err)
-	}
-	committed = true
-	return syncDir(dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("syncing %s: %w", dir, err)
-	}
-	defer d.Close()
-	// Some file systems cannot sync directories; the rename has still happened.
-	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) && !errors.Is(err, errUnsupportedSync) {
-		return fmt.Errorf("syncing %s: %w", dir, err)
 	}
 	return nil
 }
@@ -144,36 +101,9 @@ func Update(ctx context.Context, root string, change func([]memory.Memory) ([]me
 	return WriteFile(path, next)
 }
 
-// staleTempAge is how old a temporary file in .acolyte/ must be before a
-// process holding the lock removes it. A write finishes in milliseconds, so
-// an hour-old one was left by a process killed mid-write; the margin covers
-// writers that take no lock (EnsureAttributes) and clocks that disagree.
-const staleTempAge = time.Hour
-
-// removeStaleTemps deletes acolyte's own temporary files (tempPrefix) in dir
-// that are older than age. It is best effort: a file it cannot remove is
-// left for the next writer.
-func removeStaleTemps(dir string, age time.Duration) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), tempPrefix) || !e.Type().IsRegular() {
-			continue
-		}
-		info, err := e.Info()
-		if err != nil || time.Since(info.ModTime()) < age {
-			continue
-		}
-		_ = os.Remove(filepath.Join(dir, e.Name()))
-	}
-}
-
 // Names of the helper files inside .acolyte/.
 const (
 	lockFile       = ".lock"
-	tempPrefix     = ".tmp-"
 	attributesFile = ".gitattributes"
 	ignoreFile     = ".gitignore"
 	// MergeDriverName is the name the merge driver is registered under in
@@ -195,7 +125,7 @@ func EnsureAttributes(root string) error {
 	if err := ensureLines(filepath.Join(dir, attributesFile), MemoriesFile+" merge=union"); err != nil {
 		return err
 	}
-	return ensureLines(filepath.Join(dir, ignoreFile), "/"+lockFile, "/"+tempPrefix+"*")
+	return ensureLines(filepath.Join(dir, ignoreFile), "/"+lockFile, "/"+atomicfile.TempPrefix+"*")
 }
 
 // mergeAttribute routes the memories file to the acolyte merge driver; it

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/acolyte-dev/acolyte/internal/atomicfile"
 )
 
 // ErrLocked means another acolyte process kept the .acolyte lock for longer
@@ -17,6 +19,12 @@ var ErrLocked = errors.New("project memories are locked by another acolyte proce
 // Writers hold the lock for milliseconds, so waiting longer means something
 // is stuck.
 const LockTimeout = 10 * time.Second
+
+// staleTempAge is how old a temporary file in .acolyte/ must be before a
+// process holding the lock removes it. A write finishes in milliseconds, so
+// an hour-old one was left by a process killed mid-write; the margin covers
+// writers that take no lock (EnsureAttributes) and clocks that disagree.
+const staleTempAge = time.Hour
 
 // lockPoll is how often a waiting LockDir retries.
 const lockPoll = 20 * time.Millisecond
@@ -46,7 +54,7 @@ func LockDir(ctx context.Context, dir string) (unlock func(), err error) {
 		}
 		if locked {
 			// Holding the lock, no writer of this directory is mid-write.
-			removeStaleTemps(dir, staleTempAge)
+			atomicfile.RemoveStale(dir, staleTempAge)
 			return func() {
 				unlockFile(f)
 				f.Close()

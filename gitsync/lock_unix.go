@@ -8,8 +8,6 @@ import (
 	"syscall"
 )
 
-var errUnsupportedSync = syscall.EINVAL
-
 func tryLock(f *os.File) (bool, error) {
 	err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 	if errors.Is(err, syscall.EWOULDBLOCK) {

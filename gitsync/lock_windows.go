@@ -9,9 +9,6 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// Windows cannot fsync a directory; renames there are durable without it.
-var errUnsupportedSync = windows.ERROR_ACCESS_DENIED
-
 func tryLock(f *os.File) (bool, error) {
 	var ol windows.Overlapped
 	err := windows.LockFileEx(windows.Handle(f.Fd()), windows.LOCKFILE_EXCLUSIVE_LOCK|windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, &ol)

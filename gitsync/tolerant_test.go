@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acolyte-dev/acolyte/internal/atomicfile"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -341,9 +342,9 @@ func TestLockRemovesOnlyStaleTemporaryFiles(t *testing.T) {
 	}
 	old := time.Now().Add(-2 * time.Hour)
 	files := map[string]time.Time{
-		tempPrefix + "memories.jsonl-123": old,        // killed write: removed
-		tempPrefix + "memories.jsonl-456": time.Now(), // may be in flight: kept
-		"notes.tmp":                       old,        // not ours: kept
+		atomicfile.TempPrefix + "memories.jsonl-123": old,        // killed write: removed
+		atomicfile.TempPrefix + "memories.jsonl-456": time.Now(), // may be in flight: kept
+		"notes.tmp": old, // not ours: kept
 	}
 	for name, mtime := range files {
 		p := filepath.Join(dir, name)
@@ -361,7 +362,7 @@ func TestLockRemovesOnlyStaleTemporaryFiles(t *testing.T) {
 	unlock()
 	for name := range files {
 		_, err := os.Stat(filepath.Join(dir, name))
-		if gone := errors.Is(err, os.ErrNotExist); gone != (name == tempPrefix+"memories.jsonl-123") {
+		if gone := errors.Is(err, os.ErrNotExist); gone != (name == atomicfile.TempPrefix+"memories.jsonl-123") {
 			t.Errorf("%s: removed = %v", name, gone)
 		}
 	}

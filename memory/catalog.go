@@ -11,14 +11,16 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 	"unsafe"
+
+	"github.com/acolyte-dev/acolyte/internal/atomicfile"
 )
 
 // Reading memories row by row through database/sql costs about 2µs a row,
@@ -459,30 +461,23 @@ func writeCatalog(path string, c *catalog) error {
 	putUint(&head, uint64(len(c.scales)))
 	pad(&head, 8)
 
-	removeStaleCatalogTemps(path, staleTempAge)
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriterSize(tmp, 64<<10)
-	w.Write(head.Bytes())
-	writeColumn(w, c.seqs, func(b []byte, v int64) { binary.LittleEndian.PutUint64(b, uint64(v)) })
-	writeColumn(w, c.groups, binary.LittleEndian.PutUint32)
-	writeColumn(w, c.vecAt, func(b []byte, v int32) { binary.LittleEndian.PutUint32(b, uint32(v)) })
-	w.Write(c.kinds)
-	// The columns so far are 17 bytes a memory; the scales need 4-byte alignment.
-	w.Write(make([]byte, (4-(head.Len()+17*len(c.seqs))%4)%4))
-	writeColumn(w, c.scales, func(b []byte, v float32) { binary.LittleEndian.PutUint32(b, math.Float32bits(v)) })
-	writeColumn(w, c.vecs, func(b []byte, v int8) { b[0] = byte(v) })
-	err = w.Flush()
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	atomicfile.RemoveStale(filepath.Dir(path), staleTempAge, filepath.Base(path))
+	// A catalog is a cache rebuilt from the database whenever it is missing
+	// or stale, so it skips the fsyncs a file of record needs.
+	return atomicfile.Write(path, atomicfile.Options{Perm: 0o600}, func(f io.Writer) error {
+		w := bufio.NewWriterSize(f, 64<<10)
+		w.Write(head.Bytes())
+		writeColumn(w, c.seqs, func(b []byte, v int64) { binary.LittleEndian.PutUint64(b, uint64(v)) })
+		writeColumn(w, c.groups, binary.LittleEndian.PutUint32)
+		writeColumn(w, c.vecAt, func(b []byte, v int32) { binary.LittleEndian.PutUint32(b, uint32(v)) })
+		w.Write(c.kinds)
+		// The columns so far are 17 bytes a memory; the scales need 4-byte alignment.
+		w.Write(make([]byte, (4-(head.Len()+17*len(c.seqs))%4)%4))
+		writeColumn(w, c.scales, func(b []byte, v float32) { binary.LittleEndian.PutUint32(b, math.Float32bits(v)) })
+		writeColumn(w, c.vecs, func(b []byte, v int8) { b[0] = byte(v) })
+		// bufio keeps the first error and Flush returns it.
+		return w.Flush()
+	})
 }
 
 // staleTempAge is how old a catalog temporary file must be before the next
@@ -490,18 +485,6 @@ func writeCatalog(path string, c *catalog) error {
 // hour old was left by a process killed mid-write; at 100k memories each is
 // 12 MB, too much to leave lying in the data directory.
 const staleTempAge = time.Hour
-
-// removeStaleCatalogTemps deletes the temporary files of the catalog at path
-// older than age. It is best effort: a file it cannot remove is left for the
-// next writer.
-func removeStaleCatalogTemps(path string, age time.Duration) {
-	temps, _ := filepath.Glob(path + ".tmp-*")
-	for _, p := range temps {
-		if info, err := os.Lstat(p); err == nil && info.Mode().IsRegular() && time.Since(info.ModTime()) >= age {
-			_ = os.Remove(p)
-		}
-	}
-}
 
 // writeColumn writes xs little-endian: its memory as it lies where the
 // machine is little-endian, else one value at a time. Errors stick in w.

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/acolyte-dev/acolyte/internal/atomicfile"
 )
 
 func sampleCatalog() *catalog {
@@ -268,11 +270,12 @@ func TestDuplicateAddKeepsTheGeneration(t *testing.T) {
 func TestCatalogWriteRemovesStaleTemporaryFiles(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "catalog-test.bin")
+	tmp := filepath.Join(dir, atomicfile.TempPrefix+"catalog-test.bin")
 	old := time.Now().Add(-2 * time.Hour)
 	files := map[string]time.Time{
-		path + ".tmp-123":                       old,        // killed write: removed
-		path + ".tmp-456":                       time.Now(), // may be in flight: kept
-		filepath.Join(dir, "other.bin.tmp-789"): old,        // another file's: kept
+		tmp + "-123": old,        // killed write: removed
+		tmp + "-456": time.Now(), // may be in flight: kept
+		filepath.Join(dir, atomicfile.TempPrefix+"other.bin-789"): old, // another file's: kept
 	}
 	for p, mtime := range files {
 		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
@@ -287,7 +290,7 @@ func TestCatalogWriteRemovesStaleTemporaryFiles(t *testing.T) {
 	}
 	for p := range files {
 		_, err := os.Stat(p)
-		if gone := os.IsNotExist(err); gone != (p == path+".tmp-123") {
+		if gone := os.IsNotExist(err); gone != (p == tmp+"-123") {
 			t.Errorf("%s: removed = %v", filepath.Base(p), gone)
 		}
 	}

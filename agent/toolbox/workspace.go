@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +17,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/acolyte-dev/acolyte/internal/atomicfile"
 )
 
 // Limits that keep one tool result small enough to leave room for thinking.
@@ -764,24 +765,7 @@ func write(root *os.Root, rel string, data []byte, mode fs.FileMode, created boo
 			return FileWritten{}, pathError(rel, err)
 		}
 	}
-	tmp := filepath.Join(dir, "."+filepath.Base(rel)+".tmp"+rand.Text()[:10])
-	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return FileWritten{}, pathError(rel, err)
-	}
-	defer root.Remove(tmp) // fails harmlessly once renamed
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return FileWritten{}, err
-	}
-	if err := f.Chmod(mode); err != nil {
-		f.Close()
-		return FileWritten{}, err
-	}
-	if err := f.Close(); err != nil {
-		return FileWritten{}, err
-	}
-	if err := root.Rename(tmp, rel); err != nil {
+	if err := atomicfile.WriteIn(root, rel, atomicfile.Options{Perm: mode}, atomicfile.Bytes(data)); err != nil {
 		return FileWritten{}, pathError(rel, err)
 	}
 	return FileWritten{Path: filepath.ToSlash(rel), Bytes: len(data), Created: created}, nil
