@@ -8,7 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/acolyte-dev/acolyte/gitsync"
+	"github.com/acolyte-dev/acolyte/gitsync/secrets"
 )
 
 // mergeDriverName is the command git runs as the merge driver; it reads no
@@ -26,7 +26,7 @@ func looksSecret(arg string) bool {
 	if strings.ContainsAny(arg, "\n\r") || strings.Contains(arg, "-----BEGIN") {
 		return true
 	}
-	_, found := gitsync.DetectSecret(arg)
+	_, found := secrets.Detect(arg)
 	return found
 }
 
@@ -69,7 +69,7 @@ var quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
 // there the message itself is withheld. The arguments are redacted first,
 // by redact; this catches what came from files and stdin.
 func withholdSecrets(msg string) string {
-	if _, found := gitsync.DetectSecret(msg); !found {
+	if _, found := secrets.Detect(msg); !found {
 		return msg
 	}
 	msg = quoted.ReplaceAllStringFunc(msg, func(q string) string {
@@ -77,12 +77,12 @@ func withholdSecrets(msg string) string {
 		if err != nil {
 			s = q
 		}
-		if what, found := gitsync.DetectSecret(s); found {
+		if what, found := secrets.Detect(s); found {
 			return fmt.Sprintf("(%d bytes not shown: %s)", len(s), what)
 		}
 		return q
 	})
-	if what, found := gitsync.DetectSecret(msg); found {
+	if what, found := secrets.Detect(msg); found {
 		return fmt.Sprintf("the command failed, and its error message is not shown because it contains %s", what)
 	}
 	return msg

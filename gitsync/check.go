@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/acolyte-dev/acolyte/gitsync/secrets"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -101,7 +102,7 @@ func Check(root string) (Report, error) {
 	lines := lineNumbers(data)
 	var storedSecrets []string
 	for _, m := range existing {
-		if what, found := DetectSecret(m.Content); found {
+		if what, found := secrets.Detect(m.Content); found {
 			report.Problems = append(report.Problems, Problem{Line: lines[m.ID], Message: fmt.Sprintf("memory %s contains %s; delete that line, rotate the credential and rewrite it without the secret", m.ID, what)})
 			if !IsDerived(m) {
 				storedSecrets = append(storedSecrets, m.ID)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/acolyte-dev/acolyte/gitsync/secrets"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -240,11 +241,11 @@ func secretRefusal(file string, line int, fields ...string) (Refusal, bool) {
 	return Refusal{}, false
 }
 
-// detectSecretAt is DetectSecret plus the 0-based line of text the secret
-// is on. Until secrets.go has FindSecrets, which knows the line, it is the
+// detectSecretAt is secrets.Detect plus the 0-based line of text the secret
+// is on. Until secrets.go has secrets.Find, which knows the line, it is the
 // text's first line; the swap is this function's body.
 func detectSecretAt(text string) (what string, offset int, found bool) {
-	what, found = DetectSecret(text)
+	what, found = secrets.Detect(text)
 	return what, 0, found
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/acolyte-dev/acolyte/gitsync/secrets"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -27,7 +28,7 @@ func (w *Workspace) Edit(ctx context.Context, id string, r memory.Revision) (mem
 	if IsDerived(m) {
 		return memory.Memory{}, fmt.Errorf("%s is derived from %s; edit that file and run `acolyte sync`", id, m.Source)
 	}
-	if what, found := DetectSecret(r.Content); found {
+	if what, found := secrets.Detect(r.Content); found {
 		return memory.Memory{}, projectSecretError(what)
 	}
 	if m, err = w.store.Revise(m, r); err != nil {

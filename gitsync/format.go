@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/acolyte-dev/acolyte/gitsync/secrets"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -237,7 +238,7 @@ func DecodeAll(file string, data []byte) (Decoded, error) {
 // preview names a memory in a message, unless it looks like a secret, which
 // no message may echo.
 func preview(m memory.Memory) string {
-	if what, found := DetectSecret(m.Content); found {
+	if what, found := secrets.Detect(m.Content); found {
 		return "(content withheld: it contains " + what + ")"
 	}
 	return describe(m)

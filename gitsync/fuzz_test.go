@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/acolyte-dev/acolyte/gitsync/secrets"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -221,11 +222,11 @@ func checkMerge(t *testing.T, base, ours, theirs []byte) {
 			if wasInBase && !inOther && same(m, bm) {
 				continue // deleted on the other side, untouched on this one
 			}
-			if _, secret := DetectSecret(m.Content); secret {
+			if _, secret := secrets.Detect(m.Content); secret {
 				continue
 			}
 			if w, ok := other[id]; ok {
-				if _, secret := DetectSecret(w.Content); secret {
+				if _, secret := secrets.Detect(w.Content); secret {
 					continue // the other side's version won and was left out
 				}
 			}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/acolyte-dev/acolyte/gitsync/secrets"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -113,7 +114,7 @@ func Merge(base, ours, theirs []byte) (merged []byte, report []string, err error
 			kept = append(kept, m)
 			continue
 		}
-		if what, found := DetectSecret(m.Content); found {
+		if what, found := secrets.Detect(m.Content); found {
 			report = append(report, fmt.Sprintf("%s: left out of the merge because it contains %s; rotate that credential "+
 				"(the memory is still in the history of the branch that added it)", m.ID, what))
 			continue

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acolyte-dev/acolyte/gitsync/secrets/secretstest"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -84,20 +85,20 @@ func TestEveryRoadRefusesEveryCredential(t *testing.T) {
 	for _, road := range roads {
 		t.Run(road.name, func(t *testing.T) {
 			missed, refused := 0, 0
-			for _, c := range secretCases {
-				if !road.refuses(t, c.content) {
+			for _, c := range secretstest.Credentials {
+				if !road.refuses(t, c.Content) {
 					missed++
-					t.Errorf("%s let through %s (%.24q…)", road.name, c.kind, c.content)
+					t.Errorf("%s let through %s (%.24q…)", road.name, c.Kind, c.Content)
 				}
 			}
-			for _, h := range harmlessCases {
+			for _, h := range secretstest.Lookalikes {
 				if road.refuses(t, h) {
 					refused++
 					t.Errorf("%s refused the harmless %q", road.name, h)
 				}
 			}
 			t.Logf("%s: %d of %d credentials refused, %d of %d look-alikes refused",
-				road.name, len(secretCases)-missed, len(secretCases), refused, len(harmlessCases))
+				road.name, len(secretstest.Credentials)-missed, len(secretstest.Credentials), refused, len(secretstest.Lookalikes))
 		})
 	}
 }

@@ -1,13 +1,17 @@
 package gitsync
 
-import "github.com/acolyte-dev/acolyte/memory"
+import (
+	"github.com/acolyte-dev/acolyte/memory"
+
+	"github.com/acolyte-dev/acolyte/gitsync/secrets"
+)
 
 // RefuseShared is the credential check of memories shared beyond this
 // machine without git (the team database): it refuses content that looks
 // like a secret, with an error that is memory.ErrSecret to errors.Is, and never
 // repeats the secret.
 func RefuseShared(content string) error {
-	if what, found := DetectSecret(content); found {
+	if what, found := secrets.Detect(content); found {
 		return sharedSecretError{what}
 	}
 	return nil

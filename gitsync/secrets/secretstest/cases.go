@@ -1,20 +1,19 @@
-package gitsync
+// Package secretstest holds the credentials and look-alikes that the
+// detector's own tests and gitsync's test of every road into .acolyte/ both
+// run, so that the two agree on what must be refused and what must not.
+package secretstest
 
-import (
-	"os"
-	"reflect"
-	"strings"
-	"testing"
-)
+// Case is a text holding one credential, and the kind the detector must name.
+type Case struct{ Content, Kind string }
 
 // Every credential below is fabricated: random characters in the issuer's
 // documented shape. Prefixes are split from bodies ("gh"+"p_…") so that
 // secret scanners reading this source, GitHub's push protection included,
 // do not take the fixtures for leaks.
 
-// secretCases are credentials in the shapes people paste into notes, each
-// with the kind DetectSecret must name.
-var secretCases = []struct{ content, kind string }{
+// Credentials are credentials in the shapes people paste into notes, each
+// with the kind secrets.Detect must name.
+var Credentials = []Case{
 	// Cloud providers.
 	{"deploy uses AKI" + "AQX7NR3JTMB2W5KPL for S3", "an AWS access key id"},
 	{"the aws secret is sFtDyvikDrPe6wmMvQGY7nU4dINx2eZRwN/ptWPY, rotate it", "an AWS secret access key"},
@@ -110,9 +109,9 @@ var secretCases = []struct{ content, kind string }{
 	{`dbPass := "s3cr3t-Value"`, "a password"},
 }
 
-// harmlessCases look like credentials and are not: DetectSecret must let
+// Lookalikes look like credentials and are not: secrets.Detect must let
 // every one through.
-var harmlessCases = []string{
+var Lookalikes = []string{
 	// Hashes and identifiers.
 	"fixed in commit 3f786850e387550fdab836ed7e6dc881de23001b",
 	"reverted a94a8fe, see the changelog",
@@ -180,171 +179,4 @@ var harmlessCases = []string{
 	"key_file: ./certs/server-2024.key",
 	"brand colour #1e90ff, hover #ff8c00",
 	"run git log --format=%H to get the commit",
-}
-
-func TestDetectSecret(t *testing.T) {
-	missed := 0
-	for _, c := range secretCases {
-		what, found := DetectSecret(c.content)
-		if !found {
-			missed++
-			t.Errorf("DetectSecret missed %s in %q", c.kind, c.content)
-		} else if what != c.kind {
-			t.Errorf("DetectSecret(%q) = %q, want %q", c.content, what, c.kind)
-		}
-	}
-	refused := 0
-	for _, h := range harmlessCases {
-		if what, found := DetectSecret(h); found {
-			refused++
-			t.Errorf("DetectSecret(%q) refused it as %s", h, what)
-		}
-	}
-	kinds := map[string]bool{}
-	for _, c := range secretCases {
-		kinds[c.kind] = true
-	}
-	t.Logf("%d of %d credentials (%d kinds) detected; %d of %d look-alikes refused",
-		len(secretCases)-missed, len(secretCases), len(kinds), refused, len(harmlessCases))
-	if len(secretCases) < 40 || len(harmlessCases) < 30 {
-		t.Fatalf("the tables shrank to %d credentials and %d look-alikes", len(secretCases), len(harmlessCases))
-	}
-}
-
-// FindSecrets locates every credential by line and offset, once each, in
-// order.
-func TestFindSecrets(t *testing.T) {
-	text := "# deploy notes\n" +
-		"the aws secret is sFtDyvikDrPe6wmMvQGY7nU4dINx2eZRwN/ptWPY\n" +
-		"nothing here; rotate the token every 90 days\n" +
-		"\n" +
-		"db: postgres://admin:s3cr3tPass@db.internal:5432/app and gh" + "p_kJGcW3ALRUn542ysZySZeuFiEXpVdE58zHYp\n" +
-		"https://ci-bot:gh" + "p_kJGcW3ALRUn542ysZySZeuFiEXpVdE58zHYp@github.com/acme/app.git"
-	got := FindSecrets(text)
-	want := []SecretFinding{
-		{Kind: "an AWS secret access key", Line: 2, Offset: strings.Index(text, "sFtDy")},
-		{Kind: "a password in a URL", Line: 5, Offset: strings.Index(text, "postgres://")},
-		{Kind: "a GitHub token", Line: 5, Offset: strings.Index(text, "gh"+"p_")},
-		{Kind: "a GitHub token", Line: 6, Offset: strings.LastIndex(text, "gh"+"p_")},
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("FindSecrets:\n got %+v\nwant %+v", got, want)
-	}
-	if got := FindSecrets("rotate the token every 90 days\n"); got != nil {
-		t.Fatalf("FindSecrets of harmless text = %+v", got)
-	}
-	for _, c := range secretCases {
-		fs := FindSecrets(c.content)
-		if len(fs) == 0 {
-			t.Errorf("FindSecrets(%q) found nothing", c.content)
-			continue
-		}
-		for _, f := range fs {
-			if wantLine := 1 + strings.Count(c.content[:f.Offset], "\n"); f.Line != wantLine {
-				t.Errorf("FindSecrets(%q): %s at offset %d on line %d, want line %d", c.content, f.Kind, f.Offset, f.Line, wantLine)
-			}
-		}
-	}
-}
-
-// A finding must never carry the secret, so that no caller can print it:
-// its fields are a kind, a line and an offset, and nothing else.
-func TestSecretFindingHoldsNoText(t *testing.T) {
-	typ := reflect.TypeFor[SecretFinding]()
-	var fields []string
-	for i := range typ.NumField() {
-		fields = append(fields, typ.Field(i).Name+" "+typ.Field(i).Type.String())
-	}
-	if want := []string{"Kind string", "Line int", "Offset int"}; !reflect.DeepEqual(fields, want) {
-		t.Fatalf("SecretFinding has fields %v, want %v: a new field must not expose the matched text", fields, want)
-	}
-	for _, c := range secretCases {
-		for _, f := range FindSecrets(c.content) {
-			if f.Kind != c.kind && strings.Contains(c.content, f.Kind) {
-				t.Errorf("kind %q repeats part of the text", f.Kind)
-			}
-		}
-	}
-}
-
-func FuzzDetectSecret(f *testing.F) {
-	for _, c := range secretCases {
-		f.Add(c.content)
-	}
-	for _, h := range harmlessCases {
-		f.Add(h)
-	}
-	f.Add("password: \"unterminated\npassword=\n:=\n\"key\":\"\"\nhttps://:@\n-----BEGIN")
-	f.Fuzz(func(t *testing.T, text string) {
-		what, found := DetectSecret(text)
-		fs := FindSecrets(text)
-		if found != (len(fs) > 0) {
-			t.Fatalf("DetectSecret found %v (%q) but FindSecrets %d findings", found, what, len(fs))
-		}
-		lines := strings.Count(text, "\n") + 1
-		kindSeen := false
-		for i, s := range fs {
-			if s.Offset < 0 || s.Offset >= len(text) {
-				t.Fatalf("finding %d at offset %d of %d bytes", i, s.Offset, len(text))
-			}
-			if s.Line < 1 || s.Line > lines {
-				t.Fatalf("finding %d on line %d of %d", i, s.Line, lines)
-			}
-			if want := 1 + strings.Count(text[:s.Offset], "\n"); s.Line != want {
-				t.Fatalf("finding %d at offset %d on line %d, want %d", i, s.Offset, s.Line, want)
-			}
-			if i > 0 && s.Offset <= fs[i-1].Offset {
-				t.Fatalf("findings out of order: offset %d after %d", s.Offset, fs[i-1].Offset)
-			}
-			kindSeen = kindSeen || s.Kind == what
-		}
-		if found && !kindSeen {
-			t.Fatalf("DetectSecret named %q, which FindSecrets did not report", what)
-		}
-	})
-}
-
-// A rule from AGENTS.md, the size most project memories have.
-const benchRule = "- Pass `context.Context` first, wrap errors with `%w`, and keep no package-level mutable state; " +
-	"an error message says what was wrong and how to fix it, and never echoes the token or key it refused."
-
-func BenchmarkDetectSecretRule(b *testing.B) {
-	b.SetBytes(int64(len(benchRule)))
-	for b.Loop() {
-		if _, found := DetectSecret(benchRule); found {
-			b.Fatal("the rule was refused")
-		}
-	}
-}
-
-// benchMemory is 8 KiB of this repository's own contributing guide: prose
-// and commands that talk about keys, tokens and passwords without holding
-// one, so every rule scans it to the end.
-func benchMemory(b *testing.B) string {
-	data, err := os.ReadFile("../CONTRIBUTING.md")
-	if err != nil {
-		b.Fatal(err)
-	}
-	text := strings.Repeat(string(data)+"\nset PASSWORD in the environment; the API key is read from GEMINI_API_KEY\n", 8192/len(data)+1)
-	text = text[:8192]
-	if what, found := DetectSecret(text); found {
-		b.Fatalf("the benchmark text holds %s", what)
-	}
-	return text
-}
-
-func BenchmarkDetectSecret8KiB(b *testing.B) {
-	text := benchMemory(b)
-	b.SetBytes(int64(len(text)))
-	for b.Loop() {
-		DetectSecret(text)
-	}
-}
-
-func BenchmarkFindSecrets8KiB(b *testing.B) {
-	text := benchMemory(b)
-	b.SetBytes(int64(len(text)))
-	for b.Loop() {
-		FindSecrets(text)
-	}
 }

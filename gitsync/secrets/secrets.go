@@ -1,4 +1,8 @@
-package gitsync
+// Package secrets is the one credential detector every road into .acolyte/
+// calls: remember, edits, rules, seeds, the merge driver and `acolyte check`.
+// It knows nothing of git or of files, so that the file format
+// (gitsync/format) and gitsync can both use it.
+package secrets
 
 import (
 	"cmp"
@@ -10,11 +14,11 @@ import (
 	"sync"
 )
 
-// SecretFinding is one credential found in a text. It carries what kind of
+// Finding is one credential found in a text. It carries what kind of
 // credential it is and where, and deliberately never the matched text: a
 // caller cannot print, log or return in an error what it does not have, so
 // a refusal never repeats the secret it refuses.
-type SecretFinding struct {
+type Finding struct {
 	// Kind is a human phrase that reads after "contains", such as
 	// "an AWS secret access key".
 	Kind string
@@ -24,10 +28,10 @@ type SecretFinding struct {
 	Offset int
 }
 
-// DetectSecret reports whether content contains a credential, and which
+// Detect reports whether content contains a credential, and which
 // kind, so a project-scope write can be refused before the secret is
 // committed.
-func DetectSecret(content string) (what string, found bool) {
+func Detect(content string) (what string, found bool) {
 	hits := scanSecrets(content, 1)
 	if len(hits) == 0 {
 		return "", false
@@ -35,20 +39,20 @@ func DetectSecret(content string) (what string, found bool) {
 	return hits[0].kind, true
 }
 
-// FindSecrets returns every credential in text, in the order they appear.
+// Find returns every credential in text, in the order they appear.
 // Overlapping matches count once, as the most specific kind.
-func FindSecrets(text string) []SecretFinding {
+func Find(text string) []Finding {
 	hits := scanSecrets(text, 0)
 	if len(hits) == 0 {
 		return nil
 	}
 	slices.SortFunc(hits, func(a, b secretHit) int { return a.start - b.start })
-	out := make([]SecretFinding, len(hits))
+	out := make([]Finding, len(hits))
 	line, counted := 1, 0
 	for i, h := range hits {
 		line += strings.Count(text[counted:h.start], "\n")
 		counted = h.start
-		out[i] = SecretFinding{Kind: h.kind, Line: line, Offset: h.start}
+		out[i] = Finding{Kind: h.kind, Line: line, Offset: h.start}
 	}
 	return out
 }
@@ -835,4 +839,12 @@ func isPlaceholder(v string) bool {
 		return true
 	}
 	return strings.Contains(v, "(")
+}
+
+// lazyRegexp compiles expr the first time it is used. Every acolyte
+// process, git hooks included, loads this package, and most never match a
+// secret; compiling every rule's expression at start-up cost each of them
+// about half a millisecond.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }
