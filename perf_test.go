@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acolyte-dev/acolyte/gitsync"
+	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/memory"
 	"github.com/acolyte-dev/acolyte/memory/embed/static"
 )
@@ -178,7 +178,7 @@ func projectWith(b *testing.B, n int) (repo, home string, mems []memory.Memory) 
 	repo, home = b.TempDir(), b.TempDir()
 	gitRepo(b, repo)
 	mems = facts(n)
-	if err := gitsync.WriteFile(gitsync.MemoriesPath(repo), mems); err != nil {
+	if err := format.WriteFile(format.MemoriesPath(repo), mems); err != nil {
 		b.Fatal(err)
 	}
 	run(b, repo, home, "list", "--limit", "1")
@@ -209,7 +209,7 @@ func BenchmarkReindexOneChanged(b *testing.B) {
 		b.StopTimer()
 		i++
 		mems[5000].Content = fmt.Sprintf("%s, edited %d", original, i)
-		if err := gitsync.WriteFile(gitsync.MemoriesPath(repo), mems); err != nil {
+		if err := format.WriteFile(format.MemoriesPath(repo), mems); err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/acolyte-dev/acolyte/gitsync"
+	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -39,7 +40,7 @@ func TestCheckCommandExitCodes(t *testing.T) {
 	}
 
 	derived, _ := gitsync.Derive(root)
-	if err := gitsync.WriteFile(gitsync.MemoriesPath(root), derived); err != nil {
+	if err := format.WriteFile(format.MemoriesPath(root), derived); err != nil {
 		t.Fatal(err)
 	}
 	if code, out, _ := runCLI(t, "--repo", root, "check", "--quiet"); code != ExitOK || out != "" {
@@ -60,7 +61,7 @@ func TestMergeDriverCommand(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name string, mems ...memory.Memory) string {
 		p := filepath.Join(dir, name)
-		os.WriteFile(p, gitsync.Encode(mems), 0o644)
+		os.WriteFile(p, format.Encode(mems), 0o644)
 		return p
 	}
 	fact := func(id, content string) memory.Memory {
@@ -72,7 +73,7 @@ func TestMergeDriverCommand(t *testing.T) {
 	if code, _, errOut := runCLI(t, "merge-driver", base, ours, theirs); code != ExitOK {
 		t.Fatalf("code %d: %s", code, errOut)
 	}
-	merged, _ := gitsync.ReadFile(ours)
+	merged, _ := format.ReadFile(ours)
 	if len(merged) != 3 {
 		t.Fatalf("merged %d memories, want 3", len(merged))
 	}
@@ -96,7 +97,7 @@ func TestSeedCommandAddsOnce(t *testing.T) {
 			t.Fatalf("run %d: code %d, %q %q", i, code, out, errOut)
 		}
 	}
-	mems, err := gitsync.ReadFile(gitsync.MemoriesPath(root))
+	mems, err := format.ReadFile(format.MemoriesPath(root))
 	if err != nil || len(mems) != 2 || mems[0].Source != "imported:team.json" {
 		t.Fatalf("memories %+v, %v", mems, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/acolyte-dev/acolyte/gitsync"
+	"github.com/acolyte-dev/acolyte/gitsync/format"
 )
 
 func mergeDriverCommand() *cli.Command {
@@ -24,7 +25,7 @@ func mergeDriverCommand() *cli.Command {
 				return usage(fmt.Errorf("merge-driver needs BASE OURS THEIRS, got %d arguments", c.NArg()))
 			}
 			args := c.Args()
-			report, err := gitsync.MergeFiles(args.Get(0), args.Get(1), args.Get(2))
+			report, err := format.MergeFiles(args.Get(0), args.Get(1), args.Get(2))
 			for _, line := range report {
 				fmt.Fprintf(c.App.ErrWriter, "acolyte merge: %s\n", line)
 			}

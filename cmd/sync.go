@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/acolyte-dev/acolyte/gitsync"
+	"github.com/acolyte-dev/acolyte/gitsync/format"
 )
 
 func syncCommand() *cli.Command {
@@ -35,7 +36,7 @@ func syncCommand() *cli.Command {
 				}
 			} else {
 				if len(res.Changes) > 0 {
-					fmt.Fprint(c.App.Writer, gitsync.FormatDiff(gitsync.Dir+"/"+gitsync.MemoriesFile, res.Changes))
+					fmt.Fprint(c.App.Writer, gitsync.FormatDiff(format.Dir+"/"+format.MemoriesFile, res.Changes))
 				}
 				im := res.Import
 				fmt.Fprintf(c.App.Writer, "%d rule/seed changes; index: %d added, %d updated, %d removed, %d unchanged\n",
@@ -100,10 +101,10 @@ func hooksCommand() *cli.Command {
 					}
 					if !res.Managed {
 						fmt.Fprintf(c.App.Writer, "installed %s in %s, and the merge driver for %s/%s\n",
-							strings.Join(gitsync.Hooks, ", "), res.Dir, gitsync.Dir, gitsync.MemoriesFile)
+							strings.Join(gitsync.Hooks, ", "), res.Dir, format.Dir, format.MemoriesFile)
 						return nil
 					}
-					fmt.Fprintf(c.App.Writer, "registered the merge driver for %s/%s\n", gitsync.Dir, gitsync.MemoriesFile)
+					fmt.Fprintf(c.App.Writer, "registered the merge driver for %s/%s\n", format.Dir, format.MemoriesFile)
 					fmt.Fprintf(c.App.Writer, "core.hooksPath is %s, a folder this repository shares, so acolyte changed nothing in it.\n"+
 						"Add these lines to the team's hooks (husky, lefthook and the pre-commit framework: see the README):\n", res.Dir)
 					for _, name := range gitsync.Hooks {
@@ -199,7 +200,7 @@ func hookCommand() *cli.Command {
 				return fail(err)
 			}
 			if res.Staged {
-				fmt.Fprintf(c.App.ErrWriter, "acolyte: %d rule/seed changes staged in %s/%s\n", len(res.Changes), gitsync.Dir, gitsync.MemoriesFile)
+				fmt.Fprintf(c.App.ErrWriter, "acolyte: %d rule/seed changes staged in %s/%s\n", len(res.Changes), format.Dir, format.MemoriesFile)
 			}
 			return nil
 		},

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/gitsync/secrets"
 	"github.com/acolyte-dev/acolyte/memory"
 )
@@ -55,9 +56,9 @@ type Change struct {
 // database: it is what hooks and CI run. It returns an error only when a file
 // cannot be read; everything wrong with the contents is in the Report.
 func Check(root string) (Report, error) {
-	rel := Dir + "/" + MemoriesFile
+	rel := format.Dir + "/" + format.MemoriesFile
 	report := Report{File: rel}
-	data, err := os.ReadFile(MemoriesPath(root))
+	data, err := os.ReadFile(format.MemoriesPath(root))
 	missing := errors.Is(err, fs.ErrNotExist)
 	if err != nil && !missing {
 		return report, fmt.Errorf("checking project memories: %w", err)
@@ -68,16 +69,16 @@ func Check(root string) (Report, error) {
 	}
 	derived := d.Memories
 	report.Warnings, report.Refused = d.Skipped, d.Refused
-	decoded, err := DecodeAll(rel, data)
+	decoded, err := format.DecodeAll(rel, data)
 	if err != nil {
 		problem := Problem{Message: err.Error()}
-		var le *LineError
+		var le *format.LineError
 		if errors.As(err, &le) {
 			problem = Problem{Line: le.Line, Message: le.Err.Error()}
 		}
 		report.Problems = append(report.Problems, problem)
 		report.Fix = "fix the line by hand, then run `" + FixCommand + "`"
-		if errors.Is(err, ErrConflictMarkers) {
+		if errors.Is(err, format.ErrConflictMarkers) {
 			report.Fix = "resolve the merge conflict, then run `" + FixCommand + "`"
 		}
 		return report, nil
@@ -95,7 +96,7 @@ func Check(root string) (Report, error) {
 	}
 	// Duplicates and invalid lines are problems of their own, with their
 	// own lines; "not canonical" would only repeat them.
-	if !missing && len(decoded.Duplicates)+len(decoded.Invalid) == 0 && !bytes.Equal(data, Encode(existing)) {
+	if !missing && len(decoded.Duplicates)+len(decoded.Invalid) == 0 && !bytes.Equal(data, format.Encode(existing)) {
 		report.Problems = append(report.Problems, Problem{Message: "the file is not in canonical form (sorted by id, one memory per line, fixed key order), " +
 			"as a merge or rebase without acolyte's merge driver, or an edit by hand, leaves it"})
 	}
@@ -113,7 +114,7 @@ func Check(root string) (Report, error) {
 		refreshed := Refresh(existing, derived)
 		report.Changes = Diff(existing, refreshed)
 		if len(report.Changes) > 0 {
-			report.Problems = append(report.Problems, Problem{Message: fmt.Sprintf("%d rule and seed memories differ from AGENTS.md and %s/%s", len(report.Changes), Dir, SeedsFile)})
+			report.Problems = append(report.Problems, Problem{Message: fmt.Sprintf("%d rule and seed memories differ from AGENTS.md and %s/%s", len(report.Changes), format.Dir, SeedsFile)})
 		} else if missing && len(refreshed) > 0 {
 			report.Problems = append(report.Problems, Problem{Message: "the file is missing"})
 		}
@@ -156,7 +157,14 @@ func lineNumbers(data []byte) map[string]int {
 
 // Diff lists the memories that differ between two sets, by id, in id order.
 func Diff(before, after []memory.Memory) []Change {
-	beforeByID, afterByID := indexByID(before), indexByID(after)
+	byID := func(mems []memory.Memory) map[string]memory.Memory {
+		out := make(map[string]memory.Memory, len(mems))
+		for _, m := range mems {
+			out[m.ID] = m
+		}
+		return out
+	}
+	beforeByID, afterByID := byID(before), byID(after)
 	var changes []Change
 	change := func(op string, m memory.Memory) Change {
 		return Change{Op: op, ID: m.ID, Kind: string(m.Kind), Source: m.Source, Content: m.Content}
@@ -171,7 +179,7 @@ func Diff(before, after []memory.Memory) []Change {
 		switch {
 		case !had:
 			changes = append(changes, change("add", m))
-		case !same(old, m):
+		case !format.Same(old, m):
 			changes = append(changes, change("update", m))
 		}
 	}
@@ -193,7 +201,7 @@ func FormatDiff(file string, changes []Change) string {
 		if c.Source != "" {
 			where += " " + c.Source
 		}
-		fmt.Fprintf(&b, "%s %s [%s] %s\n", sign, c.ID, where, describe(memory.Memory{Content: c.Content}))
+		fmt.Fprintf(&b, "%s %s [%s] %s\n", sign, c.ID, where, format.Describe(memory.Memory{Content: c.Content}))
 	}
 	return b.String()
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -22,7 +23,7 @@ func syncedRepo(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteFile(MemoriesPath(root), Refresh([]memory.Memory{stored("01A", "a stored fact", t0)}, derived)); err != nil {
+	if err := format.WriteFile(format.MemoriesPath(root), Refresh([]memory.Memory{stored("01A", "a stored fact", t0)}, derived)); err != nil {
 		t.Fatal(err)
 	}
 	return root
@@ -87,8 +88,8 @@ func TestCheckFindsInvalidFiles(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			root := syncedRepo(t)
-			data, _ := os.ReadFile(MemoriesPath(root))
-			os.WriteFile(MemoriesPath(root), []byte(tt.mangle(string(data))), 0o644)
+			data, _ := os.ReadFile(format.MemoriesPath(root))
+			os.WriteFile(format.MemoriesPath(root), []byte(tt.mangle(string(data))), 0o644)
 			if tt.name == "seeds removed" {
 				os.Remove(root + "/.acolyte/seeds.json")
 			}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/gitsync/secrets"
 	"github.com/acolyte-dev/acolyte/memory"
 )
@@ -152,7 +153,7 @@ func derive(t tree) (Derivation, error) {
 		slices.SortStableFunc(refused, func(a, b Refusal) int { return a.Line - b.Line })
 		d.Refused = append(d.Refused, refused...)
 	}
-	seedsRel := Dir + "/" + SeedsFile
+	seedsRel := format.Dir + "/" + SeedsFile
 	data, err := t.read(seedsRel)
 	switch {
 	case errors.Is(err, errOutside):
@@ -236,7 +237,7 @@ func secretRefusal(file string, line int, fields ...string) (Refusal, bool) {
 			continue
 		}
 		return Refusal{File: file, Line: line + offset, Problem: ProblemSecret, Secret: what,
-			Message: fmt.Sprintf("contains %s; remove it from %s and rotate the credential (project memories are committed, so acolyte does not copy it into %s/%s)", what, file, Dir, MemoriesFile)}, true
+			Message: fmt.Sprintf("contains %s; remove it from %s and rotate the credential (project memories are committed, so acolyte does not copy it into %s/%s)", what, file, format.Dir, format.MemoriesFile)}, true
 	}
 	return Refusal{}, false
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -51,7 +52,7 @@ func TestRefreshReplacesDerivedAndKeepsEverythingElse(t *testing.T) {
 	if !got[2].CreatedAt.Equal(t0) {
 		t.Error("an unchanged rule lost its timestamps")
 	}
-	if string(Encode(Refresh(got, []memory.Memory{keptAgain, newRule}))) != string(Encode(got)) {
+	if string(format.Encode(Refresh(got, []memory.Memory{keptAgain, newRule}))) != string(format.Encode(got)) {
 		t.Error("Refresh is not idempotent")
 	}
 }

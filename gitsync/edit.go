@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/gitsync/secrets"
 	"github.com/acolyte-dev/acolyte/memory"
 )
@@ -37,12 +38,12 @@ func (w *Workspace) Edit(ctx context.Context, id string, r memory.Revision) (mem
 	m.Commit = w.Repo.Head()
 	m.Paths = MentionedPaths(w.Repo.Root, m.Content)
 	err = w.patch(ctx, func(data []byte) ([][]byte, error) {
-		return replaceLine(data, m)
+		return format.ReplaceLine(data, m)
 	}, func() error {
 		_, err := w.store.Put(ctx, m)
 		return err
 	})
-	if !errors.Is(err, errNotPatchable) {
+	if !errors.Is(err, format.ErrNotPatchable) {
 		return m, err
 	}
 	_, err = w.change(ctx, func(mems []memory.Memory) ([]memory.Memory, error) {
@@ -52,7 +53,7 @@ func (w *Workspace) Edit(ctx context.Context, id string, r memory.Revision) (mem
 				return mems, nil
 			}
 		}
-		return nil, fmt.Errorf("%w: %s is no longer in %s/%s", memory.ErrNotFound, id, Dir, MemoriesFile)
+		return nil, fmt.Errorf("%w: %s is no longer in %s/%s", memory.ErrNotFound, id, format.Dir, format.MemoriesFile)
 	})
 	return m, err
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -17,7 +18,7 @@ func TestEditMovesUpdatedSoTheEditWinsAMerge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base, err := ReadFile(MemoriesPath(w.Repo.Root))
+	base, err := format.ReadFile(format.MemoriesPath(w.Repo.Root))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,15 +32,15 @@ func TestEditMovesUpdatedSoTheEditWinsAMerge(t *testing.T) {
 	if !edited.UpdatedAt.After(added.Memory.UpdatedAt) {
 		t.Fatalf("updated did not move: %v then %v", added.Memory.UpdatedAt, edited.UpdatedAt)
 	}
-	ours, err := ReadFile(MemoriesPath(w.Repo.Root))
+	ours, err := format.ReadFile(format.MemoriesPath(w.Repo.Root))
 	if err != nil {
 		t.Fatal(err)
 	}
-	merged, _, err := Merge(Encode(base), Encode(ours), Encode(theirs))
+	merged, _, err := format.Merge(format.Encode(base), format.Encode(ours), format.Encode(theirs))
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := Decode("merged", merged)
+	got, err := format.Decode("merged", merged)
 	if err != nil {
 		t.Fatal(err)
 	}

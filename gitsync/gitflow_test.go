@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -56,7 +57,7 @@ func TestDeriveWorktreeNeverReadsOutsideTheRepository(t *testing.T) {
 	symlink(t, "../outside/config", filepath.Join(root, "CLAUDE.md"))
 	symlink(t, "../../outside/config", filepath.Join(root, "sub", "AGENTS.md"))
 	symlink(t, filepath.Join(base, "outside", "config"), filepath.Join(root, "abs", "AGENTS.md"))
-	symlink(t, "../../outside/seeds.json", filepath.Join(root, Dir, SeedsFile))
+	symlink(t, "../../outside/seeds.json", filepath.Join(root, format.Dir, SeedsFile))
 	// Inside the repository, relative and absolute links are fine.
 	symlink(t, "docs/rules.md", filepath.Join(root, "GEMINI.md"))
 	symlink(t, filepath.Join(root, "docs", "rules.md"), filepath.Join(root, "web", "AGENTS.md"))
@@ -87,7 +88,7 @@ func TestDeriveWorktreeNeverReadsOutsideTheRepository(t *testing.T) {
 	// Check agrees: a file that holds the outside rules is not fresh.
 	outside := Refresh(nil, append(d.Memories, memory.Memory{ID: ruleID("CLAUDE.md", "OUTSIDE private line one."),
 		Kind: memory.KindRule, Scope: memory.ScopeProject, Content: "OUTSIDE private line one.", Source: "CLAUDE.md"}))
-	if err := WriteFile(MemoriesPath(root), outside); err != nil {
+	if err := format.WriteFile(format.MemoriesPath(root), outside); err != nil {
 		t.Fatal(err)
 	}
 	report, err := Check(root)
@@ -292,7 +293,7 @@ func TestAddRefusesRulesAndSeedsByHand(t *testing.T) {
 			t.Errorf("%s: %v", k, err)
 		}
 	}
-	if _, err := os.Stat(MemoriesPath(w.Repo.Root)); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(format.MemoriesPath(w.Repo.Root)); !errors.Is(err, os.ErrNotExist) {
 		t.Error("a refused memory reached the file")
 	}
 	if _, err := w.Add(t.Context(), memory.Draft{Content: "Always run go vet first.", Scope: memory.ScopeProject, Kind: memory.KindStored}); err != nil {
@@ -315,7 +316,7 @@ func TestPreCommitDeletesOnlyWhatItDerives(t *testing.T) {
 	writeFiles(t, root, map[string]string{"AGENTS.md": "- Run make test.\n"})
 	commitMemories(t, root, "init", kept)
 	worktreeOnly := stored("01J0000000000000000000000C", "remembered, not staged", t0)
-	if err := WriteFile(MemoriesPath(root), append(slices.Clone(kept), worktreeOnly)); err != nil {
+	if err := format.WriteFile(format.MemoriesPath(root), append(slices.Clone(kept), worktreeOnly)); err != nil {
 		t.Fatal(err)
 	}
 	writeFiles(t, root, map[string]string{"AGENTS.md": "- Run make test.\n- Never push on Fridays.\n"})
@@ -324,7 +325,7 @@ func TestPreCommitDeletesOnlyWhatItDerives(t *testing.T) {
 	if err != nil || !res.Staged {
 		t.Fatalf("pre-commit: %+v, %v", res, err)
 	}
-	staged, err := Decode("staged", []byte(runGit(t, root, "show", ":"+Dir+"/"+MemoriesFile)))
+	staged, err := format.Decode("staged", []byte(runGit(t, root, "show", ":"+format.Dir+"/"+format.MemoriesFile)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,7 +339,7 @@ func TestPreCommitDeletesOnlyWhatItDerives(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("staged %q, want %q", got, want)
 	}
-	worktree, err := ReadFile(MemoriesPath(root))
+	worktree, err := format.ReadFile(format.MemoriesPath(root))
 	if err != nil || !slices.ContainsFunc(worktree, func(m memory.Memory) bool { return m.ID == worktreeOnly.ID }) {
 		t.Errorf("the worktree lost a memory it did not derive: %v", err)
 	}
@@ -371,7 +372,7 @@ func FuzzIndexLinkTarget(f *testing.F) {
 func TestCheckAdvisesForgetForAStoredSecret(t *testing.T) {
 	root := t.TempDir()
 	leaked := stored("01J0000000000000000000000A", "the bot token is ghp_16C7e42F292c6912E7710c838347Ae178B4a", t0)
-	if err := WriteFile(MemoriesPath(root), []memory.Memory{leaked}); err != nil {
+	if err := format.WriteFile(format.MemoriesPath(root), []memory.Memory{leaked}); err != nil {
 		t.Fatal(err)
 	}
 	report, err := Check(root)

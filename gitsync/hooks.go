@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/acolyte-dev/acolyte/gitsync/format"
 )
 
 // Hooks are the git hooks acolyte installs, and what each does.
@@ -432,19 +434,19 @@ func (w *Workspace) preCommit(ctx context.Context) (HookResult, error) {
 	if len(d.Refused) > 0 {
 		return res, ErrRefused
 	}
-	rel := Dir + "/" + MemoriesFile
+	rel := format.Dir + "/" + format.MemoriesFile
 	var staged []byte
 	if e, ok := ix.entries[rel]; ok {
 		if staged, err = ix.cat(e.blob); err != nil {
 			return res, err
 		}
 	}
-	current, err := Decode(rel, staged)
+	current, err := format.Decode(rel, staged)
 	if err != nil {
 		return res, fmt.Errorf("the staged %w; fix it, git add it, and commit again", err)
 	}
 	next := Refresh(current, d.Memories)
-	encoded := Encode(next)
+	encoded := format.Encode(next)
 	lines := lineNumbers(encoded)
 	for _, m := range next {
 		if f, found := secretRefusal(rel, lines[m.ID], m.Content, m.Topic, m.Source); found {

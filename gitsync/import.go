@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -31,7 +32,7 @@ func ImportSeeds(ctx context.Context, root, file string) (SeedImport, error) {
 	if err != nil {
 		return SeedImport{}, err
 	}
-	if rel == Dir+"/"+SeedsFile {
+	if rel == format.Dir+"/"+SeedsFile {
 		return SeedImport{}, fmt.Errorf("%s is read by every sync; run `acolyte sync` instead of importing it", rel)
 	}
 	seeds, refused := ParseSeedsFile(rel, data)
@@ -85,7 +86,7 @@ func readUserFile(root, file string) (data []byte, rel string, err error) {
 	defer r.Close()
 	data, err = worktree{path: root, root: r}.read(rel)
 	if errors.Is(err, errOutside) {
-		return nil, "", fmt.Errorf("%s: %w and acolyte never copies outside files into %s/; name the file it points to if you mean to import it", rel, err, Dir)
+		return nil, "", fmt.Errorf("%s: %w and acolyte never copies outside files into %s/; name the file it points to if you mean to import it", rel, err, format.Dir)
 	}
 	return data, rel, err
 }

@@ -1,8 +1,8 @@
 package gitsync
 
 import (
+	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -23,7 +24,7 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	if os.Getenv("ACOLYTE_TEST_MERGE_DRIVER") == "1" {
-		report, err := MergeFiles(os.Args[1], os.Args[2], os.Args[3])
+		report, err := format.MergeFiles(os.Args[1], os.Args[2], os.Args[3])
 		for _, line := range report {
 			fmt.Fprintln(os.Stderr, line)
 		}
@@ -36,74 +37,25 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+func stored(id, content string, updated time.Time) memory.Memory {
+	return memory.Memory{
+		ID: id, Scope: memory.ScopeProject, Kind: memory.KindStored, Content: content,
+		Source: "cli", CreatedAt: updated, UpdatedAt: updated,
+	}
+}
+
+var t0 = time.Date(2025, 3, 1, 12, 0, 0, 123456789, time.UTC)
+
+// isCanonical reports whether data is a valid memories file exactly as
+// format.Encode would write it.
+func isCanonical(data []byte) bool {
+	mems, err := format.Decode("", data)
+	return err == nil && bytes.Equal(data, format.Encode(mems))
+}
+
 func edited(m memory.Memory, content string, at time.Time) memory.Memory {
 	m.Content, m.UpdatedAt = content, at
 	return m
-}
-
-func TestMerge(t *testing.T) {
-	a := stored("01A", "fact a", t0)
-	b := stored("01B", "fact b", t0)
-	c := stored("01C", "fact c", t0)
-	later := t0.Add(time.Minute)
-	tests := []struct {
-		name               string
-		base, ours, theirs []memory.Memory
-		want               []memory.Memory
-		reportContains     string
-	}{
-		{"both add", []memory.Memory{a}, []memory.Memory{a, b}, []memory.Memory{a, c}, []memory.Memory{a, b, c}, ""},
-		{"no base file", nil, []memory.Memory{b}, []memory.Memory{c}, []memory.Memory{b, c}, ""},
-		{"one side edits", []memory.Memory{a}, []memory.Memory{edited(a, "fact a2", later)}, []memory.Memory{a}, []memory.Memory{edited(a, "fact a2", later)}, ""},
-		{"theirs edits", []memory.Memory{a}, []memory.Memory{a}, []memory.Memory{edited(a, "fact a2", later)}, []memory.Memory{edited(a, "fact a2", later)}, ""},
-		{"one side deletes", []memory.Memory{a, b}, []memory.Memory{a}, []memory.Memory{a, b}, []memory.Memory{a}, ""},
-		{"both delete", []memory.Memory{a, b}, []memory.Memory{a}, []memory.Memory{a}, []memory.Memory{a}, ""},
-		{"same edit both sides", []memory.Memory{a}, []memory.Memory{edited(a, "x y", later)}, []memory.Memory{edited(a, "x y", later)}, []memory.Memory{edited(a, "x y", later)}, ""},
-		{"both edit, later wins", []memory.Memory{a}, []memory.Memory{edited(a, "ours", later.Add(time.Second))}, []memory.Memory{edited(a, "theirs", later)},
-			[]memory.Memory{edited(a, "ours", later.Add(time.Second))}, "01A: edited on both sides; kept our version"},
-		{"both edit, tie takes larger content", []memory.Memory{a}, []memory.Memory{edited(a, "apple", later)}, []memory.Memory{edited(a, "banana", later)},
-			[]memory.Memory{edited(a, "banana", later)}, "kept their version"},
-		{"edit beats delete (ours)", []memory.Memory{a}, []memory.Memory{edited(a, "kept", later)}, nil,
-			[]memory.Memory{edited(a, "kept", later)}, "deleted on their side but edited on ours; kept our edit"},
-		{"edit beats delete (theirs)", []memory.Memory{a}, nil, []memory.Memory{edited(a, "kept", later)},
-			[]memory.Memory{edited(a, "kept", later)}, "deleted on our side but edited on theirs; kept their edit"},
-	}
-	encodeOrEmpty := func(mems []memory.Memory) []byte {
-		if mems == nil {
-			return nil
-		}
-		return Encode(mems)
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, report, err := Merge(encodeOrEmpty(tt.base), Encode(tt.ours), Encode(tt.theirs))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(got) != string(Encode(tt.want)) {
-				t.Errorf("merged:\n%s\nwant:\n%s", got, Encode(tt.want))
-			}
-			joined := strings.Join(report, "\n")
-			if tt.reportContains == "" && joined != "" || !strings.Contains(joined, tt.reportContains) {
-				t.Errorf("report %q, want %q", joined, tt.reportContains)
-			}
-			// Both merge directions must agree, or two people merging the
-			// same branches would commit different files.
-			swapped, _, err := Merge(encodeOrEmpty(tt.base), Encode(tt.theirs), Encode(tt.ours))
-			if err != nil || string(swapped) != string(got) {
-				t.Errorf("merge is not symmetric:\n%s\nvs\n%s", got, swapped)
-			}
-		})
-	}
-}
-
-func TestMergeRefusesConflictMarkers(t *testing.T) {
-	ours := string(Encode([]memory.Memory{stored("01A", "fact a", t0)}))
-	conflicted := ours + "<<<<<<< HEAD\n=======\n>>>>>>> b\n"
-	_, _, err := Merge(nil, []byte(conflicted), []byte(ours))
-	if !errors.Is(err, ErrConflictMarkers) {
-		t.Fatalf("err = %v", err)
-	}
 }
 
 func runGit(t *testing.T, dir string, args ...string) string {
@@ -121,7 +73,7 @@ func runGit(t *testing.T, dir string, args ...string) string {
 
 func commitMemories(t *testing.T, repo, msg string, mems []memory.Memory) {
 	t.Helper()
-	if err := WriteFile(MemoriesPath(repo), mems); err != nil {
+	if err := format.WriteFile(format.MemoriesPath(repo), mems); err != nil {
 		t.Fatal(err)
 	}
 	runGit(t, repo, "add", "-A")
@@ -173,11 +125,11 @@ func TestGitMergeDriverUnionsAdditionsAndResolvesEdits(t *testing.T) {
 	if !strings.Contains(out, "01A: edited on both sides; kept their version") {
 		t.Errorf("git output does not show the driver's report:\n%s", out)
 	}
-	got, err := os.ReadFile(MemoriesPath(repo))
+	got, err := os.ReadFile(format.MemoriesPath(repo))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Encode([]memory.Memory{
+	want := format.Encode([]memory.Memory{
 		edited(a, "fact a, edited on feature later", t0.Add(2*time.Minute)),
 		edited(b, "fact b, edited on main", t0.Add(time.Minute)),
 		stored("01F", "added on feature", t0),
@@ -200,7 +152,7 @@ func TestGitMergeOfTwoBranchesAddingMemoriesIsClean(t *testing.T) {
 	commitMemories(t, repo, "main", []memory.Memory{stored("01A", "fact a", t0), stored(memory.NewID(t0), "main fact", t0)})
 	runGit(t, repo, "merge", "-q", "--no-edit", "left")
 
-	mems, err := ReadFile(MemoriesPath(repo))
+	mems, err := format.ReadFile(format.MemoriesPath(repo))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +164,7 @@ func TestGitMergeOfTwoBranchesAddingMemoriesIsClean(t *testing.T) {
 	if len(mems) != 3 || !strings.Contains(joined, "left fact") || !strings.Contains(joined, "main fact") {
 		t.Fatalf("merged memories: %v", contents)
 	}
-	data, _ := os.ReadFile(filepath.Join(repo, Dir, MemoriesFile))
+	data, _ := os.ReadFile(filepath.Join(repo, format.Dir, format.MemoriesFile))
 	if !isCanonical(data) {
 		t.Error("merged file is not canonical")
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/gitsync/secrets/secretstest"
 	"github.com/acolyte-dev/acolyte/memory"
 )
@@ -53,7 +54,7 @@ func TestEveryRoadRefusesEveryCredential(t *testing.T) {
 		}},
 		{"seeds.json", func(t *testing.T, content string) bool {
 			root := t.TempDir()
-			writeSeeds(t, filepath.Join(root, Dir, SeedsFile), content)
+			writeSeeds(t, filepath.Join(root, format.Dir, SeedsFile), content)
 			d, err := DeriveWorktree(root)
 			if err != nil {
 				t.Fatal(err)
@@ -75,7 +76,7 @@ func TestEveryRoadRefusesEveryCredential(t *testing.T) {
 			if added.Validate() != nil && memory.ValidateContent(content) != nil {
 				t.Fatalf("%.30q is not storable at all", content)
 			}
-			merged, _, err := Merge(nil, Encode([]memory.Memory{added}), Encode(nil))
+			merged, _, err := format.Merge(nil, format.Encode([]memory.Memory{added}), format.Encode(nil))
 			if err != nil {
 				t.Fatal(err)
 			}

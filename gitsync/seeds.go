@@ -12,6 +12,9 @@ import (
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
+// SeedsFile is the seeds file's name inside .acolyte/ (format.Dir).
+const SeedsFile = "seeds.json"
+
 // seedObject is the long form of one seed; the short form is a bare string.
 type seedObject struct {
 	Content *string `json:"content"`

@@ -10,115 +10,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/internal/atomicfile"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
 const fileHead = `{"acolyte":"memories","version":1}` + "\n"
 
-func line(m memory.Memory) string { return string(encodeLine(toRecord(m))) }
-
-// A merge without acolyte's driver leaves lines out of order and the same id
-// twice; Decode reads it, keeping the version Merge would keep whichever
-// order the lines are in, and DecodeAll names the dropped line.
-func TestDecodeResolvesDuplicateIDsAsMergeDoes(t *testing.T) {
-	a := stored("01A", "fact a", t0)
-	older := edited(a, "fact a, edited on main", t0.Add(time.Minute))
-	newer := edited(a, "fact a, edited on feature", t0.Add(2*time.Minute))
-	b := stored("01B", "fact b", t0)
-	merged, _, err := Merge([]byte(fileHead+line(a)+line(b)), []byte(fileHead+line(older)+line(b)), []byte(fileHead+line(newer)+line(b)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, data := range map[string]string{
-		"newer last":  fileHead + line(b) + line(older) + line(newer),
-		"newer first": fileHead + line(newer) + line(b) + line(older),
-	} {
-		t.Run(name, func(t *testing.T) {
-			mems, err := Decode("memories.jsonl", []byte(data))
-			if err != nil {
-				t.Fatalf("Decode refused a union-merged file: %v", err)
-			}
-			if got := string(Encode(mems)); got != string(Encode([]memory.Memory{newer, b})) || got != string(merged) {
-				t.Fatalf("Decode kept:\n%s\nMerge kept:\n%s", got, merged)
-			}
-			d, err := DecodeAll("memories.jsonl", []byte(data))
-			if err != nil || len(d.Duplicates) != 1 || len(d.Invalid) != 0 {
-				t.Fatalf("DecodeAll = %+v, %v", d, err)
-			}
-			msg := d.Duplicates[0].Error()
-			droppedLine := strings.Index(data[len(fileHead):], line(older))
-			want := 2 + strings.Count(data[len(fileHead):][:droppedLine], "\n")
-			if d.Duplicates[0].Line != want || !strings.Contains(msg, "fact a, edited on main") || !strings.Contains(msg, "acolyte sync") {
-				t.Errorf("duplicate report %q: want line %d, the dropped text and the fix", msg, want)
-			}
-		})
-	}
-	// The same line twice (a rebase replaying an addition) loses nothing.
-	d, err := DecodeAll("m", []byte(fileHead+line(b)+line(b)))
-	if err != nil || len(d.Memories) != 1 || len(d.Duplicates) != 0 {
-		t.Fatalf("identical duplicate: %+v, %v", d, err)
-	}
-	// Equal times: the larger content wins, in both orders.
-	x, y := edited(a, "apple", t0), edited(a, "banana", t0)
-	for _, data := range []string{fileHead + line(x) + line(y), fileHead + line(y) + line(x)} {
-		mems, err := Decode("m", []byte(data))
-		if err != nil || len(mems) != 1 || mems[0].Content != "banana" {
-			t.Fatalf("tie: %+v, %v", mems, err)
-		}
-	}
-}
-
-// The dropped side of a duplicate is never echoed when it holds a secret.
-func TestDuplicateReportWithholdsSecrets(t *testing.T) {
-	a := stored("01A", "fact a", t0.Add(time.Hour))
-	secret := edited(a, "deploy key AKIAQX7NR3JTMB2W5KPL", t0)
-	d, err := DecodeAll("m", []byte(fileHead+line(a)+line(secret)))
-	if err != nil || len(d.Duplicates) != 1 {
-		t.Fatalf("%+v, %v", d, err)
-	}
-	if msg := d.Duplicates[0].Error(); strings.Contains(msg, "AKIA") || !strings.Contains(msg, "withheld") {
-		t.Fatalf("report %q echoes the secret or hides that it withheld it", msg)
-	}
-}
-
-// A poisoned line (here a topic with NUL, as an older acolyte wrote from
-// "## Build\0ing") is skipped by readers and named, and refused by writers.
-func TestPoisonedLineIsSkippedByReadersAndRefusedByWriters(t *testing.T) {
-	poisoned := `{"id":"r-1","kind":"rule","content":"Run make.","topic":"build\u0000ing","source":"AGENTS.md#Build"}` + "\n"
-	data := fileHead + line(stored("01A", "fact a", t0)) + poisoned + line(stored("01B", "fact b", t0))
-	d, err := DecodeAll(".acolyte/memories.jsonl", []byte(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(d.Memories) != 2 || len(d.Invalid) != 1 || d.Invalid[0].Line != 3 {
-		t.Fatalf("DecodeAll = %d memories, invalid %v", len(d.Memories), d.Invalid)
-	}
-	_, err = Decode(".acolyte/memories.jsonl", []byte(data))
-	var le *LineError
-	if !errors.As(err, &le) || le.Line != 3 || !strings.Contains(err.Error(), ".acolyte/memories.jsonl:3:") || !strings.Contains(err.Error(), "acolyte sync") {
-		t.Fatalf("Decode error %v: want file:line and the fix", err)
-	}
-}
-
-func TestWriteFileRefusesAMemoryDecodeWouldReject(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "memories.jsonl")
-	good := stored("01A", "fact a", t0)
-	if err := WriteFile(path, []memory.Memory{good}); err != nil {
-		t.Fatal(err)
-	}
-	before, _ := os.ReadFile(path)
-	bad := stored("01B", "fact b", t0)
-	bad.Topic = "build\x00ing"
-	badSource := stored("01C", "fact c", t0)
-	badSource.Source = "cli\xff"
-	err := WriteFile(path, []memory.Memory{good, bad, badSource})
-	if err == nil || !strings.Contains(err.Error(), "01B") || !strings.Contains(err.Error(), "01C") {
-		t.Fatalf("WriteFile = %v; want a refusal naming 01B and 01C", err)
-	}
-	if after, _ := os.ReadFile(path); string(after) != string(before) {
-		t.Fatal("a refused write changed the file")
-	}
+// line is m's line in the memories file.
+func line(m memory.Memory) string {
+	return strings.TrimPrefix(string(format.Encode([]memory.Memory{m})), fileHead)
 }
 
 func TestHeadingTopicsLoseControlCharacters(t *testing.T) {
@@ -130,10 +31,10 @@ func TestHeadingTopicsLoseControlCharacters(t *testing.T) {
 		t.Fatalf("rules = %+v", rules)
 	}
 	path := filepath.Join(t.TempDir(), "memories.jsonl")
-	if err := WriteFile(path, rules); err != nil {
+	if err := format.WriteFile(path, rules); err != nil {
 		t.Fatalf("a rule from a heading with NUL cannot be written: %v", err)
 	}
-	if _, err := ReadFile(path); err != nil {
+	if _, err := format.ReadFile(path); err != nil {
 		t.Fatalf("the written rule poisons the file: %v", err)
 	}
 }
@@ -156,7 +57,7 @@ func TestRefreshWarnsAndIndexesTheValidLines(t *testing.T) {
 	w := workspaceIn(t)
 	var warnings []string
 	w.Warn = func(m string) { warnings = append(warnings, m) }
-	path := MemoriesPath(w.Repo.Root)
+	path := format.MemoriesPath(w.Repo.Root)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -193,12 +94,12 @@ func TestRefreshWarnsAndIndexesTheValidLines(t *testing.T) {
 
 func TestCheckAsksForSyncAfterAMergeWithoutTheDriver(t *testing.T) {
 	root := syncedRepo(t)
-	data, _ := os.ReadFile(MemoriesPath(root))
+	data, _ := os.ReadFile(format.MemoriesPath(root))
 	a := stored("01A", "a stored fact", t0)
 	// Both sides edited 01A; union kept both lines, after the others.
 	data = append(data, line(edited(a, "edited on main", t0.Add(time.Minute)))...)
 	data = append(data, line(edited(a, "edited on feature", t0.Add(2*time.Minute)))...)
-	if err := os.WriteFile(MemoriesPath(root), data, 0o644); err != nil {
+	if err := os.WriteFile(format.MemoriesPath(root), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	report, err := Check(root)
@@ -216,22 +117,6 @@ func TestCheckAsksForSyncAfterAMergeWithoutTheDriver(t *testing.T) {
 	}
 	if dups != 2 {
 		t.Fatalf("problems = %+v; want two duplicate lines of 01A", report.Problems)
-	}
-}
-
-func TestMergeLeavesOutSecretsAndSaysWhich(t *testing.T) {
-	a := stored("01A", "fact a", t0)
-	leak := stored("01S", "the token is ghp_abcdefghijklmnopqrstuvwxyz0123456789", t0)
-	merged, report, err := Merge([]byte(fileHead+line(a)), []byte(fileHead+line(a)+line(leak)), []byte(fileHead+line(a)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(merged) != string(Encode([]memory.Memory{a})) {
-		t.Fatalf("merged:\n%s", merged)
-	}
-	joined := strings.Join(report, "\n")
-	if !strings.Contains(joined, "01S") || strings.Contains(joined, "ghp_") {
-		t.Fatalf("report %q: want the id and never the secret", joined)
 	}
 }
 
@@ -288,7 +173,7 @@ func TestMergeDriverWithoutAcolyteFallsBackToUnion(t *testing.T) {
 	if status := runGit(t, repo, "status", "--porcelain"); status != "" {
 		t.Errorf("the merge left a conflict or changes:\n%s", status)
 	}
-	data, err := os.ReadFile(MemoriesPath(repo))
+	data, err := os.ReadFile(format.MemoriesPath(repo))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,15 +182,15 @@ func TestMergeDriverWithoutAcolyteFallsBackToUnion(t *testing.T) {
 			t.Errorf("the union merge lost %q:\n%s", want, data)
 		}
 	}
-	mems, err := Decode("memories.jsonl", data)
+	mems, err := format.Decode("memories.jsonl", data)
 	if err != nil {
 		t.Fatalf("the union result is unreadable: %v", err)
 	}
-	if string(Encode(mems)) != string(Encode([]memory.Memory{
+	if string(format.Encode(mems)) != string(format.Encode([]memory.Memory{
 		edited(stored("01A", "fact a", t0), "fact a on feature", t0.Add(2*time.Minute)),
 		stored("01F", "added on feature", t0), stored("01M", "added on main", t0),
 	})) {
-		t.Errorf("decoded union result:\n%s", Encode(mems))
+		t.Errorf("decoded union result:\n%s", format.Encode(mems))
 	}
 }
 
@@ -329,14 +214,14 @@ func TestMergeDriverUsesTheRecordedExecutable(t *testing.T) {
 	if strings.Contains(out, "union") || !strings.Contains(out, "01A: edited on both sides; kept their version") {
 		t.Errorf("git merge output:\n%s", out)
 	}
-	data, _ := os.ReadFile(MemoriesPath(repo))
+	data, _ := os.ReadFile(format.MemoriesPath(repo))
 	if !isCanonical(data) || !strings.Contains(string(data), "added on main") || !strings.Contains(string(data), "added on feature") {
 		t.Errorf("merged file:\n%s", data)
 	}
 }
 
 func TestLockRemovesOnlyStaleTemporaryFiles(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), Dir)
+	dir := filepath.Join(t.TempDir(), format.Dir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -374,7 +259,7 @@ func TestLockRemovesOnlyStaleTemporaryFiles(t *testing.T) {
 func TestUpdateRefusesFilesItWouldRewriteWithLoss(t *testing.T) {
 	root := t.TempDir()
 	a := stored("01A", "fact a", t0)
-	path := MemoriesPath(root)
+	path := format.MemoriesPath(root)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -387,7 +272,7 @@ func TestUpdateRefusesFilesItWouldRewriteWithLoss(t *testing.T) {
 			t.Fatal(err)
 		}
 		err := Update(t.Context(), root, add)
-		var le *LineError
+		var le *format.LineError
 		if !errors.As(err, &le) || le.Line < 2 || !strings.Contains(err.Error(), "acolyte sync") {
 			t.Fatalf("Update = %v; want a refusal naming the line and acolyte sync", err)
 		}
@@ -447,7 +332,7 @@ func TestMergeDriverFallsBackWhenAcolyteFails(t *testing.T) {
 	if !strings.Contains(out, "acolyte: refused") || !strings.Contains(out, "union") || strings.Contains(out, "CONFLICT") {
 		t.Errorf("git merge output:\n%s", out)
 	}
-	data, _ := os.ReadFile(MemoriesPath(repo))
+	data, _ := os.ReadFile(format.MemoriesPath(repo))
 	if !strings.Contains(string(data), "added on feature") || !strings.Contains(string(data), "added on main") {
 		t.Errorf("merged file lost a side:\n%s", data)
 	}

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -126,7 +127,7 @@ func (w *Workspace) Refresh(ctx context.Context) (Imported, error) {
 }
 
 func (w *Workspace) refresh(ctx context.Context) (Imported, error) {
-	path := MemoriesPath(w.Repo.Root)
+	path := format.MemoriesPath(w.Repo.Root)
 	last, err := w.store.GetState(ctx, w.stateKey())
 	if err != nil {
 		return Imported{}, err
@@ -205,7 +206,7 @@ func settledStamp(path string, before os.FileInfo, statErr error, settle time.Du
 func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
 	var out Imported
 	err := w.locked(ctx, func() error {
-		path := MemoriesPath(w.Repo.Root)
+		path := format.MemoriesPath(w.Repo.Root)
 		before, statErr := os.Stat(path)
 		data, err := os.ReadFile(path)
 		hash, herr := fileHash(data, err)
@@ -213,7 +214,7 @@ func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
 			out.Warnings = []string{fmt.Sprintf("project memories not imported: reading %s: %v", path, herr)}
 			return nil
 		}
-		d, err := DecodeAll(Dir+"/"+MemoriesFile, data)
+		d, err := format.DecodeAll(format.Dir+"/"+format.MemoriesFile, data)
 		if err != nil {
 			// The last import stays searchable until the file is fixed.
 			out.Warnings = []string{fmt.Sprintf("project memories not re-imported, searching the last import: %v", err)}
@@ -241,7 +242,7 @@ func (w *Workspace) readForWrite(path string) ([]memory.Memory, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading project memories: %w", err)
 	}
-	d, err := DecodeAll(Dir+"/"+MemoriesFile, data)
+	d, err := format.DecodeAll(format.Dir+"/"+format.MemoriesFile, data)
 	if err != nil {
 		return nil, err
 	}
@@ -255,7 +256,7 @@ func (w *Workspace) readForWrite(path string) ([]memory.Memory, error) {
 // locked runs fn holding the .acolyte/ lock. Without a .acolyte/ directory
 // there is nothing to guard and no directory is created.
 func (w *Workspace) locked(ctx context.Context, fn func() error) error {
-	dir := filepath.Join(w.Repo.Root, Dir)
+	dir := filepath.Join(w.Repo.Root, format.Dir)
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		return fn()
 	}
@@ -271,7 +272,7 @@ func (w *Workspace) locked(ctx context.Context, fn func() error) error {
 // same critical section, so the index follows the file at once.
 func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]memory.Memory, error)) (memory.ReplaceStats, error) {
 	var stats memory.ReplaceStats
-	dir := filepath.Join(w.Repo.Root, Dir)
+	dir := filepath.Join(w.Repo.Root, format.Dir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return stats, fmt.Errorf("create %s: %w", dir, err)
 	}
@@ -279,7 +280,7 @@ func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]me
 		return stats, err
 	}
 	err := w.locked(ctx, func() error {
-		path := MemoriesPath(w.Repo.Root)
+		path := format.MemoriesPath(w.Repo.Root)
 		mems, err := w.readForWrite(path)
 		if err != nil {
 			return err
@@ -288,7 +289,7 @@ func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]me
 		if err != nil {
 			return err
 		}
-		if err := WriteFile(path, next); err != nil {
+		if err := format.WriteFile(path, next); err != nil {
 			return err
 		}
 		// The file is now the truth; bring the index to it.
@@ -340,7 +341,7 @@ func (w *Workspace) Add(ctx context.Context, d memory.Draft) (memory.Added, erro
 	m.Commit = w.Repo.Head()
 	m.Paths = MentionedPaths(w.Repo.Root, m.Content)
 	out, err := w.addPatched(ctx, m)
-	if !errors.Is(err, errNotPatchable) {
+	if !errors.Is(err, format.ErrNotPatchable) {
 		return out, err
 	}
 	_, err = w.change(ctx, func(mems []memory.Memory) ([]memory.Memory, error) {
@@ -375,7 +376,7 @@ func refuseDerivedKind(k memory.Kind) error {
 	case memory.KindRule:
 		return fmt.Errorf("%w: a project rule comes from AGENTS.md (or CLAUDE.md, GEMINI.md); add it there as a bullet and run `acolyte sync`, or store it with kind %s", ErrDerivedKind, memory.KindStored)
 	case memory.KindSeed:
-		return fmt.Errorf("%w: a project seed comes from %s/%s; add it there and run `acolyte sync`, import a file with `acolyte seed FILE`, or store it with kind %s", ErrDerivedKind, Dir, SeedsFile, memory.KindStored)
+		return fmt.Errorf("%w: a project seed comes from %s/%s; add it there and run `acolyte sync`, import a file with `acolyte seed FILE`, or store it with kind %s", ErrDerivedKind, format.Dir, SeedsFile, memory.KindStored)
 	}
 	return nil
 }
@@ -409,7 +410,7 @@ func (w *Workspace) Remove(ctx context.Context, ids ...string) ([]memory.Memory,
 		}
 		ids := slices.Collect(maps.Keys(gone))
 		err := w.removePatched(ctx, ids)
-		if errors.Is(err, errNotPatchable) {
+		if errors.Is(err, format.ErrNotPatchable) {
 			_, err = w.change(ctx, func(mems []memory.Memory) ([]memory.Memory, error) {
 				return slices.DeleteFunc(mems, func(m memory.Memory) bool { return gone[m.ID] }), nil
 			})
@@ -455,12 +456,12 @@ func (w *Workspace) Sync(ctx context.Context) (Synced, error) {
 	}
 	out := Synced{Warnings: d.Skipped, Refused: d.Refused}
 	derived := d.Memories
-	path := MemoriesPath(w.Repo.Root)
+	path := format.MemoriesPath(w.Repo.Root)
 	raw, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return out, err
 	}
-	current, err := Decode(path, raw)
+	current, err := format.Decode(path, raw)
 	if err != nil {
 		return out, err
 	}
@@ -481,7 +482,7 @@ func (w *Workspace) Sync(ctx context.Context) (Synced, error) {
 	current = MarkHandEdits(current, indexed, time.Now())
 	// Comparing bytes, not memories, also rewrites a file that a union
 	// merge left out of order.
-	if next := Refresh(current, derived); (len(raw) > 0 || len(next) > 0) && !bytes.Equal(raw, Encode(next)) {
+	if next := Refresh(current, derived); (len(raw) > 0 || len(next) > 0) && !bytes.Equal(raw, format.Encode(next)) {
 		out.Import.ReplaceStats, err = w.change(ctx, func(mems []memory.Memory) ([]memory.Memory, error) {
 			mems = MarkHandEdits(mems, indexed, time.Now())
 			next := Refresh(mems, derived)
@@ -508,7 +509,7 @@ type StaleMemory struct {
 // or forget it.
 // It reads only the file and git, so CI can run it without a database.
 func (r *Repo) Stale(ctx context.Context) ([]StaleMemory, error) {
-	mems, err := ReadFile(MemoriesPath(r.Root))
+	mems, err := format.ReadFile(format.MemoriesPath(r.Root))
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -49,8 +50,8 @@ func TestRefreshTrustsOnlyASettledStat(t *testing.T) {
 	}
 	w := workspaceIn(t)
 	w.settle = 0
-	path := MemoriesPath(w.Repo.Root)
-	if err := WriteFile(path, []memory.Memory{stored("01A", "the parser is hand written", t0)}); err != nil {
+	path := format.MemoriesPath(w.Repo.Root)
+	if err := format.WriteFile(path, []memory.Memory{stored("01A", "the parser is hand written", t0)}); err != nil {
 		t.Fatal(err)
 	}
 	if imp, err := w.Refresh(t.Context()); err != nil || imp.Skipped {
@@ -96,8 +97,8 @@ func TestRefreshTrustsOnlyASettledStat(t *testing.T) {
 // refresh hashes the content.
 func TestRefreshDoesNotStampAFreshFile(t *testing.T) {
 	w := workspaceIn(t)
-	path := MemoriesPath(w.Repo.Root)
-	if err := WriteFile(path, []memory.Memory{stored("01A", "a fresh fact", t0)}); err != nil {
+	path := format.MemoriesPath(w.Repo.Root)
+	if err := format.WriteFile(path, []memory.Memory{stored("01A", "a fresh fact", t0)}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := w.Refresh(t.Context()); err != nil {

@@ -335,7 +335,7 @@ func (s *Store) Prepare(vis Visibility, d Draft) (Memory, error) {
 
 // Revise applies r to m and moves its updated time past the one it had,
 // so that when two copies of the memory meet in a merge, the later edit
-// wins (see gitsync.Merge). It validates the new content as Add does.
+// wins (see gitsync/format.Merge). It validates the new content as Add does.
 func (s *Store) Revise(m Memory, r Revision) (Memory, error) {
 	return r.Apply(m, s.now())
 }

@@ -86,7 +86,7 @@ type Revision struct {
 // Apply returns m revised by r at time now, validated as Add validates.
 // Its updated time moves past the one it had, even when the clock stepped
 // back or two edits fall in one millisecond, so that when two copies of
-// the memory meet in a merge, the later edit wins (see gitsync.Merge).
+// the memory meet in a merge, the later edit wins (see gitsync/format.Merge).
 func (r Revision) Apply(m Memory, now time.Time) (Memory, error) {
 	if err := ValidateContent(r.Content); err != nil {
 		return Memory{}, err

@@ -20,7 +20,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/acolyte-dev/acolyte/agent/toolbox"
-	"github.com/acolyte-dev/acolyte/gitsync"
+	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -64,7 +64,7 @@ var committedMemory = memory.Memory{
 func newFixture(t testing.TB, mems ...memory.Memory) *fixture {
 	t.Helper()
 	f := &fixture{repo: t.TempDir(), home: t.TempDir()}
-	if err := os.MkdirAll(filepath.Join(f.repo, gitsync.Dir), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(f.repo, format.Dir), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	f.writeMemories(t, mems...)
@@ -95,18 +95,18 @@ func (f *fixture) git(t testing.TB, args ...string) {
 	}
 }
 
-func (f *fixture) memoriesPath() string { return gitsync.MemoriesPath(f.repo) }
+func (f *fixture) memoriesPath() string { return format.MemoriesPath(f.repo) }
 
 func (f *fixture) writeMemories(t testing.TB, mems ...memory.Memory) {
 	t.Helper()
-	if err := gitsync.WriteFile(f.memoriesPath(), mems); err != nil {
+	if err := format.WriteFile(f.memoriesPath(), mems); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func (f *fixture) readMemories(t testing.TB) []memory.Memory {
 	t.Helper()
-	mems, err := gitsync.ReadFile(f.memoriesPath())
+	mems, err := format.ReadFile(f.memoriesPath())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,48 +9,14 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/internal/atomicfile"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
-// MemoriesPath is where a worktree keeps its project memories.
-func MemoriesPath(root string) string {
-	return filepath.Join(root, Dir, MemoriesFile)
-}
-
-// ReadFile reads and decodes a memories file. A missing file holds no
-// memories: a repository that never stored one has none.
-func ReadFile(path string) ([]memory.Memory, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading project memories: %w", err)
-	}
-	return Decode(path, data)
-}
-
-// WriteFile replaces path with the canonical encoding of mems atomically: a
-// reader, a crash or a full disk leaves either the old file or the new one,
-// never half of either. Hold LockDir while reading, changing and writing.
-//
-// Every memory is checked as Decode will read it back (CheckMemory): one
-// that would make the file unreadable is refused, by id, and nothing is
-// written, so a bad memory fails alone instead of poisoning the file for
-// every later command.
-func WriteFile(path string, mems []memory.Memory) error {
-	var bad []error
-	for _, m := range mems {
-		if err := CheckMemory(m); err != nil {
-			bad = append(bad, err)
-		}
-	}
-	if len(bad) > 0 {
-		return fmt.Errorf("not writing %s: %w", path, errors.Join(bad...))
-	}
-	return writeAtomic(path, Encode(mems))
-}
+// This file holds what gitsync keeps in .acolyte/ beside the memories file
+// (the lock, .gitattributes, .gitignore) and Update, the locked
+// read-change-write of the memories file through package format.
 
 // writeAtomic replaces path with the parts in order (atomicfile.Write),
 // synced to disk, as a 0644 file like the rest of the checkout.
@@ -73,17 +39,17 @@ func writeAtomic(path string, parts ...[]byte) error {
 // it here would drop a line without a word, while `acolyte sync` resolves
 // duplicates and says which line it drops.
 func Update(ctx context.Context, root string, change func([]memory.Memory) ([]memory.Memory, error)) error {
-	unlock, err := LockDir(ctx, filepath.Join(root, Dir))
+	unlock, err := LockDir(ctx, filepath.Join(root, format.Dir))
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	path := MemoriesPath(root)
+	path := format.MemoriesPath(root)
 	data, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("reading project memories: %w", err)
 	}
-	d, err := DecodeAll(Dir+"/"+MemoriesFile, data)
+	d, err := format.DecodeAll(format.Dir+"/"+format.MemoriesFile, data)
 	if err != nil {
 		return err
 	}
@@ -92,13 +58,13 @@ func Update(ctx context.Context, root string, change func([]memory.Memory) ([]me
 	}
 	if len(d.Duplicates) > 0 {
 		le := d.Duplicates[0]
-		return &LineError{le.File, le.Line, fmt.Errorf("%w: %v; run `%s` first", ErrInvalidFile, le.Err, FixCommand)}
+		return &format.LineError{File: le.File, Line: le.Line, Err: fmt.Errorf("%w: %v; run `%s` first", format.ErrInvalidFile, le.Err, FixCommand)}
 	}
 	next, err := change(d.Memories)
 	if err != nil {
 		return err
 	}
-	return WriteFile(path, next)
+	return format.WriteFile(path, next)
 }
 
 // Names of the helper files inside .acolyte/.
@@ -121,8 +87,8 @@ const (
 // is installed, the merge driver set in $GIT_DIR/info/attributes takes
 // precedence and also resolves edits (see InstallMergeDriver).
 func EnsureAttributes(root string) error {
-	dir := filepath.Join(root, Dir)
-	if err := ensureLines(filepath.Join(dir, attributesFile), MemoriesFile+" merge=union"); err != nil {
+	dir := filepath.Join(root, format.Dir)
+	if err := ensureLines(filepath.Join(dir, attributesFile), format.MemoriesFile+" merge=union"); err != nil {
 		return err
 	}
 	return ensureLines(filepath.Join(dir, ignoreFile), "/"+lockFile, "/"+atomicfile.TempPrefix+"*")
@@ -130,7 +96,7 @@ func EnsureAttributes(root string) error {
 
 // mergeAttribute routes the memories file to the acolyte merge driver; it
 // lives in $GIT_DIR/info/attributes, which outranks every .gitattributes.
-const mergeAttribute = "/" + Dir + "/" + MemoriesFile + " merge=" + MergeDriverName
+const mergeAttribute = "/" + format.Dir + "/" + format.MemoriesFile + " merge=" + MergeDriverName
 
 func ensureLines(path string, want ...string) error {
 	data, err := os.ReadFile(path)

@@ -1,11 +1,9 @@
-package gitsync
+package format
 
 import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -75,9 +73,9 @@ func Merge(base, ours, theirs []byte) (merged []byte, report []string, err error
 		switch {
 		case inOurs && inTheirs:
 			switch {
-			case same(om, tm), inBase && same(tm, bm):
+			case Same(om, tm), inBase && Same(tm, bm):
 				out = append(out, om)
-			case inBase && same(om, bm):
+			case inBase && Same(om, bm):
 				out = append(out, tm)
 			default:
 				winner, side := pickLater(om, tm)
@@ -86,23 +84,23 @@ func Merge(base, ours, theirs []byte) (merged []byte, report []string, err error
 				if !inBase {
 					verb = "added differently on both sides"
 				}
-				report = append(report, fmt.Sprintf("%s: %s; kept %s version (%s)", id, verb, side, describe(winner)))
+				report = append(report, fmt.Sprintf("%s: %s; kept %s version (%s)", id, verb, side, Describe(winner)))
 			}
 		case inOurs:
 			switch {
 			case !inBase:
 				out = append(out, om)
-			case !same(om, bm):
+			case !Same(om, bm):
 				out = append(out, om)
-				report = append(report, fmt.Sprintf("%s: deleted on their side but edited on ours; kept our edit (%s)", id, describe(om)))
+				report = append(report, fmt.Sprintf("%s: deleted on their side but edited on ours; kept our edit (%s)", id, Describe(om)))
 			}
 		case inTheirs:
 			switch {
 			case !inBase:
 				out = append(out, tm)
-			case !same(tm, bm):
+			case !Same(tm, bm):
 				out = append(out, tm)
-				report = append(report, fmt.Sprintf("%s: deleted on our side but edited on theirs; kept their edit (%s)", id, describe(tm)))
+				report = append(report, fmt.Sprintf("%s: deleted on our side but edited on theirs; kept their edit (%s)", id, Describe(tm)))
 			}
 		}
 	}
@@ -110,7 +108,7 @@ func Merge(base, ours, theirs []byte) (merged []byte, report []string, err error
 	for _, m := range out {
 		// Only what a side added or changed since base can be spread by
 		// this merge; skipping the rest keeps the scan off the common case.
-		if bm, inBase := baseByID[m.ID]; inBase && same(m, bm) {
+		if bm, inBase := baseByID[m.ID]; inBase && Same(m, bm) {
 			kept = append(kept, m)
 			continue
 		}
@@ -132,8 +130,9 @@ func indexByID(mems []memory.Memory) map[string]memory.Memory {
 	return byID
 }
 
-// same compares memories as the file stores them.
-func same(a, b memory.Memory) bool {
+// Same reports whether a and b are the same memory as the file stores
+// them: equal encoded lines.
+func Same(a, b memory.Memory) bool {
 	return bytes.Equal(encodeLine(toRecord(a)), encodeLine(toRecord(b)))
 }
 
@@ -156,8 +155,9 @@ func pickLater(ours, theirs memory.Memory) (memory.Memory, string) {
 	return theirs, "their"
 }
 
-// describe names a memory in one short line for reports and diffs.
-func describe(m memory.Memory) string {
+// Describe names a memory in one short line for reports and diffs: its
+// first line, quoted and cut at 72 bytes.
+func Describe(m memory.Memory) string {
 	first, _, multi := strings.Cut(m.Content, "\n")
 	const max = 72
 	if len(first) > max {
@@ -201,53 +201,4 @@ func MergeFiles(basePath, oursPath, theirsPath string) (report []string, err err
 		return nil, err
 	}
 	return report, writeAtomic(oursPath, merged)
-}
-
-// MergeDriverCommand is the merge.acolyte.driver git runs for the memories
-// file. It must never leave a conflict, nor only our side, because
-// whoever resolves it by hand would likely drop their side's memories: git
-// runs it from GUI clients and from shells whose PATH lacks acolyte, so it
-// tries exe (the acolyte that installed it), then acolyte on PATH, and
-// when neither can merge, falls back to git's own union merge, which keeps
-// every line of both sides; Decode reads that result and `acolyte sync`
-// makes it canonical.
-func MergeDriverCommand(exe string) string {
-	q := "'" + strings.ReplaceAll(exe, "'", `'\''`) + "'"
-	return "{ if [ -x " + q + " ]; then " + q + " merge-driver %O %A %B; " +
-		"elif command -v acolyte >/dev/null 2>&1; then acolyte merge-driver %O %A %B; " +
-		"else echo 'acolyte: not found by the merge driver' >&2; false; fi; } || " +
-		"{ echo 'acolyte: merged " + Dir + "/" + MemoriesFile + " line by line (union) instead; run `" + FixCommand + "` after the merge' >&2; " +
-		unionFallback + " -q %A %O %B; }"
-}
-
-// unionFallback is the command MergeDriverCommand falls back to.
-const unionFallback = "git merge-file --union"
-
-// InstalledExecutable is the absolute path of the running acolyte, for
-// MergeDriverCommand; empty (which never passes [ -x ]) when unknown. The
-// path it was started by is preferred when it is the same file: a package
-// manager's symlink (/usr/local/bin/acolyte) outlives the versioned path it
-// resolves to, which the next upgrade removes.
-func InstalledExecutable() string {
-	exe, err := os.Executable()
-	if err != nil {
-		return ""
-	}
-	invoked := os.Args[0]
-	if !strings.ContainsRune(invoked, filepath.Separator) {
-		invoked, _ = exec.LookPath(invoked)
-	}
-	if invoked != "" {
-		if abs, err := filepath.Abs(invoked); err == nil {
-			a, errA := os.Stat(abs)
-			b, errB := os.Stat(exe)
-			if errA == nil && errB == nil && os.SameFile(a, b) {
-				return abs
-			}
-		}
-	}
-	if abs, err := filepath.Abs(exe); err == nil {
-		return abs
-	}
-	return exe
 }

@@ -1,4 +1,11 @@
-package gitsync
+// Package format is the .acolyte/memories.jsonl file format: the canonical
+// encoding that is the truth for project memory, the decoder that also reads
+// what a merge without acolyte's driver leaves, the merge driver's
+// three-way merge by memory id, and the atomic write of the file. It knows
+// nothing of git or of the index, so that the merge driver, `acolyte
+// check` and gitsync all read and write the file the same way; gitsync
+// builds the workspace, hooks and derivation on top of it.
+package format
 
 import (
 	"bytes"
@@ -18,12 +25,11 @@ import (
 const (
 	Dir          = ".acolyte"
 	MemoriesFile = "memories.jsonl"
-	SeedsFile    = "seeds.json"
 )
 
-// FormatVersion is the version of memories.jsonl this acolyte writes and the
+// Version is the version of memories.jsonl this acolyte writes and the
 // newest it reads.
-const FormatVersion = 1
+const Version = 1
 
 // timeLayout is the only timestamp form in the file: UTC with milliseconds,
 // which is the precision of ULIDs, so ids and timestamps agree on ordering.
@@ -86,7 +92,7 @@ func Encode(mems []memory.Memory) []byte {
 	sorted := slices.Clone(mems)
 	slices.SortStableFunc(sorted, func(a, b memory.Memory) int { return strings.Compare(a.ID, b.ID) })
 	var buf bytes.Buffer
-	buf.Write(encodeLine(header{Acolyte: "memories", Version: FormatVersion}))
+	buf.Write(encodeLine(header{Acolyte: "memories", Version: Version}))
 	for _, m := range sorted {
 		buf.Write(encodeLine(toRecord(m)))
 	}
@@ -218,12 +224,12 @@ func DecodeAll(file string, data []byte) (Decoded, error) {
 			continue
 		}
 		prev := d.Memories[p.index]
-		if same(prev, m) {
+		if Same(prev, m) {
 			continue
 		}
 		winner, _ := pickLater(prev, m)
 		keptLine, droppedLine, dropped := p.line, lineNo, m
-		if same(winner, m) {
+		if Same(winner, m) {
 			keptLine, droppedLine, dropped = lineNo, p.line, prev
 			d.Memories[p.index] = m
 			seen[m.ID] = place{p.index, lineNo}
@@ -241,7 +247,7 @@ func preview(m memory.Memory) string {
 	if what, found := secrets.Detect(m.Content); found {
 		return "(content withheld: it contains " + what + ")"
 	}
-	return describe(m)
+	return Describe(m)
 }
 
 // CheckMemory validates m exactly as Decode will when it reads the line
@@ -286,13 +292,13 @@ func decodeHeader(line string) error {
 	var h header
 	dec := json.NewDecoder(strings.NewReader(line))
 	if err := dec.Decode(&h); err != nil || h.Acolyte != "memories" {
-		return fmt.Errorf("%w: the first line must be the header %s", ErrInvalidFile, strings.TrimSpace(string(encodeLine(header{"memories", FormatVersion}))))
+		return fmt.Errorf("%w: the first line must be the header %s", ErrInvalidFile, strings.TrimSpace(string(encodeLine(header{"memories", Version}))))
 	}
 	switch {
-	case h.Version > FormatVersion:
-		return fmt.Errorf("%w: it is version %d and this acolyte reads up to version %d; upgrade acolyte", ErrVersionTooNew, h.Version, FormatVersion)
+	case h.Version > Version:
+		return fmt.Errorf("%w: it is version %d and this acolyte reads up to version %d; upgrade acolyte", ErrVersionTooNew, h.Version, Version)
 	case h.Version < 1:
-		return fmt.Errorf("%w: version %d does not exist; the header must be %s", ErrInvalidFile, h.Version, strings.TrimSpace(string(encodeLine(header{"memories", FormatVersion}))))
+		return fmt.Errorf("%w: version %d does not exist; the header must be %s", ErrInvalidFile, h.Version, strings.TrimSpace(string(encodeLine(header{"memories", Version}))))
 	}
 	return nil
 }

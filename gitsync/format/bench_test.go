@@ -1,4 +1,4 @@
-package gitsync
+package format
 
 import (
 	"fmt"

@@ -1,8 +1,7 @@
-package gitsync
+package format
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -21,6 +20,15 @@ func stored(id, content string, updated time.Time) memory.Memory {
 }
 
 var t0 = time.Date(2025, 3, 1, 12, 0, 0, 123456789, time.UTC)
+
+func edited(m memory.Memory, content string, at time.Time) memory.Memory {
+	m.Content, m.UpdatedAt = content, at
+	return m
+}
+
+const fileHead = `{"acolyte":"memories","version":1}` + "\n"
+
+func line(m memory.Memory) string { return string(encodeLine(toRecord(m))) }
 
 func TestEncodeIsCanonicalAndRoundTrips(t *testing.T) {
 	mems := []memory.Memory{
@@ -143,76 +151,6 @@ func TestWriteFileReplacesAtomicallyAndLeavesNoTempFiles(t *testing.T) {
 	}
 	if mems, err := ReadFile(filepath.Join(root, "nope.jsonl")); err != nil || mems != nil {
 		t.Errorf("missing file: %v, %v", mems, err)
-	}
-}
-
-func TestLockDirIsExclusiveAndTimesOut(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), Dir)
-	unlock, err := LockDir(context.Background(), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancel()
-	if _, err := LockDir(ctx, dir); err == nil {
-		t.Fatal("second lock succeeded while the first was held")
-	} else if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), ".lock") {
-		t.Fatalf("want ErrLocked naming the lock file, got %v", err)
-	}
-	unlock()
-	unlock2, err := LockDir(context.Background(), dir)
-	if err != nil {
-		t.Fatalf("lock after unlock: %v", err)
-	}
-	unlock2()
-}
-
-func TestUpdateSerialisesWriters(t *testing.T) {
-	root := t.TempDir()
-	const writers = 8
-	errs := make(chan error, writers)
-	for i := range writers {
-		go func() {
-			errs <- Update(context.Background(), root, func(mems []memory.Memory) ([]memory.Memory, error) {
-				return append(mems, stored(memory.NewID(t0.Add(time.Duration(i)*time.Second)), "fact from writer", t0)), nil
-			})
-		}()
-	}
-	for range writers {
-		if err := <-errs; err != nil {
-			t.Fatal(err)
-		}
-	}
-	mems, err := ReadFile(MemoriesPath(root))
-	if err != nil || len(mems) != writers {
-		t.Fatalf("got %d memories (%v), want %d: a writer's update was lost", len(mems), err, writers)
-	}
-	failing := errors.New("refused")
-	if err := Update(context.Background(), root, func([]memory.Memory) ([]memory.Memory, error) { return nil, failing }); !errors.Is(err, failing) {
-		t.Fatalf("Update error = %v", err)
-	}
-	if after, _ := ReadFile(MemoriesPath(root)); len(after) != writers {
-		t.Fatal("a failed change modified the file")
-	}
-}
-
-func TestEnsureAttributesKeepsExistingLines(t *testing.T) {
-	root := t.TempDir()
-	dir := filepath.Join(root, Dir)
-	os.MkdirAll(dir, 0o755)
-	os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("scratch/"), 0o644)
-	for range 2 {
-		if err := EnsureAttributes(root); err != nil {
-			t.Fatal(err)
-		}
-	}
-	attrs, _ := os.ReadFile(filepath.Join(dir, ".gitattributes"))
-	if string(attrs) != "memories.jsonl merge=union\n" {
-		t.Errorf(".gitattributes = %q", attrs)
-	}
-	ignore, _ := os.ReadFile(filepath.Join(dir, ".gitignore"))
-	if string(ignore) != "scratch/\n/.lock\n/.tmp-*\n" {
-		t.Errorf(".gitignore = %q", ignore)
 	}
 }
 

@@ -1,0 +1,65 @@
+package format
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/acolyte-dev/acolyte/internal/atomicfile"
+	"github.com/acolyte-dev/acolyte/memory"
+)
+
+// MemoriesPath is where a worktree keeps its project memories.
+func MemoriesPath(root string) string {
+	return filepath.Join(root, Dir, MemoriesFile)
+}
+
+// ReadFile reads and decodes a memories file. A missing file holds no
+// memories: a repository that never stored one has none.
+func ReadFile(path string) ([]memory.Memory, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading project memories: %w", err)
+	}
+	return Decode(path, data)
+}
+
+// WriteFile replaces path with the canonical encoding of mems atomically: a
+// reader, a crash or a full disk leaves either the old file or the new one,
+// never half of either. Writers of one file must take turns (gitsync.Update
+// holds the .acolyte/ lock while reading, changing and writing).
+//
+// Every memory is checked as Decode will read it back (CheckMemory): one
+// that would make the file unreadable is refused, by id, and nothing is
+// written, so a bad memory fails alone instead of poisoning the file for
+// every later command.
+func WriteFile(path string, mems []memory.Memory) error {
+	var bad []error
+	for _, m := range mems {
+		if err := CheckMemory(m); err != nil {
+			bad = append(bad, err)
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("not writing %s: %w", path, errors.Join(bad...))
+	}
+	return writeAtomic(path, Encode(mems))
+}
+
+// writeAtomic replaces path with the parts in order (atomicfile.Write),
+// synced to disk, as a 0644 file like the rest of the checkout.
+func writeAtomic(path string, parts ...[]byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", dir, err)
+	}
+	if err := atomicfile.Write(path, atomicfile.Options{Perm: 0o644, Durable: true}, atomicfile.Bytes(parts...)); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,125 @@
+package format
+
+import (
+	"bytes"
+	"errors"
+
+	"github.com/acolyte-dev/acolyte/memory"
+)
+
+// A write that adds, removes or edits a memory or two need not decode and
+// re-encode the whole file: while the file is canonical, splicing the
+// memory's line into its bytes gives exactly what Encode would
+// (TestPatchLinesMatchTheCanonicalEncoding). The splices return the new
+// content as parts to write in order, sharing data's memory.
+
+// ErrNotPatchable means the file is not canonical where a splice would go
+// (an id out of place, a line without the id first, no final newline):
+// the caller rewrites the whole file instead, which is always correct.
+var ErrNotPatchable = errors.New("memories file cannot be patched in place")
+
+// idPrefix starts every canonical memory line: the id is the first key.
+const idPrefix = `{"id":"`
+
+// lineID returns the id of a canonical memory line.
+func lineID(line []byte) (string, bool) {
+	rest, ok := bytes.CutPrefix(line, []byte(idPrefix))
+	if !ok {
+		return "", false
+	}
+	id, _, ok := bytes.Cut(rest, []byte(`"`))
+	return string(id), ok
+}
+
+// eachLine calls fn with the start offset and bytes (newline included) of
+// every memory line after the header, stopping when fn returns false.
+func eachLine(data []byte, fn func(start int, line []byte) bool) error {
+	nl := bytes.IndexByte(data, '\n')
+	if nl < 0 {
+		return ErrNotPatchable
+	}
+	for start := nl + 1; start < len(data); {
+		end := bytes.IndexByte(data[start:], '\n')
+		if end < 0 {
+			return ErrNotPatchable // no trailing newline: not canonical
+		}
+		end += start + 1
+		if !fn(start, data[start:end]) {
+			return nil
+		}
+		start = end
+	}
+	return nil
+}
+
+// InsertLine adds the encoded memory m to a memories file in id order. New
+// ids are time-ordered, so the place is almost always the end.
+func InsertLine(data []byte, m memory.Memory) ([][]byte, error) {
+	line := encodeLine(toRecord(m))
+	at := len(data)
+	var bad bool
+	err := eachLine(data, func(start int, l []byte) bool {
+		id, ok := lineID(l)
+		switch {
+		case !ok || id == m.ID:
+			bad = true
+			return false
+		case id > m.ID:
+			at = start
+			return false
+		}
+		return true
+	})
+	if err != nil || bad {
+		return nil, ErrNotPatchable
+	}
+	return [][]byte{data[:at], line, data[at:]}, nil
+}
+
+// RemoveLines drops the lines of the memories with these ids. Every id must
+// be found exactly once.
+func RemoveLines(data []byte, ids map[string]bool) ([][]byte, error) {
+	// The kept runs of lines, in order, sharing data's memory.
+	var out [][]byte
+	from := 0
+	found := 0
+	var bad bool
+	err := eachLine(data, func(start int, l []byte) bool {
+		id, ok := lineID(l)
+		if !ok {
+			bad = true
+			return false
+		}
+		if ids[id] {
+			found++
+			out = append(out, data[from:start])
+			from = start + len(l)
+		}
+		return true
+	})
+	if err != nil || bad || found != len(ids) {
+		return nil, ErrNotPatchable
+	}
+	return append(out, data[from:]), nil
+}
+
+// ReplaceLine swaps the line of m's id for m's encoding.
+func ReplaceLine(data []byte, m memory.Memory) ([][]byte, error) {
+	var at, end int
+	err := eachLine(data, func(start int, l []byte) bool {
+		id, ok := lineID(l)
+		if !ok {
+			at, end = -1, -1
+			return false
+		}
+		if id == m.ID {
+			at, end = start, start+len(l)
+			return false
+		}
+		return true
+	})
+	if err != nil || at <= 0 {
+		return nil, ErrNotPatchable
+	}
+	return [][]byte{data[:at], encodeLine(toRecord(m)), data[end:]}, nil
+}
