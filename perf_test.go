@@ -21,6 +21,7 @@ import (
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/memory"
 	"github.com/acolyte-dev/acolyte/memory/embed/static"
+	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
 
 var binary string
@@ -126,7 +127,7 @@ func BenchmarkSearchProcess(b *testing.B) {
 	for _, n := range []int{1_000, 10_000, 100_000} {
 		b.Run(fmt.Sprintf("memories=%d", n), func(b *testing.B) {
 			home := b.TempDir()
-			s, err := memory.Open(context.Background(), filepath.Join(home, "acolyte.db"), static.New())
+			s, err := sqlite.Open(context.Background(), filepath.Join(home, "acolyte.db"), static.New())
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -152,7 +153,7 @@ func BenchmarkSearchProcess(b *testing.B) {
 // catalog must be brought up to date first.
 func BenchmarkSearchAfterWrite(b *testing.B) {
 	home := b.TempDir()
-	s, err := memory.Open(context.Background(), filepath.Join(home, "acolyte.db"), static.New())
+	s, err := sqlite.Open(context.Background(), filepath.Join(home, "acolyte.db"), static.New())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/acolyte-dev/acolyte/memory"
+	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
 
 // DefaultSessionMaxAge is how long an agent session's memories are kept
@@ -31,7 +32,7 @@ func NewSessionID(now time.Time) string { return "session-" + memory.NewID(now) 
 // so their memories can be pruned when they go stale: session memories are
 // visible only to their own session, so nothing else would ever clean them.
 type Sessions struct {
-	Store *memory.Store
+	Store *sqlite.Store
 }
 
 // Touch records that session id is in use now and makes it the last one.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/acolyte-dev/acolyte/memory"
 	"github.com/acolyte-dev/acolyte/memory/bench"
+	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
 
 func benchCommand() *cli.Command {
@@ -76,7 +77,7 @@ func runRetrievalBench(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	s, err := memory.Open(c.Context, path, e)
+	s, err := sqlite.Open(c.Context, path, e)
 	if err != nil {
 		return err
 	}

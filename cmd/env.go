@@ -17,6 +17,7 @@ import (
 	"github.com/acolyte-dev/acolyte/gitsync"
 	"github.com/acolyte-dev/acolyte/memory"
 	"github.com/acolyte-dev/acolyte/memory/postgres"
+	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
 
 // Names of the global flags, shared by every command that reads them.
@@ -241,7 +242,7 @@ func home(c *cli.Context) (string, error) {
 // there is one) and the toolkit that writes through to .acolyte/.
 type workspace struct {
 	Toolkit memory.Toolkit
-	Store   *memory.Store
+	Store   *sqlite.Store
 	// Root is the repository's working tree, or the directory acolyte runs
 	// in when there is no repository.
 	Root string
@@ -325,7 +326,7 @@ func needRepo(c *cli.Context) (*workspace, error) {
 }
 
 // openStore opens the database with the configured embedder.
-func openStore(c *cli.Context) (*memory.Store, error) {
+func openStore(c *cli.Context) (*sqlite.Store, error) {
 	dir, err := home(c)
 	if err != nil {
 		return nil, err
@@ -334,7 +335,7 @@ func openStore(c *cli.Context) (*memory.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := memory.Open(c.Context, filepath.Join(dir, "acolyte.db"), e)
+	s, err := sqlite.Open(c.Context, filepath.Join(dir, "acolyte.db"), e)
 	if err != nil {
 		return nil, err // corrupt, locked or unwritable: exitCode says 2
 	}

@@ -15,7 +15,7 @@ import (
 
 // A database another process holds for longer than the busy timeout is a
 // "could not run" (2), not a "no" (1), and the message says which file
-// and what to do. The test waits out memory.BusyTimeout once.
+// and what to do. The test waits out sqlite.BusyTimeout once.
 func TestLockedDatabaseExits2(t *testing.T) {
 	t.Parallel()
 	home, repo := t.TempDir(), t.TempDir()

@@ -6,6 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/acolyte-dev/acolyte/memory"
+	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
 
 func statusCommand() *cli.Command {
@@ -66,7 +67,7 @@ func statusCommand() *cli.Command {
 	}
 }
 
-func embedderName(s *memory.Store) string {
+func embedderName(s *sqlite.Store) string {
 	if s.Embedder() == nil {
 		return "none (lexical search only)"
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/memory"
+	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
 
 // projectSecretError refuses a project memory holding a credential of
@@ -33,7 +34,7 @@ func projectSecretError(what string) error {
 // for longer than one write. Everything else goes straight to the store.
 type Workspace struct {
 	Repo  *Repo
-	store *memory.Store
+	store *sqlite.Store
 	vis   memory.Visibility
 	// settle is how long after its last change the memories file's stamp
 	// is trusted (settleTime; tests shorten it).
@@ -55,7 +56,7 @@ func (w *Workspace) warn(messages []string) {
 }
 
 // NewWorkspace binds a store to a repository checkout. session may be empty.
-func NewWorkspace(repo *Repo, store *memory.Store, session string) *Workspace {
+func NewWorkspace(repo *Repo, store *sqlite.Store, session string) *Workspace {
 	return &Workspace{Repo: repo, store: store, vis: memory.Visibility{ProjectKey: repo.Root, SessionKey: session}, settle: settleTime}
 }
 
@@ -94,7 +95,7 @@ func hashFile(path string) (string, error) {
 
 // Imported reports what an import changed.
 type Imported struct {
-	memory.ReplaceStats
+	sqlite.ReplaceStats
 	// Skipped is true when the file was unchanged since the last import.
 	Skipped bool `json:"skipped"`
 	// Warnings are the problems in the file the import worked around:
@@ -270,8 +271,8 @@ func (w *Workspace) locked(ctx context.Context, fn func() error) error {
 
 // change edits the memories file under the lock and re-imports it in the
 // same critical section, so the index follows the file at once.
-func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]memory.Memory, error)) (memory.ReplaceStats, error) {
-	var stats memory.ReplaceStats
+func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]memory.Memory, error)) (sqlite.ReplaceStats, error) {
+	var stats sqlite.ReplaceStats
 	dir := filepath.Join(w.Repo.Root, format.Dir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return stats, fmt.Errorf("create %s: %w", dir, err)

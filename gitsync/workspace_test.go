@@ -10,6 +10,7 @@ import (
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/memory"
+	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
 
 func workspaceIn(t *testing.T) *Workspace {
@@ -20,7 +21,7 @@ func workspaceIn(t *testing.T) *Workspace {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := memory.Open(t.Context(), filepath.Join(t.TempDir(), "acolyte.db"), nil)
+	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "acolyte.db"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

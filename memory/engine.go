@@ -14,4 +14,13 @@ type Engine interface {
 	Search(ctx context.Context, vis Visibility, q Query) ([]Result, error)
 }
 
-var _ Engine = (*Store)(nil)
+// LocalEngine is the local store (memory/sqlite): an Engine that can also
+// revise a memory and store it back under its id, which is how Scoped
+// edits and how gitsync keeps the index in step with the memories file.
+type LocalEngine interface {
+	Engine
+	// Revise applies r to m, moving its updated time past the one it had.
+	Revise(m Memory, r Revision) (Memory, error)
+	// Put stores m under its id, replacing any memory with that id.
+	Put(ctx context.Context, m Memory) (Added, error)
+}

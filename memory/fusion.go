@@ -5,14 +5,14 @@ import (
 	"slices"
 )
 
-// The pieces of the ranking that every engine shares. Store.Search applies
-// them over its catalog; Rank applies them over plain slices, for an engine
+// The pieces of the ranking that every engine shares. memory/sqlite's
+// Store.Search applies them over its catalog (through ranking.go's names); Rank applies them over plain slices, for an engine
 // (memory/postgres) that hands over its visible memories, the lexical
 // matches its own full-text index found, and the vectors it stores. Both
 // therefore rank by the formulas and constants of search.go.
 
 // termIDF is a query word's weight when df of the n visible memories hold
-// it (see lexical and idfMinMemories).
+// it (see idfMinMemories, and lexical in memory/sqlite).
 func termIDF(n, df float64) float64 {
 	n = max(n, idfMinMemories)
 	return math.Log(1 + (n-df+0.5)/(df+0.5))
@@ -61,7 +61,7 @@ func candidateRelevance(lex, whole, z float64, vectors bool) float64 {
 func IdentifierWholes(text string) []string { return identifierWholes(text) }
 
 // QueryWords are the words of a search text an engine looks up in its
-// lexical index: the same words Store.Search looks up.
+// lexical index: the same words memory/sqlite's Store.Search looks up.
 //
 // A text yields at most maxQueryTerms distinct words, its first ones: each
 // costs a search one index lookup or more, and a pasted page of 8 KiB (the
@@ -86,13 +86,6 @@ const maxQueryTerms = 48
 // RecallGranularity is how stale a recorded recall time may get: an
 // engine records a search's results only when their time is older.
 const RecallGranularity = recallGranularity
-
-// EmbedText is the text whose vector stands for a memory.
-func EmbedText(m *Memory) string { return embedText(m) }
-
-// ContentHash is the key duplicates are detected by: equal for contents
-// that Normalize makes equal.
-func ContentHash(content string) string { return contentHash(content) }
 
 // RankDoc is one memory a search can see, as an engine hands it to Rank.
 type RankDoc struct {
@@ -119,8 +112,8 @@ type RankTerm struct {
 	Vec []float32
 }
 
-// Rank scores the docs visible to one search text exactly as Store.Search
-// scores its catalog: the best exact lexical matches and the memories
+// Rank scores the docs visible to one search text exactly as memory/sqlite's
+// Store.Search scores its catalog: the best exact lexical matches and the memories
 // whose vectors lie furthest above the crowd are the candidates, and each
 // scores fusedScore of its summed IDF (kin at kinWeight) plus soft matches
 // and its z-score. query is the text's unit vector, nil when there is
@@ -279,7 +272,3 @@ func dot32(a, b []float32) float32 {
 	}
 	return s
 }
-
-// LexicalText is what an engine's full-text index should see of a memory:
-// the text Store indexes, with the words hidden inside identifiers.
-func LexicalText(m *Memory) string { return ftsBody(m) }

@@ -1,6 +1,11 @@
-// Package memory is acolyte's domain: small individual facts, the SQLite store
-// that indexes them, the embedders that place them in vector space, and the
-// hybrid search that finds them again.
+// Package memory is acolyte's domain: small individual facts (Memory, Scope,
+// Kind), who may see them (Visibility), the Embedder interface that places
+// them in vector space, the Engine interface every store implements, the
+// Toolkit the CLI, the agent and the MCP server drive, and the hybrid
+// ranking every engine shares (fusion.go). The engines live one per package
+// beneath it: memory/sqlite (the local store) and memory/postgres (the team
+// database); the embedders under memory/embed. It imports no package of
+// ours.
 package memory
 
 import (
@@ -118,7 +123,11 @@ var (
 	ErrSchemaTooNew   = errors.New("database schema is newer than this acolyte")
 	ErrDatabaseLocked = errors.New("database is locked")
 	ErrCorrupt        = errors.New("database is corrupt")
-	ErrNoTeam         = errors.New("no team database is configured")
+	// ErrIO means the operating system refused or failed a read or write
+	// of the database: a full disk, a file size limit, lost permissions, a
+	// failing device.
+	ErrIO     = errors.New("database I/O error")
+	ErrNoTeam = errors.New("no team database is configured")
 )
 
 // ValidateContent checks text before it is stored, so that nothing unusable

@@ -173,21 +173,6 @@ func KinForms(w string) []KinForm {
 	return forms
 }
 
-// kinQuery returns the FTS5 query that matches the kin of the query word
-// w, or "" when it has none. FTS5 stems each term as it stems the index,
-// so a prefix query on "authenticate" finds "authentication" as well.
-func kinQuery(w string) string {
-	var terms []string
-	for _, f := range KinForms(w) {
-		t := `"` + strings.ReplaceAll(f.Text, `"`, `""`) + `"`
-		if f.Prefix {
-			t += "*"
-		}
-		terms = append(terms, t)
-	}
-	return strings.Join(terms, " OR ")
-}
-
 func isASCII(s string) bool {
 	for i := range len(s) {
 		if s[i] >= 0x80 {

@@ -17,11 +17,12 @@ import (
 	"github.com/acolyte-dev/acolyte/agent/toolbox"
 	"github.com/acolyte-dev/acolyte/memory"
 	"github.com/acolyte-dev/acolyte/memory/embed/static"
+	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
 
-func openStore(t testing.TB, path string) *memory.Store {
+func openStore(t testing.TB, path string) *sqlite.Store {
 	t.Helper()
-	s, err := memory.Open(context.Background(), path, static.New())
+	s, err := sqlite.Open(context.Background(), path, static.New())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,10 +75,10 @@ func TestStatusCountsWhatTheToolsStored(t *testing.T) {
 }
 
 // TestLockedDatabaseFailsTheCallNotTheServer holds the write lock the way a
-// stuck process would. It waits out memory.BusyTimeout.
+// stuck process would. It waits out sqlite.BusyTimeout.
 func TestLockedDatabaseFailsTheCallNotTheServer(t *testing.T) {
 	if testing.Short() {
-		t.Skipf("waits %s for the database lock", memory.BusyTimeout)
+		t.Skipf("waits %s for the database lock", sqlite.BusyTimeout)
 	}
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "acolyte.db")
@@ -152,7 +153,7 @@ var benchQueries = []string{"postgres container for integration tests", "how are
 	"cache invalidation after schema change", "who owns the billing service", "retry policy for webhooks"}
 
 // syntheticMemories are n distinct facts about an imaginary codebase.
-func syntheticMemories(b testing.TB, store *memory.Store, n int) []memory.Memory {
+func syntheticMemories(b testing.TB, store *sqlite.Store, n int) []memory.Memory {
 	services := []string{"billing", "auth", "search", "webhook", "scheduler", "gateway", "mailer", "reporting",
 		"inventory", "checkout", "profile", "audit", "export", "import", "cache", "queue", "storage", "metrics",
 		"ledger", "catalog"}

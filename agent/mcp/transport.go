@@ -24,7 +24,7 @@ import (
 const MaxLineBytes = sdk.DefaultMaxLineLength
 
 // drainTimeout bounds how long the server keeps answering after the client
-// closed stdin. It exceeds memory.BusyTimeout, so a call waiting on a locked
+// closed stdin. It exceeds sqlite.BusyTimeout, so a call waiting on a locked
 // database still gets its answer.
 const drainTimeout = 30 * time.Second
 

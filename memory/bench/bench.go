@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/acolyte-dev/acolyte/memory"
+	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
 
 // Doc is one line of corpus.jsonl.
@@ -95,7 +96,7 @@ type Options struct {
 func groupKey(g string) string { return "bench:" + g }
 
 // Index stores the corpus, one memory per document, group by group.
-func Index(ctx context.Context, s *memory.Store, docs []Doc, progress func(done, total int)) (time.Duration, error) {
+func Index(ctx context.Context, s *sqlite.Store, docs []Doc, progress func(done, total int)) (time.Duration, error) {
 	groups := map[string][]memory.Memory{}
 	var order []string
 	for _, d := range docs {
@@ -133,7 +134,7 @@ func parseDate(s string) (time.Time, bool) {
 }
 
 // Run searches every query and scores the results at each cut-off in ks.
-func Run(ctx context.Context, s *memory.Store, queries []Query, ks []int, o Options, progress func(done, total int)) (Report, error) {
+func Run(ctx context.Context, s *sqlite.Store, queries []Query, ks []int, o Options, progress func(done, total int)) (Report, error) {
 	slices.Sort(ks)
 	next := map[string]string{}
 	if o.Cross {

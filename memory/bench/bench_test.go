@@ -9,11 +9,12 @@ import (
 	"github.com/acolyte-dev/acolyte/memory"
 	"github.com/acolyte-dev/acolyte/memory/bench"
 	"github.com/acolyte-dev/acolyte/memory/embed/static"
+	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
 
 func TestMetrics(t *testing.T) {
 	ctx := context.Background()
-	s, err := memory.Open(ctx, filepath.Join(t.TempDir(), "b.db"), nil)
+	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "b.db"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +52,7 @@ func BenchmarkIndex(b *testing.B) {
 		docs[i] = bench.Doc{ID: fmt.Sprint(i), Group: "g", Content: fmt.Sprintf("memory number %d mentions runTool and the cache layer %d", i, i%17)}
 	}
 	for b.Loop() {
-		s, err := memory.Open(ctx, filepath.Join(b.TempDir(), "b.db"), nil)
+		s, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "b.db"), nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -67,7 +68,7 @@ func BenchmarkIndex(b *testing.B) {
 // method searches with its own evidence.
 func TestCrossGroupAndMethods(t *testing.T) {
 	ctx := context.Background()
-	s, err := memory.Open(ctx, filepath.Join(t.TempDir(), "b.db"), static.New())
+	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "b.db"), static.New())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/acolyte-dev/acolyte/memory"
 	"github.com/acolyte-dev/acolyte/memory/enginetest"
+	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
 
 // TestSQLite holds the local store to the suite, in user scope against a
@@ -15,7 +16,7 @@ func TestSQLite(t *testing.T) {
 	base := t.TempDir()
 	open := func(t *testing.T, e memory.Embedder) memory.Engine {
 		path := filepath.Join(base, strings.NewReplacer("/", "_").Replace(t.Name())+".db")
-		s, err := memory.Open(t.Context(), path, e)
+		s, err := sqlite.Open(t.Context(), path, e)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/acolyte-dev/acolyte/memory"
 	"github.com/acolyte-dev/acolyte/memory/embed/static"
 	"github.com/acolyte-dev/acolyte/memory/postgres"
+	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
 
 // TestMeasureTextSearchConfig is the measurement behind textSearchConfig:
@@ -55,7 +56,7 @@ func TestMeasureTextSearchConfig(t *testing.T) {
 		name string
 		e    memory.Embedder
 	}{{"lexical", nil}, {"fused", static.New()}} {
-		local, err := memory.Open(ctx, filepath.Join(t.TempDir(), "m.db"), emb.e)
+		local, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "m.db"), emb.e)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/acolyte-dev/acolyte/memory/enginetest"
 	"github.com/acolyte-dev/acolyte/memory/postgres"
 	"github.com/acolyte-dev/acolyte/memory/postgres/pgtest"
+	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
 
 // cluster is one server for the package's tests, with two teams, red and
@@ -203,7 +204,7 @@ func testSameRanking(t *testing.T, c *cluster) {
 	ctx := t.Context()
 	e := static.New()
 	team := c.open(t, "alice", c.database(t), e)
-	local, err := memory.Open(ctx, filepath.Join(t.TempDir(), "m.db"), e)
+	local, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "m.db"), e)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/acolyte-dev/acolyte/gitsync"
 	"github.com/acolyte-dev/acolyte/memory"
 	"github.com/acolyte-dev/acolyte/memory/enginetest"
+	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
 
 // TestWithTeam drives memory.WithTeam over a local store and a real team
@@ -22,7 +23,7 @@ func TestWithTeam(t *testing.T) {
 	ctx := t.Context()
 	e := enginetest.Concepts("m")
 	team := c.open(t, "alice", c.database(t), e)
-	store, err := memory.Open(ctx, filepath.Join(t.TempDir(), "acolyte.db"), e)
+	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "acolyte.db"), e)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/acolyte-dev/acolyte/memory"
+	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
 
 // WordHash is a small real embedder: each word lands in one of 64 buckets,
@@ -36,10 +37,10 @@ var Visibility = memory.Visibility{ProjectKey: "/src/demo", SessionKey: "test-se
 
 // Open opens a real SQLite store in a temp dir and returns a toolkit over it
 // along with the store, so a test can reopen or inspect it.
-func Open(t testing.TB) (memory.Scoped, *memory.Store) {
+func Open(t testing.TB) (memory.Scoped, *sqlite.Store) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "acolyte.db")
-	s, err := memory.Open(context.Background(), path, WordHash{})
+	s, err := sqlite.Open(context.Background(), path, WordHash{})
 	if err != nil {
 		t.Fatal(err)
 	}

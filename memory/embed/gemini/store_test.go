@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/acolyte-dev/acolyte/memory"
+	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
 
 // A memory written while the Gemini API refuses (rate limited past every
@@ -29,7 +30,7 @@ func TestStoreKeepsMemoriesTheAPIRefused(t *testing.T) {
 				return down
 			}
 			e, _ := newEmbedder(t, Config{APIKey: testKey, BaseURL: ts.URL, Dim: 8})
-			s, err := memory.Open(ctx, filepath.Join(t.TempDir(), "acolyte.db"), e)
+			s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "acolyte.db"), e)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package memory_test
+package sqlite_test
 
 import (
 	"testing"

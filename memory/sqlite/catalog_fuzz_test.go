@@ -1,4 +1,4 @@
-package memory
+package sqlite
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/acolyte-dev/acolyte/memory"
 )
 
 // encodedCatalog returns the bytes writeCatalog puts in the file for c.
@@ -100,7 +102,7 @@ func FuzzCatalogDecode(f *testing.F) {
 				}
 			}
 		}
-		v := c.view(Visibility{SessionKey: "s"}, Filter{}, nil)
+		v := c.view(memory.Visibility{SessionKey: "s"}, memory.Filter{}, nil)
 		for _, i := range v.withVec {
 			if !v.visible[i] || c.vecAt[i] < 0 {
 				t.Fatalf("view lists position %d as having a visible vector", i)

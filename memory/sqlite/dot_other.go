@@ -1,6 +1,6 @@
 //go:build !amd64
 
-package memory
+package sqlite
 
 const haveDotAVX2 = false
 

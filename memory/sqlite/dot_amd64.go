@@ -1,4 +1,4 @@
-package memory
+package sqlite
 
 import "golang.org/x/sys/cpu"
 

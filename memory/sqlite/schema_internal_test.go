@@ -1,4 +1,4 @@
-package memory
+package sqlite
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/acolyte-dev/acolyte/memory"
 )
 
 // A database written before the lexical index held joined and derived
@@ -27,13 +29,13 @@ func TestSchema1DatabaseIsReindexed(t *testing.T) {
 		}
 	}
 	for i, c := range contents {
-		m := Memory{Content: c}
+		m := memory.Memory{Content: c}
 		if _, err := db.ExecContext(ctx, `INSERT INTO memories (seq, id, scope, scope_key, kind, content, content_hash, created_at, updated_at, tokens)
-			VALUES (?, ?, 'project', 'p', 'stored', ?, ?, ?, ?, 5)`, i+1, c[:4], c, contentHash(c), now, now); err != nil {
+			VALUES (?, ?, 'project', 'p', 'stored', ?, ?, ?, ?, 5)`, i+1, c[:4], c, memory.ContentHash(c), now, now); err != nil {
 			t.Fatal(err)
 		}
 		// Schema 1's index: one column, the body alone.
-		if _, err := db.ExecContext(ctx, `INSERT INTO memories_fts (rowid, body) VALUES (?, ?)`, i+1, ftsBody(&m)); err != nil {
+		if _, err := db.ExecContext(ctx, `INSERT INTO memories_fts (rowid, body) VALUES (?, ?)`, i+1, memory.LexicalText(&m)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -52,7 +54,7 @@ func TestSchema1DatabaseIsReindexed(t *testing.T) {
 		{"which archive job runs nightly?", contents[0]}, // exact words still found
 		{"where is httpserver?", contents[1]},
 	} {
-		rs, err := s.Search(ctx, Visibility{ProjectKey: "p"}, Query{Text: c.query, NoFloor: true})
+		rs, err := s.Search(ctx, memory.Visibility{ProjectKey: "p"}, memory.Query{Text: c.query, NoFloor: true})
 		if err != nil {
 			t.Fatal(err)
 		}

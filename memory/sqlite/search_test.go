@@ -1,4 +1,4 @@
-package memory_test
+package sqlite_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/acolyte-dev/acolyte/memory"
 	"github.com/acolyte-dev/acolyte/memory/embed/static"
+	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
 
 // axes is an embedder whose vectors are chosen by the test: a text listed in
@@ -34,7 +35,7 @@ var (
 	up    = []float32{0, 0, 1, 0}
 )
 
-func addAll(t *testing.T, s *memory.Store, contents ...string) map[string]string {
+func addAll(t *testing.T, s *sqlite.Store, contents ...string) map[string]string {
 	t.Helper()
 	ids := map[string]string{}
 	for _, c := range contents {
@@ -221,7 +222,7 @@ func TestSoftMatchesGiveWordsNoMemoryHoldsASay(t *testing.T) {
 // BenchmarkSearch10k searches 10,000 memories in one project with the
 // default embedder: the work of one `acolyte search` after opening the store.
 func BenchmarkSearch10k(b *testing.B) {
-	s, err := memory.Open(ctx, b.TempDir()+"/acolyte.db", static.New())
+	s, err := sqlite.Open(ctx, b.TempDir()+"/acolyte.db", static.New())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package memory
+package sqlite
 
 import (
 	"bufio"
@@ -21,6 +21,7 @@ import (
 	"unsafe"
 
 	"github.com/acolyte-dev/acolyte/internal/atomicfile"
+	"github.com/acolyte-dev/acolyte/memory"
 )
 
 // Reading memories row by row through database/sql costs about 2µs a row,
@@ -60,7 +61,7 @@ type catalog struct {
 	model      string
 	dim        int
 	// Group i is scopes[i] with keys[i].
-	scopes []Scope
+	scopes []memory.Scope
 	keys   []string
 	seqs   []int64
 	groups []uint32
@@ -101,10 +102,10 @@ type view struct {
 
 // view selects the memories visible from vis that pass f. topicSeqs, when
 // not nil, further limits them to memories with the filter's topic.
-func (c *catalog) view(vis Visibility, f Filter, topicSeqs map[int64]bool) *view {
+func (c *catalog) view(vis memory.Visibility, f memory.Filter, topicSeqs map[int64]bool) *view {
 	groupOK := make([]bool, len(c.scopes))
 	for g := range c.scopes {
-		m := Memory{Scope: c.scopes[g], ScopeKey: c.keys[g]}
+		m := memory.Memory{Scope: c.scopes[g], ScopeKey: c.keys[g]}
 		groupOK[g] = vis.CanSee(m) && (f.Scope == "" || f.Scope == m.Scope)
 	}
 	kind := kindCode(f.Kind)
@@ -122,8 +123,8 @@ func (c *catalog) view(vis Visibility, f Filter, topicSeqs map[int64]bool) *view
 	return v
 }
 
-func kindCode(k Kind) uint8 {
-	for i, known := range Kinds {
+func kindCode(k memory.Kind) uint8 {
+	for i, known := range memory.Kinds {
 		if known == k {
 			return uint8(i + 1)
 		}
@@ -250,7 +251,7 @@ func newCatalogBuilder(model string) *catalogBuilder {
 	return &catalogBuilder{c: &catalog{model: model}, group: map[[2]string]uint32{}}
 }
 
-func (b *catalogBuilder) groupOf(scope Scope, key string) uint32 {
+func (b *catalogBuilder) groupOf(scope memory.Scope, key string) uint32 {
 	g, ok := b.group[[2]string{string(scope), key}]
 	if !ok {
 		g = uint32(len(b.c.scopes))
@@ -261,7 +262,7 @@ func (b *catalogBuilder) groupOf(scope Scope, key string) uint32 {
 	return g
 }
 
-func (b *catalogBuilder) add(seq int64, scope Scope, key string, kind uint8, scale float32, vec []int8) {
+func (b *catalogBuilder) add(seq int64, scope memory.Scope, key string, kind uint8, scale float32, vec []int8) {
 	c := b.c
 	g := b.groupOf(scope, key)
 	at := int32(-1)
@@ -280,7 +281,7 @@ func (b *catalogBuilder) add(seq int64, scope Scope, key string, kind uint8, sca
 // catalogRow is one row of catalogQuery.
 type catalogRow struct {
 	seq   int64
-	scope Scope
+	scope memory.Scope
 	key   string
 	kind  uint8
 	scale float32
@@ -295,7 +296,7 @@ func readCatalogRows(rows *sql.Rows, fn func(catalogRow)) (string, error) {
 	for rows.Next() {
 		var (
 			r    catalogRow
-			kind Kind
+			kind memory.Kind
 			blob []byte
 		)
 		if err := rows.Scan(&gen, &r.seq, &r.scope, &r.key, &kind, &blob); err != nil {
@@ -552,7 +553,7 @@ func decodeCatalog(b []byte, model string) (*catalog, error) {
 		if r.err != nil {
 			return nil, r.err
 		}
-		c.scopes = append(c.scopes, Scope(r.string()))
+		c.scopes = append(c.scopes, memory.Scope(r.string()))
 		c.keys = append(c.keys, r.string())
 	}
 	n, nv := int(r.uint()), int(r.uint())

@@ -1,4 +1,4 @@
-package memory_test
+package sqlite_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/acolyte-dev/acolyte/memory"
+	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
 
 // wordHash is a small real embedder: each word lands in one of dim buckets.
@@ -48,12 +49,12 @@ func (w *wordHash) Embed(_ context.Context, _ memory.Purpose, texts []string) ([
 	return out, nil
 }
 
-func openStore(t testing.TB, path string, e memory.Embedder) *memory.Store {
+func openStore(t testing.TB, path string, e memory.Embedder) *sqlite.Store {
 	t.Helper()
 	if path == "" {
 		path = filepath.Join(t.TempDir(), "acolyte.db")
 	}
-	s, err := memory.Open(context.Background(), path, e)
+	s, err := sqlite.Open(context.Background(), path, e)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +69,7 @@ var (
 	nowhere = memory.Visibility{}
 )
 
-func add(t *testing.T, s *memory.Store, vis memory.Visibility, scope memory.Scope, content string) memory.Memory {
+func add(t *testing.T, s *sqlite.Store, vis memory.Visibility, scope memory.Scope, content string) memory.Memory {
 	t.Helper()
 	a, err := s.Add(ctx, vis, memory.Draft{Content: content, Scope: scope, Source: "test"})
 	if err != nil {
@@ -361,11 +362,11 @@ func TestNewerSchemaRefused(t *testing.T) {
 	add(t, s, nowhere, memory.ScopeUser, "survives a refused open")
 	s.Close()
 	db, _ := sql.Open("sqlite", "file:"+path)
-	if _, err := db.Exec(fmt.Sprintf(`PRAGMA user_version = %d`, memory.SchemaVersion+1)); err != nil {
+	if _, err := db.Exec(fmt.Sprintf(`PRAGMA user_version = %d`, sqlite.SchemaVersion+1)); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
-	_, err := memory.Open(ctx, path, nil)
+	_, err := sqlite.Open(ctx, path, nil)
 	if !errors.Is(err, memory.ErrSchemaTooNew) || !strings.Contains(err.Error(), "upgrade acolyte") {
 		t.Fatalf("newer schema: %v", err)
 	}
@@ -379,7 +380,7 @@ func TestCorruptDatabase(t *testing.T) {
 	if err := os.WriteFile(path, []byte(strings.Repeat("not a database ", 400)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := memory.Open(ctx, path, nil)
+	_, err := sqlite.Open(ctx, path, nil)
 	if !errors.Is(err, memory.ErrCorrupt) || !strings.Contains(err.Error(), "move it aside") {
 		t.Fatalf("corrupt database: %v", err)
 	}
@@ -398,7 +399,7 @@ func TestConcurrentWriters(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s, err := memory.Open(ctx, path, &wordHash{name: "a", dim: 16})
+			s, err := sqlite.Open(ctx, path, &wordHash{name: "a", dim: 16})
 			if err != nil {
 				errs <- err
 				return
@@ -501,7 +502,7 @@ func TestVectorPackFollowsWrites(t *testing.T) {
 
 // mustSearch searches without the relevance floor: its callers test which
 // memories the catalog offers, with queries no memory's words hold.
-func mustSearch(t *testing.T, s *memory.Store, q string) []memory.Result {
+func mustSearch(t *testing.T, s *sqlite.Store, q string) []memory.Result {
 	t.Helper()
 	rs, err := s.Search(ctx, nowhere, memory.Query{Text: q, NoFloor: true})
 	if err != nil {

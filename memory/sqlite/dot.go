@@ -1,4 +1,4 @@
-package memory
+package sqlite
 
 // dot8 is the inner loop of every search: the query's float32 vector
 // against one stored int8 vector, as many elements as the query has.

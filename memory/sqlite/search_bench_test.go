@@ -1,4 +1,4 @@
-package memory_test
+package sqlite_test
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/acolyte-dev/acolyte/memory"
 	"github.com/acolyte-dev/acolyte/memory/embed/static"
+	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
 
 // BenchmarkSearch measures Store.Search in process over n user memories,
@@ -15,7 +16,7 @@ import (
 func BenchmarkSearch(b *testing.B) {
 	for _, n := range []int{1_000, 10_000} {
 		b.Run(fmt.Sprintf("memories=%d", n), func(b *testing.B) {
-			s, err := memory.Open(ctx, filepath.Join(b.TempDir(), "acolyte.db"), static.New())
+			s, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "acolyte.db"), static.New())
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package memory_test
+package sqlite_test
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/acolyte-dev/acolyte/memory"
+	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
 
 // Without an embedder only the words decide, so these are the lexical
@@ -52,7 +53,7 @@ func TestSearchFindsMemorySideForms(t *testing.T) {
 }
 
 // wantFirst checks that each query finds its memory first.
-func wantFirst(t *testing.T, s *memory.Store, byID map[string]string, cases []struct{ query, want string }) {
+func wantFirst(t *testing.T, s *sqlite.Store, byID map[string]string, cases []struct{ query, want string }) {
 	t.Helper()
 	for _, c := range cases {
 		rs, err := s.Search(ctx, projA, memory.Query{Text: c.query, NoFloor: true})

@@ -1,9 +1,11 @@
-package memory
+package sqlite
 
 import (
 	"context"
 	"database/sql"
 	"fmt"
+
+	"github.com/acolyte-dev/acolyte/memory"
 )
 
 // migrations are applied in order; the database's user_version counts how
@@ -76,7 +78,7 @@ func migrate(ctx context.Context, db *sql.DB, path string) error {
 		return err
 	}
 	if version > SchemaVersion {
-		return fmt.Errorf("%w: %s has schema version %d, this acolyte knows %d; upgrade acolyte", ErrSchemaTooNew, path, version, SchemaVersion)
+		return fmt.Errorf("%w: %s has schema version %d, this acolyte knows %d; upgrade acolyte", memory.ErrSchemaTooNew, path, version, SchemaVersion)
 	}
 	if version == SchemaVersion {
 		return nil
@@ -131,7 +133,7 @@ func reindexFTS(ctx context.Context, tx *sql.Tx) error {
 	}
 	type row struct {
 		seq int64
-		m   Memory
+		m   memory.Memory
 	}
 	var all []row
 	for rows.Next() {
@@ -147,7 +149,7 @@ func reindexFTS(ctx context.Context, tx *sql.Tx) error {
 		return err
 	}
 	for _, r := range all {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO memories_fts (rowid, body, forms) VALUES (?, ?, ?)`, r.seq, ftsBody(&r.m), ftsForms(&r.m)); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO memories_fts (rowid, body, forms) VALUES (?, ?, ?)`, r.seq, memory.LexicalText(&r.m), memory.LexicalForms(&r.m)); err != nil {
 			return err
 		}
 	}

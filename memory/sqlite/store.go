@@ -1,23 +1,21 @@
-package memory
+package sqlite
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"time"
-	"unicode"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/acolyte-dev/acolyte/memory"
 )
 
 // BusyTimeout is how long a write waits for another process (a git hook, a
@@ -29,7 +27,7 @@ const BusyTimeout = 10 * time.Second
 type Store struct {
 	db       *sql.DB
 	path     string
-	embedder Embedder
+	embedder memory.Embedder
 	now      func() time.Time
 
 	catalogMu sync.Mutex
@@ -41,9 +39,9 @@ type Store struct {
 // Open opens (creating if needed) the store at path. The embedder places new
 // memories and queries in vector space; memories embedded by another model
 // are found only lexically until Reindex.
-func Open(ctx context.Context, path string, e Embedder) (*Store, error) {
+func Open(ctx context.Context, path string, e memory.Embedder) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("%w: create the data directory for %s: %w; set ACOLYTE_HOME to a writable directory", ErrIO, path, err)
+		return nil, fmt.Errorf("%w: create the data directory for %s: %w; set ACOLYTE_HOME to a writable directory", memory.ErrIO, path, err)
 	}
 	dsn := "file:" + path + "?_txlock=immediate" +
 		fmt.Sprintf("&_pragma=busy_timeout(%d)", BusyTimeout.Milliseconds()) +
@@ -62,7 +60,7 @@ func Open(ctx context.Context, path string, e Embedder) (*Store, error) {
 		if err == nil {
 			return s, nil
 		}
-		if !errors.Is(err, ErrDatabaseLocked) || time.Now().After(deadline) {
+		if !errors.Is(err, memory.ErrDatabaseLocked) || time.Now().After(deadline) {
 			db.Close()
 			return nil, err
 		}
@@ -90,7 +88,7 @@ func (s *Store) Close() error {
 func (s *Store) Path() string { return s.path }
 
 // Embedder is the embedder new vectors come from.
-func (s *Store) Embedder() Embedder { return s.embedder }
+func (s *Store) Embedder() memory.Embedder { return s.embedder }
 
 // explain turns SQLite's result codes into errors that say what to do.
 func (s *Store) explain(err error) error {
@@ -100,18 +98,14 @@ func (s *Store) explain(err error) error {
 	}
 	switch se.Code() & 0xff {
 	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
-		return fmt.Errorf("%w: %s is held by another process for more than %s; retry, or find the stuck acolyte process: %v", ErrDatabaseLocked, s.path, BusyTimeout, err)
+		return fmt.Errorf("%w: %s is held by another process for more than %s; retry, or find the stuck acolyte process: %v", memory.ErrDatabaseLocked, s.path, BusyTimeout, err)
 	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
-		return fmt.Errorf("%w: %s: %v; move it aside (mv %s %s.bad) and run `acolyte sync` to rebuild project memories from .acolyte/", ErrCorrupt, s.path, err, s.path, s.path)
+		return fmt.Errorf("%w: %s: %v; move it aside (mv %s %s.bad) and run `acolyte sync` to rebuild project memories from .acolyte/", memory.ErrCorrupt, s.path, err, s.path, s.path)
 	case sqlite3.SQLITE_IOERR, sqlite3.SQLITE_FULL, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM:
-		return fmt.Errorf("%w: %s: %s (sqlite: %v)", ErrIO, s.path, ioCause(filepath.Dir(s.path)), err)
+		return fmt.Errorf("%w: %s: %s (sqlite: %v)", memory.ErrIO, s.path, ioCause(filepath.Dir(s.path)), err)
 	}
 	return err
 }
-
-// ErrIO means the operating system refused or failed a read or write of the
-// database: a full disk, a file size limit, lost permissions, a failing device.
-var ErrIO = errors.New("database I/O error")
 
 // ioCause finds out why SQLite's I/O failed. SQLite reports only its own
 // code ("disk I/O error (4874)") and modernc.org/sqlite does not expose the
@@ -144,61 +138,14 @@ func ioCause(dir string) string {
 	return fmt.Sprintf("the operating system reported an I/O error, though a test write in %s succeeded; check the disk and retry", dir)
 }
 
-func contentHash(content string) string {
-	sum := sha256.Sum256([]byte(Normalize(content)))
-	return hex.EncodeToString(sum[:16])
-}
-
-// ftsBody is what the lexical index sees: the content, the topic, the
-// words hidden inside identifiers, which FTS5's tokenizer would keep whole
-// (runTool, HTTP2Server; it already splits at punctuation by itself), and
-// the wholes of identifiers it would split (http_server is also
-// httpserver), so a question that writes one word finds a memory that
-// writes its parts. On the dev sets the wholes moved recall@5 only on
-// LoCoMo (fused 0.6020 to 0.6035).
-func ftsBody(m *Memory) string {
-	var b strings.Builder
-	b.WriteString(m.Content)
-	if m.Topic != "" {
-		b.WriteString("\n")
-		b.WriteString(m.Topic)
-	}
-	for _, tok := range strings.FieldsFunc(m.Content, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
-		if parts := splitIdentifier(tok); len(parts) > 1 {
-			b.WriteString("\n")
-			b.WriteString(strings.Join(parts, " "))
-		}
-	}
-	for _, w := range identifierWholes(m.Content) {
-		b.WriteString("\n")
-		b.WriteString(w)
-	}
-	return b.String()
-}
-
-// ftsForms is the lexical index's second column: the derivational base
-// (see derivationalBase) of each word of the content and topic. A search
-// reaches it only through kin (see kinPostings), so a memory that says
-// "Deduplication" is a kin of a question that says "duplicate", at
-// kinWeight, and never an exact match.
-func ftsForms(m *Memory) string {
-	var forms []string
-	for _, w := range Words(m.Content + "\n" + m.Topic) {
-		if b := derivationalBase(w); b != "" && !slices.Contains(forms, b) {
-			forms = append(forms, b)
-		}
-	}
-	return strings.Join(forms, " ")
-}
-
 const memoryColumns = `m.seq, m.id, m.scope, m.scope_key, m.kind, m.content, m.topic, m.source,
 	m.created_at, m.updated_at, m.recalled_at, m.tokens, m.commit_hash, m.paths`
 
 type scanner interface{ Scan(...any) error }
 
-func scanMemory(row scanner) (int64, Memory, error) {
+func scanMemory(row scanner) (int64, memory.Memory, error) {
 	var (
-		m                         Memory
+		m                         memory.Memory
 		seq                       int64
 		created, updated, recalld int64
 		paths                     string
@@ -220,13 +167,13 @@ func scanMemory(row scanner) (int64, Memory, error) {
 }
 
 // Get returns the memory with this id that is visible from vis.
-func (s *Store) Get(ctx context.Context, vis Visibility, id string) (Memory, error) {
-	where, args := visible(vis, Filter{})
+func (s *Store) Get(ctx context.Context, vis memory.Visibility, id string) (memory.Memory, error) {
+	where, args := visible(vis, memory.Filter{})
 	row := s.db.QueryRowContext(ctx, `SELECT `+memoryColumns+` FROM memories m WHERE m.id = ? AND `+where,
 		append([]any{id}, args...)...)
 	_, m, err := scanMemory(row)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Memory{}, fmt.Errorf("%w: %s", ErrNotFound, id)
+		return memory.Memory{}, fmt.Errorf("%w: %s", memory.ErrNotFound, id)
 	}
 	return m, s.explain(err)
 }
@@ -234,25 +181,25 @@ func (s *Store) Get(ctx context.Context, vis Visibility, id string) (Memory, err
 // Add stores a new memory seen from vis, unless the same content already
 // exists in that scope, in which case it returns the existing one. The check
 // and the insert share one transaction, so concurrent writers cannot both add.
-func (s *Store) Add(ctx context.Context, vis Visibility, d Draft) (Added, error) {
+func (s *Store) Add(ctx context.Context, vis memory.Visibility, d memory.Draft) (memory.Added, error) {
 	m, err := s.Prepare(vis, d)
 	if err != nil {
-		return Added{}, err
+		return memory.Added{}, err
 	}
-	vecs, warning := s.embed(ctx, []Memory{m})
-	var out Added
+	vecs, warning := s.embed(ctx, []memory.Memory{m})
+	var out memory.Added
 	err = s.inTx(ctx, func(tx *txn) error {
 		_, existing, err := scanMemory(tx.queryRow(`SELECT `+memoryColumns+` FROM memories m
 			WHERE m.scope = ? AND m.scope_key = ? AND m.content_hash = ? LIMIT 1`,
-			m.Scope, m.ScopeKey, contentHash(m.Content)))
+			m.Scope, m.ScopeKey, memory.ContentHash(m.Content)))
 		if err == nil {
-			out = Added{Memory: existing, Existing: true}
+			out = memory.Added{Memory: existing, Existing: true}
 			return nil
 		}
 		if !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		ms := []Memory{m}
+		ms := []memory.Memory{m}
 		if err := s.upsert(tx, ms, vecs, func(string) bool { return false }); err != nil {
 			return err
 		}
@@ -260,27 +207,27 @@ func (s *Store) Add(ctx context.Context, vis Visibility, d Draft) (Added, error)
 		return nil
 	})
 	if err != nil {
-		return Added{}, s.explain(err)
+		return memory.Added{}, s.explain(err)
 	}
 	if out.Existing {
 		return out, nil
 	}
-	return Added{Memory: m, Warning: warning}, nil
+	return memory.Added{Memory: m, Warning: warning}, nil
 }
 
 // FindContent returns the memory of one scope and key whose normalised
 // content equals content, the same test Add deduplicates by. Project writes
 // use it to deduplicate against the index instead of decoding the whole
 // memories file.
-func (s *Store) FindContent(ctx context.Context, scope Scope, key, content string) (Memory, bool, error) {
+func (s *Store) FindContent(ctx context.Context, scope memory.Scope, key, content string) (memory.Memory, bool, error) {
 	_, m, err := scanMemory(s.db.QueryRowContext(ctx, `SELECT `+memoryColumns+` FROM memories m
 		WHERE m.scope = ? AND m.scope_key = ? AND m.content_hash = ? LIMIT 1`,
-		scope, key, contentHash(content)))
+		scope, key, memory.ContentHash(content)))
 	if errors.Is(err, sql.ErrNoRows) {
-		return Memory{}, false, nil
+		return memory.Memory{}, false, nil
 	}
 	if err != nil {
-		return Memory{}, false, s.explain(err)
+		return memory.Memory{}, false, s.explain(err)
 	}
 	return m, true, nil
 }
@@ -288,16 +235,16 @@ func (s *Store) FindContent(ctx context.Context, scope Scope, key, content strin
 // Prepare turns a draft into a complete, validated memory with a new id,
 // without storing it. Callers that must write a file first (project memory)
 // use it so the file and the index agree on every field.
-func (s *Store) Prepare(vis Visibility, d Draft) (Memory, error) {
+func (s *Store) Prepare(vis memory.Visibility, d memory.Draft) (memory.Memory, error) {
 	if d.Kind == "" {
-		d.Kind = KindStored
+		d.Kind = memory.KindStored
 	}
 	if d.Scope == "" {
-		d.Scope = ScopeUser
+		d.Scope = memory.ScopeUser
 	}
 	now := s.now().UTC().Truncate(time.Millisecond)
-	m := Memory{
-		ID:        NewID(now),
+	m := memory.Memory{
+		ID:        memory.NewID(now),
 		Scope:     d.Scope,
 		Kind:      d.Kind,
 		Content:   strings.TrimSpace(d.Content),
@@ -307,28 +254,28 @@ func (s *Store) Prepare(vis Visibility, d Draft) (Memory, error) {
 		UpdatedAt: now,
 	}
 	switch d.Scope {
-	case ScopeProject:
+	case memory.ScopeProject:
 		m.ScopeKey = vis.ProjectKey
-	case ScopeSession:
+	case memory.ScopeSession:
 		m.ScopeKey = vis.SessionKey
-	case ScopeTeam:
+	case memory.ScopeTeam:
 		// Team memories are shared; a copy in one machine's local store
 		// would be seen by nobody else and go stale.
-		return Memory{}, fmt.Errorf("%w: team memories live in the team database; configure it with --team-db URL and --team NAME (or ACOLYTE_TEAM_DB and ACOLYTE_TEAM)", ErrNoTeam)
+		return memory.Memory{}, fmt.Errorf("%w: team memories live in the team database; configure it with --team-db URL and --team NAME (or ACOLYTE_TEAM_DB and ACOLYTE_TEAM)", memory.ErrNoTeam)
 	}
-	if err := ValidateContent(d.Content); err != nil {
-		return Memory{}, err
+	if err := memory.ValidateContent(d.Content); err != nil {
+		return memory.Memory{}, err
 	}
 	if err := m.Validate(); err != nil {
-		if errors.Is(err, ErrNoScopeKey) {
+		if errors.Is(err, memory.ErrNoScopeKey) {
 			switch d.Scope {
-			case ScopeProject:
-				return Memory{}, fmt.Errorf("%w: project memories need a git repository; run inside one, or store it in user scope (--scope user, or scope \"user\" in a tool call)", ErrNoScopeKey)
-			case ScopeSession:
-				return Memory{}, fmt.Errorf("%w: session memories need a session id; pass --session or set ACOLYTE_SESSION", ErrNoScopeKey)
+			case memory.ScopeProject:
+				return memory.Memory{}, fmt.Errorf("%w: project memories need a git repository; run inside one, or store it in user scope (--scope user, or scope \"user\" in a tool call)", memory.ErrNoScopeKey)
+			case memory.ScopeSession:
+				return memory.Memory{}, fmt.Errorf("%w: session memories need a session id; pass --session or set ACOLYTE_SESSION", memory.ErrNoScopeKey)
 			}
 		}
-		return Memory{}, err
+		return memory.Memory{}, err
 	}
 	return m, nil
 }
@@ -336,21 +283,21 @@ func (s *Store) Prepare(vis Visibility, d Draft) (Memory, error) {
 // Revise applies r to m and moves its updated time past the one it had,
 // so that when two copies of the memory meet in a merge, the later edit
 // wins (see gitsync/format.Merge). It validates the new content as Add does.
-func (s *Store) Revise(m Memory, r Revision) (Memory, error) {
+func (s *Store) Revise(m memory.Memory, r memory.Revision) (memory.Memory, error) {
 	return r.Apply(m, s.now())
 }
 
 // Put stores m under its id, replacing any memory with that id. The vector
 // is recomputed only when the content changed.
-func (s *Store) Put(ctx context.Context, m Memory) (Added, error) {
+func (s *Store) Put(ctx context.Context, m memory.Memory) (memory.Added, error) {
 	if m.ID == "" {
-		return Added{}, errors.New("put: memory has no id")
+		return memory.Added{}, errors.New("put: memory has no id")
 	}
 	if err := m.Validate(); err != nil {
-		return Added{}, err
+		return memory.Added{}, err
 	}
-	st, err := s.replace(ctx, []Memory{m}, nil)
-	return Added{Memory: m, Warning: st.Warning}, err
+	st, err := s.replace(ctx, []memory.Memory{m}, nil)
+	return memory.Added{Memory: m, Warning: st.Warning}, err
 }
 
 // ReplaceStats counts what ReplaceScope changed.
@@ -366,7 +313,7 @@ type ReplaceStats struct {
 // ReplaceScope makes the memories of one scope and key exactly ms: new ids
 // are added, changed ones updated, missing ones removed, and unchanged ones
 // left alone, vectors included. It is how a .acolyte/ file is imported.
-func (s *Store) ReplaceScope(ctx context.Context, scope Scope, key string, ms []Memory) (ReplaceStats, error) {
+func (s *Store) ReplaceScope(ctx context.Context, scope memory.Scope, key string, ms []memory.Memory) (ReplaceStats, error) {
 	for i := range ms {
 		ms[i].Scope, ms[i].ScopeKey = scope, key
 		if err := ms[i].Validate(); err != nil {
@@ -377,13 +324,13 @@ func (s *Store) ReplaceScope(ctx context.Context, scope Scope, key string, ms []
 }
 
 type scopeRef struct {
-	scope Scope
+	scope memory.Scope
 	key   string
 }
 
 // replace upserts ms in one transaction. When within is set, memories of
 // that scope and key that are not in ms are removed in the same transaction.
-func (s *Store) replace(ctx context.Context, ms []Memory, within *scopeRef) (ReplaceStats, error) {
+func (s *Store) replace(ctx context.Context, ms []memory.Memory, within *scopeRef) (ReplaceStats, error) {
 	type existing struct {
 		seq                                      int64
 		hash, topic, source, kind, commit, paths string
@@ -412,10 +359,10 @@ func (s *Store) replace(ctx context.Context, ms []Memory, within *scopeRef) (Rep
 		}
 	}
 	// Only memories that are new or whose content changed need a vector.
-	var changed []Memory
+	var changed []memory.Memory
 	for _, m := range ms {
 		e, ok := have[m.ID]
-		if ok && e.hash == contentHash(m.Content) && e.topic == m.Topic && e.source == m.Source &&
+		if ok && e.hash == memory.ContentHash(m.Content) && e.topic == m.Topic && e.source == m.Source &&
 			e.kind == string(m.Kind) && e.commit == m.Commit && e.paths == encodePaths(m.Paths) &&
 			sameTime(e.created, m.CreatedAt) && sameTime(e.updated, m.UpdatedAt) {
 			st.Unchanged++
@@ -474,7 +421,7 @@ const embedBatch = 2048
 // embed computes the quantised document vectors of ms. Failure is not
 // fatal: the memories are stored without vectors (lexical search still
 // finds them) and the warning says to run reindex.
-func (s *Store) embed(ctx context.Context, ms []Memory) ([][]byte, string) {
+func (s *Store) embed(ctx context.Context, ms []memory.Memory) ([][]byte, string) {
 	vecs := make([][]byte, len(ms))
 	if s.embedder == nil {
 		return vecs, ""
@@ -483,9 +430,9 @@ func (s *Store) embed(ctx context.Context, ms []Memory) ([][]byte, string) {
 		batch := ms[start:min(start+embedBatch, len(ms))]
 		texts := make([]string, len(batch))
 		for i := range batch {
-			texts[i] = embedText(&batch[i])
+			texts[i] = memory.EmbedText(&batch[i])
 		}
-		got, err := s.embedder.Embed(ctx, PurposeDocument, texts)
+		got, err := s.embedder.Embed(ctx, memory.PurposeDocument, texts)
 		if err == nil && len(got) != len(batch) {
 			err = fmt.Errorf("embedder returned %d vectors for %d texts", len(got), len(batch))
 		}
@@ -497,13 +444,6 @@ func (s *Store) embed(ctx context.Context, ms []Memory) ([][]byte, string) {
 		}
 	}
 	return vecs, ""
-}
-
-func embedText(m *Memory) string {
-	if m.Topic == "" {
-		return m.Content
-	}
-	return m.Topic + ": " + m.Content
 }
 
 // sameTime compares a stored time with an incoming one; a zero incoming time
@@ -525,7 +465,7 @@ func encodePaths(paths []string) string {
 // The lexical rows come last and together because FTS5 flushes its pending
 // terms at every statement savepoint, which the upserts open; interleaving
 // them cost a flush, and a segment merge, per memory.
-func (s *Store) upsert(tx *txn, ms []Memory, vecs [][]byte, existed func(id string) bool) error {
+func (s *Store) upsert(tx *txn, ms []memory.Memory, vecs [][]byte, existed func(id string) bool) error {
 	seqs := make([]int64, len(ms))
 	nowMs := s.now().UnixMilli()
 	for i := range ms {
@@ -541,8 +481,8 @@ func (s *Store) upsert(tx *txn, ms []Memory, vecs [][]byte, existed func(id stri
 		if !m.UpdatedAt.IsZero() {
 			updated = m.UpdatedAt.UnixMilli()
 		}
-		m.Tokens = EstimateTokens(m.Content)
-		hash := contentHash(m.Content)
+		m.Tokens = memory.EstimateTokens(m.Content)
+		hash := memory.ContentHash(m.Content)
 		if !existed(m.ID) {
 			// A plain insert costs a third less than the upsert below,
 			// which an import of a fresh clone runs once per memory.
@@ -591,7 +531,7 @@ func (s *Store) upsert(tx *txn, ms []Memory, vecs [][]byte, existed func(id stri
 				return err
 			}
 		}
-		if _, err := tx.exec(`INSERT INTO memories_fts (rowid, body, forms) VALUES (?, ?, ?)`, seqs[i], ftsBody(&ms[i]), ftsForms(&ms[i])); err != nil {
+		if _, err := tx.exec(`INSERT INTO memories_fts (rowid, body, forms) VALUES (?, ?, ?)`, seqs[i], memory.LexicalText(&ms[i]), memory.LexicalForms(&ms[i])); err != nil {
 			return err
 		}
 	}
@@ -601,9 +541,9 @@ func (s *Store) upsert(tx *txn, ms []Memory, vecs [][]byte, existed func(id stri
 // Delete removes memories visible from vis by id, with their lexical rows
 // and vectors. If any id is unknown nothing is removed, so a typo never
 // half-applies.
-func (s *Store) Delete(ctx context.Context, vis Visibility, ids ...string) ([]Memory, error) {
-	where, args := visible(vis, Filter{})
-	var removed []Memory
+func (s *Store) Delete(ctx context.Context, vis memory.Visibility, ids ...string) ([]memory.Memory, error) {
+	where, args := visible(vis, memory.Filter{})
+	var removed []memory.Memory
 	err := s.inTx(ctx, func(tx *txn) error {
 		var (
 			missing []string
@@ -623,7 +563,7 @@ func (s *Store) Delete(ctx context.Context, vis Visibility, ids ...string) ([]Me
 			seqs = append(seqs, seq)
 		}
 		if len(missing) > 0 {
-			return fmt.Errorf("%w: %s (nothing was removed; `acolyte list` shows ids)", ErrNotFound, strings.Join(missing, ", "))
+			return fmt.Errorf("%w: %s (nothing was removed; `acolyte list` shows ids)", memory.ErrNotFound, strings.Join(missing, ", "))
 		}
 		for _, seq := range seqs {
 			if err := deleteSeq(tx, seq); err != nil {
@@ -747,7 +687,7 @@ func (s *Store) inTx(ctx context.Context, fn func(*txn) error) error {
 // visible appends the visibility rules and filters to a WHERE clause over
 // memories m: own session, own project, every user memory; an explicit scope
 // narrows to that scope.
-func visible(vis Visibility, f Filter) (string, []any) {
+func visible(vis memory.Visibility, f memory.Filter) (string, []any) {
 	var (
 		where []string
 		args  []any
@@ -778,7 +718,7 @@ func visible(vis Visibility, f Filter) (string, []any) {
 }
 
 // List returns the memories visible from vis, oldest first.
-func (s *Store) List(ctx context.Context, vis Visibility, f Filter) ([]Memory, error) {
+func (s *Store) List(ctx context.Context, vis memory.Visibility, f memory.Filter) ([]memory.Memory, error) {
 	where, args := visible(vis, f)
 	q := `SELECT ` + memoryColumns + ` FROM memories m WHERE ` + where + ` ORDER BY m.created_at, m.id`
 	if f.Limit > 0 {
@@ -789,7 +729,7 @@ func (s *Store) List(ctx context.Context, vis Visibility, f Filter) ([]Memory, e
 		return nil, s.explain(err)
 	}
 	defer rows.Close()
-	var out []Memory
+	var out []memory.Memory
 	for rows.Next() {
 		_, m, err := scanMemory(rows)
 		if err != nil {
@@ -817,7 +757,7 @@ func (s *Store) Reindex(ctx context.Context, all bool, progress func(done, total
 	}
 	type item struct {
 		seq int64
-		m   Memory
+		m   memory.Memory
 	}
 	var todo []item
 	for rows.Next() {
@@ -838,9 +778,9 @@ func (s *Store) Reindex(ctx context.Context, all bool, progress func(done, total
 		end := min(start+batch, len(todo))
 		texts := make([]string, 0, end-start)
 		for _, it := range todo[start:end] {
-			texts = append(texts, embedText(&it.m))
+			texts = append(texts, memory.EmbedText(&it.m))
 		}
-		vecs, err := s.embedder.Embed(ctx, PurposeDocument, texts)
+		vecs, err := s.embedder.Embed(ctx, memory.PurposeDocument, texts)
 		if err != nil {
 			return done, fmt.Errorf("reindex: %d of %d memories embedded, then: %w", done, len(todo), err)
 		}
@@ -848,7 +788,7 @@ func (s *Store) Reindex(ctx context.Context, all bool, progress func(done, total
 			for i, it := range todo[start:end] {
 				tx.touched[it.seq] = true
 				if _, err := tx.exec(`INSERT OR REPLACE INTO embeddings (seq, model, dim, content_hash, vec) VALUES (?, ?, ?, ?, ?)`,
-					it.seq, s.embedder.Model(), len(vecs[i]), contentHash(it.m.Content), quantize(vecs[i])); err != nil {
+					it.seq, s.embedder.Model(), len(vecs[i]), memory.ContentHash(it.m.Content), quantize(vecs[i])); err != nil {
 					return err
 				}
 			}
@@ -886,23 +826,23 @@ func (s *Store) SetState(ctx context.Context, key, value string) error {
 // kind, with every scope and kind present (zero when there are none). The
 // database also holds other checkouts' project memories and other sessions'
 // memories; they are not counted, as no search from here would find them.
-func (s *Store) Counts(ctx context.Context, vis Visibility) (map[Scope]map[Kind]int, error) {
-	where, args := visible(vis, Filter{})
+func (s *Store) Counts(ctx context.Context, vis memory.Visibility) (map[memory.Scope]map[memory.Kind]int, error) {
+	where, args := visible(vis, memory.Filter{})
 	rows, err := s.db.QueryContext(ctx, `SELECT m.scope, m.kind, count(*) FROM memories m WHERE `+where+` GROUP BY m.scope, m.kind`, args...)
 	if err != nil {
 		return nil, s.explain(err)
 	}
 	defer rows.Close()
-	out := make(map[Scope]map[Kind]int, len(Scopes))
-	for _, sc := range Scopes {
-		out[sc] = make(map[Kind]int, len(Kinds))
-		for _, k := range Kinds {
+	out := make(map[memory.Scope]map[memory.Kind]int, len(memory.Scopes))
+	for _, sc := range memory.Scopes {
+		out[sc] = make(map[memory.Kind]int, len(memory.Kinds))
+		for _, k := range memory.Kinds {
 			out[sc][k] = 0
 		}
 	}
 	for rows.Next() {
-		var sc Scope
-		var k Kind
+		var sc memory.Scope
+		var k memory.Kind
 		var n int
 		if err := rows.Scan(&sc, &k, &n); err != nil {
 			return nil, s.explain(err)

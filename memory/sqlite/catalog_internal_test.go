@@ -1,4 +1,4 @@
-package memory
+package sqlite
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/acolyte-dev/acolyte/internal/atomicfile"
+	"github.com/acolyte-dev/acolyte/memory"
 )
 
 func sampleCatalog() *catalog {
@@ -17,7 +18,7 @@ func sampleCatalog() *catalog {
 		generation: "0f3a:7",
 		model:      "test:model/3",
 		dim:        3,
-		scopes:     []Scope{ScopeUser, ScopeProject},
+		scopes:     []memory.Scope{memory.ScopeUser, memory.ScopeProject},
 		keys:       []string{"", "/src/app"},
 		// Five memories: 17 bytes each leaves the scales needing padding.
 		seqs:   []int64{2, 5, 9, 11, 1 << 40},
@@ -119,16 +120,16 @@ func TestRecallTimesKeptToTheMinute(t *testing.T) {
 	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	clock := start
 	s.now = func() time.Time { return clock }
-	added, err := s.Add(ctx, Visibility{}, Draft{Content: "the cache evicts large uploads"})
+	added, err := s.Add(ctx, memory.Visibility{}, memory.Draft{Content: "the cache evicts large uploads"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	recalled := func() time.Time {
 		t.Helper()
-		if _, err := s.Search(ctx, Visibility{}, Query{Text: "cache uploads"}); err != nil {
+		if _, err := s.Search(ctx, memory.Visibility{}, memory.Query{Text: "cache uploads"}); err != nil {
 			t.Fatal(err)
 		}
-		m, err := s.Get(ctx, Visibility{}, added.Memory.ID)
+		m, err := s.Get(ctx, memory.Visibility{}, added.Memory.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -166,7 +167,7 @@ type wordVectors struct{}
 
 func (wordVectors) Model() string { return "test:words/8" }
 func (wordVectors) Dim() int      { return 8 }
-func (wordVectors) Embed(_ context.Context, _ Purpose, texts []string) ([][]float32, error) {
+func (wordVectors) Embed(_ context.Context, _ memory.Purpose, texts []string) ([][]float32, error) {
 	out := make([][]float32, len(texts))
 	for i, t := range texts {
 		v := make([]float32, 8)
@@ -188,32 +189,32 @@ func TestWritesPatchTheCatalog(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	var ms []Memory
+	var ms []memory.Memory
 	for i := range 30 {
-		ms = append(ms, Memory{ID: fmt.Sprintf("p%02d", i), Kind: KindRule, Content: fmt.Sprintf("project rule %d", i)})
+		ms = append(ms, memory.Memory{ID: fmt.Sprintf("p%02d", i), Kind: memory.KindRule, Content: fmt.Sprintf("project rule %d", i)})
 	}
-	if _, err := s.ReplaceScope(ctx, ScopeProject, "/src/app", ms); err != nil {
+	if _, err := s.ReplaceScope(ctx, memory.ScopeProject, "/src/app", ms); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Search(ctx, Visibility{}, Query{Text: "rule"}); err != nil {
+	if _, err := s.Search(ctx, memory.Visibility{}, memory.Query{Text: "rule"}); err != nil {
 		t.Fatal(err) // saves the first catalog
 	}
-	user, err := s.Add(ctx, Visibility{}, Draft{Content: "a user fact about caches"})
+	user, err := s.Add(ctx, memory.Visibility{}, memory.Draft{Content: "a user fact about caches"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ms[3].Content = "project rule 3, reworded"
 	ms = append(ms[:7], ms[8:]...)
-	if _, err := s.ReplaceScope(ctx, ScopeProject, "/src/app", ms); err != nil {
+	if _, err := s.ReplaceScope(ctx, memory.ScopeProject, "/src/app", ms); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Add(ctx, Visibility{SessionKey: "s1"}, Draft{Content: "a session note", Scope: ScopeSession}); err != nil {
+	if _, err := s.Add(ctx, memory.Visibility{SessionKey: "s1"}, memory.Draft{Content: "a session note", Scope: memory.ScopeSession}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Delete(ctx, Visibility{}, user.Memory.ID); err != nil {
+	if _, err := s.Delete(ctx, memory.Visibility{}, user.Memory.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Add(ctx, Visibility{}, Draft{Content: "project rule 5"}); err != nil {
+	if _, err := s.Add(ctx, memory.Visibility{}, memory.Draft{Content: "project rule 5"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Reindex(ctx, true, nil); err != nil {
@@ -252,11 +253,11 @@ func TestDuplicateAddKeepsTheGeneration(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if _, err := s.Add(ctx, Visibility{}, Draft{Content: "one fact"}); err != nil {
+	if _, err := s.Add(ctx, memory.Visibility{}, memory.Draft{Content: "one fact"}); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := s.generation(ctx)
-	again, err := s.Add(ctx, Visibility{}, Draft{Content: "one  fact"})
+	again, err := s.Add(ctx, memory.Visibility{}, memory.Draft{Content: "one  fact"})
 	if err != nil || !again.Existing {
 		t.Fatalf("duplicate add: %+v, %v", again, err)
 	}

@@ -1,0 +1,568 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/acolyte-dev/acolyte/memory"
+)
+
+// Search finds the memories visible from vis that best match q, fusing
+// IDF-weighted word matches over the lexical index with cosine similarity
+// over the stored vectors.
+func (s *Store) Search(ctx context.Context, vis memory.Visibility, q memory.Query) ([]memory.Result, error) {
+	texts, err := q.Texts()
+	if err != nil {
+		return nil, err
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = memory.DefaultLimit
+	}
+	limit = min(limit, memory.MaxLimit)
+
+	var topicSeqs map[int64]bool
+	if q.Topic != "" {
+		var err error
+		if topicSeqs, err = s.seqsWithTopic(ctx, q.Topic); err != nil {
+			return nil, err
+		}
+	}
+	gen, err := s.generation(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// The distinct words of each text, and of all texts together: each
+	// word's own vector feeds the soft matches.
+	terms := make([][]string, len(texts))
+	var words []string
+	for i, text := range texts {
+		terms[i] = memory.QueryWords(text)
+		for _, w := range terms[i] {
+			if !slices.Contains(words, w) {
+				words = append(words, w)
+			}
+		}
+	}
+
+	// The vector side (the catalog, the query's vectors, a cosine for every
+	// visible memory) needs no SQL when the saved catalog is current, so it
+	// runs beside the lexical lookups, which do: SQLite answers one
+	// statement at a time on this connection. A remote embedder's round
+	// trip overlaps them too.
+	saved := make(chan *vectorSide, 1)
+	go func() {
+		c := s.savedCatalog(gen)
+		if c == nil {
+			saved <- nil
+			return
+		}
+		saved <- s.vectorSide(ctx, c, vis, q.Filter, topicSeqs, texts, words)
+	}()
+	// Kin rescue the words that few memories hold (see memory.KinMaxHeld). An
+	// identifier's whole has none of its own: its parts have them.
+	postings := make([][][]int64, len(texts))
+	kin := make([][][]int64, len(texts))
+	for i, text := range texts {
+		postings[i] = make([][]int64, len(terms[i]))
+		kin[i] = make([][]int64, len(terms[i]))
+		wholes := memory.IdentifierWholes(text)
+		for j, w := range terms[i] {
+			if postings[i][j], err = s.postings(ctx, w); err != nil {
+				break
+			}
+			if q.Method == memory.MethodVector || len(postings[i][j]) > memory.KinMaxHeld || slices.Contains(wholes, w) {
+				continue
+			}
+			if kin[i][j], err = s.kinPostings(ctx, w); err != nil {
+				break
+			}
+		}
+		if err != nil {
+			break
+		}
+		// A memory that writes two adjacent words of the text as one
+		// ("codepaths" for "code paths") holds both: the joined word's
+		// memories count as holding each part exactly.
+		looked := 0
+		for _, p := range memory.WordPairs(text) {
+			a, b := slices.Index(terms[i], p[0]), slices.Index(terms[i], p[1])
+			if a < 0 || b < 0 {
+				continue
+			}
+			if looked++; looked > memory.MaxQueryTerms {
+				break // the same bound as the words themselves
+			}
+			var joined []int64
+			if joined, err = s.postings(ctx, p[0]+p[1]); err != nil {
+				break
+			}
+			postings[i][a] = append(postings[i][a], joined...)
+			postings[i][b] = append(postings[i][b], joined...)
+		}
+		if err != nil {
+			break
+		}
+	}
+	side := <-saved
+	if side != nil {
+		defer s.releaseCatalog(side.view.c)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if side == nil {
+		c, err := s.rebuildCatalog(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer s.releaseCatalog(c)
+		side = s.vectorSide(ctx, c, vis, q.Filter, topicSeqs, texts, words)
+	}
+
+	v := side.view
+	best := map[int64]float64{}
+	for i := range texts {
+		lex := lexical(terms[i], postings[i], kin[i], v)
+		for t := range lex.terms {
+			if !slices.Contains(memory.IdentifierWholes(texts[i]), lex.terms[t].word) {
+				lex.whole += lex.terms[t].idf
+			}
+		}
+		switch q.Method {
+		case memory.MethodLexical:
+			side.cosines[i], side.wordVecs = nil, nil
+		case memory.MethodVector:
+			lex = lexicalMatch{exact: make([]float64, len(v.c.seqs))}
+		}
+		if side.wordVecs != nil {
+			for t := range lex.terms {
+				lex.terms[t].vec = side.wordVecs[slices.Index(words, lex.terms[t].word)]
+			}
+		}
+		scores, relevance := fuse(lex, side.cosines[i], v)
+		if relevance < memory.RelevanceFloor && !q.NoFloor && q.Method != memory.MethodVector {
+			continue // nothing this text asks about is here
+		}
+		for seq, score := range scores {
+			if score > best[seq] {
+				best[seq] = score
+			}
+		}
+	}
+
+	ranked := make([]int64, 0, len(best))
+	for seq := range best {
+		ranked = append(ranked, seq)
+	}
+	sort.Slice(ranked, func(i, j int) bool {
+		if best[ranked[i]] != best[ranked[j]] {
+			return best[ranked[i]] > best[ranked[j]]
+		}
+		return ranked[i] < ranked[j]
+	})
+	if len(ranked) > limit {
+		ranked = ranked[:limit]
+	}
+	return s.results(ctx, ranked, best)
+}
+
+// vectorSide is what the stored vectors say about one search.
+type vectorSide struct {
+	view *view
+	// cosines[i] holds the cosine between text i's vector and each memory
+	// of view.withVec, in that order; nil when the text has no vector.
+	cosines [][]float32
+	// wordVecs holds each query word's vector, in the order of the words;
+	// nil when the embedder gave none.
+	wordVecs [][]float32
+}
+
+func (s *Store) vectorSide(ctx context.Context, c *catalog, vis memory.Visibility, f memory.Filter, topicSeqs map[int64]bool, texts, words []string) *vectorSide {
+	v := c.view(vis, f, topicSeqs)
+	side := &vectorSide{view: v, cosines: make([][]float32, len(texts))}
+	// Without a vector for the query the search is still useful: lexical
+	// only. An embedder that learns its dimension from its first answer is
+	// asked anyway, so that its vectors can be found next time.
+	if s.embedder == nil || (len(v.withVec) == 0 && s.embedder.Dim() != 0) {
+		return side
+	}
+	vecs, err := s.embedder.Embed(ctx, memory.PurposeQuery, append(slices.Clone(texts), words...))
+	if err != nil || len(vecs) != len(texts)+len(words) {
+		return side
+	}
+	side.wordVecs = vecs[len(texts):]
+	for i := range texts {
+		side.cosines[i] = cosines(vecs[i], c, v.withVec)
+	}
+	return side
+}
+
+// queryTerm is one distinct word of a search text.
+type queryTerm struct {
+	word string
+	idf  float64
+	// held lists the catalog positions of the visible memories whose
+	// lexical index holds the word.
+	held []int
+	// vec is the word's own vector, when the embedder knows it.
+	vec []float32
+}
+
+// lexicalMatch is what the lexical index says about one search text.
+type lexicalMatch struct {
+	terms []queryTerm
+	// exact is the summed IDF of the words each memory holds, by catalog
+	// position.
+	exact []float64
+	// top are the best exact matches, best first (seq and score).
+	top []memory.Scored
+	// whole is the summed IDF of the text's words, identifier wholes
+	// aside: what a memory holding every word would score exactly.
+	whole float64
+}
+
+// lexical scores every visible memory by which of a text's words it holds;
+// postings[j] are the seqs FTS5 found for words[j] (after Porter
+// stemming). The scoring happens here, over the catalog, because SQLite's
+// bm25() costs microseconds per match.
+//
+// A memory scores the summed IDF of the query words it holds: BM25 with
+// the term frequency taken as one and no length normalisation (b = 0).
+// Memories are single facts, so a word rarely repeats within one, and
+// measured on the LoCoMo dev split recall@5 rose steadily as b fell (0.4:
+// 0.576, 0.2: 0.577, 0: 0.585, fused), because a longer fact is not a
+// weaker match. Word weights come from the memories this search can see,
+// so a word common in one project is not rare because other projects
+// lack it. A word no memory holds gets the IDF of a document frequency of
+// zero: it scores nothing exactly, but weighs most among the soft matches
+// (see softWeight), where it is most needed.
+//
+// A memory that lacks a word but holds one of its kin (see kinTerm) earns
+// memory.KinWeight of the IDF of the word and its kin taken together: "lint"
+// finds "linter", "authenticate" finds "Auth", at half the weight of the
+// word itself, as with soft matches.
+func lexical(words []string, postings, kin [][]int64, v *view) lexicalMatch {
+	var m lexicalMatch
+	if v.count == 0 {
+		return m
+	}
+	m.exact = make([]float64, len(v.c.seqs))
+	var matched []int
+	n := float64(v.count)
+	for j, w := range words {
+		held := make([]int, 0, len(postings[j]))
+		for _, seq := range postings[j] {
+			// A memory written after the catalog was read is not in it; the
+			// next search sees it.
+			if i := v.c.index(seq); i >= 0 && v.visible[i] {
+				held = append(held, i)
+			}
+		}
+		slices.Sort(held)
+		held = slices.Compact(held)
+		var near []int
+		for _, seq := range kin[j] {
+			if i := v.c.index(seq); i >= 0 && v.visible[i] {
+				if _, holds := slices.BinarySearch(held, i); !holds {
+					near = append(near, i)
+				}
+			}
+		}
+		slices.Sort(near)
+		near = slices.Compact(near)
+		idf := memory.TermIDF(n, float64(len(held)))
+		for _, i := range held {
+			if m.exact[i] == 0 {
+				matched = append(matched, i)
+			}
+			m.exact[i] += idf
+		}
+		if len(near) > 0 {
+			family := memory.KinWeight * memory.TermIDF(n, float64(len(held)+len(near)))
+			for _, i := range near {
+				if m.exact[i] == 0 {
+					matched = append(matched, i)
+				}
+				m.exact[i] += family
+			}
+			// Kin count as held: they earn no soft match on top.
+			held = append(held, near...)
+			slices.Sort(held)
+		}
+		m.terms = append(m.terms, queryTerm{word: w, idf: idf, held: held})
+	}
+	top := memory.NewTopN(memory.CandidatePool)
+	for _, i := range matched {
+		top.Push(v.c.seqs[i], m.exact[i])
+	}
+	m.top = top.Best()
+	return m
+}
+
+// postings returns the seqs of the memories whose lexical index holds
+// word (after FTS5's stemming), visible or not. SQLite joins the rowids
+// into one string: a common word matches thousands of memories, and one
+// row each through database/sql cost a microsecond apiece, twice what
+// parsing the string does.
+func (s *Store) postings(ctx context.Context, word string) ([]int64, error) {
+	return s.match(ctx, "body : "+ftsPhrase(word))
+}
+
+// ftsPhrase quotes a word as an FTS5 phrase.
+func ftsPhrase(w string) string { return `"` + strings.ReplaceAll(w, `"`, `""`) + `"` }
+
+// match returns the seqs of the memories that match an FTS5 query.
+func (s *Store) match(ctx context.Context, query string) ([]int64, error) {
+	var list sql.NullString
+	err := s.db.QueryRowContext(ctx, `SELECT group_concat(rowid) FROM memories_fts WHERE memories_fts MATCH ?`, query).Scan(&list)
+	if err != nil {
+		return nil, s.explain(fmt.Errorf("lexical search: %w", err))
+	}
+	var seqs []int64
+	for field := range strings.SplitSeq(list.String, ",") {
+		if field == "" {
+			continue
+		}
+		seq, err := strconv.ParseInt(field, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("lexical search: rowid %q: %w", field, err)
+		}
+		seqs = append(seqs, seq)
+	}
+	return seqs, nil
+}
+
+// kinPostings returns the seqs of the memories whose lexical index holds a
+// kin of word but not the word, visible or not: a kin (see kinQuery) in
+// the body, or the word's derivational base (the word itself when it has
+// none) in the body or among the memory's forms (see ftsForms). One FTS5 query finds them all; listing the index's terms
+// through an fts5vocab table instead cost a quarter of a millisecond per
+// word at 10k memories even when the range held no term.
+func (s *Store) kinPostings(ctx context.Context, word string) ([]int64, error) {
+	var alts []string
+	if q := kinQuery(word); q != "" {
+		alts = append(alts, "body : ("+q+")")
+	}
+	if b := memory.DerivationalBase(word); b != "" {
+		alts = append(alts, ftsPhrase(b))
+	} else if memory.MayBeBase(word) {
+		alts = append(alts, "forms : "+ftsPhrase(word))
+	}
+	if len(alts) == 0 {
+		return nil, nil
+	}
+	// The memories that hold the word itself are known already; leaving
+	// them out here saves joining and parsing their rowids again.
+	return s.match(ctx, "("+strings.Join(alts, " OR ")+") NOT body : "+ftsPhrase(word))
+}
+
+// quantize stores a unit vector as a float32 scale and one signed byte per
+// dimension: a quarter of the space of float32, and cosine changes by well
+// under 1%.
+func quantize(v []float32) []byte {
+	var peak float32
+	for _, x := range v {
+		peak = max(peak, float32(math.Abs(float64(x))))
+	}
+	out := make([]byte, 4+len(v))
+	scale := float32(0)
+	if peak > 0 {
+		scale = peak / 127
+	}
+	binary.LittleEndian.PutUint32(out, math.Float32bits(scale))
+	for i, x := range v {
+		if scale > 0 {
+			out[4+i] = byte(int8(math.Round(float64(x / scale))))
+		}
+	}
+	return out
+}
+
+// cosines returns the cosine between query and the vector of each catalog
+// position in at, in that order, or nil when the query's dimension is not
+// the catalog's.
+func cosines(query []float32, c *catalog, at []int32) []float32 {
+	if len(query) != c.dim {
+		return nil
+	}
+	out := make([]float32, len(at))
+	for j, i := range at {
+		k := c.vecAt[i]
+		out[j] = dot8(query, c.vector(k)) * c.scales[k]
+	}
+	return out
+}
+
+// fuse scores the candidates of one search text, as described at
+// vectorWeight: the best exact lexical matches and the memories whose
+// vectors lie furthest above the crowd. Memories that score 0 are left out.
+// It also returns the text's relevance, as described at memory.RelevanceFloor.
+func fuse(lex lexicalMatch, cos []float32, v *view) (map[int64]float64, float64) {
+	candidates := make(map[int64]float64, len(lex.top)+memory.CandidatePool)
+	for _, c := range lex.top {
+		candidates[c.Seq] = 0
+	}
+	mean, spread := memory.MeanDeviation(cos)
+	if spread > 0 {
+		// A spread of 0 means every memory is equally near (or the query
+		// has no vector): the vector side knows nothing.
+		proposals := memory.NewTopN(memory.CandidatePool)
+		for j, i := range v.withVec {
+			z := (float64(cos[j]) - mean) / spread
+			if z <= 0 {
+				continue
+			}
+			seq := v.c.seqs[i]
+			if _, lexical := candidates[seq]; lexical {
+				candidates[seq] = z
+			} else {
+				proposals.Push(seq, z)
+			}
+		}
+		for _, c := range proposals.Best() {
+			candidates[c.Seq] = c.Score
+		}
+	}
+
+	lexScore := make(map[int64]float64, len(candidates))
+	bestLex := 0.0
+	soft := softMatcher(lex.terms, v)
+	for seq := range candidates {
+		i := v.c.index(seq)
+		score := lex.exact[i] + soft(i)
+		lexScore[seq] = score
+		bestLex = max(bestLex, score)
+	}
+	out := make(map[int64]float64, len(candidates))
+	relevance := 0.0
+	for seq, z := range candidates {
+		score := memory.FusedScore(lexScore[seq], bestLex, z)
+		relevance = max(relevance, memory.CandidateRelevance(lexScore[seq], lex.whole, z, spread > 0))
+		if score > 0 {
+			out[seq] = score
+		}
+	}
+	return out, relevance
+}
+
+// softMatcher returns the soft-match credit of the memory at a catalog
+// position, as described at softWeight.
+func softMatcher(terms []queryTerm, v *view) func(i int) float64 {
+	type wordStats struct {
+		term         *queryTerm
+		mean, spread float64
+	}
+	c := v.c
+	var words []wordStats
+	if len(v.withVec) > 0 {
+		// Every memory's cosine with every word would cost a pass over the
+		// vectors per word; a fixed, evenly spread sample tells how near
+		// the crowd lies closely enough.
+		step := (len(v.withVec) + memory.SoftSample - 1) / memory.SoftSample
+		sample := make([]int32, 0, memory.SoftSample)
+		for j := 0; j < len(v.withVec); j += step {
+			sample = append(sample, v.withVec[j])
+		}
+		for t := range terms {
+			if terms[t].vec == nil {
+				continue
+			}
+			// A word vector of the wrong size has no cosines, so no spread,
+			// and is never compared.
+			mean, spread := memory.MeanDeviation(cosines(terms[t].vec, c, sample))
+			if spread > 0 {
+				words = append(words, wordStats{&terms[t], mean, spread})
+			}
+		}
+	}
+	return func(i int) float64 {
+		at := c.vecAt[i]
+		if at < 0 || len(words) == 0 {
+			return 0
+		}
+		q := c.vector(at)
+		credit := 0.0
+		for _, w := range words {
+			if _, holds := slices.BinarySearch(w.term.held, i); holds {
+				continue
+			}
+			credit += memory.SoftCredit(w.term.idf, (float64(dot8(w.term.vec, q)*c.scales[at])-w.mean)/w.spread)
+		}
+		return credit
+	}
+}
+
+// results loads the ranked memories and marks them recalled.
+func (s *Store) results(ctx context.Context, ranked []int64, scores map[int64]float64) ([]memory.Result, error) {
+	if len(ranked) == 0 {
+		return []memory.Result{}, nil
+	}
+	marks := strings.TrimSuffix(strings.Repeat("?,", len(ranked)), ",")
+	args := make([]any, len(ranked))
+	for i, seq := range ranked {
+		args[i] = seq
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories m WHERE m.seq IN (`+marks+`)`, args...)
+	if err != nil {
+		return nil, s.explain(err)
+	}
+	bySeq := map[int64]memory.Memory{}
+	for rows.Next() {
+		seq, m, err := scanMemory(rows)
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		bySeq[seq] = m
+	}
+	rows.Close()
+	// A read that stopped early (I/O, a cancelled search) must not pass for
+	// memories that vanished between ranking and reading.
+	if err := rows.Err(); err != nil {
+		return nil, s.explain(err)
+	}
+	now := s.now().UTC().Truncate(time.Millisecond)
+	out := make([]memory.Result, 0, len(ranked))
+	stale := false
+	for _, seq := range ranked {
+		if m, ok := bySeq[seq]; ok {
+			stale = stale || m.RecalledAt.Before(now.Add(-memory.RecallGranularity))
+			m.RecalledAt = now
+			out = append(out, memory.Result{Memory: m, Score: math.Round(scores[seq]*1e4) / 1e4})
+		}
+	}
+	if !stale {
+		return out, nil
+	}
+	// Recall times feed staleness reports, not search; a busy database must
+	// not turn a successful search into a failure. They are kept to the
+	// minute, so repeating a search writes nothing and pays for no commit
+	// or checkpoint.
+	_, _ = s.db.ExecContext(ctx, `UPDATE memories SET recalled_at = ? WHERE recalled_at < ? AND seq IN (`+marks+`)`,
+		append([]any{now.UnixMilli(), now.Add(-memory.RecallGranularity).UnixMilli()}, args...)...)
+	return out, nil
+}
+
+// kinQuery returns the FTS5 query that matches the kin of the query word
+// w, or "" when it has none. FTS5 stems each term as it stems the index,
+// so a prefix query on "authenticate" finds "authentication" as well.
+func kinQuery(w string) string {
+	var terms []string
+	for _, f := range memory.KinForms(w) {
+		t := `"` + strings.ReplaceAll(f.Text, `"`, `""`) + `"`
+		if f.Prefix {
+			t += "*"
+		}
+		terms = append(terms, t)
+	}
+	return strings.Join(terms, " OR ")
+}
