@@ -8,6 +8,11 @@ import (
 	"time"
 )
 
+// What a search is, for every engine: its limits, the constants of the
+// fusion with the measurements behind them, its methods, and the top-n and
+// crowd helpers Rank and memory/sqlite's Store.Search share. The searches
+// themselves are each engine's (memory/sqlite/search.go, memory/postgres).
+
 // Search limits.
 const (
 	// recallGranularity is how stale a recorded recall time may get.
