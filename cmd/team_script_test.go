@@ -14,7 +14,8 @@ import (
 // TestTeamScripts runs the scripts of testdata/team against a real
 // PostgreSQL server: one server, a fresh database per script, and two
 // login roles, alice in team red and bob in team blue. Scripts get
-// ADMIN_DB (the superuser, for team init), ALICE_DB and BOB_DB.
+// ADMIN_DB (the superuser, for team init), ALICE_DB, BOB_DB and
+// CAROL_DB (carol, in no team).
 func TestTeamScripts(t *testing.T) {
 	srv := pgtest.Start(t)
 	for _, team := range []string{"red", "blue"} {
@@ -24,7 +25,9 @@ func TestTeamScripts(t *testing.T) {
 	}
 	srv.Admin(t, "postgres",
 		"CREATE ROLE alice LOGIN", "GRANT acolyte_team_red TO alice",
-		"CREATE ROLE bob LOGIN", "GRANT acolyte_team_blue TO bob")
+		"CREATE ROLE bob LOGIN", "GRANT acolyte_team_blue TO bob",
+		// carol starts in no team; admin.txtar grants and revokes her.
+		"CREATE ROLE carol LOGIN")
 	testscript.Run(t, testscript.Params{
 		Dir: filepath.Join("testdata", "team"),
 		Setup: func(env *testscript.Env) error {
@@ -32,6 +35,7 @@ func TestTeamScripts(t *testing.T) {
 			env.Setenv("ADMIN_DB", srv.URL("postgres", db))
 			env.Setenv("ALICE_DB", srv.URL("alice", db))
 			env.Setenv("BOB_DB", srv.URL("bob", db))
+			env.Setenv("CAROL_DB", srv.URL("carol", db))
 			env.Setenv("ACOLYTE_HOME", filepath.Join(env.WorkDir, ".acolyte-home"))
 			env.Setenv("GEMINI_API_KEY", "")
 			env.Setenv("GOOGLE_API_KEY", "")
