@@ -1,10 +1,12 @@
 package cmd_test
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/acolyte-dev/acolyte/memory/postgres"
@@ -43,6 +45,20 @@ func TestTeamScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// sql STATEMENT runs a statement as the superuser in the
+			// script's database, to set up what acolyte itself does not.
+			"sql": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 1 {
+					ts.Fatalf("usage: sql STATEMENT")
+				}
+				conn, err := pgx.Connect(context.Background(), ts.Getenv("ADMIN_DB"))
+				ts.Check(err)
+				defer conn.Close(context.Background())
+				_, err = conn.Exec(context.Background(), args[0])
+				if neg != (err != nil) {
+					ts.Fatalf("sql %s: %v", args[0], err)
+				}
+			},
 			// setenvfile NAME FILE sets NAME to FILE's trimmed content,
 			// e.g. the id remember printed.
 			"setenvfile": func(ts *testscript.TestScript, neg bool, args []string) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // TeamEngine is the team database: an Engine that can also revise a memory
@@ -13,6 +14,11 @@ import (
 type TeamEngine interface {
 	Engine
 	Edit(ctx context.Context, vis Visibility, id string, r Revision) (Memory, error)
+	// DeleteThen removes ids as Delete does, in a transaction that it
+	// commits only when then returns nil: what a caller removes elsewhere
+	// in the same act (the local side of a forget) succeeds or fails with
+	// it. then runs once every id was found.
+	DeleteThen(ctx context.Context, vis Visibility, ids []string, then func() error) ([]Memory, error)
 }
 
 // WithTeam is the Toolkit of a caller with a team database: team memories
@@ -83,9 +89,13 @@ func (t WithTeam) Add(ctx context.Context, d Draft) (Added, error) {
 	return t.Team.Add(ctx, t.Visibility, d)
 }
 
-// Remove deletes memories by id from whichever side holds them. The local
-// side goes first: it refuses the whole call when an id is unknown, so a
-// typo removes nothing from the team either.
+// Remove deletes memories by id from whichever side holds them, all or
+// none: an id neither side holds removes nothing anywhere, and the error
+// names it. The team's ids are deleted in a transaction that commits only
+// after the local side removed its ids (the local side refuses the whole
+// call when one is unknown), so neither side is left half done; the one
+// gap left is a commit that fails after the local removal, which the
+// error then says.
 func (t WithTeam) Remove(ctx context.Context, ids ...string) ([]Memory, error) {
 	var teamIDs, localIDs []string
 	for _, id := range ids {
@@ -96,25 +106,34 @@ func (t WithTeam) Remove(ctx context.Context, ids ...string) ([]Memory, error) {
 		case errors.Is(err, ErrNotFound):
 			localIDs = append(localIDs, id)
 		default:
-			return nil, fmt.Errorf("team forget: %w", err)
+			return nil, fmt.Errorf("team forget: %w (nothing was removed)", err)
 		}
 	}
-	var removed []Memory
-	if len(localIDs) > 0 {
-		got, err := t.Local.Remove(ctx, localIDs...)
-		if err != nil {
-			return nil, err
-		}
-		removed = got
+	if len(teamIDs) == 0 {
+		return t.Local.Remove(ctx, localIDs...)
 	}
-	if len(teamIDs) > 0 {
-		got, err := t.Team.Delete(ctx, t.Visibility, teamIDs...)
-		if err != nil {
-			return removed, fmt.Errorf("team forget: %w", err)
+	var (
+		local    []Memory
+		localErr error
+		called   bool
+	)
+	team, err := t.Team.DeleteThen(ctx, t.Visibility, teamIDs, func() error {
+		called = true
+		if len(localIDs) == 0 {
+			return nil
 		}
-		removed = append(removed, got...)
+		local, localErr = t.Local.Remove(ctx, localIDs...)
+		return localErr
+	})
+	switch {
+	case localErr != nil:
+		return nil, localErr // the team's transaction rolled back
+	case err != nil && called && len(localIDs) > 0:
+		return local, fmt.Errorf("team forget: the local memories %s were removed, but removing the team's failed: %w", strings.Join(localIDs, ", "), err)
+	case err != nil:
+		return nil, fmt.Errorf("team forget: %w", err)
 	}
-	return removed, nil
+	return append(local, team...), nil
 }
 
 // List lists the team database for scope team, the local stores for any

@@ -296,6 +296,13 @@ func (s *Store) Get(ctx context.Context, vis memory.Visibility, id string) (memo
 // Delete removes team memories by id, and their vectors. If any id is
 // unknown nothing is removed.
 func (s *Store) Delete(ctx context.Context, vis memory.Visibility, ids ...string) ([]memory.Memory, error) {
+	return s.DeleteThen(ctx, vis, ids, nil)
+}
+
+// DeleteThen is Delete in a transaction that commits only when then (if
+// not nil) returns nil; then runs after every id was found and deleted.
+// then's error is returned as it is.
+func (s *Store) DeleteThen(ctx context.Context, vis memory.Visibility, ids []string, then func() error) ([]memory.Memory, error) {
 	if err := checkVis(vis); err != nil {
 		return nil, err
 	}
@@ -315,13 +322,28 @@ func (s *Store) Delete(ctx context.Context, vis memory.Visibility, ids ...string
 			return fmt.Errorf("%w: %s (nothing was removed; `acolyte list --scope team` shows ids)", memory.ErrNotFound, strings.Join(missing, ", "))
 		}
 		removed = got
+		if then != nil {
+			if err := then(); err != nil {
+				return &thenError{err}
+			}
+		}
 		return nil
 	})
+	var te *thenError
+	if errors.As(err, &te) {
+		return nil, te.err
+	}
 	if err != nil {
 		return nil, explain(vis.Team, err)
 	}
 	return removed, nil
 }
+
+// thenError carries the error of DeleteThen's then through the
+// transaction, to be returned unwrapped.
+type thenError struct{ err error }
+
+func (e *thenError) Error() string { return e.err.Error() }
 
 // where is the filter of a listing or search over the caller's team.
 func where(vis memory.Visibility, f memory.Filter) (string, []any) {
