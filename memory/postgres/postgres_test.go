@@ -395,6 +395,32 @@ func testSameRanking(t *testing.T, c *cluster) {
 			t.Errorf("%q:\n local %q\n team  %q", q, order(lr), order(tr))
 		}
 	}
+	// Each method ranks alike on both engines: words alone, vectors alone.
+	for _, method := range []memory.Method{memory.MethodLexical, memory.MethodVector} {
+		for _, q := range []string{"how do I reach the staging database", "who approves a deploy", "camping trip",
+			"tests with postgres", "dog", "db migrations", "runner config", "where do the release notes go"} {
+			query := memory.Query{Text: q, Method: method, Filter: memory.Filter{Limit: 3}}
+			lr, err := local.Search(ctx, vis, query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr, err := team.Search(ctx, vis, query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Join(order(lr), "|") != strings.Join(order(tr), "|") {
+				t.Errorf("%s %q:\n local %q\n team  %q", method, q, order(lr), order(tr))
+			}
+		}
+	}
+	// The methods differ: a question sharing no word with its answer is
+	// found by vectors only, and lexical search finds nothing for it.
+	for method, want := range map[memory.Method]int{memory.MethodLexical: 0, memory.MethodVector: 3} {
+		tr, err := team.Search(ctx, vis, memory.Query{Text: "dog", Method: method, Filter: memory.Filter{Limit: 3}})
+		if err != nil || len(tr) != want {
+			t.Errorf("team search %s for dog: %q (%v), want %d results", method, order(tr), err, want)
+		}
+	}
 	// Words with apostrophes become kin forms too; the tsquery quoting
 	// must hold against them and against tsquery syntax in the text.
 	for _, q := range []string{"O'Brien's database", "don'tcare o'reilly's:* | ! & db's"} {

@@ -556,9 +556,10 @@ func (s *Store) Search(ctx context.Context, vis memory.Visibility, q memory.Quer
 		return nil, fmt.Errorf("team search: %w", err)
 	}
 
-	// Without a vector for the query the search is still useful: lexical only.
+	// Without a vector for the query the search is still useful: lexical
+	// only, as it is by choice with MethodLexical.
 	var textVecs, wordVecs [][]float32
-	if s.embedder != nil && (haveV || s.embedder.Dim() == 0) {
+	if s.embedder != nil && q.Method != memory.MethodLexical && (haveV || s.embedder.Dim() == 0) {
 		vecs, err := s.embedder.Embed(ctx, memory.PurposeQuery, append(slices.Clone(texts), words...))
 		if err == nil && len(vecs) == len(texts)+len(words) {
 			for _, v := range vecs {
@@ -581,7 +582,13 @@ func (s *Store) Search(ctx context.Context, vis memory.Visibility, q memory.Quer
 		if textVecs != nil {
 			qv = textVecs[i]
 		}
-		for at, score := range memory.Rank(docs, rt, qv, q.NoFloor) {
+		noFloor := q.NoFloor
+		if q.Method == memory.MethodVector {
+			// As the local store: no word evidence, and no floor, which
+			// judges words.
+			rt, noFloor = nil, true
+		}
+		for at, score := range memory.Rank(docs, rt, qv, noFloor) {
 			best[at] = max(best[at], score)
 		}
 	}
