@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // TeamEngine is the team database: an Engine that can also revise a memory
@@ -37,6 +38,48 @@ type WithTeam struct {
 	// detector (cmd wires gitsync.RefuseShared); a nil Refuse refuses
 	// every team write rather than let one through unchecked.
 	Refuse func(content string) error
+	// TeamWait bounds the team side of a search or listing that reads the
+	// local stores too (no scope given): past it the team's results are
+	// left out rather than hold up the local ones. Zero: no bound.
+	TeamWait time.Duration
+	// Warn, when set, is told why the team side of such a search or
+	// listing failed, and the local results are returned alone: a team
+	// database that is down or slow must not take local memory with it.
+	// When nil the failure fails the call.
+	Warn func(error)
+}
+
+// teamSide runs f on the team database beside the caller's local work,
+// bounded by TeamWait; wait returns its answer, or, when Warn is set, nil
+// for a failure, which it reports. stop abandons it.
+func teamSide[T any](ctx context.Context, t WithTeam, what string, f func(context.Context) (T, error)) (wait func() (T, error), stop func()) {
+	cancel := func() {}
+	if t.TeamWait > 0 {
+		ctx, cancel = context.WithTimeout(ctx, t.TeamWait)
+	}
+	type answer struct {
+		v   T
+		err error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		v, err := f(ctx)
+		ch <- answer{v, err}
+	}()
+	return func() (T, error) {
+		defer cancel()
+		a := <-ch
+		if a.err == nil {
+			return a.v, nil
+		}
+		var zero T
+		err := fmt.Errorf("%s: %w", what, a.err)
+		if t.Warn == nil {
+			return zero, err
+		}
+		t.Warn(err)
+		return zero, nil
+	}, cancel
 }
 
 func (t WithTeam) refuse(content string) error {
@@ -57,13 +100,19 @@ func (t WithTeam) Search(ctx context.Context, q Query) ([]Result, error) {
 	default:
 		return t.Local.Search(ctx, q)
 	}
+	// The team's query runs beside the local one: a search costs the
+	// slower of the two, not their sum.
+	wait, stop := teamSide(ctx, t, "team search", func(ctx context.Context) ([]Result, error) {
+		return t.Team.Search(ctx, t.Visibility, q)
+	})
 	local, err := t.Local.Search(ctx, q)
 	if err != nil {
+		stop()
 		return nil, err
 	}
-	team, err := t.Team.Search(ctx, t.Visibility, q)
+	team, err := wait()
 	if err != nil {
-		return nil, fmt.Errorf("team search: %w", err)
+		return nil, err
 	}
 	out := append(local, team...)
 	slices.SortStableFunc(out, func(a, b Result) int { return cmp.Compare(b.Score, a.Score) })
@@ -146,13 +195,17 @@ func (t WithTeam) List(ctx context.Context, f Filter) ([]Memory, error) {
 	default:
 		return t.Local.List(ctx, f)
 	}
+	wait, stop := teamSide(ctx, t, "team list", func(ctx context.Context) ([]Memory, error) {
+		return t.Team.List(ctx, t.Visibility, f)
+	})
 	local, err := t.Local.List(ctx, f)
 	if err != nil {
+		stop()
 		return nil, err
 	}
-	team, err := t.Team.List(ctx, t.Visibility, f)
+	team, err := wait()
 	if err != nil {
-		return nil, fmt.Errorf("team list: %w", err)
+		return nil, err
 	}
 	out := append(local, team...)
 	slices.SortStableFunc(out, func(a, b Memory) int {
