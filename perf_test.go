@@ -21,9 +21,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/acolyte-dev/acolyte/gitsync"
 	"github.com/acolyte-dev/acolyte/memory"
 	"github.com/acolyte-dev/acolyte/memory/embed/static"
+	"github.com/acolyte-dev/acolyte/memory/postgres"
+	"github.com/acolyte-dev/acolyte/memory/postgres/pgtest"
 )
 
 var binary string
@@ -397,4 +401,77 @@ func BenchmarkSearchTeamOutage(b *testing.B) {
 			b.Errorf("with a hung team database a search takes %v (median), more than acolyte's 1 s wait and the %v search", d, n)
 		}
 	})
+}
+
+// BenchmarkTeamWritersConcurrent: 8 acolyte processes, each a member on
+// its own machine (its own ACOLYTE_HOME), each remembering 200 distinct
+// team facts at once against one real PostgreSQL server. Every write must
+// succeed and every fact must be there afterwards, once, in the writer's
+// name: it fails otherwise. ns/op is the wall time of all 1600.
+func BenchmarkTeamWritersConcurrent(b *testing.B) {
+	const writers, each = 8, 200
+	srv := pgtest.Start(b)
+	srv.Admin(b, "postgres", "CREATE ROLE writer LOGIN")
+	for b.Loop() {
+		b.StopTimer()
+		db := srv.NewDatabase(b)
+		if _, err := postgres.Init(context.Background(), srv.URL("postgres", db), "bench"); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := postgres.Grant(context.Background(), srv.URL("postgres", db), "bench", "writer"); err != nil {
+			b.Fatal(err)
+		}
+		homes := make([]string, writers)
+		for w := range homes {
+			homes[w] = b.TempDir()
+		}
+		dir := b.TempDir()
+		b.StartTimer()
+		errs := make(chan error, writers*each)
+		var wg sync.WaitGroup
+		for w := range writers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range each {
+					cmd := exec.Command(binary, "remember", "--scope", "team",
+						fmt.Sprintf("writer %d stores team fact %d: the cache of shard %d is warmed before deploys", w, i, w*each+i))
+					cmd.Dir = dir
+					cmd.Env = append(os.Environ(), "ACOLYTE_HOME="+homes[w], "ACOLYTE_EMBEDDER=static", "GEMINI_API_KEY=", "GOOGLE_API_KEY=",
+						"ACOLYTE_TEAM_DB="+srv.URL("writer", db), "ACOLYTE_TEAM=bench")
+					if out, err := cmd.CombinedOutput(); err != nil {
+						errs <- fmt.Errorf("writer %d fact %d: %v: %s", w, i, err, out)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		b.StopTimer()
+		close(errs)
+		failed := 0
+		for err := range errs {
+			failed++
+			if failed <= 5 {
+				b.Log(err)
+			}
+		}
+		conn, err := pgx.Connect(context.Background(), srv.URL("postgres", db))
+		if err != nil {
+			b.Fatal(err)
+		}
+		var rows, distinct, theirs int
+		err = conn.QueryRow(context.Background(), `SELECT count(*), count(DISTINCT content), count(*) FILTER (WHERE author = 'writer')
+			FROM team_memories WHERE team = 'bench'`).Scan(&rows, &distinct, &theirs)
+		conn.Close(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(failed), "failed/op")
+		b.ReportMetric(float64(writers*each-distinct), "lost/op")
+		if failed != 0 || rows != writers*each || distinct != writers*each || theirs != writers*each {
+			b.Fatalf("%d writes failed; the team holds %d memories, %d distinct, %d by writer; want %d of each",
+				failed, rows, distinct, theirs, writers*each)
+		}
+		b.StartTimer()
+	}
 }
