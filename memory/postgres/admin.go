@@ -46,10 +46,10 @@ type TeamStatus struct {
 	Models map[string]int
 }
 
-// SearchWithout says how search finds a team's nearest vectors for a
+// VectorSearchNote says how search finds a team's nearest vectors for a
 // vector extension state. Status reports it; it is one fact, so the
 // search and this line change together.
-func SearchWithout(vector string) string {
+func VectorSearchNote(vector string) string {
 	if vector == VectorAbsent {
 		return "without pgvector, search still ranks by words and vectors: acolyte reads the team's vectors of its model and compares them itself (exact, but every search reads them all)"
 	}
@@ -82,7 +82,7 @@ func ReadStatus(ctx context.Context, url string) (Status, error) {
 	default:
 		st.Vector = VectorAbsent
 	}
-	st.Search = SearchWithout(st.Vector)
+	st.Search = VectorSearchNote(st.Vector)
 	if st.Schema, err = version(ctx, conn); err != nil {
 		return st, fmt.Errorf("team status: %w", err)
 	}

@@ -101,8 +101,8 @@ func (s *Store) SetClock(now func() time.Time) { s.now = now }
 func explain(team string, err error) error {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == "42501" { // insufficient_privilege, including a row-level security refusal
-		return fmt.Errorf("team %q: this database role may not write the team's memories; an administrator grants it with GRANT %s TO <role> (after `acolyte team init --team %s`): %w",
-			team, pgx.Identifier{TeamRole(team)}.Sanitize(), team, err)
+		return fmt.Errorf("team %q: this database role may not write the team's memories; an administrator grants it with `acolyte team grant <role> --team %s` (GRANT %s TO <role>) after `acolyte team init --team %s`: %w",
+			team, team, pgx.Identifier{TeamRole(team)}.Sanitize(), team, err)
 	}
 	return err
 }
