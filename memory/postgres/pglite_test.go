@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -33,6 +34,7 @@ func TestPGlite(t *testing.T) {
 	if r.To != postgres.SchemaVersion() || !r.Vector {
 		t.Fatalf("init on PGlite: %+v, want schema %d and the vector extension available", r, postgres.SchemaVersion())
 	}
+	t.Run("OneConnectionAtATime", func(t *testing.T) { testPGliteOneAtATime(t, url) })
 	t.Run("Vector", func(t *testing.T) { testPGliteVector(t, url) })
 	t.Run("Conformance", func(t *testing.T) {
 		var (
@@ -151,6 +153,62 @@ func testPGliteVector(t *testing.T, url string) {
 	}
 	if fmt.Sprint(got) != "[10 11 9]" {
 		t.Fatalf("nearest to the angle 10.4/64 by HNSW: %v, want [10 11 9]", got)
+	}
+}
+
+// testPGliteOneAtATime checks what server.mjs adds to PGlite's socket
+// server: a second connection waits for the first to close instead of
+// being refused, and starts a fresh session: the first one's open
+// transaction is rolled back, and pgx's prepared statements, named after
+// their SQL, do not collide with the first connection's.
+func testPGliteOneAtATime(t *testing.T, url string) {
+	ctx := t.Context()
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	delete(cfg.RuntimeParams, "pool_max_conns")
+	const probe = `SELECT count(*) FROM pg_class WHERE relname = $1`
+	first, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := first.QueryRow(ctx, probe, "uncommitted").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := first.Exec(ctx, `BEGIN; CREATE TABLE uncommitted (x int)`); err != nil {
+		t.Fatal(err)
+	}
+	type answer struct {
+		n   int
+		err error
+	}
+	second := make(chan answer, 1)
+	go func() {
+		conn, err := pgx.ConnectConfig(ctx, cfg)
+		if err != nil {
+			second <- answer{err: err}
+			return
+		}
+		defer conn.Close(ctx)
+		var n int
+		err = conn.QueryRow(ctx, probe, "uncommitted").Scan(&n)
+		second <- answer{n, err}
+	}()
+	select {
+	case a := <-second:
+		t.Fatalf("a second connection was served while the first was open: %+v", a)
+	case <-time.After(300 * time.Millisecond):
+	}
+	first.Close(ctx)
+	select {
+	case a := <-second:
+		if a.err != nil || a.n != 0 {
+			t.Fatalf("after the first connection closed mid-transaction, the second found %d tables named uncommitted (%v); want 0 and no error", a.n, a.err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the second connection was not served after the first closed")
 	}
 }
 

@@ -54,8 +54,9 @@ func PGliteAvailable() bool {
 // StartPGlite starts a PGlite server with pgvector that lives until tb's
 // cleanup, and returns its URL. The server is one PostgreSQL session: it
 // serves one connection at a time (a second waits for the first to
-// close), so the URL limits a pgxpool to one (pool_max_conns=1, which
-// pgx.Connect also accepts: postgres.Open and Init strip it). Every user
+// close, or fails after connect_timeout, 10 s), so the URL limits a
+// pgxpool to one (pool_max_conns=1; postgres.Init strips it for its
+// single connection, and so must a test's own pgx.Connect). Every user
 // name is the superuser and any password works, so roles and row-level
 // security are tested on the Debian server (Start), not here.
 func StartPGlite(tb testing.TB) string {
@@ -127,7 +128,11 @@ func StartPGlite(tb testing.TB) string {
 	case <-time.After(pgliteStartTimeout):
 		tb.Fatalf("the PGlite server did not print its port within %v\n%s", pgliteStartTimeout, stderr.String())
 	}
-	return fmt.Sprintf("postgres://postgres:pglite@127.0.0.1:%d/postgres?sslmode=disable&pool_max_conns=1", port)
+	// connect_timeout: a second connection opened while one is open
+	// waits for it, and would wait forever if the first is never closed
+	// (a test holding a Store while it connects for something else);
+	// with a timeout that mistake is an error.
+	return fmt.Sprintf("postgres://postgres:pglite@127.0.0.1:%d/postgres?sslmode=disable&pool_max_conns=1&connect_timeout=10", port)
 }
 
 // syncBuffer collects the server's stderr, written by exec's copier and
