@@ -139,11 +139,6 @@ func crossRun(c *cli.Context, r *bench.Report, docs []bench.Doc, queries []bench
 
 // runTeamBench is bench retrieval through the team database at url.
 func runTeamBench(c *cli.Context, url string, docs []bench.Doc, queries []bench.Query, ks []int, opts bench.Options) error {
-	if opts.Method != memory.MethodFused {
-		// The team store ranks by fused evidence only; a lexical or
-		// vector figure from it would be a fused one under another name.
-		return usage(errors.New("--method: the team database searches by fused evidence only; drop --method or --team-db"))
-	}
 	prefix := global(c, flagTeam)
 	if prefix == "" {
 		prefix = "bench"
