@@ -43,7 +43,20 @@ var _ memory.TeamEngine = (*Store)(nil)
 // fills the rest from the libpq variables (PGHOST, PGUSER, ...) and
 // ~/.pgpass.
 func connect(ctx context.Context, url string) (*pgx.Conn, error) {
-	conn, err := pgx.Connect(ctx, url)
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return nil, connectError(err)
+	}
+	// The URL is also the pool's (Open), and may set pool_max_conns (one,
+	// for a server that serves one connection at a time, as PGlite does).
+	// pgx.Connect would send those to the server as settings, which
+	// PostgreSQL refuses: unrecognized configuration parameter.
+	for k := range cfg.RuntimeParams {
+		if strings.HasPrefix(k, "pool_") {
+			delete(cfg.RuntimeParams, k)
+		}
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, connectError(err)
 	}
@@ -101,8 +114,8 @@ func (s *Store) SetClock(now func() time.Time) { s.now = now }
 func explain(team string, err error) error {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == "42501" { // insufficient_privilege, including a row-level security refusal
-		return fmt.Errorf("team %q: this database role may not write the team's memories; an administrator grants it with GRANT %s TO <role> (after `acolyte team init --team %s`): %w",
-			team, pgx.Identifier{TeamRole(team)}.Sanitize(), team, err)
+		return fmt.Errorf("team %q: this database role may not write the team's memories; an administrator grants it with `acolyte team grant <role> --team %s` (GRANT %s TO <role>) after `acolyte team init --team %s`: %w",
+			team, team, pgx.Identifier{TeamRole(team)}.Sanitize(), team, err)
 	}
 	return err
 }
@@ -114,14 +127,14 @@ func checkVis(vis memory.Visibility) error {
 	return CheckTeam(vis.Team)
 }
 
-const columns = `id, team, kind, content, topic, source, created_at, updated_at, tokens, commit_hash, paths, recalled_at`
+const columns = `id, team, kind, content, topic, source, created_at, updated_at, tokens, commit_hash, paths, recalled_at, author`
 
 func scan(row pgx.Row) (memory.Memory, error) {
 	var (
 		m        memory.Memory
 		recalled *time.Time
 	)
-	err := row.Scan(&m.ID, &m.ScopeKey, &m.Kind, &m.Content, &m.Topic, &m.Source, &m.CreatedAt, &m.UpdatedAt, &m.Tokens, &m.Commit, &m.Paths, &recalled)
+	err := row.Scan(&m.ID, &m.ScopeKey, &m.Kind, &m.Content, &m.Topic, &m.Source, &m.CreatedAt, &m.UpdatedAt, &m.Tokens, &m.Commit, &m.Paths, &recalled, &m.Author)
 	m.Scope = memory.ScopeTeam
 	m.CreatedAt, m.UpdatedAt = m.CreatedAt.UTC(), m.UpdatedAt.UTC()
 	if recalled != nil {
@@ -198,11 +211,15 @@ func (s *Store) Add(ctx context.Context, vis memory.Visibility, d memory.Draft) 
 	vec, warning := s.vector(ctx, &m)
 	inserted := false
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `INSERT INTO team_memories (id, team, kind, content, content_hash, lexical, topic, source, created_at, updated_at, tokens, commit_hash, paths)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (team, content_hash) DO NOTHING`,
+		// The author is not sent: the database records current_user.
+		err := tx.QueryRow(ctx, `INSERT INTO team_memories (id, team, kind, content, content_hash, lexical, topic, source, created_at, updated_at, tokens, commit_hash, paths)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (team, content_hash) DO NOTHING RETURNING author`,
 			m.ID, m.ScopeKey, m.Kind, m.Content, memory.ContentHash(m.Content), lexical(&m), m.Topic, m.Source,
-			m.CreatedAt, m.UpdatedAt, m.Tokens, m.Commit, nonNil(m.Paths))
-		if err != nil || tag.RowsAffected() == 0 {
+			m.CreatedAt, m.UpdatedAt, m.Tokens, m.Commit, nonNil(m.Paths)).Scan(&m.Author)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
 			return err
 		}
 		inserted = true
@@ -292,6 +309,13 @@ func (s *Store) Get(ctx context.Context, vis memory.Visibility, id string) (memo
 // Delete removes team memories by id, and their vectors. If any id is
 // unknown nothing is removed.
 func (s *Store) Delete(ctx context.Context, vis memory.Visibility, ids ...string) ([]memory.Memory, error) {
+	return s.DeleteThen(ctx, vis, ids, nil)
+}
+
+// DeleteThen is Delete in a transaction that commits only when then (if
+// not nil) returns nil; then runs after every id was found and deleted.
+// then's error is returned as it is.
+func (s *Store) DeleteThen(ctx context.Context, vis memory.Visibility, ids []string, then func() error) ([]memory.Memory, error) {
 	if err := checkVis(vis); err != nil {
 		return nil, err
 	}
@@ -311,13 +335,28 @@ func (s *Store) Delete(ctx context.Context, vis memory.Visibility, ids ...string
 			return fmt.Errorf("%w: %s (nothing was removed; `acolyte list --scope team` shows ids)", memory.ErrNotFound, strings.Join(missing, ", "))
 		}
 		removed = got
+		if then != nil {
+			if err := then(); err != nil {
+				return &thenError{err}
+			}
+		}
 		return nil
 	})
+	var te *thenError
+	if errors.As(err, &te) {
+		return nil, te.err
+	}
 	if err != nil {
 		return nil, explain(vis.Team, err)
 	}
 	return removed, nil
 }
+
+// thenError carries the error of DeleteThen's then through the
+// transaction, to be returned unwrapped.
+type thenError struct{ err error }
+
+func (e *thenError) Error() string { return e.err.Error() }
 
 // where is the filter of a listing or search over the caller's team.
 func where(vis memory.Visibility, f memory.Filter) (string, []any) {
@@ -530,9 +569,10 @@ func (s *Store) Search(ctx context.Context, vis memory.Visibility, q memory.Quer
 		return nil, fmt.Errorf("team search: %w", err)
 	}
 
-	// Without a vector for the query the search is still useful: lexical only.
+	// Without a vector for the query the search is still useful: lexical
+	// only, as it is by choice with MethodLexical.
 	var textVecs, wordVecs [][]float32
-	if s.embedder != nil && (haveV || s.embedder.Dim() == 0) {
+	if s.embedder != nil && q.Method != memory.MethodLexical && (haveV || s.embedder.Dim() == 0) {
 		vecs, err := s.embedder.Embed(ctx, memory.PurposeQuery, append(slices.Clone(texts), words...))
 		if err == nil && len(vecs) == len(texts)+len(words) {
 			for _, v := range vecs {
@@ -555,7 +595,13 @@ func (s *Store) Search(ctx context.Context, vis memory.Visibility, q memory.Quer
 		if textVecs != nil {
 			qv = textVecs[i]
 		}
-		for at, score := range memory.Rank(docs, rt, qv, q.NoFloor) {
+		noFloor := q.NoFloor
+		if q.Method == memory.MethodVector {
+			// As the local store: no word evidence, and no floor, which
+			// judges words.
+			rt, noFloor = nil, true
+		}
+		for at, score := range memory.Rank(docs, rt, qv, noFloor) {
 			best[at] = max(best[at], score)
 		}
 	}
