@@ -78,7 +78,7 @@ func splitIdentifier(s string) []string {
 		switch {
 		case unicode.IsLower(prev) && unicode.IsUpper(cur):
 			boundary = true
-		case unicode.IsUpper(prev) && unicode.IsUpper(cur) && i+1 < len(rs) && unicode.IsLower(rs[i+1]):
+		case unicode.IsUpper(prev) && unicode.IsUpper(cur) && i+1 < len(rs) && unicode.IsLower(rs[i+1]) && !pluralAcronym(rs, i+1):
 			boundary = true // the S in HTTPServer starts a new word
 		case unicode.IsDigit(prev) != unicode.IsDigit(cur) && (unicode.IsLetter(prev) || unicode.IsLetter(cur)):
 			boundary = true
@@ -91,6 +91,13 @@ func splitIdentifier(s string) []string {
 		}
 	}
 	return append(parts, string(rs[start:]))
+}
+
+// pluralAcronym reports whether the lowercase letter at rs[i], after
+// capitals, is the plural s of an acronym (IDs, URLs, APIsFor) rather
+// than the start of a word (HTTPServer).
+func pluralAcronym(rs []rune, i int) bool {
+	return rs[i] == 's' && (i+1 == len(rs) || !unicode.IsLower(rs[i+1]))
 }
 
 // stopWords are skipped when building a lexical query: they match nearly
