@@ -55,6 +55,16 @@ func candidateRelevance(lex, whole, z float64, vectors bool) float64 {
 	return vectorWeight*min(1, z/vectorFullZ) + (1-vectorWeight)*min(1, lex/whole)
 }
 
+// knownShare is the share of a text's words (identifier wholes aside)
+// that some visible memory holds or holds a kin of, with one word's
+// benefit of the doubt (Laplace's rule: known+1 of asked+1): the factor
+// its relevance is taken at (see relevanceFloor). A small store lacks
+// most words of any question, even ones it answers, so a question of
+// three words of which it knows one counts as knowing half.
+func knownShare(known, asked int) float64 {
+	return float64(known+1) / float64(asked+1)
+}
+
 // IdentifierWholes are the words of QueryWords(text) that join an
 // identifier's parts (parseConfig: parseconfig). They have no kin of
 // their own and do not count towards the text's relevance.
@@ -140,6 +150,7 @@ func Rank(docs []RankDoc, terms []RankTerm, query []float32, noFloor bool) map[i
 	held := make([][]int, len(terms))
 	idfs := make([]float64, len(terms))
 	whole := 0.0
+	asked, known := 0, 0
 	var matched []int
 	for t, term := range terms {
 		h := clean(term.Held)
@@ -173,6 +184,12 @@ func Rank(docs []RankDoc, terms []RankTerm, query []float32, noFloor bool) map[i
 			slices.Sort(h)
 		}
 		held[t] = h
+		if !term.Whole {
+			asked++
+			if len(h) > 0 {
+				known++
+			}
+		}
 	}
 	top := newTopN(candidatePool)
 	for _, i := range matched {
@@ -258,7 +275,7 @@ func Rank(docs []RankDoc, terms []RankTerm, query []float32, noFloor bool) map[i
 			out[i] = score
 		}
 	}
-	if relevance < relevanceFloor && !noFloor {
+	if relevance*knownShare(known, asked) < relevanceFloor && !noFloor {
 		return map[int]float64{} // nothing this text asks about is here
 	}
 	return out

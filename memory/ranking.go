@@ -47,6 +47,11 @@ func CandidateRelevance(lex, whole, z float64, vectors bool) float64 {
 	return candidateRelevance(lex, whole, z, vectors)
 }
 
+// KnownShare is the factor a text's relevance is taken at: the share of
+// its words (identifier wholes aside) that some visible memory holds or
+// holds a kin of, with one word's benefit of the doubt.
+func KnownShare(known, asked int) float64 { return knownShare(known, asked) }
+
 // MeanDeviation returns the mean and standard deviation of xs: the crowd
 // a vector z-score is measured against.
 func MeanDeviation(xs []float32) (mean, spread float64) { return meanDeviation(xs) }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -78,8 +79,43 @@ func teamSide[T any](ctx context.Context, t WithTeam, what string, f func(contex
 			return zero, err
 		}
 		t.Warn(err)
+		if n, ok := ctx.Value(teamNoteKey{}).(*teamNote); ok {
+			n.set(err)
+		}
 		return zero, nil
 	}, cancel
+}
+
+// teamNoteKey marks a context whose caller wants to hear, beside the
+// results, that the team side of a call was left out (see NoteTeam).
+type teamNoteKey struct{}
+
+// teamNote holds why the team side of one call was left out.
+type teamNote struct {
+	mu  sync.Mutex
+	why string
+}
+
+func (n *teamNote) set(err error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.why = err.Error()
+}
+
+func (n *teamNote) get() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.why
+}
+
+// NoteTeam returns a context for one search or listing through WithTeam,
+// and a function that says afterwards why its team side was left out ("":
+// it was not). Warn still reports it; this is for callers whose answer
+// has a place for it, such as the MCP and agent tools, whose user never
+// sees stderr.
+func NoteTeam(ctx context.Context) (context.Context, func() string) {
+	n := &teamNote{}
+	return context.WithValue(ctx, teamNoteKey{}, n), n.get
 }
 
 func (t WithTeam) refuse(content string) error {

@@ -55,6 +55,9 @@ type MemoryHits struct {
 	NextCursor string `json:"nextCursor,omitempty"`
 	// Note explains an empty result, so the model does not search forever.
 	Note string `json:"note,omitempty"`
+	// Team says why team memories are missing from this answer (the team
+	// database was down or slow); empty when they are not.
+	Team string `json:"team,omitempty"`
 }
 
 // MemoryAdded is the result of memory_add.
@@ -201,6 +204,9 @@ func hitsSchema(withCursor bool, scopes []memory.Scope) json.RawMessage {
 		"memories": obj{"type": "array", "items": hitSchema(!withCursor, scopes), "description": "The memories found, best first."},
 		"note":     str("Why the result is empty, and what to try instead."),
 	}
+	if slices.Contains(scopes, memory.ScopeTeam) {
+		props["team"] = str("Present when team memories are missing from this answer, and why (the team database was down or slow).")
+	}
 	if withCursor {
 		props["memories"] = obj{"type": "array", "items": hitSchema(false, scopes), "description": "One page of memories, oldest first."}
 		props["nextCursor"] = str("Present when more memories match: call memory_list again with the same filters and cursor set to this.")
@@ -257,11 +263,12 @@ func memorySearch(tk memory.Toolkit) Tool {
 				return nil, err
 			}
 			q.Filter = f
+			ctx, teamLeftOut := memory.NoteTeam(ctx)
 			results, err := tk.Search(ctx, q)
 			if err != nil {
 				return nil, err
 			}
-			out := MemoryHits{Memories: make([]MemoryHit, 0, len(results))}
+			out := MemoryHits{Memories: make([]MemoryHit, 0, len(results)), Team: teamLeftOut()}
 			for _, r := range results {
 				out.Memories = append(out.Memories, hit(r.Memory, r.Score))
 			}
@@ -419,11 +426,12 @@ func memoryList(tk memory.Toolkit) Tool {
 					return nil, err
 				}
 			}
+			ctx, teamLeftOut := memory.NoteTeam(ctx)
 			page, next, err := listPage(ctx, tk, f, after)
 			if err != nil {
 				return nil, err
 			}
-			out := MemoryHits{Memories: make([]MemoryHit, 0, len(page)), NextCursor: next}
+			out := MemoryHits{Memories: make([]MemoryHit, 0, len(page)), NextCursor: next, Team: teamLeftOut()}
 			for _, m := range page {
 				out.Memories = append(out.Memories, hit(m, 0))
 			}

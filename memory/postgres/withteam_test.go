@@ -208,6 +208,24 @@ func TestWithTeamSlowTeam(t *testing.T) {
 	if ms, err := tk.List(ctx, memory.Filter{}); err != nil || len(ms) != 1 || len(warnings) != 2 {
 		t.Fatalf("with the team database stuck, list gave %+v (%v), warnings %v", ms, err, warnings)
 	}
+	// A model never sees stderr: the memory tools say it in their answer.
+	args := map[string]string{"memory_search": `{"query": "staging"}`, "memory_list": `{}`}
+	for _, tool := range toolbox.MemoryToolsFor(tk, "mcp") {
+		if args[tool.Name] == "" {
+			continue
+		}
+		got, err := tool.Call(ctx, json.RawMessage(args[tool.Name]))
+		if err != nil {
+			t.Fatalf("%s with the team database stuck: %v", tool.Name, err)
+		}
+		hits := got.(toolbox.MemoryHits)
+		if len(hits.Memories) != 1 || !strings.Contains(hits.Team, "deadline exceeded") {
+			t.Errorf("%s with the team database stuck: %+v, want the user memory and a team field saying why the team's are missing", tool.Name, hits)
+		}
+	}
+	if _, note := memory.NoteTeam(ctx); note() != "" {
+		t.Errorf("a fresh NoteTeam says %q", note())
+	}
 	tctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
 	if _, err := tk.Search(tctx, memory.Query{Text: "staging", Filter: memory.Filter{Scope: memory.ScopeTeam}}); err == nil {

@@ -132,11 +132,17 @@ func (s *Store) Search(ctx context.Context, vis memory.Visibility, q memory.Quer
 	best := map[int64]float64{}
 	for i := range texts {
 		lex := lexical(terms[i], postings[i], kin[i], v)
+		asked, known := 0, 0
 		for t := range lex.terms {
 			if !slices.Contains(memory.IdentifierWholes(texts[i]), lex.terms[t].word) {
 				lex.whole += lex.terms[t].idf
+				asked++
+				if len(lex.terms[t].held) > 0 {
+					known++
+				}
 			}
 		}
+		lex.known = memory.KnownShare(known, asked)
 		switch q.Method {
 		case memory.MethodLexical:
 			side.cosines[i], side.wordVecs = nil, nil
@@ -228,6 +234,9 @@ type lexicalMatch struct {
 	// whole is the summed IDF of the text's words, identifier wholes
 	// aside: what a memory holding every word would score exactly.
 	whole float64
+	// known is the share of those words that some visible memory holds
+	// or holds a kin of (see memory.KnownShare).
+	known float64
 }
 
 // lexical scores every visible memory by which of a text's words it holds;
@@ -451,7 +460,7 @@ func fuse(lex lexicalMatch, cos []float32, v *view) (map[int64]float64, float64)
 			out[seq] = score
 		}
 	}
-	return out, relevance
+	return out, relevance * lex.known
 }
 
 // softMatcher returns the soft-match credit of the memory at a catalog
