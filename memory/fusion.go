@@ -44,7 +44,7 @@ func fusedScore(lex, bestLex, z float64) float64 {
 // whole the summed IDF of the text's words (identifier wholes aside), z
 // its vector z-score, and vectors whether the vector side knew anything
 // (a spread above zero). The text's relevance is the highest over its
-// candidates.
+// candidates, times knownShare.
 func candidateRelevance(lex, whole, z float64, vectors bool) float64 {
 	switch {
 	case whole <= 0:
