@@ -100,6 +100,10 @@ type Memory struct {
 	// written and the repository paths its content mentions.
 	Commit string   `json:"commit,omitempty"`
 	Paths  []string `json:"paths,omitempty"`
+	// Author is the database role that wrote a team memory, as the team
+	// database records it (current_user); empty for other scopes, which
+	// have one writer.
+	Author string `json:"author,omitempty"`
 }
 
 // Errors callers can test for with errors.Is.

@@ -80,7 +80,88 @@ var migrations = []string{
 	// 2: when a search last returned each memory (NULL: never), as the
 	// local store records it, so a team memory nobody recalls shows it.
 	`ALTER TABLE team_memories ADD COLUMN recalled_at timestamptz;`,
+	// 3: who wrote each memory and who removed which. Both are the
+	// database's record, not the client's claim: triggers write them from
+	// current_user, and a member may neither disable a trigger (only the
+	// tables' owner may) nor write the audit table except through one.
+	migration3,
 }
+
+// migration3 adds the author of each team memory and the audit table of
+// removals. Rows written before it have an empty author: who wrote them
+// was never recorded.
+const migration3 = `ALTER TABLE team_memories ADD COLUMN author text NOT NULL DEFAULT '';
+	ALTER TABLE team_memories ALTER COLUMN author SET DEFAULT current_user;
+
+	-- The author is the inserting role, whatever the INSERT names, and an
+	-- UPDATE keeps it: a hand-written statement cannot put a memory in
+	-- another member's name. SECURITY INVOKER, so current_user is the
+	-- member's own role.
+	CREATE FUNCTION acolyte_set_author() RETURNS trigger
+		LANGUAGE plpgsql SECURITY INVOKER SET search_path = pg_catalog, pg_temp
+		AS $$ BEGIN
+			IF TG_OP = 'INSERT' THEN
+				NEW.author := current_user;
+			ELSE
+				NEW.author := OLD.author;
+			END IF;
+			RETURN NEW;
+		END $$;
+	CREATE TRIGGER team_memories_author BEFORE INSERT OR UPDATE ON team_memories
+		FOR EACH ROW EXECUTE FUNCTION acolyte_set_author();
+
+	-- Every removal of a team memory, written by the trigger below in the
+	-- remover's own transaction: the audit row and the removal commit or
+	-- roll back together.
+	CREATE TABLE team_removals (
+		team       text NOT NULL,
+		id         text NOT NULL,
+		kind       text NOT NULL,
+		content    text NOT NULL,
+		author     text NOT NULL,
+		removed_by text NOT NULL DEFAULT current_user,
+		removed_at timestamptz NOT NULL DEFAULT now()
+	);
+	CREATE INDEX team_removals_team ON team_removals (team, removed_at);
+	ALTER TABLE team_removals ENABLE ROW LEVEL SECURITY;
+	ALTER TABLE team_removals FORCE ROW LEVEL SECURITY;
+	CREATE POLICY team_members_read ON team_removals FOR SELECT
+		USING (team IN (SELECT acolyte_my_teams()));
+	-- Only a trigger may insert (pg_trigger_depth() > 0), only in the
+	-- remover's name and teams. A member could still write a trigger of
+	-- their own on a temporary table to add rows, but only rows saying
+	-- they removed something from their own team: nothing they can hide
+	-- or pin on someone else.
+	CREATE POLICY team_members_audit ON team_removals FOR INSERT
+		WITH CHECK (pg_trigger_depth() > 0 AND removed_by = current_user AND team IN (SELECT acolyte_my_teams()));
+	GRANT SELECT, INSERT ON team_removals TO PUBLIC;
+
+	-- The table is qualified with the schema of the table the trigger is
+	-- on, so a temporary table of the same name cannot capture the row.
+	CREATE FUNCTION acolyte_audit_removal() RETURNS trigger
+		LANGUAGE plpgsql SECURITY INVOKER SET search_path = pg_catalog, pg_temp
+		AS $$ BEGIN
+			EXECUTE format('INSERT INTO %I.team_removals (team, id, kind, content, author, removed_by, removed_at)
+				VALUES ($1, $2, $3, $4, $5, current_user, now())', TG_TABLE_SCHEMA)
+				USING OLD.team, OLD.id, OLD.kind, OLD.content, OLD.author;
+			RETURN OLD;
+		END $$;
+	CREATE TRIGGER team_memories_audit AFTER DELETE ON team_memories
+		FOR EACH ROW EXECUTE FUNCTION acolyte_audit_removal();
+
+	-- The audit is append-only, for its owner too: no grant allows UPDATE
+	-- or DELETE, and these triggers refuse them (and TRUNCATE) to anyone
+	-- who has not first dropped them, which only the owner may.
+	CREATE FUNCTION acolyte_audit_append_only() RETURNS trigger
+		LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+		AS $$ BEGIN
+			RAISE EXCEPTION 'team_removals is append-only: the audit of removed team memories cannot be changed'
+				USING ERRCODE = 'insufficient_privilege';
+		END $$;
+	CREATE TRIGGER team_removals_no_change BEFORE UPDATE OR DELETE ON team_removals
+		FOR EACH ROW EXECUTE FUNCTION acolyte_audit_append_only();
+	CREATE TRIGGER team_removals_no_truncate BEFORE TRUNCATE ON team_removals
+		FOR EACH STATEMENT EXECUTE FUNCTION acolyte_audit_append_only();`
 
 // SchemaVersion is the schema this acolyte reads and writes.
 func SchemaVersion() int { return len(migrations) }

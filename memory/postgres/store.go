@@ -114,14 +114,14 @@ func checkVis(vis memory.Visibility) error {
 	return CheckTeam(vis.Team)
 }
 
-const columns = `id, team, kind, content, topic, source, created_at, updated_at, tokens, commit_hash, paths, recalled_at`
+const columns = `id, team, kind, content, topic, source, created_at, updated_at, tokens, commit_hash, paths, recalled_at, author`
 
 func scan(row pgx.Row) (memory.Memory, error) {
 	var (
 		m        memory.Memory
 		recalled *time.Time
 	)
-	err := row.Scan(&m.ID, &m.ScopeKey, &m.Kind, &m.Content, &m.Topic, &m.Source, &m.CreatedAt, &m.UpdatedAt, &m.Tokens, &m.Commit, &m.Paths, &recalled)
+	err := row.Scan(&m.ID, &m.ScopeKey, &m.Kind, &m.Content, &m.Topic, &m.Source, &m.CreatedAt, &m.UpdatedAt, &m.Tokens, &m.Commit, &m.Paths, &recalled, &m.Author)
 	m.Scope = memory.ScopeTeam
 	m.CreatedAt, m.UpdatedAt = m.CreatedAt.UTC(), m.UpdatedAt.UTC()
 	if recalled != nil {
@@ -198,11 +198,15 @@ func (s *Store) Add(ctx context.Context, vis memory.Visibility, d memory.Draft) 
 	vec, warning := s.vector(ctx, &m)
 	inserted := false
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `INSERT INTO team_memories (id, team, kind, content, content_hash, lexical, topic, source, created_at, updated_at, tokens, commit_hash, paths)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (team, content_hash) DO NOTHING`,
+		// The author is not sent: the database records current_user.
+		err := tx.QueryRow(ctx, `INSERT INTO team_memories (id, team, kind, content, content_hash, lexical, topic, source, created_at, updated_at, tokens, commit_hash, paths)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (team, content_hash) DO NOTHING RETURNING author`,
 			m.ID, m.ScopeKey, m.Kind, m.Content, memory.ContentHash(m.Content), lexical(&m), m.Topic, m.Source,
-			m.CreatedAt, m.UpdatedAt, m.Tokens, m.Commit, nonNil(m.Paths))
-		if err != nil || tag.RowsAffected() == 0 {
+			m.CreatedAt, m.UpdatedAt, m.Tokens, m.Commit, nonNil(m.Paths)).Scan(&m.Author)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
 			return err
 		}
 		inserted = true
