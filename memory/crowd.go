@@ -88,3 +88,10 @@ func cosines32(query []float32, vs [][]float32) []float32 {
 	}
 	return out
 }
+
+// TermIDF is the weight of a word that df of n memories hold, as Rank
+// weighs it; an engine nominating candidates orders them by it.
+func TermIDF(n, df int) float64 { return termIDF(float64(n), float64(df)) }
+
+// KinWeight is the share of a word's IDF a memory holding only its kin earns.
+const KinWeight = kinWeight

@@ -133,3 +133,105 @@ func readJSONL[T any](t *testing.T, path string) []T {
 	}
 	return out
 }
+
+// TestMeasureTeamRecall is the measurement behind the team search's paths:
+// recall@5 on the LoCoMo development split (each conversation a team of
+// 369 to 680 memories) with the static embedder, through the local SQLite
+// store, through the team store reading each team whole (its path for a
+// team of at most wholeTeam memories, and searchScan's), and through the
+// path of a large team on stock PostgreSQL (postings, cells, a crowd
+// sample of 256), forced on these teams. It runs only when
+// ACOLYTE_LOCOMO_DIR names the split's directory:
+//
+//	ACOLYTE_LOCOMO_DIR=../shared/bench/locomo-dev go test -run TestMeasureTeamRecall -v ./memory/postgres/
+func TestMeasureTeamRecall(t *testing.T) {
+	dir := os.Getenv("ACOLYTE_LOCOMO_DIR")
+	if dir == "" {
+		t.Skip("set ACOLYTE_LOCOMO_DIR to the LoCoMo dev split to measure")
+	}
+	type doc struct{ ID, Group, Content string }
+	type query struct {
+		Group, Query string
+		Relevant     []string
+	}
+	docs := readJSONL[doc](t, filepath.Join(dir, "corpus.jsonl"))
+	queries := readJSONL[query](t, filepath.Join(dir, "queries.jsonl"))
+	ctx := t.Context()
+	e := static.New()
+	team := func(group string) string { return "g" + filterName(group) }
+	recall := func(search func(q query) []memory.Result, idOf map[string]string) float64 {
+		hits := 0.0
+		for _, q := range queries {
+			found := 0
+			for _, r := range search(q) {
+				if slices.Contains(q.Relevant, idOf[r.ID]) {
+					found++
+				}
+			}
+			hits += float64(found) / float64(len(q.Relevant))
+		}
+		return hits / float64(len(queries))
+	}
+
+	local, err := memory.Open(ctx, filepath.Join(t.TempDir(), "m.db"), e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer local.Close()
+	localIDs := map[string]string{}
+	for _, d := range docs {
+		a, err := local.Add(ctx, memory.Visibility{ProjectKey: d.Group}, memory.Draft{Content: d.Content, Scope: memory.ScopeProject})
+		if err != nil {
+			t.Fatal(err)
+		}
+		localIDs[a.Memory.ID] = d.ID
+	}
+	t.Logf("local SQLite                        recall@5 %.3f", recall(func(q query) []memory.Result {
+		rs, err := local.Search(ctx, memory.Visibility{ProjectKey: q.Group}, memory.Query{Text: q.Query, Filter: memory.Filter{Limit: 5}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rs
+	}, localIDs))
+
+	c := start(t)
+	db := c.database(t)
+	var groups []string
+	for _, d := range docs {
+		if !slices.Contains(groups, team(d.Group)) {
+			groups = append(groups, team(d.Group))
+		}
+	}
+	for _, g := range groups {
+		if _, err := postgres.Init(ctx, c.srv.URL("postgres", "postgres"), g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := c.open(t, "postgres", db, e)
+	teamIDs := map[string]string{}
+	for _, d := range docs {
+		a, err := s.Add(ctx, memory.Visibility{Team: team(d.Group)}, memory.Draft{Content: d.Content, Scope: memory.ScopeTeam})
+		if err != nil {
+			t.Fatal(err)
+		}
+		teamIDs[a.Memory.ID] = d.ID
+	}
+	search := func(q query) []memory.Result {
+		rs, err := s.Search(ctx, memory.Visibility{Team: team(q.Group)}, memory.Query{Text: q.Query, Filter: memory.Filter{Limit: 5}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rs
+	}
+	t.Logf("PostgreSQL, each team read whole    recall@5 %.3f", recall(search, teamIDs))
+	postgres.SetScanOnly(s, true)
+	t.Logf("PostgreSQL, searchScan              recall@5 %.3f", recall(search, teamIDs))
+	postgres.SetScanOnly(s, false)
+	for _, g := range groups {
+		if err := postgres.CutCells(ctx, s, g, e.Model()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	postgres.SetWholeTeam(s, 64)
+	t.Logf("PostgreSQL, large-team path, stock  recall@5 %.3f", recall(search, teamIDs))
+}

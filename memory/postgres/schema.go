@@ -85,6 +85,9 @@ var migrations = []string{
 	// current_user, and a member may neither disable a trigger (only the
 	// tables' owner may) nor write the audit table except through one.
 	migration3,
+	// 4: indexes a search reads under row-level security, so a search
+	// at 100k memories reads candidates, not the whole team (index.go).
+	migration4,
 }
 
 // migration3 adds the author of each team memory and the audit table of
@@ -230,6 +233,11 @@ func Init(ctx context.Context, url, team string) (InitReport, error) {
 				return err
 			}
 			r.To = v + 1
+			if v+1 == cellsVersion {
+				if err := cutCellsAsOwner(ctx, tx); err != nil {
+					return err
+				}
+			}
 		}
 		if team != "" {
 			var exists bool
