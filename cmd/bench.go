@@ -8,11 +8,13 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/acolyte-dev/acolyte/memory"
 	"github.com/acolyte-dev/acolyte/memory/bench"
+	"github.com/acolyte-dev/acolyte/memory/postgres"
 )
 
 func benchCommand() *cli.Command {
@@ -23,7 +25,10 @@ func benchCommand() *cli.Command {
 			Name:  "retrieval",
 			Usage: "recall@k, nDCG@k and MRR of search on a corpus and its queries",
 			Description: "The corpus and queries are JSON Lines files in the format of shared/bench/README.md.\n" +
-				"Each group becomes its own project in a fresh store, indexed and searched with the same code as acolyte search.",
+				"Each group becomes its own project in a fresh store, indexed and searched with the same code as acolyte search.\n" +
+				"With --team-db URL the benchmark runs through the team database instead: each group becomes its own team,\n" +
+				"named --team (default bench), a dash and the group; run it as a role that may create roles (team init's),\n" +
+				"in a database where those teams are empty.",
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "corpus", Required: true, Usage: "corpus.jsonl"},
 				&cli.StringFlag{Name: "queries", Required: true, Usage: "queries.jsonl"},
@@ -63,6 +68,12 @@ func runRetrievalBench(c *cli.Context) error {
 	if len(docs) == 0 || len(queries) == 0 {
 		return usage(errors.New("the corpus and the queries must each hold at least one line"))
 	}
+	if url := global(c, flagTeamDB); url != "" {
+		if c.String("db") != "" {
+			return usage(errors.New("--db names a local benchmark store and --team-db a team database; give one"))
+		}
+		return runTeamBench(c, url, docs, queries, ks, opts)
+	}
 	path := c.String("db")
 	if path == "" {
 		dir, err := os.MkdirTemp("", "acolyte-bench-")
@@ -94,24 +105,89 @@ func runRetrievalBench(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	err = crossRun(c, &r, docs, queries, indexTime, opts, func(opts bench.Options, progress func(done, total int)) (bench.Report, error) {
+		return bench.Run(c.Context, s, queries, ks, opts, progress)
+	})
+	if err != nil {
+		return err
+	}
+	return printRetrieval(c, r, ks)
+}
+
+// crossRun completes r: when the queries name several groups, every
+// query is asked again of another group's memories, where the right
+// answer is nothing.
+func crossRun(c *cli.Context, r *bench.Report, docs []bench.Doc, queries []bench.Query, indexTime time.Duration, opts bench.Options,
+	run func(bench.Options, func(done, total int)) (bench.Report, error)) error {
 	r.Memories, r.IndexTime, r.Method = len(docs), indexTime, c.String("method")
-	if groups := map[string]bool{}; len(queries) > 0 {
-		for _, q := range queries {
-			groups[q.Group] = true
+	groups := map[string]bool{}
+	for _, q := range queries {
+		groups[q.Group] = true
+	}
+	if len(groups) > 1 {
+		opts.Cross = true
+		bar := newProgress(c.App.ErrWriter, "cross ")
+		cross, err := run(opts, bar.Update)
+		bar.Done()
+		if err != nil {
+			return err
 		}
-		if len(groups) > 1 {
-			// Every query again, against another group's memories, where
-			// the right answer is nothing.
-			opts.Cross = true
-			bar = newProgress(c.App.ErrWriter, "cross ")
-			cross, err := bench.Run(c.Context, s, queries, ks, opts, bar.Update)
-			bar.Done()
-			if err != nil {
-				return err
-			}
-			r.CrossEmpty = &cross.Empty
+		r.CrossEmpty = &cross.Empty
+	}
+	return nil
+}
+
+// runTeamBench is bench retrieval through the team database at url.
+func runTeamBench(c *cli.Context, url string, docs []bench.Doc, queries []bench.Query, ks []int, opts bench.Options) error {
+	if opts.Method != memory.MethodFused {
+		// The team store ranks by fused evidence only; a lexical or
+		// vector figure from it would be a fused one under another name.
+		return usage(errors.New("--method: the team database searches by fused evidence only; drop --method or --team-db"))
+	}
+	prefix := global(c, flagTeam)
+	if prefix == "" {
+		prefix = "bench"
+	}
+	teams, order, err := bench.TeamNames(prefix, docs, postgres.CheckTeam)
+	if err != nil {
+		return usage(fmt.Errorf("--team %q: %w", prefix, err))
+	}
+	for _, team := range order {
+		if _, err := postgres.Init(c.Context, url, team); err != nil {
+			return err
 		}
 	}
+	e, err := chooseEmbedder(c)
+	if err != nil {
+		return err
+	}
+	ts, err := postgres.Open(c.Context, url, e)
+	if err != nil {
+		return err
+	}
+	defer ts.Close()
+	bar := newProgress(c.App.ErrWriter, "index ")
+	t, indexTime, err := bench.IndexTeam(c.Context, ts, e, teams, docs, bar.Update)
+	bar.Done()
+	if err != nil {
+		return err
+	}
+	bar = newProgress(c.App.ErrWriter, "search")
+	r, err := bench.RunTeam(c.Context, t, queries, ks, opts, bar.Update)
+	bar.Done()
+	if err != nil {
+		return err
+	}
+	err = crossRun(c, &r, docs, queries, indexTime, opts, func(opts bench.Options, progress func(done, total int)) (bench.Report, error) {
+		return bench.RunTeam(c.Context, t, queries, ks, opts, progress)
+	})
+	if err != nil {
+		return err
+	}
+	return printRetrieval(c, r, ks)
+}
+
+func printRetrieval(c *cli.Context, r bench.Report, ks []int) error {
 	if c.Bool("json") {
 		return printJSON(c, r)
 	}

@@ -134,6 +134,24 @@ func parseDate(s string) (time.Time, bool) {
 
 // Run searches every query and scores the results at each cut-off in ks.
 func Run(ctx context.Context, s *memory.Store, queries []Query, ks []int, o Options, progress func(done, total int)) (Report, error) {
+	return run(ctx, target{
+		engine: s, embedder: s.Embedder(), scope: memory.ScopeProject,
+		vis: func(group string) memory.Visibility { return memory.Visibility{ProjectKey: groupKey(group)} },
+	}, queries, ks, o, progress)
+}
+
+// target is the engine a run searches and how a group is found in it.
+type target struct {
+	engine   memory.Engine
+	embedder memory.Embedder
+	scope    memory.Scope
+	vis      func(group string) memory.Visibility
+	// docIDs turns a memory's id into the corpus ids it holds; nil when
+	// the memories keep the corpus's ids.
+	docIDs map[string][]string
+}
+
+func run(ctx context.Context, s target, queries []Query, ks []int, o Options, progress func(done, total int)) (Report, error) {
 	slices.Sort(ks)
 	next := map[string]string{}
 	if o.Cross {
@@ -150,8 +168,8 @@ func Run(ctx context.Context, s *memory.Store, queries []Query, ks []int, o Opti
 	}
 	depth := ks[len(ks)-1]
 	r := Report{Queries: len(queries), Recall: map[int]float64{}, NDCG: map[int]float64{}, ByCategory: map[int]float64{}}
-	if s.Embedder() != nil {
-		r.Embedder = s.Embedder().Model()
+	if s.embedder != nil {
+		r.Embedder = s.embedder.Model()
 	}
 	latencies := make([]time.Duration, 0, len(queries))
 	catCount := map[int]int{}
@@ -161,8 +179,8 @@ func Run(ctx context.Context, s *memory.Store, queries []Query, ks []int, o Opti
 			group = next[group]
 		}
 		start := time.Now()
-		results, err := s.Search(ctx, memory.Visibility{ProjectKey: groupKey(group)},
-			memory.Query{Text: q.Query, Filter: memory.Filter{Scope: memory.ScopeProject, Limit: depth}, Method: o.Method, NoFloor: o.NoFloor})
+		results, err := s.engine.Search(ctx, s.vis(group),
+			memory.Query{Text: q.Query, Filter: memory.Filter{Scope: s.scope, Limit: depth}, Method: o.Method, NoFloor: o.NoFloor})
 		if err != nil {
 			return r, fmt.Errorf("query %s: %w", q.ID, err)
 		}
@@ -170,9 +188,13 @@ func Run(ctx context.Context, s *memory.Store, queries []Query, ks []int, o Opti
 		if len(results) == 0 {
 			r.Empty++
 		}
-		ranked := make([]string, len(results))
-		for j, res := range results {
-			ranked[j] = res.ID
+		ranked := make([]string, 0, len(results))
+		for _, res := range results {
+			if s.docIDs == nil {
+				ranked = append(ranked, res.ID)
+			} else {
+				ranked = append(ranked, s.docIDs[res.ID]...)
+			}
 		}
 		relevant := map[string]bool{}
 		for _, id := range q.Relevant {

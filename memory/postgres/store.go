@@ -51,7 +51,20 @@ var _ memory.TeamEngine = (*Store)(nil)
 // fills the rest from the libpq variables (PGHOST, PGUSER, ...) and
 // ~/.pgpass.
 func connect(ctx context.Context, url string) (*pgx.Conn, error) {
-	conn, err := pgx.Connect(ctx, url)
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return nil, connectError(err)
+	}
+	// The URL is also the pool's (Open), and may set pool_max_conns (one,
+	// for a server that serves one connection at a time, as PGlite does).
+	// pgx.Connect would send those to the server as settings, which
+	// PostgreSQL refuses: unrecognized configuration parameter.
+	for k := range cfg.RuntimeParams {
+		if strings.HasPrefix(k, "pool_") {
+			delete(cfg.RuntimeParams, k)
+		}
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, connectError(err)
 	}

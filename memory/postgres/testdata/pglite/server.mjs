@@ -12,8 +12,8 @@
 //     closed connection's cleanup runs, later than the client sees the
 //     close, so a client that reconnects at once (pgx after Init) was
 //     refused with "connection reset by peer".
-//   - Each connection starts a fresh session (ROLLBACK, DISCARD ALL), as
-//     on a real server. Otherwise pgx's cached prepared statements from
+//   - Each connection starts a fresh session (ROLLBACK, DISCARD ALL, then
+//     PGlite's own session settings), as on a real server. Otherwise pgx's cached prepared statements from
 //     the previous connection collide: "prepared statement
 //     stmtcache_... already exists" (SQLSTATE 42P05).
 // This relies on the server's handleConnection and handlers, which the
@@ -29,6 +29,24 @@ class OneAtATime extends PGLiteSocketServer {
     super({ ...options, maxConnections: 1000 })
     this.waiting = []
     this.busy = false
+    this.sessionSettings = []
+  }
+
+  // PGlite's session starts with settings (search_path = public) that
+  // DISCARD ALL would reset to its command line's (pg_catalog alone, so
+  // the next client's tables went into pg_catalog and its queries did not
+  // find public's). Record them to restore after each reset.
+  // Two of PGlite's command-line settings differ from a stock server's
+  // in ways a client sees: enable_seqscan is off, so the planner would
+  // pick indexes no real server picks (and timings would mislead), and
+  // client_min_messages is debug3, which sends every client a stream of
+  // DEBUG notices. Both get PostgreSQL's defaults.
+  async start() {
+    await this.db.waitReady
+    await this.db.exec('SET enable_seqscan = on; SET client_min_messages = notice')
+    const r = await this.db.query(`SELECT name, setting FROM pg_settings WHERE source = 'session'`)
+    this.sessionSettings = r.rows
+    return super.start()
   }
 
   async handleConnection(socket) {
@@ -67,6 +85,9 @@ class OneAtATime extends PGLiteSocketServer {
       // begun over the wire, and outside one ROLLBACK only warns.
       await this.db.exec('ROLLBACK')
       await this.db.exec('DISCARD ALL')
+      for (const { name, setting } of this.sessionSettings) {
+        await this.db.query('SELECT set_config($1, $2, false)', [name, setting])
+      }
     } catch (err) {
       process.stderr.write(`pglite: resetting the session: ${err}\n`)
     }
