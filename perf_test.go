@@ -11,16 +11,23 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/acolyte-dev/acolyte/gitsync"
 	"github.com/acolyte-dev/acolyte/memory"
 	"github.com/acolyte-dev/acolyte/memory/embed/static"
+	"github.com/acolyte-dev/acolyte/memory/postgres"
+	"github.com/acolyte-dev/acolyte/memory/postgres/pgtest"
 )
 
 var binary string
@@ -299,4 +306,172 @@ func BenchmarkFirstImportLarge(b *testing.B) {
 		peak = max(peak, maxRSS(cmd))
 	}
 	b.ReportMetric(float64(peak)/(1<<20), "maxrss-MB/op")
+}
+
+// BenchmarkSearchTeamOutage: a whole `acolyte search` process over 10k
+// user memories with a team database configured that cannot answer,
+// against the same search with none, in the same run. In the stopped case
+// nothing listens on the team database's port any more (the connection is
+// refused at once); in the hung case a server accepts the connection and
+// never answers, as a wedged one does. Local search must still answer:
+// stopped in at most twice the time of the search without a team database
+// (each iteration times both, interleaved, and the medians are compared);
+// hung within the one second acolyte waits for a team database (cmd's
+// teamWait) plus that search time, not pgx's 5 s connect timeout.
+func BenchmarkSearchTeamOutage(b *testing.B) {
+	home := b.TempDir()
+	s, err := memory.Open(context.Background(), filepath.Join(home, "acolyte.db"), static.New())
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := s.ReplaceScope(context.Background(), memory.ScopeUser, "", facts(10_000)); err != nil {
+		b.Fatal(err)
+	}
+	s.Close()
+	dir := b.TempDir()
+	search := []string{"search", "--limit", "5", "how does the cache handle large uploads"}
+	team := func(url string) []string { return append([]string{"--team-db", url, "--team", "platform"}, search...) }
+	timed := func(args []string) time.Duration {
+		start := time.Now()
+		run(b, dir, home, args...)
+		return time.Since(start)
+	}
+	median := func(ds []time.Duration) time.Duration {
+		slices.Sort(ds)
+		return ds[len(ds)/2]
+	}
+
+	b.Run("team=stopped", func(b *testing.B) {
+		closed, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		stopped := team(fmt.Sprintf("postgres://alice@%s/acolyte?sslmode=disable", closed.Addr()))
+		closed.Close()
+		run(b, dir, home, search...)
+		var none, down []time.Duration
+		for b.Loop() {
+			none = append(none, timed(search))
+			down = append(down, timed(stopped))
+		}
+		n, d := median(none), median(down)
+		b.ReportMetric(float64(n.Microseconds())/1e3, "ms-no-team")
+		b.ReportMetric(float64(d.Microseconds())/1e3, "ms-team-stopped")
+		b.ReportMetric(float64(d)/float64(n), "ratio")
+		if d > 2*n {
+			b.Errorf("with the team database stopped a search takes %v (median), more than twice the %v without one", d, n)
+		}
+	})
+	b.Run("team=hung", func(b *testing.B) {
+		hung, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		var mu sync.Mutex
+		var held []net.Conn
+		go func() {
+			for {
+				c, err := hung.Accept()
+				if err != nil {
+					return
+				}
+				mu.Lock()
+				held = append(held, c) // read nothing, answer nothing
+				mu.Unlock()
+			}
+		}()
+		b.Cleanup(func() {
+			hung.Close()
+			mu.Lock()
+			defer mu.Unlock()
+			for _, c := range held {
+				c.Close()
+			}
+		})
+		args := team(fmt.Sprintf("postgres://alice@%s/acolyte?sslmode=disable", hung.Addr()))
+		var none, down []time.Duration
+		for b.Loop() {
+			none = append(none, timed(search))
+			down = append(down, timed(args))
+		}
+		n, d := median(none), median(down)
+		b.ReportMetric(float64(n.Microseconds())/1e3, "ms-no-team")
+		b.ReportMetric(float64(d.Microseconds())/1e3, "ms-team-hung")
+		if d > time.Second+2*n {
+			b.Errorf("with a hung team database a search takes %v (median), more than acolyte's 1 s wait and the %v search", d, n)
+		}
+	})
+}
+
+// BenchmarkTeamWritersConcurrent: 8 acolyte processes, each a member on
+// its own machine (its own ACOLYTE_HOME), each remembering 200 distinct
+// team facts at once against one real PostgreSQL server. Every write must
+// succeed and every fact must be there afterwards, once, in the writer's
+// name: it fails otherwise. ns/op is the wall time of all 1600.
+func BenchmarkTeamWritersConcurrent(b *testing.B) {
+	const writers, each = 8, 200
+	srv := pgtest.Start(b)
+	srv.Admin(b, "postgres", "CREATE ROLE writer LOGIN")
+	for b.Loop() {
+		b.StopTimer()
+		db := srv.NewDatabase(b)
+		if _, err := postgres.Init(context.Background(), srv.URL("postgres", db), "bench"); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := postgres.Grant(context.Background(), srv.URL("postgres", db), "bench", "writer"); err != nil {
+			b.Fatal(err)
+		}
+		homes := make([]string, writers)
+		for w := range homes {
+			homes[w] = b.TempDir()
+		}
+		dir := b.TempDir()
+		b.StartTimer()
+		errs := make(chan error, writers*each)
+		var wg sync.WaitGroup
+		for w := range writers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range each {
+					cmd := exec.Command(binary, "remember", "--scope", "team",
+						fmt.Sprintf("writer %d stores team fact %d: the cache of shard %d is warmed before deploys", w, i, w*each+i))
+					cmd.Dir = dir
+					cmd.Env = append(os.Environ(), "ACOLYTE_HOME="+homes[w], "ACOLYTE_EMBEDDER=static", "GEMINI_API_KEY=", "GOOGLE_API_KEY=",
+						"ACOLYTE_TEAM_DB="+srv.URL("writer", db), "ACOLYTE_TEAM=bench")
+					if out, err := cmd.CombinedOutput(); err != nil {
+						errs <- fmt.Errorf("writer %d fact %d: %v: %s", w, i, err, out)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		b.StopTimer()
+		close(errs)
+		failed := 0
+		for err := range errs {
+			failed++
+			if failed <= 5 {
+				b.Log(err)
+			}
+		}
+		conn, err := pgx.Connect(context.Background(), srv.URL("postgres", db))
+		if err != nil {
+			b.Fatal(err)
+		}
+		var rows, distinct, theirs int
+		err = conn.QueryRow(context.Background(), `SELECT count(*), count(DISTINCT content), count(*) FILTER (WHERE author = 'writer')
+			FROM team_memories WHERE team = 'bench'`).Scan(&rows, &distinct, &theirs)
+		conn.Close(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(failed), "failed/op")
+		b.ReportMetric(float64(writers*each-distinct), "lost/op")
+		if failed != 0 || rows != writers*each || distinct != writers*each || theirs != writers*each {
+			b.Fatalf("%d writes failed; the team holds %d memories, %d distinct, %d by writer; want %d of each",
+				failed, rows, distinct, theirs, writers*each)
+		}
+		b.StartTimer()
+	}
 }

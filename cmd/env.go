@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -295,11 +297,18 @@ func withTeam(c *cli.Context, w *workspace) error {
 		}
 		return nil
 	}
-	ts, err := postgres.Open(c.Context, url, w.Store.Embedder())
+	// A team database that is down, slow or not yet set up must not take
+	// local memory with it: only a command about the team scope fails, and
+	// the others wait for it at most teamWait.
+	required := c.String("scope") == string(memory.ScopeTeam)
+	ctx, cancel := c.Context, func() {}
+	if !required {
+		ctx, cancel = context.WithTimeout(ctx, teamWait)
+	}
+	ts, err := postgres.Open(ctx, url, w.Store.Embedder())
+	cancel()
 	if err != nil {
-		// A team database that is down or not yet set up must not take
-		// local memory with it: only a command about the team scope fails.
-		if c.String("scope") == string(memory.ScopeTeam) {
+		if required {
 			return err
 		}
 		fmt.Fprintln(c.App.ErrWriter, "warning: team memories are left out:", err)
@@ -307,9 +316,18 @@ func withTeam(c *cli.Context, w *workspace) error {
 	}
 	w.Team = ts
 	w.Visibility.Team = team
-	w.Toolkit = memory.WithTeam{Local: w.Toolkit, Team: ts, Visibility: w.Visibility, Refuse: gitsync.RefuseShared}
+	w.Toolkit = memory.WithTeam{Local: w.Toolkit, Team: ts, Visibility: w.Visibility, Refuse: gitsync.RefuseShared,
+		TeamWait: teamWait,
+		Warn:     func(err error) { fmt.Fprintln(c.App.ErrWriter, "warning: team memories are left out:", err) }}
 	return nil
 }
+
+// teamWait is how long a command that also reads local memory waits for
+// the team database, to connect and then to answer: a wedged server costs
+// a search this, not pgx's connect timeout (postgres.Open's default, 5 s),
+// and a search never hangs on it. A healthy server connects and answers a
+// 10k-memory team search in well under it (CONTRIBUTING.md, "Team memory").
+const teamWait = time.Second
 
 // needRepo opens the workspace of a command that only makes sense in a repository.
 func needRepo(c *cli.Context) (*workspace, error) {

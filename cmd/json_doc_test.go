@@ -374,9 +374,16 @@ func TestJSONOutputMatchesDoc(t *testing.T) {
 	if pgtest.Available() {
 		pg := pgtest.Start(t)
 		run("team init", "", 0, "team", "init", "--json", "--team-db", pg.URL("postgres", "postgres"), "--team", "docs")
+		pg.Admin(t, "postgres", "CREATE ROLE writer LOGIN")
+		run("team grant", "", 0, "team", "grant", "--json", "--team-db", pg.URL("postgres", "postgres"), "--team", "docs", "writer")
+		run("remember", "", 0, "remember", "--json", "--scope", "team", "--team-db", pg.URL("writer", "postgres"), "--team", "docs", "Staging is reached through bastion-2")
+		run("team status", "", 0, "team", "status", "--json", "--team-db", pg.URL("writer", "postgres"))
+		run("team revoke", "", 0, "team", "revoke", "--json", "--team-db", pg.URL("postgres", "postgres"), "--team", "docs", "writer")
 	} else {
-		t.Log("team init not run: no PostgreSQL server here")
-		exercised["team init"] = true
+		t.Log("team commands not run: no PostgreSQL server here")
+		for _, name := range []string{"team init", "team status", "team grant", "team revoke"} {
+			exercised[name] = true
+		}
 	}
 
 	for name := range doc {

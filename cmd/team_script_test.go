@@ -1,10 +1,12 @@
 package cmd_test
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/acolyte-dev/acolyte/memory/postgres"
@@ -14,7 +16,8 @@ import (
 // TestTeamScripts runs the scripts of testdata/team against a real
 // PostgreSQL server: one server, a fresh database per script, and two
 // login roles, alice in team red and bob in team blue. Scripts get
-// ADMIN_DB (the superuser, for team init), ALICE_DB and BOB_DB.
+// ADMIN_DB (the superuser, for team init), ALICE_DB, BOB_DB and
+// CAROL_DB (carol, in no team).
 func TestTeamScripts(t *testing.T) {
 	srv := pgtest.Start(t)
 	for _, team := range []string{"red", "blue"} {
@@ -24,7 +27,9 @@ func TestTeamScripts(t *testing.T) {
 	}
 	srv.Admin(t, "postgres",
 		"CREATE ROLE alice LOGIN", "GRANT acolyte_team_red TO alice",
-		"CREATE ROLE bob LOGIN", "GRANT acolyte_team_blue TO bob")
+		"CREATE ROLE bob LOGIN", "GRANT acolyte_team_blue TO bob",
+		// carol starts in no team; admin.txtar grants and revokes her.
+		"CREATE ROLE carol LOGIN")
 	testscript.Run(t, testscript.Params{
 		Dir: filepath.Join("testdata", "team"),
 		Setup: func(env *testscript.Env) error {
@@ -32,6 +37,7 @@ func TestTeamScripts(t *testing.T) {
 			env.Setenv("ADMIN_DB", srv.URL("postgres", db))
 			env.Setenv("ALICE_DB", srv.URL("alice", db))
 			env.Setenv("BOB_DB", srv.URL("bob", db))
+			env.Setenv("CAROL_DB", srv.URL("carol", db))
 			env.Setenv("ACOLYTE_HOME", filepath.Join(env.WorkDir, ".acolyte-home"))
 			env.Setenv("GEMINI_API_KEY", "")
 			env.Setenv("GOOGLE_API_KEY", "")
@@ -39,6 +45,20 @@ func TestTeamScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// sql STATEMENT runs a statement as the superuser in the
+			// script's database, to set up what acolyte itself does not.
+			"sql": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 1 {
+					ts.Fatalf("usage: sql STATEMENT")
+				}
+				conn, err := pgx.Connect(context.Background(), ts.Getenv("ADMIN_DB"))
+				ts.Check(err)
+				defer conn.Close(context.Background())
+				_, err = conn.Exec(context.Background(), args[0])
+				if neg != (err != nil) {
+					ts.Fatalf("sql %s: %v", args[0], err)
+				}
+			},
 			// setenvfile NAME FILE sets NAME to FILE's trimmed content,
 			// e.g. the id remember printed.
 			"setenvfile": func(ts *testscript.TestScript, neg bool, args []string) {

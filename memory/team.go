@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
+	"time"
 )
 
 // TeamEngine is the team database: an Engine that can also revise a memory
@@ -13,6 +15,11 @@ import (
 type TeamEngine interface {
 	Engine
 	Edit(ctx context.Context, vis Visibility, id string, r Revision) (Memory, error)
+	// DeleteThen removes ids as Delete does, in a transaction that it
+	// commits only when then returns nil: what a caller removes elsewhere
+	// in the same act (the local side of a forget) succeeds or fails with
+	// it. then runs once every id was found.
+	DeleteThen(ctx context.Context, vis Visibility, ids []string, then func() error) ([]Memory, error)
 }
 
 // WithTeam is the Toolkit of a caller with a team database: team memories
@@ -31,6 +38,48 @@ type WithTeam struct {
 	// detector (cmd wires gitsync.RefuseShared); a nil Refuse refuses
 	// every team write rather than let one through unchecked.
 	Refuse func(content string) error
+	// TeamWait bounds the team side of a search or listing that reads the
+	// local stores too (no scope given): past it the team's results are
+	// left out rather than hold up the local ones. Zero: no bound.
+	TeamWait time.Duration
+	// Warn, when set, is told why the team side of such a search or
+	// listing failed, and the local results are returned alone: a team
+	// database that is down or slow must not take local memory with it.
+	// When nil the failure fails the call.
+	Warn func(error)
+}
+
+// teamSide runs f on the team database beside the caller's local work,
+// bounded by TeamWait; wait returns its answer, or, when Warn is set, nil
+// for a failure, which it reports. stop abandons it.
+func teamSide[T any](ctx context.Context, t WithTeam, what string, f func(context.Context) (T, error)) (wait func() (T, error), stop func()) {
+	cancel := func() {}
+	if t.TeamWait > 0 {
+		ctx, cancel = context.WithTimeout(ctx, t.TeamWait)
+	}
+	type answer struct {
+		v   T
+		err error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		v, err := f(ctx)
+		ch <- answer{v, err}
+	}()
+	return func() (T, error) {
+		defer cancel()
+		a := <-ch
+		if a.err == nil {
+			return a.v, nil
+		}
+		var zero T
+		err := fmt.Errorf("%s: %w", what, a.err)
+		if t.Warn == nil {
+			return zero, err
+		}
+		t.Warn(err)
+		return zero, nil
+	}, cancel
 }
 
 func (t WithTeam) refuse(content string) error {
@@ -51,13 +100,19 @@ func (t WithTeam) Search(ctx context.Context, q Query) ([]Result, error) {
 	default:
 		return t.Local.Search(ctx, q)
 	}
+	// The team's query runs beside the local one: a search costs the
+	// slower of the two, not their sum.
+	wait, stop := teamSide(ctx, t, "team search", func(ctx context.Context) ([]Result, error) {
+		return t.Team.Search(ctx, t.Visibility, q)
+	})
 	local, err := t.Local.Search(ctx, q)
 	if err != nil {
+		stop()
 		return nil, err
 	}
-	team, err := t.Team.Search(ctx, t.Visibility, q)
+	team, err := wait()
 	if err != nil {
-		return nil, fmt.Errorf("team search: %w", err)
+		return nil, err
 	}
 	out := append(local, team...)
 	slices.SortStableFunc(out, func(a, b Result) int { return cmp.Compare(b.Score, a.Score) })
@@ -83,9 +138,13 @@ func (t WithTeam) Add(ctx context.Context, d Draft) (Added, error) {
 	return t.Team.Add(ctx, t.Visibility, d)
 }
 
-// Remove deletes memories by id from whichever side holds them. The local
-// side goes first: it refuses the whole call when an id is unknown, so a
-// typo removes nothing from the team either.
+// Remove deletes memories by id from whichever side holds them, all or
+// none: an id neither side holds removes nothing anywhere, and the error
+// names it. The team's ids are deleted in a transaction that commits only
+// after the local side removed its ids (the local side refuses the whole
+// call when one is unknown), so neither side is left half done; the one
+// gap left is a commit that fails after the local removal, which the
+// error then says.
 func (t WithTeam) Remove(ctx context.Context, ids ...string) ([]Memory, error) {
 	var teamIDs, localIDs []string
 	for _, id := range ids {
@@ -96,25 +155,34 @@ func (t WithTeam) Remove(ctx context.Context, ids ...string) ([]Memory, error) {
 		case errors.Is(err, ErrNotFound):
 			localIDs = append(localIDs, id)
 		default:
-			return nil, fmt.Errorf("team forget: %w", err)
+			return nil, fmt.Errorf("team forget: %w (nothing was removed)", err)
 		}
 	}
-	var removed []Memory
-	if len(localIDs) > 0 {
-		got, err := t.Local.Remove(ctx, localIDs...)
-		if err != nil {
-			return nil, err
-		}
-		removed = got
+	if len(teamIDs) == 0 {
+		return t.Local.Remove(ctx, localIDs...)
 	}
-	if len(teamIDs) > 0 {
-		got, err := t.Team.Delete(ctx, t.Visibility, teamIDs...)
-		if err != nil {
-			return removed, fmt.Errorf("team forget: %w", err)
+	var (
+		local    []Memory
+		localErr error
+		called   bool
+	)
+	team, err := t.Team.DeleteThen(ctx, t.Visibility, teamIDs, func() error {
+		called = true
+		if len(localIDs) == 0 {
+			return nil
 		}
-		removed = append(removed, got...)
+		local, localErr = t.Local.Remove(ctx, localIDs...)
+		return localErr
+	})
+	switch {
+	case localErr != nil:
+		return nil, localErr // the team's transaction rolled back
+	case err != nil && called && len(localIDs) > 0:
+		return local, fmt.Errorf("team forget: the local memories %s were removed, but removing the team's failed: %w", strings.Join(localIDs, ", "), err)
+	case err != nil:
+		return nil, fmt.Errorf("team forget: %w", err)
 	}
-	return removed, nil
+	return append(local, team...), nil
 }
 
 // List lists the team database for scope team, the local stores for any
@@ -127,13 +195,17 @@ func (t WithTeam) List(ctx context.Context, f Filter) ([]Memory, error) {
 	default:
 		return t.Local.List(ctx, f)
 	}
+	wait, stop := teamSide(ctx, t, "team list", func(ctx context.Context) ([]Memory, error) {
+		return t.Team.List(ctx, t.Visibility, f)
+	})
 	local, err := t.Local.List(ctx, f)
 	if err != nil {
+		stop()
 		return nil, err
 	}
-	team, err := t.Team.List(ctx, t.Visibility, f)
+	team, err := wait()
 	if err != nil {
-		return nil, fmt.Errorf("team list: %w", err)
+		return nil, err
 	}
 	out := append(local, team...)
 	slices.SortStableFunc(out, func(a, b Memory) int {

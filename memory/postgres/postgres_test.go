@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -91,45 +92,183 @@ func TestPostgres(t *testing.T) {
 }
 
 // testIsolation checks that row-level security, not acolyte's own WHERE
-// clauses, keeps one team from another: a raw query over the tables as
-// bob sees none of red's rows, and bob cannot write into red.
+// clauses, keeps one team from another: alice (red) and bob (blue), both
+// ordinary login roles, each with hand-written SQL on their own
+// connection, can neither read, change nor delete the other team's rows
+// in team_memories, team_embeddings or the audit table team_removals, nor
+// write a memory in another role's name, nor hide or rewrite a removal.
 func testIsolation(t *testing.T, c *cluster) {
 	ctx := t.Context()
 	db := c.database(t)
 	alice := c.open(t, "alice", db, enginetest.Concepts("m"))
-	if _, err := alice.Add(ctx, memory.Visibility{Team: "red"}, memory.Draft{Content: "red team secret plan: ship on Friday", Scope: memory.ScopeTeam}); err != nil {
-		t.Fatal(err)
-	}
-	bob := c.open(t, "bob", db, enginetest.Concepts("m"))
-	if _, err := bob.Add(ctx, memory.Visibility{Team: "blue"}, memory.Draft{Content: "blue team ships on Monday", Scope: memory.ScopeTeam}); err != nil {
-		t.Fatal(err)
-	}
-	conn, err := pgx.Connect(ctx, c.srv.URL("bob", db))
+	red := memory.Visibility{Team: "red"}
+	kept, err := alice.Add(ctx, red, memory.Draft{Content: "red team secret plan: ship on Friday", Scope: memory.ScopeTeam})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close(ctx)
-	var memories, vectors int
-	var teams string
-	if err := conn.QueryRow(ctx, `SELECT count(*), coalesce(string_agg(DISTINCT team, ','), '') FROM team_memories`).Scan(&memories, &teams); err != nil {
+	if kept.Memory.Author != "alice" {
+		t.Fatalf("alice's memory has author %q", kept.Memory.Author)
+	}
+	gone, err := alice.Add(ctx, red, memory.Draft{Content: "red team retro is on Thursdays", Scope: memory.ScopeTeam})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := conn.QueryRow(ctx, `SELECT count(*) FROM team_embeddings WHERE team = 'red'`).Scan(&vectors); err != nil {
+	if _, err := alice.Delete(ctx, red, gone.Memory.ID); err != nil {
 		t.Fatal(err)
 	}
-	if memories != 1 || teams != "blue" || vectors != 0 {
-		t.Fatalf("bob's own connection sees %d memories of teams %q and %d of red's vectors; want only blue's one", memories, teams, vectors)
+	bob := c.open(t, "bob", db, enginetest.Concepts("m"))
+	blue := memory.Visibility{Team: "blue"}
+	bobs, err := bob.Add(ctx, blue, memory.Draft{Content: "blue team ships on Monday", Scope: memory.ScopeTeam})
+	if err != nil {
+		t.Fatal(err)
 	}
-	// Asking acolyte for red as bob gets nothing, and writing is refused.
-	if got, err := bob.List(ctx, memory.Visibility{Team: "red"}, memory.Filter{}); err != nil || len(got) != 0 {
+	bobGone, err := bob.Add(ctx, blue, memory.Draft{Content: "blue team standup moved to ten", Scope: memory.ScopeTeam})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bob.Delete(ctx, blue, bobGone.Memory.ID); err != nil {
+		t.Fatal(err)
+	}
+
+	conns := map[string]*pgx.Conn{}
+	for _, role := range []string{"alice", "bob"} {
+		conn, err := pgx.Connect(ctx, c.srv.URL(role, db))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		conns[role] = conn
+	}
+	count := func(role, q string, args ...any) int {
+		t.Helper()
+		var n int
+		if err := conns[role].QueryRow(ctx, q, args...).Scan(&n); err != nil {
+			t.Fatalf("%s: %s: %v", role, q, err)
+		}
+		return n
+	}
+	// affected runs a statement that must change nothing: either the
+	// database refuses it or row-level security leaves it no rows.
+	affected := func(role, q string, args ...any) int64 {
+		t.Helper()
+		tag, err := conns[role].Exec(ctx, q, args...)
+		if err != nil {
+			return 0
+		}
+		return tag.RowsAffected()
+	}
+	// refused runs a statement the database must refuse.
+	refused := func(role, q string, args ...any) {
+		t.Helper()
+		if _, err := conns[role].Exec(ctx, q, args...); err == nil {
+			t.Errorf("%s: %s: allowed, want refused", role, q)
+		}
+	}
+
+	type side struct {
+		role, team, other, otherID string
+	}
+	for _, s := range []side{{"alice", "red", "blue", bobs.Memory.ID}, {"bob", "blue", "red", kept.Memory.ID}} {
+		// Reading: every table shows only the role's own team, even when
+		// asked for the other's by name or id.
+		for _, table := range []string{"team_memories", "team_embeddings", "team_removals"} {
+			if n := count(s.role, `SELECT count(*) FROM `+table+` WHERE team <> $1`, s.team); n != 0 {
+				t.Errorf("%s reads %d rows of other teams in %s", s.role, n, table)
+			}
+			if n := count(s.role, `SELECT count(*) FROM `+table+` WHERE team = $1`, s.team); n != 1 {
+				t.Errorf("%s reads %d of their own team's rows in %s, want 1", s.role, n, table)
+			}
+		}
+		if n := count(s.role, `SELECT count(*) FROM team_memories WHERE id = $1`, s.otherID); n != 0 {
+			t.Errorf("%s reads the other team's memory by id", s.role)
+		}
+		// Changing and deleting the other team's rows finds none.
+		for _, q := range []string{
+			`UPDATE team_memories SET content = 'pwned' WHERE team = $1`,
+			`UPDATE team_embeddings SET vec = '\x00000000' WHERE team = $1`,
+			`DELETE FROM team_embeddings WHERE team = $1`,
+			`DELETE FROM team_memories WHERE team = $1`,
+		} {
+			if n := affected(s.role, q, s.other); n != 0 {
+				t.Errorf("%s: %s changed %d rows of %s", s.role, q, n, s.other)
+			}
+		}
+		// Writing into the other team, or moving a row there, is refused.
+		refused(s.role, `INSERT INTO team_memories (id, team, kind, content, content_hash, lexical, created_at, updated_at, tokens)
+			VALUES ('01JZZZZZZZZZZZZZZZZZZZZZZZ', $1, 'stored', 'planted', 'planted', 'planted', now(), now(), 1)`, s.other)
+		refused(s.role, `UPDATE team_memories SET team = $1`, s.other)
+		refused(s.role, `INSERT INTO team_embeddings (id, team, model, vec) VALUES ($1, $2, 'm', '\x00000000')`, s.otherID, s.other)
+		refused(s.role, `UPDATE team_embeddings SET team = $1`, s.other)
+		// The audit table: nobody writes it by hand, for either team, nor
+		// changes or removes its rows, their own team's included.
+		for _, team := range []string{s.team, s.other} {
+			refused(s.role, `INSERT INTO team_removals (team, id, kind, content, author, removed_by)
+				VALUES ($1, 'x', 'stored', 'forged', $2, $2)`, team, s.role)
+		}
+		refused(s.role, `UPDATE team_removals SET removed_by = 'someone else'`)
+		refused(s.role, `DELETE FROM team_removals`)
+		refused(s.role, `TRUNCATE team_removals`)
+		// Nor may a member switch the triggers off.
+		refused(s.role, `ALTER TABLE team_memories DISABLE TRIGGER USER`)
+		refused(s.role, `SET session_replication_role = replica`)
+	}
+	// After all that, each team's rows are as they were.
+	if got, err := alice.List(ctx, red, memory.Filter{}); err != nil || len(got) != 1 || got[0].Content != kept.Memory.Content {
+		t.Fatalf("red's memories after bob's attempts: %+v (%v)", got, err)
+	}
+	if got, err := bob.List(ctx, blue, memory.Filter{}); err != nil || len(got) != 1 || got[0].Content != bobs.Memory.Content {
+		t.Fatalf("blue's memories after alice's attempts: %+v (%v)", got, err)
+	}
+
+	// The author is the writing role, whatever the SQL says.
+	if _, err := conns["alice"].Exec(ctx, `INSERT INTO team_memories (id, team, kind, content, content_hash, lexical, created_at, updated_at, tokens, author)
+		VALUES ('01JYYYYYYYYYYYYYYYYYYYYYYY', 'red', 'stored', 'bob said so', 'h1', 'bob said so', now(), now(), 3, 'bob')`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conns["alice"].Exec(ctx, `UPDATE team_memories SET author = 'bob' WHERE team = 'red'`); err != nil {
+		t.Fatal(err)
+	}
+	var authors string
+	if err := conns["alice"].QueryRow(ctx, `SELECT string_agg(DISTINCT author, ',') FROM team_memories`).Scan(&authors); err != nil {
+		t.Fatal(err)
+	}
+	if authors != "alice" {
+		t.Fatalf("after alice wrote and updated memories naming bob, their authors are %q, want alice", authors)
+	}
+
+	// A removal by hand-written SQL is audited like one by acolyte, and a
+	// temporary table of the same name cannot capture the audit row.
+	if _, err := conns["alice"].Exec(ctx, `CREATE TEMP TABLE team_removals (LIKE public.team_removals)`); err != nil {
+		t.Fatal(err)
+	}
+	if n := affected("alice", `DELETE FROM team_memories WHERE id = '01JYYYYYYYYYYYYYYYYYYYYYYY'`); n != 1 {
+		t.Fatalf("alice deleting her own memory affected %d rows", n)
+	}
+	var who, what string
+	var when time.Time
+	if err := conns["alice"].QueryRow(ctx, `SELECT removed_by, content, removed_at FROM public.team_removals WHERE id = '01JYYYYYYYYYYYYYYYYYYYYYYY'`).Scan(&who, &what, &when); err != nil {
+		t.Fatalf("the hand-written removal left no audit row: %v", err)
+	}
+	if who != "alice" || what != "bob said so" || time.Since(when) > time.Minute {
+		t.Fatalf("audit row: removed by %q, content %q, at %v", who, what, when)
+	}
+	if n := count("alice", `SELECT count(*) FROM pg_temp.team_removals`); n != 0 {
+		t.Fatalf("the temporary table captured %d audit rows", n)
+	}
+	// acolyte's own removal (above) is there too, with its author.
+	var author string
+	if err := conns["alice"].QueryRow(ctx, `SELECT author FROM public.team_removals WHERE id = $1 AND removed_by = 'alice'`, gone.Memory.ID).Scan(&author); err != nil || author != "alice" {
+		t.Fatalf("acolyte's removal: author %q (%v)", author, err)
+	}
+
+	// acolyte, asked for red as bob, gets nothing, and its write is
+	// refused with advice.
+	if got, err := bob.List(ctx, red, memory.Filter{}); err != nil || len(got) != 0 {
 		t.Fatalf("bob lists red's memories: %+v (%v)", got, err)
 	}
-	_, err = bob.Add(ctx, memory.Visibility{Team: "red"}, memory.Draft{Content: "bob was here", Scope: memory.ScopeTeam})
+	_, err = bob.Add(ctx, red, memory.Draft{Content: "bob was here", Scope: memory.ScopeTeam})
 	if err == nil || !strings.Contains(err.Error(), "GRANT") {
 		t.Fatalf("bob writing into red: %v, want a refusal saying how to grant access", err)
-	}
-	if _, err := conn.Exec(ctx, `UPDATE team_memories SET team = 'red'`); err == nil {
-		t.Fatal("bob moved his memory into red with raw SQL")
 	}
 }
 
@@ -255,6 +394,32 @@ func testSameRanking(t *testing.T, c *cluster) {
 		}
 		if len(lr) == 0 || strings.Join(order(lr), "|") != strings.Join(order(tr), "|") {
 			t.Errorf("%q:\n local %q\n team  %q", q, order(lr), order(tr))
+		}
+	}
+	// Each method ranks alike on both engines: words alone, vectors alone.
+	for _, method := range []memory.Method{memory.MethodLexical, memory.MethodVector} {
+		for _, q := range []string{"how do I reach the staging database", "who approves a deploy", "camping trip",
+			"tests with postgres", "dog", "db migrations", "runner config", "where do the release notes go"} {
+			query := memory.Query{Text: q, Method: method, Filter: memory.Filter{Limit: 3}}
+			lr, err := local.Search(ctx, vis, query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr, err := team.Search(ctx, vis, query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Join(order(lr), "|") != strings.Join(order(tr), "|") {
+				t.Errorf("%s %q:\n local %q\n team  %q", method, q, order(lr), order(tr))
+			}
+		}
+	}
+	// The methods differ: a question sharing no word with its answer is
+	// found by vectors only, and lexical search finds nothing for it.
+	for method, want := range map[memory.Method]int{memory.MethodLexical: 0, memory.MethodVector: 3} {
+		tr, err := team.Search(ctx, vis, memory.Query{Text: "dog", Method: method, Filter: memory.Filter{Limit: 3}})
+		if err != nil || len(tr) != want {
+			t.Errorf("team search %s for dog: %q (%v), want %d results", method, order(tr), err, want)
 		}
 	}
 	// Words with apostrophes become kin forms too; the tsquery quoting

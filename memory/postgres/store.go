@@ -122,8 +122,8 @@ func (s *Store) SetClock(now func() time.Time) { s.now = now }
 func explain(team string, err error) error {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == "42501" { // insufficient_privilege, including a row-level security refusal
-		return fmt.Errorf("team %q: this database role may not write the team's memories; an administrator grants it with GRANT %s TO <role> (after `acolyte team init --team %s`): %w",
-			team, pgx.Identifier{TeamRole(team)}.Sanitize(), team, err)
+		return fmt.Errorf("team %q: this database role may not write the team's memories; an administrator grants it with `acolyte team grant <role> --team %s` (GRANT %s TO <role>) after `acolyte team init --team %s`: %w",
+			team, team, pgx.Identifier{TeamRole(team)}.Sanitize(), team, err)
 	}
 	return err
 }
@@ -320,6 +320,13 @@ func (s *Store) Get(ctx context.Context, vis memory.Visibility, id string) (memo
 // Delete removes team memories by id, and their vectors. If any id is
 // unknown nothing is removed.
 func (s *Store) Delete(ctx context.Context, vis memory.Visibility, ids ...string) ([]memory.Memory, error) {
+	return s.DeleteThen(ctx, vis, ids, nil)
+}
+
+// DeleteThen is Delete in a transaction that commits only when then (if
+// not nil) returns nil; then runs after every id was found and deleted.
+// then's error is returned as it is.
+func (s *Store) DeleteThen(ctx context.Context, vis memory.Visibility, ids []string, then func() error) ([]memory.Memory, error) {
 	if err := checkVis(vis); err != nil {
 		return nil, err
 	}
@@ -339,13 +346,28 @@ func (s *Store) Delete(ctx context.Context, vis memory.Visibility, ids ...string
 			return fmt.Errorf("%w: %s (nothing was removed; `acolyte list --scope team` shows ids)", memory.ErrNotFound, strings.Join(missing, ", "))
 		}
 		removed = got
+		if then != nil {
+			if err := then(); err != nil {
+				return &thenError{err}
+			}
+		}
 		return nil
 	})
+	var te *thenError
+	if errors.As(err, &te) {
+		return nil, te.err
+	}
 	if err != nil {
 		return nil, explain(vis.Team, err)
 	}
 	return removed, nil
 }
+
+// thenError carries the error of DeleteThen's then through the
+// transaction, to be returned unwrapped.
+type thenError struct{ err error }
+
+func (e *thenError) Error() string { return e.err.Error() }
 
 // where is the filter of a listing or search over the caller's team.
 func where(vis memory.Visibility, f memory.Filter) (string, []any) {
@@ -545,9 +567,10 @@ func (s *Store) searchScan(ctx context.Context, vis memory.Visibility, q memory.
 		return nil, fmt.Errorf("team search: %w", err)
 	}
 
-	// Without a vector for the query the search is still useful: lexical only.
+	// Without a vector for the query the search is still useful: lexical
+	// only, as it is by choice with MethodLexical.
 	var textVecs, wordVecs [][]float32
-	if s.embedder != nil && (haveV || s.embedder.Dim() == 0) {
+	if s.embedder != nil && q.Method != memory.MethodLexical && (haveV || s.embedder.Dim() == 0) {
 		vecs, err := s.embedder.Embed(ctx, memory.PurposeQuery, append(slices.Clone(texts), words...))
 		if err == nil && len(vecs) == len(texts)+len(words) {
 			for _, v := range vecs {
@@ -570,7 +593,13 @@ func (s *Store) searchScan(ctx context.Context, vis memory.Visibility, q memory.
 		if textVecs != nil {
 			qv = textVecs[i]
 		}
-		for at, score := range memory.Rank(docs, rt, qv, q.NoFloor) {
+		noFloor := q.NoFloor
+		if q.Method == memory.MethodVector {
+			// As the local store: no word evidence, and no floor, which
+			// judges words.
+			rt, noFloor = nil, true
+		}
+		for at, score := range memory.Rank(docs, rt, qv, noFloor) {
 			best[at] = max(best[at], score)
 		}
 	}

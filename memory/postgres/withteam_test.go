@@ -1,11 +1,15 @@
 package postgres_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/acolyte-dev/acolyte/agent/toolbox"
 	"github.com/acolyte-dev/acolyte/gitsync"
@@ -143,5 +147,74 @@ func TestWithTeam(t *testing.T) {
 		if !errors.As(err, &te) || te.Code != toolbox.CodeSecret {
 			t.Fatalf("memory_add of a credential to the team: %v", err)
 		}
+	}
+}
+
+// TestWithTeamSlowTeam: while the team database cannot answer (here an
+// administrator's transaction holds a lock on the team's memories), a
+// search or listing without a scope returns the local memories after
+// TeamWait, and says why the team's were left out; a team-scoped search
+// is about the team, so it fails instead of answering with nothing.
+func TestWithTeamSlowTeam(t *testing.T) {
+	c := start(t)
+	ctx := t.Context()
+	db := c.database(t)
+	team := c.open(t, "alice", db, nil)
+	store, err := memory.Open(ctx, filepath.Join(t.TempDir(), "acolyte.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	vis := memory.Visibility{Team: "red"}
+	var warnings []error
+	tk := memory.WithTeam{Local: memory.Scoped{Store: store, Visibility: vis}, Team: team, Visibility: vis,
+		Refuse: gitsync.RefuseShared, TeamWait: 300 * time.Millisecond, Warn: func(err error) { warnings = append(warnings, err) }}
+	for _, d := range []memory.Draft{{Content: "staging is reached through bastion-2", Scope: memory.ScopeTeam},
+		{Content: "my staging notes are in ~/notes", Scope: memory.ScopeUser}} {
+		if _, err := tk.Add(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rs, err := tk.Search(ctx, memory.Query{Text: "staging"}); err != nil || len(rs) != 2 || len(warnings) != 0 {
+		t.Fatalf("with the team database answering: %+v (%v), warnings %v", rs, err, warnings)
+	}
+
+	admin, err := pgx.Connect(ctx, c.srv.URL("postgres", db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	lock, err := admin.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Rollback(ctx)
+	if _, err := lock.Exec(ctx, `LOCK TABLE team_memories IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	rs, err := tk.Search(ctx, memory.Query{Text: "staging"})
+	took := time.Since(start)
+	if err != nil || len(rs) != 1 || rs[0].Scope != memory.ScopeUser {
+		t.Fatalf("with the team database stuck, search found %+v (%v), want the user memory", rs, err)
+	}
+	if took > 2*time.Second {
+		t.Fatalf("with the team database stuck, search took %v; TeamWait is 300ms", took)
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0].Error(), "team search") || !errors.Is(warnings[0], context.DeadlineExceeded) {
+		t.Fatalf("warnings: %v, want one saying the team search ran out of time", warnings)
+	}
+	if ms, err := tk.List(ctx, memory.Filter{}); err != nil || len(ms) != 1 || len(warnings) != 2 {
+		t.Fatalf("with the team database stuck, list gave %+v (%v), warnings %v", ms, err, warnings)
+	}
+	tctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	if _, err := tk.Search(tctx, memory.Query{Text: "staging", Filter: memory.Filter{Scope: memory.ScopeTeam}}); err == nil {
+		t.Fatal("a team-scoped search with the team database stuck succeeded")
+	}
+	// Without Warn the failure is the caller's to handle.
+	tk.Warn = nil
+	if _, err := tk.Search(ctx, memory.Query{Text: "staging"}); err == nil || !strings.Contains(err.Error(), "team search") {
+		t.Fatalf("without Warn, a stuck team search: %v, want its error", err)
 	}
 }
