@@ -237,9 +237,10 @@ func (s *Store) searchIndexed(ctx context.Context, vis memory.Visibility, q memo
 		}
 	}
 
-	// Without a vector for the query the search is still useful: lexical only.
+	// Without a vector for the query the search is still useful: lexical
+	// only, as it is by choice with MethodLexical.
 	var textVecs, wordVecs [][]float32
-	if s.embedder != nil && (haveV || s.embedder.Dim() == 0) {
+	if s.embedder != nil && q.Method != memory.MethodLexical && (haveV || s.embedder.Dim() == 0) {
 		in := slices.Clone(texts)
 		for _, w := range words {
 			in = append(in, w.text)
@@ -318,7 +319,13 @@ func (s *Store) searchIndexed(ctx context.Context, vis memory.Visibility, q memo
 		if textVecs != nil {
 			qv = textVecs[i]
 		}
-		for at, score := range memory.RankCandidates(rdocs, rt, qv, q.NoFloor, c) {
+		noFloor := q.NoFloor
+		if q.Method == memory.MethodVector {
+			// As the local store: no word evidence, and no floor, which
+			// judges words.
+			rt, noFloor = nil, true
+		}
+		for at, score := range memory.RankCandidates(rdocs, rt, qv, noFloor, c) {
 			best[at] = max(best[at], score)
 		}
 	}
