@@ -95,3 +95,6 @@ func TermIDF(n, df int) float64 { return termIDF(float64(n), float64(df)) }
 
 // KinWeight is the share of a word's IDF a memory holding only its kin earns.
 const KinWeight = kinWeight
+
+// KinMaxHeld is how many memories may hold a word for its kin to count.
+const KinMaxHeld = kinMaxHeld

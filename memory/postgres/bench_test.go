@@ -175,6 +175,12 @@ func BenchmarkTeamScale(b *testing.B) {
 	c := start(b)
 	queries := benchQueries()
 	for _, n := range []int{10000, 100000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) { benchTeamScale(b, c, queries, n) })
+	}
+}
+
+func benchTeamScale(b *testing.B, c *cluster, queries []string, n int) {
+	{
 		contents := benchCorpus(n)
 		db := populate(b, c, contents)
 		ctx := b.Context()
@@ -185,7 +191,7 @@ func BenchmarkTeamScale(b *testing.B) {
 			if path == "scan" && n > 10000 {
 				continue // about a second a search
 			}
-			b.Run(fmt.Sprintf("search/%s/%d", path, n), func(b *testing.B) {
+			b.Run("search/"+path, func(b *testing.B) {
 				postgres.SetScanOnly(s, path == "scan")
 				defer postgres.SetScanOnly(s, false)
 				reportPercentiles(b, 4*len(queries), func(i int) {
@@ -195,11 +201,14 @@ func BenchmarkTeamScale(b *testing.B) {
 				})
 			})
 		}
-		b.Run(fmt.Sprintf("remember/%d", n), func(b *testing.B) {
+		round := 0
+		b.Run("remember", func(b *testing.B) {
+			// New memories each round: -count runs this again on the same team.
+			round++
 			fresh := benchCorpus(n + 200)[n:]
 			p := precomputed{Embedder: e, vecs: map[string][]float32{}}
 			for i := range fresh {
-				fresh[i] = "new " + fresh[i]
+				fresh[i] = fmt.Sprintf("new in round %d: %s", round, fresh[i])
 				m := memory.Memory{Content: fresh[i]}
 				vs, err := e.Embed(ctx, memory.PurposeDocument, []string{memory.EmbedText(&m)})
 				if err != nil {

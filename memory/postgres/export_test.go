@@ -38,3 +38,10 @@ func CutCells(ctx context.Context, s *Store, team, model string) error {
 // to read it whole, and for its writes to cut no cells, so that tests and
 // measurements take the path of a large team on a small one.
 func SetWholeTeam(s *Store, n int) { s.whole = n }
+
+// DecodeVector reads a stored vector.
+func DecodeVector(b []byte) []float32 { return decodeVector(b) }
+
+// UsesHNSW says whether a search of s by model's vectors of size dim
+// takes its candidates from pgvector's HNSW index.
+func UsesHNSW(s *Store, model string, dim int) bool { return s.hnsw[hnswIndex(model, dim)] }

@@ -178,6 +178,10 @@ type InitReport struct {
 	TeamRole string
 	// Vector says whether the server offers the pgvector extension.
 	Vector bool
+	// VectorEnabled says whether init enabled it, with its objects and an
+	// HNSW index per model present (pgvector.go): false when the role may
+	// not create the extension.
+	VectorEnabled bool
 }
 
 // teamName is what a team may be called: it becomes part of a role name
@@ -251,7 +255,11 @@ func Init(ctx context.Context, url, team string) (InitReport, error) {
 				r.TeamRole = TeamRole(team)
 			}
 		}
-		return tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector')`).Scan(&r.Vector)
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector')`).Scan(&r.Vector); err != nil {
+			return err
+		}
+		r.VectorEnabled, err = enableVector(ctx, tx)
+		return err
 	})
 	if err != nil {
 		var tn *tooNewError

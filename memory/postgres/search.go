@@ -355,8 +355,10 @@ func (s *Store) nominate(ctx context.Context, vis memory.Visibility, model strin
 		return int(math.Round(float64(c.N) * float64(n) / k))
 	}
 
-	// Round trip 2: the postings of each word and kin form, and the
-	// nearest sketches to each text's vector.
+	// Round trip 2: the postings of each word, and the nearest vectors
+	// to each text's. Round trip 2b: the postings of the kin of the words
+	// that at most memory.KinMaxHeld memories hold (Rank ignores the kin
+	// of the others, as Store.Search does not look them up).
 	type probe struct {
 		w   *word
 		kin bool
@@ -371,20 +373,13 @@ func (s *Store) nominate(ctx context.Context, vis memory.Visibility, model strin
 		for range l {
 			probes = append(probes, probe{w, false})
 		}
-		for _, f := range w.kin {
-			l, h := f.ranges()
-			lo, hi = append(lo, l...), append(hi, h...)
-			for range l {
-				probes = append(probes, probe{w, true})
-			}
-		}
 	}
+	const postingsSQL = `SELECT ARRAY(SELECT x.id FROM team_terms x WHERE x.team = $1 AND x.term >= p.lo AND x.term < p.hi
+		ORDER BY x.term DESC, x.id DESC LIMIT $4) FROM unnest($2::text[], $3::text[]) WITH ORDINALITY p(lo, hi, i) ORDER BY p.i`
 	var b pgx.Batch
 	var postings [][]string
 	if len(lo) > 0 {
-		b.Queue(`SELECT ARRAY(SELECT x.id FROM team_terms x WHERE x.team = $1 AND x.term >= p.lo AND x.term < p.hi
-			ORDER BY x.term DESC, x.id DESC LIMIT $4) FROM unnest($2::text[], $3::text[]) WITH ORDINALITY p(lo, hi, i) ORDER BY p.i`,
-			vis.Team, lo, hi, nominateCap).Query(func(rows pgx.Rows) error {
+		b.Queue(postingsSQL, vis.Team, lo, hi, nominateCap).Query(func(rows pgx.Rows) error {
 			var err error
 			postings, err = pgx.CollectRows(rows, pgx.RowTo[[]string])
 			return err
@@ -392,6 +387,18 @@ func (s *Store) nominate(ctx context.Context, vis memory.Visibility, model strin
 	}
 	near := make([][]doc, len(textVecs))
 	for i, v := range textVecs {
+		if s.hnsw[hnswIndex(model, len(v))] {
+			// pgvector's index of the model; row-level security and the
+			// team filter apply after it, so it scans on until it has
+			// enough rows of this team (iterative scan, pgvector 0.8).
+			b.Queue(`SELECT set_config('hnsw.iterative_scan', 'relaxed_order', false), set_config('hnsw.ef_search', '100', false)`)
+			b.Queue(fmt.Sprintf(`SELECT id, vec FROM team_embeddings WHERE model = %s AND vector_dims(v) = %d AND team = $1
+				ORDER BY v::vector(%d) <=> $2::vector(%d) LIMIT $3`, quoteLiteral(model), len(v), len(v), len(v)),
+				vis.Team, vectorText(v), vectorNominees).Query(func(rows pgx.Rows) error {
+				return readNear(rows, v, &near[i])
+			})
+			continue
+		}
 		if cs == nil || len(v) != len(cs.mean) {
 			// No cells (yet): the sample's nearest stand in.
 			for _, d := range sample {
@@ -404,19 +411,7 @@ func (s *Store) nominate(ctx context.Context, vis memory.Visibility, model strin
 		b.Queue(`SELECT c.id, e.vec FROM (SELECT id FROM team_sketches WHERE team = $1 AND model = $2 AND cell = ANY($3)
 			ORDER BY bit_count(sketch # $4::varbit) LIMIT $5) c JOIN team_embeddings e ON e.id = c.id AND e.model = $2`,
 			vis.Team, model, cs.nearest(v, cellProbes), cs.sketch(v), sketchCandidates).Query(func(rows pgx.Rows) error {
-			for rows.Next() {
-				var (
-					d   doc
-					raw []byte
-				)
-				if err := rows.Scan(&d.id, &raw); err != nil {
-					return err
-				}
-				if d.vec = decodeVector(raw); len(d.vec) == len(v) {
-					near[i] = append(near[i], d)
-				}
-			}
-			return rows.Err()
+			return readNear(rows, v, &near[i])
 		})
 	}
 	if b.Len() > 0 {
@@ -426,6 +421,38 @@ func (s *Store) nominate(ctx context.Context, vis memory.Visibility, model strin
 	}
 	if len(postings) != len(probes) {
 		return nil, c, fmt.Errorf("read the postings of %d of %d words", len(postings), len(probes))
+	}
+	held := map[*word]int{}
+	for j, p := range probes {
+		held[p.w] = max(held[p.w], len(postings[j]))
+	}
+	lo, hi = nil, nil
+	var kinProbes []probe
+	for _, w := range words {
+		if held[w] > memory.KinMaxHeld {
+			continue
+		}
+		for _, f := range w.kin {
+			l, h := f.ranges()
+			lo, hi = append(lo, l...), append(hi, h...)
+			for range l {
+				kinProbes = append(kinProbes, probe{w, true})
+			}
+		}
+	}
+	if len(lo) > 0 {
+		rows, err := s.pool.Query(ctx, postingsSQL, vis.Team, lo, hi, nominateCap)
+		if err != nil {
+			return nil, c, err
+		}
+		kinPostings, err := pgx.CollectRows(rows, pgx.RowTo[[]string])
+		if err != nil {
+			return nil, c, err
+		}
+		if len(kinPostings) != len(kinProbes) {
+			return nil, c, fmt.Errorf("read the postings of %d of %d kin forms", len(kinPostings), len(kinProbes))
+		}
+		probes, postings = append(probes, kinProbes...), append(postings, kinPostings...)
 	}
 
 	// Each word's holders and its kin's, exact unless a probe was cut short.
@@ -571,4 +598,21 @@ func readDocs(rows pgx.Rows, last *int32) ([]doc, error) {
 		out = append(out, d)
 	}
 	return out, rows.Err()
+}
+
+// readNear reads rows of id and vector, keeping those of v's size.
+func readNear(rows pgx.Rows, v []float32, near *[]doc) error {
+	for rows.Next() {
+		var (
+			d   doc
+			raw []byte
+		)
+		if err := rows.Scan(&d.id, &raw); err != nil {
+			return err
+		}
+		if d.vec = decodeVector(raw); len(d.vec) == len(v) {
+			*near = append(*near, d)
+		}
+	}
+	return rows.Err()
 }

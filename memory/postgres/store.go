@@ -37,6 +37,8 @@ type Store struct {
 	// whole is how many memories a team may have for a search to read it
 	// whole: wholeTeam, except in the tests of the path beyond.
 	whole int
+	// hnsw holds the names of the database's HNSW indexes (pgvector.go).
+	hnsw map[string]bool
 	// cells caches the centroids of the stock PostgreSQL vector path.
 	cells *cellCache
 	// tsConfig is the text search configuration queries are parsed with:
@@ -109,7 +111,12 @@ func Open(ctx context.Context, url string, e memory.Embedder) (*Store, error) {
 		}
 		return nil, fmt.Errorf("the team database has schema version %d, this acolyte needs %d; run `acolyte team init` to migrate it", v, len(migrations))
 	}
-	return &Store{pool: pool, embedder: e, now: time.Now, tsConfig: textSearchConfig, cells: &cellCache{}, whole: wholeTeam}, nil
+	hnsw, err := hnswIndexes(ctx, pool)
+	if err != nil {
+		pool.Close()
+		return nil, connectError(err)
+	}
+	return &Store{pool: pool, embedder: e, now: time.Now, tsConfig: textSearchConfig, cells: &cellCache{}, whole: wholeTeam, hnsw: hnsw}, nil
 }
 
 // Close closes the pool.
