@@ -45,3 +45,6 @@ func DecodeVector(b []byte) []float32 { return decodeVector(b) }
 // UsesHNSW says whether a search of s by model's vectors of size dim
 // takes its candidates from pgvector's HNSW index.
 func UsesHNSW(s *Store, model string, dim int) bool { return s.hnsw[hnswIndex(model, dim)] }
+
+// HNSWQuery is the query a search sends for a model's nearest vectors.
+func HNSWQuery(model string, dim int) string { return hnswSQL(model, dim) }

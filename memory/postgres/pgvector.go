@@ -38,9 +38,14 @@ const vectorSchema = `ALTER TABLE team_embeddings ADD COLUMN IF NOT EXISTS v vec
 			((CASE WHEN e = 0 THEN m * power(2::float8, -149) ELSE (m + 8388608) * power(2::float8, e - 150) END)
 			 * (1 - 2 * s))::text, ',' ORDER BY i) || ']')::vector
 		      FROM (SELECT i, (x >> 31) & 1 AS s, (x >> 23) & 255 AS e, x & 8388607 AS m
-		            FROM (SELECT i, get_byte(b, 4*i)::bigint | get_byte(b, 4*i + 1)::bigint << 8
-		                          | get_byte(b, 4*i + 2)::bigint << 16 | get_byte(b, 4*i + 3)::bigint << 24 AS x
+		            -- (PostgreSQL gives | and << one precedence, left to right.)
+		            FROM (SELECT i, get_byte(b, 4*i)::bigint | (get_byte(b, 4*i + 1)::bigint << 8)
+		                          | (get_byte(b, 4*i + 2)::bigint << 16) | (get_byte(b, 4*i + 3)::bigint << 24) AS x
 		                  FROM generate_series(0, length(b)/4 - 1) i) w) f $$;
+	-- The trigger runs it with search_path pg_catalog (migration 3's
+	-- rule against capture by temporary objects): it finds the vector
+	-- type where init found it.
+	ALTER FUNCTION acolyte_vector(bytea) SET search_path FROM CURRENT;
 
 	CREATE OR REPLACE FUNCTION acolyte_set_vector() RETURNS trigger
 		LANGUAGE plpgsql SECURITY INVOKER SET search_path = pg_catalog, pg_temp
@@ -158,4 +163,12 @@ func vectorText(v []float32) string {
 	}
 	b.WriteByte(']')
 	return b.String()
+}
+
+// hnswSQL is the query of a team's ($1) vectors of model nearest $2, at
+// most $3, that the model's HNSW index answers: its expression and its
+// partial index's predicate, with the model written in.
+func hnswSQL(model string, dim int) string {
+	return fmt.Sprintf(`SELECT id, vec FROM team_embeddings WHERE model = %s AND vector_dims(v) = %d AND team = $1
+		ORDER BY v::vector(%d) <=> $2::vector(%d) LIMIT $3`, quoteLiteral(model), dim, dim, dim)
 }

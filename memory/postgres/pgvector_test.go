@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/acolyte-dev/acolyte/memory"
@@ -76,6 +77,32 @@ func TestPGliteLargeTeam(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("the vector column holds %v, the stored float32s are %v", got, want)
+	}
+
+	// The search's query is one the index answers (with 301 rows the
+	// planner would rather scan, so scanning is made the dear way).
+	var plan []string
+	explainPool, err := pgxpool.New(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = pgx.BeginFunc(ctx, explainPool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SET LOCAL enable_seqscan = off`); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `EXPLAIN `+postgres.HNSWQuery(e.Model(), e.Dim()), "red", "["+strings.Repeat("0.1,", e.Dim()-1)+"0.1]", 10)
+		if err != nil {
+			return err
+		}
+		plan, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	})
+	explainPool.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(plan, "\n"), "team_hnsw_") {
+		t.Fatalf("the search's nearest-vector query does not use the HNSW index:\n%s", strings.Join(plan, "\n"))
 	}
 
 	s, err := postgres.Open(ctx, url, e)

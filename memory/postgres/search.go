@@ -396,9 +396,7 @@ func (s *Store) nominate(ctx context.Context, vis memory.Visibility, model strin
 			// team filter apply after it, so it scans on until it has
 			// enough rows of this team (iterative scan, pgvector 0.8).
 			b.Queue(`SELECT set_config('hnsw.iterative_scan', 'relaxed_order', false), set_config('hnsw.ef_search', '100', false)`)
-			b.Queue(fmt.Sprintf(`SELECT id, vec FROM team_embeddings WHERE model = %s AND vector_dims(v) = %d AND team = $1
-				ORDER BY v::vector(%d) <=> $2::vector(%d) LIMIT $3`, quoteLiteral(model), len(v), len(v), len(v)),
-				vis.Team, vectorText(v), vectorNominees).Query(func(rows pgx.Rows) error {
+			b.Queue(hnswSQL(model, len(v)), vis.Team, vectorText(v), vectorNominees).Query(func(rows pgx.Rows) error {
 				return readNear(rows, v, &near[i])
 			})
 			continue
