@@ -2,8 +2,10 @@ package postgres_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -145,5 +147,63 @@ func testLargeTeam(t *testing.T, c *cluster) {
 	}
 	if _, err := bob.Exec(ctx, `INSERT INTO team_terms (team, term, id) VALUES ('red', 'planted', $1)`, espresso); err == nil {
 		t.Fatal("bob wrote a posting into red")
+	}
+}
+
+// testMigrateToIndexes checks that schema 4 serves the memories written
+// before it: init fills their postings, and cuts the cells of a team that
+// already has cellsFrom (1,024) vectors of a model, so the large-team
+// path finds old memories by their words and by their vectors.
+func testMigrateToIndexes(t *testing.T, c *cluster) {
+	ctx := t.Context()
+	db := c.srv.NewDatabase(t)
+	c.srv.Admin(t, db, postgres.Migration(1), postgres.Migration(2), postgres.Migration(3), "UPDATE acolyte_schema SET version = 3")
+	conn, err := pgx.Connect(ctx, c.srv.URL("postgres", db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	e := static.New()
+	contents := append(benchCorpus(1100), "The espresso machine in the kitchen needs descaling every month")
+	var mrows, erows [][]any
+	var espresso string
+	for i, content := range contents {
+		m := memory.Memory{ID: fmt.Sprintf("01JAAAAAAAAAAAAAAAAAA%05d", i), Content: content}
+		vs, err := e.Embed(ctx, memory.PurposeDocument, []string{memory.EmbedText(&m)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		memory.Normalize32(vs[0])
+		mrows = append(mrows, []any{m.ID, "red", "stored", content, memory.ContentHash(content), postgres.Lexical(&m), time.Now(), time.Now(), 10})
+		erows = append(erows, []any{m.ID, "red", e.Model(), postgres.EncodeVector(vs[0])})
+		espresso = m.ID
+	}
+	if _, err := conn.CopyFrom(ctx, pgx.Identifier{"team_memories"},
+		[]string{"id", "team", "kind", "content", "content_hash", "lexical", "created_at", "updated_at", "tokens"}, pgx.CopyFromRows(mrows)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.CopyFrom(ctx, pgx.Identifier{"team_embeddings"}, []string{"id", "team", "model", "vec"}, pgx.CopyFromRows(erows)); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := postgres.Init(ctx, c.srv.URL("postgres", db), ""); err != nil || r.From != 3 {
+		t.Fatalf("migrating from 3: %+v (%v)", r, err)
+	}
+	var postings, centroids, sketches int
+	if err := conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM team_terms WHERE id = $1), (SELECT count(*) FROM team_centroids),
+		(SELECT count(*) FROM team_sketches)`, espresso).Scan(&postings, &centroids, &sketches); err != nil {
+		t.Fatal(err)
+	}
+	if postings == 0 || centroids != 1 || sketches != len(contents) {
+		t.Fatalf("after migrating: %d postings of a memory, %d sets of centroids, %d sketches of %d vectors", postings, centroids, sketches, len(contents))
+	}
+	s := c.open(t, "alice", db, e)
+	for _, q := range []string{"descaling", "barista cappuccino"} {
+		rs, err := s.Search(ctx, memory.Visibility{Team: "red"}, memory.Query{Text: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(rs[:min(3, len(rs))], func(r memory.Result) bool { return r.ID == espresso }) {
+			t.Fatalf("after migrating, %q found %v, not the old memory about it", q, rs)
+		}
 	}
 }
