@@ -257,11 +257,17 @@ func cutCells(ctx context.Context, tx dbtx, team, model string, from int) (*cell
 	if err != nil || c == nil {
 		return nil, err
 	}
-	// Every vector of the team so far, which no writer could sketch.
-	rows, err = tx.Query(ctx, `SELECT e.id, e.vec FROM team_embeddings e WHERE e.team = $1 AND e.model = $2
+	return c, sketchMissing(ctx, tx, c, team, model)
+}
+
+// sketchMissing sketches team's vectors of model that have no sketch:
+// all of them when the cells were just cut, and any that a writer racing
+// the cutting wrote without one (Reindex repairs those).
+func sketchMissing(ctx context.Context, tx dbtx, c *cells, team, model string) error {
+	rows, err := tx.Query(ctx, `SELECT e.id, e.vec FROM team_embeddings e WHERE e.team = $1 AND e.model = $2
 		AND NOT EXISTS (SELECT 1 FROM team_sketches k WHERE k.id = e.id AND k.model = e.model)`, team, model)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	var (
 		ids  []string
@@ -274,15 +280,29 @@ func cutCells(ctx context.Context, tx dbtx, team, model string, from int) (*cell
 		)
 		if err := rows.Scan(&id, &raw); err != nil {
 			rows.Close()
-			return nil, err
+			return err
 		}
 		ids, vecs = append(ids, id), append(vecs, decodeVector(raw))
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, err
+		return err
 	}
-	return c, writeSketches(ctx, tx, c, team, model, ids, vecs)
+	return writeSketches(ctx, tx, c, team, model, ids, vecs)
+}
+
+// repairSketches gives every vector of team's model its sketch, cutting
+// the cells if the team has grown to need them: Reindex's last step.
+func (s *Store) repairSketches(ctx context.Context, tx dbtx, team, model string) error {
+	c, err := readCells(ctx, tx, team, model)
+	if err != nil {
+		return err
+	}
+	if c == nil {
+		_, err := cutCells(ctx, tx, team, model, s.whole)
+		return err
+	}
+	return sketchMissing(ctx, tx, c, team, model)
 }
 
 // writeSketches stores the cell and sketch of each vector of the
@@ -307,6 +327,7 @@ func writeSketches(ctx context.Context, tx dbtx, c *cells, team, model string, i
 	}
 	_, err := tx.Exec(ctx, `INSERT INTO team_sketches (id, model, team, cell, sketch)
 		SELECT u.id, $2, $1, u.cell, u.sketch::varbit FROM unnest($3::text[], $4::int[], $5::text[]) u(id, cell, sketch)
+		WHERE EXISTS (SELECT 1 FROM team_embeddings e WHERE e.id = u.id AND e.model = $2) -- not removed meanwhile
 		ON CONFLICT (id, model) DO UPDATE SET cell = EXCLUDED.cell, sketch = EXCLUDED.sketch`,
 		team, model, keep, cellsOf, sketches)
 	return err

@@ -115,6 +115,18 @@ func testLargeTeam(t *testing.T, c *cluster) {
 		}
 	}
 
+	// A vector left without a sketch (a writer racing the one that cut
+	// the cells) gets it back from reindex.
+	if _, err := conn.Exec(ctx, `DELETE FROM team_sketches WHERE id = $1`, espresso); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Reindex(ctx, vis, false); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(`SELECT count(*) FROM team_sketches WHERE id = $1`, espresso); n != 1 {
+		t.Fatalf("after reindex, the memory has %d sketches, want 1", n)
+	}
+
 	if _, err := s.Edit(ctx, vis, window, memory.Revision{Content: "The kubernetes upgrade window moved to Thursday night"}); err != nil {
 		t.Fatal(err)
 	}

@@ -757,5 +757,8 @@ func (s *Store) Reindex(ctx context.Context, vis memory.Visibility, all bool) (i
 		}
 		done += len(batch)
 	}
+	if err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return s.repairSketches(ctx, tx, vis.Team, model) }); err != nil {
+		return done, fmt.Errorf("team reindex: %w", explain(vis.Team, err))
+	}
 	return done, nil
 }
