@@ -165,7 +165,8 @@ func (p precomputed) Embed(ctx context.Context, purpose memory.Purpose, texts []
 // this machine, a team search (p50 and p95 over 50 questions, each asked
 // 4 times, from the client: stemming, index reads, ranking, the results
 // read and marked recalled) and a team remember (p50 over 200 new
-// memories, embedding excluded) with n team memories:
+// memories, embedding excluded, the centroids read again each time as a
+// new process reads them) with n team memories:
 //
 //	go test -run '^$' -bench TeamScale -benchtime 1x -count 5 -timeout 1h ./memory/postgres/
 //
@@ -218,6 +219,8 @@ func benchTeamScale(b *testing.B, c *cluster, queries []string, n int) {
 			}
 			w := c.open(b, "alice", db, p)
 			reportPercentiles(b, len(fresh), func(i int) {
+				// As in a new process, which reads the centroids again.
+				postgres.ForgetCells(w)
 				if _, err := w.Add(ctx, vis, memory.Draft{Content: fresh[i], Scope: memory.ScopeTeam}); err != nil {
 					b.Fatal(err)
 				}

@@ -48,3 +48,6 @@ func UsesHNSW(s *Store, model string, dim int) bool { return s.hnsw[hnswIndex(mo
 
 // HNSWQuery is the query a search sends for a model's nearest vectors.
 func HNSWQuery(model string, dim int) string { return hnswSQL(model, dim) }
+
+// ForgetCells empties s's cache of centroids, as a new process starts.
+func ForgetCells(s *Store) { s.cells = &cellCache{} }
