@@ -449,7 +449,7 @@ func (s *Store) Edit(ctx context.Context, vis memory.Visibility, id string, r me
 // from every stored vector of the current embedder's model, compared here.
 // Search takes this path for a search filtered by kind or topic, whose
 // counts the indexes of search.go do not keep; it reads the whole team
-// (BenchmarkTeamSearch/scan: about 90 ms at 10k memories).
+// (BenchmarkTeamScale/10000/search/scan: 57 ms at 10k memories).
 func (s *Store) searchScan(ctx context.Context, vis memory.Visibility, q memory.Query, texts []string, limit int) ([]memory.Result, error) {
 	model := ""
 	if s.embedder != nil {
@@ -494,7 +494,7 @@ func (s *Store) searchScan(ctx context.Context, vis memory.Visibility, q memory.
 	// Unlike Store.Search, which skips the kin of a word held by more
 	// than a few hundred memories to save reading postings, this scan
 	// tests every row anyway, so kin are matched for every word and Rank
-	// drops those of common words. Cost: BenchmarkTeamSearch at 10k
+	// drops those of common words. Cost: the old BenchmarkTeamSearch at 10k
 	// memories went from 73 to 90 ms per search (30 runs each).
 	// An identifier whole has no kin, but only in the texts that join it.
 	plain := map[string]bool{}
