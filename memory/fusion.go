@@ -44,7 +44,7 @@ func fusedScore(lex, bestLex, z float64) float64 {
 // whole the summed IDF of the text's words (identifier wholes aside), z
 // its vector z-score, and vectors whether the vector side knew anything
 // (a spread above zero). The text's relevance is the highest over its
-// candidates.
+// candidates, times knownShare.
 func candidateRelevance(lex, whole, z float64, vectors bool) float64 {
 	switch {
 	case whole <= 0:
@@ -53,6 +53,16 @@ func candidateRelevance(lex, whole, z float64, vectors bool) float64 {
 		return min(1, lex/whole)
 	}
 	return vectorWeight*min(1, z/vectorFullZ) + (1-vectorWeight)*min(1, lex/whole)
+}
+
+// knownShare is the share of a text's words (identifier wholes aside)
+// that some visible memory holds or holds a kin of, with one word's
+// benefit of the doubt (Laplace's rule: known+1 of asked+1): the factor
+// its relevance is taken at (see relevanceFloor). A small store lacks
+// most words of any question, even ones it answers, so a question of
+// three words of which it knows one counts as knowing half.
+func knownShare(known, asked int) float64 {
+	return float64(known+1) / float64(asked+1)
 }
 
 // IdentifierWholes are the words of QueryWords(text) that join an
@@ -149,6 +159,7 @@ func rank(docs []RankDoc, terms []RankTerm, query []float32, noFloor bool, crowd
 	held := make([][]int, len(terms))
 	idfs := make([]float64, len(terms))
 	whole := 0.0
+	asked, known := 0, 0
 	var matched []int
 	for t, term := range terms {
 		h := clean(term.Held)
@@ -183,6 +194,12 @@ func rank(docs []RankDoc, terms []RankTerm, query []float32, noFloor bool, crowd
 			slices.Sort(h)
 		}
 		held[t] = h
+		if !term.Whole {
+			asked++
+			if len(h) > 0 {
+				known++
+			}
+		}
 	}
 	top := newTopN(candidatePool)
 	for _, i := range matched {
@@ -274,7 +291,7 @@ func rank(docs []RankDoc, terms []RankTerm, query []float32, noFloor bool, crowd
 			out[i] = score
 		}
 	}
-	if relevance < relevanceFloor && !noFloor {
+	if relevance*knownShare(known, asked) < relevanceFloor && !noFloor {
 		return map[int]float64{} // nothing this text asks about is here
 	}
 	return out

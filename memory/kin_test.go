@@ -51,6 +51,54 @@ func TestSearchFindsMemorySideForms(t *testing.T) {
 	})
 }
 
+// Words that share no prefix but name the same thing (a synonym, another
+// spelling) are kin too, in whatever inflection the question uses.
+func TestSearchFindsEquivalentWords(t *testing.T) {
+	s := openStore(t, "", nil)
+	byID := addAll(t, s,
+		"Mock the payment gateway with the recorder in testutil",
+		"Error text is shown in red via the theme colour table",
+		"Never delete a migration once it has shipped",
+		"The release branch is cut on Mondays",
+		"Use the staging cluster for load tests",
+	)
+	wantFirst(t, s, byID, []struct{ query, want string }{
+		{"how do I fake the payment gateway?", "Mock the payment gateway with the recorder in testutil"},
+		{"which color is error text?", "Error text is shown in red via the theme colour table"},
+		{"can I remove old migrations?", "Never delete a migration once it has shipped"},
+	})
+	// Without the equivalent the question finds nothing relevant.
+	rs, err := s.Search(ctx, projA, memory.Query{Text: "how do I fake the gateway?"})
+	if err != nil || len(rs) == 0 || rs[0].Content != "Mock the payment gateway with the recorder in testutil" {
+		t.Fatalf("fake the gateway gave %+v (%v); want the mock first, above the floor", rs, err)
+	}
+}
+
+// KinForms gives an equivalent as an exact form (the engine stems it), for
+// any inflection of a member, and never the word itself as one.
+func TestKinFormsEquivalents(t *testing.T) {
+	for _, c := range []struct {
+		word string
+		want []string
+	}{
+		{"fakes", []string{"mock", "stub"}},
+		{"faking", []string{"mock", "stub"}},
+		{"removed", []string{"delete"}},
+		{"colour", []string{"color"}},
+		{"libraries", []string{"crate", "package"}},
+	} {
+		forms := memory.KinForms(c.word)
+		for _, w := range c.want {
+			if !slices.Contains(forms, memory.KinForm{Text: w}) {
+				t.Errorf("KinForms(%q) = %v; want %q among them", c.word, forms, w)
+			}
+		}
+		if slices.Contains(forms, memory.KinForm{Text: c.word}) {
+			t.Errorf("KinForms(%q) holds the word itself: %v", c.word, forms)
+		}
+	}
+}
+
 // wantFirst checks that each query finds its memory first.
 func wantFirst(t *testing.T, s *memory.Store, byID map[string]string, cases []struct{ query, want string }) {
 	t.Helper()

@@ -60,3 +60,31 @@ func TestRankKinAndFloor(t *testing.T) {
 		t.Fatalf("kin of a rarer word: doc 0 scored %v with them, %v without; want lower with", with[0], without[0])
 	}
 }
+
+// A text is taken at the share of its words the memories know at all:
+// the best match covering a fifth of the text is relevant when the other
+// words are what other memories are about, and not when no memory knows
+// them (a question asked of the wrong project).
+func TestRankKnownShare(t *testing.T) {
+	docs := make([]memory.RankDoc, 5)
+	text := func(othersKnown bool) []memory.RankTerm {
+		terms := []memory.RankTerm{{Word: "staging", Held: []int{0}}}
+		for i, w := range []string{"coffee", "beans", "order", "weekly"} {
+			term := memory.RankTerm{Word: w}
+			if othersKnown {
+				term.Held = []int{i + 1}
+			}
+			terms = append(terms, term)
+		}
+		return terms
+	}
+	if got := memory.Rank(docs, text(true), nil, false); len(got) != 5 {
+		t.Fatalf("every word known to some memory: %v, want all five found", got)
+	}
+	if got := memory.Rank(docs, text(false), nil, false); len(got) != 0 {
+		t.Fatalf("four of five words known to none: %v, want nothing relevant", got)
+	}
+	if got := memory.Rank(docs, text(false), nil, true); len(got) != 1 || got[0] <= 0 {
+		t.Fatalf("the same without the floor: %v, want doc 0", got)
+	}
+}

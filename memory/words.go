@@ -78,7 +78,7 @@ func splitIdentifier(s string) []string {
 		switch {
 		case unicode.IsLower(prev) && unicode.IsUpper(cur):
 			boundary = true
-		case unicode.IsUpper(prev) && unicode.IsUpper(cur) && i+1 < len(rs) && unicode.IsLower(rs[i+1]):
+		case unicode.IsUpper(prev) && unicode.IsUpper(cur) && i+1 < len(rs) && unicode.IsLower(rs[i+1]) && !pluralAcronym(rs, i+1):
 			boundary = true // the S in HTTPServer starts a new word
 		case unicode.IsDigit(prev) != unicode.IsDigit(cur) && (unicode.IsLetter(prev) || unicode.IsLetter(cur)):
 			boundary = true
@@ -91,6 +91,13 @@ func splitIdentifier(s string) []string {
 		}
 	}
 	return append(parts, string(rs[start:]))
+}
+
+// pluralAcronym reports whether the lowercase letter at rs[i], after
+// capitals, is the plural s of an acronym (IDs, URLs, APIsFor) rather
+// than the start of a word (HTTPServer).
+func pluralAcronym(rs []rune, i int) bool {
+	return rs[i] == 's' && (i+1 == len(rs) || !unicode.IsLower(rs[i+1]))
 }
 
 // stopWords are skipped when building a lexical query: they match nearly
@@ -129,7 +136,8 @@ func isStopWord(w string) bool { return stopWords[w] }
 //     linter, parse finds parser, auth finds authentication.
 //
 // Abbreviations that are no prefix of their word, or shorter than minKin,
-// come from abbreviations.
+// come from abbreviations, and words that share no prefix at all
+// (synonyms, spellings) from equivalents.
 const minKin = 4
 
 // KinForm is one form whose words are kin of a query word: a word equal
@@ -160,6 +168,15 @@ func KinForms(w string) []KinForm {
 			}
 		}
 		add(base, true)
+	}
+	for _, g := range equivalents() {
+		if slices.ContainsFunc(g, func(m string) bool { return inflects(w, m) }) {
+			for _, m := range g {
+				if !inflects(w, m) {
+					add(m, false)
+				}
+			}
+		}
 	}
 	for _, a := range abbreviations() {
 		short, long := a[0], a[1]
@@ -217,6 +234,52 @@ func abbreviations() [][2]string {
 		{"async", "asynchron"}, {"sync", "synchron"}, {"config", "configur"}, {"deps", "depend"},
 		{"docs", "document"}, {"eval", "evalu"}, {"exec", "execut"},
 	}
+}
+
+// equivalents are groups of words that name the same thing in software
+// writing but share no prefix, so the rules above cannot join them: common
+// synonyms (mock, fake, stub) and British and American spellings (colour,
+// color). A query word
+// that is a member, or an inflection of one (see inflects), finds the
+// other members as kin; each engine stems them as it stems its index, so
+// "mock" finds "mocked" too. The groups are general programming and
+// English usage, not drawn from any benchmark.
+func equivalents() [][]string {
+	return [][]string{
+		// Synonyms.
+		{"function", "method"}, {"argument", "parameter"}, {"mock", "fake", "stub"},
+		{"folder", "directory"}, {"executable", "binary"}, {"error", "exception"},
+		{"response", "reply"}, {"secret", "credential"}, {"option", "flag"},
+		{"delete", "remove"}, {"fetch", "retrieve"}, {"crate", "package", "library"},
+		{"bug", "defect"}, {"spawn", "launch"}, {"terminate", "kill"},
+		{"dictionary", "map"}, {"validate", "verify"}, {"concurrent", "parallel"},
+		{"serialize", "marshal"}, {"deserialize", "unmarshal"}, {"timeout", "deadline"},
+		{"image", "picture"}, {"email", "mail"}, {"url", "link"},
+		// Spellings.
+		{"color", "colour"}, {"behavior", "behaviour"}, {"favor", "favour"},
+		{"license", "licence"}, {"center", "centre"}, {"gray", "grey"},
+		{"catalog", "catalogue"}, {"dialog", "dialogue"}, {"analyze", "analyse"},
+		{"initialize", "initialise"}, {"serialize", "serialise"}, {"organize", "organise"},
+	}
+}
+
+// inflects reports whether w is m or a regular inflection of it: m+s,
+// m+es, m+ed, m+d, m+ing, and m's final e or y changed before a suffix.
+func inflects(w, m string) bool {
+	if w == m {
+		return true
+	}
+	rest, ok := strings.CutPrefix(w, m)
+	if ok {
+		return slices.Contains([]string{"s", "es", "ed", "d", "ing"}, rest)
+	}
+	if stem, ok := strings.CutSuffix(m, "e"); ok && w == stem+"ing" {
+		return true
+	}
+	if stem, ok := strings.CutSuffix(m, "y"); ok && (w == stem+"ies" || w == stem+"ied") {
+		return true
+	}
+	return false
 }
 
 // derivationalBase returns the base a word is derived from, cut further

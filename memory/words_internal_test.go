@@ -1,6 +1,9 @@
 package memory
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // Words derived from one another share a base; short words and words
 // whose cut would leave too little keep none.
@@ -24,6 +27,21 @@ func TestDerivationalBase(t *testing.T) {
 	for _, w := range []string{"lint", "repo", "design", "über-größe"} {
 		if b := derivationalBase(w); b != "" {
 			t.Errorf("base of %s is %q; want none", w, b)
+		}
+	}
+}
+
+// A capital run followed by a lowercase word splits before the word's
+// capital, but the plural s of an acronym stays with it.
+func TestWordsSplitIdentifiers(t *testing.T) {
+	for text, want := range map[string][]string{
+		"HTTPServer runTool":   {"http", "server", "run", "tool"},
+		"log IDs and URLs":     {"log", "ids", "and", "urls"},
+		"APIsFor parse_config": {"apis", "for", "parse", "config"},
+		"HTTPSession":          {"http", "session"},
+	} {
+		if got := Words(text); !slices.Equal(got, want) {
+			t.Errorf("Words(%q) = %q; want %q", text, got, want)
 		}
 	}
 }

@@ -465,3 +465,22 @@ func TestSpeaksPlainJSONRPC(t *testing.T) {
 		t.Error("server still running 10s after stdin closed")
 	}
 }
+
+// A question the project's memories do not answer comes back from the
+// server as no hits and a note that says so, not as the least bad
+// memories; a question they answer, asked in other words (fake for mock),
+// still finds its memory.
+func TestSearchSaysNoMemoryMatches(t *testing.T) {
+	mock := memory.Memory{ID: "01JB2Q3N5V8XK4M7R9T1W6Y0ZB", Scope: memory.ScopeProject, Kind: memory.KindStored,
+		Content: "Mock the payment gateway with the recorder in internal/testutil"}
+	f := newFixture(t, committedMemory, mock)
+	cs := f.connect(t)
+	hits := search(t, cs, "what is the recipe for banana bread?")
+	if len(hits.Memories) != 0 || !strings.HasPrefix(hits.Note, "no memory matches") {
+		t.Fatalf("an unrelated question gave %+v; want no hits and a note starting %q", hits, "no memory matches")
+	}
+	hits = search(t, cs, "how do I fake the payment gateway?")
+	if len(hits.Memories) == 0 || hits.Memories[0].ID != mock.ID || hits.Note != "" {
+		t.Fatalf("a question the memories answer gave %+v; want %s first", hits, mock.ID)
+	}
+}
