@@ -116,3 +116,28 @@ func sameScores(a, b map[int]float64) bool {
 	}
 	return true
 }
+
+// TestRankCandidatesKnowsCrowdWords: the relevance floor weighs the share
+// of a text's words that some memory holds; with candidates only, a word
+// the crowd holds counts as known though no candidate holds it. Here one
+// word of six is held by a candidate and the other five only outside:
+// over every doc the text is relevant, and so it is over the candidates.
+func TestRankCandidatesKnowsCrowdWords(t *testing.T) {
+	const n = 1000
+	all := make([]memory.RankDoc, n)
+	terms := []memory.RankTerm{{Word: "alpha", Held: []int{0}}}
+	subTerms := []memory.RankTerm{{Word: "alpha", Held: []int{0}}}
+	crowd := memory.Crowd{N: n, Held: map[string]int{"alpha": 1}}
+	for i, w := range []string{"beta", "gamma", "delta", "epsilon", "zeta"} {
+		at := 100 * (i + 1)
+		terms = append(terms, memory.RankTerm{Word: w, Held: []int{at, at + 1, at + 2}})
+		subTerms = append(subTerms, memory.RankTerm{Word: w})
+		crowd.Held[w] = 3
+	}
+	if got := memory.Rank(all, terms, nil, false); len(got) == 0 {
+		t.Fatal("over every doc, the text is below the floor; the test needs it above")
+	}
+	if got := memory.RankCandidates(all[:1], subTerms, nil, false, crowd); len(got) != 1 {
+		t.Fatalf("over the candidate holding one word of six, the others held in the crowd: %v, want it scored", got)
+	}
+}

@@ -196,7 +196,9 @@ func rank(docs []RankDoc, terms []RankTerm, query []float32, noFloor bool, crowd
 		held[t] = h
 		if !term.Whole {
 			asked++
-			if len(h) > 0 {
+			// With a crowd, a word may be held (or its kin) outside the
+			// candidates.
+			if len(h) > 0 || df > 0 || (df <= kinMaxHeld && crowd.kin(term.Word, 0) > 0) {
 				known++
 			}
 		}
