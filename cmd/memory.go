@@ -246,27 +246,42 @@ func reindexCommand() *cli.Command {
 		Usage: "embed every memory that has no vector from the current embedder",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "all", Usage: "embed every memory again, even those with a current vector"},
+			&cli.StringFlag{Name: "scope", Usage: "team: only the team database's memories (default: the local store's, and the team's when one is configured)"},
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
+			teamOnly := false
+			switch scope := c.String("scope"); scope {
+			case "":
+			case string(memory.ScopeTeam):
+				teamOnly = true
+			default:
+				return usage(fmt.Errorf("--scope %q: reindex embeds the whole local store at once; pass --scope team for the team's memories only, or no --scope", scope))
+			}
+			url, team, err := teamSettings(c)
+			if err != nil {
+				return err
+			}
+			if teamOnly && url == "" {
+				return usage(fmt.Errorf("%w: pass --team-db URL and --team NAME, or set ACOLYTE_TEAM_DB and ACOLYTE_TEAM", memory.ErrNoTeam))
+			}
 			s, err := openStore(c)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			bar := newProgress(c.App.ErrWriter, "reindex")
-			n, err := s.Reindex(c.Context, c.Bool("all"), bar.Update)
-			bar.Done()
-			if err != nil {
-				return err
+			out := map[string]any{"model": embedderName(s)}
+			if !teamOnly {
+				bar := newProgress(c.App.ErrWriter, "reindex")
+				n, err := s.Reindex(c.Context, c.Bool("all"), bar.Update)
+				bar.Done()
+				if err != nil {
+					return err
+				}
+				out["embedded"] = n
 			}
-			out := map[string]any{"embedded": n, "model": embedderName(s)}
 			// Team memories get this embedder's vectors too, beside those
 			// of the other members' embedders.
-			url, team, err := teamSettings(c)
-			if err != nil {
-				return err
-			}
 			if url != "" {
 				ts, err := postgres.Open(c.Context, url, s.Embedder())
 				if err != nil {
@@ -282,7 +297,9 @@ func reindexCommand() *cli.Command {
 			if c.Bool("json") {
 				return printJSON(c, out)
 			}
-			fmt.Fprintf(c.App.Writer, "embedded %d memories with %s\n", n, embedderName(s))
+			if n, ok := out["embedded"]; ok {
+				fmt.Fprintf(c.App.Writer, "embedded %d memories with %s\n", n, embedderName(s))
+			}
 			if tn, ok := out["team_embedded"]; ok {
 				fmt.Fprintf(c.App.Writer, "embedded %d team memories with %s\n", tn, embedderName(s))
 			}

@@ -44,7 +44,7 @@ func fusedScore(lex, bestLex, z float64) float64 {
 // whole the summed IDF of the text's words (identifier wholes aside), z
 // its vector z-score, and vectors whether the vector side knew anything
 // (a spread above zero). The text's relevance is the highest over its
-// candidates.
+// candidates, times knownShare.
 func candidateRelevance(lex, whole, z float64, vectors bool) float64 {
 	switch {
 	case whole <= 0:
@@ -122,6 +122,8 @@ type RankTerm struct {
 	Vec []float32
 }
 
+// rank is Rank, and RankCandidates when crowd is not nil (crowd.go).
+//
 // Rank scores the docs visible to one search text exactly as memory/sqlite's
 // Store.Search scores its catalog: the best exact lexical matches and the memories
 // whose vectors lie furthest above the crowd are the candidates, and each
@@ -135,11 +137,11 @@ type RankTerm struct {
 // memories of the whole store hold, visible or not; Rank counts the
 // docs it is given, so the two differ only for a word that more than
 // kinMaxHeld memories hold outside the search's view.
-func Rank(docs []RankDoc, terms []RankTerm, query []float32, noFloor bool) map[int]float64 {
+func rank(docs []RankDoc, terms []RankTerm, query []float32, noFloor bool, crowd *Crowd) map[int]float64 {
 	if len(docs) == 0 {
 		return map[int]float64{}
 	}
-	n := float64(len(docs))
+	n := crowd.size(len(docs))
 	clean := func(xs []int) []int {
 		xs = slices.Clone(xs)
 		slices.Sort(xs)
@@ -154,7 +156,8 @@ func Rank(docs []RankDoc, terms []RankTerm, query []float32, noFloor bool) map[i
 	var matched []int
 	for t, term := range terms {
 		h := clean(term.Held)
-		idfs[t] = termIDF(n, float64(len(h)))
+		df := crowd.held(term.Word, len(h))
+		idfs[t] = termIDF(n, float64(df))
 		for _, i := range h {
 			if exact[i] == 0 {
 				matched = append(matched, i)
@@ -165,14 +168,14 @@ func Rank(docs []RankDoc, terms []RankTerm, query []float32, noFloor bool) map[i
 			whole += idfs[t]
 		}
 		var near []int
-		if !term.Whole && len(h) <= kinMaxHeld {
+		if !term.Whole && df <= kinMaxHeld {
 			near = slices.DeleteFunc(clean(term.Kin), func(i int) bool {
 				_, holds := slices.BinarySearch(h, i)
 				return holds
 			})
 		}
 		if len(near) > 0 {
-			family := kinWeight * termIDF(n, float64(len(h)+len(near)))
+			family := kinWeight * termIDF(n, float64(df+crowd.kin(term.Word, len(near))))
 			for _, i := range near {
 				if exact[i] == 0 {
 					matched = append(matched, i)
@@ -186,7 +189,9 @@ func Rank(docs []RankDoc, terms []RankTerm, query []float32, noFloor bool) map[i
 		held[t] = h
 		if !term.Whole {
 			asked++
-			if len(h) > 0 {
+			// With a crowd, a word may be held (or its kin) outside the
+			// candidates.
+			if len(h) > 0 || df > 0 || (df <= kinMaxHeld && crowd.kin(term.Word, 0) > 0) {
 				known++
 			}
 		}
@@ -212,7 +217,11 @@ func Rank(docs []RankDoc, terms []RankTerm, query []float32, noFloor bool) map[i
 	for j, i := range withVec {
 		cos[j] = dot32(query, docs[i].Vec)
 	}
-	mean, spread := meanDeviation(cos)
+	crowdCos := cos
+	if crowd != nil {
+		crowdCos = cosines32(query, crowd.Sample)
+	}
+	mean, spread := meanDeviation(crowdCos)
 	if spread > 0 {
 		proposals := newTopN(candidatePool)
 		for j, i := range withVec {
@@ -237,15 +246,17 @@ func Rank(docs []RankDoc, terms []RankTerm, query []float32, noFloor bool) map[i
 		mean, spread float64
 	}
 	var words []wordStats
-	if len(withVec) > 0 {
-		step := (len(withVec) + softSample - 1) / softSample
+	if pool := crowd.sample(docs, withVec); len(pool) > 0 {
+		step := (len(pool) + softSample - 1) / softSample
 		for t, term := range terms {
 			if len(term.Vec) == 0 || len(term.Vec) != len(query) {
 				continue
 			}
 			var sample []float32
-			for j := 0; j < len(withVec); j += step {
-				sample = append(sample, dot32(term.Vec, docs[withVec[j]].Vec))
+			for j := 0; j < len(pool); j += step {
+				if len(pool[j]) == len(term.Vec) {
+					sample = append(sample, dot32(term.Vec, pool[j]))
+				}
 			}
 			if mean, spread := meanDeviation(sample); spread > 0 {
 				words = append(words, wordStats{t, mean, spread})

@@ -4,7 +4,8 @@ package memory
 // (memory/sqlite scores over its catalog) needs, exported under one roof.
 // Each is defined once, in fusion.go, search.go or words.go, with its
 // reasons and measurements; these are its names for other packages, so
-// that every engine ranks by the same formulas and constants.
+// that every engine ranks by the same formulas and constants (crowd.go
+// exports TermIDF, KinWeight and KinMaxHeld for memory/postgres).
 
 // Search constants an engine applies as Rank does.
 const (
@@ -14,12 +15,6 @@ const (
 	// RelevanceFloor is the relevance below which a search text finds
 	// nothing (see relevanceFloor).
 	RelevanceFloor = relevanceFloor
-	// KinWeight is the share of a word's IDF that a memory holding only
-	// a kin of the word earns (see kinWeight).
-	KinWeight = kinWeight
-	// KinMaxHeld: kin are looked up only for words held by at most this
-	// many memories (see kinWeight).
-	KinMaxHeld = kinMaxHeld
 	// SoftSample is how many memories, evenly spread, estimate the
 	// crowd a soft match is judged against (see softWeight).
 	SoftSample = softSample
@@ -27,10 +22,6 @@ const (
 	// looks up (see QueryWords); it bounds the joined word pairs too.
 	MaxQueryTerms = maxQueryTerms
 )
-
-// TermIDF is a query word's weight when df of the n visible memories hold
-// it.
-func TermIDF(n, df float64) float64 { return termIDF(n, df) }
 
 // SoftCredit is what a word a memory does not hold earns when the
 // memory's vector lies z standard deviations nearer the word than the

@@ -50,10 +50,11 @@ type TeamStatus struct {
 // vector extension state. Status reports it; it is one fact, so the
 // search and this line change together.
 func VectorSearchNote(vector string) string {
-	if vector == VectorAbsent {
-		return "without pgvector, search still ranks by words and vectors: acolyte reads the team's vectors of its model and compares them itself (exact, but every search reads them all)"
+	const small = "a team of up to 1,024 memories is read whole and its vectors compared exactly in acolyte; "
+	if vector == VectorInstalled {
+		return small + "a larger one takes its nearest vectors from pgvector's HNSW index of its model (built by team init; a model first seen since uses acolyte's cells until the next init)"
 	}
-	return "search reads the team's vectors of its model and compares them in acolyte (exact); pgvector is not used for search yet"
+	return small + "without pgvector, a larger one reads the few cells of its vectors nearest the query (an inverted file acolyte keeps in plain tables), then compares those exactly (recall within 0.01 of reading all: CONTRIBUTING.md)"
 }
 
 // ReadStatus connects to the team database at url and reports on it. It

@@ -7,10 +7,12 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/acolyte-dev/acolyte/memory"
 	"github.com/acolyte-dev/acolyte/memory/embed/static"
 	"github.com/acolyte-dev/acolyte/memory/postgres"
+	"github.com/acolyte-dev/acolyte/memory/postgres/pgtest"
 	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
 
@@ -133,4 +135,186 @@ func readJSONL[T any](t *testing.T, path string) []T {
 		out = append(out, v)
 	}
 	return out
+}
+
+// TestMeasureTeamRecall is the measurement behind the team search's paths:
+// recall@5 on the LoCoMo development split (each conversation a team of
+// 369 to 680 memories) with the static embedder, through the local SQLite
+// store, through the team store reading each team whole (its path for a
+// team of at most wholeTeam memories, and searchScan's), and through the
+// path of a large team on stock PostgreSQL (postings, cells, a crowd
+// sample of 256), forced on these teams. It runs only when
+// ACOLYTE_LOCOMO_DIR names the split's directory:
+//
+//	ACOLYTE_LOCOMO_DIR=../shared/bench/locomo-dev go test -run TestMeasureTeamRecall -v ./memory/postgres/
+func TestMeasureTeamRecall(t *testing.T) {
+	dir := os.Getenv("ACOLYTE_LOCOMO_DIR")
+	if dir == "" {
+		t.Skip("set ACOLYTE_LOCOMO_DIR to the LoCoMo dev split to measure")
+	}
+	type doc struct{ ID, Group, Content string }
+	type query struct {
+		Group, Query string
+		Relevant     []string
+	}
+	docs := readJSONL[doc](t, filepath.Join(dir, "corpus.jsonl"))
+	queries := readJSONL[query](t, filepath.Join(dir, "queries.jsonl"))
+	ctx := t.Context()
+	e := static.New()
+	team := func(group string) string { return "g" + filterName(group) }
+	recall := func(search func(q query) []memory.Result, idOf map[string]string) float64 {
+		hits := 0.0
+		for _, q := range queries {
+			found := 0
+			for _, r := range search(q) {
+				if slices.Contains(q.Relevant, idOf[r.ID]) {
+					found++
+				}
+			}
+			hits += float64(found) / float64(len(q.Relevant))
+		}
+		return hits / float64(len(queries))
+	}
+
+	local, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "m.db"), e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer local.Close()
+	localIDs := map[string]string{}
+	for _, d := range docs {
+		a, err := local.Add(ctx, memory.Visibility{ProjectKey: d.Group}, memory.Draft{Content: d.Content, Scope: memory.ScopeProject})
+		if err != nil {
+			t.Fatal(err)
+		}
+		localIDs[a.Memory.ID] = d.ID
+	}
+	t.Logf("local SQLite                        recall@5 %.3f", recall(func(q query) []memory.Result {
+		rs, err := local.Search(ctx, memory.Visibility{ProjectKey: q.Group}, memory.Query{Text: q.Query, Filter: memory.Filter{Limit: 5}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rs
+	}, localIDs))
+
+	c := start(t)
+	db := c.database(t)
+	var groups []string
+	for _, d := range docs {
+		if !slices.Contains(groups, team(d.Group)) {
+			groups = append(groups, team(d.Group))
+		}
+	}
+	for _, g := range groups {
+		if _, err := postgres.Init(ctx, c.srv.URL("postgres", "postgres"), g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := c.open(t, "postgres", db, e)
+	teamIDs := map[string]string{}
+	for _, d := range docs {
+		a, err := s.Add(ctx, memory.Visibility{Team: team(d.Group)}, memory.Draft{Content: d.Content, Scope: memory.ScopeTeam})
+		if err != nil {
+			t.Fatal(err)
+		}
+		teamIDs[a.Memory.ID] = d.ID
+	}
+	search := func(q query) []memory.Result {
+		rs, err := s.Search(ctx, memory.Visibility{Team: team(q.Group)}, memory.Query{Text: q.Query, Filter: memory.Filter{Limit: 5}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rs
+	}
+	t.Logf("PostgreSQL, each team read whole    recall@5 %.3f", recall(search, teamIDs))
+	postgres.SetScanOnly(s, true)
+	t.Logf("PostgreSQL, searchScan              recall@5 %.3f", recall(search, teamIDs))
+	postgres.SetScanOnly(s, false)
+	for _, g := range groups {
+		if err := postgres.CutCells(ctx, s, g, e.Model()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	postgres.SetWholeTeam(s, 64)
+	t.Logf("PostgreSQL, large-team path, stock  recall@5 %.3f", recall(search, teamIDs))
+}
+
+// TestMeasureTeamRecallPGlite is TestMeasureTeamRecall's pgvector figure:
+// on PGlite, each conversation a team, read whole and then through the
+// large-team path with its vector candidates from the HNSW index (built
+// by a second team init once the memories are in). It runs only when
+// ACOLYTE_LOCOMO_DIR names the split's directory and ACOLYTE_PGLITE is set:
+//
+//	ACOLYTE_PGLITE=1 ACOLYTE_LOCOMO_DIR=../shared/bench/locomo-dev go test -run TestMeasureTeamRecallPGlite -v ./memory/postgres/
+func TestMeasureTeamRecallPGlite(t *testing.T) {
+	dir := os.Getenv("ACOLYTE_LOCOMO_DIR")
+	if dir == "" {
+		t.Skip("set ACOLYTE_LOCOMO_DIR to the LoCoMo dev split to measure")
+	}
+	url := pgtest.StartPGlite(t)
+	type doc struct{ ID, Group, Content string }
+	type query struct {
+		Group, Query string
+		Relevant     []string
+	}
+	docs := readJSONL[doc](t, filepath.Join(dir, "corpus.jsonl"))
+	queries := readJSONL[query](t, filepath.Join(dir, "queries.jsonl"))
+	ctx := t.Context()
+	e := static.New()
+	team := func(group string) string { return "g" + filterName(group) }
+	for _, d := range docs {
+		if _, err := postgres.Init(ctx, url, team(d.Group)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := postgres.Open(ctx, url, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	teamIDs := map[string]string{}
+	for _, d := range docs {
+		a, err := s.Add(ctx, memory.Visibility{Team: team(d.Group)}, memory.Draft{Content: d.Content, Scope: memory.ScopeTeam})
+		if err != nil {
+			t.Fatal(err)
+		}
+		teamIDs[a.Memory.ID] = d.ID
+	}
+	s.Close()
+	if _, err := postgres.Init(ctx, url, ""); err != nil { // the model's HNSW index
+		t.Fatal(err)
+	}
+	if s, err = postgres.Open(ctx, url, e); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if !postgres.UsesHNSW(s, e.Model(), e.Dim()) {
+		t.Fatal("no HNSW index of the model after init")
+	}
+	recall := func() float64 {
+		hits := 0.0
+		for _, q := range queries {
+			rs, err := s.Search(ctx, memory.Visibility{Team: team(q.Group)}, memory.Query{Text: q.Query, Filter: memory.Filter{Limit: 5}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := 0
+			for _, r := range rs {
+				if slices.Contains(q.Relevant, teamIDs[r.ID]) {
+					found++
+				}
+			}
+			hits += float64(found) / float64(len(q.Relevant))
+		}
+		return hits / float64(len(queries))
+	}
+	timed := func() (float64, float64) {
+		start := time.Now()
+		r := recall()
+		return r, float64(time.Since(start).Microseconds()) / 1000 / float64(len(queries))
+	}
+	r, ms := timed()
+	t.Logf("PGlite, each team read whole         recall@5 %.3f, %.1f ms a search", r, ms)
+	postgres.SetWholeTeam(s, 64)
+	r, ms = timed()
+	t.Logf("PGlite, large-team path, HNSW        recall@5 %.3f, %.1f ms a search", r, ms)
 }

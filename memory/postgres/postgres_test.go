@@ -89,6 +89,8 @@ func TestPostgres(t *testing.T) {
 	t.Run("Edit", func(t *testing.T) { testEdit(t, c) })
 	t.Run("Reindex", func(t *testing.T) { testReindex(t, c) })
 	t.Run("MigrateFromVersion1", func(t *testing.T) { testMigrateFromVersion1(t, c) })
+	t.Run("LargeTeam", func(t *testing.T) { testLargeTeam(t, c) })
+	t.Run("MigrateToIndexes", func(t *testing.T) { testMigrateToIndexes(t, c) })
 }
 
 // testIsolation checks that row-level security, not acolyte's own WHERE

@@ -85,6 +85,9 @@ var migrations = []string{
 	// current_user, and a member may neither disable a trigger (only the
 	// tables' owner may) nor write the audit table except through one.
 	migration3,
+	// 4: indexes a search reads under row-level security, so a search
+	// at 100k memories reads candidates, not the whole team (index.go).
+	migration4,
 }
 
 // migration3 adds the author of each team memory and the audit table of
@@ -175,6 +178,10 @@ type InitReport struct {
 	TeamRole string
 	// Vector says whether the server offers the pgvector extension.
 	Vector bool
+	// VectorEnabled says whether init enabled it, with its objects and an
+	// HNSW index per model present (pgvector.go): false when the role may
+	// not create the extension.
+	VectorEnabled bool
 }
 
 // teamName is what a team may be called: it becomes part of a role name
@@ -230,6 +237,11 @@ func Init(ctx context.Context, url, team string) (InitReport, error) {
 				return err
 			}
 			r.To = v + 1
+			if v+1 == cellsVersion {
+				if err := cutCellsAsOwner(ctx, tx); err != nil {
+					return err
+				}
+			}
 		}
 		if team != "" {
 			var exists bool
@@ -243,7 +255,11 @@ func Init(ctx context.Context, url, team string) (InitReport, error) {
 				r.TeamRole = TeamRole(team)
 			}
 		}
-		return tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector')`).Scan(&r.Vector)
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector')`).Scan(&r.Vector); err != nil {
+			return err
+		}
+		r.VectorEnabled, err = enableVector(ctx, tx)
+		return err
 	})
 	if err != nil {
 		var tn *tooNewError

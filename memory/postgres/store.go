@@ -31,6 +31,16 @@ type Store struct {
 	pool     *pgxpool.Pool
 	embedder memory.Embedder
 	now      func() time.Time
+	// scanOnly makes every search read the whole team (searchScan), for
+	// the tests and benchmarks that compare the two paths.
+	scanOnly bool
+	// whole is how many memories a team may have for a search to read it
+	// whole: wholeTeam, except in the tests of the path beyond.
+	whole int
+	// hnsw holds the names of the database's HNSW indexes (pgvector.go).
+	hnsw map[string]bool
+	// cells caches the centroids of the stock PostgreSQL vector path.
+	cells *cellCache
 	// tsConfig is the text search configuration queries are parsed with:
 	// textSearchConfig, which the schema indexes with, except in the test
 	// that measured the choice.
@@ -101,7 +111,12 @@ func Open(ctx context.Context, url string, e memory.Embedder) (*Store, error) {
 		}
 		return nil, fmt.Errorf("the team database has schema version %d, this acolyte needs %d; run `acolyte team init` to migrate it", v, len(migrations))
 	}
-	return &Store{pool: pool, embedder: e, now: time.Now, tsConfig: textSearchConfig}, nil
+	hnsw, err := hnswIndexes(ctx, pool)
+	if err != nil {
+		pool.Close()
+		return nil, connectError(err)
+	}
+	return &Store{pool: pool, embedder: e, now: time.Now, tsConfig: textSearchConfig, cells: &cellCache{}, whole: wholeTeam, hnsw: hnsw}, nil
 }
 
 // Close closes the pool.
@@ -129,12 +144,13 @@ func checkVis(vis memory.Visibility) error {
 
 const columns = `id, team, kind, content, topic, source, created_at, updated_at, tokens, commit_hash, paths, recalled_at, author`
 
-func scan(row pgx.Row) (memory.Memory, error) {
+// scan reads the columns of a memory, then any extra ones into extra.
+func scan(row pgx.Row, extra ...any) (memory.Memory, error) {
 	var (
 		m        memory.Memory
 		recalled *time.Time
 	)
-	err := row.Scan(&m.ID, &m.ScopeKey, &m.Kind, &m.Content, &m.Topic, &m.Source, &m.CreatedAt, &m.UpdatedAt, &m.Tokens, &m.Commit, &m.Paths, &recalled, &m.Author)
+	err := row.Scan(append([]any{&m.ID, &m.ScopeKey, &m.Kind, &m.Content, &m.Topic, &m.Source, &m.CreatedAt, &m.UpdatedAt, &m.Tokens, &m.Commit, &m.Paths, &recalled, &m.Author}, extra...)...)
 	m.Scope = memory.ScopeTeam
 	m.CreatedAt, m.UpdatedAt = m.CreatedAt.UTC(), m.UpdatedAt.UTC()
 	if recalled != nil {
@@ -259,9 +275,11 @@ func (s *Store) putVector(ctx context.Context, tx pgx.Tx, m memory.Memory, vec [
 	if vec == nil {
 		return nil
 	}
-	_, err := tx.Exec(ctx, `INSERT INTO team_embeddings (id, team, model, vec) VALUES ($1, $2, $3, $4)`,
-		m.ID, m.ScopeKey, s.embedder.Model(), encodeVector(vec))
-	return err
+	if _, err := tx.Exec(ctx, `INSERT INTO team_embeddings (id, team, model, vec) VALUES ($1, $2, $3, $4)`,
+		m.ID, m.ScopeKey, s.embedder.Model(), encodeVector(vec)); err != nil {
+		return err
+	}
+	return s.sketchVectors(ctx, tx, m.ScopeKey, s.embedder.Model(), []string{m.ID}, [][]float32{vec})
 }
 
 // encodeVector and decodeVector are the stored form of a vector: its
@@ -426,26 +444,13 @@ func (s *Store) Edit(ctx context.Context, vis memory.Visibility, id string, r me
 	return m, nil
 }
 
-// Search ranks the team's memories for q with memory.Rank: the lexical
-// side from PostgreSQL's full-text index, the vector side from the stored
-// vectors of the current embedder's model, compared here.
-func (s *Store) Search(ctx context.Context, vis memory.Visibility, q memory.Query) ([]memory.Result, error) {
-	if err := checkVis(vis); err != nil {
-		return nil, err
-	}
-	texts, err := q.Texts()
-	if err != nil {
-		return nil, err
-	}
-	if q.Scope != "" && q.Scope != memory.ScopeTeam {
-		return []memory.Result{}, nil
-	}
-	limit := q.Limit
-	if limit <= 0 {
-		limit = memory.DefaultLimit
-	}
-	limit = min(limit, memory.MaxLimit)
-
+// searchScan ranks the team's memories for q with memory.Rank over all
+// of them: the lexical side tested row by row against fts, the vector side
+// from every stored vector of the current embedder's model, compared here.
+// Search takes this path for a search filtered by kind or topic, whose
+// counts the indexes of search.go do not keep; it reads the whole team
+// (BenchmarkTeamScale/10000/search/scan: 57 ms at 10k memories).
+func (s *Store) searchScan(ctx context.Context, vis memory.Visibility, q memory.Query, texts []string, limit int) ([]memory.Result, error) {
 	model := ""
 	if s.embedder != nil {
 		model = s.embedder.Model()
@@ -489,7 +494,7 @@ func (s *Store) Search(ctx context.Context, vis memory.Visibility, q memory.Quer
 	// Unlike Store.Search, which skips the kin of a word held by more
 	// than a few hundred memories to save reading postings, this scan
 	// tests every row anyway, so kin are matched for every word and Rank
-	// drops those of common words. Cost: BenchmarkTeamSearch at 10k
+	// drops those of common words. Cost: the old BenchmarkTeamSearch at 10k
 	// memories went from 73 to 90 ms per search (30 runs each).
 	// An identifier whole has no kin, but only in the texts that join it.
 	plain := map[string]bool{}
@@ -605,6 +610,13 @@ func (s *Store) Search(ctx context.Context, vis memory.Visibility, q memory.Quer
 			best[at] = max(best[at], score)
 		}
 	}
+	return s.results(ctx, vis, ids, best, nil, limit)
+}
+
+// results returns the best-scored memories, at most limit, by their
+// positions in ids, and marks them recalled. known holds memories already
+// read, by id; the others are read here.
+func (s *Store) results(ctx context.Context, vis memory.Visibility, ids []string, best map[int]float64, known map[string]memory.Memory, limit int) ([]memory.Result, error) {
 	ranked := make([]int, 0, len(best))
 	for at := range best {
 		ranked = append(ranked, at)
@@ -619,17 +631,24 @@ func (s *Store) Search(ctx context.Context, vis memory.Visibility, q memory.Quer
 	if len(ranked) == 0 {
 		return []memory.Result{}, nil
 	}
-	want := make([]string, len(ranked))
-	for i, at := range ranked {
-		want[i] = ids[at]
-	}
-	ms, err := collect(s.pool.Query(ctx, `SELECT `+columns+` FROM team_memories WHERE team = $1 AND id = ANY($2)`, vis.Team, want))
-	if err != nil {
-		return nil, fmt.Errorf("team search: %w", err)
+	var want []string
+	for _, at := range ranked {
+		if _, ok := known[ids[at]]; !ok {
+			want = append(want, ids[at])
+		}
 	}
 	byID := map[string]memory.Memory{}
-	for _, m := range ms {
-		byID[m.ID] = m
+	for id, m := range known {
+		byID[id] = m
+	}
+	if len(want) > 0 {
+		ms, err := collect(s.pool.Query(ctx, `SELECT `+columns+` FROM team_memories WHERE team = $1 AND id = ANY($2)`, vis.Team, want))
+		if err != nil {
+			return nil, fmt.Errorf("team search: %w", err)
+		}
+		for _, m := range ms {
+			byID[m.ID] = m
+		}
 	}
 	now := s.now().UTC().Truncate(time.Millisecond)
 	out := make([]memory.Result, 0, len(ranked))
@@ -727,12 +746,19 @@ func (s *Store) Reindex(ctx context.Context, vis memory.Visibility, all bool) (i
 					return err
 				}
 			}
-			return nil
+			ids := make([]string, len(batch))
+			for i, m := range batch {
+				ids[i] = m.ID
+			}
+			return s.sketchVectors(ctx, tx, vis.Team, model, ids, vecs)
 		})
 		if err != nil {
 			return done, explain(vis.Team, err)
 		}
 		done += len(batch)
+	}
+	if err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return s.repairSketches(ctx, tx, vis.Team, model) }); err != nil {
+		return done, fmt.Errorf("team reindex: %w", explain(vis.Team, err))
 	}
 	return done, nil
 }

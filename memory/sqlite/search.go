@@ -266,7 +266,6 @@ func lexical(words []string, postings, kin [][]int64, v *view) lexicalMatch {
 	}
 	m.exact = make([]float64, len(v.c.seqs))
 	var matched []int
-	n := float64(v.count)
 	for j, w := range words {
 		held := make([]int, 0, len(postings[j]))
 		for _, seq := range postings[j] {
@@ -288,7 +287,7 @@ func lexical(words []string, postings, kin [][]int64, v *view) lexicalMatch {
 		}
 		slices.Sort(near)
 		near = slices.Compact(near)
-		idf := memory.TermIDF(n, float64(len(held)))
+		idf := memory.TermIDF(v.count, len(held))
 		for _, i := range held {
 			if m.exact[i] == 0 {
 				matched = append(matched, i)
@@ -296,7 +295,7 @@ func lexical(words []string, postings, kin [][]int64, v *view) lexicalMatch {
 			m.exact[i] += idf
 		}
 		if len(near) > 0 {
-			family := memory.KinWeight * memory.TermIDF(n, float64(len(held)+len(near)))
+			family := memory.KinWeight * memory.TermIDF(v.count, len(held)+len(near))
 			for _, i := range near {
 				if m.exact[i] == 0 {
 					matched = append(matched, i)

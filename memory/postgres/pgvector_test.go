@@ -1,0 +1,149 @@
+package postgres_test
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/acolyte-dev/acolyte/memory"
+	"github.com/acolyte-dev/acolyte/memory/embed/static"
+	"github.com/acolyte-dev/acolyte/memory/postgres"
+	"github.com/acolyte-dev/acolyte/memory/postgres/pgtest"
+)
+
+// TestPGliteLargeTeam drives the search path of a large team on PGlite
+// with pgvector: team init enables the extension, fills the vector column
+// from the stored float32s exactly, builds the HNSW index of each model
+// present (a second init after the first memories), and a search takes
+// its vector candidates from that index and finds what the whole-team
+// scan finds.
+func TestPGliteLargeTeam(t *testing.T) {
+	url := pgtest.StartPGlite(t)
+	ctx := t.Context()
+	r, err := postgres.Init(ctx, url, "red")
+	if err != nil || !r.VectorEnabled {
+		t.Fatalf("init on PGlite: %+v (%v), want pgvector enabled", r, err)
+	}
+	e := static.New()
+	vis := memory.Visibility{Team: "red"}
+	var espresso string
+	func() {
+		s, err := postgres.Open(ctx, url, e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		for _, content := range append(benchCorpus(300), "The espresso machine in the kitchen needs descaling every month") {
+			a, err := s.Add(ctx, vis, memory.Draft{Content: content, Scope: memory.ScopeTeam})
+			if err != nil {
+				t.Fatal(err)
+			}
+			espresso = a.Memory.ID
+		}
+	}()
+	// The model is present now: init builds its index.
+	if _, err := postgres.Init(ctx, url, ""); err != nil {
+		t.Fatal(err)
+	}
+	pool, err := pgxpool.New(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		indexes int
+		v       string
+		raw     []byte
+	)
+	err = pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM pg_indexes WHERE indexname LIKE 'team\_hnsw\_%'), v::text, vec FROM team_embeddings WHERE id = $1`, espresso).Scan(&indexes, &v, &raw)
+	pool.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if indexes != 1 {
+		t.Fatalf("%d HNSW indexes after init, want 1 (one model)", indexes)
+	}
+	want := postgres.DecodeVector(raw)
+	var got []float32
+	for _, f := range strings.Split(strings.Trim(v, "[]"), ",") {
+		x, err := strconv.ParseFloat(f, 32)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, float32(x))
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("the vector column holds %v, the stored float32s are %v", got, want)
+	}
+
+	// The search's query is one the index answers (with 301 rows the
+	// planner would rather scan, so scanning is made the dear way).
+	var plan []string
+	explainPool, err := pgxpool.New(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = pgx.BeginFunc(ctx, explainPool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SET LOCAL enable_seqscan = off`); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `EXPLAIN `+postgres.HNSWQuery(e.Model(), e.Dim()), "red", "["+strings.Repeat("0.1,", e.Dim()-1)+"0.1]", 10)
+		if err != nil {
+			return err
+		}
+		plan, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	})
+	explainPool.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(plan, "\n"), "team_hnsw_") {
+		t.Fatalf("the search's nearest-vector query does not use the HNSW index:\n%s", strings.Join(plan, "\n"))
+	}
+
+	s, err := postgres.Open(ctx, url, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	postgres.SetWholeTeam(s, 40)
+	if !postgres.UsesHNSW(s, e.Model(), e.Dim()) {
+		t.Fatal("the store does not know the model's HNSW index")
+	}
+	search := func(text string) []string {
+		t.Helper()
+		// No relevance floor: a question in words no memory holds is
+		// answered by vectors alone, which the floor (on words) would drop.
+		rs, err := s.Search(ctx, vis, memory.Query{Text: text, NoFloor: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, r := range rs {
+			ids = append(ids, r.ID)
+		}
+		return ids
+	}
+	for _, q := range []string{"barista cappuccino", "how do I reach the staging database"} {
+		got := search(q)
+		postgres.SetScanOnly(s, true)
+		scan := search(q)
+		postgres.SetScanOnly(s, false)
+		same := 0
+		for _, id := range got {
+			if slices.Contains(scan, id) {
+				same++
+			}
+		}
+		if same < min(7, len(scan)) {
+			t.Errorf("%q: the HNSW path found %v, the scan %v", q, got, scan)
+		}
+		if q == "barista cappuccino" && !slices.Contains(got[:min(3, len(got))], espresso) {
+			t.Errorf("%q: the HNSW path found %v, want %s in the first 3", q, got, espresso)
+		}
+	}
+}

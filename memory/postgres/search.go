@@ -1,0 +1,619 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/acolyte-dev/acolyte/memory"
+)
+
+// How a team search reads the database (the indexes are in index.go and
+// cells.go; the figures in CONTRIBUTING.md, "Team memory at scale").
+//
+// Round trip 1: the query words and their kin forms stemmed by the
+// index's configuration, the team's size counted up to wholeTeam+1, and
+// the crowd: the crowdSample memories first by their sample hash (an even
+// sample), with their lexemes and vectors, and the team's centroids.
+//
+// A team of at most wholeTeam memories is then read whole (round trip 2)
+// and ranked by memory.Rank's rules over every memory, as searchScan ranks
+// it: the same scores, without testing every row's fts on the server.
+//
+// A larger one is described by the sample: its vectors give the mean and
+// spread of cosines (z-scores, soft matches), the place of its last hash
+// the team's size, and the share of it holding a word that word's count
+// when the word's postings were cut short. Its candidates (round trip 2):
+//   - lexical: each query word's and kin form's postings (team_terms), at
+//     most nominateCap memories each, newest first; the lexicalNominees
+//     best by summed IDF go on;
+//   - vector: the sketchCandidates memories of the cellProbes cells
+//     nearest the query whose sign bits lie nearest the query's
+//     (team_sketches), re-scored by their true cosines here, the best
+//     vectorNominees of each search text going on. Without cells yet the
+//     crowd sample's nearest stand in.
+//
+// Round trip 3 reads the nominees whole (lexemes, vector, columns), and
+// memory.RankCandidates ranks them against the crowd.
+const (
+	wholeTeam        = 1024
+	crowdSample      = 256
+	nominateCap      = 500
+	lexicalNominees  = 100
+	sketchCandidates = 300
+	vectorNominees   = 60
+)
+
+// vecOf is the vector of model $2 of the memory m.id, NULL when it has none.
+const vecOf = `(SELECT e.vec FROM team_embeddings e WHERE e.id = m.id AND e.model = $2)`
+
+// mcolumns are columns qualified by the alias m of team_memories.
+var mcolumns = "m." + strings.ReplaceAll(columns, ", ", ", m.")
+
+// Search ranks the team's memories for q with memory.Rank's rules.
+// A search filtered by kind or topic reads the whole team (searchScan);
+// the others read the indexes, as described above.
+func (s *Store) Search(ctx context.Context, vis memory.Visibility, q memory.Query) ([]memory.Result, error) {
+	if err := checkVis(vis); err != nil {
+		return nil, err
+	}
+	texts, err := q.Texts()
+	if err != nil {
+		return nil, err
+	}
+	if q.Scope != "" && q.Scope != memory.ScopeTeam {
+		return []memory.Result{}, nil
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = memory.DefaultLimit
+	}
+	limit = min(limit, memory.MaxLimit)
+	if q.Kind != "" || q.Topic != "" || s.scanOnly {
+		return s.searchScan(ctx, vis, q, texts, limit)
+	}
+	rs, err := s.searchIndexed(ctx, vis, q, texts, limit)
+	if err != nil {
+		return nil, fmt.Errorf("team search: %w", err)
+	}
+	return rs, nil
+}
+
+// form is what a query word or one of its kin forms matches: memories
+// holding every lexeme (prefix: a lexeme beginning with each).
+type form struct {
+	lexemes []string
+	prefix  bool
+}
+
+func (f form) matches(doc []string) bool {
+	if len(f.lexemes) == 0 {
+		return false
+	}
+	for _, l := range f.lexemes {
+		i := sort.SearchStrings(doc, l)
+		if i == len(doc) || (!f.prefix && doc[i] != l) || (f.prefix && !strings.HasPrefix(doc[i], l)) {
+			return false
+		}
+	}
+	return true
+}
+
+// ranges are the term ranges of team_terms that hold f's memories.
+func (f form) ranges() (lo, hi []string) {
+	for _, l := range f.lexemes {
+		lo = append(lo, l)
+		if f.prefix {
+			hi = append(hi, l+"\U0010FFFF") // bytewise (COLLATE "C") above every word that begins with l
+		} else {
+			hi = append(hi, l+"\x01") // nothing lies between l and l+"\x01" but l
+		}
+	}
+	return lo, hi
+}
+
+// word is one distinct query word: its own form and its kin's.
+type word struct {
+	text  string
+	self  form
+	kin   []form
+	plain bool // kin apply: not an identifier whole in every text
+}
+
+func (w *word) holds(doc []string) bool { return w.self.matches(doc) }
+
+func (w *word) kinHolds(doc []string) bool {
+	if !w.plain || w.holds(doc) {
+		return false
+	}
+	return slices.ContainsFunc(w.kin, func(f form) bool { return f.matches(doc) })
+}
+
+// doc is one memory a search ranks.
+type doc struct {
+	id      string
+	lexemes []string // sorted
+	vec     []float32
+	m       *memory.Memory // read whole, when it was
+}
+
+func (s *Store) searchIndexed(ctx context.Context, vis memory.Visibility, q memory.Query, texts []string, limit int) ([]memory.Result, error) {
+	model := ""
+	if s.embedder != nil {
+		model = s.embedder.Model()
+	}
+	terms := make([][]string, len(texts))
+	var words []*word
+	byText := map[string]*word{}
+	for i, t := range texts {
+		terms[i] = memory.QueryWords(t)
+		wholes := memory.IdentifierWholes(t)
+		for _, w := range terms[i] {
+			if byText[w] == nil {
+				byText[w] = &word{text: w}
+				words = append(words, byText[w])
+			}
+			byText[w].plain = byText[w].plain || !slices.Contains(wholes, w)
+		}
+	}
+	// Every text to stem: the words, then their kin forms.
+	var stemIn []string
+	var kinOf []*word
+	var kinPrefix []bool
+	for _, w := range words {
+		stemIn = append(stemIn, w.text)
+	}
+	for _, w := range words {
+		if !w.plain {
+			continue
+		}
+		for _, f := range memory.KinForms(w.text) {
+			stemIn = append(stemIn, f.Text)
+			kinOf = append(kinOf, w)
+			kinPrefix = append(kinPrefix, f.Prefix)
+		}
+	}
+
+	// Round trip 1: the words stemmed as the index stems them, the team's
+	// size up to wholeTeam+1, the crowd sample, and the cells.
+	var b pgx.Batch
+	var stems [][]string
+	b.Queue(`SELECT tsvector_to_array(to_tsvector($1::regconfig, w)) FROM unnest($2::text[]) WITH ORDINALITY u(w, i) ORDER BY i`,
+		s.tsConfig, stemIn).Query(func(rows pgx.Rows) error {
+		var err error
+		stems, err = pgx.CollectRows(rows, pgx.RowTo[[]string])
+		return err
+	})
+	var size int
+	b.Queue(`SELECT count(*) FROM (SELECT 1 FROM team_memories WHERE team = $1 LIMIT $2) x`, vis.Team, s.whole+1).QueryRow(func(row pgx.Row) error {
+		return row.Scan(&size)
+	})
+	var haveV bool
+	b.Queue(`SELECT EXISTS (SELECT 1 FROM team_embeddings WHERE team = $1 AND model = $2)`, vis.Team, model).QueryRow(func(row pgx.Row) error {
+		return row.Scan(&haveV)
+	})
+	var (
+		crowd    []doc
+		lastHash int32
+	)
+	// The vector by a subquery per row, not a join: joined, the planner
+	// hashed every vector of the team to keep 256 (58 ms at 10k).
+	b.Queue(`SELECT m.id, m.sample, tsvector_to_array(m.fts), `+vecOf+` FROM team_memories m
+		WHERE m.team = $1 ORDER BY m.sample LIMIT $3`, vis.Team, model, crowdSample).Query(func(rows pgx.Rows) error {
+		var err error
+		crowd, err = readDocs(rows, &lastHash)
+		return err
+	})
+	var cs *cells
+	b.Queue(`SELECT dim, centroids FROM team_centroids WHERE team = $1 AND model = $2`, vis.Team, model).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			var (
+				dim int
+				raw []byte
+			)
+			if err := rows.Scan(&dim, &raw); err != nil {
+				return err
+			}
+			var err error
+			if cs, err = decodeCells(dim, raw); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	})
+	if err := s.pool.SendBatch(ctx, &b).Close(); err != nil {
+		return nil, err
+	}
+	if len(stems) != len(stemIn) {
+		return nil, fmt.Errorf("stemmed %d of %d words", len(stems), len(stemIn))
+	}
+	for i, w := range words {
+		w.self = form{lexemes: stems[i]}
+	}
+	for j, w := range kinOf {
+		if st := stems[len(words)+j]; len(st) > 0 {
+			w.kin = append(w.kin, form{lexemes: st, prefix: kinPrefix[j]})
+		}
+	}
+
+	// Without a vector for the query the search is still useful: lexical
+	// only, as it is by choice with MethodLexical.
+	var textVecs, wordVecs [][]float32
+	if s.embedder != nil && q.Method != memory.MethodLexical && (haveV || s.embedder.Dim() == 0) {
+		in := slices.Clone(texts)
+		for _, w := range words {
+			in = append(in, w.text)
+		}
+		vecs, err := s.embedder.Embed(ctx, memory.PurposeQuery, in)
+		if err == nil && len(vecs) == len(in) {
+			for _, v := range vecs {
+				memory.Normalize32(v)
+			}
+			textVecs, wordVecs = vecs[:len(texts)], vecs[len(texts):]
+		}
+	}
+
+	var (
+		docs  []doc
+		c     memory.Crowd
+		known map[string]memory.Memory
+	)
+	if size <= s.whole {
+		// The whole team: rank every memory, in id order as searchScan does.
+		rows, err := s.pool.Query(ctx, `SELECT m.id, m.sample, tsvector_to_array(m.fts), e.vec FROM team_memories m
+			LEFT JOIN team_embeddings e ON e.id = m.id AND e.model = $2
+			WHERE m.team = $1 ORDER BY m.id`, vis.Team, model)
+		if err != nil {
+			return nil, err
+		}
+		var ignored int32
+		if docs, err = readDocs(rows, &ignored); err != nil {
+			return nil, err
+		}
+		c.N = len(docs)
+		for _, d := range docs {
+			if d.vec != nil {
+				c.Sample = append(c.Sample, d.vec)
+			}
+		}
+	} else {
+		var err error
+		docs, c, err = s.nominate(ctx, vis, model, words, crowd, lastHash, cs, textVecs)
+		if err != nil {
+			return nil, err
+		}
+		known = map[string]memory.Memory{}
+		for _, d := range docs {
+			if d.m != nil {
+				known[d.id] = *d.m
+			}
+		}
+	}
+
+	ids := make([]string, len(docs))
+	rdocs := make([]memory.RankDoc, len(docs))
+	held := map[string][]int{}
+	kin := map[string][]int{}
+	for i, d := range docs {
+		ids[i] = d.id
+		rdocs[i].Vec = d.vec
+		for _, w := range words {
+			if w.holds(d.lexemes) {
+				held[w.text] = append(held[w.text], i)
+			} else if w.kinHolds(d.lexemes) {
+				kin[w.text] = append(kin[w.text], i)
+			}
+		}
+	}
+	best := map[int]float64{}
+	for i := range texts {
+		rt := make([]memory.RankTerm, len(terms[i]))
+		for j, w := range terms[i] {
+			rt[j] = memory.RankTerm{Word: w, Held: held[w], Kin: kin[w], Whole: slices.Contains(memory.IdentifierWholes(texts[i]), w)}
+			if wordVecs != nil {
+				rt[j].Vec = wordVecs[slices.IndexFunc(words, func(x *word) bool { return x.text == w })]
+			}
+		}
+		var qv []float32
+		if textVecs != nil {
+			qv = textVecs[i]
+		}
+		noFloor := q.NoFloor
+		if q.Method == memory.MethodVector {
+			// As the local store: no word evidence, and no floor, which
+			// judges words.
+			rt, noFloor = nil, true
+		}
+		for at, score := range memory.RankCandidates(rdocs, rt, qv, noFloor, c) {
+			best[at] = max(best[at], score)
+		}
+	}
+	return s.results(ctx, vis, ids, best, known, limit)
+}
+
+// nominate reads the candidates of a team larger than wholeTeam from the
+// indexes, and describes the crowd they came from with the sample.
+func (s *Store) nominate(ctx context.Context, vis memory.Visibility, model string, words []*word, sample []doc, lastHash int32, cs *cells, textVecs [][]float32) ([]doc, memory.Crowd, error) {
+	// The sample is the len(sample) smallest of the team's hashes, evenly
+	// spread over the int32s: the last one's place estimates the size.
+	k := float64(len(sample))
+	u := (float64(lastHash) + math.MaxInt32 + 1.5) / (1 << 32)
+	c := memory.Crowd{N: int(max(k, math.Round(k/u-1))), Held: map[string]int{}, Kin: map[string]int{}}
+	for _, d := range sample {
+		if d.vec != nil {
+			c.Sample = append(c.Sample, d.vec)
+		}
+	}
+	share := func(pred func(lexemes []string) bool) int {
+		n := 0
+		for _, d := range sample {
+			if pred(d.lexemes) {
+				n++
+			}
+		}
+		return int(math.Round(float64(c.N) * float64(n) / k))
+	}
+
+	// Round trip 2: the postings of each word, and the nearest vectors
+	// to each text's. Round trip 2b: the postings of the kin of the words
+	// that at most memory.KinMaxHeld memories hold (Rank ignores the kin
+	// of the others, as Store.Search does not look them up).
+	type probe struct {
+		w   *word
+		kin bool
+	}
+	var (
+		probes []probe
+		lo, hi []string
+	)
+	for _, w := range words {
+		l, h := w.self.ranges()
+		lo, hi = append(lo, l...), append(hi, h...)
+		for range l {
+			probes = append(probes, probe{w, false})
+		}
+	}
+	const postingsSQL = `SELECT ARRAY(SELECT x.id FROM team_terms x WHERE x.team = $1 AND x.term >= p.lo AND x.term < p.hi
+		ORDER BY x.term DESC, x.id DESC LIMIT $4) FROM unnest($2::text[], $3::text[]) WITH ORDINALITY p(lo, hi, i) ORDER BY p.i`
+	var b pgx.Batch
+	var postings [][]string
+	if len(lo) > 0 {
+		b.Queue(postingsSQL, vis.Team, lo, hi, nominateCap).Query(func(rows pgx.Rows) error {
+			var err error
+			postings, err = pgx.CollectRows(rows, pgx.RowTo[[]string])
+			return err
+		})
+	}
+	near := make([][]doc, len(textVecs))
+	for i, v := range textVecs {
+		if s.hnsw[hnswIndex(model, len(v))] {
+			// pgvector's index of the model; row-level security and the
+			// team filter apply after it, so it scans on until it has
+			// enough rows of this team (iterative scan, pgvector 0.8).
+			b.Queue(`SELECT set_config('hnsw.iterative_scan', 'relaxed_order', false), set_config('hnsw.ef_search', '100', false)`)
+			b.Queue(hnswSQL(model, len(v)), vis.Team, vectorText(v), vectorNominees).Query(func(rows pgx.Rows) error {
+				return readNear(rows, v, &near[i])
+			})
+			continue
+		}
+		if cs == nil || len(v) != len(cs.mean) {
+			// No cells (yet): the sample's nearest stand in.
+			for _, d := range sample {
+				if len(d.vec) == len(v) {
+					near[i] = append(near[i], d)
+				}
+			}
+			continue
+		}
+		b.Queue(`SELECT m.id, `+vecOf+` FROM (SELECT id FROM team_sketches WHERE team = $1 AND model = $2 AND cell = ANY($3)
+			ORDER BY bit_count(sketch # $4::varbit) LIMIT $5) m`,
+			vis.Team, model, cs.nearest(v, cellProbes), cs.sketch(v), sketchCandidates).Query(func(rows pgx.Rows) error {
+			return readNear(rows, v, &near[i])
+		})
+	}
+	if b.Len() > 0 {
+		if err := s.pool.SendBatch(ctx, &b).Close(); err != nil {
+			return nil, c, err
+		}
+	}
+	if len(postings) != len(probes) {
+		return nil, c, fmt.Errorf("read the postings of %d of %d words", len(postings), len(probes))
+	}
+	held := map[*word]int{}
+	for j, p := range probes {
+		held[p.w] = max(held[p.w], len(postings[j]))
+	}
+	lo, hi = nil, nil
+	var kinProbes []probe
+	for _, w := range words {
+		if held[w] > memory.KinMaxHeld {
+			continue
+		}
+		for _, f := range w.kin {
+			l, h := f.ranges()
+			lo, hi = append(lo, l...), append(hi, h...)
+			for range l {
+				kinProbes = append(kinProbes, probe{w, true})
+			}
+		}
+	}
+	if len(lo) > 0 {
+		rows, err := s.pool.Query(ctx, postingsSQL, vis.Team, lo, hi, nominateCap)
+		if err != nil {
+			return nil, c, err
+		}
+		kinPostings, err := pgx.CollectRows(rows, pgx.RowTo[[]string])
+		if err != nil {
+			return nil, c, err
+		}
+		if len(kinPostings) != len(kinProbes) {
+			return nil, c, fmt.Errorf("read the postings of %d of %d kin forms", len(kinPostings), len(kinProbes))
+		}
+		probes, postings = append(probes, kinProbes...), append(postings, kinPostings...)
+	}
+
+	// Each word's holders and its kin's, exact unless a probe was cut short.
+	type found struct {
+		ids   map[string]bool
+		short bool
+	}
+	self, kinOf := map[*word]*found{}, map[*word]*found{}
+	for j, p := range probes {
+		into := self
+		if p.kin {
+			into = kinOf
+		}
+		f := into[p.w]
+		if f == nil {
+			f = &found{}
+			into[p.w] = f
+		}
+		f.short = f.short || len(postings[j]) == nominateCap
+		if f.ids == nil || p.kin {
+			if f.ids == nil {
+				f.ids = map[string]bool{}
+			}
+			for _, id := range postings[j] {
+				f.ids[id] = true
+			}
+		} else { // another lexeme of the same word: holders hold every one
+			keep := map[string]bool{}
+			for _, id := range postings[j] {
+				if f.ids[id] {
+					keep[id] = true
+				}
+			}
+			f.ids = keep
+		}
+	}
+	score := map[string]float64{}
+	for _, w := range words {
+		f := self[w]
+		if f == nil { // a stop word: no memory holds it
+			f = &found{}
+		}
+		df := len(f.ids)
+		if f.short {
+			df = max(df, share(w.holds))
+		}
+		c.Held[w.text] = df
+		for id := range f.ids {
+			score[id] += memory.TermIDF(c.N, df)
+		}
+		if g := kinOf[w]; g != nil {
+			for id := range g.ids {
+				if f.ids[id] {
+					delete(g.ids, id)
+				}
+			}
+			kdf := len(g.ids)
+			if g.short || f.short {
+				kdf = max(kdf, share(w.kinHolds))
+			}
+			c.Kin[w.text] = kdf
+			for id := range g.ids {
+				score[id] += memory.KinWeight * memory.TermIDF(c.N, df+kdf)
+			}
+		}
+	}
+	lexical := make([]string, 0, len(score))
+	for id := range score {
+		lexical = append(lexical, id)
+	}
+	sort.Slice(lexical, func(a, b int) bool {
+		if score[lexical[a]] != score[lexical[b]] {
+			return score[lexical[a]] > score[lexical[b]]
+		}
+		return lexical[a] > lexical[b] // newest first
+	})
+	want := lexical[:min(len(lexical), lexicalNominees)]
+	for i, v := range textVecs {
+		ds := near[i]
+		cos := func(d doc) float32 {
+			var s float32
+			for j := range v {
+				s += v[j] * d.vec[j]
+			}
+			return s
+		}
+		slices.SortFunc(ds, func(a, b doc) int {
+			if x, y := cos(a), cos(b); x != y {
+				if x > y {
+					return -1
+				}
+				return 1
+			}
+			return strings.Compare(a.id, b.id)
+		})
+		for _, d := range ds[:min(len(ds), vectorNominees)] {
+			if !slices.Contains(want, d.id) {
+				want = append(want, d.id)
+			}
+		}
+	}
+
+	// Round trip 3: the nominees whole.
+	rows, err := s.pool.Query(ctx, `SELECT `+mcolumns+`, tsvector_to_array(m.fts), `+vecOf+` FROM team_memories m
+		WHERE m.team = $1 AND m.id = ANY($3) ORDER BY m.id`, vis.Team, model, want)
+	if err != nil {
+		return nil, c, err
+	}
+	defer rows.Close()
+	var docs []doc
+	for rows.Next() {
+		var (
+			d   doc
+			raw []byte
+		)
+		m, err := scan(rows, &d.lexemes, &raw)
+		if err != nil {
+			return nil, c, err
+		}
+		d.id, d.m, d.vec = m.ID, &m, decodeVector(raw)
+		sort.Strings(d.lexemes)
+		docs = append(docs, d)
+	}
+	return docs, c, rows.Err()
+}
+
+// readDocs reads rows of id, sample hash, lexemes and vector, and the last
+// row's hash into last.
+func readDocs(rows pgx.Rows, last *int32) ([]doc, error) {
+	defer rows.Close()
+	var out []doc
+	for rows.Next() {
+		var (
+			d   doc
+			raw []byte
+		)
+		if err := rows.Scan(&d.id, last, &d.lexemes, &raw); err != nil {
+			return nil, err
+		}
+		sort.Strings(d.lexemes)
+		d.vec = decodeVector(raw)
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// readNear reads rows of id and vector, keeping those of v's size.
+func readNear(rows pgx.Rows, v []float32, near *[]doc) error {
+	for rows.Next() {
+		var (
+			d   doc
+			raw []byte
+		)
+		if err := rows.Scan(&d.id, &raw); err != nil {
+			return err
+		}
+		if d.vec = decodeVector(raw); len(d.vec) == len(v) {
+			*near = append(*near, d)
+		}
+	}
+	return rows.Err()
+}
