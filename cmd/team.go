@@ -33,7 +33,7 @@ func teamCommand() *cli.Command {
 					return err
 				}
 				if c.Bool("json") {
-					return printJSON(c, teamInitJSON{r.From, r.To, r.TeamRole, r.Vector})
+					return printJSON(c, teamInitJSON{r.From, r.To, r.TeamRole, r.Vector, r.VectorEnabled})
 				}
 				out := c.App.Writer
 				if r.From == r.To {
@@ -45,10 +45,13 @@ func teamCommand() *cli.Command {
 					fmt.Fprintf(out, "created role %s; give each member's database role access with: acolyte team grant ROLE --team %s\n",
 						r.TeamRole, team)
 				}
-				if r.Vector {
-					fmt.Fprintln(out, "vector extension: available, not yet used; vectors are compared by acolyte")
-				} else {
-					fmt.Fprintln(out, "vector extension: not available on this server; vectors are compared by acolyte")
+				switch {
+				case r.VectorEnabled:
+					fmt.Fprintln(out, "vector extension: enabled; large teams find nearest vectors through an HNSW index per embedding model")
+				case r.Vector:
+					fmt.Fprintln(out, "vector extension: available, but this role may not create it; run team init as a role that may (or CREATE EXTENSION vector); until then search uses acolyte's own vector cells")
+				default:
+					fmt.Fprintln(out, "vector extension: not available on this server; search uses acolyte's own vector cells (see team status)")
 				}
 				return nil
 			},
@@ -226,4 +229,6 @@ type teamInitJSON struct {
 	To       int    `json:"to"`
 	TeamRole string `json:"team_role,omitempty"`
 	Vector   bool   `json:"vector"`
+	// VectorEnabled: init enabled pgvector, with an HNSW index per model.
+	VectorEnabled bool `json:"vector_enabled"`
 }

@@ -15,9 +15,9 @@ import (
 
 // TestTeamScripts runs the scripts of testdata/team against a real
 // PostgreSQL server: one server, a fresh database per script, and two
-// login roles, alice in team red and bob in team blue. Scripts get
-// ADMIN_DB (the superuser, for team init), ALICE_DB, BOB_DB and
-// CAROL_DB (carol, in no team).
+// login roles, alice and dave in team red and bob in team blue. Scripts
+// get ADMIN_DB (the superuser, for team init), ALICE_DB, DAVE_DB, BOB_DB
+// and CAROL_DB (carol, in no team).
 func TestTeamScripts(t *testing.T) {
 	srv := pgtest.Start(t)
 	for _, team := range []string{"red", "blue"} {
@@ -27,6 +27,7 @@ func TestTeamScripts(t *testing.T) {
 	}
 	srv.Admin(t, "postgres",
 		"CREATE ROLE alice LOGIN", "GRANT acolyte_team_red TO alice",
+		"CREATE ROLE dave LOGIN", "GRANT acolyte_team_red TO dave",
 		"CREATE ROLE bob LOGIN", "GRANT acolyte_team_blue TO bob",
 		// carol starts in no team; admin.txtar grants and revokes her.
 		"CREATE ROLE carol LOGIN")
@@ -36,6 +37,7 @@ func TestTeamScripts(t *testing.T) {
 			db := srv.NewDatabase(env.T().(testing.TB))
 			env.Setenv("ADMIN_DB", srv.URL("postgres", db))
 			env.Setenv("ALICE_DB", srv.URL("alice", db))
+			env.Setenv("DAVE_DB", srv.URL("dave", db))
 			env.Setenv("BOB_DB", srv.URL("bob", db))
 			env.Setenv("CAROL_DB", srv.URL("carol", db))
 			env.Setenv("ACOLYTE_HOME", filepath.Join(env.WorkDir, ".acolyte-home"))
