@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 )
@@ -445,6 +446,14 @@ func (w *Workspace) preCommit(ctx context.Context) (HookResult, error) {
 	if err != nil {
 		return res, fmt.Errorf("the staged %w; fix it, git add it, and commit again", err)
 	}
+	// A hand edit that a command imported before this commit is stamped in
+	// the commit as in the worktree, at the same time, so the two agree.
+	pending, err := w.pendingHandEdits(ctx)
+	if err != nil {
+		return res, err
+	}
+	now := time.Now()
+	current = stampHandEdits(current, pending, now)
 	next := Refresh(current, d.Memories)
 	encoded := format.Encode(next)
 	lines := lineNumbers(encoded)
@@ -469,7 +478,7 @@ func (w *Workspace) preCommit(ctx context.Context) (HookResult, error) {
 		res.Changes, res.Staged = Diff(current, next), true
 	}
 	// The worktree may hold more (unstaged edits); it follows its own files.
-	synced, err := w.Sync(ctx)
+	synced, err := w.sync(ctx, pending, now)
 	res.Import = synced.Import
 	res.Warnings = append(res.Warnings, synced.Refused...)
 	return res, err

@@ -222,6 +222,9 @@ func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
 			out.Skipped = true
 		} else {
 			out.Warnings = d.Warnings()
+			if err := w.recordHandEdits(ctx, d.Memories); err != nil {
+				return err
+			}
 			if out.ReplaceStats, err = w.store.ReplaceScope(ctx, memory.ScopeProject, w.Repo.Root, d.Memories); err != nil {
 				return err
 			}
@@ -234,24 +237,54 @@ func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
 // readForWrite reads the memories file for a writer: an id on two lines is
 // resolved (and told to Warn, since the write drops the other line), and an
 // invalid line refuses the write, naming the line, so that no write loses
-// it silently.
-func (w *Workspace) readForWrite(path string) ([]memory.Memory, error) {
+// it silently. It also returns the file's content hash.
+func (w *Workspace) readForWrite(path string) ([]memory.Memory, string, error) {
 	data, err := os.ReadFile(path)
+	hash, herr := fileHash(data, err)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, hash, nil
 	}
-	if err != nil {
-		return nil, fmt.Errorf("reading project memories: %w", err)
+	if herr != nil {
+		return nil, "", fmt.Errorf("reading project memories: %w", herr)
 	}
 	d, err := format.DecodeAll(format.Dir+"/"+format.MemoriesFile, data)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if len(d.Invalid) > 0 {
-		return nil, d.Invalid[0]
+		return nil, "", d.Invalid[0]
 	}
 	w.warn(d.Warnings())
-	return d.Memories, nil
+	return d.Memories, hash, nil
+}
+
+// handEditsToStamp is what a write of mems, just read from the file with
+// content hash hash, stamps: the hand edits imports recorded and, when the
+// file changed since the last import, those it holds against the index,
+// which the write is about to overwrite. The second list is read only then,
+// so a write after an import costs one state read more.
+func (w *Workspace) handEditsToStamp(ctx context.Context, mems []memory.Memory, hash string) (map[string]time.Time, error) {
+	pending, err := w.pendingHandEdits(ctx)
+	if err != nil {
+		return nil, err
+	}
+	last, err := w.store.GetState(ctx, w.stateKey())
+	if err != nil {
+		return nil, err
+	}
+	if lastHash, _, _ := parseImportState(last); lastHash == hash {
+		return pending, nil
+	}
+	indexed, err := w.store.List(ctx, w.vis, memory.Filter{Scope: memory.ScopeProject})
+	if err != nil {
+		return nil, err
+	}
+	found := handEdits(mems, indexed)
+	if pending == nil {
+		return found, nil
+	}
+	maps.Copy(pending, found)
+	return pending, nil
 }
 
 // locked runs fn holding the .acolyte/ lock. Without a .acolyte/ directory
@@ -282,7 +315,13 @@ func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]me
 	}
 	err := w.locked(ctx, func() error {
 		path := format.MemoriesPath(w.Repo.Root)
-		mems, err := w.readForWrite(path)
+		mems, hash, err := w.readForWrite(path)
+		if err != nil {
+			return err
+		}
+		// A write rewrites every line and puts them in the index, so it is
+		// where hand edits get their stamp, or they would be lost.
+		pending, err := w.handEditsToStamp(ctx, mems, hash)
 		if err != nil {
 			return err
 		}
@@ -290,6 +329,7 @@ func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]me
 		if err != nil {
 			return err
 		}
+		next = stampHandEdits(next, pending, time.Now())
 		if err := format.WriteFile(path, next); err != nil {
 			return err
 		}
@@ -297,11 +337,17 @@ func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]me
 		if stats, err = w.store.ReplaceScope(ctx, memory.ScopeProject, w.Repo.Root, next); err != nil {
 			return fmt.Errorf("%s was written but the index was not updated (the next command retries): %w", path, err)
 		}
-		hash, err := hashFile(path)
+		written, err := hashFile(path)
 		if err != nil {
 			return err
 		}
-		return w.store.SetState(ctx, w.stateKey(), hash)
+		if err := w.store.SetState(ctx, w.stateKey(), written); err != nil {
+			return err
+		}
+		if len(pending) > 0 {
+			return w.setPendingHandEdits(ctx, nil)
+		}
+		return nil
 	})
 	return stats, err
 }
@@ -451,6 +497,17 @@ type Synced struct {
 // time. A refused rule or seed is left out and reported in Refused; it is
 // not an error, so the others are still written.
 func (w *Workspace) Sync(ctx context.Context) (Synced, error) {
+	pending, err := w.pendingHandEdits(ctx)
+	if err != nil {
+		return Synced{}, err
+	}
+	return w.sync(ctx, pending, time.Now())
+}
+
+// sync is Sync given the pending hand edits and the time they are stamped
+// with, which the pre-commit hook shares so that the commit it stamps and
+// the worktree agree.
+func (w *Workspace) sync(ctx context.Context, pending map[string]time.Time, now time.Time) (Synced, error) {
 	d, err := DeriveWorktree(w.Repo.Root)
 	if err != nil {
 		return Synced{}, err
@@ -470,6 +527,8 @@ func (w *Workspace) Sync(ctx context.Context) (Synced, error) {
 	// is how a hand edit that kept its updated time is told apart. While
 	// the file is what was last imported there is nothing to tell apart,
 	// and the pre-commit hook, which syncs on every commit, reads no rows.
+	// A command that ran since the edit imported it already, and left it
+	// in the pending hand edits instead, which change stamps.
 	last, err := w.store.GetState(ctx, w.stateKey())
 	if err != nil {
 		return out, err
@@ -480,12 +539,12 @@ func (w *Workspace) Sync(ctx context.Context) (Synced, error) {
 			return out, err
 		}
 	}
-	current = MarkHandEdits(current, indexed, time.Now())
+	current = stampHandEdits(MarkHandEdits(current, indexed, now), pending, now)
 	// Comparing bytes, not memories, also rewrites a file that a union
 	// merge left out of order.
 	if next := Refresh(current, derived); (len(raw) > 0 || len(next) > 0) && !bytes.Equal(raw, format.Encode(next)) {
 		out.Import.ReplaceStats, err = w.change(ctx, func(mems []memory.Memory) ([]memory.Memory, error) {
-			mems = MarkHandEdits(mems, indexed, time.Now())
+			mems = stampHandEdits(MarkHandEdits(mems, indexed, now), pending, now)
 			next := Refresh(mems, derived)
 			out.Changes = Diff(mems, next)
 			return next, nil
