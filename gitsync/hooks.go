@@ -446,14 +446,16 @@ func (w *Workspace) preCommit(ctx context.Context) (HookResult, error) {
 	if err != nil {
 		return res, fmt.Errorf("the staged %w; fix it, git add it, and commit again", err)
 	}
-	// A hand edit that a command imported before this commit is stamped in
-	// the commit as in the worktree, at the same time, so the two agree.
-	pending, err := w.pendingHandEdits(ctx)
+	// A hand edit is stamped in the commit as in the worktree, at the same
+	// time, so the two agree: one a command imported before this commit,
+	// and, while the staged file is not what was last imported, one the
+	// index still tells apart.
+	edits, err := w.handEditsToStamp(ctx, current, sha256Hex(staged))
 	if err != nil {
 		return res, err
 	}
 	now := time.Now()
-	current = stampHandEdits(current, pending, now)
+	current = stampHandEdits(current, edits, now)
 	next := Refresh(current, d.Memories)
 	encoded := format.Encode(next)
 	lines := lineNumbers(encoded)
@@ -478,7 +480,7 @@ func (w *Workspace) preCommit(ctx context.Context) (HookResult, error) {
 		res.Changes, res.Staged = Diff(current, next), true
 	}
 	// The worktree may hold more (unstaged edits); it follows its own files.
-	synced, err := w.sync(ctx, pending, now)
+	synced, err := w.sync(ctx, edits, now)
 	res.Import = synced.Import
 	res.Warnings = append(res.Warnings, synced.Refused...)
 	return res, err

@@ -258,11 +258,11 @@ func (w *Workspace) readForWrite(path string) ([]memory.Memory, string, error) {
 	return d.Memories, hash, nil
 }
 
-// handEditsToStamp is what a write of mems, just read from the file with
-// content hash hash, stamps: the hand edits imports recorded and, when the
-// file changed since the last import, those it holds against the index,
-// which the write is about to overwrite. The second list is read only then,
-// so a write after an import costs one state read more.
+// handEditsToStamp is what a write of mems, read from a file with content
+// hash hash, stamps: the hand edits imports recorded and, when the file is
+// not what was last imported, those it holds against the index, which the
+// write is about to overwrite. The index's rows are read only then, so
+// after an import this costs two state reads.
 func (w *Workspace) handEditsToStamp(ctx context.Context, mems []memory.Memory, hash string) (map[string]time.Time, error) {
 	pending, err := w.pendingHandEdits(ctx)
 	if err != nil {
@@ -272,7 +272,7 @@ func (w *Workspace) handEditsToStamp(ctx context.Context, mems []memory.Memory, 
 	if err != nil {
 		return nil, err
 	}
-	if lastHash, _, _ := parseImportState(last); lastHash == hash {
+	if lastHash, _, _ := parseImportState(last); lastHash == hash || len(mems) == 0 {
 		return pending, nil
 	}
 	indexed, err := w.store.List(ctx, w.vis, memory.Filter{Scope: memory.ScopeProject})
