@@ -148,23 +148,30 @@ func (w *Workspace) setPendingHandEdits(ctx context.Context, edits map[string]ti
 	return w.store.SetState(ctx, w.handEditsKey(), string(raw))
 }
 
-// recordHandEdits runs in an import, before the index takes file: it adds
-// the hand edits of file against the index to the pending ones and keeps
-// only those file still holds with their recorded updated time. Imports
-// run only when the file's bytes changed, so this costs no read on the
-// hooks' nothing-changed path.
-func (w *Workspace) recordHandEdits(ctx context.Context, file []memory.Memory) error {
-	indexed, err := w.store.List(ctx, w.vis, memory.Filter{Scope: memory.ScopeProject})
-	if err != nil {
-		return err
-	}
+// recordHandEdits runs in an import, after the index took file: it adds
+// the memories the import found revised in place (sqlite.ReplaceStats'
+// Revised: content or topic changed, updated time kept) to the pending
+// hand edits, and keeps only those file still holds with their recorded
+// updated time. The store finds them while it compares the file with the
+// index anyway, so this costs no read of its own, and imports run only
+// when the file's bytes changed: nothing on the hooks' nothing-changed path.
+func (w *Workspace) recordHandEdits(ctx context.Context, file []memory.Memory, revised []string) error {
 	pending, err := w.pendingHandEdits(ctx)
 	if err != nil {
 		return err
 	}
-	found := handEdits(file, indexed)
-	if len(found) == 0 && len(pending) == 0 {
+	if len(revised) == 0 && len(pending) == 0 {
 		return nil
+	}
+	isRevised := make(map[string]bool, len(revised))
+	for _, id := range revised {
+		isRevised[id] = true
+	}
+	found := make(map[string]time.Time, len(revised))
+	for _, m := range file {
+		if isRevised[m.ID] && !IsDerived(m) {
+			found[m.ID] = m.UpdatedAt
+		}
 	}
 	next := make(map[string]time.Time, len(pending)+len(found))
 	for _, m := range file {

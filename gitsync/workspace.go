@@ -222,10 +222,10 @@ func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
 			out.Skipped = true
 		} else {
 			out.Warnings = d.Warnings()
-			if err := w.recordHandEdits(ctx, d.Memories); err != nil {
+			if out.ReplaceStats, err = w.store.ReplaceScope(ctx, memory.ScopeProject, w.Repo.Root, d.Memories); err != nil {
 				return err
 			}
-			if out.ReplaceStats, err = w.store.ReplaceScope(ctx, memory.ScopeProject, w.Repo.Root, d.Memories); err != nil {
+			if err := w.recordHandEdits(ctx, d.Memories, out.Revised); err != nil {
 				return err
 			}
 		}

@@ -308,6 +308,11 @@ type ReplaceStats struct {
 	Unchanged int `json:"unchanged"`
 	// Warning is set when some memories could not be embedded.
 	Warning string `json:"warning,omitempty"`
+	// Revised lists the memories that kept their updated time while their
+	// content or topic changed: what a hand edit of a .acolyte/ file looks
+	// like, which gitsync stamps. Content is compared by ContentHash, so a
+	// change of case or spacing alone is not one.
+	Revised []string `json:"-"`
 }
 
 // ReplaceScope makes the memories of one scope and key exactly ms: new ids
@@ -370,6 +375,9 @@ func (s *Store) replace(ctx context.Context, ms []memory.Memory, within *scopeRe
 		}
 		if ok {
 			st.Updated++
+			if sameTime(e.updated, m.UpdatedAt) && (e.hash != memory.ContentHash(m.Content) || e.topic != m.Topic) {
+				st.Revised = append(st.Revised, m.ID)
+			}
 		} else {
 			st.Added++
 		}
