@@ -310,14 +310,31 @@ func (s *Store) searchIndexed(ctx context.Context, vis memory.Visibility, q memo
 			}
 		}
 	}
+	wordVec := func(w string) []float32 {
+		if wordVecs == nil {
+			return nil
+		}
+		return wordVecs[slices.IndexFunc(words, func(x *word) bool { return x.text == w })]
+	}
+	best := rankTexts(q, texts, terms, held, kin, wordVec, textVecs,
+		func(rt []memory.RankTerm, qv []float32, noFloor bool) map[int]float64 {
+			return memory.RankCandidates(rdocs, rt, qv, noFloor, c)
+		})
+	return s.results(ctx, vis, ids, best, known, limit)
+}
+
+// rankTexts ranks with rank for each of a query's texts (terms[i] are the
+// words of texts[i]; held and kin, by word, the positions of the docs that
+// hold it or a kin of it) and keeps each doc's best score, as the local
+// store merges the texts of one query. Both search paths share it.
+func rankTexts(q memory.Query, texts []string, terms [][]string, held, kin map[string][]int, wordVec func(string) []float32,
+	textVecs [][]float32, rank func(rt []memory.RankTerm, qv []float32, noFloor bool) map[int]float64) map[int]float64 {
 	best := map[int]float64{}
 	for i := range texts {
+		wholes := memory.IdentifierWholes(texts[i])
 		rt := make([]memory.RankTerm, len(terms[i]))
 		for j, w := range terms[i] {
-			rt[j] = memory.RankTerm{Word: w, Held: held[w], Kin: kin[w], Whole: slices.Contains(memory.IdentifierWholes(texts[i]), w)}
-			if wordVecs != nil {
-				rt[j].Vec = wordVecs[slices.IndexFunc(words, func(x *word) bool { return x.text == w })]
-			}
+			rt[j] = memory.RankTerm{Word: w, Held: held[w], Kin: kin[w], Whole: slices.Contains(wholes, w), Vec: wordVec(w)}
 		}
 		var qv []float32
 		if textVecs != nil {
@@ -329,11 +346,11 @@ func (s *Store) searchIndexed(ctx context.Context, vis memory.Visibility, q memo
 			// judges words.
 			rt, noFloor = nil, true
 		}
-		for at, score := range memory.RankCandidates(rdocs, rt, qv, noFloor, c) {
+		for at, score := range rank(rt, qv, noFloor) {
 			best[at] = max(best[at], score)
 		}
 	}
-	return s.results(ctx, vis, ids, best, known, limit)
+	return best
 }
 
 // nominate reads the candidates of a team larger than wholeTeam from the

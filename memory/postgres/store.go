@@ -587,29 +587,16 @@ func (s *Store) searchScan(ctx context.Context, vis memory.Visibility, q memory.
 		}
 	}
 
-	best := map[int]float64{}
-	for i := range texts {
-		rt := make([]memory.RankTerm, len(terms[i]))
-		for j, w := range terms[i] {
-			rt[j] = memory.RankTerm{Word: w, Held: held[w], Kin: kin[w], Whole: slices.Contains(memory.IdentifierWholes(texts[i]), w)}
-			if wordVecs != nil {
-				rt[j].Vec = wordVecs[slices.Index(words, w)]
-			}
+	wordVec := func(w string) []float32 {
+		if wordVecs == nil {
+			return nil
 		}
-		var qv []float32
-		if textVecs != nil {
-			qv = textVecs[i]
-		}
-		noFloor := q.NoFloor
-		if q.Method == memory.MethodVector {
-			// As the local store: no word evidence, and no floor, which
-			// judges words.
-			rt, noFloor = nil, true
-		}
-		for at, score := range memory.Rank(docs, rt, qv, noFloor) {
-			best[at] = max(best[at], score)
-		}
+		return wordVecs[slices.Index(words, w)]
 	}
+	best := rankTexts(q, texts, terms, held, kin, wordVec, textVecs,
+		func(rt []memory.RankTerm, qv []float32, noFloor bool) map[int]float64 {
+			return memory.Rank(docs, rt, qv, noFloor)
+		})
 	return s.results(ctx, vis, ids, best, nil, limit)
 }
 
