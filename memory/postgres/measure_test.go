@@ -1,8 +1,6 @@
 package postgres_test
 
 import (
-	"bufio"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +8,7 @@ import (
 	"time"
 
 	"github.com/acolyte-dev/acolyte/memory"
+	"github.com/acolyte-dev/acolyte/memory/bench"
 	"github.com/acolyte-dev/acolyte/memory/embed/static"
 	"github.com/acolyte-dev/acolyte/memory/postgres"
 	"github.com/acolyte-dev/acolyte/memory/postgres/pgtest"
@@ -24,33 +23,12 @@ import (
 //
 //	ACOLYTE_LOCOMO_DIR=../shared/bench/locomo-dev go test -run TestMeasureTextSearchConfig -v ./memory/postgres/
 func TestMeasureTextSearchConfig(t *testing.T) {
-	dir := os.Getenv("ACOLYTE_LOCOMO_DIR")
-	if dir == "" {
-		t.Skip("set ACOLYTE_LOCOMO_DIR to the LoCoMo dev split to measure")
-	}
-	type doc struct{ ID, Group, Content string }
-	type query struct {
-		Group, Query string
-		Relevant     []string
-	}
-	docs := readJSONL[doc](t, filepath.Join(dir, "corpus.jsonl"))
-	queries := readJSONL[query](t, filepath.Join(dir, "queries.jsonl"))
+	docs, queries := locomoDev(t)
 	c := start(t)
 	ctx := t.Context()
 
-	recall := func(search func(q query) []memory.Result, idOf map[string]string) float64 {
-		hits := 0.0
-		for _, q := range queries {
-			rs := search(q)
-			found := 0
-			for _, r := range rs {
-				if slices.Contains(q.Relevant, idOf[r.ID]) {
-					found++
-				}
-			}
-			hits += float64(found) / float64(len(q.Relevant))
-		}
-		return hits / float64(len(queries))
+	recall := func(search func(q bench.Query) []memory.Result, idOf map[string]string) float64 {
+		return recallOf(queries, search, idOf)
 	}
 	team := func(group string) string { return "g" + filterName(group) }
 
@@ -70,7 +48,7 @@ func TestMeasureTextSearchConfig(t *testing.T) {
 			}
 			localIDs[a.Memory.ID] = d.ID
 		}
-		r := recall(func(q query) []memory.Result {
+		r := recall(func(q bench.Query) []memory.Result {
 			rs, err := local.Search(ctx, memory.Visibility{ProjectKey: q.Group}, memory.Query{Text: q.Query, Filter: memory.Filter{Limit: 5}})
 			if err != nil {
 				t.Fatal(err)
@@ -94,7 +72,7 @@ func TestMeasureTextSearchConfig(t *testing.T) {
 			c.srv.Admin(t, db, "ALTER TABLE team_memories DROP COLUMN fts",
 				"ALTER TABLE team_memories ADD COLUMN fts tsvector GENERATED ALWAYS AS (to_tsvector('"+cfg+"', lexical)) STORED")
 			postgres.SetTextSearchConfig(s, cfg)
-			r := recall(func(q query) []memory.Result {
+			r := recall(func(q bench.Query) []memory.Result {
 				rs, err := s.Search(ctx, memory.Visibility{Team: team(q.Group)}, memory.Query{Text: q.Query, Filter: memory.Filter{Limit: 5}})
 				if err != nil {
 					t.Fatal(err)
@@ -117,24 +95,39 @@ func filterName(s string) string {
 	return string(out)
 }
 
-func readJSONL[T any](t *testing.T, path string) []T {
+// locomoDev reads the LoCoMo dev split from ACOLYTE_LOCOMO_DIR, and skips
+// the measurement when it is unset.
+func locomoDev(t *testing.T) ([]bench.Doc, []bench.Query) {
 	t.Helper()
-	f, err := os.Open(path)
+	dir := os.Getenv("ACOLYTE_LOCOMO_DIR")
+	if dir == "" {
+		t.Skip("set ACOLYTE_LOCOMO_DIR to the LoCoMo dev split to measure")
+	}
+	docs, err := bench.ReadJSONL[bench.Doc](filepath.Join(dir, "corpus.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	var out []T
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var v T
-		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, v)
+	queries, err := bench.ReadJSONL[bench.Query](filepath.Join(dir, "queries.jsonl"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	return out
+	return docs, queries
+}
+
+// recallOf is the mean recall over queries of what search returns, whose
+// ids idOf maps to corpus ids.
+func recallOf(queries []bench.Query, search func(bench.Query) []memory.Result, idOf map[string]string) float64 {
+	hits := 0.0
+	for _, q := range queries {
+		found := 0
+		for _, r := range search(q) {
+			if slices.Contains(q.Relevant, idOf[r.ID]) {
+				found++
+			}
+		}
+		hits += float64(found) / float64(len(q.Relevant))
+	}
+	return hits / float64(len(queries))
 }
 
 // TestMeasureTeamRecall is the measurement behind the team search's paths:
@@ -148,32 +141,12 @@ func readJSONL[T any](t *testing.T, path string) []T {
 //
 //	ACOLYTE_LOCOMO_DIR=../shared/bench/locomo-dev go test -run TestMeasureTeamRecall -v ./memory/postgres/
 func TestMeasureTeamRecall(t *testing.T) {
-	dir := os.Getenv("ACOLYTE_LOCOMO_DIR")
-	if dir == "" {
-		t.Skip("set ACOLYTE_LOCOMO_DIR to the LoCoMo dev split to measure")
-	}
-	type doc struct{ ID, Group, Content string }
-	type query struct {
-		Group, Query string
-		Relevant     []string
-	}
-	docs := readJSONL[doc](t, filepath.Join(dir, "corpus.jsonl"))
-	queries := readJSONL[query](t, filepath.Join(dir, "queries.jsonl"))
+	docs, queries := locomoDev(t)
 	ctx := t.Context()
 	e := static.New()
 	team := func(group string) string { return "g" + filterName(group) }
-	recall := func(search func(q query) []memory.Result, idOf map[string]string) float64 {
-		hits := 0.0
-		for _, q := range queries {
-			found := 0
-			for _, r := range search(q) {
-				if slices.Contains(q.Relevant, idOf[r.ID]) {
-					found++
-				}
-			}
-			hits += float64(found) / float64(len(q.Relevant))
-		}
-		return hits / float64(len(queries))
+	recall := func(search func(q bench.Query) []memory.Result, idOf map[string]string) float64 {
+		return recallOf(queries, search, idOf)
 	}
 
 	local, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "m.db"), e)
@@ -189,7 +162,7 @@ func TestMeasureTeamRecall(t *testing.T) {
 		}
 		localIDs[a.Memory.ID] = d.ID
 	}
-	t.Logf("local SQLite                        recall@5 %.3f", recall(func(q query) []memory.Result {
+	t.Logf("local SQLite                        recall@5 %.3f", recall(func(q bench.Query) []memory.Result {
 		rs, err := local.Search(ctx, memory.Visibility{ProjectKey: q.Group}, memory.Query{Text: q.Query, Filter: memory.Filter{Limit: 5}})
 		if err != nil {
 			t.Fatal(err)
@@ -219,7 +192,7 @@ func TestMeasureTeamRecall(t *testing.T) {
 		}
 		teamIDs[a.Memory.ID] = d.ID
 	}
-	search := func(q query) []memory.Result {
+	search := func(q bench.Query) []memory.Result {
 		rs, err := s.Search(ctx, memory.Visibility{Team: team(q.Group)}, memory.Query{Text: q.Query, Filter: memory.Filter{Limit: 5}})
 		if err != nil {
 			t.Fatal(err)
@@ -247,18 +220,8 @@ func TestMeasureTeamRecall(t *testing.T) {
 //
 //	ACOLYTE_PGLITE=1 ACOLYTE_LOCOMO_DIR=../shared/bench/locomo-dev go test -run TestMeasureTeamRecallPGlite -v ./memory/postgres/
 func TestMeasureTeamRecallPGlite(t *testing.T) {
-	dir := os.Getenv("ACOLYTE_LOCOMO_DIR")
-	if dir == "" {
-		t.Skip("set ACOLYTE_LOCOMO_DIR to the LoCoMo dev split to measure")
-	}
+	docs, queries := locomoDev(t)
 	url := pgtest.StartPGlite(t)
-	type doc struct{ ID, Group, Content string }
-	type query struct {
-		Group, Query string
-		Relevant     []string
-	}
-	docs := readJSONL[doc](t, filepath.Join(dir, "corpus.jsonl"))
-	queries := readJSONL[query](t, filepath.Join(dir, "queries.jsonl"))
 	ctx := t.Context()
 	e := static.New()
 	team := func(group string) string { return "g" + filterName(group) }
@@ -291,21 +254,13 @@ func TestMeasureTeamRecallPGlite(t *testing.T) {
 		t.Fatal("no HNSW index of the model after init")
 	}
 	recall := func() float64 {
-		hits := 0.0
-		for _, q := range queries {
+		return recallOf(queries, func(q bench.Query) []memory.Result {
 			rs, err := s.Search(ctx, memory.Visibility{Team: team(q.Group)}, memory.Query{Text: q.Query, Filter: memory.Filter{Limit: 5}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			found := 0
-			for _, r := range rs {
-				if slices.Contains(q.Relevant, teamIDs[r.ID]) {
-					found++
-				}
-			}
-			hits += float64(found) / float64(len(q.Relevant))
-		}
-		return hits / float64(len(queries))
+			return rs
+		}, teamIDs)
 	}
 	timed := func() (float64, float64) {
 		start := time.Now()
