@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -108,9 +107,7 @@ func (s *Server) cmd(name string, args ...string) *exec.Cmd {
 	cmd := exec.Command(name, args...)
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
 	if s.user != nil {
-		uid, _ := strconv.Atoi(s.user.Uid)
-		gid, _ := strconv.Atoi(s.user.Gid)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+		runAs(cmd, s.user)
 		cmd.Dir = s.dir
 	}
 	return cmd
