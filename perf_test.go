@@ -133,15 +133,7 @@ func BenchmarkProcessBaseline(b *testing.B) {
 func BenchmarkSearchProcess(b *testing.B) {
 	for _, n := range []int{1_000, 10_000, 100_000} {
 		b.Run(fmt.Sprintf("memories=%d", n), func(b *testing.B) {
-			home := b.TempDir()
-			s, err := sqlite.Open(context.Background(), filepath.Join(home, "acolyte.db"), static.New())
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := s.ReplaceScope(context.Background(), memory.ScopeUser, "", facts(n)); err != nil {
-				b.Fatal(err)
-			}
-			s.Close()
+			home := userHome(b, n)
 			dir := b.TempDir()
 			// The first search after a write rebuilds the catalog; that
 			// case is BenchmarkSearchAfterWrite. Here the store is at rest,
@@ -159,15 +151,7 @@ func BenchmarkSearchProcess(b *testing.B) {
 // memories right after another process remembered one more, so the search
 // catalog must be brought up to date first.
 func BenchmarkSearchAfterWrite(b *testing.B) {
-	home := b.TempDir()
-	s, err := sqlite.Open(context.Background(), filepath.Join(home, "acolyte.db"), static.New())
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := s.ReplaceScope(context.Background(), memory.ScopeUser, "", facts(10_000)); err != nil {
-		b.Fatal(err)
-	}
-	s.Close()
+	home := userHome(b, 10_000)
 	dir := b.TempDir()
 	run(b, dir, home, "search", "--limit", "5", "how does the cache handle large uploads")
 	i := 0
@@ -320,15 +304,7 @@ func BenchmarkFirstImportLarge(b *testing.B) {
 // hung within the one second acolyte waits for a team database (cmd's
 // teamWait) plus that search time, not pgx's 5 s connect timeout.
 func BenchmarkSearchTeamOutage(b *testing.B) {
-	home := b.TempDir()
-	s, err := sqlite.Open(context.Background(), filepath.Join(home, "acolyte.db"), static.New())
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := s.ReplaceScope(context.Background(), memory.ScopeUser, "", facts(10_000)); err != nil {
-		b.Fatal(err)
-	}
-	s.Close()
+	home := userHome(b, 10_000)
 	dir := b.TempDir()
 	search := []string{"search", "--limit", "5", "how does the cache handle large uploads"}
 	team := func(url string) []string { return append([]string{"--team-db", url, "--team", "platform"}, search...) }
@@ -475,4 +451,20 @@ func BenchmarkTeamWritersConcurrent(b *testing.B) {
 		}
 		b.StartTimer()
 	}
+}
+
+// userHome is an acolyte home whose store holds n user memories, embedded
+// by the default embedder.
+func userHome(b *testing.B, n int) string {
+	b.Helper()
+	home := b.TempDir()
+	s, err := sqlite.Open(context.Background(), filepath.Join(home, "acolyte.db"), static.New())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.ReplaceScope(context.Background(), memory.ScopeUser, "", facts(n)); err != nil {
+		b.Fatal(err)
+	}
+	return home
 }
