@@ -117,6 +117,66 @@ func testLargeTeam(t *testing.T, c *cluster) {
 		}
 	}
 
+	// A search filtered by kind or topic takes the same path over the
+	// memories of that kind or topic, which are its crowd (as they are the
+	// scan's): it finds only them, and what the scan finds. About 400 of
+	// the 1203 become rules and 120 take the topic "ops", so neither is
+	// read whole (40).
+	if _, err := conn.Exec(ctx, `UPDATE team_memories SET kind = 'rule' WHERE sample % 3 = 0 OR id = $1`, espresso); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `UPDATE team_memories SET topic = 'ops' WHERE sample % 5 = 1 OR id = $1`, window); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		query, want string
+		filter      memory.Filter
+	}{
+		{"descaling", espresso, memory.Filter{Kind: memory.KindRule}},
+		{"barista cappuccino", espresso, memory.Filter{Kind: memory.KindRule}},
+		{"how do I reach the staging database", "", memory.Filter{Kind: memory.KindRule}},
+		{"billing queue and the docker runner on friday", "", memory.Filter{Kind: memory.KindRule}},
+		{"when can we upgrade kubernetes", window, memory.Filter{Topic: "ops"}},
+		{"what about lokodoni and staging with hibe", "", memory.Filter{Topic: "ops"}},
+		{"staging database", "", memory.Filter{Kind: memory.KindStored, Topic: "ops"}},
+	} {
+		filtered := func() []memory.Result {
+			t.Helper()
+			rs, err := s.Search(ctx, vis, memory.Query{Text: tc.query, NoFloor: true, Filter: tc.filter})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return rs
+		}
+		scans := postgres.Scans(s)
+		got := filtered()
+		if n := postgres.Scans(s) - scans; n != 0 {
+			t.Errorf("%q %+v: the search read the whole team, not the indexes", tc.query, tc.filter)
+		}
+		postgres.SetScanOnly(s, true)
+		scan := filtered()
+		postgres.SetScanOnly(s, false)
+		if len(got) == 0 || len(got) != len(scan) {
+			t.Errorf("%q %+v: the large-team path found %d, the scan %d", tc.query, tc.filter, len(got), len(scan))
+			continue
+		}
+		same := 0
+		for _, r := range got {
+			if (tc.filter.Kind != "" && r.Kind != tc.filter.Kind) || (tc.filter.Topic != "" && r.Topic != tc.filter.Topic) {
+				t.Errorf("%q %+v: found %s of kind %s and topic %q", tc.query, tc.filter, r.ID, r.Kind, r.Topic)
+			}
+			if slices.ContainsFunc(scan, func(x memory.Result) bool { return x.ID == r.ID }) {
+				same++
+			}
+		}
+		if same < min(7, len(scan)) || got[0].ID != scan[0].ID {
+			t.Errorf("%q %+v: the large-team path found %v, the scan %v: %d in common", tc.query, tc.filter, got, scan, same)
+		}
+		if tc.want != "" && got[0].ID != tc.want {
+			t.Errorf("%q %+v: the large-team path found %s first, want %s", tc.query, tc.filter, got[0].ID, tc.want)
+		}
+	}
+
 	// A vector left without a sketch (a writer racing the one that cut
 	// the cells) gets it back from reindex.
 	if _, err := conn.Exec(ctx, `DELETE FROM team_sketches WHERE id = $1`, espresso); err != nil {
