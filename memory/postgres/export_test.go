@@ -52,5 +52,10 @@ func UsesHNSW(s *Store, model string, dim int) bool { return s.hnsw[hnswIndex(mo
 // HNSWQuery is the query a search sends for a model's nearest vectors.
 func HNSWQuery(model string, dim int) string { return hnswSQL(model, dim, "") }
 
+// HNSWKindQuery is that query for a search filtered by the kind $4.
+func HNSWKindQuery(model string, dim int) string {
+	return hnswSQL(model, dim, filterSQL(memory.Filter{Kind: memory.KindRule}, "f", 4))
+}
+
 // ForgetCells empties s's cache of centroids, as a new process starts.
 func ForgetCells(s *Store) { s.cells = &cellCache{} }
