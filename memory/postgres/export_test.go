@@ -54,7 +54,7 @@ func HNSWQuery(model string, dim int) string { return hnswSQL(model, dim, "") }
 
 // HNSWKindQuery is that query for a search filtered by the kind $4.
 func HNSWKindQuery(model string, dim int) string {
-	return hnswSQL(model, dim, filterSQL(memory.Filter{Kind: memory.KindRule}, "f", 4))
+	return hnswSQL(model, dim, filterByID(memory.Filter{Kind: memory.KindRule}, "team_embeddings.id", 4))
 }
 
 // ForgetCells empties s's cache of centroids, as a new process starts.

@@ -62,8 +62,8 @@ var mcolumns = "m." + strings.ReplaceAll(columns, ", ", ", m.")
 // memories of that kind and topic only: they are the crowd (size, word
 // counts, vectors' spread), as the local store's view of a kind
 // (memory/sqlite, catalog.view) and searchScan's WHERE make them, so the
-// three rank a filtered search alike. Every read filters in its SQL (a
-// join on team_memories.kind/topic), not after it: over-fetching and
+// three rank a filtered search alike. Every read filters in its SQL (on
+// team_memories.kind/topic; filterByID), not after it: over-fetching and
 // filtering in Go would lose a rare kind's memories to the caps (500
 // postings, 300 sketches, 60 HNSW rows), which a filter in the query
 // applies after it instead.
@@ -407,12 +407,9 @@ func (s *Store) nominate(ctx context.Context, vis memory.Visibility, f memory.Fi
 		}
 	}
 	// A filtered search reads the postings of its kind/topic only (the
-	// cap applies to them), joined to their memories.
-	join, filt, fargs := "", filterSQL(f, "f", 5), filterArgs(f)
-	if filt != "" {
-		join = " JOIN team_memories f ON f.id = x.id"
-	}
-	postingsSQL := `SELECT ARRAY(SELECT x.id FROM team_terms x` + join + ` WHERE x.team = $1 AND x.term >= p.lo AND x.term < p.hi` + filt + `
+	// cap applies to them).
+	fargs := filterArgs(f)
+	postingsSQL := `SELECT ARRAY(SELECT x.id FROM team_terms x WHERE x.team = $1 AND x.term >= p.lo AND x.term < p.hi` + filterByID(f, "x.id", 5) + `
 		ORDER BY x.term DESC, x.id DESC LIMIT $4) FROM unnest($2::text[], $3::text[]) WITH ORDINALITY p(lo, hi, i) ORDER BY p.i`
 	var b pgx.Batch
 	var postings [][]string
@@ -430,7 +427,7 @@ func (s *Store) nominate(ctx context.Context, vis memory.Visibility, f memory.Fi
 			// team filter apply after it, so it scans on until it has
 			// enough rows of this team (iterative scan, pgvector 0.8).
 			b.Queue(`SELECT set_config('hnsw.iterative_scan', 'relaxed_order', false), set_config('hnsw.ef_search', '100', false)`)
-			b.Queue(hnswSQL(model, len(v), filterSQL(f, "f", 4)), append([]any{vis.Team, vectorText(v), vectorNominees}, fargs...)...).Query(func(rows pgx.Rows) error {
+			b.Queue(hnswSQL(model, len(v), filterByID(f, "team_embeddings.id", 4)), append([]any{vis.Team, vectorText(v), vectorNominees}, fargs...)...).Query(func(rows pgx.Rows) error {
 				return readNear(rows, v, &near[i])
 			})
 			continue
@@ -444,12 +441,15 @@ func (s *Store) nominate(ctx context.Context, vis memory.Visibility, f memory.Fi
 			}
 			continue
 		}
-		sjoin := ""
-		if filt != "" {
-			sjoin = " JOIN team_memories f ON f.id = k.id"
+		// Filtered, the cells' rows are sorted first (OFFSET 0 keeps the
+		// filter out of the sort), then read in order until $5 pass it:
+		// a lookup per row read, not per row of the cells.
+		cands := `SELECT k.id FROM team_sketches k WHERE k.team = $1 AND k.model = $2 AND k.cell = ANY($3)
+			ORDER BY bit_count(k.sketch # $4::varbit)`
+		if fl := filterByID(f, "k.id", 6); fl != "" {
+			cands = `SELECT k.id FROM (` + cands + ` OFFSET 0) k WHERE true` + fl
 		}
-		b.Queue(`SELECT m.id, `+vecOf+` FROM (SELECT k.id FROM team_sketches k`+sjoin+` WHERE k.team = $1 AND k.model = $2 AND k.cell = ANY($3)`+filterSQL(f, "f", 6)+`
-			ORDER BY bit_count(k.sketch # $4::varbit) LIMIT $5) m`,
+		b.Queue(`SELECT m.id, `+vecOf+` FROM (`+cands+` LIMIT $5) m`,
 			append([]any{vis.Team, model, cs.nearest(v, cellProbes), cs.sketch(v), sketchCandidates}, fargs...)...).Query(func(rows pgx.Rows) error {
 			return readNear(rows, v, &near[i])
 		})
@@ -632,6 +632,19 @@ func filterSQL(f memory.Filter, a string, n int) string {
 		out += fmt.Sprintf(" AND %s.topic = $%d", a, n)
 	}
 	return out
+}
+
+// filterByID is that filter on the memory of the id expression id, a
+// subquery per row read from another table. Per row, not a join: joined,
+// the planner may hash the kind's every memory, under row-level security,
+// to keep a few hundred postings or sketches. A memory of another kind
+// or topic gives false, a missing one NULL: neither passes.
+func filterByID(f memory.Filter, id string, n int) string {
+	c := filterSQL(f, "f", n)
+	if c == "" {
+		return ""
+	}
+	return " AND (SELECT " + strings.TrimPrefix(c, " AND ") + " FROM team_memories f WHERE f.id = " + id + ")"
 }
 
 func filterArgs(f memory.Filter) []any {

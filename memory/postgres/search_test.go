@@ -130,15 +130,16 @@ func testLargeTeam(t *testing.T, c *cluster) {
 	}
 	for _, tc := range []struct {
 		query, want string
+		within      int
 		filter      memory.Filter
 	}{
-		{"descaling", espresso, memory.Filter{Kind: memory.KindRule}},
-		{"barista cappuccino", espresso, memory.Filter{Kind: memory.KindRule}},
-		{"how do I reach the staging database", "", memory.Filter{Kind: memory.KindRule}},
-		{"billing queue and the docker runner on friday", "", memory.Filter{Kind: memory.KindRule}},
-		{"when can we upgrade kubernetes", window, memory.Filter{Topic: "ops"}},
-		{"what about lokodoni and staging with hibe", "", memory.Filter{Topic: "ops"}},
-		{"staging database", "", memory.Filter{Kind: memory.KindStored, Topic: "ops"}},
+		{"descaling", espresso, 1, memory.Filter{Kind: memory.KindRule}},
+		{"barista cappuccino", espresso, 3, memory.Filter{Kind: memory.KindRule}},
+		{"how do I reach the staging database", "", 0, memory.Filter{Kind: memory.KindRule}},
+		{"billing queue and the docker runner on friday", "", 0, memory.Filter{Kind: memory.KindRule}},
+		{"when can we upgrade kubernetes", window, 1, memory.Filter{Topic: "ops"}},
+		{"what about lokodoni and staging with hibe", "", 0, memory.Filter{Topic: "ops"}},
+		{"staging database", "", 0, memory.Filter{Kind: memory.KindStored, Topic: "ops"}},
 	} {
 		filtered := func() []memory.Result {
 			t.Helper()
@@ -172,8 +173,8 @@ func testLargeTeam(t *testing.T, c *cluster) {
 		if same < min(7, len(scan)) || got[0].ID != scan[0].ID {
 			t.Errorf("%q %+v: the large-team path found %v, the scan %v: %d in common", tc.query, tc.filter, got, scan, same)
 		}
-		if tc.want != "" && got[0].ID != tc.want {
-			t.Errorf("%q %+v: the large-team path found %s first, want %s", tc.query, tc.filter, got[0].ID, tc.want)
+		if tc.want != "" && !slices.ContainsFunc(got[:min(tc.within, len(got))], func(r memory.Result) bool { return r.ID == tc.want }) {
+			t.Errorf("%q %+v: the large-team path found %v, want %s in the first %d", tc.query, tc.filter, got, tc.want, tc.within)
 		}
 	}
 
