@@ -170,11 +170,13 @@ func testLargeTeam(t *testing.T, c *cluster) {
 				same++
 			}
 		}
-		if same < min(7, len(scan)) || got[0].ID != scan[0].ID {
-			t.Errorf("%q %+v: the large-team path found %v, the scan %v: %d in common", tc.query, tc.filter, got, scan, same)
+		// The same top results; the crowd is estimated from a sample on
+		// the large-team path, so near ties may swap.
+		if same < min(7, len(scan)) || !slices.ContainsFunc(got[:min(3, len(got))], func(r memory.Result) bool { return r.ID == scan[0].ID }) {
+			t.Errorf("%q %+v: the large-team path found %v, the scan %v: %d in common", tc.query, tc.filter, resultIDs(got), resultIDs(scan), same)
 		}
 		if tc.want != "" && !slices.ContainsFunc(got[:min(tc.within, len(got))], func(r memory.Result) bool { return r.ID == tc.want }) {
-			t.Errorf("%q %+v: the large-team path found %v, want %s in the first %d", tc.query, tc.filter, got, tc.want, tc.within)
+			t.Errorf("%q %+v: the large-team path found %v, want %s in the first %d", tc.query, tc.filter, resultIDs(got), tc.want, tc.within)
 		}
 	}
 
@@ -281,4 +283,12 @@ func testMigrateToIndexes(t *testing.T, c *cluster) {
 			t.Fatalf("after migrating, %q found %v, not the old memory about it", q, rs)
 		}
 	}
+}
+
+func resultIDs(rs []memory.Result) []string {
+	ids := make([]string, len(rs))
+	for i, r := range rs {
+		ids[i] = r.ID
+	}
+	return ids
 }
