@@ -16,9 +16,12 @@ func SetTextSearchConfig(s *Store, cfg string) { s.tsConfig = cfg }
 // for the test that migrates a database made by an older acolyte.
 func Migration(v int) string { return migrations[v-1] }
 
-// SetScanOnly makes every search of s read the whole team, as a search
-// filtered by kind or topic does, for the tests that compare the paths.
+// SetScanOnly makes every search of s read the whole team, for the tests
+// that compare the paths.
 func SetScanOnly(s *Store, on bool) { s.scanOnly = on }
+
+// Scans is how many searches of s have read the whole team (searchScan).
+func Scans(s *Store) int64 { return s.scans.Load() }
 
 // Lexical and EncodeVector are the stored forms of a memory's words and
 // vector, for the benchmark that loads a team with COPY.
@@ -47,7 +50,12 @@ func DecodeVector(b []byte) []float32 { return decodeVector(b) }
 func UsesHNSW(s *Store, model string, dim int) bool { return s.hnsw[hnswIndex(model, dim)] }
 
 // HNSWQuery is the query a search sends for a model's nearest vectors.
-func HNSWQuery(model string, dim int) string { return hnswSQL(model, dim) }
+func HNSWQuery(model string, dim int) string { return hnswSQL(model, dim, "") }
+
+// HNSWKindQuery is that query for a search filtered by the kind $4.
+func HNSWKindQuery(model string, dim int) string {
+	return hnswSQL(model, dim, filterByID(memory.Filter{Kind: memory.KindRule}, "team_embeddings.id", 4))
+}
 
 // ForgetCells empties s's cache of centroids, as a new process starts.
 func ForgetCells(s *Store) { s.cells = &cellCache{} }

@@ -167,8 +167,11 @@ func vectorText(v []float32) string {
 
 // hnswSQL is the query of a team's ($1) vectors of model nearest $2, at
 // most $3, that the model's HNSW index answers: its expression and its
-// partial index's predicate, with the model written in.
-func hnswSQL(model string, dim int) string {
-	return fmt.Sprintf(`SELECT id, vec FROM team_embeddings WHERE model = %s AND vector_dims(v) = %d AND team = $1
-		ORDER BY v::vector(%d) <=> $2::vector(%d) LIMIT $3`, quoteLiteral(model), dim, dim, dim)
+// partial index's predicate, with the model written in. filter, when not
+// "", is a kind/topic condition on the row's memory (filterByID): the
+// iterative scan filters the index's rows by it, as it
+// does the rows of other teams, until it has $3.
+func hnswSQL(model string, dim int, filter string) string {
+	return fmt.Sprintf(`SELECT id, vec FROM team_embeddings WHERE model = %s AND vector_dims(v) = %d AND team = $1%s
+		ORDER BY v::vector(%d) <=> $2::vector(%d) LIMIT $3`, quoteLiteral(model), dim, filter, dim, dim)
 }

@@ -80,30 +80,45 @@ func TestPGliteLargeTeam(t *testing.T) {
 	}
 
 	// The search's query is one the index answers (with 301 rows the
-	// planner would rather scan, so scanning is made the dear way).
-	var plan []string
+	// planner would rather scan, so scanning is made the dear way), and
+	// so is a search's filtered by kind.
 	explainPool, err := pgxpool.New(ctx, url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = pgx.BeginFunc(ctx, explainPool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SET LOCAL enable_seqscan = off`); err != nil {
-			return err
-		}
-		rows, err := tx.Query(ctx, `EXPLAIN `+postgres.HNSWQuery(e.Model(), e.Dim()), "red", "["+strings.Repeat("0.1,", e.Dim()-1)+"0.1]", 10)
-		if err != nil {
-			return err
-		}
-		plan, err = pgx.CollectRows(rows, pgx.RowTo[string])
-		return err
-	})
-	explainPool.Close()
-	if err != nil {
+	// Half the team, and the espresso memory, become rules, for the
+	// searches filtered by kind below.
+	if _, err := explainPool.Exec(ctx, `UPDATE team_memories SET kind = 'rule' WHERE sample % 2 = 0 OR id = $1`, espresso); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(strings.Join(plan, "\n"), "team_hnsw_") {
-		t.Fatalf("the search's nearest-vector query does not use the HNSW index:\n%s", strings.Join(plan, "\n"))
+	vecArg := "[" + strings.Repeat("0.1,", e.Dim()-1) + "0.1]"
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{postgres.HNSWQuery(e.Model(), e.Dim()), []any{"red", vecArg, 10}},
+		{postgres.HNSWKindQuery(e.Model(), e.Dim()), []any{"red", vecArg, 10, "rule"}},
+	} {
+		var plan []string
+		err = pgx.BeginFunc(ctx, explainPool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `SET LOCAL enable_seqscan = off`); err != nil {
+				return err
+			}
+			rows, err := tx.Query(ctx, `EXPLAIN `+q.sql, q.args...)
+			if err != nil {
+				return err
+			}
+			plan, err = pgx.CollectRows(rows, pgx.RowTo[string])
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(strings.Join(plan, "\n"), "team_hnsw_") {
+			t.Fatalf("the search's nearest-vector query does not use the HNSW index:\n%s", strings.Join(plan, "\n"))
+		}
 	}
+	explainPool.Close()
 
 	s, err := postgres.Open(ctx, url, e)
 	if err != nil {
@@ -144,6 +159,43 @@ func TestPGliteLargeTeam(t *testing.T) {
 		}
 		if q == "barista cappuccino" && !slices.Contains(got[:min(3, len(got))], espresso) {
 			t.Errorf("%q: the HNSW path found %v, want %s in the first 3", q, got, espresso)
+		}
+	}
+	// Filtered by kind (half the team and the espresso memory are rules,
+	// above): the HNSW path, not the scan, finds only rules, the scan's.
+	rules := func(q string) []memory.Result {
+		t.Helper()
+		rs, err := s.Search(ctx, vis, memory.Query{Text: q, NoFloor: true, Filter: memory.Filter{Kind: memory.KindRule}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rs
+	}
+	for _, q := range []string{"barista cappuccino", "how do I reach the staging database"} {
+		scans := postgres.Scans(s)
+		got := rules(q)
+		if postgres.Scans(s) != scans {
+			t.Errorf("%q, rules: the search read the whole team, not the indexes", q)
+		}
+		postgres.SetScanOnly(s, true)
+		scan := rules(q)
+		postgres.SetScanOnly(s, false)
+		same := 0
+		for _, r := range got {
+			if r.Kind != memory.KindRule {
+				t.Errorf("%q, rules: found %s, a %s", q, r.ID, r.Kind)
+			}
+			if slices.ContainsFunc(scan, func(x memory.Result) bool { return x.ID == r.ID }) {
+				same++
+			}
+		}
+		if len(got) == 0 || len(got) != len(scan) || same < min(7, len(scan)) ||
+			!slices.ContainsFunc(got[:min(3, len(got))], func(r memory.Result) bool { return r.ID == scan[0].ID }) {
+			t.Errorf("%q, rules: the HNSW path found %v, the scan %v", q, resultIDs(got), resultIDs(scan))
+			continue
+		}
+		if q == "barista cappuccino" && !slices.ContainsFunc(got[:min(3, len(got))], func(r memory.Result) bool { return r.ID == espresso }) {
+			t.Errorf("%q, rules: the HNSW path found %v, want %s in the first 3", q, resultIDs(got), espresso)
 		}
 	}
 }

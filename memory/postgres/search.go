@@ -55,9 +55,18 @@ const vecOf = `(SELECT e.vec FROM team_embeddings e WHERE e.id = m.id AND e.mode
 // mcolumns are columns qualified by the alias m of team_memories.
 var mcolumns = "m." + strings.ReplaceAll(columns, ", ", ", m.")
 
-// Search ranks the team's memories for q with memory.Rank's rules.
-// A search filtered by kind or topic reads the whole team (searchScan);
-// the others read the indexes, as described above.
+// Search ranks the team's memories for q with memory.Rank's rules,
+// reading the indexes as described above.
+//
+// A search filtered by kind or topic takes the same path over the
+// memories of that kind and topic only: they are the crowd (size, word
+// counts, vectors' spread), as the local store's view of a kind
+// (memory/sqlite, catalog.view) and searchScan's WHERE make them, so the
+// three rank a filtered search alike. Every read filters in its SQL (on
+// team_memories.kind/topic; filterByID), not after it: over-fetching and
+// filtering in Go would lose a rare kind's memories to the caps (500
+// postings, 300 sketches, 60 HNSW rows), which a filter in the query
+// applies after it instead.
 func (s *Store) Search(ctx context.Context, vis memory.Visibility, q memory.Query) ([]memory.Result, error) {
 	if err := checkVis(vis); err != nil {
 		return nil, err
@@ -74,7 +83,7 @@ func (s *Store) Search(ctx context.Context, vis memory.Visibility, q memory.Quer
 		limit = memory.DefaultLimit
 	}
 	limit = min(limit, memory.MaxLimit)
-	if q.Kind != "" || q.Topic != "" || s.scanOnly {
+	if s.scanOnly {
 		return s.searchScan(ctx, vis, q, texts, limit)
 	}
 	rs, err := s.searchIndexed(ctx, vis, q, texts, limit)
@@ -190,7 +199,8 @@ func (s *Store) searchIndexed(ctx context.Context, vis memory.Visibility, q memo
 		return err
 	})
 	var size int
-	b.Queue(`SELECT count(*) FROM (SELECT 1 FROM team_memories WHERE team = $1 LIMIT $2) x`, vis.Team, s.whole+1).QueryRow(func(row pgx.Row) error {
+	b.Queue(`SELECT count(*) FROM (SELECT 1 FROM team_memories m WHERE m.team = $1`+filterSQL(q.Filter, "m", 3)+` LIMIT $2) x`,
+		append([]any{vis.Team, s.whole + 1}, filterArgs(q.Filter)...)...).QueryRow(func(row pgx.Row) error {
 		return row.Scan(&size)
 	})
 	var haveV bool
@@ -204,7 +214,8 @@ func (s *Store) searchIndexed(ctx context.Context, vis memory.Visibility, q memo
 	// The vector by a subquery per row, not a join: joined, the planner
 	// hashed every vector of the team to keep 256 (58 ms at 10k).
 	b.Queue(`SELECT m.id, m.sample, tsvector_to_array(m.fts), `+vecOf+` FROM team_memories m
-		WHERE m.team = $1 ORDER BY m.sample LIMIT $3`, vis.Team, model, crowdSample).Query(func(rows pgx.Rows) error {
+		WHERE m.team = $1`+filterSQL(q.Filter, "m", 4)+` ORDER BY m.sample LIMIT $3`,
+		append([]any{vis.Team, model, crowdSample}, filterArgs(q.Filter)...)...).Query(func(rows pgx.Rows) error {
 		var err error
 		crowd, err = readDocs(rows, &lastHash)
 		return err
@@ -267,7 +278,7 @@ func (s *Store) searchIndexed(ctx context.Context, vis memory.Visibility, q memo
 		// The whole team: rank every memory, in id order as searchScan does.
 		rows, err := s.pool.Query(ctx, `SELECT m.id, m.sample, tsvector_to_array(m.fts), e.vec FROM team_memories m
 			LEFT JOIN team_embeddings e ON e.id = m.id AND e.model = $2
-			WHERE m.team = $1 ORDER BY m.id`, vis.Team, model)
+			WHERE m.team = $1`+filterSQL(q.Filter, "m", 3)+` ORDER BY m.id`, append([]any{vis.Team, model}, filterArgs(q.Filter)...)...)
 		if err != nil {
 			return nil, err
 		}
@@ -283,7 +294,7 @@ func (s *Store) searchIndexed(ctx context.Context, vis memory.Visibility, q memo
 		}
 	} else {
 		var err error
-		docs, c, err = s.nominate(ctx, vis, model, words, crowd, lastHash, cs, textVecs)
+		docs, c, err = s.nominate(ctx, vis, q.Filter, model, words, crowd, lastHash, cs, textVecs)
 		if err != nil {
 			return nil, err
 		}
@@ -355,7 +366,7 @@ func rankTexts(q memory.Query, texts []string, terms [][]string, held, kin map[s
 
 // nominate reads the candidates of a team larger than wholeTeam from the
 // indexes, and describes the crowd they came from with the sample.
-func (s *Store) nominate(ctx context.Context, vis memory.Visibility, model string, words []*word, sample []doc, lastHash int32, cs *cells, textVecs [][]float32) ([]doc, memory.Crowd, error) {
+func (s *Store) nominate(ctx context.Context, vis memory.Visibility, f memory.Filter, model string, words []*word, sample []doc, lastHash int32, cs *cells, textVecs [][]float32) ([]doc, memory.Crowd, error) {
 	// The sample is the len(sample) smallest of the team's hashes, evenly
 	// spread over the int32s: the last one's place estimates the size.
 	k := float64(len(sample))
@@ -395,12 +406,15 @@ func (s *Store) nominate(ctx context.Context, vis memory.Visibility, model strin
 			probes = append(probes, probe{w, false})
 		}
 	}
-	const postingsSQL = `SELECT ARRAY(SELECT x.id FROM team_terms x WHERE x.team = $1 AND x.term >= p.lo AND x.term < p.hi
+	// A filtered search reads the postings of its kind/topic only (the
+	// cap applies to them).
+	fargs := filterArgs(f)
+	postingsSQL := `SELECT ARRAY(SELECT x.id FROM team_terms x WHERE x.team = $1 AND x.term >= p.lo AND x.term < p.hi` + filterByID(f, "x.id", 5) + `
 		ORDER BY x.term DESC, x.id DESC LIMIT $4) FROM unnest($2::text[], $3::text[]) WITH ORDINALITY p(lo, hi, i) ORDER BY p.i`
 	var b pgx.Batch
 	var postings [][]string
 	if len(lo) > 0 {
-		b.Queue(postingsSQL, vis.Team, lo, hi, nominateCap).Query(func(rows pgx.Rows) error {
+		b.Queue(postingsSQL, append([]any{vis.Team, lo, hi, nominateCap}, fargs...)...).Query(func(rows pgx.Rows) error {
 			var err error
 			postings, err = pgx.CollectRows(rows, pgx.RowTo[[]string])
 			return err
@@ -413,7 +427,7 @@ func (s *Store) nominate(ctx context.Context, vis memory.Visibility, model strin
 			// team filter apply after it, so it scans on until it has
 			// enough rows of this team (iterative scan, pgvector 0.8).
 			b.Queue(`SELECT set_config('hnsw.iterative_scan', 'relaxed_order', false), set_config('hnsw.ef_search', '100', false)`)
-			b.Queue(hnswSQL(model, len(v)), vis.Team, vectorText(v), vectorNominees).Query(func(rows pgx.Rows) error {
+			b.Queue(hnswSQL(model, len(v), filterByID(f, "team_embeddings.id", 4)), append([]any{vis.Team, vectorText(v), vectorNominees}, fargs...)...).Query(func(rows pgx.Rows) error {
 				return readNear(rows, v, &near[i])
 			})
 			continue
@@ -427,9 +441,16 @@ func (s *Store) nominate(ctx context.Context, vis memory.Visibility, model strin
 			}
 			continue
 		}
-		b.Queue(`SELECT m.id, `+vecOf+` FROM (SELECT id FROM team_sketches WHERE team = $1 AND model = $2 AND cell = ANY($3)
-			ORDER BY bit_count(sketch # $4::varbit) LIMIT $5) m`,
-			vis.Team, model, cs.nearest(v, cellProbes), cs.sketch(v), sketchCandidates).Query(func(rows pgx.Rows) error {
+		// Filtered, the cells' rows are sorted first (OFFSET 0 keeps the
+		// filter out of the sort), then read in order until $5 pass it:
+		// a lookup per row read, not per row of the cells.
+		cands := `SELECT k.id FROM team_sketches k WHERE k.team = $1 AND k.model = $2 AND k.cell = ANY($3)
+			ORDER BY bit_count(k.sketch # $4::varbit)`
+		if fl := filterByID(f, "k.id", 6); fl != "" {
+			cands = `SELECT k.id FROM (` + cands + ` OFFSET 0) k WHERE true` + fl
+		}
+		b.Queue(`SELECT m.id, `+vecOf+` FROM (`+cands+` LIMIT $5) m`,
+			append([]any{vis.Team, model, cs.nearest(v, cellProbes), cs.sketch(v), sketchCandidates}, fargs...)...).Query(func(rows pgx.Rows) error {
 			return readNear(rows, v, &near[i])
 		})
 	}
@@ -460,7 +481,7 @@ func (s *Store) nominate(ctx context.Context, vis memory.Visibility, model strin
 		}
 	}
 	if len(lo) > 0 {
-		rows, err := s.pool.Query(ctx, postingsSQL, vis.Team, lo, hi, nominateCap)
+		rows, err := s.pool.Query(ctx, postingsSQL, append([]any{vis.Team, lo, hi, nominateCap}, fargs...)...)
 		if err != nil {
 			return nil, c, err
 		}
@@ -596,6 +617,45 @@ func (s *Store) nominate(ctx context.Context, vis memory.Visibility, model strin
 		docs = append(docs, d)
 	}
 	return docs, c, rows.Err()
+}
+
+// filterSQL is f's kind and topic as conditions on the team_memories row
+// alias a, their values numbered from $n (filterArgs are the values), or
+// "" for an unfiltered search.
+func filterSQL(f memory.Filter, a string, n int) string {
+	var out string
+	if f.Kind != "" {
+		out += fmt.Sprintf(" AND %s.kind = $%d", a, n)
+		n++
+	}
+	if f.Topic != "" {
+		out += fmt.Sprintf(" AND %s.topic = $%d", a, n)
+	}
+	return out
+}
+
+// filterByID is that filter on the memory of the id expression id, a
+// subquery per row read from another table. Per row, not a join: joined,
+// the planner may hash the kind's every memory, under row-level security,
+// to keep a few hundred postings or sketches. A memory of another kind
+// or topic gives false, a missing one NULL: neither passes.
+func filterByID(f memory.Filter, id string, n int) string {
+	c := filterSQL(f, "f", n)
+	if c == "" {
+		return ""
+	}
+	return " AND (SELECT " + strings.TrimPrefix(c, " AND ") + " FROM team_memories f WHERE f.id = " + id + ")"
+}
+
+func filterArgs(f memory.Filter) []any {
+	var out []any
+	if f.Kind != "" {
+		out = append(out, string(f.Kind))
+	}
+	if f.Topic != "" {
+		out = append(out, f.Topic)
+	}
+	return out
 }
 
 // readDocs reads rows of id, sample hash, lexemes and vector, and the last

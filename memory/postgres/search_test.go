@@ -117,6 +117,69 @@ func testLargeTeam(t *testing.T, c *cluster) {
 		}
 	}
 
+	// A search filtered by kind or topic takes the same path over the
+	// memories of that kind or topic, which are its crowd (as they are the
+	// scan's): it finds only them, and what the scan finds. About 400 of
+	// the 1203 become rules and 120 take the topic "ops", so neither is
+	// read whole (40).
+	if _, err := conn.Exec(ctx, `UPDATE team_memories SET kind = 'rule' WHERE sample % 3 = 0 OR id = $1`, espresso); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `UPDATE team_memories SET topic = 'ops' WHERE sample % 5 = 1 OR id = $1`, window); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		query, want string
+		within      int
+		filter      memory.Filter
+	}{
+		{"descaling", espresso, 1, memory.Filter{Kind: memory.KindRule}},
+		{"barista cappuccino", espresso, 3, memory.Filter{Kind: memory.KindRule}},
+		{"how do I reach the staging database", "", 0, memory.Filter{Kind: memory.KindRule}},
+		{"billing queue and the docker runner on friday", "", 0, memory.Filter{Kind: memory.KindRule}},
+		{"when can we upgrade kubernetes", window, 1, memory.Filter{Topic: "ops"}},
+		{"what about lokodoni and staging with hibe", "", 0, memory.Filter{Topic: "ops"}},
+		{"staging database", "", 0, memory.Filter{Kind: memory.KindStored, Topic: "ops"}},
+	} {
+		filtered := func() []memory.Result {
+			t.Helper()
+			rs, err := s.Search(ctx, vis, memory.Query{Text: tc.query, NoFloor: true, Filter: tc.filter})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return rs
+		}
+		scans := postgres.Scans(s)
+		got := filtered()
+		if n := postgres.Scans(s) - scans; n != 0 {
+			t.Errorf("%q %+v: the search read the whole team, not the indexes", tc.query, tc.filter)
+		}
+		postgres.SetScanOnly(s, true)
+		scan := filtered()
+		postgres.SetScanOnly(s, false)
+		if len(got) == 0 || len(got) != len(scan) {
+			t.Errorf("%q %+v: the large-team path found %d, the scan %d", tc.query, tc.filter, len(got), len(scan))
+			continue
+		}
+		same := 0
+		for _, r := range got {
+			if (tc.filter.Kind != "" && r.Kind != tc.filter.Kind) || (tc.filter.Topic != "" && r.Topic != tc.filter.Topic) {
+				t.Errorf("%q %+v: found %s of kind %s and topic %q", tc.query, tc.filter, r.ID, r.Kind, r.Topic)
+			}
+			if slices.ContainsFunc(scan, func(x memory.Result) bool { return x.ID == r.ID }) {
+				same++
+			}
+		}
+		// The same top results; the crowd is estimated from a sample on
+		// the large-team path, so near ties may swap.
+		if same < min(7, len(scan)) || !slices.ContainsFunc(got[:min(3, len(got))], func(r memory.Result) bool { return r.ID == scan[0].ID }) {
+			t.Errorf("%q %+v: the large-team path found %v, the scan %v: %d in common", tc.query, tc.filter, resultIDs(got), resultIDs(scan), same)
+		}
+		if tc.want != "" && !slices.ContainsFunc(got[:min(tc.within, len(got))], func(r memory.Result) bool { return r.ID == tc.want }) {
+			t.Errorf("%q %+v: the large-team path found %v, want %s in the first %d", tc.query, tc.filter, resultIDs(got), tc.want, tc.within)
+		}
+	}
+
 	// A vector left without a sketch (a writer racing the one that cut
 	// the cells) gets it back from reindex.
 	if _, err := conn.Exec(ctx, `DELETE FROM team_sketches WHERE id = $1`, espresso); err != nil {
@@ -220,4 +283,12 @@ func testMigrateToIndexes(t *testing.T, c *cluster) {
 			t.Fatalf("after migrating, %q found %v, not the old memory about it", q, rs)
 		}
 	}
+}
+
+func resultIDs(rs []memory.Result) []string {
+	ids := make([]string, len(rs))
+	for i, r := range rs {
+		ids[i] = r.ID
+	}
+	return ids
 }

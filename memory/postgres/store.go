@@ -14,6 +14,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -34,6 +35,9 @@ type Store struct {
 	// scanOnly makes every search read the whole team (searchScan), for
 	// the tests and benchmarks that compare the two paths.
 	scanOnly bool
+	// scans counts the searches that read the whole team, for the tests
+	// that check which path a search took.
+	scans atomic.Int64
 	// whole is how many memories a team may have for a search to read it
 	// whole: wholeTeam, except in the tests of the path beyond.
 	whole int
@@ -447,10 +451,11 @@ func (s *Store) Edit(ctx context.Context, vis memory.Visibility, id string, r me
 // searchScan ranks the team's memories for q with memory.Rank over all
 // of them: the lexical side tested row by row against fts, the vector side
 // from every stored vector of the current embedder's model, compared here.
-// Search takes this path for a search filtered by kind or topic, whose
-// counts the indexes of search.go do not keep; it reads the whole team
-// (BenchmarkTeamScale/10000/search/scan: 57 ms at 10k memories).
+// Search takes it only in the tests and benchmarks that compare the
+// paths (scanOnly); it reads the whole team, or the whole of a kind or
+// topic (BenchmarkTeamScale/10000/search/scan: 57 ms at 10k memories).
 func (s *Store) searchScan(ctx context.Context, vis memory.Visibility, q memory.Query, texts []string, limit int) ([]memory.Result, error) {
+	s.scans.Add(1)
 	model := ""
 	if s.embedder != nil {
 		model = s.embedder.Model()
