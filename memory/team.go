@@ -118,6 +118,24 @@ func NoteTeam(ctx context.Context) (context.Context, func() string) {
 	return context.WithValue(ctx, teamNoteKey{}, n), n.get
 }
 
+// both runs local and team together, for a search or listing without a
+// scope, and returns local's answer followed by team's: the call costs the
+// slower of the two, not their sum, and team's side is bounded and may be
+// left out as teamSide says.
+func both[T any](ctx context.Context, t WithTeam, what string, local, team func(context.Context) ([]T, error)) ([]T, error) {
+	wait, stop := teamSide(ctx, t, what, team)
+	mine, err := local(ctx)
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	theirs, err := wait()
+	if err != nil {
+		return nil, err
+	}
+	return append(mine, theirs...), nil
+}
+
 func (t WithTeam) refuse(content string) error {
 	if t.Refuse == nil {
 		return errors.New("team memory: no credential check is configured, so nothing is shared")
@@ -136,21 +154,12 @@ func (t WithTeam) Search(ctx context.Context, q Query) ([]Result, error) {
 	default:
 		return t.Local.Search(ctx, q)
 	}
-	// The team's query runs beside the local one: a search costs the
-	// slower of the two, not their sum.
-	wait, stop := teamSide(ctx, t, "team search", func(ctx context.Context) ([]Result, error) {
-		return t.Team.Search(ctx, t.Visibility, q)
-	})
-	local, err := t.Local.Search(ctx, q)
-	if err != nil {
-		stop()
-		return nil, err
-	}
-	team, err := wait()
+	out, err := both(ctx, t, "team search",
+		func(ctx context.Context) ([]Result, error) { return t.Local.Search(ctx, q) },
+		func(ctx context.Context) ([]Result, error) { return t.Team.Search(ctx, t.Visibility, q) })
 	if err != nil {
 		return nil, err
 	}
-	out := append(local, team...)
 	slices.SortStableFunc(out, func(a, b Result) int { return cmp.Compare(b.Score, a.Score) })
 	limit := q.Limit
 	if limit <= 0 {
@@ -231,19 +240,12 @@ func (t WithTeam) List(ctx context.Context, f Filter) ([]Memory, error) {
 	default:
 		return t.Local.List(ctx, f)
 	}
-	wait, stop := teamSide(ctx, t, "team list", func(ctx context.Context) ([]Memory, error) {
-		return t.Team.List(ctx, t.Visibility, f)
-	})
-	local, err := t.Local.List(ctx, f)
-	if err != nil {
-		stop()
-		return nil, err
-	}
-	team, err := wait()
+	out, err := both(ctx, t, "team list",
+		func(ctx context.Context) ([]Memory, error) { return t.Local.List(ctx, f) },
+		func(ctx context.Context) ([]Memory, error) { return t.Team.List(ctx, t.Visibility, f) })
 	if err != nil {
 		return nil, err
 	}
-	out := append(local, team...)
 	slices.SortStableFunc(out, func(a, b Memory) int {
 		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
 	})
