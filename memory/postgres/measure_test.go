@@ -36,27 +36,7 @@ func TestMeasureTextSearchConfig(t *testing.T) {
 		name string
 		e    memory.Embedder
 	}{{"lexical", nil}, {"fused", static.New()}} {
-		local, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "m.db"), emb.e)
-		if err != nil {
-			t.Fatal(err)
-		}
-		localIDs := map[string]string{}
-		for _, d := range docs {
-			a, err := local.Add(ctx, memory.Visibility{ProjectKey: d.Group}, memory.Draft{Content: d.Content, Scope: memory.ScopeProject})
-			if err != nil {
-				t.Fatal(err)
-			}
-			localIDs[a.Memory.ID] = d.ID
-		}
-		r := recall(func(q bench.Query) []memory.Result {
-			rs, err := local.Search(ctx, memory.Visibility{ProjectKey: q.Group}, memory.Query{Text: q.Query, Filter: memory.Filter{Limit: 5}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return rs
-		}, localIDs)
-		local.Close()
-		t.Logf("%-7s local SQLite             recall@5 %.3f", emb.name, r)
+		t.Logf("%-7s local SQLite             recall@5 %.3f", emb.name, localRecall(t, docs, queries, emb.e))
 
 		db := c.database(t)
 		s := c.open(t, "postgres", db, emb.e)
@@ -114,6 +94,34 @@ func locomoDev(t *testing.T) ([]bench.Doc, []bench.Query) {
 	return docs, queries
 }
 
+// localRecall is recall@5 of the local store with embedder e (nil:
+// lexical only), each group its own project: the baseline a team figure
+// is compared with.
+func localRecall(t *testing.T, docs []bench.Doc, queries []bench.Query, e memory.Embedder) float64 {
+	t.Helper()
+	ctx := t.Context()
+	local, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "m.db"), e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer local.Close()
+	localIDs := map[string]string{}
+	for _, d := range docs {
+		a, err := local.Add(ctx, memory.Visibility{ProjectKey: d.Group}, memory.Draft{Content: d.Content, Scope: memory.ScopeProject})
+		if err != nil {
+			t.Fatal(err)
+		}
+		localIDs[a.Memory.ID] = d.ID
+	}
+	return recallOf(queries, func(q bench.Query) []memory.Result {
+		rs, err := local.Search(ctx, memory.Visibility{ProjectKey: q.Group}, memory.Query{Text: q.Query, Filter: memory.Filter{Limit: 5}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rs
+	}, localIDs)
+}
+
 // recallOf is the mean recall over queries of what search returns, whose
 // ids idOf maps to corpus ids.
 func recallOf(queries []bench.Query, search func(bench.Query) []memory.Result, idOf map[string]string) float64 {
@@ -149,26 +157,7 @@ func TestMeasureTeamRecall(t *testing.T) {
 		return recallOf(queries, search, idOf)
 	}
 
-	local, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "m.db"), e)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer local.Close()
-	localIDs := map[string]string{}
-	for _, d := range docs {
-		a, err := local.Add(ctx, memory.Visibility{ProjectKey: d.Group}, memory.Draft{Content: d.Content, Scope: memory.ScopeProject})
-		if err != nil {
-			t.Fatal(err)
-		}
-		localIDs[a.Memory.ID] = d.ID
-	}
-	t.Logf("local SQLite                        recall@5 %.3f", recall(func(q bench.Query) []memory.Result {
-		rs, err := local.Search(ctx, memory.Visibility{ProjectKey: q.Group}, memory.Query{Text: q.Query, Filter: memory.Filter{Limit: 5}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return rs
-	}, localIDs))
+	t.Logf("local SQLite                        recall@5 %.3f", localRecall(t, docs, queries, e))
 
 	c := start(t)
 	db := c.database(t)
