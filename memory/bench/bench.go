@@ -20,12 +20,15 @@ import (
 	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
 
-// Doc is one line of corpus.jsonl.
+// Doc is one line of corpus.jsonl. Topic is acolyte's extension of the
+// format: the memory's topic, as the AGENTS.md import takes it from the
+// rule's section heading.
 type Doc struct {
 	ID      string `json:"id"`
 	Group   string `json:"group"`
 	Content string `json:"content"`
 	Date    string `json:"date,omitempty"`
+	Topic   string `json:"topic,omitempty"`
 }
 
 // Query is one line of queries.jsonl.
@@ -100,7 +103,7 @@ func Index(ctx context.Context, s *sqlite.Store, docs []Doc, progress func(done,
 	groups := map[string][]memory.Memory{}
 	var order []string
 	for _, d := range docs {
-		m := memory.Memory{ID: d.ID, Kind: memory.KindStored, Content: d.Content, Source: "bench"}
+		m := memory.Memory{ID: d.ID, Kind: memory.KindStored, Content: d.Content, Topic: d.Topic, Source: "bench"}
 		if t, ok := parseDate(d.Date); ok {
 			m.CreatedAt, m.UpdatedAt = t, t
 		}

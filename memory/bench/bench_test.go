@@ -45,6 +45,33 @@ func TestMetrics(t *testing.T) {
 	}
 }
 
+// A corpus line's topic is stored as the memory's topic, so a question
+// that names only the section a rule sits in finds it, as it does for an
+// imported AGENTS.md rule.
+func TestTopicIsSearched(t *testing.T) {
+	ctx := context.Background()
+	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "b.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	docs := []bench.Doc{
+		{ID: "r1", Group: "g", Content: "Prefer a small number of high-confidence findings", Topic: "code review"},
+		{ID: "r2", Group: "g", Content: "Run the linter before pushing"},
+	}
+	if _, err := bench.Index(ctx, s, docs, nil); err != nil {
+		t.Fatal(err)
+	}
+	qs := []bench.Query{{ID: "q", Group: "g", Query: "how long should a review be?", Relevant: []string{"r1"}}}
+	r, err := bench.Run(ctx, s, qs, []int{1}, bench.Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Recall[1] != 1 {
+		t.Fatalf("recall@1 = %v; want the rule under the code review heading first", r.Recall[1])
+	}
+}
+
 func BenchmarkIndex(b *testing.B) {
 	ctx := context.Background()
 	docs := make([]bench.Doc, 1000)
