@@ -36,7 +36,7 @@ func rememberCommand() *cli.Command {
 		ArgsUsage: "TEXT...",
 		Flags: []cli.Flag{
 			scopeFlag("who sees it (default: project inside a repository, else user)"),
-			&cli.StringFlag{Name: "topic", Usage: "optional one-word topic"},
+			&cli.StringFlag{Name: "topic", Usage: "optional short label to file it under"},
 			&cli.StringFlag{Name: "kind", Value: string(memory.KindStored), Usage: "kind: " + strings.Join(names(memory.Kinds), ", ")},
 			jsonFlag,
 		},
@@ -128,7 +128,7 @@ func filterFlags() []cli.Flag {
 	return []cli.Flag{
 		scopeFlag("only this scope"),
 		&cli.StringFlag{Name: "kind", Usage: "only this kind: " + strings.Join(names(memory.Kinds), ", ")},
-		&cli.StringFlag{Name: "topic", Usage: "only this topic"},
+		&cli.StringFlag{Name: "topic", Usage: "only this topic and the topics beneath it (testing keeps testing / unit tests)"},
 		jsonFlag,
 	}
 }

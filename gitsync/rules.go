@@ -322,7 +322,7 @@ func rulesFromFile(rel string, src []byte) ([]lineRule, []Refusal) {
 				names[i] = h.text
 			}
 			source += "#" + strings.Join(names, "/")
-			topic = topicFromHeading(headings[0].text)
+			topic = TopicFromHeadings(names)
 		}
 		content := text
 		if folder != "." {
@@ -361,23 +361,49 @@ func shortHash(s string) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-// topicFromHeading makes a section heading usable as a topic filter: lower
-// case, one line, no control characters, at most 64 bytes (the limit
-// memory.Validate enforces). A stray NUL or escape in a heading must not
-// give a topic the file then refuses to read back.
-func topicFromHeading(h string) string {
-	h = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) && !unicode.IsSpace(r) {
-			return -1
+// TopicFromHeadings files a rule under its section headings, outermost
+// first ("testing / unit tests"): the deepest heading names the rule's
+// context most closely, and a topic filter on the outer one still keeps it
+// (memory.Filter). Measured on coding-dev with its headings restored,
+// the whole path gave fused recall@5 0.898 against 0.890 for the outermost
+// heading alone (CONTRIBUTING.md, "Topics").
+//
+// Each heading becomes usable as a topic: lower case, one line, no control
+// characters (a stray NUL or escape must not give a topic the file then
+// refuses to read back), and " / " inside a heading becomes "/". The path keeps to memory.MaxTopicBytes by
+// dropping its deepest headings, and a single heading too long for it is
+// cut.
+func TopicFromHeadings(headings []string) string {
+	var topic string
+	for _, h := range headings {
+		h = strings.Map(func(r rune) rune {
+			if unicode.IsControl(r) && !unicode.IsSpace(r) {
+				return -1
+			}
+			return r
+		}, h)
+		h = strings.ToLower(strings.Join(strings.Fields(h), " "))
+		// A heading's own " / " would read as two levels.
+		h = strings.ReplaceAll(h, memory.TopicSeparator, "/")
+		if h == "" {
+			continue
 		}
-		return r
-	}, h)
-	t := strings.ToLower(strings.Join(strings.Fields(h), " "))
-	for len(t) > 64 {
-		_, size := utf8.DecodeLastRuneInString(t)
-		t = t[:len(t)-size]
+		next := h
+		if topic != "" {
+			next = topic + memory.TopicSeparator + h
+		}
+		if len(next) > memory.MaxTopicBytes {
+			if topic != "" {
+				break
+			}
+			for len(next) > memory.MaxTopicBytes {
+				_, size := utf8.DecodeLastRuneInString(next)
+				next = next[:len(next)-size]
+			}
+		}
+		topic = next
 	}
-	return t
+	return topic
 }
 
 // Rules derives the rules of every instruction file in the worktree at root.

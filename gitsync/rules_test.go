@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/acolyte-dev/acolyte/memory"
 )
@@ -108,8 +109,38 @@ func TestRulesFromFileSplitsItemsAndParagraphs(t *testing.T) {
 			}
 		}
 	}
-	if got["Quarantine the test."].Topic != "testing" {
-		t.Errorf("topic = %q, want the section heading", got["Quarantine the test."].Topic)
+	if topic := got["Quarantine the test."].Topic; topic != "testing / flaky tests" {
+		t.Errorf("topic = %q, want the section headings, outermost first", topic)
+	}
+	if topic := got["Run `go test ./...` before every commit."].Topic; topic != "testing" {
+		t.Errorf("topic = %q, want the section heading", topic)
+	}
+}
+
+// A topic is a path of headings that keeps to memory.MaxTopicBytes by
+// dropping its deepest headings, so the outer ones a filter names stay.
+func TestTopicPathsFitTheTopicLimit(t *testing.T) {
+	long := strings.Repeat("word ", 12) // 59 bytes once trimmed
+	tests := []struct {
+		name     string
+		headings []string
+		want     string
+	}{
+		{"one", []string{"Testing"}, "testing"},
+		{"nested", []string{"CI/CD Infrastructure", "Release  Process"}, "ci/cd infrastructure / release process"},
+		{"separator inside a heading", []string{"Build / Release", "Tags"}, "build/release / tags"},
+		{"deepest dropped", []string{long, "Unit tests", "x"}, strings.TrimSpace(long)},
+		{"empty heading skipped", []string{"", "Testing"}, "testing"},
+		{"one heading cut", []string{strings.Repeat("é", 40)}, strings.Repeat("é", 32)},
+	}
+	for _, tt := range tests {
+		got := TopicFromHeadings(tt.headings)
+		if got != tt.want {
+			t.Errorf("%s: topic = %q, want %q", tt.name, got, tt.want)
+		}
+		if len(got) > memory.MaxTopicBytes || !utf8.ValidString(got) {
+			t.Errorf("%s: topic %q breaks the topic limit", tt.name, got)
+		}
 	}
 }
 

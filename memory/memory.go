@@ -166,7 +166,7 @@ func (m *Memory) Validate() error {
 	if m.Scope != ScopeUser && m.ScopeKey == "" {
 		return fmt.Errorf("%w: %s memories need a %s key", ErrNoScopeKey, m.Scope, m.Scope)
 	}
-	if !utf8.ValidString(m.Topic) || strings.ContainsAny(m.Topic, "\x00\n") || len(m.Topic) > 64 {
+	if !utf8.ValidString(m.Topic) || strings.ContainsAny(m.Topic, "\x00\n") || len(m.Topic) > MaxTopicBytes {
 		return fmt.Errorf("%w: topic must be a short single line", ErrInvalidText)
 	}
 	return nil

@@ -22,9 +22,23 @@ type Visibility struct {
 type Filter struct {
 	Scope Scope
 	Kind  Kind
+	// Topic keeps the memories filed under this topic or beneath it in
+	// its path: "testing" keeps "testing / unit tests" but not "testing
+	// tools". Engines apply it in SQL, with TopicPrefix.
 	Topic string
 	Limit int
 }
+
+// TopicSeparator joins the parts of a topic path: the AGENTS.md import
+// files a rule under its section headings, outermost first ("testing /
+// unit tests").
+const TopicSeparator = " / "
+
+// MaxTopicBytes is the longest topic a memory may have.
+const MaxTopicBytes = 64
+
+// TopicPrefix is what the topics beneath the topic filter begin with.
+func TopicPrefix(filter string) string { return filter + TopicSeparator }
 
 // Query is a search request. Several Queries are searched together and their
 // results merged, which lets an agent ask for two things in one call.

@@ -28,7 +28,7 @@ const (
 	maxQueryBytes = memory.MaxContentBytes
 	// maxTopicBytes is the topic limit memory.Memory.Validate enforces; the
 	// tests add a topic of exactly this size through the store.
-	maxTopicBytes = 64
+	maxTopicBytes = memory.MaxTopicBytes
 )
 
 // CodeSecret is the code of a project memory refused because it looks like a
@@ -190,7 +190,7 @@ func hitSchema(withScore bool, scopes []memory.Scope) obj {
 		"content": str("The fact itself."),
 		"scope":   obj{"type": "string", "enum": scopes, "description": "Where the memory lives."},
 		"kind":    obj{"type": "string", "enum": memory.Kinds, "description": "How the memory came to be."},
-		"topic":   str("Short label the memory was filed under, if any."),
+		"topic":   str("Short label the memory was filed under, if any; a rule's section headings, outermost first, as \"testing / unit tests\"."),
 		"source":  str("Who added it: cli, agent, mcp, distill, or the file and heading of a rule."),
 	}
 	if withScore {
@@ -397,7 +397,7 @@ func memoryList(tk memory.Toolkit) Tool {
 		Description: "List memories by scope, kind or topic, without a query, oldest first, one page at a time: " +
 			"when the result has nextCursor, call again with the same filters and cursor set to it for the next page.",
 		Schema: schema(filterProps(obj{
-			"topic":  strMax("Only memories filed under exactly this topic.", maxTopicBytes),
+			"topic":  strMax("Only memories filed under this topic or beneath it: \"testing\" also lists \"testing / unit tests\".", maxTopicBytes),
 			"limit":  limitProp(defaultListLimit, maxListLimit),
 			"cursor": str("nextCursor from the previous page; omit it for the first page."),
 		}, memory.ScopesOf(tk))),

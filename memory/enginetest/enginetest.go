@@ -132,6 +132,12 @@ func (h Harness) listFilters(t *testing.T) {
 	a := h.add(t, e, "alpha is stored", memory.KindStored, "greek")
 	b := h.add(t, e, "beta is observed", memory.KindObservation, "greek")
 	c := h.add(t, e, "gamma is stored", memory.KindStored, "")
+	// A topic path: the AGENTS.md import files a rule under its headings.
+	// A filter keeps the topic and the topics beneath it, whole parts
+	// only, and its % and _ are literal.
+	d := h.add(t, e, "delta is a nested rule", memory.KindRule, "greek / letters")
+	h.add(t, e, "epsilon is a sibling", memory.KindRule, "greeks")
+	h.add(t, e, "zeta is filed oddly", memory.KindRule, "gr%k / _")
 	// Memories added within one millisecond tie on time and are ordered
 	// by id, which is random there: compare as sets, and check the order
 	// separately.
@@ -157,11 +163,14 @@ func (h Harness) listFilters(t *testing.T) {
 		f    memory.Filter
 		want []memory.Memory
 	}{
-		{"all", memory.Filter{}, []memory.Memory{a, b, c}},
-		{"scope", memory.Filter{Scope: h.Scope}, []memory.Memory{a, b, c}},
+		{"all", memory.Filter{}, all},
+		{"scope", memory.Filter{Scope: h.Scope}, all},
 		{"kind", memory.Filter{Kind: memory.KindStored}, []memory.Memory{a, c}},
-		{"topic", memory.Filter{Topic: "greek"}, []memory.Memory{a, b}},
+		{"topic", memory.Filter{Topic: "greek"}, []memory.Memory{a, b, d}},
 		{"kind and topic", memory.Filter{Kind: memory.KindObservation, Topic: "greek"}, []memory.Memory{b}},
+		{"topic path", memory.Filter{Topic: "greek / letters"}, []memory.Memory{d}},
+		{"inner heading alone", memory.Filter{Topic: "letters"}, nil},
+		{"wildcards are literal", memory.Filter{Topic: "gr_ek"}, nil},
 		{"limit", memory.Filter{Limit: 2}, all[:2]},
 	} {
 		got, err := e.List(ctx, h.Vis, tc.f)
@@ -302,6 +311,12 @@ func (h Harness) search(t *testing.T) {
 	unrelated.NoFloor = true
 	if rs, err = e.Search(ctx, h.Vis, unrelated); err != nil || len(rs) != 2 {
 		t.Fatalf("the same search without the floor gave %+v (%v), want the two staging memories", rs, err)
+	}
+	// A topic filter keeps the memories beneath the topic too.
+	nested := h.add(t, e, "The staging bucket is read-only", memory.KindRule, "infra / storage")
+	rs, err = e.Search(ctx, h.Vis, memory.Query{Text: "staging bucket", Filter: memory.Filter{Topic: "infra"}})
+	if err != nil || len(rs) != 2 || !slices.ContainsFunc(rs, func(r memory.Result) bool { return r.ID == nested.ID }) {
+		t.Fatalf("topic-filtered search gave %+v (%v), want %s and the memory beneath its topic", rs, err, bastion.ID)
 	}
 	// With a vector side as well: the vectors always put some memory
 	// above the crowd, but none near enough to be relevant.

@@ -629,10 +629,19 @@ func filterSQL(f memory.Filter, a string, n int) string {
 		n++
 	}
 	if f.Topic != "" {
-		out += fmt.Sprintf(" AND %s.topic = $%d", a, n)
+		out += " AND " + topicCondition(a+".topic", n)
 	}
 	return out
 }
+
+// topicCondition is Filter.Topic in SQL on the column col, its values
+// (topicArgs) numbered from $n. starts_with, not LIKE, so a topic's % and _
+// stay literal.
+func topicCondition(col string, n int) string {
+	return fmt.Sprintf("(%s = $%d OR starts_with(%s, $%d))", col, n, col, n+1)
+}
+
+func topicArgs(filter string) []any { return []any{filter, memory.TopicPrefix(filter)} }
 
 // filterByID is that filter on the memory of the id expression id, a
 // subquery per row read from another table. Per row, not a join: joined,
@@ -653,7 +662,7 @@ func filterArgs(f memory.Filter) []any {
 		out = append(out, string(f.Kind))
 	}
 	if f.Topic != "" {
-		out = append(out, f.Topic)
+		out = append(out, topicArgs(f.Topic)...)
 	}
 	return out
 }

@@ -388,8 +388,8 @@ func where(vis memory.Visibility, f memory.Filter) (string, []any) {
 		clause += fmt.Sprintf(` AND kind = $%d`, len(args))
 	}
 	if f.Topic != "" {
-		args = append(args, f.Topic)
-		clause += fmt.Sprintf(` AND topic = $%d`, len(args))
+		clause += " AND " + topicCondition("topic", len(args)+1)
+		args = append(args, topicArgs(f.Topic)...)
 	}
 	return clause, args
 }

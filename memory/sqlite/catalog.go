@@ -133,7 +133,7 @@ func kindCode(k memory.Kind) uint8 {
 }
 
 func (s *Store) seqsWithTopic(ctx context.Context, topic string) (map[int64]bool, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT seq FROM memories WHERE topic = ?`, topic)
+	rows, err := s.db.QueryContext(ctx, `SELECT seq FROM memories WHERE `+topicCondition("topic"), topicArgs(topic)...)
 	if err != nil {
 		return nil, s.explain(err)
 	}

@@ -719,10 +719,22 @@ func visible(vis memory.Visibility, f memory.Filter) (string, []any) {
 		args = append(args, f.Kind)
 	}
 	if f.Topic != "" {
-		where = append(where, `m.topic = ?`)
-		args = append(args, f.Topic)
+		where = append(where, topicCondition("m.topic"))
+		args = append(args, topicArgs(f.Topic)...)
 	}
 	return strings.Join(where, " AND "), args
+}
+
+// topicCondition is Filter.Topic in SQL on the column col, with
+// topicArgs as its values. substr and length count characters, the same
+// on both sides; a LIKE pattern would need the topic's % and _ escaped.
+func topicCondition(col string) string {
+	return "(" + col + " = ? OR substr(" + col + ", 1, length(?)) = ?)"
+}
+
+func topicArgs(filter string) []any {
+	prefix := memory.TopicPrefix(filter)
+	return []any{filter, prefix, prefix}
 }
 
 // List returns the memories visible from vis, oldest first.
