@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/acolyte-dev/acolyte/gitsync"
 	"github.com/acolyte-dev/acolyte/memory"
 	"github.com/acolyte-dev/acolyte/memory/bench"
 	"github.com/acolyte-dev/acolyte/memory/postgres"
@@ -37,6 +38,7 @@ func benchCommand() *cli.Command {
 				&cli.StringFlag{Name: "db", Usage: "keep the benchmark store in this file (default: a temporary one)"},
 				&cli.StringFlag{Name: "method", Value: "fused", Usage: "search by `fused`, lexical or vector evidence"},
 				&cli.BoolFlag{Name: "no-floor", Usage: "return the best matches even when none is relevant"},
+				&cli.StringFlag{Name: "headings", Usage: "file each memory under its section headings, from this JSON Lines `FILE` of {\"id\", \"headings\"}, as the AGENTS.md import does"},
 				jsonFlag,
 			},
 			Action: runRetrievalBench,
@@ -68,6 +70,11 @@ func runRetrievalBench(c *cli.Context) error {
 	}
 	if len(docs) == 0 || len(queries) == 0 {
 		return usage(errors.New("the corpus and the queries must each hold at least one line"))
+	}
+	if path := c.String("headings"); path != "" {
+		if err := fileUnderHeadings(docs, path); err != nil {
+			return usage(err)
+		}
 	}
 	if url := global(c, flagTeamDB); url != "" {
 		if c.String("db") != "" {
@@ -216,4 +223,25 @@ func orNone(s string) string {
 		return "none (lexical only)"
 	}
 	return s
+}
+
+// fileUnderHeadings gives each document the topic the AGENTS.md import
+// would give a rule under the headings the file lists for it.
+func fileUnderHeadings(docs []bench.Doc, path string) error {
+	lines, err := bench.ReadJSONL[bench.Headings](path)
+	if err != nil {
+		return err
+	}
+	at := make(map[string]int, len(docs))
+	for i, d := range docs {
+		at[d.ID] = i
+	}
+	for _, l := range lines {
+		i, ok := at[l.ID]
+		if !ok {
+			return fmt.Errorf("%s: id %q is not in the corpus; give the headings of this corpus", path, l.ID)
+		}
+		docs[i].Topic = gitsync.TopicFromHeadings(l.Headings)
+	}
+	return nil
 }

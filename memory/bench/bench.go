@@ -31,6 +31,14 @@ type Doc struct {
 	Topic   string `json:"topic,omitempty"`
 }
 
+// Headings is one line of a headings file: the section headings, outermost
+// first, that enclosed a corpus memory in the file it was cut from. The
+// benchmark files the memory under them as the AGENTS.md import would.
+type Headings struct {
+	ID       string   `json:"id"`
+	Headings []string `json:"headings"`
+}
+
 // Query is one line of queries.jsonl.
 type Query struct {
 	ID       string   `json:"id"`
