@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/acolyte-dev/acolyte/memory"
-	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
 
 // DefaultSessionMaxAge is how long an agent session's memories are kept
@@ -32,7 +31,15 @@ func NewSessionID(now time.Time) string { return "session-" + memory.NewID(now) 
 // so their memories can be pruned when they go stale: session memories are
 // visible only to their own session, so nothing else would ever clean them.
 type Sessions struct {
-	Store *sqlite.Store
+	Store SessionStore
+}
+
+// SessionStore is what Sessions needs of the local store (memory/sqlite's
+// Store): bookkeeping values, and replacing a session's memories with none.
+type SessionStore interface {
+	ReplaceScope(ctx context.Context, scope memory.Scope, key string, ms []memory.Memory) (memory.ReplaceStats, error)
+	GetState(ctx context.Context, key string) (string, error)
+	SetState(ctx context.Context, key, value string) error
 }
 
 // Touch records that session id is in use now and makes it the last one.

@@ -149,7 +149,7 @@ func (w *Workspace) setPendingHandEdits(ctx context.Context, edits map[string]ti
 }
 
 // recordHandEdits runs in an import, after the index took file: it adds
-// the memories the import found revised in place (sqlite.ReplaceStats'
+// the memories the import found revised in place (memory.ReplaceStats'
 // Revised: content or topic changed, updated time kept) to the pending
 // hand edits, and keeps only those file still holds with their recorded
 // updated time. The store finds them while it compares the file with the

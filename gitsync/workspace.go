@@ -18,7 +18,6 @@ import (
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/memory"
-	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
 
 // projectSecretError refuses a project memory holding a credential of
@@ -34,7 +33,7 @@ func projectSecretError(what string) error {
 // for longer than one write. Everything else goes straight to the store.
 type Workspace struct {
 	Repo  *Repo
-	store *sqlite.Store
+	store Store
 	vis   memory.Visibility
 	// settle is how long after its last change the memories file's stamp
 	// is trusted (settleTime; tests shorten it).
@@ -55,8 +54,28 @@ func (w *Workspace) warn(messages []string) {
 	}
 }
 
+// Store is the local index a Workspace keeps in step with the checkout's
+// .acolyte/ files (memory/sqlite's Store): an engine that can also replace
+// a scope's memories wholesale, as an import does, and keep bookkeeping
+// values such as the hash of the file last imported.
+type Store interface {
+	memory.LocalEngine
+	// FindContent returns the memory of one scope and key whose
+	// normalised content equals content.
+	FindContent(ctx context.Context, scope memory.Scope, key, content string) (memory.Memory, bool, error)
+	// Prepare turns a draft into a complete, validated memory with a new
+	// id, without storing it.
+	Prepare(vis memory.Visibility, d memory.Draft) (memory.Memory, error)
+	// ReplaceScope makes the memories of one scope and key exactly ms.
+	ReplaceScope(ctx context.Context, scope memory.Scope, key string, ms []memory.Memory) (memory.ReplaceStats, error)
+	// GetState reads a bookkeeping value; a missing key reads as "".
+	GetState(ctx context.Context, key string) (string, error)
+	// SetState writes a bookkeeping value.
+	SetState(ctx context.Context, key, value string) error
+}
+
 // NewWorkspace binds a store to a repository checkout. session may be empty.
-func NewWorkspace(repo *Repo, store *sqlite.Store, session string) *Workspace {
+func NewWorkspace(repo *Repo, store Store, session string) *Workspace {
 	return &Workspace{Repo: repo, store: store, vis: memory.Visibility{ProjectKey: repo.Root, SessionKey: session}, settle: settleTime}
 }
 
@@ -95,7 +114,7 @@ func hashFile(path string) (string, error) {
 
 // Imported reports what an import changed.
 type Imported struct {
-	sqlite.ReplaceStats
+	memory.ReplaceStats
 	// Skipped is true when the file was unchanged since the last import.
 	Skipped bool `json:"skipped"`
 	// Warnings are the problems in the file the import worked around:
@@ -304,8 +323,8 @@ func (w *Workspace) locked(ctx context.Context, fn func() error) error {
 
 // change edits the memories file under the lock and re-imports it in the
 // same critical section, so the index follows the file at once.
-func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]memory.Memory, error)) (sqlite.ReplaceStats, error) {
-	var stats sqlite.ReplaceStats
+func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]memory.Memory, error)) (memory.ReplaceStats, error) {
+	var stats memory.ReplaceStats
 	dir := filepath.Join(w.Repo.Root, format.Dir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return stats, fmt.Errorf("create %s: %w", dir, err)

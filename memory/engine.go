@@ -24,3 +24,20 @@ type LocalEngine interface {
 	// Put stores m under its id, replacing any memory with that id.
 	Put(ctx context.Context, m Memory) (Added, error)
 }
+
+// ReplaceStats counts what replacing the memories of one scope and key
+// changed: how an import of a .acolyte/ file reports (memory/sqlite's
+// Store.ReplaceScope, used by gitsync and by the agent's session pruning).
+type ReplaceStats struct {
+	Added     int `json:"added"`
+	Updated   int `json:"updated"`
+	Removed   int `json:"removed"`
+	Unchanged int `json:"unchanged"`
+	// Warning is set when some memories could not be embedded.
+	Warning string `json:"warning,omitempty"`
+	// Revised lists the memories that kept their updated time while their
+	// content or topic changed: what a hand edit of a .acolyte/ file looks
+	// like, which gitsync stamps. Content is compared by ContentHash, so a
+	// change of case or spacing alone is not one.
+	Revised []string `json:"-"`
+}

@@ -300,29 +300,14 @@ func (s *Store) Put(ctx context.Context, m memory.Memory) (memory.Added, error) 
 	return memory.Added{Memory: m, Warning: st.Warning}, err
 }
 
-// ReplaceStats counts what ReplaceScope changed.
-type ReplaceStats struct {
-	Added     int `json:"added"`
-	Updated   int `json:"updated"`
-	Removed   int `json:"removed"`
-	Unchanged int `json:"unchanged"`
-	// Warning is set when some memories could not be embedded.
-	Warning string `json:"warning,omitempty"`
-	// Revised lists the memories that kept their updated time while their
-	// content or topic changed: what a hand edit of a .acolyte/ file looks
-	// like, which gitsync stamps. Content is compared by ContentHash, so a
-	// change of case or spacing alone is not one.
-	Revised []string `json:"-"`
-}
-
 // ReplaceScope makes the memories of one scope and key exactly ms: new ids
 // are added, changed ones updated, missing ones removed, and unchanged ones
 // left alone, vectors included. It is how a .acolyte/ file is imported.
-func (s *Store) ReplaceScope(ctx context.Context, scope memory.Scope, key string, ms []memory.Memory) (ReplaceStats, error) {
+func (s *Store) ReplaceScope(ctx context.Context, scope memory.Scope, key string, ms []memory.Memory) (memory.ReplaceStats, error) {
 	for i := range ms {
 		ms[i].Scope, ms[i].ScopeKey = scope, key
 		if err := ms[i].Validate(); err != nil {
-			return ReplaceStats{}, fmt.Errorf("memory %s: %w", ms[i].ID, err)
+			return memory.ReplaceStats{}, fmt.Errorf("memory %s: %w", ms[i].ID, err)
 		}
 	}
 	return s.replace(ctx, ms, &scopeRef{scope, key})
@@ -335,14 +320,14 @@ type scopeRef struct {
 
 // replace upserts ms in one transaction. When within is set, memories of
 // that scope and key that are not in ms are removed in the same transaction.
-func (s *Store) replace(ctx context.Context, ms []memory.Memory, within *scopeRef) (ReplaceStats, error) {
+func (s *Store) replace(ctx context.Context, ms []memory.Memory, within *scopeRef) (memory.ReplaceStats, error) {
 	type existing struct {
 		seq                                      int64
 		hash, topic, source, kind, commit, paths string
 		created, updated                         int64
 	}
 	have := map[string]existing{}
-	var st ReplaceStats
+	var st memory.ReplaceStats
 	if within != nil {
 		rows, err := s.db.QueryContext(ctx, `SELECT seq, id, content_hash, topic, source, kind, commit_hash, paths, created_at, updated_at
 			FROM memories WHERE scope = ? AND scope_key = ?`, within.scope, within.key)
