@@ -1,20 +1,17 @@
 package agent
 
 import (
-	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/acolyte-dev/acolyte/internal/layouttest"
 )
 
 // The agent knows models: it reaches memory through the memory package's
 // interfaces, never an engine, an embedder or git.
 func TestAgentImportsNoEngineNorGit(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", ".").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	const module = "github.com/acolyte-dev/acolyte/"
-	for _, pkg := range strings.Fields(string(out)) {
+	const module = layouttest.Module
+	for _, pkg := range layouttest.Deps(t) {
 		switch {
 		case strings.HasPrefix(pkg, module+"memory/"), strings.HasPrefix(pkg, module+"gitsync"), strings.HasPrefix(pkg, module+"cmd"):
 			t.Errorf("agent depends on %s; take what it needs as an interface", pkg)

@@ -1,20 +1,17 @@
 package gitsync
 
 import (
-	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/acolyte-dev/acolyte/internal/layouttest"
 )
 
 // gitsync knows git and the .acolyte/ files; it reaches the index through
 // its Store interface and the agent not at all, so no engine package (or
 // its database driver) is built into it.
 func TestGitsyncImportsNoEngineNorAgent(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", ".").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	const module = "github.com/acolyte-dev/acolyte/"
+	const module = layouttest.Module
 	allowed := map[string]bool{
 		module + "gitsync":             true,
 		module + "gitsync/format":      true,
@@ -22,7 +19,7 @@ func TestGitsyncImportsNoEngineNorAgent(t *testing.T) {
 		module + "internal/atomicfile": true,
 		module + "memory":              true,
 	}
-	for _, pkg := range strings.Fields(string(out)) {
+	for _, pkg := range layouttest.Deps(t) {
 		if strings.HasPrefix(pkg, module) && !allowed[pkg] {
 			t.Errorf("gitsync depends on %s; reach the index through gitsync.Store", pkg)
 		}

@@ -12,13 +12,20 @@ import (
 	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
 
-func TestMetrics(t *testing.T) {
-	ctx := context.Background()
-	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "b.db"), nil)
+// lexicalStore opens an empty store without an embedder in a temporary
+// directory.
+func lexicalStore(t *testing.T) *sqlite.Store {
+	s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "b.db"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestMetrics(t *testing.T) {
+	ctx := context.Background()
+	s := lexicalStore(t)
 	docs := []bench.Doc{
 		{ID: "a1", Group: "a", Content: "[Ann] I adopted a puppy named Biscuit"},
 		{ID: "a2", Group: "a", Content: "[Bob] My car broke down again"},
@@ -50,11 +57,7 @@ func TestMetrics(t *testing.T) {
 // imported AGENTS.md rule.
 func TestTopicIsSearched(t *testing.T) {
 	ctx := context.Background()
-	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "b.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := lexicalStore(t)
 	docs := []bench.Doc{
 		{ID: "r1", Group: "g", Content: "Prefer a small number of high-confidence findings", Topic: "code review"},
 		{ID: "r2", Group: "g", Content: "Run the linter before pushing"},
