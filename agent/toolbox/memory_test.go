@@ -77,6 +77,18 @@ func TestMemoryToolsRoundTrip(t *testing.T) {
 	if l := res.(toolbox.MemoryHits).Memories; len(l) != 1 || l[0].Content != "The user prefers tabs" {
 		t.Fatalf("list user: %+v", l)
 	}
+	// A topic filter keeps the topics beneath it, as rules imported from
+	// AGENTS.md are filed under their headings.
+	if _, err := call(t, tools, "memory_add", `{"content": "Table-driven tests name each case", "topic": "testing / unit tests"}`); err != nil {
+		t.Fatal(err)
+	}
+	res, err = call(t, tools, "memory_list", `{"topic": "testing"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := res.(toolbox.MemoryHits).Memories; len(l) != 2 {
+		t.Fatalf("list topic testing: %+v, want the testing memory and the one beneath it", l)
+	}
 
 	res, err = call(t, tools, "memory_remove", `{"id": "`+added.ID+`"}`)
 	if err != nil {
