@@ -332,3 +332,30 @@ func TestPreCommitStampsAHandEdit(t *testing.T) {
 		})
 	}
 }
+
+// A hand edit that changes only case or spacing is an edit too: the index
+// shows the file's text, and sync stamps it like any other hand edit.
+func TestHandEditOfCaseOnlyReachesTheIndex(t *testing.T) {
+	w := workspaceIn(t)
+	ctx := t.Context()
+	added, err := w.Add(ctx, memory.Draft{Scope: memory.ScopeProject, Content: "the parser uses postgresql  dialect"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := fileMemory(t, w, added.Memory.ID)
+	const fixed = "The parser uses PostgreSQL dialect"
+	editLine(t, w, old.ID, func(m *memory.Memory) { m.Content = fixed })
+	if _, err := w.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := w.Search(ctx, memory.Query{Text: "parser dialect"})
+	if err != nil || len(rs) != 1 || rs[0].Content != fixed {
+		t.Fatalf("search after the edit gave %+v (%v), want the file's text %q", rs, err, fixed)
+	}
+	if _, err := w.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := fileMemory(t, w, old.ID); got.Content != fixed || !got.UpdatedAt.After(old.UpdatedAt) {
+		t.Fatalf("after sync the line is %q updated %v; want the edit stamped after %v", got.Content, got.UpdatedAt, old.UpdatedAt)
+	}
+}

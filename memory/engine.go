@@ -37,7 +37,6 @@ type ReplaceStats struct {
 	Warning string `json:"warning,omitempty"`
 	// Revised lists the memories that kept their updated time while their
 	// content or topic changed: what a hand edit of a .acolyte/ file looks
-	// like, which gitsync stamps. Content is compared by ContentHash, so a
-	// change of case or spacing alone is not one.
+	// like, which gitsync stamps. A change of case or spacing alone is one.
 	Revised []string `json:"-"`
 }

@@ -322,14 +322,14 @@ type scopeRef struct {
 // that scope and key that are not in ms are removed in the same transaction.
 func (s *Store) replace(ctx context.Context, ms []memory.Memory, within *scopeRef) (memory.ReplaceStats, error) {
 	type existing struct {
-		seq                                      int64
-		hash, topic, source, kind, commit, paths string
-		created, updated                         int64
+		seq                                         int64
+		content, topic, source, kind, commit, paths string
+		created, updated                            int64
 	}
 	have := map[string]existing{}
 	var st memory.ReplaceStats
 	if within != nil {
-		rows, err := s.db.QueryContext(ctx, `SELECT seq, id, content_hash, topic, source, kind, commit_hash, paths, created_at, updated_at
+		rows, err := s.db.QueryContext(ctx, `SELECT seq, id, content, topic, source, kind, commit_hash, paths, created_at, updated_at
 			FROM memories WHERE scope = ? AND scope_key = ?`, within.scope, within.key)
 		if err != nil {
 			return st, s.explain(err)
@@ -337,7 +337,7 @@ func (s *Store) replace(ctx context.Context, ms []memory.Memory, within *scopeRe
 		for rows.Next() {
 			var id string
 			var e existing
-			if err := rows.Scan(&e.seq, &id, &e.hash, &e.topic, &e.source, &e.kind, &e.commit, &e.paths, &e.created, &e.updated); err != nil {
+			if err := rows.Scan(&e.seq, &id, &e.content, &e.topic, &e.source, &e.kind, &e.commit, &e.paths, &e.created, &e.updated); err != nil {
 				rows.Close()
 				return st, s.explain(err)
 			}
@@ -352,7 +352,9 @@ func (s *Store) replace(ctx context.Context, ms []memory.Memory, within *scopeRe
 	var changed []memory.Memory
 	for _, m := range ms {
 		e, ok := have[m.ID]
-		if ok && e.hash == memory.ContentHash(m.Content) && e.topic == m.Topic && e.source == m.Source &&
+		// The text itself is compared, not ContentHash: a hand edit of
+		// case or spacing alone changes what search shows.
+		if ok && e.content == m.Content && e.topic == m.Topic && e.source == m.Source &&
 			e.kind == string(m.Kind) && e.commit == m.Commit && e.paths == encodePaths(m.Paths) &&
 			sameTime(e.created, m.CreatedAt) && sameTime(e.updated, m.UpdatedAt) {
 			st.Unchanged++
@@ -360,7 +362,7 @@ func (s *Store) replace(ctx context.Context, ms []memory.Memory, within *scopeRe
 		}
 		if ok {
 			st.Updated++
-			if sameTime(e.updated, m.UpdatedAt) && (e.hash != memory.ContentHash(m.Content) || e.topic != m.Topic) {
+			if sameTime(e.updated, m.UpdatedAt) && (e.content != m.Content || e.topic != m.Topic) {
 				st.Revised = append(st.Revised, m.ID)
 			}
 		} else {
