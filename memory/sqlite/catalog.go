@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -463,6 +464,7 @@ func writeCatalog(path string, c *catalog) error {
 	pad(&head, 8)
 
 	atomicfile.RemoveStale(filepath.Dir(path), staleTempAge, filepath.Base(path))
+	removeLegacyTemps(path, staleTempAge)
 	// A catalog is a cache rebuilt from the database whenever it is missing
 	// or stale, so it skips the fsyncs a file of record needs.
 	return atomicfile.Write(path, atomicfile.Options{Perm: 0o600}, func(f io.Writer) error {
@@ -486,6 +488,19 @@ func writeCatalog(path string, c *catalog) error {
 // hour old was left by a process killed mid-write; at 100k memories each is
 // 12 MB, too much to leave lying in the data directory.
 const staleTempAge = time.Hour
+
+// removeLegacyTemps deletes the temporary files, older than age, that a
+// catalog write of acolyte before internal/atomicfile named PATH.tmp-*:
+// they are 12 MB at 100k memories, and nothing else would ever remove one
+// a killed writer left.
+func removeLegacyTemps(path string, age time.Duration) {
+	temps, _ := filepath.Glob(path + ".tmp-*")
+	for _, t := range temps {
+		if info, err := os.Lstat(t); err == nil && info.Mode().IsRegular() && time.Since(info.ModTime()) >= age {
+			_ = os.Remove(t)
+		}
+	}
+}
 
 // writeColumn writes xs little-endian: its memory as it lies where the
 // machine is little-endian, else one value at a time. Errors stick in w.

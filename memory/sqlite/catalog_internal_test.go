@@ -277,7 +277,10 @@ func TestCatalogWriteRemovesStaleTemporaryFiles(t *testing.T) {
 		tmp + "-123": old,        // killed write: removed
 		tmp + "-456": time.Now(), // may be in flight: kept
 		filepath.Join(dir, atomicfile.TempPrefix+"other.bin-789"): old, // another file's: kept
+		path + ".tmp-321": old,        // killed write of an older acolyte: removed
+		path + ".tmp-654": time.Now(), // an older acolyte's, maybe in flight: kept
 	}
+	removed := map[string]bool{tmp + "-123": true, path + ".tmp-321": true}
 	for p, mtime := range files {
 		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
 			t.Fatal(err)
@@ -291,7 +294,7 @@ func TestCatalogWriteRemovesStaleTemporaryFiles(t *testing.T) {
 	}
 	for p := range files {
 		_, err := os.Stat(p)
-		if gone := os.IsNotExist(err); gone != (p == tmp+"-123") {
+		if gone := os.IsNotExist(err); gone != removed[p] {
 			t.Errorf("%s: removed = %v", filepath.Base(p), gone)
 		}
 	}
