@@ -99,3 +99,36 @@ const migration4 = `CREATE TABLE team_terms (
 		SELECT DISTINCT team, t, id FROM team_memories, unnest(tsvector_to_array(fts)) t;
 	ALTER TABLE team_memories FORCE ROW LEVEL SECURITY;
 	ALTER TABLE team_terms FORCE ROW LEVEL SECURITY;`
+
+// migration5 copies each memory's kind and topic into its postings. A
+// search filtered by kind or topic read, for every posting it passed, the
+// memory's row to test the filter (a lookup under row-level security): at
+// 100k memories that made a search of the rules four times slower than
+// an unfiltered one. The trigger now writes them, and rewrites a memory's
+// postings when its kind or topic changes as when its words do.
+const migration5 = `ALTER TABLE team_terms ADD COLUMN kind text NOT NULL DEFAULT '',
+		ADD COLUMN topic text NOT NULL DEFAULT '';
+
+	CREATE OR REPLACE FUNCTION acolyte_terms() RETURNS trigger
+		LANGUAGE plpgsql SECURITY INVOKER SET search_path = pg_catalog, pg_temp
+		AS $$ BEGIN
+			IF TG_OP IN ('UPDATE', 'DELETE') THEN
+				EXECUTE format('DELETE FROM %I.team_terms WHERE team = $1 AND term = ANY ($2) AND id = $3', TG_TABLE_SCHEMA)
+					USING OLD.team, tsvector_to_array(OLD.fts), OLD.id;
+			END IF;
+			IF TG_OP IN ('INSERT', 'UPDATE') THEN
+				EXECUTE format('INSERT INTO %I.team_terms (team, term, id, kind, topic) SELECT $1, t, $2, $4, $5 FROM unnest($3) t', TG_TABLE_SCHEMA)
+					USING NEW.team, NEW.id, tsvector_to_array(NEW.fts), NEW.kind, NEW.topic;
+			END IF;
+			RETURN NULL;
+		END $$;
+	DROP TRIGGER team_memories_terms ON team_memories;
+	CREATE TRIGGER team_memories_terms AFTER INSERT OR DELETE OR UPDATE OF lexical, team, kind, topic ON team_memories
+		FOR EACH ROW EXECUTE FUNCTION acolyte_terms();
+
+	-- The postings already there, every team's (as in migration 4).
+	ALTER TABLE team_memories NO FORCE ROW LEVEL SECURITY;
+	ALTER TABLE team_terms NO FORCE ROW LEVEL SECURITY;
+	UPDATE team_terms x SET kind = m.kind, topic = m.topic FROM team_memories m WHERE m.id = x.id;
+	ALTER TABLE team_memories FORCE ROW LEVEL SECURITY;
+	ALTER TABLE team_terms FORCE ROW LEVEL SECURITY;`

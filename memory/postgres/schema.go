@@ -88,6 +88,9 @@ var migrations = []string{
 	// 4: indexes a search reads under row-level security, so a search
 	// at 100k memories reads candidates, not the whole team (index.go).
 	migration4,
+	// 5: each posting carries its memory's kind and topic, so a filtered
+	// search reads no memory row per posting (index.go).
+	migration5,
 }
 
 // migration3 adds the author of each team memory and the audit table of

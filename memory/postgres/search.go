@@ -407,9 +407,9 @@ func (s *Store) nominate(ctx context.Context, vis memory.Visibility, f memory.Fi
 		}
 	}
 	// A filtered search reads the postings of its kind/topic only (the
-	// cap applies to them).
+	// cap applies to them), by the kind and topic each posting carries.
 	fargs := filterArgs(f)
-	postingsSQL := `SELECT ARRAY(SELECT x.id FROM team_terms x WHERE x.team = $1 AND x.term >= p.lo AND x.term < p.hi` + filterByID(f, "x.id", 5) + `
+	postingsSQL := `SELECT ARRAY(SELECT x.id FROM team_terms x WHERE x.team = $1 AND x.term >= p.lo AND x.term < p.hi` + filterSQL(f, "x", 5) + `
 		ORDER BY x.term DESC, x.id DESC LIMIT $4) FROM unnest($2::text[], $3::text[]) WITH ORDINALITY p(lo, hi, i) ORDER BY p.i`
 	var b pgx.Batch
 	var postings [][]string

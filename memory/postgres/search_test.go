@@ -201,6 +201,21 @@ func testLargeTeam(t *testing.T, c *cluster) {
 	if got := top("thursday upgrade"); got != window {
 		t.Fatalf("after the edit, a search for its new words found %s first, want %s", got, window)
 	}
+	// The postings carry the memory's topic (schema 5): an edit of the
+	// topic moves them with it, and a filter on the outer topic
+	// still finds it on the large-team path.
+	if _, err := s.Edit(ctx, vis, window, memory.Revision{Content: "The kubernetes upgrade window moved to Thursday night", Topic: "ops / clusters"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(`SELECT count(*) FROM team_terms WHERE id = $1 AND topic <> 'ops / clusters'`, window); n != 0 {
+		t.Fatalf("after the topic edit, %d postings keep the old topic", n)
+	}
+	for _, topic := range []string{"ops", "ops / clusters"} {
+		rs, err := s.Search(ctx, vis, memory.Query{Text: "thursday upgrade", Method: memory.MethodLexical, Filter: memory.Filter{Topic: topic}})
+		if err != nil || len(rs) == 0 || rs[0].ID != window {
+			t.Fatalf("after the topic edit, a search under %q found %v (%v), want %s first", topic, rs, err, window)
+		}
+	}
 	if _, err := s.Delete(ctx, vis, certs); err != nil {
 		t.Fatal(err)
 	}
@@ -274,13 +289,19 @@ func testMigrateToIndexes(t *testing.T, c *cluster) {
 		t.Fatalf("after migrating: %d postings of a memory, %d sets of centroids, %d sketches of %d vectors", postings, centroids, sketches, len(contents))
 	}
 	s := c.open(t, "alice", db, e)
-	for _, q := range []string{"descaling", "barista cappuccino"} {
-		rs, err := s.Search(ctx, memory.Visibility{Team: "red"}, memory.Query{Text: q, NoFloor: true})
+	// Filtered by kind, the postings' copy of it (schema 5) must hold the
+	// old memories' kind, or the lexical side finds nothing.
+	for _, q := range []memory.Query{
+		{Text: "descaling", NoFloor: true},
+		{Text: "barista cappuccino", NoFloor: true},
+		{Text: "descaling", NoFloor: true, Method: memory.MethodLexical, Filter: memory.Filter{Kind: memory.KindStored}},
+	} {
+		rs, err := s.Search(ctx, memory.Visibility{Team: "red"}, q)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !slices.ContainsFunc(rs[:min(3, len(rs))], func(r memory.Result) bool { return r.ID == espresso }) {
-			t.Fatalf("after migrating, %q found %v, not the old memory about it", q, rs)
+			t.Fatalf("after migrating, %+v found %v, not the old memory about it", q, rs)
 		}
 	}
 }
