@@ -370,9 +370,9 @@ func shortHash(s string) string {
 //
 // Each heading becomes usable as a topic: lower case, one line, no control
 // characters (a stray NUL or escape must not give a topic the file then
-// refuses to read back), and " / " inside a heading becomes "/". The path keeps to memory.MaxTopicBytes by
-// dropping its deepest headings, and a single heading too long for it is
-// cut.
+// refuses to read back), and " / " inside a heading becomes "/". The path
+// keeps to memory.MaxTopicBytes by dropping its deepest headings, and a
+// single heading too long for it is cut.
 func TopicFromHeadings(headings []string) string {
 	var topic string
 	for _, h := range headings {

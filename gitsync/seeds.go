@@ -94,8 +94,8 @@ func parseSeeds(name string, data []byte) ([]parsedSeed, error) {
 			s.err = err
 		case memory.ValidateContent(content) != nil:
 			s.err = memory.ValidateContent(content)
-		case !utf8.ValidString(topic) || strings.ContainsAny(topic, "\x00\n") || len(topic) > 64:
-			s.err = errors.New("topic must be a single line of at most 64 bytes")
+		case memory.ValidateTopic(topic) != nil:
+			s.err = memory.ValidateTopic(topic)
 		}
 		if s.err == nil {
 			id := seedID(content)

@@ -166,8 +166,14 @@ func (m *Memory) Validate() error {
 	if m.Scope != ScopeUser && m.ScopeKey == "" {
 		return fmt.Errorf("%w: %s memories need a %s key", ErrNoScopeKey, m.Scope, m.Scope)
 	}
-	if !utf8.ValidString(m.Topic) || strings.ContainsAny(m.Topic, "\x00\n") || len(m.Topic) > MaxTopicBytes {
-		return fmt.Errorf("%w: topic must be a short single line", ErrInvalidText)
+	return ValidateTopic(m.Topic)
+}
+
+// ValidateTopic checks a topic before it is stored: one line of valid
+// UTF-8, at most MaxTopicBytes, so that a filter can name it.
+func ValidateTopic(topic string) error {
+	if !utf8.ValidString(topic) || strings.ContainsAny(topic, "\x00\n") || len(topic) > MaxTopicBytes {
+		return fmt.Errorf("%w: topic must be a single line of at most %d bytes", ErrInvalidText, MaxTopicBytes)
 	}
 	return nil
 }

@@ -20,15 +20,15 @@ import (
 	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
 
-// Doc is one line of corpus.jsonl. Topic is acolyte's extension of the
-// format: the memory's topic, as the AGENTS.md import takes it from the
-// rule's section heading.
+// Doc is one line of corpus.jsonl. Topic is not part of the format: it is
+// set from a headings file (see Headings), as the AGENTS.md import files a
+// rule under its section headings.
 type Doc struct {
 	ID      string `json:"id"`
 	Group   string `json:"group"`
 	Content string `json:"content"`
 	Date    string `json:"date,omitempty"`
-	Topic   string `json:"topic,omitempty"`
+	Topic   string `json:"-"`
 }
 
 // Headings is one line of a headings file: the section headings, outermost
