@@ -228,7 +228,7 @@ func cutCells(ctx context.Context, tx dbtx, team, model string, from int) (*cell
 		team, model, from).Scan(&n); err != nil || n < from {
 		return nil, err
 	}
-	rows, err := tx.Query(ctx, `SELECT e.vec FROM team_embeddings e JOIN team_memories m ON m.id = e.id
+	rows, err := tx.Query(ctx, `SELECT e.vec FROM team_embeddings e JOIN team_memories m ON m.team = e.team AND m.id = e.id
 		WHERE e.team = $1 AND e.model = $2 ORDER BY m.sample LIMIT $3`, team, model, cellTrain)
 	if err != nil {
 		return nil, err
@@ -265,7 +265,7 @@ func cutCells(ctx context.Context, tx dbtx, team, model string, from int) (*cell
 // the cutting wrote without one (Reindex repairs those).
 func sketchMissing(ctx context.Context, tx dbtx, c *cells, team, model string) error {
 	rows, err := tx.Query(ctx, `SELECT e.id, e.vec FROM team_embeddings e WHERE e.team = $1 AND e.model = $2
-		AND NOT EXISTS (SELECT 1 FROM team_sketches k WHERE k.id = e.id AND k.model = e.model)`, team, model)
+		AND NOT EXISTS (SELECT 1 FROM team_sketches k WHERE k.team = e.team AND k.id = e.id AND k.model = e.model)`, team, model)
 	if err != nil {
 		return err
 	}
@@ -327,8 +327,8 @@ func writeSketches(ctx context.Context, tx dbtx, c *cells, team, model string, i
 	}
 	_, err := tx.Exec(ctx, `INSERT INTO team_sketches (id, model, team, cell, sketch)
 		SELECT u.id, $2, $1, u.cell, u.sketch::varbit FROM unnest($3::text[], $4::int[], $5::text[]) u(id, cell, sketch)
-		WHERE EXISTS (SELECT 1 FROM team_embeddings e WHERE e.id = u.id AND e.model = $2) -- not removed meanwhile
-		ON CONFLICT (id, model) DO UPDATE SET cell = EXCLUDED.cell, sketch = EXCLUDED.sketch`,
+		WHERE EXISTS (SELECT 1 FROM team_embeddings e WHERE e.team = $1 AND e.id = u.id AND e.model = $2) -- not removed meanwhile
+		ON CONFLICT (team, id, model) DO UPDATE SET cell = EXCLUDED.cell, sketch = EXCLUDED.sketch`,
 		team, model, keep, cellsOf, sketches)
 	return err
 }

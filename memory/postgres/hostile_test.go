@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/acolyte-dev/acolyte/memory"
 	"github.com/acolyte-dev/acolyte/memory/postgres"
 	"github.com/acolyte-dev/acolyte/memory/postgres/pgtest"
 )
@@ -166,6 +167,36 @@ func runHostile(t *testing.T, env hostileEnv) {
 	t.Run("MoveAcrossTeams", func(t *testing.T) { attackMove(t, env) })
 	t.Run("ForgeAuthorOnUpdate", func(t *testing.T) { attackForgeEdit(t, env) })
 	t.Run("WritableSchema", func(t *testing.T) { attackWritableSchema(t, env) })
+	t.Run("FunctionsFixSearchPath", func(t *testing.T) { checkSearchPaths(t, env) })
+}
+
+// checkSearchPaths: every function of acolyte's (pgvector's too, where the
+// extension is enabled) fixes its search_path to the catalog, then pg_temp,
+// so nothing a member creates is found by a name it leaves unqualified.
+func checkSearchPaths(t *testing.T, env hostileEnv) {
+	env.admin(t, func(c *pgx.Conn) {
+		rows, err := c.Query(t.Context(), `SELECT p.proname::text, coalesce(array_to_string(p.proconfig, ' '), '') FROM pg_proc p
+			WHERE p.proname LIKE 'acolyte\_%' AND p.pronamespace = 'public'::regnamespace ORDER BY 1`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		type fn struct{ name, config string }
+		fns, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (fn, error) {
+			var f fn
+			return f, r.Scan(&f.name, &f.config)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(fns) < 7 {
+			t.Fatalf("found %d of acolyte's functions: %+v", len(fns), fns)
+		}
+		for _, f := range fns {
+			if f.config != "search_path=pg_catalog, pg_temp" {
+				t.Errorf("function %s runs with settings %q, want search_path=pg_catalog, pg_temp", f.name, f.config)
+			}
+		}
+	})
 }
 
 // shadowViewAllTeams is a temporary pg_roles in which alice's membership
@@ -463,7 +494,8 @@ func attackWritableSchema(t *testing.T, env hostileEnv) {
 	t.Cleanup(func() {
 		env.admin(t, func(c *pgx.Conn) {
 			_, _ = c.Exec(context.Background(), `DROP TABLE IF EXISTS public.trojan_log; DROP FUNCTION IF EXISTS public.substr(name, integer);
-				DROP FUNCTION IF EXISTS public.starts_with(name, text); DROP FUNCTION IF EXISTS public.pg_has_role(name, oid, text);
+				DROP FUNCTION IF EXISTS public.starts_with(name, text); DROP FUNCTION IF EXISTS public.power(double precision, integer);
+				DROP FUNCTION IF EXISTS public.power(double precision, bigint);
 				REVOKE CREATE ON SCHEMA public FROM PUBLIC`)
 		})
 	})
@@ -476,6 +508,11 @@ func attackWritableSchema(t *testing.T, env hostileEnv) {
 				RETURN CASE WHEN current_user = 'alice' THEN 'blue' ELSE pg_catalog.substr($1::text, $2) END; END $$`,
 			`CREATE FUNCTION public.starts_with(name, text) RETURNS boolean LANGUAGE plpgsql AS $$ BEGIN
 				INSERT INTO public.trojan_log VALUES (current_user, 'starts_with'); RETURN pg_catalog.starts_with($1::text, $2); END $$`,
+			// acolyte_vector's calls, where pgvector is enabled.
+			`CREATE FUNCTION public.power(double precision, integer) RETURNS double precision LANGUAGE plpgsql AS $$ BEGIN
+				INSERT INTO public.trojan_log VALUES (current_user, 'power'); RETURN pg_catalog.power($1, $2::float8); END $$`,
+			`CREATE FUNCTION public.power(double precision, bigint) RETURNS double precision LANGUAGE plpgsql AS $$ BEGIN
+				INSERT INTO public.trojan_log VALUES (current_user, 'power'); RETURN pg_catalog.power($1, $2::float8); END $$`,
 		} {
 			if _, err := c.Exec(ctx, q); err != nil {
 				t.Fatalf("%s: %v", q, err)
@@ -491,6 +528,12 @@ func attackWritableSchema(t *testing.T, env hostileEnv) {
 		}
 		if err := insertMemory(ctx, c, "01HOSTILEBOBTROJAN00000000", "blue", "blue standup at nine"); err != nil {
 			t.Errorf("bob's write beside alice's overloads: %v", err)
+		}
+		if _, err := c.Exec(ctx, `INSERT INTO team_embeddings (id, team, model, vec) VALUES ('01HOSTILEBOBTROJAN00000000', 'blue', 'm', '\x0000803f')`); err != nil {
+			t.Errorf("bob's vector beside alice's overloads: %v", err)
+		}
+		if _, err := c.Exec(ctx, `UPDATE team_memories SET content = 'blue standup at ten' WHERE id = '01HOSTILEBOBTROJAN00000000'`); err != nil {
+			t.Errorf("bob's edit beside alice's overloads: %v", err)
 		}
 		if _, err := c.Exec(ctx, `DELETE FROM team_memories WHERE id = '01HOSTILEBOBTROJAN00000000'`); err != nil {
 			t.Errorf("bob's removal beside alice's overloads: %v", err)
@@ -600,4 +643,88 @@ func TestPGliteHostile(t *testing.T) {
 		as:    connect,
 		admin: func(t *testing.T, f func(c *pgx.Conn)) { connect(t, "", f) },
 	})
+}
+
+// testMigrateToVersion6: a team database of schema 5, with a vector and a
+// sketch alice planted in red that point at bob's memory in blue (as the
+// old foreign keys allowed), upgrades in place: the planted rows go, the
+// rest stays as it was, and acolyte then reads, edits and forgets with
+// every write audited.
+func testMigrateToVersion6(t *testing.T, c *cluster) {
+	ctx := t.Context()
+	db := c.srv.NewDatabase(t)
+	var v5 []string
+	for v := 1; v <= 5; v++ {
+		v5 = append(v5, postgres.Migration(v))
+	}
+	c.srv.Admin(t, db, append(v5, "UPDATE acolyte_schema SET version = 5")...)
+	for role, q := range map[string][]string{
+		"bob": {`INSERT INTO team_memories (id, team, kind, content, content_hash, lexical, created_at, updated_at, tokens)
+				VALUES ('01JBBBBBBBBBBBBBBBBBBBBBBB', 'blue', 'stored', 'blue deploys on Monday', 'hb', 'blue deploys on Monday', now(), now(), 5)`,
+			`INSERT INTO team_embeddings (id, team, model, vec) VALUES ('01JBBBBBBBBBBBBBBBBBBBBBBB', 'blue', 'm', '\x0000803f')`},
+		"alice": {`INSERT INTO team_memories (id, team, kind, content, content_hash, lexical, created_at, updated_at, tokens)
+				VALUES ('01JAAAAAAAAAAAAAAAAAAAAAAA', 'red', 'stored', 'The staging database is reached through bastion-2', 'ha',
+				        'The staging database is reached through bastion 2', now(), now(), 12)`,
+			`INSERT INTO team_embeddings (id, team, model, vec) VALUES ('01JAAAAAAAAAAAAAAAAAAAAAAA', 'red', 'm', '\x0000803f')`,
+			`INSERT INTO team_sketches (id, model, team, cell, sketch) VALUES ('01JAAAAAAAAAAAAAAAAAAAAAAA', 'm', 'red', 0, B'1')`,
+			// Planted: red's rows pointing at blue's memory.
+			`INSERT INTO team_embeddings (id, team, model, vec) VALUES ('01JBBBBBBBBBBBBBBBBBBBBBBB', 'red', 'm2', '\x0000803f')`,
+			`INSERT INTO team_sketches (id, model, team, cell, sketch) VALUES ('01JBBBBBBBBBBBBBBBBBBBBBBB', 'm', 'red', 0, B'1')`,
+			`INSERT INTO team_memories (id, team, kind, content, content_hash, lexical, created_at, updated_at, tokens)
+				VALUES ('01JGGGGGGGGGGGGGGGGGGGGGGG', 'red', 'stored', 'gone soon', 'hg', 'gone soon', now(), now(), 2)`,
+			`DELETE FROM team_memories WHERE id = '01JGGGGGGGGGGGGGGGGGGGGGGG'`},
+	} {
+		conn, err := pgx.Connect(ctx, c.srv.URL(role, db))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range q {
+			if _, err := conn.Exec(ctx, s); err != nil {
+				t.Fatalf("%s at schema 5: %s: %v", role, s, err)
+			}
+		}
+		conn.Close(ctx)
+	}
+	r, err := postgres.Init(ctx, c.srv.URL("postgres", db), "")
+	if err != nil || r.From != 5 || r.To != postgres.SchemaVersion() {
+		t.Fatalf("migrating from 5: %+v (%v)", r, err)
+	}
+	admin, err := pgx.Connect(ctx, c.srv.URL("postgres", db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	for q, want := range map[string]int{
+		`SELECT count(*) FROM team_memories WHERE edited_by = '' AND edited_at IS NULL`:                       2,
+		`SELECT count(*) FROM team_memories WHERE author IN ('alice', 'bob')`:                                 2,
+		`SELECT count(*) FROM team_embeddings WHERE id = '01JBBBBBBBBBBBBBBBBBBBBBBB'`:                        1,
+		`SELECT count(*) FROM team_embeddings WHERE id = '01JAAAAAAAAAAAAAAAAAAAAAAA'`:                        1,
+		`SELECT count(*) FROM team_sketches`:                                                                  1,
+		`SELECT count(*) FROM team_removals WHERE id = '01JGGGGGGGGGGGGGGGGGGGGGGG' AND removed_by = 'alice'`: 1,
+	} {
+		if n := mustCount(t, admin, q); n != want {
+			t.Errorf("after migrating: %s: %d, want %d", q, n, want)
+		}
+	}
+	s := c.open(t, "alice", db, nil)
+	red := memory.Visibility{Team: "red"}
+	rs, err := s.Search(ctx, red, memory.Query{Text: "staging database bastion"})
+	if err != nil || len(rs) != 1 {
+		t.Fatalf("after migrating, search found %+v (%v)", rs, err)
+	}
+	if _, err := s.Edit(ctx, red, rs[0].ID, memory.Revision{Content: "The staging database is reached through bastion-3"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Delete(ctx, red, rs[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if n := mustCount(t, admin, `SELECT count(*) FROM team_edits WHERE id = $1 AND edited_by = 'alice' AND new_content LIKE '%bastion-3'`, rs[0].ID); n != 1 {
+		t.Errorf("acolyte's edit left %d audit rows, want 1", n)
+	}
+	if n := mustCount(t, admin, `SELECT count(*) FROM team_removals WHERE id = $1 AND removed_by = 'alice' AND content LIKE '%bastion-3'`, rs[0].ID); n != 1 {
+		t.Errorf("acolyte's removal left %d audit rows, want 1", n)
+	}
+	if n := mustCount(t, admin, `SELECT count(*) FROM team_embeddings WHERE team = 'red'`); n != 0 {
+		t.Errorf("red keeps %d vectors of the removed memory", n)
+	}
 }

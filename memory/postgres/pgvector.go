@@ -27,35 +27,36 @@ import (
 // cells (cells.go) meanwhile. Without the extension (stock PostgreSQL,
 // or a role that may not create it) none of this exists: the cells serve.
 
-const vectorSchema = `ALTER TABLE team_embeddings ADD COLUMN IF NOT EXISTS v vector;
+// vectorSchema is written with the schemas of acolyte's tables (@schema@)
+// and of the extension (@vector@), and its functions fix search_path as
+// migration 6's do (isolation.go): acolyte_vector runs in every writer's
+// session, so an overload of power or get_byte that a member created in a
+// writable schema must never be what it calls.
+const vectorSchema = `ALTER TABLE @schema@.team_embeddings ADD COLUMN IF NOT EXISTS v @vector@.vector;
 
 	-- The float32 little-endian bytes of vec as a vector: each float's
 	-- sign, exponent and mantissa taken apart, exactly (a float32 is a
 	-- float8, printed in full and read back by pgvector as the float32).
-	CREATE OR REPLACE FUNCTION acolyte_vector(b bytea) RETURNS vector
-		LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
-		AS $$ SELECT ('[' || string_agg(
-			((CASE WHEN e = 0 THEN m * power(2::float8, -149) ELSE (m + 8388608) * power(2::float8, e - 150) END)
-			 * (1 - 2 * s))::text, ',' ORDER BY i) || ']')::vector
+	CREATE OR REPLACE FUNCTION @schema@.acolyte_vector(b bytea) RETURNS @vector@.vector
+		LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp
+		AS $$ SELECT ('[' || pg_catalog.string_agg(
+			((CASE WHEN e = 0 THEN m * pg_catalog.power(2::float8, -149) ELSE (m + 8388608) * pg_catalog.power(2::float8, e - 150) END)
+			 * (1 - 2 * s))::text, ',' ORDER BY i) || ']')::@vector@.vector
 		      FROM (SELECT i, (x >> 31) & 1 AS s, (x >> 23) & 255 AS e, x & 8388607 AS m
 		            -- (PostgreSQL gives | and << one precedence, left to right.)
-		            FROM (SELECT i, get_byte(b, 4*i)::bigint | (get_byte(b, 4*i + 1)::bigint << 8)
-		                          | (get_byte(b, 4*i + 2)::bigint << 16) | (get_byte(b, 4*i + 3)::bigint << 24) AS x
-		                  FROM generate_series(0, length(b)/4 - 1) i) w) f $$;
-	-- The trigger runs it with search_path pg_catalog (migration 3's
-	-- rule against capture by temporary objects): it finds the vector
-	-- type where init found it.
-	ALTER FUNCTION acolyte_vector(bytea) SET search_path FROM CURRENT;
+		            FROM (SELECT i, pg_catalog.get_byte(b, 4*i)::bigint | (pg_catalog.get_byte(b, 4*i + 1)::bigint << 8)
+		                          | (pg_catalog.get_byte(b, 4*i + 2)::bigint << 16) | (pg_catalog.get_byte(b, 4*i + 3)::bigint << 24) AS x
+		                  FROM pg_catalog.generate_series(0, pg_catalog.length(b)/4 - 1) i) w) f $$;
 
-	CREATE OR REPLACE FUNCTION acolyte_set_vector() RETURNS trigger
+	CREATE OR REPLACE FUNCTION @schema@.acolyte_set_vector() RETURNS trigger
 		LANGUAGE plpgsql SECURITY INVOKER SET search_path = pg_catalog, pg_temp
 		AS $$ BEGIN
-			EXECUTE format('SELECT %I.acolyte_vector($1)', TG_TABLE_SCHEMA) INTO NEW.v USING NEW.vec;
+			NEW.v := @schema@.acolyte_vector(NEW.vec);
 			RETURN NEW;
 		END $$;
-	DROP TRIGGER IF EXISTS team_embeddings_vector ON team_embeddings;
-	CREATE TRIGGER team_embeddings_vector BEFORE INSERT OR UPDATE OF vec ON team_embeddings
-		FOR EACH ROW EXECUTE FUNCTION acolyte_set_vector();`
+	DROP TRIGGER IF EXISTS team_embeddings_vector ON @schema@.team_embeddings;
+	CREATE TRIGGER team_embeddings_vector BEFORE INSERT OR UPDATE OF vec ON @schema@.team_embeddings
+		FOR EACH ROW EXECUTE FUNCTION @schema@.acolyte_set_vector();`
 
 // hnswIndex is the name of the HNSW index of a model's vectors of a size.
 func hnswIndex(model string, dim int) string {
@@ -89,7 +90,19 @@ func enableVector(ctx context.Context, tx pgx.Tx) (bool, error) {
 	if err := sp.Commit(ctx); err != nil {
 		return false, err
 	}
-	if _, err := tx.Exec(ctx, vectorSchema); err != nil {
+	schema, err := tableSchema(ctx, tx)
+	if err != nil {
+		return false, err
+	}
+	var ext string
+	if err := tx.QueryRow(ctx, `SELECT n.nspname::text FROM pg_catalog.pg_extension x JOIN pg_catalog.pg_namespace n ON n.oid = x.extnamespace
+		WHERE x.extname = 'vector'`).Scan(&ext); err != nil {
+		return false, fmt.Errorf("find the schema of the vector extension: %w", err)
+	}
+	if !schemaName.MatchString(ext) {
+		return false, fmt.Errorf("the vector extension is in schema %q; team init supports a schema named in lowercase letters, digits and '_' only", ext)
+	}
+	if _, err := tx.Exec(ctx, strings.NewReplacer("@schema@", schema, "@vector@", ext).Replace(vectorSchema)); err != nil {
 		return false, fmt.Errorf("add the pgvector objects: %w", err)
 	}
 	// Every team's rows: the owner is exempt from row-level security only

@@ -85,6 +85,7 @@ func TestPostgres(t *testing.T) {
 	})
 	t.Run("Isolation", func(t *testing.T) { testIsolation(t, c) })
 	t.Run("Hostile", func(t *testing.T) { testHostile(t, c) })
+	t.Run("MigrateToVersion6", func(t *testing.T) { testMigrateToVersion6(t, c) })
 	t.Run("Schema", func(t *testing.T) { testSchema(t, c) })
 	t.Run("SameRanking", func(t *testing.T) { testSameRanking(t, c) })
 	t.Run("Edit", func(t *testing.T) { testEdit(t, c) })

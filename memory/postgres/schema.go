@@ -91,6 +91,10 @@ var migrations = []string{
 	// 5: each posting carries its memory's kind and topic, so a filtered
 	// search reads no memory row per posting (index.go).
 	migration5,
+	// 6: isolation that holds against a hostile member: fixed search
+	// paths, audit rows written only by acolyte's triggers, keys by team,
+	// and edits audited (isolation.go).
+	migration6,
 }
 
 // migration3 adds the author of each team memory and the audit table of
@@ -233,17 +237,18 @@ func Init(ctx context.Context, url, team string) (InitReport, error) {
 			return tooNew(from)
 		}
 		for v := from; v < len(migrations); v++ {
-			if _, err := tx.Exec(ctx, migrations[v]); err != nil {
+			if err := migrate(ctx, tx, v); err != nil {
 				return fmt.Errorf("migrate the team schema to version %d: %w", v+1, err)
 			}
 			if _, err := tx.Exec(ctx, `UPDATE acolyte_schema SET version = $1`, v+1); err != nil {
 				return err
 			}
 			r.To = v + 1
-			if v+1 == cellsVersion {
-				if err := cutCellsAsOwner(ctx, tx); err != nil {
-					return err
-				}
+		}
+		// After the last migration, whose keys the sketches are written by.
+		if from < cellsVersion && r.To >= cellsVersion {
+			if err := cutCellsAsOwner(ctx, tx); err != nil {
+				return err
 			}
 		}
 		if team != "" {
@@ -272,6 +277,35 @@ func Init(ctx context.Context, url, team string) (InitReport, error) {
 		return r, fmt.Errorf("team init: %w", err)
 	}
 	return r, nil
+}
+
+// migrate runs migrations[v]. From version 6 on a migration names the
+// schema of every object it touches and runs with search_path pg_catalog,
+// pg_temp alone, so that nothing a member created in a schema on the
+// administrator's path (an operator overload in public, say) is bound into
+// a trigger or policy it creates; the earlier ones, unqualified, keep the
+// administrator's path.
+func migrate(ctx context.Context, tx pgx.Tx, v int) error {
+	if v < 5 {
+		_, err := tx.Exec(ctx, migrations[v])
+		return err
+	}
+	schema, err := tableSchema(ctx, tx)
+	if err != nil {
+		return err
+	}
+	var path string
+	if err := tx.QueryRow(ctx, `SELECT pg_catalog.current_setting('search_path')`).Scan(&path); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true)`); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, migrationSQL(v, schema)); err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, `SELECT pg_catalog.set_config('search_path', $1, true)`, path)
+	return err
 }
 
 type tooNewError struct{ version int }

@@ -50,7 +50,7 @@ const (
 )
 
 // vecOf is the vector of model $2 of the memory m.id, NULL when it has none.
-const vecOf = `(SELECT e.vec FROM team_embeddings e WHERE e.id = m.id AND e.model = $2)`
+const vecOf = `(SELECT e.vec FROM team_embeddings e WHERE e.team = $1 AND e.id = m.id AND e.model = $2)`
 
 // mcolumns are columns qualified by the alias m of team_memories.
 var mcolumns = "m." + strings.ReplaceAll(columns, ", ", ", m.")
@@ -277,7 +277,7 @@ func (s *Store) searchIndexed(ctx context.Context, vis memory.Visibility, q memo
 	if size <= s.whole {
 		// The whole team: rank every memory, in id order as searchScan does.
 		rows, err := s.pool.Query(ctx, `SELECT m.id, m.sample, tsvector_to_array(m.fts), e.vec FROM team_memories m
-			LEFT JOIN team_embeddings e ON e.id = m.id AND e.model = $2
+			LEFT JOIN team_embeddings e ON e.team = m.team AND e.id = m.id AND e.model = $2
 			WHERE m.team = $1`+filterSQL(q.Filter, "m", 3)+` ORDER BY m.id`, append([]any{vis.Team, model}, filterArgs(q.Filter)...)...)
 		if err != nil {
 			return nil, err
@@ -653,7 +653,7 @@ func filterByID(f memory.Filter, id string, n int) string {
 	if c == "" {
 		return ""
 	}
-	return " AND (SELECT " + strings.TrimPrefix(c, " AND ") + " FROM team_memories f WHERE f.id = " + id + ")"
+	return " AND (SELECT " + strings.TrimPrefix(c, " AND ") + " FROM team_memories f WHERE f.team = $1 AND f.id = " + id + ")"
 }
 
 func filterArgs(f memory.Filter) []any {

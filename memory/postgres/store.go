@@ -273,7 +273,7 @@ func nonNil(paths []string) []string {
 }
 
 func (s *Store) putVector(ctx context.Context, tx pgx.Tx, m memory.Memory, vec []float32) error {
-	if _, err := tx.Exec(ctx, `DELETE FROM team_embeddings WHERE id = $1`, m.ID); err != nil {
+	if _, err := tx.Exec(ctx, `DELETE FROM team_embeddings WHERE team = $1 AND id = $2`, m.ScopeKey, m.ID); err != nil {
 		return err
 	}
 	if vec == nil {
@@ -538,7 +538,7 @@ func (s *Store) searchScan(ctx context.Context, vis memory.Visibility, q memory.
 	}
 	kin := make(map[string][]int, len(kinWords))
 	rows, err := s.pool.Query(ctx, `SELECT m.id, e.vec, `+matchList+`, `+kinList+` FROM `+kinFrom+`team_memories m
-		LEFT JOIN team_embeddings e ON e.id = m.id AND e.model = $`+fmt.Sprint(modelArg)+`
+		LEFT JOIN team_embeddings e ON e.team = m.team AND e.id = m.id AND e.model = $`+fmt.Sprint(modelArg)+`
 		WHERE `+strings.ReplaceAll(clause, "team = $1", "m.team = $1")+` ORDER BY m.id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("team search: %w", err)
@@ -734,7 +734,7 @@ func (s *Store) Reindex(ctx context.Context, vis memory.Visibility, all bool) (i
 				// insert selects nothing rather than fail the batch.
 				if _, err := tx.Exec(ctx, `INSERT INTO team_embeddings (id, team, model, vec)
 					SELECT id, team, $3, $4 FROM team_memories WHERE id = $1 AND team = $2
-					ON CONFLICT (id, model) DO UPDATE SET vec = EXCLUDED.vec`, m.ID, vis.Team, model, encodeVector(vecs[i])); err != nil {
+					ON CONFLICT (team, id, model) DO UPDATE SET vec = EXCLUDED.vec`, m.ID, vis.Team, model, encodeVector(vecs[i])); err != nil {
 					return err
 				}
 			}
