@@ -106,7 +106,7 @@ type Memory struct {
 	Commit string   `json:"commit,omitempty"`
 	Paths  []string `json:"paths,omitempty"`
 	// Author is the database role that wrote a team memory, as the team
-	// database records it (current_user); empty for other scopes, which
+	// database records it (session_user); empty for other scopes, which
 	// have one writer.
 	Author string `json:"author,omitempty"`
 }

@@ -231,7 +231,7 @@ func (s *Store) Add(ctx context.Context, vis memory.Visibility, d memory.Draft) 
 	vec, warning := s.vector(ctx, &m)
 	inserted := false
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		// The author is not sent: the database records current_user.
+		// The author is not sent: the database records session_user.
 		err := tx.QueryRow(ctx, `INSERT INTO team_memories (id, team, kind, content, content_hash, lexical, topic, source, created_at, updated_at, tokens, commit_hash, paths)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (team, content_hash) DO NOTHING RETURNING author`,
 			m.ID, m.ScopeKey, m.Kind, m.Content, memory.ContentHash(m.Content), lexical(&m), m.Topic, m.Source,
