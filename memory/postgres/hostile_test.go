@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/acolyte-dev/acolyte/memory"
+	"github.com/acolyte-dev/acolyte/memory/enginetest"
 	"github.com/acolyte-dev/acolyte/memory/postgres"
 	"github.com/acolyte-dev/acolyte/memory/postgres/pgtest"
 )
@@ -60,8 +61,8 @@ func insertMemory(ctx context.Context, c *pgx.Conn, id, team, content string) er
 }
 
 // seedHostile writes the victims' rows through their own connections, as
-// acolyte would: a memory each, bob's with a vector and its sketch, and a
-// removal in blue's audit.
+// acolyte would: a memory each, bob's with a vector, its sketch and its
+// team's centroids, and an edit and a removal in blue's audit.
 func seedHostile(t *testing.T, env hostileEnv) {
 	ctx := t.Context()
 	env.as(t, "bob", func(c *pgx.Conn) {
@@ -74,6 +75,14 @@ func seedHostile(t *testing.T, env hostileEnv) {
 			},
 			func() error {
 				_, err := c.Exec(ctx, `INSERT INTO team_sketches (id, model, team, cell, sketch) VALUES ($1, 'm', 'blue', 0, B'1')`, bobID)
+				return err
+			},
+			func() error {
+				_, err := c.Exec(ctx, `INSERT INTO team_centroids (team, model, dim, centroids) VALUES ('blue', 'm', 1, '\x0000803f')`)
+				return err
+			},
+			func() error {
+				_, err := c.Exec(ctx, `UPDATE team_memories SET content = 'blue retro notes, revised' WHERE id = '01HOSTILEBOBGONE0000000000'`)
 				return err
 			},
 			func() error {
@@ -168,6 +177,65 @@ func runHostile(t *testing.T, env hostileEnv) {
 	t.Run("ForgeAuthorOnUpdate", func(t *testing.T) { attackForgeEdit(t, env) })
 	t.Run("WritableSchema", func(t *testing.T) { attackWritableSchema(t, env) })
 	t.Run("FunctionsFixSearchPath", func(t *testing.T) { checkSearchPaths(t, env) })
+	t.Run("LeakyFunction", func(t *testing.T) { attackLeakyFunction(t, env) })
+	t.Run("Statistics", func(t *testing.T) { attackStatistics(t, env) })
+	t.Run("Truncate", func(t *testing.T) { attackTruncate(t, env) })
+}
+
+// attackLeakyFunction: a function of alice's in a query's WHERE, copying
+// every value it is shown into her temporary table. Row-level security
+// must filter the rows before her function sees them (only a superuser
+// may mark a function LEAKPROOF, which would let it run first).
+func attackLeakyFunction(t *testing.T, env hostileEnv) {
+	ctx := t.Context()
+	env.as(t, "alice", func(c *pgx.Conn) {
+		for _, q := range []string{
+			`CREATE TEMP TABLE loot (v text)`,
+			`CREATE FUNCTION pg_temp.leak(text) RETURNS boolean LANGUAGE plpgsql COST 0.0000001 AS $$ BEGIN
+				INSERT INTO pg_temp.loot VALUES ($1); RETURN true; END $$`,
+			`SELECT count(*) FROM team_memories WHERE pg_temp.leak(content) AND team = 'blue'`,
+			`SELECT count(*) FROM team_memories WHERE pg_temp.leak(id) OR id = '` + bobID + `'`,
+			`SELECT count(*) FROM team_removals WHERE pg_temp.leak(content)`,
+		} {
+			if _, err := c.Exec(ctx, q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+		if n := mustCount(t, c, `SELECT count(*) FROM pg_temp.loot WHERE v IN ($1, $2, 'blue retro notes', 'blue retro notes, revised')`, bobText, bobID); n != 0 {
+			t.Errorf("alice's function was shown %d of blue's values", n)
+		}
+	})
+}
+
+// attackStatistics: the planner's statistics hold the most common values
+// of every column, of every team's rows; pg_stats must not show them to a
+// member.
+func attackStatistics(t *testing.T, env hostileEnv) {
+	ctx := t.Context()
+	env.admin(t, func(c *pgx.Conn) {
+		if _, err := c.Exec(ctx, `ANALYZE`); err != nil {
+			t.Fatal(err)
+		}
+	})
+	env.as(t, "alice", func(c *pgx.Conn) {
+		if n := mustCount(t, c, `SELECT count(*) FROM pg_stats WHERE tablename LIKE 'team\_%'`); n != 0 {
+			t.Errorf("alice reads %d rows of statistics of the team tables", n)
+		}
+	})
+}
+
+// attackTruncate: TRUNCATE passes by row-level security and by the
+// triggers that audit removals, so no member may run it on any table.
+func attackTruncate(t *testing.T, env hostileEnv) {
+	ctx := t.Context()
+	env.as(t, "alice", func(c *pgx.Conn) {
+		for _, table := range []string{"team_memories", "team_embeddings", "team_terms", "team_sketches", "team_centroids", "team_removals", "team_edits"} {
+			if got := attempt(ctx, c, `TRUNCATE public.`+table+` CASCADE`); strings.HasPrefix(got, "ok") {
+				t.Errorf("alice truncates %s", table)
+			}
+		}
+	})
+	bobIntact(t, env)
 }
 
 // checkSearchPaths: every function of acolyte's (pgvector's too, where the
@@ -242,7 +310,7 @@ func attackShadowCatalog(t *testing.T, env hostileEnv) {
 				if _, err := c.Exec(ctx, `SET search_path = `+path); err != nil {
 					t.Fatal(err)
 				}
-				for _, table := range []string{"team_memories", "team_embeddings", "team_terms", "team_sketches", "team_removals"} {
+				for _, table := range []string{"team_memories", "team_embeddings", "team_terms", "team_sketches", "team_centroids", "team_removals", "team_edits"} {
 					if n := count(ctx, c, `SELECT count(*) FROM public.`+table+` WHERE team = 'blue'`); n != 0 {
 						t.Errorf("shadowing %s (search_path %s), alice reads %d of blue's rows in %s", name, path, n, table)
 					}
@@ -583,9 +651,61 @@ func testHostile(t *testing.T, c *cluster) {
 		defer conn.Close(ctx)
 		f(conn)
 	}
-	runHostile(t, hostileEnv{
+	env := hostileEnv{
 		as:    connect,
 		admin: func(t *testing.T, f func(c *pgx.Conn)) { connect(t, "postgres", f) },
+	}
+	runHostile(t, env)
+	t.Run("SameIDInTwoTeams", func(t *testing.T) { attackSameID(t, c, db, env) })
+}
+
+// attackSameID: ids are unique per team now, so alice may give a memory
+// of red the id of one of blue's. acolyte, for dave, who is in both, must
+// then read, edit, re-embed and forget blue's memory alone.
+func attackSameID(t *testing.T, c *cluster, db string, env hostileEnv) {
+	ctx := t.Context()
+	e := enginetest.Concepts("m")
+	blue, red := memory.Visibility{Team: "blue"}, memory.Visibility{Team: "red"}
+	added, err := c.open(t, "bob", db, e).Add(ctx, blue, memory.Draft{Content: "blue on-call this week is Priya", Scope: memory.ScopeTeam})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := added.Memory.ID
+	env.as(t, "alice", func(c *pgx.Conn) {
+		if err := insertMemory(ctx, c, id, "red", "red decoy: on-call is alice"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	dave := c.open(t, "dave", db, e)
+	if m, err := dave.Get(ctx, blue, id); err != nil || m.Content != added.Memory.Content {
+		t.Fatalf("dave gets blue's %s: %+v (%v)", id, m, err)
+	}
+	// blue's vector of the id is not red's memory's: red's gets its own.
+	if _, err := dave.Reindex(ctx, red, false); err != nil {
+		t.Fatal(err)
+	}
+	// Re-embedding blue's memory replaces blue's vector, not red's.
+	if _, err := dave.Edit(ctx, blue, id, memory.Revision{Content: "blue on-call this week is Sam"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dave.Delete(ctx, blue, id); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := dave.Get(ctx, red, id); err != nil || m.Content != "red decoy: on-call is alice" {
+		t.Fatalf("red's memory of the same id after dave's edit and removal in blue: %+v (%v)", m, err)
+	}
+	env.admin(t, func(c *pgx.Conn) {
+		for q, want := range map[string]int{
+			`SELECT count(*) FROM team_embeddings WHERE team = 'red' AND id = $1`:                        1,
+			`SELECT count(*) FROM team_edits WHERE team = 'blue' AND id = $1 AND edited_by = 'dave'`:     1,
+			`SELECT count(*) FROM team_removals WHERE team = 'blue' AND id = $1 AND removed_by = 'dave'`: 1,
+			`SELECT count(*) FROM team_removals WHERE team = 'red' AND id = $1`:                          0,
+			`SELECT count(*) FROM team_edits WHERE team = 'red' AND id = $1`:                             0,
+		} {
+			if n := mustCount(t, c, q, id); n != want {
+				t.Errorf("%s: %d, want %d", q, n, want)
+			}
+		}
 	})
 }
 

@@ -706,7 +706,7 @@ func (s *Store) Reindex(ctx context.Context, vis memory.Visibility, all bool) (i
 	model := s.embedder.Model()
 	q, args := `SELECT `+columns+` FROM team_memories m WHERE team = $1`, []any{vis.Team}
 	if !all {
-		q += ` AND NOT EXISTS (SELECT 1 FROM team_embeddings e WHERE e.id = m.id AND e.model = $2)`
+		q += ` AND NOT EXISTS (SELECT 1 FROM team_embeddings e WHERE e.team = m.team AND e.id = m.id AND e.model = $2)`
 		args = append(args, model)
 	}
 	ms, err := collect(s.pool.Query(ctx, q+` ORDER BY id`, args...))
