@@ -55,6 +55,13 @@ func newAttackRepo(t *testing.T) *attackRepo {
 	return a
 }
 
+// in is a for a subtest, which reports its own failures.
+func (a *attackRepo) in(t *testing.T) *attackRepo {
+	b := *a
+	b.t = t
+	return &b
+}
+
 // payload is a shell command that leaves the marker when it runs.
 func (a *attackRepo) payload() string { return "touch '" + a.mark + "'" }
 
@@ -135,6 +142,7 @@ func (a *attackRepo) attack(calls ...fakeCall) []string {
 	results := make([]string, len(calls))
 	for i := range calls {
 		results[i] = strings.Join(reqs[i+1].Results, "\n")
+		a.t.Logf("%s %s\n\t-> %s", calls[i].Name, clipped(calls[i].Args), results[i])
 	}
 	return results
 }
@@ -196,6 +204,7 @@ func TestAttackForgedGitDirViaCommondir(t *testing.T) {
 		{"commondir-then-head", []fakeCall{writeCall("sub2/commondir", "../evil\n"), writeCall("sub2/HEAD", "ref: refs/heads/main\n")}},
 	} {
 		t.Run(order.name, func(t *testing.T) {
+			a := a.in(t)
 			calls := append(append([]fakeCall{}, common...), order.calls...)
 			res := a.attack(calls...)
 			last := len(calls) - 1
@@ -204,6 +213,7 @@ func TestAttackForgedGitDirViaCommondir(t *testing.T) {
 		})
 	}
 	t.Run("bare", func(t *testing.T) {
+		a := a.in(t)
 		calls := []fakeCall{
 			writeCall("bare/config", config),
 			writeCall("bare/objects/info/alternates", filepath.Join(a.root, ".git", "objects")+"\n"),
@@ -226,6 +236,13 @@ func (a *attackRepo) notARepo(dir string) {
 	if want := filepath.Join(a.root, ".git"); err != nil || strings.TrimSpace(out) != want {
 		a.t.Errorf("git in %s uses the git directory %s, not %s", dir, strings.TrimSpace(out), want)
 	}
+}
+
+func clipped(s string) string {
+	if len(s) > 120 {
+		return s[:120] + "…"
+	}
+	return s
 }
 
 func toolPath(c fakeCall) string {

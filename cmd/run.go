@@ -164,8 +164,13 @@ func agentSession(c *cli.Context, confirm func(string) bool, onEvent func(agent.
 	}
 	ws.Confirm = confirm
 	if w.Repo != nil {
-		if dir, err := w.Repo.HooksDir(); err == nil {
-			ws.HookDirs = []string{dir}
+		trusted, err := w.Repo.Trusted(c.Context)
+		if err != nil {
+			w.Close()
+			return nil, nil, fail(fmt.Errorf("%w; the agent's file tools need to know what git runs before they write anything: fix the config so that git config --list reads it", err))
+		}
+		for _, t := range trusted {
+			ws.Trusted = append(ws.Trusted, toolbox.Trusted{Path: t.Path, Dir: t.Dir, Why: t.Why})
 		}
 	}
 	s, err := agent.NewSession(agent.Config{Model: m, Toolkit: w.Toolkit, Workspace: ws, MaxSteps: c.Int("max-steps"),

@@ -51,12 +51,23 @@ type Workspace struct {
 	Confirm func(command string) bool
 	// ShellTimeout is the default and maximum run time of one command.
 	ShellTimeout time.Duration
-	// HookDirs are folders whose files git runs by itself, on the user's
-	// next commit or checkout: a core.hooksPath inside the working tree
-	// (.husky, .githooks). The tools may read them but not write them,
-	// for the reason .git/hooks is out of bounds: a hook written there runs
-	// without the consent run_shell asks for.
-	HookDirs []string
+	// Trusted are the paths git runs or obeys in this checkout, as git
+	// itself reports them (cmd asks gitsync, the package that knows git):
+	// hooks folders from every config source, husky's hook scripts, every
+	// file a config includes. The tools may read them but not write them,
+	// for the reason .git/ is out of bounds: what is written there runs on
+	// the user's next git command without the consent run_shell asks for.
+	Trusted []Trusted
+}
+
+// Trusted is one path git runs or obeys.
+type Trusted struct {
+	// Path is absolute; it need not exist yet.
+	Path string
+	// Dir means every file under Path.
+	Dir bool
+	// Why says what git does with it, as the refusal tells the model.
+	Why string
 }
 
 // NewWorkspace roots the workspace tools at dir.
