@@ -706,6 +706,9 @@ func (w *Workspace) editFile() Tool {
 				if _, err := root.Lstat(rel); err == nil {
 					return nil, errorf(CodeInvalidArgs, "%s already exists; give old text to replace, or use write_file to overwrite it", shown(a.Path))
 				}
+				if err := guardContent(a.Path, rel, nil, []byte(a.New)); err != nil {
+					return nil, err
+				}
 				return write(root, rel, []byte(a.New), 0o644, true)
 			}
 			data, st, err := readWhole(root, rel, a.Path)
@@ -718,7 +721,11 @@ func (w *Workspace) editFile() Tool {
 			case n > 1:
 				return nil, errorf(CodeAmbiguousMatch, "old text occurs %d times in %s; include more surrounding lines so it matches once", n, shown(a.Path))
 			}
-			return write(root, rel, []byte(strings.Replace(string(data), a.Old, a.New, 1)), st.Mode().Perm(), false)
+			after := []byte(strings.Replace(string(data), a.Old, a.New, 1))
+			if err := guardContent(a.Path, rel, data, after); err != nil {
+				return nil, err
+			}
+			return write(root, rel, after, st.Mode().Perm(), false)
 		},
 	}
 }
@@ -754,11 +761,18 @@ func (w *Workspace) writeFile() Tool {
 				return nil, err
 			}
 			mode, created := fs.FileMode(0o644), true
+			var before []byte
 			if st, err := root.Lstat(rel); err == nil {
 				if err := regular(st, a.Path); err != nil {
 					return nil, err
 				}
 				mode, created = st.Mode().Perm(), false
+				if isAttributesFile(filepath.Base(rel)) {
+					before = readBefore(root, rel)
+				}
+			}
+			if err := guardContent(a.Path, rel, before, []byte(a.Content)); err != nil {
+				return nil, err
 			}
 			return write(root, rel, []byte(a.Content), mode, created)
 		},

@@ -1,0 +1,129 @@
+package toolbox
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// isAttributesFile says whether a file name is .gitattributes, in any
+// spelling a filesystem git runs on takes for it.
+func isAttributesFile(name string) bool { return normalizeName(name) == ".gitattributes" }
+
+// guardedAttrs are the attributes that choose a program git runs on a file
+// or how it merges and shows it: merge=union resolves a real conflict
+// silently, a filter runs on checkout and commit, diff= and textconv run
+// drivers and -diff (or binary) hides a change from git diff.
+var guardedAttrs = map[string]bool{"merge": true, "filter": true, "diff": true, "textconv": true, "binary": true}
+
+// checkAttributes refuses an edit of a .gitattributes file that adds or
+// changes a guarded attribute; removing one, or any other change, is fine.
+// The check compares what each version assigns, line by line, so it holds
+// however the edit is spelled.
+func checkAttributes(p string, before, after []byte) error {
+	had := attrAssignments(before)
+	var added []string
+	for a := range attrAssignments(after) {
+		if !had[a] {
+			added = append(added, strings.Replace(a, "\x00", " ", 1))
+		}
+	}
+	if len(added) == 0 {
+		return nil
+	}
+	sort.Strings(added)
+	return errorf(CodeDenied, "%s: the change sets %s in .gitattributes; merge=, filter=, diff=, textconv and binary choose "+
+		"the programs git runs on those files and how their conflicts resolve (merge=union merges a real conflict silently), "+
+		"so the file tools do not add or change them. Leave those lines as they are and tell the user the line to add, if one is needed",
+		shown(p), clip(strings.Join(added, ", "), 300))
+}
+
+// attrAssignments returns "pattern\x00attribute" for every guarded
+// attribute each line of a .gitattributes sets, unsets or gives a value,
+// macros that set one included, and every macro definition that does.
+func attrAssignments(data []byte) map[string]bool {
+	type line struct {
+		pattern string
+		attrs   []string
+	}
+	var lines []line
+	macros := map[string]bool{}
+	for _, l := range strings.Split(string(data), "\n") {
+		pattern, attrs, ok := parseAttrLine(l)
+		if !ok {
+			continue
+		}
+		lines = append(lines, line{pattern, attrs})
+		if name, isMacro := strings.CutPrefix(pattern, "[attr]"); isMacro {
+			for _, a := range attrs {
+				if guardedAttrs[attrName(a)] {
+					macros[name] = true
+				}
+			}
+		}
+	}
+	out := map[string]bool{}
+	for _, l := range lines {
+		for _, a := range l.attrs {
+			if n := attrName(a); guardedAttrs[n] || macros[n] {
+				out[l.pattern+"\x00"+a] = true
+			}
+		}
+	}
+	return out
+}
+
+// parseAttrLine splits one .gitattributes line into its pattern, which may
+// be quoted, and its attributes; comments and blank lines give false.
+func parseAttrLine(l string) (string, []string, bool) {
+	l = strings.TrimSpace(strings.TrimSuffix(l, "\r"))
+	if l == "" || l[0] == '#' {
+		return "", nil, false
+	}
+	var pattern, rest string
+	if l[0] == '"' {
+		end := 1
+		for end < len(l) && l[end] != '"' {
+			if l[end] == '\\' {
+				end++
+			}
+			end++
+		}
+		pattern, rest = l[:min(end+1, len(l))], l[min(end+1, len(l)):]
+	} else {
+		pattern, rest, _ = strings.Cut(strings.ReplaceAll(l, "\t", " "), " ")
+	}
+	return pattern, strings.Fields(rest), true
+}
+
+// attrName is an attribute's name without its -, ! or =value, folded, as
+// git compares attribute names case-sensitively but a human would not
+// notice Merge=.
+func attrName(a string) string {
+	a = strings.TrimLeft(a, "-!")
+	name, _, _ := strings.Cut(a, "=")
+	return strings.ToLower(name)
+}
+
+// guardContent applies the checks that depend on what a write would put
+// in a file, not only on where it goes.
+func guardContent(p, rel string, before, after []byte) error {
+	if isAttributesFile(filepath.Base(rel)) {
+		if err := checkAttributes(p, before, after); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readBefore reads what a write is about to replace, for guardContent. A
+// file too large or unreadable counts as empty, which judges the new
+// content alone: stricter, never looser.
+func readBefore(root *os.Root, rel string) []byte {
+	data, _, err := readWhole(root, rel, rel)
+	if err != nil {
+		return nil
+	}
+	return data
+}

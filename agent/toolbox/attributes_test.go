@@ -1,0 +1,45 @@
+package toolbox
+
+import "testing"
+
+func TestAttributeChanges(t *testing.T) {
+	for _, c := range []struct {
+		before, after string
+		refused       bool
+	}{
+		{"", "*.go text\n", false},
+		{"*.go merge=union\n", "", false},
+		{"*.go merge=union\n*.sh text\n", "*.sh text\n", false},
+		{"*.go merge=union\n", "# comment\n*.go   merge=union\n", false},
+		{"*.go diff=golang\n", "*.go diff=golang\n*.md text\n", false},
+		{"", "*.go merge=union\n", true},
+		{"*.go merge=ours\n", "*.go merge=union\n", true},
+		{"", "*.go Merge=union\n", true},
+		{"", "*.go -diff\n", true},
+		{"", "*.go !merge\n", true},
+		{"", "*.go binary\n", true},
+		{"", "*.go\tfilter=lfs\n", true},
+		{"", "\"a b.go\" merge=union\n", true},
+		{"", "*.go textconv=x\n", true},
+		{"*.go merge=union\n", "*.go merge=union\n*.c merge=union\n", true},
+		{"", "[attr]q merge=union\n", true},
+		{"[attr]q merge=union\n", "[attr]q merge=union\n*.go q\n", true},
+		{"", "*.go text eol=lf\r\n", false},
+	} {
+		err := checkAttributes(".gitattributes", []byte(c.before), []byte(c.after))
+		if (err != nil) != c.refused {
+			t.Errorf("%q -> %q: refused=%v, want %v (%v)", c.before, c.after, err != nil, c.refused, err)
+		}
+		if err != nil && AsError(err).Code != CodeDenied {
+			t.Errorf("%q: code %s", c.after, AsError(err).Code)
+		}
+	}
+	for _, name := range []string{".gitattributes", ".GITATTRIBUTES", ".gitattributes.", ".gitattributes::$DATA"} {
+		if !isAttributesFile(name) {
+			t.Errorf("%s is not taken for .gitattributes", name)
+		}
+	}
+	if isAttributesFile("gitattributes") || isAttributesFile(".gitattributes.md") {
+		t.Error("a look-alike is taken for .gitattributes")
+	}
+}
