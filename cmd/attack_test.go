@@ -454,3 +454,38 @@ func TestAttackRoundOneStillRefused(t *testing.T) {
 	a.mustGit("commit", "-q", "--allow-empty", "-m", "after")
 	a.ran("git status and git commit")
 }
+
+// TestAttackHooksPathSetMidSession: what git trusts is asked on every
+// write, so a hooks folder the user configures while the agent works is
+// guarded from then on.
+func TestAttackHooksPathSetMidSession(t *testing.T) {
+	a := newAttackRepo(t)
+	a.write("ci/hooks/pre-commit", "#!/bin/sh\nexit 0\n", 0o755)
+	a.mustGit("add", "-A")
+	a.mustGit("commit", "-q", "-m", "hooks")
+	c := writeCall("ci/hooks/pre-commit", a.hook())
+	f := scriptedFunc(t, func(r modelReq) modelReply {
+		switch r.N {
+		case 1:
+			return modelReply{Calls: []fakeCall{writeCall("notes.md", "# notes\n")}}
+		case 2:
+			// The user, in another terminal, after the session began.
+			if out, err := a.git("config", "core.hooksPath", "ci/hooks"); err != nil {
+				t.Errorf("git config: %v %s", err, out)
+			}
+			return modelReply{Calls: []fakeCall{c}}
+		}
+		return say("Done.")
+	})
+	if code, stdout, stderr := runAgent(t, f, 0, a.root, "run", "--no-distill", "tidy up"); code != cmd.ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	reqs := f.requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	a.allowed(writeCall("notes.md", ""), strings.Join(reqs[1].Results, ""))
+	a.refused(c, strings.Join(reqs[2].Results, ""), "denied", "core.hooksPath")
+	a.mustGit("commit", "-q", "--allow-empty", "-m", "after")
+	a.ran("git commit")
+}

@@ -163,14 +163,17 @@ func agentSession(c *cli.Context, confirm func(string) bool, onEvent func(agent.
 		return nil, nil, usage(err)
 	}
 	ws.Confirm = confirm
-	if w.Repo != nil {
-		trusted, err := w.Repo.Trusted(c.Context)
-		if err != nil {
-			w.Close()
-			return nil, nil, fail(fmt.Errorf("%w; the agent's file tools need to know what git runs before they write anything: fix the config so that git config --list reads it", err))
-		}
-		for _, t := range trusted {
-			ws.Trusted = append(ws.Trusted, toolbox.Trusted{Path: t.Path, Dir: t.Dir, Why: t.Why})
+	if repo := w.Repo; repo != nil {
+		ws.Trust = func(ctx context.Context) ([]toolbox.Trusted, error) {
+			trusted, err := repo.Trusted(ctx)
+			if err != nil {
+				return nil, err
+			}
+			out := make([]toolbox.Trusted, len(trusted))
+			for i, t := range trusted {
+				out[i] = toolbox.Trusted{Path: t.Path, Dir: t.Dir, Why: t.Why}
+			}
+			return out, nil
 		}
 	}
 	s, err := agent.NewSession(agent.Config{Model: m, Toolkit: w.Toolkit, Workspace: ws, MaxSteps: c.Int("max-steps"),

@@ -1,6 +1,7 @@
 package toolbox
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -51,7 +52,7 @@ func (w *Workspace) openRoot() (*os.Root, error) {
 // Symlinks are followed here rather than left to os.Root because a
 // symlink's target decides whether the path is inside a git directory, and
 // because os.Root refuses absolute symlinks even when they point inside.
-func (w *Workspace) resolve(root *os.Root, p string, acc access) (string, error) {
+func (w *Workspace) resolve(ctx context.Context, root *os.Root, p string, acc access) (string, error) {
 	if strings.TrimSpace(p) == "" {
 		return "", errorf(CodeInvalidArgs, "give a path relative to the workspace root")
 	}
@@ -70,7 +71,7 @@ func (w *Workspace) resolve(root *os.Root, p string, acc access) (string, error)
 	if resolved == "" {
 		resolved = "."
 	}
-	if err := w.guard(root, p, done, acc); err != nil {
+	if err := w.guard(ctx, root, p, done, acc); err != nil {
 		return "", err
 	}
 	return resolved, nil
@@ -202,7 +203,7 @@ func shown(p string) string { return clip(p, 200) }
 // between, but a concurrent process could still swap a directory for a
 // symlink into .git in that moment; such a process can write .git itself,
 // so it gains nothing, and the model's own tools cannot make symlinks.
-func (w *Workspace) guard(root *os.Root, p string, comps []string, acc access) error {
+func (w *Workspace) guard(ctx context.Context, root *os.Root, p string, comps []string, acc access) error {
 	gitDirs := w.gitDirs(root, comps)
 	for i := range comps {
 		dir := filepath.Join(comps[:i+1]...)
@@ -220,7 +221,7 @@ func (w *Workspace) guard(root *os.Root, p string, comps []string, acc access) e
 		}
 	}
 	if acc == writeAccess {
-		return w.guardTrusted(root, p, comps)
+		return w.guardTrusted(ctx, root, p, comps)
 	}
 	return nil
 }

@@ -1,17 +1,26 @@
 package toolbox
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 )
 
-// guardTrusted refuses a write to a path git runs or obeys (w.Trusted). The
+// guardTrusted refuses a write to a path git runs or obeys (w.Trust). The
 // trusted path is resolved through the root like the written one, so a
 // symlink on either way does not hide that they are the same place, and
 // compared by name as a case-folding filesystem would, so .HUSKY/pre-commit
 // is .husky/pre-commit where a teammate checks the tree out.
-func (w *Workspace) guardTrusted(root *os.Root, p string, comps []string) error {
-	for _, t := range w.Trusted {
+func (w *Workspace) guardTrusted(ctx context.Context, root *os.Root, p string, comps []string) error {
+	if w.Trust == nil {
+		return nil
+	}
+	trusted, err := w.Trust(ctx)
+	if err != nil {
+		return errorf(CodeDenied, "%s was not written: what git runs or obeys here could not be learnt (%v), and the file tools write nothing "+
+			"until it can; ask the user to fix what the error names", shown(p), err)
+	}
+	for _, t := range trusted {
 		rel, ok := w.inside(t.Path)
 		if !ok {
 			continue

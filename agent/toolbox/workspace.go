@@ -51,13 +51,16 @@ type Workspace struct {
 	Confirm func(command string) bool
 	// ShellTimeout is the default and maximum run time of one command.
 	ShellTimeout time.Duration
-	// Trusted are the paths git runs or obeys in this checkout, as git
-	// itself reports them (cmd asks gitsync, the package that knows git):
-	// hooks folders from every config source, husky's hook scripts, every
-	// file a config includes. The tools may read them but not write them,
-	// for the reason .git/ is out of bounds: what is written there runs on
-	// the user's next git command without the consent run_shell asks for.
-	Trusted []Trusted
+	// Trust reports the paths git runs or obeys in this checkout, as git
+	// itself reports them (cmd hands in gitsync's Repo.Trusted, gitsync
+	// being the package that knows git): hooks folders from every config
+	// source, husky's hook scripts, every file a config includes. The tools
+	// may read them but not write them, for the reason .git/ is out of
+	// bounds: what is written there runs on the user's next git command
+	// without the consent run_shell asks for. It is asked on every write,
+	// so a config the user changes mid-session counts at once; an error
+	// refuses the write. Nil, outside a repository, trusts nothing.
+	Trust func(ctx context.Context) ([]Trusted, error)
 }
 
 // Trusted is one path git runs or obeys.
@@ -155,7 +158,7 @@ func (w *Workspace) readFile() Tool {
 				return nil, err
 			}
 			defer root.Close()
-			rel, err := w.resolve(root, a.Path, readAccess)
+			rel, err := w.resolve(ctx, root, a.Path, readAccess)
 			if err != nil {
 				return nil, err
 			}
@@ -698,7 +701,7 @@ func (w *Workspace) editFile() Tool {
 				return nil, err
 			}
 			defer root.Close()
-			rel, err := w.resolve(root, a.Path, writeAccess)
+			rel, err := w.resolve(ctx, root, a.Path, writeAccess)
 			if err != nil {
 				return nil, err
 			}
@@ -756,7 +759,7 @@ func (w *Workspace) writeFile() Tool {
 				return nil, err
 			}
 			defer root.Close()
-			rel, err := w.resolve(root, a.Path, writeAccess)
+			rel, err := w.resolve(ctx, root, a.Path, writeAccess)
 			if err != nil {
 				return nil, err
 			}
