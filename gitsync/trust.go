@@ -87,9 +87,61 @@ func (r *Repo) Trusted(ctx context.Context) ([]Trusted, error) {
 		t.add(f, false, "git reads it as config")
 	}
 	if out, err := r.gitOutput(ctx, nil, "rev-parse", "--git-path", "hooks"); err == nil {
-		t.hooks(r.abs(strings.TrimSpace(string(out))), "git runs hooks from it")
+		dir := r.abs(strings.TrimSpace(string(out)))
+		t.hooks(dir, "git runs hooks from it")
+		r.hookConfigs(&t, dir)
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.key, "filter.lfs.") {
+			t.add(filepath.Join(r.Root, ".lfsconfig"), false, "git-lfs reads it as config ("+e.key+" is set in "+e.source()+")")
+			break
+		}
 	}
 	return t.out, nil
+}
+
+// maxHookRead bounds how much of a hook is read to learn what it runs.
+const maxHookRead = 64 << 10
+
+// hookConfigs adds the files that the hooks in dir read to learn what to
+// run, for the hook managers that keep that in the working tree: the
+// pre-commit framework (the --config its generated hooks pass) and
+// lefthook. A hook that runs the project's own code (make test) runs
+// whatever the agent wrote, by design, and is not something a path guard
+// can protect.
+func (r *Repo) hookConfigs(t *trustSet, dir string) {
+	for _, h := range gitHookNames {
+		p := filepath.Join(dir, h)
+		f, err := os.Open(p)
+		if err != nil {
+			continue
+		}
+		b := make([]byte, maxHookRead)
+		n, _ := f.Read(b)
+		f.Close()
+		script := string(b[:n])
+		switch {
+		case strings.Contains(script, "pre-commit.com") || strings.Contains(script, "hook-impl"):
+			cfg := ".pre-commit-config.yaml"
+			if _, rest, ok := strings.Cut(script, "--config="); ok {
+				if f := strings.FieldsFunc(rest, func(c rune) bool { return c == ' ' || c == ')' || c == '\n' }); len(f) > 0 {
+					cfg = strings.Trim(f[0], `"'`)
+				}
+			}
+			t.add(r.abs(cfg), false, "the pre-commit framework's "+h+" hook in "+dir+" runs the commands it lists")
+		case strings.Contains(script, "lefthook"):
+			for _, name := range lefthookConfigs {
+				t.add(filepath.Join(r.Root, name), false, "lefthook's "+h+" hook in "+dir+" runs the commands it lists")
+			}
+		}
+	}
+}
+
+// lefthookConfigs are the files lefthook reads its commands from.
+var lefthookConfigs = []string{
+	"lefthook.yml", "lefthook.yaml", ".lefthook.yml", ".lefthook.yaml",
+	"lefthook-local.yml", "lefthook-local.yaml", ".lefthook-local.yml", ".lefthook-local.yaml",
+	".config/lefthook.yml", ".config/lefthook.yaml", "lefthook.toml", ".lefthook.toml", "lefthook.json", ".lefthook.json",
 }
 
 // trustSet collects Trusted paths once each.
