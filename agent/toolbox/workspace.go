@@ -770,7 +770,7 @@ func (w *Workspace) writeFile() Tool {
 					return nil, err
 				}
 				mode, created = st.Mode().Perm(), false
-				if isAttributesFile(filepath.Base(rel)) {
+				if needsBefore(rel) {
 					before = readBefore(root, rel)
 				}
 			}

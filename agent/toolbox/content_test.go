@@ -1,6 +1,9 @@
 package toolbox
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestAttributeChanges(t *testing.T) {
 	for _, c := range []struct {
@@ -41,5 +44,29 @@ func TestAttributeChanges(t *testing.T) {
 	}
 	if isAttributesFile("gitattributes") || isAttributesFile(".gitattributes.md") {
 		t.Error("a look-alike is taken for .gitattributes")
+	}
+}
+
+func TestSubmoduleChanges(t *testing.T) {
+	const base = "[submodule \"lib\"]\n\tpath = lib\n\turl = https://example.com/lib.git\n"
+	for _, c := range []struct {
+		before, after string
+		refused       bool
+	}{
+		{base, base + "\tbranch = main\n", false},
+		{base, "", false},
+		{base, "[submodule \"lib\"]\n  path = lib\n  url = \"https://example.com/lib.git\"\n", false},
+		{base, strings.Replace(base, "example.com", "evil.example", 1), true},
+		{base, base + "[submodule \"x\"]\n\tpath = x\n\turl = ../x.git\n", true},
+		{base, base + "\tupdate = rebase\n", true},
+		{"", "[submodule \"x\"] url = https://evil.example/x\n", true},
+	} {
+		err := checkSubmodules(".gitmodules", []byte(c.before), []byte(c.after))
+		if (err != nil) != c.refused {
+			t.Errorf("%q -> %q: refused=%v, want %v (%v)", c.before, c.after, err != nil, c.refused, err)
+		}
+	}
+	if !isModulesFile(".GITMODULES") || isModulesFile("gitmodules") {
+		t.Error("isModulesFile")
 	}
 }

@@ -109,12 +109,71 @@ func attrName(a string) string {
 // guardContent applies the checks that depend on what a write would put
 // in a file, not only on where it goes.
 func guardContent(p, rel string, before, after []byte) error {
-	if isAttributesFile(filepath.Base(rel)) {
-		if err := checkAttributes(p, before, after); err != nil {
-			return err
-		}
+	switch name := filepath.Base(rel); {
+	case isAttributesFile(name):
+		return checkAttributes(p, before, after)
+	case isModulesFile(name):
+		return checkSubmodules(p, before, after)
 	}
 	return nil
+}
+
+// isModulesFile says whether a file name is .gitmodules, in any spelling.
+func isModulesFile(name string) bool { return normalizeName(name) == ".gitmodules" }
+
+// needsBefore says whether guardContent compares a write with what it
+// replaces, so that only those files are read first.
+func needsBefore(rel string) bool {
+	name := filepath.Base(rel)
+	return isAttributesFile(name) || isModulesFile(name)
+}
+
+// checkSubmodules refuses an edit of .gitmodules that adds or changes a
+// submodule's url or update: the url decides what code git submodule update
+// fetches and checks out into the tree, update how. git itself refuses
+// update=!command from .gitmodules; a url to another repository it cannot
+// tell from an honest one.
+func checkSubmodules(p string, before, after []byte) error {
+	had := submoduleSettings(before)
+	var added []string
+	for s := range submoduleSettings(after) {
+		if !had[s] {
+			added = append(added, strings.Replace(s, "\x00", " ", 1))
+		}
+	}
+	if len(added) == 0 {
+		return nil
+	}
+	sort.Strings(added)
+	return errorf(CodeDenied, "%s: the change sets %s in .gitmodules; a submodule's url decides what code git fetches and checks out "+
+		"into the tree, and update how, so the file tools do not add or change them. Tell the user the submodule to add "+
+		"(git submodule add URL PATH does it)", shown(p), clip(strings.Join(added, ", "), 300))
+}
+
+// submoduleSettings returns "[section]\x00key=value" for every url and
+// update a git-config-style file sets, read loosely: a line the parse gets
+// wrong can only make a harmless change look like a new setting.
+func submoduleSettings(data []byte) map[string]bool {
+	out := map[string]bool{}
+	section := ""
+	for _, l := range strings.Split(string(data), "\n") {
+		l = strings.TrimSpace(strings.TrimSuffix(l, "\r"))
+		if strings.HasPrefix(l, "[") {
+			end := strings.IndexByte(l, ']')
+			if end < 0 {
+				end = len(l) - 1
+			}
+			section = strings.ToLower(strings.Join(strings.Fields(l[:end+1]), " "))
+			l = strings.TrimSpace(l[end+1:])
+		}
+		key, value, _ := strings.Cut(l, "=")
+		key = strings.ToLower(strings.TrimSpace(key))
+		if key == "url" || key == "update" {
+			value = strings.Trim(strings.TrimSpace(value), `"`)
+			out[section+"\x00"+key+"="+value] = true
+		}
+	}
+	return out
 }
 
 // readBefore reads what a write is about to replace, for guardContent. A
