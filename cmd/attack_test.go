@@ -489,3 +489,23 @@ func TestAttackHooksPathSetMidSession(t *testing.T) {
 	a.mustGit("commit", "-q", "--allow-empty", "-m", "after")
 	a.ran("git commit")
 }
+
+// TestAttackScriptGitConfigRuns: a command-valued key that runs a script of
+// the working tree makes that script as good as a hook.
+func TestAttackScriptGitConfigRuns(t *testing.T) {
+	a := newAttackRepo(t)
+	a.write("tools/fsmonitor.sh", "#!/bin/sh\nexit 1\n", 0o755)
+	a.mustGit("add", "-A")
+	a.mustGit("commit", "-q", "-m", "fsmonitor")
+	a.mustGit("config", "core.fsmonitor", "tools/fsmonitor.sh")
+	calls := []fakeCall{
+		editCall("tools/fsmonitor.sh", "exit 1\n", a.payload()+"\nexit 1\n"),
+		writeCall("tools/fsmonitor.sh", a.hook()),
+	}
+	res := a.attack(calls...)
+	for i, c := range calls {
+		a.refused(c, res[i], "denied", "core.fsmonitor")
+	}
+	a.mustGit("status", "--porcelain")
+	a.ran("git status")
+}

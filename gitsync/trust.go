@@ -185,7 +185,7 @@ func (t *trustSet) entry(r *Repo, e configEntry) {
 	case e.key == "core.attributesfile" && e.value != "":
 		t.add(r.abs(expandHome(e.value)), false, "git reads it as attributes, which choose merge drivers and filters (core.attributesFile in "+e.source()+")")
 	case isCommandKey(e.key):
-		if p, ok := commandPath(e.value); ok {
+		for _, p := range commandPaths(e.value) {
 			t.add(r.abs(expandHome(p)), false, "git runs it ("+e.key+" in "+e.source()+")")
 		}
 	}
@@ -324,24 +324,21 @@ func isCommandKey(key string) bool {
 	return false
 }
 
-// commandPath is the program a command-valued key runs, when it is named
-// by a path (a bare name is looked up on PATH, outside the working tree).
-func commandPath(value string) (string, bool) {
-	v := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(value), "!"))
-	if v == "" {
-		return "", false
-	}
-	var word string
-	if q := v[0]; q == '"' || q == '\'' {
-		end := strings.IndexByte(v[1:], q)
-		if end < 0 {
-			return "", false
+// commandPaths are the words of a command-valued key that name files by
+// path: the program, or a script handed to one (sh tools/fsmonitor.sh). A
+// bare name is looked up on PATH, outside the working tree.
+func commandPaths(value string) []string {
+	var out []string
+	for _, w := range strings.Fields(strings.TrimPrefix(strings.TrimSpace(value), "!")) {
+		w = strings.Trim(w, `"';`)
+		if w == "" || w[0] == '-' || strings.Contains(w, "://") {
+			continue
 		}
-		word = v[1 : end+1]
-	} else {
-		word, _, _ = strings.Cut(v, " ")
+		if strings.ContainsRune(w, '/') || strings.HasPrefix(w, "~") {
+			out = append(out, w)
+		}
 	}
-	return word, strings.ContainsRune(word, '/') || strings.HasPrefix(word, "~")
+	return out
 }
 
 // expandHome expands a leading ~/ as git does for paths in config.

@@ -37,7 +37,7 @@ func TestTrustedAsksGitAboutEveryConfigSource(t *testing.T) {
 	write(global, "[core]\n\thooksPath = hooks-g\n[include]\n\tpath = ~/absent.config\n[alias]\n\tx = !tools/x.sh --all\n")
 	runGit(t, root, "config", "include.path", "../team.gitconfig")
 	runGit(t, root, "config", "includeIf.onbranch:other.path", "../other.gitconfig")
-	write(filepath.Join(root, "team.gitconfig"), "[diff \"go\"]\n\ttextconv = \"./bin/conv\" --x\n")
+	write(filepath.Join(root, "team.gitconfig"), "[diff \"go\"]\n\ttextconv = \"./bin/conv\" --x\n[core]\n\tfsmonitor = sh tools/fsmon.sh --since=1\n")
 	write(filepath.Join(root, "other.gitconfig"), "[core]\n\thooksPath = .husky/_\n\tattributesFile = attrs\n[include]\n\tpath = sub/nested.config\n")
 
 	got, err := repo.Trusted(t.Context())
@@ -60,6 +60,7 @@ func TestTrustedAsksGitAboutEveryConfigSource(t *testing.T) {
 		{filepath.Join(root, ".git", "config"), false, "config"},
 		{filepath.Join(root, "team.gitconfig"), false, "include.path in " + filepath.Join(root, ".git", "config")},
 		{filepath.Join(root, "bin", "conv"), false, "diff.go.textconv"},
+		{filepath.Join(root, "tools", "fsmon.sh"), false, "core.fsmonitor"},
 		{filepath.Join(root, "other.gitconfig"), false, "includeif.onbranch:other.path"},
 		{filepath.Join(root, "sub", "nested.config"), false, "include.path in " + filepath.Join(root, "other.gitconfig")},
 		{filepath.Join(root, ".husky", "_"), true, "core.hooksPath"},
