@@ -40,8 +40,10 @@ const (
 
 // Workspace is the directory tree the workspace tools may touch. Every
 // access goes through an *os.Root opened on Root, so no tool can read or
-// write outside it, even while symlinks are swapped in under it, and none
-// may touch a git directory or write .acolyte/.
+// write outside it, even while symlinks are swapped in under it; none may
+// touch a git directory, make one, or write .acolyte/ or a path git runs
+// or obeys (Trust); and none may add merge, filter or diff drivers to a
+// .gitattributes or repoint a submodule.
 type Workspace struct {
 	// Root is absolute with every symlink resolved, so that absolute paths
 	// and symlink targets can be mapped inside it by comparing paths.
