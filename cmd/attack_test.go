@@ -359,6 +359,8 @@ func TestAttackGitattributesDrivers(t *testing.T) {
 	a := newAttackRepo(t)
 	a.write(".gitattributes", "*.sh text eol=lf\n", 0o644)
 	a.write("x.go", "package x\n\nconst v = 0\n", 0o644)
+	// A macro of the user's own, which a .gitattributes anywhere may use.
+	a.write(".git/info/attributes", "[attr]quiet merge=union\n", 0o644)
 	a.mustGit("add", "-A")
 	a.mustGit("commit", "-q", "-m", "attrs")
 
@@ -376,6 +378,7 @@ func TestAttackGitattributesDrivers(t *testing.T) {
 		writeCall(".gitattributes", "*.sh text eol=lf\n*.go -diff\n"),
 		writeCall(".GitAttributes", "*.go merge=union\n"),
 		writeCall(".gitattributes", "[attr]quiet merge=union\n*.sh text eol=lf\n*.go quiet\n"),
+		writeCall("pkg/.gitattributes", "*.go quiet\n"),
 		writeCall(".gitattributes", "*.sh text eol=lf\n*.bat text eol=crlf\n*.go merge=union\n"),
 	}
 	res := a.attack(calls...)

@@ -91,6 +91,10 @@ func (r *Repo) Trusted(ctx context.Context) ([]Trusted, error) {
 		t.hooks(dir, "git runs hooks from it")
 		r.hookConfigs(&t, dir)
 	}
+	// Without core.attributesFile git reads the XDG one.
+	if xdg := xdgConfigHome(); xdg != "" {
+		t.add(filepath.Join(xdg, "git", "attributes"), false, "git reads it as attributes, which choose merge drivers and filters")
+	}
 	for _, e := range entries {
 		if strings.HasPrefix(e.key, "filter.lfs.") {
 			t.add(filepath.Join(r.Root, ".lfsconfig"), false, "git-lfs reads it as config ("+e.key+" is set in "+e.source()+")")
@@ -173,6 +177,9 @@ func (t *trustSet) hooks(dir, why string) {
 	parent := filepath.Dir(dir)
 	for _, h := range gitHookNames {
 		t.add(filepath.Join(parent, h), false, "the hook shims in "+dir+" (husky) run it as the "+h+" hook")
+	}
+	if xdg := xdgConfigHome(); xdg != "" {
+		t.add(filepath.Join(xdg, "husky", "init.sh"), false, "the hook shims in "+dir+" (husky) run it before every hook")
 	}
 }
 
@@ -268,10 +275,8 @@ func (r *Repo) configCandidates() []string {
 		out = append(out, expandHome(p))
 	} else if home, err := os.UserHomeDir(); err == nil {
 		out = append(out, filepath.Join(home, ".gitconfig"))
-		xdg := os.Getenv("XDG_CONFIG_HOME")
-		if xdg == "" {
-			xdg = filepath.Join(home, ".config")
-		}
+	}
+	if xdg := xdgConfigHome(); xdg != "" {
 		out = append(out, filepath.Join(xdg, "git", "config"))
 	}
 	if p := os.Getenv("GIT_CONFIG_SYSTEM"); p != "" {
@@ -279,6 +284,17 @@ func (r *Repo) configCandidates() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// xdgConfigHome is where git looks for its XDG files (config, attributes).
+func xdgConfigHome() string {
+	if xdg := os.Getenv("XDG_CONFIG_HOME"); xdg != "" {
+		return xdg
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".config")
+	}
+	return ""
 }
 
 // abs makes p absolute the way git does for paths it runs with or reads in

@@ -67,6 +67,9 @@ func TestTrustedAsksGitAboutEveryConfigSource(t *testing.T) {
 		{filepath.Join(root, ".husky", "pre-commit"), false, "husky"},
 		{filepath.Join(root, ".husky", "post-checkout"), false, "husky"},
 		{filepath.Join(root, "attrs"), false, "core.attributesFile"},
+		{filepath.Join(home, ".config", "git", "attributes"), false, "attributes"},
+		{filepath.Join(home, ".config", "git", "config"), false, "config"},
+		{filepath.Join(home, ".config", "husky", "init.sh"), false, "husky"},
 	} {
 		tr, ok := byPath[want.path]
 		if !ok {

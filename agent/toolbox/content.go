@@ -11,16 +11,27 @@ import (
 // spelling a filesystem git runs on takes for it.
 func isAttributesFile(name string) bool { return normalizeName(name) == ".gitattributes" }
 
-// guardedAttrs are the attributes that choose a program git runs on a file
-// or how it merges and shows it: merge=union resolves a real conflict
+// harmlessAttrs are the attributes git defines that choose no program and
+// hide nothing: line endings, encodings, whitespace checks, git archive.
+// Every other attribute is guarded: merge=union resolves a real conflict
 // silently, a filter runs on checkout and commit, diff= and textconv run
-// drivers and -diff (or binary) hides a change from git diff.
-var guardedAttrs = map[string]bool{"merge": true, "filter": true, "diff": true, "textconv": true, "binary": true}
+// drivers, -diff (or binary) hides a change from git diff, and a name git
+// does not define may be a macro, defined in the top-level .gitattributes,
+// .git/info/attributes or core.attributesFile, that sets any of them.
+var harmlessAttrs = map[string]bool{
+	"text": true, "eol": true, "crlf": true, "ident": true, "whitespace": true, "export-ignore": true,
+	"export-subst": true, "delta": true, "encoding": true, "working-tree-encoding": true,
+	"conflict-marker-size": true, "lockable": true,
+}
+
+func harmlessAttr(name string) bool {
+	return harmlessAttrs[name] || strings.HasPrefix(name, "linguist-")
+}
 
 // checkAttributes refuses an edit of a .gitattributes file that adds or
-// changes a guarded attribute; removing one, or any other change, is fine.
-// The check compares what each version assigns, line by line, so it holds
-// however the edit is spelled.
+// changes a guarded attribute or a macro; removing one, or any other
+// change, is fine. The check compares what each version assigns, line by
+// line, so it holds however the edit is spelled.
 func checkAttributes(p string, before, after []byte) error {
 	had := attrAssignments(before)
 	var added []string
@@ -33,41 +44,27 @@ func checkAttributes(p string, before, after []byte) error {
 		return nil
 	}
 	sort.Strings(added)
-	return errorf(CodeDenied, "%s: the change sets %s in .gitattributes; merge=, filter=, diff=, textconv and binary choose "+
+	return errorf(CodeDenied, "%s: the change sets %s in .gitattributes; merge=, filter=, diff=, textconv, binary and macros choose "+
 		"the programs git runs on those files and how their conflicts resolve (merge=union merges a real conflict silently), "+
-		"so the file tools do not add or change them. Leave those lines as they are and tell the user the line to add, if one is needed",
+		"so the file tools do not add or change them, nor attributes git does not define, which may be macros. Only text, eol, "+
+		"whitespace, encoding, export and linguist- attributes may be added. Leave the other lines as they are and tell the user the line to add, if one is needed",
 		shown(p), clip(strings.Join(added, ", "), 300))
 }
 
 // attrAssignments returns "pattern\x00attribute" for every guarded
 // attribute each line of a .gitattributes sets, unsets or gives a value,
-// macros that set one included, and every macro definition that does.
+// and for every attribute of every macro definition.
 func attrAssignments(data []byte) map[string]bool {
-	type line struct {
-		pattern string
-		attrs   []string
-	}
-	var lines []line
-	macros := map[string]bool{}
+	out := map[string]bool{}
 	for _, l := range strings.Split(string(data), "\n") {
 		pattern, attrs, ok := parseAttrLine(l)
 		if !ok {
 			continue
 		}
-		lines = append(lines, line{pattern, attrs})
-		if name, isMacro := strings.CutPrefix(pattern, "[attr]"); isMacro {
-			for _, a := range attrs {
-				if guardedAttrs[attrName(a)] {
-					macros[name] = true
-				}
-			}
-		}
-	}
-	out := map[string]bool{}
-	for _, l := range lines {
-		for _, a := range l.attrs {
-			if n := attrName(a); guardedAttrs[n] || macros[n] {
-				out[l.pattern+"\x00"+a] = true
+		macro := strings.HasPrefix(pattern, "[attr]")
+		for _, a := range attrs {
+			if macro || !harmlessAttr(attrName(a)) {
+				out[pattern+"\x00"+a] = true
 			}
 		}
 	}

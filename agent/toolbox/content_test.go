@@ -28,6 +28,10 @@ func TestAttributeChanges(t *testing.T) {
 		{"", "[attr]q merge=union\n", true},
 		{"[attr]q merge=union\n", "[attr]q merge=union\n*.go q\n", true},
 		{"", "*.go text eol=lf\r\n", false},
+		{"", "*.md linguist-generated=true -whitespace export-ignore\n", false},
+		{"", "*.go quiet\n", true},
+		{"", "*.go generated\n", true},
+		{"", "[attr]lf text eol=lf\n", true},
 	} {
 		err := checkAttributes(".gitattributes", []byte(c.before), []byte(c.after))
 		if (err != nil) != c.refused {
