@@ -512,3 +512,26 @@ func TestAttackScriptGitConfigRuns(t *testing.T) {
 	a.mustGit("status", "--porcelain")
 	a.ran("git status")
 }
+
+// TestAttackNestedRepositoryHooks: a repository nested in the workspace (a
+// clone under vendor/, a submodule) has a config of its own, whose hooks
+// git runs when the user commits there.
+func TestAttackNestedRepositoryHooks(t *testing.T) {
+	a := newAttackRepo(t)
+	lib := filepath.Join(a.root, "vendor", "lib")
+	if out, err := a.git("init", "-q", lib); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	a.writeAbs(filepath.Join(lib, ".githooks", "pre-commit"), "#!/bin/sh\nexit 0\n", 0o755)
+	if out, err := a.gitIn(lib, "config", "core.hooksPath", ".githooks"); err != nil {
+		t.Fatalf("git config: %v %s", err, out)
+	}
+	c := writeCall("vendor/lib/.githooks/pre-commit", a.hook())
+	res := a.attack(c, writeCall("vendor/lib/README.md", "# lib\n"))
+	a.refused(c, res[0], "denied", "core.hooksPath")
+	a.allowed(writeCall("vendor/lib/README.md", ""), res[1])
+	if out, err := a.gitIn(lib, "commit", "-q", "--allow-empty", "-m", "after"); err != nil {
+		t.Fatalf("git commit in vendor/lib: %v %s", err, out)
+	}
+	a.ran("git commit in vendor/lib")
+}

@@ -15,10 +15,14 @@ func (w *Workspace) guardTrusted(ctx context.Context, root *os.Root, p string, c
 	if w.Trust == nil {
 		return nil
 	}
-	trusted, err := w.Trust(ctx)
-	if err != nil {
-		return errorf(CodeDenied, "%s was not written: what git runs or obeys here could not be learnt (%v), and the file tools write nothing "+
-			"until it can; ask the user to fix what the error names", shown(p), err)
+	var trusted []Trusted
+	for _, wt := range worktrees(root, comps) {
+		ts, err := w.Trust(ctx, filepath.Join(w.Root, wt))
+		if err != nil {
+			return errorf(CodeDenied, "%s was not written: what git runs or obeys here could not be learnt (%v), and the file tools write nothing "+
+				"until it can; ask the user to fix what the error names", shown(p), err)
+		}
+		trusted = append(trusted, ts...)
 	}
 	for _, t := range trusted {
 		rel, ok := w.inside(t.Path)
@@ -45,6 +49,21 @@ func (w *Workspace) guardTrusted(ctx context.Context, root *os.Root, p string, c
 			"Tell the user what to change instead", shown(p), where, t.Why)
 	}
 	return nil
+}
+
+// worktrees are the working trees whose git could run or obey what is
+// written at comps: the root's, and that of every repository nested on the
+// way (a submodule, a clone under vendor/), each with a config, hooks and
+// includes of its own that git uses when the user works in it.
+func worktrees(root *os.Root, comps []string) []string {
+	out := []string{"."}
+	for i := 1; i < len(comps); i++ {
+		dir := filepath.Join(comps[:i]...)
+		if _, err := root.Lstat(filepath.Join(dir, ".git")); err == nil {
+			out = append(out, dir)
+		}
+	}
+	return out
 }
 
 // covers says whether comps is the trusted path tc or, for a folder, lies in it.

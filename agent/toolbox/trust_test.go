@@ -43,15 +43,15 @@ func TestTrustedPathsAreRefusedToWrite(t *testing.T) {
 	}
 }
 
-func trusting(ts ...Trusted) func(context.Context) ([]Trusted, error) {
-	return func(context.Context) ([]Trusted, error) { return ts, nil }
+func trusting(ts ...Trusted) func(context.Context, string) ([]Trusted, error) {
+	return func(context.Context, string) ([]Trusted, error) { return ts, nil }
 }
 
 // When git cannot say what it trusts, nothing is written: the file git
 // fails on could be the one the model is about to make valid.
 func TestTrustFailureRefusesWrites(t *testing.T) {
 	w, _ := newTestWorkspace(t)
-	w.Trust = func(context.Context) ([]Trusted, error) {
+	w.Trust = func(context.Context, string) ([]Trusted, error) {
 		return nil, errors.New("git config: bad config line 1 in file .gitconfig")
 	}
 	_, err := callTool(t, w.Tools(), "write_file", map[string]any{"path": ".gitconfig", "content": "[core]\n"})

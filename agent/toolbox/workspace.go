@@ -61,8 +61,11 @@ type Workspace struct {
 	// bounds: what is written there runs on the user's next git command
 	// without the consent run_shell asks for. It is asked on every write,
 	// so a config the user changes mid-session counts at once; an error
-	// refuses the write. Nil, outside a repository, trusts nothing.
-	Trust func(ctx context.Context) ([]Trusted, error)
+	// refuses the write. It is asked about the root and about every
+	// repository nested on the way to the written path (worktree is the
+	// top of its working tree, absolute); it returns nothing for a
+	// directory in no repository. Nil trusts nothing.
+	Trust func(ctx context.Context, worktree string) ([]Trusted, error)
 }
 
 // Trusted is one path git runs or obeys.
