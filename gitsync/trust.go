@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -56,7 +57,9 @@ type configEntry struct {
 //   - for a hooks folder named _ (husky v9), the hook-named scripts in the
 //     folder above it, which husky's shims run;
 //   - a file in the working tree that a command-valued key (core.fsmonitor,
-//     core.pager, diff.external, a filter or merge driver, an alias...) runs.
+//     core.pager, diff.external, a filter or merge driver, an alias...) runs;
+//   - the configs that the hooks of the pre-commit framework and lefthook,
+//     and git-lfs when its filter is set, read from the working tree.
 //
 // Includes that do not apply now (includeIf on another branch) are followed
 // too: the user may switch branch, and the file would be config then.
@@ -116,14 +119,16 @@ const maxHookRead = 64 << 10
 func (r *Repo) hookConfigs(t *trustSet, dir string) {
 	for _, h := range gitHookNames {
 		p := filepath.Join(dir, h)
+		if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
+			continue // nothing git would run, and a FIFO would block the read
+		}
 		f, err := os.Open(p)
 		if err != nil {
 			continue
 		}
-		b := make([]byte, maxHookRead)
-		n, _ := f.Read(b)
+		b, _ := io.ReadAll(io.LimitReader(f, maxHookRead))
 		f.Close()
-		script := string(b[:n])
+		script := string(b)
 		switch {
 		case strings.Contains(script, "pre-commit.com") || strings.Contains(script, "hook-impl"):
 			cfg := ".pre-commit-config.yaml"
