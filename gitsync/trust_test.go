@@ -2,6 +2,7 @@ package gitsync
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -151,5 +152,25 @@ func TestTrustedHookManagerConfigs(t *testing.T) {
 	}
 	if _, ok := byPath[filepath.Join(root, ".pre-commit-config.yaml")]; ok {
 		t.Error("the default pre-commit config is trusted though the hook names another")
+	}
+}
+
+// BenchmarkTrusted measures what the agent's file tools pay per write to
+// ask git what it trusts.
+func BenchmarkTrusted(b *testing.B) {
+	b.Setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+	b.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	root := b.TempDir()
+	if out, err := exec.Command("git", "init", "-q", root).CombinedOutput(); err != nil {
+		b.Fatalf("git init: %v %s", err, out)
+	}
+	repo, err := Discover(root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := repo.Trusted(b.Context()); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

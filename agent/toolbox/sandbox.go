@@ -195,8 +195,9 @@ func shown(p string) string { return clip(p, 200) }
 // guard refuses what the tools must not touch at all: anything inside a
 // git directory, where a hook or a config line (core.fsmonitor, a filter)
 // runs commands on the user's next git command, which is a way around
-// run_shell's consent; and, for writes, .acolyte/, whose memories change
-// only through the memory tools, which check them for secrets.
+// run_shell's consent; and, for writes, what would make a git directory,
+// .acolyte/, whose memories change only through the memory tools, which
+// check them for secrets, and what git runs or obeys (guardTrusted).
 //
 // The guards judge the path as resolved a moment before the operation.
 // os.Root keeps the operation inside the workspace whatever happens in
