@@ -3,7 +3,7 @@ package toolbox
 import (
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -28,34 +28,66 @@ func harmlessAttr(name string) bool {
 	return harmlessAttrs[name] || strings.HasPrefix(name, "linguist-")
 }
 
-// checkAttributes refuses an edit of a .gitattributes file that adds or
-// changes a guarded attribute or a macro; removing one, or any other
-// change, is fine. The check compares what each version assigns, line by
+// checkAttributes refuses an edit of a .gitattributes file that changes
+// the guarded attributes it assigns: adds one, changes one, and also
+// removes or reorders one, since a later line overrides an earlier one and
+// taking *.go -merge away can expose *.go merge=union above it. Any other
+// change is fine. The check compares what each version assigns, line by
 // line, so it holds however the edit is spelled.
 func checkAttributes(p string, before, after []byte) error {
-	had := attrAssignments(before)
-	var added []string
-	for a := range attrAssignments(after) {
-		if !had[a] {
-			added = append(added, strings.Replace(a, "\x00", " ", 1))
-		}
-	}
-	if len(added) == 0 {
+	change := guardedChange(attrAssignments(before), attrAssignments(after))
+	if change == "" {
 		return nil
 	}
-	sort.Strings(added)
-	return errorf(CodeDenied, "%s: the change sets %s in .gitattributes; merge=, filter=, diff=, textconv, binary and macros choose "+
+	return errorf(CodeDenied, "%s: the change %s in .gitattributes; merge=, filter=, diff=, textconv, binary and macros choose "+
 		"the programs git runs on those files and how their conflicts resolve (merge=union merges a real conflict silently), "+
-		"so the file tools do not add or change them, nor attributes git does not define, which may be macros. Only text, eol, "+
-		"whitespace, encoding, export and linguist- attributes may be added. Leave the other lines as they are and tell the user the line to add, if one is needed",
-		shown(p), clip(strings.Join(added, ", "), 300))
+		"so the file tools do not add, change, remove or reorder them, nor attributes git does not define, which may be macros. "+
+		"Only text, eol, whitespace, encoding, export and linguist- attributes may change. Leave the other lines as they are and "+
+		"tell the user the line to change, if one is needed", shown(p), change)
 }
 
-// attrAssignments returns "pattern\x00attribute" for every guarded
-// attribute each line of a .gitattributes sets, unsets or gives a value,
-// and for every attribute of every macro definition.
-func attrAssignments(data []byte) map[string]bool {
-	out := map[string]bool{}
+// guardedChange describes how the guarded settings after differ from
+// before, in order, or is "" when they are the same.
+func guardedChange(before, after []string) string {
+	if slices.Equal(before, after) {
+		return ""
+	}
+	had, has := map[string]bool{}, map[string]bool{}
+	for _, s := range before {
+		had[s] = true
+	}
+	for _, s := range after {
+		has[s] = true
+	}
+	var added, removed []string
+	for _, s := range after {
+		if !had[s] {
+			added = append(added, strings.Replace(s, "\x00", " ", 1))
+		}
+	}
+	for _, s := range before {
+		if !has[s] {
+			removed = append(removed, strings.Replace(s, "\x00", " ", 1))
+		}
+	}
+	var parts []string
+	if len(added) > 0 {
+		parts = append(parts, "sets "+clip(strings.Join(added, ", "), 300))
+	}
+	if len(removed) > 0 {
+		parts = append(parts, "removes "+clip(strings.Join(removed, ", "), 300))
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "reorders them, to "+clip(strings.ReplaceAll(strings.Join(after, ", "), "\x00", " "), 300))
+	}
+	return strings.Join(parts, " and ")
+}
+
+// attrAssignments returns, in order, "pattern\x00attribute" for every
+// guarded attribute each line of a .gitattributes sets, unsets or gives a
+// value, and for every attribute of every macro definition.
+func attrAssignments(data []byte) []string {
+	var out []string
 	for _, l := range strings.Split(string(data), "\n") {
 		pattern, attrs, ok := parseAttrLine(l)
 		if !ok {
@@ -64,7 +96,7 @@ func attrAssignments(data []byte) map[string]bool {
 		macro := strings.HasPrefix(pattern, "[attr]")
 		for _, a := range attrs {
 			if macro || !harmlessAttr(attrName(a)) {
-				out[pattern+"\x00"+a] = true
+				out = append(out, pattern+"\x00"+a)
 			}
 		}
 	}
@@ -125,33 +157,27 @@ func needsBefore(rel string) bool {
 	return isAttributesFile(name) || isModulesFile(name)
 }
 
-// checkSubmodules refuses an edit of .gitmodules that adds or changes a
-// submodule's url or update: the url decides what code git submodule update
+// checkSubmodules refuses an edit of .gitmodules that changes a
+// submodule's url or update (adds, changes, removes or reorders one, the
+// last of a key winning): the url decides what code git submodule update
 // fetches and checks out into the tree, update how. git itself refuses
 // update=!command from .gitmodules; a url to another repository it cannot
 // tell from an honest one.
 func checkSubmodules(p string, before, after []byte) error {
-	had := submoduleSettings(before)
-	var added []string
-	for s := range submoduleSettings(after) {
-		if !had[s] {
-			added = append(added, strings.Replace(s, "\x00", " ", 1))
-		}
-	}
-	if len(added) == 0 {
+	change := guardedChange(submoduleSettings(before), submoduleSettings(after))
+	if change == "" {
 		return nil
 	}
-	sort.Strings(added)
-	return errorf(CodeDenied, "%s: the change sets %s in .gitmodules; a submodule's url decides what code git fetches and checks out "+
-		"into the tree, and update how, so the file tools do not add or change them. Tell the user the submodule to add "+
-		"(git submodule add URL PATH does it)", shown(p), clip(strings.Join(added, ", "), 300))
+	return errorf(CodeDenied, "%s: the change %s in .gitmodules; a submodule's url decides what code git fetches and checks out "+
+		"into the tree, and update how, so the file tools do not change them. Tell the user the submodule to add or change "+
+		"(git submodule add URL PATH, git submodule set-url PATH URL)", shown(p), change)
 }
 
-// submoduleSettings returns "[section]\x00key=value" for every url and
-// update a git-config-style file sets, read loosely: a line the parse gets
-// wrong can only make a harmless change look like a new setting.
-func submoduleSettings(data []byte) map[string]bool {
-	out := map[string]bool{}
+// submoduleSettings returns, in order, "[section]\x00key=value" for every
+// url and update a git-config-style file sets, read loosely: a line the
+// parse gets wrong can only make a harmless change look like a new setting.
+func submoduleSettings(data []byte) []string {
+	var out []string
 	section := ""
 	for _, l := range strings.Split(string(data), "\n") {
 		l = strings.TrimSpace(strings.TrimSuffix(l, "\r"))
@@ -167,19 +193,21 @@ func submoduleSettings(data []byte) map[string]bool {
 		key = strings.ToLower(strings.TrimSpace(key))
 		if key == "url" || key == "update" {
 			value = strings.Trim(strings.TrimSpace(value), `"`)
-			out[section+"\x00"+key+"="+value] = true
+			out = append(out, section+"\x00"+key+"="+value)
 		}
 	}
 	return out
 }
 
-// readBefore reads what a write is about to replace, for guardContent. A
-// file too large or unreadable counts as empty, which judges the new
-// content alone: stricter, never looser.
-func readBefore(root *os.Root, rel string) []byte {
-	data, _, err := readWhole(root, rel, rel)
+// readBefore reads what a write is about to replace, for guardContent,
+// which must see it: a file it cannot read (too large, not text) is not
+// replaced, since judging the new content alone would let a write drop
+// what the old one set.
+func readBefore(root *os.Root, rel, p string) ([]byte, error) {
+	data, _, err := readWhole(root, rel, p)
 	if err != nil {
-		return nil
+		te := AsError(err)
+		return nil, errorf(te.Code, "%s; it is not replaced, since what it sets could not be compared with the new content", te.Message)
 	}
-	return data
+	return data, nil
 }

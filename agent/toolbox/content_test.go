@@ -1,6 +1,7 @@
 package toolbox
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -11,8 +12,10 @@ func TestAttributeChanges(t *testing.T) {
 		refused       bool
 	}{
 		{"", "*.go text\n", false},
-		{"*.go merge=union\n", "", false},
-		{"*.go merge=union\n*.sh text\n", "*.sh text\n", false},
+		{"*.go merge=union\n", "", true},
+		{"*.go merge=union\n*.sh text\n", "*.sh text\n", true},
+		{"*.go merge=union\n*.go -merge\n", "*.go -merge\n*.go merge=union\n", true},
+		{"*.go merge=union\n*.sh text\n", "*.go merge=union\n*.sh text eol=lf\n*.md text\n", false},
 		{"*.go merge=union\n", "# comment\n*.go   merge=union\n", false},
 		{"*.go diff=golang\n", "*.go diff=golang\n*.md text\n", false},
 		{"", "*.go merge=union\n", true},
@@ -58,7 +61,8 @@ func TestSubmoduleChanges(t *testing.T) {
 		refused       bool
 	}{
 		{base, base + "\tbranch = main\n", false},
-		{base, "", false},
+		{base, "", true},
+		{base + "\turl = https://example.com/b.git\n", "[submodule \"lib\"]\n\turl = https://example.com/b.git\n\turl = https://example.com/lib.git\n", true},
 		{base, "[submodule \"lib\"]\n  path = lib\n  url = \"https://example.com/lib.git\"\n", false},
 		{base, strings.Replace(base, "example.com", "evil.example", 1), true},
 		{base, base + "[submodule \"x\"]\n\tpath = x\n\turl = ../x.git\n", true},
@@ -72,5 +76,17 @@ func TestSubmoduleChanges(t *testing.T) {
 	}
 	if !isModulesFile(".GITMODULES") || isModulesFile("gitmodules") {
 		t.Error("isModulesFile")
+	}
+}
+
+// A .gitattributes that cannot be read as text is not replaced: judging the
+// new content alone would let a write drop a -merge the old one set.
+func TestUnreadableAttributesAreNotReplaced(t *testing.T) {
+	w, _ := newTestWorkspace(t)
+	writeTestFile(t, filepath.Join(w.Root, ".gitattributes"), "*.go -merge\x00\n")
+	_, err := callTool(t, w.Tools(), "write_file", map[string]any{"path": ".gitattributes", "content": "*.sh text\n"})
+	wantCode(t, err, CodeBinaryFile)
+	if err == nil || !strings.Contains(err.Error(), "not replaced") {
+		t.Fatalf("the refusal does not say why: %v", err)
 	}
 }

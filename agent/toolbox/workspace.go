@@ -776,7 +776,9 @@ func (w *Workspace) writeFile() Tool {
 				}
 				mode, created = st.Mode().Perm(), false
 				if needsBefore(rel) {
-					before = readBefore(root, rel)
+					if before, err = readBefore(root, rel, a.Path); err != nil {
+						return nil, err
+					}
 				}
 			}
 			if err := guardContent(a.Path, rel, before, []byte(a.Content)); err != nil {
