@@ -327,7 +327,14 @@ func wouldMakeGitDir(root *os.Root, comps []string, i int) bool {
 			return true
 		}
 		st, err := root.Stat(filepath.Join(dir, name))
-		return err == nil && st.IsDir() == wantDir
+		if err != nil {
+			return false
+		}
+		if wantDir {
+			// git asks access(X_OK), which an executable file passes too.
+			return st.IsDir() || st.Mode()&0o111 != 0
+		}
+		return !st.IsDir()
 	}
 	if !has("HEAD", false) {
 		return false

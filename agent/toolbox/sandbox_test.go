@@ -206,6 +206,17 @@ func TestGitDirCannotBeBuilt(t *testing.T) {
 	}
 	_, err = callTool(t, tools, "edit_file", map[string]any{"path": "bad/head", "old": "", "new": "ref: refs/heads/main\n"})
 	wantCode(t, err, CodeDenied)
+	// git asks objects/ only to pass access(X_OK), as an executable file does.
+	if err := os.MkdirAll(filepath.Join(w.Root, "exe", "refs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(w.Root, "exe", "objects"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if runtime.GOOS != "windows" {
+		_, err = callTool(t, tools, "write_file", map[string]any{"path": "exe/HEAD", "content": "ref: refs/heads/main\n"})
+		wantCode(t, err, CodeDenied)
+	}
 }
 
 // HEAD beside commondir is a linked worktree's git directory to git, with
