@@ -17,6 +17,7 @@ import (
 	"github.com/acolyte-dev/acolyte/agent/gemini"
 	"github.com/acolyte-dev/acolyte/agent/openai"
 	"github.com/acolyte-dev/acolyte/agent/toolbox"
+	"github.com/acolyte-dev/acolyte/gitsync"
 )
 
 // Providers a model can come from; the first is the default.
@@ -163,11 +164,7 @@ func agentSession(c *cli.Context, confirm func(string) bool, onEvent func(agent.
 		return nil, nil, usage(err)
 	}
 	ws.Confirm = confirm
-	if w.Repo != nil {
-		if dir, err := w.Repo.HooksDir(); err == nil {
-			ws.HookDirs = []string{dir}
-		}
-	}
+	ws.Trust = trustedBy
 	s, err := agent.NewSession(agent.Config{Model: m, Toolkit: w.Toolkit, Workspace: ws, MaxSteps: c.Int("max-steps"),
 		ContextBudget: budget, RequestTimeout: timeout, Stream: stream, OnEvent: onEvent})
 	if err != nil {
@@ -337,4 +334,25 @@ func printShell(w io.Writer, r toolbox.ShellResult) {
 		fmt.Fprintf(w, "  │ %s\n", l)
 	}
 	fmt.Fprintf(w, "  exit %d\n", r.ExitCode)
+}
+
+// trustedBy is toolbox.Workspace.Trust: what git runs or obeys in the
+// working tree at dir, as gitsync learns it from git.
+func trustedBy(ctx context.Context, dir string) ([]toolbox.Trusted, error) {
+	repo, err := gitsync.Discover(dir)
+	if errors.Is(err, gitsync.ErrNotRepo) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	trusted, err := repo.Trusted(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]toolbox.Trusted, len(trusted))
+	for i, t := range trusted {
+		out[i] = toolbox.Trusted{Path: t.Path, Dir: t.Dir, Why: t.Why}
+	}
+	return out, nil
 }
