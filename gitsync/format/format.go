@@ -91,12 +91,16 @@ type record struct {
 func Encode(mems []memory.Memory) []byte {
 	sorted := slices.Clone(mems)
 	slices.SortStableFunc(sorted, func(a, b memory.Memory) int { return strings.Compare(a.ID, b.ID) })
-	var buf bytes.Buffer
-	buf.Write(encodeLine(header{Acolyte: "memories", Version: Version}))
+	buf := encodeLine(header{Acolyte: "memories", Version: Version})
 	for _, m := range sorted {
-		buf.Write(encodeLine(toRecord(m)))
+		buf = appendMemory(buf, m)
 	}
-	return buf.Bytes()
+	return buf
+}
+
+// encodeRecord is m's line in the file, LF included.
+func encodeRecord(m memory.Memory) []byte {
+	return appendMemory(nil, m)
 }
 
 // encodeLine marshals without HTML escaping so that <, > and & stay readable
@@ -136,7 +140,12 @@ func formatTime(t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
-	return t.UTC().Truncate(time.Millisecond).Format(timeLayout)
+	t = t.UTC().Truncate(time.Millisecond)
+	if y := t.Year(); y < 0 || y > 9999 {
+		// Never written (CheckMemory refuses it), but described in messages.
+		return t.Format(timeLayout)
+	}
+	return string(appendTime(nil, t))
 }
 
 // Decode parses a memories file. Empty data is an empty file. Every memory
@@ -260,7 +269,7 @@ func CheckMemory(m memory.Memory) error {
 			return fmt.Errorf("memory %s: %w: a field contains invalid UTF-8", m.ID, memory.ErrInvalidText)
 		}
 	}
-	line := strings.TrimSuffix(string(encodeLine(toRecord(m))), "\n")
+	line := strings.TrimSuffix(string(encodeRecord(m)), "\n")
 	if _, err := decodeRecord(line); err != nil {
 		if m.ID != "" && !strings.Contains(err.Error(), m.ID) {
 			return fmt.Errorf("memory %s: %w", m.ID, err)
@@ -275,9 +284,12 @@ func CheckMemory(m memory.Memory) error {
 var conflictMarkers = []string{"<<<<<<<", "|||||||", "=======", ">>>>>>>"}
 
 func findConflictMarkers(file string, data []byte) error {
-	for i, line := range strings.Split(string(data), "\n") {
+	// Line by line without splitting: a large file is not copied for this.
+	for i := 0; len(data) > 0; i++ {
+		line, rest, _ := bytes.Cut(data, []byte("\n"))
+		data = rest
 		for _, marker := range conflictMarkers {
-			if strings.HasPrefix(line, marker) {
+			if bytes.HasPrefix(line, []byte(marker)) {
 				return &LineError{file, i + 1, fmt.Errorf("%w (a %q line): resolve it by hand, or keep one side with "+
 					"`git checkout --ours %s` or `git checkout --theirs %s` and then run `acolyte sync`; "+
 					"`acolyte hooks install` configures the acolyte merge driver so that branches merge without conflicts",
@@ -304,14 +316,12 @@ func decodeHeader(line string) error {
 }
 
 func decodeRecord(line string) (memory.Memory, error) {
-	var r record
-	dec := json.NewDecoder(strings.NewReader(line))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&r); err != nil {
-		return memory.Memory{}, fmt.Errorf("%w: malformed JSON: %v", ErrInvalidFile, err)
-	}
-	if dec.More() {
-		return memory.Memory{}, fmt.Errorf("%w: more than one JSON value on the line; each memory goes on its own line", ErrInvalidFile)
+	r, ok := parseCanonical(line)
+	if !ok {
+		var err error
+		if r, err = decodeJSON(line); err != nil {
+			return memory.Memory{}, err
+		}
 	}
 	if err := validateID(r.ID); err != nil {
 		return memory.Memory{}, err
@@ -344,6 +354,20 @@ func decodeRecord(line string) (memory.Memory, error) {
 		return memory.Memory{}, fmt.Errorf("memory %s: %w", r.ID, err)
 	}
 	return m, nil
+}
+
+// decodeJSON reads a record line strictly: no unknown key, one value.
+func decodeJSON(line string) (record, error) {
+	var r record
+	dec := json.NewDecoder(strings.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		return record{}, fmt.Errorf("%w: malformed JSON: %v", ErrInvalidFile, err)
+	}
+	if dec.More() {
+		return record{}, fmt.Errorf("%w: more than one JSON value on the line; each memory goes on its own line", ErrInvalidFile)
+	}
+	return r, nil
 }
 
 func validateID(id string) error {

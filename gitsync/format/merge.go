@@ -133,7 +133,15 @@ func indexByID(mems []memory.Memory) map[string]memory.Memory {
 // Same reports whether a and b are the same memory as the file stores
 // them: equal encoded lines.
 func Same(a, b memory.Memory) bool {
-	return bytes.Equal(encodeLine(toRecord(a)), encodeLine(toRecord(b)))
+	// Equal fields encode equally; comparing them first spares a check of a
+	// large file two encodings per unchanged memory. Unequal fields may
+	// still encode equally (paths in another order, times a microsecond
+	// apart), which only the encodings tell.
+	if a.ID == b.ID && a.Kind == b.Kind && a.Content == b.Content && a.Topic == b.Topic && a.Source == b.Source &&
+		a.Commit == b.Commit && a.CreatedAt.Equal(b.CreatedAt) && a.UpdatedAt.Equal(b.UpdatedAt) && slices.Equal(a.Paths, b.Paths) {
+		return true
+	}
+	return bytes.Equal(encodeRecord(a), encodeRecord(b))
 }
 
 func pickLater(ours, theirs memory.Memory) (memory.Memory, string) {
@@ -149,7 +157,7 @@ func pickLater(ours, theirs memory.Memory) (memory.Memory, string) {
 		}
 		return theirs, "their"
 	}
-	if bytes.Compare(encodeLine(toRecord(ours)), encodeLine(toRecord(theirs))) >= 0 {
+	if bytes.Compare(encodeRecord(ours), encodeRecord(theirs)) >= 0 {
 		return ours, "our"
 	}
 	return theirs, "their"
