@@ -45,7 +45,7 @@ func Update(ctx context.Context, root string, change func([]memory.Memory) ([]me
 	}
 	defer unlock()
 	path := format.MemoriesPath(root)
-	data, err := os.ReadFile(path)
+	data, err := readMemories(root)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("reading project memories: %w", err)
 	}
@@ -87,6 +87,9 @@ const (
 // is installed, the merge driver set in $GIT_DIR/info/attributes takes
 // precedence and also resolves edits (see InstallMergeDriver).
 func EnsureAttributes(root string) error {
+	if err := GuardDir(root); err != nil {
+		return err
+	}
 	dir := filepath.Join(root, format.Dir)
 	if err := ensureLines(filepath.Join(dir, attributesFile), format.MemoriesFile+" merge=union"); err != nil {
 		return err

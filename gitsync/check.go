@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"slices"
 	"strings"
 
@@ -57,7 +56,7 @@ type Change struct {
 func Check(root string) (Report, error) {
 	rel := format.Dir + "/" + format.MemoriesFile
 	report := Report{File: rel}
-	data, err := os.ReadFile(format.MemoriesPath(root))
+	data, err := readMemories(root)
 	missing := errors.Is(err, fs.ErrNotExist)
 	if err != nil && !missing {
 		return report, fmt.Errorf("checking project memories: %w", err)

@@ -1,9 +1,11 @@
 package gitsync
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -53,5 +55,24 @@ func BenchmarkCheckLarge(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestOversizedMemoriesFileIsRefused: a file over format.MaxFileBytes is
+// refused at once, with the limit and the fix, by check and by writers,
+// and an import leaves it out with a warning.
+func TestOversizedMemoriesFileIsRefused(t *testing.T) {
+	root := writeLargeRepo(t, 10)
+	// Sparse: the test writes no 256 MiB.
+	if err := os.Truncate(format.MemoriesPath(root), format.MaxFileBytes+1); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Check(root)
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "256 MiB") || !strings.Contains(err.Error(), "git log --stat") {
+		t.Fatalf("check: %v", err)
+	}
+	err = Update(t.Context(), root, func(m []memory.Memory) ([]memory.Memory, error) { return m, nil })
+	if !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("update: %v", err)
 	}
 }

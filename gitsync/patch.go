@@ -42,7 +42,7 @@ func (w *Workspace) patch(ctx context.Context, edit func(data []byte) ([][]byte,
 	}
 	defer unlock()
 	path := format.MemoriesPath(w.Repo.Root)
-	data, err := os.ReadFile(path)
+	data, err := readMemories(w.Repo.Root)
 	if errors.Is(err, fs.ErrNotExist) {
 		return format.ErrNotPatchable
 	}

@@ -153,6 +153,9 @@ func (w *Workspace) refresh(ctx context.Context) (Imported, error) {
 		return Imported{}, err
 	}
 	lastHash, lastStamp, lastWarnings := parseImportState(last)
+	if err := GuardDir(w.Repo.Root); err != nil {
+		return Imported{Skipped: true, Warnings: []string{fmt.Sprintf("project memories not imported: %v", err)}}, nil
+	}
 	before, statErr := os.Stat(path)
 	if statErr == nil && lastStamp != "" && lastStamp == stamp(before) {
 		return Imported{Skipped: true, Warnings: lastWarnings}, nil
@@ -228,7 +231,7 @@ func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
 	err := w.locked(ctx, func() error {
 		path := format.MemoriesPath(w.Repo.Root)
 		before, statErr := os.Stat(path)
-		data, err := os.ReadFile(path)
+		data, err := readMemories(w.Repo.Root)
 		hash, herr := fileHash(data, err)
 		if herr != nil {
 			out.Warnings = []string{fmt.Sprintf("project memories not imported: reading %s: %v", path, herr)}
@@ -257,8 +260,8 @@ func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
 // resolved (and told to Warn, since the write drops the other line), and an
 // invalid line refuses the write, naming the line, so that no write loses
 // it silently. It also returns the file's content hash.
-func (w *Workspace) readForWrite(path string) ([]memory.Memory, string, error) {
-	data, err := os.ReadFile(path)
+func (w *Workspace) readForWrite() ([]memory.Memory, string, error) {
+	data, err := readMemories(w.Repo.Root)
 	hash, herr := fileHash(data, err)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, hash, nil
@@ -325,6 +328,9 @@ func (w *Workspace) locked(ctx context.Context, fn func() error) error {
 // same critical section, so the index follows the file at once.
 func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]memory.Memory, error)) (memory.ReplaceStats, error) {
 	var stats memory.ReplaceStats
+	if err := GuardDir(w.Repo.Root); err != nil {
+		return stats, err
+	}
 	dir := filepath.Join(w.Repo.Root, format.Dir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return stats, fmt.Errorf("create %s: %w", dir, err)
@@ -334,7 +340,7 @@ func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]me
 	}
 	err := w.locked(ctx, func() error {
 		path := format.MemoriesPath(w.Repo.Root)
-		mems, hash, err := w.readForWrite(path)
+		mems, hash, err := w.readForWrite()
 		if err != nil {
 			return err
 		}
@@ -534,7 +540,7 @@ func (w *Workspace) sync(ctx context.Context, pending map[string]time.Time, now 
 	out := Synced{Warnings: d.Skipped, Refused: d.Refused}
 	derived := d.Memories
 	path := format.MemoriesPath(w.Repo.Root)
-	raw, err := os.ReadFile(path)
+	raw, err := readMemories(w.Repo.Root)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return out, err
 	}
@@ -588,7 +594,11 @@ type StaleMemory struct {
 // or forget it.
 // It reads only the file and git, so CI can run it without a database.
 func (r *Repo) Stale(ctx context.Context) ([]StaleMemory, error) {
-	mems, err := format.ReadFile(format.MemoriesPath(r.Root))
+	data, err := readMemories(r.Root)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	mems, err := format.Decode(format.Dir+"/"+format.MemoriesFile, data)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,12 @@ import (
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
+// MaxFileBytes is the largest memories file acolyte reads: 256 MiB, about
+// a million memories. Reading and checking one that size takes seconds
+// (BenchmarkCheckLarge); anything larger is refused with a fix, so that a
+// clone cannot stall every command of everyone who pulls it.
+const MaxFileBytes = 256 << 20
+
 // MemoriesPath is where a worktree keeps its project memories.
 func MemoriesPath(root string) string {
 	return filepath.Join(root, Dir, MemoriesFile)
