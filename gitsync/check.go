@@ -86,7 +86,7 @@ func Check(root string) (Report, error) {
 		report.Problems = append(report.Problems, Problem{Line: le.Line, Message: le.Err.Error()})
 	}
 	if len(decoded.Invalid) > 0 {
-		// sync refuses to rewrite the file while a line is unreadable.
+		// sync keeps an unreadable line as it is, so it cannot fix it.
 		report.Fix = "fix or delete the lines named above by hand, then run `" + FixCommand + "` and commit " + rel
 	}
 	for _, dup := range decoded.Duplicates {

@@ -257,27 +257,24 @@ func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
 }
 
 // readForWrite reads the memories file for a writer: an id on two lines is
-// resolved (and told to Warn, since the write drops the other line), and an
-// invalid line refuses the write, naming the line, so that no write loses
-// it silently. It also returns the file's content hash.
-func (w *Workspace) readForWrite() ([]memory.Memory, string, error) {
+// resolved (and told to Warn, since the write drops the other line), and
+// each line that is not a valid memory is told to Warn and returned as it
+// is, for the write to keep (format.EncodeKeeping): one bad line blocks no
+// write and is never lost. It also returns the file's content hash.
+func (w *Workspace) readForWrite() (d format.Decoded, hash string, err error) {
 	data, err := readMemories(w.Repo.Root)
 	hash, herr := fileHash(data, err)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, hash, nil
+		return d, hash, nil
 	}
 	if herr != nil {
-		return nil, "", fmt.Errorf("reading project memories: %w", herr)
+		return d, "", fmt.Errorf("reading project memories: %w", herr)
 	}
-	d, err := format.DecodeAll(format.Dir+"/"+format.MemoriesFile, data)
-	if err != nil {
-		return nil, "", err
-	}
-	if len(d.Invalid) > 0 {
-		return nil, "", d.Invalid[0]
+	if d, err = format.DecodeAll(format.Dir+"/"+format.MemoriesFile, data); err != nil {
+		return d, "", err
 	}
 	w.warn(d.Warnings())
-	return d.Memories, hash, nil
+	return d, hash, nil
 }
 
 // handEditsToStamp is what a write of mems, read from a file with content
@@ -340,10 +337,11 @@ func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]me
 	}
 	err := w.locked(ctx, func() error {
 		path := format.MemoriesPath(w.Repo.Root)
-		mems, hash, err := w.readForWrite()
+		d, hash, err := w.readForWrite()
 		if err != nil {
 			return err
 		}
+		mems := d.Memories
 		// A write rewrites every line and puts them in the index, so it is
 		// where hand edits get their stamp, or they would be lost.
 		pending, err := w.handEditsToStamp(ctx, mems, hash)
@@ -355,7 +353,7 @@ func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]me
 			return err
 		}
 		next = stampHandEdits(next, pending, time.Now())
-		if err := format.WriteFile(path, next); err != nil {
+		if err := format.WriteFileKeeping(path, next, d.InvalidLines); err != nil {
 			return err
 		}
 		// The file is now the truth; bring the index to it.
@@ -366,7 +364,15 @@ func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]me
 		if err != nil {
 			return err
 		}
-		if err := w.store.SetState(ctx, w.stateKey(), written); err != nil {
+		state := written
+		if len(d.InvalidLines) > 0 {
+			// Recorded like an import's warnings: every command goes on
+			// naming the kept lines (at their new place), and the patch
+			// fast path leaves a file it cannot read whole alone.
+			kept, _ := format.DecodeAll(format.Dir+"/"+format.MemoriesFile, format.EncodeKeeping(next, d.InvalidLines))
+			state = importState(written, "", kept.Warnings())
+		}
+		if err := w.store.SetState(ctx, w.stateKey(), state); err != nil {
 			return err
 		}
 		if len(pending) > 0 {
@@ -539,15 +545,15 @@ func (w *Workspace) sync(ctx context.Context, pending map[string]time.Time, now 
 	}
 	out := Synced{Warnings: d.Skipped, Refused: d.Refused}
 	derived := d.Memories
-	path := format.MemoriesPath(w.Repo.Root)
 	raw, err := readMemories(w.Repo.Root)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return out, err
 	}
-	current, err := format.Decode(path, raw)
+	decoded, err := format.DecodeAll(format.Dir+"/"+format.MemoriesFile, raw)
 	if err != nil {
 		return out, err
 	}
+	current := decoded.Memories
 	// The index still holds what the file said at the last import, which
 	// is how a hand edit that kept its updated time is told apart. While
 	// the file is what was last imported there is nothing to tell apart,
@@ -567,7 +573,7 @@ func (w *Workspace) sync(ctx context.Context, pending map[string]time.Time, now 
 	current = stampHandEdits(MarkHandEdits(current, indexed, now), pending, now)
 	// Comparing bytes, not memories, also rewrites a file that a union
 	// merge left out of order.
-	if next := Refresh(current, derived); (len(raw) > 0 || len(next) > 0) && !bytes.Equal(raw, format.Encode(next)) {
+	if next := Refresh(current, derived); (len(raw) > 0 || len(next) > 0) && !bytes.Equal(raw, format.EncodeKeeping(next, decoded.InvalidLines)) {
 		out.Import.ReplaceStats, err = w.change(ctx, func(mems []memory.Memory) ([]memory.Memory, error) {
 			mems = stampHandEdits(MarkHandEdits(mems, indexed, now), pending, now)
 			next := Refresh(mems, derived)

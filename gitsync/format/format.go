@@ -98,6 +98,18 @@ func Encode(mems []memory.Memory) []byte {
 	return buf
 }
 
+// EncodeKeeping is Encode(mems) followed by lines, each as it was: the
+// lines a file held that are not valid memories (Decoded.InvalidLines),
+// which a write keeps after the valid ones instead of refusing or dropping
+// them.
+func EncodeKeeping(mems []memory.Memory, lines []string) []byte {
+	buf := Encode(mems)
+	for _, l := range lines {
+		buf = append(append(buf, l...), '\n')
+	}
+	return buf
+}
+
 // encodeRecord is m's line in the file, LF included.
 func encodeRecord(m memory.Memory) []byte {
 	return appendMemory(nil, m)
@@ -181,6 +193,10 @@ type Decoded struct {
 	// Invalid holds the lines that are not valid memories, each with its
 	// line number and a fix; they are not in Memories.
 	Invalid []*LineError
+	// InvalidLines are those lines' text, in the same order, for a writer
+	// to keep (EncodeKeeping): one bad line must not block writing the
+	// other memories, and nothing of it may be lost.
+	InvalidLines []string
 }
 
 // Warnings is every problem DecodeAll worked around, one line each, for a
@@ -191,7 +207,7 @@ func (d Decoded) Warnings() []string {
 		out = append(out, le.Error())
 	}
 	for _, le := range d.Invalid {
-		out = append(out, le.Error()+"; the line is left out until it is fixed")
+		out = append(out, le.Error()+"; the line is left out of search until it is fixed, and writes keep it at the end of the file")
 	}
 	return out
 }
@@ -224,6 +240,7 @@ func DecodeAll(file string, data []byte) (Decoded, error) {
 		m, err := decodeRecord(line)
 		if err != nil {
 			d.Invalid = append(d.Invalid, &LineError{file, lineNo, fmt.Errorf("%w; fix or delete the line by hand (git log -p %s shows where it came from), then run `acolyte sync`", err, Dir+"/"+MemoriesFile)})
+			d.InvalidLines = append(d.InvalidLines, line)
 			continue
 		}
 		p, dup := seen[m.ID]
