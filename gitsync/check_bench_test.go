@@ -76,3 +76,37 @@ func TestOversizedMemoriesFileIsRefused(t *testing.T) {
 		t.Fatalf("update: %v", err)
 	}
 }
+
+// TestTooManyMemoriesToIndex: a file of more than MaxIndexedMemories lines
+// is not imported, with a warning saying why and how to fix it, and is not
+// read again by the next command; writers refuse it the same way. check
+// still reads it.
+func TestTooManyMemoriesToIndex(t *testing.T) {
+	w := workspaceIn(t)
+	var warnings []string
+	w.Warn = func(m string) { warnings = append(warnings, m) }
+	path := format.MemoriesPath(w.Repo.Root)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, format.Encode(largeMemories(MaxIndexedMemories+1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for run := range 2 {
+		warnings = nil
+		imp, err := w.Refresh(t.Context())
+		if err != nil || imp.Added != 0 {
+			t.Fatalf("run %d: refresh %+v, %v", run, imp, err)
+		}
+		if len(warnings) != 1 || !strings.Contains(warnings[0], "at most 100000 project memories") || !strings.Contains(warnings[0], "git log --stat") {
+			t.Fatalf("run %d: warnings %q", run, warnings)
+		}
+	}
+	_, err := w.Add(t.Context(), memory.Draft{Content: "one more", Scope: memory.ScopeProject, Kind: memory.KindStored})
+	if !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("add: %v", err)
+	}
+	if report, err := Check(w.Repo.Root); err != nil || !report.OK {
+		t.Fatalf("check: %+v, %v", report.Problems, err)
+	}
+}

@@ -1,6 +1,7 @@
 package gitsync
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +21,25 @@ var ErrOutside = errors.New("is a symlink that resolves outside the repository")
 
 // ErrTooLarge refuses a memories file over format.MaxFileBytes.
 var ErrTooLarge = errors.New("memories file is too large")
+
+// MaxIndexedMemories is the most project memories a checkout indexes: the
+// local store takes about 0.1 ms of CPU per memory to import (FTS5 and the
+// rows, BenchmarkImportChanged), so 100k is seconds once, while the 256 MiB
+// the file may hold (about a million) would stall every command for
+// minutes. `acolyte check` reads files of any size up to that, without the
+// index.
+const MaxIndexedMemories = 100_000
+
+// tooManyToIndex refuses to index a memories file of more than
+// MaxIndexedMemories lines, before any is decoded.
+func tooManyToIndex(data []byte) error {
+	if n := bytes.Count(data, []byte("\n")); n > MaxIndexedMemories+1 {
+		rel := format.Dir + "/" + format.MemoriesFile
+		return fmt.Errorf("%s: %w: it has %d lines, and acolyte indexes at most %d project memories. "+
+			"Find what filled it (`git log --stat -- %s`), remove those lines by hand, then run `acolyte sync`", rel, ErrTooLarge, n, MaxIndexedMemories, rel)
+	}
+	return nil
+}
 
 // acolyteFiles are the files acolyte writes in .acolyte/ (seeds.json is
 // only read, through an os.Root, and a link out of it is skipped with a

@@ -234,10 +234,16 @@ func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
 		data, err := readMemories(w.Repo.Root)
 		hash, herr := fileHash(data, err)
 		if herr != nil {
-			out.Warnings = []string{fmt.Sprintf("project memories not imported: reading %s: %v", path, herr)}
+			out.Warnings = []string{fmt.Sprintf("project memories not imported: %v", herr)}
 			return nil
 		}
-		d, err := format.DecodeAll(format.Dir+"/"+format.MemoriesFile, data)
+		// Too many to index is recorded with the hash like an unreadable
+		// file, so later commands do not read it again.
+		var d format.Decoded
+		err = tooManyToIndex(data)
+		if err == nil {
+			d, err = format.DecodeAll(format.Dir+"/"+format.MemoriesFile, data)
+		}
 		if err != nil {
 			// The last import stays searchable until the file is fixed.
 			out.Warnings = []string{fmt.Sprintf("project memories not re-imported, searching the last import: %v", err)}
@@ -269,6 +275,9 @@ func (w *Workspace) readForWrite() (d format.Decoded, hash string, err error) {
 	}
 	if herr != nil {
 		return d, "", fmt.Errorf("reading project memories: %w", herr)
+	}
+	if err := tooManyToIndex(data); err != nil {
+		return d, "", err
 	}
 	if d, err = format.DecodeAll(format.Dir+"/"+format.MemoriesFile, data); err != nil {
 		return d, "", err
