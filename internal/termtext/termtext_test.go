@@ -34,7 +34,9 @@ func FuzzEscape(f *testing.F) {
 	f.Add("\u009b\u202e\xff")
 	f.Fuzz(func(t *testing.T, s string) {
 		for _, out := range []string{Escape(s), EscapeText(s)} {
-			if !strings.ContainsFunc(out, func(r rune) bool { return (r < 0x20 && r != '\n' && r != '\t') || r == 0x7f || unsafeRune(r) || r == '\uFFFD' && !strings.ContainsRune(s, '\uFFFD') }) {
+			if !strings.ContainsFunc(out, func(r rune) bool {
+				return (r < 0x20 && r != '\n' && r != '\t') || r == 0x7f || unsafeRune(r) || r == '\uFFFD' && !strings.ContainsRune(s, '\uFFFD')
+			}) {
 				continue
 			}
 			t.Fatalf("Escape(%q) = %q still holds a control character", s, out)
