@@ -186,6 +186,10 @@ func Describe(m memory.Memory) string {
 // On error ours is left untouched and git records a conflict.
 func MergeFiles(basePath, oursPath, theirsPath string) (report []string, err error) {
 	read := func(p string) ([]byte, error) {
+		// A branch must not stall a merge with a file no reader would read.
+		if fi, err := os.Stat(p); err == nil && fi.Size() > MaxFileBytes {
+			return nil, fmt.Errorf("merge driver: %s is over %d MiB, the most acolyte reads; find what filled it (`git log --stat -- %s/%s`) and remove it", p, MaxFileBytes>>20, Dir, MemoriesFile)
+		}
 		data, err := os.ReadFile(p)
 		if err != nil {
 			return nil, fmt.Errorf("merge driver: %w", err)
