@@ -12,8 +12,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -228,19 +230,22 @@ func DecodeAll(file string, data []byte) (Decoded, error) {
 	if err := decodeHeader(lines[0]); err != nil {
 		return d, &LineError{file, 1, err}
 	}
-	d.Memories = make([]memory.Memory, 0, len(lines)-1)
+	// Lines are decoded in parallel into their own slots, then resolved in
+	// file order in place: d.Memories reuses the slots, so a large file
+	// costs no second slice of memories.
+	parsed, errs := decodeLines(lines[1:])
+	d.Memories = parsed[:0]
 	type place struct{ index, line int } // in d.Memories and in the file
 	seen := make(map[string]place, len(lines)-1)
 	for i, line := range lines[1:] {
 		lineNo := i + 2
-		line = strings.TrimSuffix(line, "\r")
-		if strings.TrimSpace(line) == "" {
+		m, err := parsed[i], errs[i]
+		if err == errBlankLine {
 			continue
 		}
-		m, err := decodeRecord(line)
 		if err != nil {
 			d.Invalid = append(d.Invalid, &LineError{file, lineNo, fmt.Errorf("%w; fix or delete the line by hand (git log -p %s shows where it came from), then run `acolyte sync`", err, Dir+"/"+MemoriesFile)})
-			d.InvalidLines = append(d.InvalidLines, line)
+			d.InvalidLines = append(d.InvalidLines, strings.TrimSuffix(line, "\r"))
 			continue
 		}
 		p, dup := seen[m.ID]
@@ -265,6 +270,40 @@ func DecodeAll(file string, data []byte) (Decoded, error) {
 			m.ID, keptLine, keptLine, preview(dropped))})
 	}
 	return d, nil
+}
+
+// errBlankLine marks a line that holds no memory, which Decode skips.
+var errBlankLine = errors.New("blank line")
+
+// decodeLines decodes each line into its slot, on every CPU for a large
+// file: decoding is most of what reading one costs, and lines are
+// independent until their ids are compared.
+func decodeLines(lines []string) ([]memory.Memory, []error) {
+	mems := make([]memory.Memory, len(lines))
+	errs := make([]error, len(lines))
+	decode := func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			line := strings.TrimSuffix(lines[i], "\r")
+			if strings.TrimSpace(line) == "" {
+				errs[i] = errBlankLine
+				continue
+			}
+			mems[i], errs[i] = decodeRecord(line)
+		}
+	}
+	workers := runtime.GOMAXPROCS(0)
+	if len(lines) < 10_000 || workers < 2 {
+		decode(0, len(lines))
+		return mems, errs
+	}
+	var wg sync.WaitGroup
+	chunk := (len(lines) + workers - 1) / workers
+	for lo := 0; lo < len(lines); lo += chunk {
+		hi := min(lo+chunk, len(lines))
+		wg.Go(func() { decode(lo, hi) })
+	}
+	wg.Wait()
+	return mems, errs
 }
 
 // preview names a memory in a message, unless it looks like a secret, which
