@@ -233,10 +233,10 @@ func staleCommand() *cli.Command {
 				for _, s := range stale {
 					fmt.Fprintf(c.App.Writer, "%s\t%s\n", s.Memory.ID, oneLine(s.Memory.Content, 80))
 					for _, p := range s.Changed {
-						fmt.Fprintf(c.App.Writer, "\tchanged: %s\n", p)
+						fmt.Fprintf(c.App.Writer, "\tchanged: %s\n", termtext.Escape(p))
 					}
 					for _, p := range s.Deleted {
-						fmt.Fprintf(c.App.Writer, "\tdeleted: %s\n", p)
+						fmt.Fprintf(c.App.Writer, "\tdeleted: %s\n", termtext.Escape(p))
 					}
 				}
 			}

@@ -617,6 +617,13 @@ func (r *Repo) Stale(ctx context.Context) ([]StaleMemory, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A clone's file names the paths: they are read through the
+	// repository's os.Root, so "../x" or a link out is never read.
+	root, err := os.OpenRoot(r.Root)
+	if err != nil {
+		return nil, fmt.Errorf("open the worktree: %w", err)
+	}
+	defer root.Close()
 	var out []StaleMemory
 	for _, m := range mems {
 		if m.Commit == "" || len(m.Paths) == 0 {
@@ -624,10 +631,13 @@ func (r *Repo) Stale(ctx context.Context) ([]StaleMemory, error) {
 		}
 		var s StaleMemory
 		for _, p := range m.Paths {
-			now, err := os.ReadFile(filepath.Join(r.Root, filepath.FromSlash(p)))
+			now, err := root.ReadFile(filepath.FromSlash(p))
 			if errors.Is(err, fs.ErrNotExist) {
 				s.Deleted = append(s.Deleted, p)
 				continue
+			}
+			if err != nil {
+				continue // outside the repository, or unreadable: nothing to compare
 			}
 			then, terr := r.FileAt(m.Commit, p)
 			if terr != nil {
