@@ -27,8 +27,14 @@ func editCommand() *cli.Command {
 				return usage(errors.New("edit needs an id and the new text; `acolyte list` or `acolyte search` shows ids"))
 			}
 			id := c.Args().First()
-			text := strings.Join(c.Args().Tail(), " ")
-			if c.NArg() == 1 || text == "-" {
+			words := c.Args().Tail()
+			// Flag parsing stops at the id, so a "--" typed to mark the
+			// text as no flags arrives here as a word of it.
+			if len(words) > 0 && words[0] == "--" {
+				words = words[1:]
+			}
+			text := strings.Join(words, " ")
+			if len(words) == 0 || text == "-" {
 				b, err := io.ReadAll(io.LimitReader(c.App.Reader, memory.MaxContentBytes+1))
 				if err != nil {
 					return usage(fmt.Errorf("read the new text from stdin: %w", err))

@@ -17,6 +17,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/acolyte-dev/acolyte/gitsync"
+	"github.com/acolyte-dev/acolyte/internal/termtext"
 	"github.com/acolyte-dev/acolyte/memory"
 	"github.com/acolyte-dev/acolyte/memory/postgres"
 	"github.com/acolyte-dev/acolyte/memory/sqlite"
@@ -312,14 +313,16 @@ func withTeam(c *cli.Context, w *workspace) error {
 		if required {
 			return err
 		}
-		fmt.Fprintln(c.App.ErrWriter, "warning: team memories are left out:", err)
+		fmt.Fprintln(c.App.ErrWriter, "warning: team memories are left out:", termtext.EscapeText(err.Error()))
 		return nil
 	}
 	w.Team = ts
 	w.Visibility.Team = team
 	w.Toolkit = memory.WithTeam{Local: w.Toolkit, Team: ts, Visibility: w.Visibility, Refuse: gitsync.RefuseShared,
 		TeamWait: teamWait,
-		Warn:     func(err error) { fmt.Fprintln(c.App.ErrWriter, "warning: team memories are left out:", err) }}
+		Warn: func(err error) {
+			fmt.Fprintln(c.App.ErrWriter, "warning: team memories are left out:", termtext.EscapeText(err.Error()))
+		}}
 	return nil
 }
 
@@ -378,7 +381,7 @@ func openWorkspace(c *cli.Context) (*workspace, error) {
 	case err == nil:
 		w.Repo, w.Root = repo, repo.Root
 		w.Workspace = gitsync.NewWorkspace(repo, s, global(c, flagSession))
-		w.Workspace.Warn = func(msg string) { fmt.Fprintln(c.App.ErrWriter, "warning:", msg) }
+		w.Workspace.Warn = func(msg string) { fmt.Fprintln(c.App.ErrWriter, "warning:", termtext.EscapeText(msg)) }
 		w.Toolkit = w.Workspace
 		w.Visibility = memory.Visibility{ProjectKey: repo.Root, SessionKey: global(c, flagSession)}
 	case errors.Is(err, gitsync.ErrNotRepo) && !isSet(c, flagRepo):

@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/acolyte-dev/acolyte/agent"
+	"github.com/acolyte-dev/acolyte/internal/termtext"
 	"github.com/acolyte-dev/acolyte/memory"
 	"github.com/acolyte-dev/acolyte/memory/postgres"
 )
@@ -72,7 +73,7 @@ func rememberCommand() *cli.Command {
 				return err // exitCode tells refused content (1) from a broken store (2)
 			}
 			if added.Warning != "" {
-				fmt.Fprintln(c.App.ErrWriter, "warning:", added.Warning)
+				fmt.Fprintln(c.App.ErrWriter, "warning:", termtext.EscapeText(added.Warning))
 			}
 			if c.Bool("json") {
 				return printJSON(c, rememberJSON{added.Memory, added.Existing, added.Warning})
@@ -191,7 +192,7 @@ func searchCommand() *cli.Command {
 			tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tSCORE\tSCOPE\tKIND\tSOURCE\tCONTENT")
 			for _, r := range results {
-				fmt.Fprintf(tw, "%s\t%.3f\t%s\t%s\t%s\t%s\n", r.ID, r.Score, r.Scope, r.Kind, r.Source, oneLine(r.Content, 100))
+				fmt.Fprintf(tw, "%s\t%.3f\t%s\t%s\t%s\t%s\n", r.ID, r.Score, r.Scope, r.Kind, termtext.Escape(r.Source), oneLine(r.Content, 100))
 			}
 			return tw.Flush()
 		},
@@ -233,7 +234,7 @@ func listCommand() *cli.Command {
 			tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tSCOPE\tKIND\tSOURCE\tCONTENT")
 			for _, m := range list {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.ID, m.Scope, m.Kind, m.Source, oneLine(m.Content, 100))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.ID, m.Scope, m.Kind, termtext.Escape(m.Source), oneLine(m.Content, 100))
 			}
 			return tw.Flush()
 		},
@@ -314,9 +315,9 @@ func printJSON(c *cli.Context, v any) error {
 	return enc.Encode(v)
 }
 
-// oneLine shortens content for a table cell.
+// oneLine shortens content for a table cell, escaped for the terminal.
 func oneLine(s string, max int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = termtext.Escape(strings.Join(strings.Fields(s), " "))
 	if r := []rune(s); len(r) > max {
 		return string(r[:max-1]) + "…"
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/acolyte-dev/acolyte/agent/openai"
 	"github.com/acolyte-dev/acolyte/agent/toolbox"
 	"github.com/acolyte-dev/acolyte/gitsync"
+	"github.com/acolyte-dev/acolyte/internal/termtext"
 )
 
 // Providers a model can come from; the first is the default.
@@ -153,7 +154,7 @@ func agentSession(c *cli.Context, confirm func(string) bool, onEvent func(agent.
 		return nil, nil, fail(err)
 	}
 	if pruned, err := sessions.Prune(c.Context, maxAge, session, now); err != nil {
-		fmt.Fprintf(c.App.ErrWriter, "acolyte: warning: %v\n", err)
+		fmt.Fprintf(c.App.ErrWriter, "acolyte: warning: %s\n", termtext.EscapeText(err.Error()))
 	} else if len(pruned) > 0 {
 		onEvent(agent.Event{Type: agent.EventWarning, Text: fmt.Sprintf("forgot the memories of %d session(s) unused for %s", len(pruned), maxAge)})
 	}
@@ -265,13 +266,13 @@ func (p *textPrinter) endLine() {
 func (p *textPrinter) print(e agent.Event) {
 	switch e.Type {
 	case agent.EventText:
-		fmt.Fprint(p.stdout, e.Text)
+		fmt.Fprint(p.stdout, termtext.EscapeText(e.Text))
 		if e.Text != "" {
 			p.midLine = !strings.HasSuffix(e.Text, "\n")
 		}
 	case agent.EventToolCall:
 		p.endLine()
-		fmt.Fprintf(p.stderr, "→ %s %s\n", e.Tool, oneLine(string(e.Args), 120))
+		fmt.Fprintf(p.stderr, "→ %s %s\n", termtext.Escape(e.Tool), oneLine(string(e.Args), 120))
 	case agent.EventToolResult:
 		switch {
 		case e.IsError:
@@ -287,14 +288,14 @@ func (p *textPrinter) print(e agent.Event) {
 	case agent.EventError:
 		p.endLine()
 	case agent.EventCompact:
-		fmt.Fprintf(p.stderr, "· %s\n", e.Text)
+		fmt.Fprintf(p.stderr, "· %s\n", termtext.EscapeText(e.Text))
 	case agent.EventWarning:
 		p.endLine()
 		msg := e.Text
 		if e.Error != "" {
 			msg = e.Error
 		}
-		fmt.Fprintf(p.stderr, "acolyte: warning: %s\n", msg)
+		fmt.Fprintf(p.stderr, "acolyte: warning: %s\n", termtext.EscapeText(msg))
 	case agent.EventSession:
 		fmt.Fprintf(p.stderr, "session %s (resume with --session %s)\n", e.Session, e.Session)
 	case agent.EventDistill:
@@ -331,7 +332,8 @@ func printShell(w io.Writer, r toolbox.ShellResult) {
 		fmt.Fprintf(w, "  │ … %d earlier lines\n", skipped)
 	}
 	for _, l := range lines {
-		fmt.Fprintf(w, "  │ %s\n", l)
+		// A command's output may be a cloned file's, escapes included.
+		fmt.Fprintf(w, "  │ %s\n", termtext.EscapeText(l))
 	}
 	fmt.Fprintf(w, "  exit %d\n", r.ExitCode)
 }

@@ -312,21 +312,20 @@ func IsDerived(m memory.Memory) bool {
 // was already there keeps the timestamps it had, so an unchanged rule never
 // churns the file. The result is sorted by id.
 func Refresh(existing, derived []memory.Memory) []memory.Memory {
-	byID := make(map[string]memory.Memory, len(existing))
-	for _, m := range existing {
-		byID[m.ID] = m
+	// Maps of the few derived ids only: a large file is mostly stored
+	// memories, which pass through.
+	taken := make(map[string]int, len(derived))
+	for i, d := range derived {
+		taken[d.ID] = i
 	}
 	out := make([]memory.Memory, 0, len(existing)+len(derived))
-	taken := make(map[string]bool, len(derived))
-	for _, d := range derived {
-		if old, ok := byID[d.ID]; ok {
-			d.CreatedAt, d.UpdatedAt = old.CreatedAt, old.UpdatedAt
-		}
-		taken[d.ID] = true
-		out = append(out, d)
-	}
+	out = append(out, derived...)
 	for _, m := range existing {
-		if !IsDerived(m) && !taken[m.ID] {
+		i, isTaken := taken[m.ID]
+		if isTaken {
+			out[i].CreatedAt, out[i].UpdatedAt = m.CreatedAt, m.UpdatedAt
+		}
+		if !IsDerived(m) && !isTaken {
 			out = append(out, m)
 		}
 	}

@@ -42,7 +42,7 @@ func (w *Workspace) patch(ctx context.Context, edit func(data []byte) ([][]byte,
 	}
 	defer unlock()
 	path := format.MemoriesPath(w.Repo.Root)
-	data, err := os.ReadFile(path)
+	data, err := readMemories(w.Repo.Root)
 	if errors.Is(err, fs.ErrNotExist) {
 		return format.ErrNotPatchable
 	}
@@ -55,7 +55,7 @@ func (w *Workspace) patch(ctx context.Context, edit func(data []byte) ([][]byte,
 	}
 	// An import that worked around a problem (a line it could not read, an
 	// id on two lines) left the index short of the file: only the full
-	// rewrite, which refuses to drop such lines, may touch it.
+	// rewrite, which keeps such lines, may touch it.
 	if lastHash, _, warnings := parseImportState(last); lastHash != sha256Hex(data) || len(warnings) > 0 {
 		return format.ErrNotPatchable
 	}

@@ -153,6 +153,9 @@ func (w *Workspace) refresh(ctx context.Context) (Imported, error) {
 		return Imported{}, err
 	}
 	lastHash, lastStamp, lastWarnings := parseImportState(last)
+	if err := GuardDir(w.Repo.Root); err != nil {
+		return Imported{Skipped: true, Warnings: []string{fmt.Sprintf("project memories not imported: %v", err)}}, nil
+	}
 	before, statErr := os.Stat(path)
 	if statErr == nil && lastStamp != "" && lastStamp == stamp(before) {
 		return Imported{Skipped: true, Warnings: lastWarnings}, nil
@@ -228,13 +231,19 @@ func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
 	err := w.locked(ctx, func() error {
 		path := format.MemoriesPath(w.Repo.Root)
 		before, statErr := os.Stat(path)
-		data, err := os.ReadFile(path)
+		data, err := readMemories(w.Repo.Root)
 		hash, herr := fileHash(data, err)
 		if herr != nil {
-			out.Warnings = []string{fmt.Sprintf("project memories not imported: reading %s: %v", path, herr)}
+			out.Warnings = []string{fmt.Sprintf("project memories not imported: %v", herr)}
 			return nil
 		}
-		d, err := format.DecodeAll(format.Dir+"/"+format.MemoriesFile, data)
+		// Too many to index is recorded with the hash like an unreadable
+		// file, so later commands do not read it again.
+		var d format.Decoded
+		err = tooManyToIndex(data)
+		if err == nil {
+			d, err = format.DecodeAll(format.Dir+"/"+format.MemoriesFile, data)
+		}
 		if err != nil {
 			// The last import stays searchable until the file is fixed.
 			out.Warnings = []string{fmt.Sprintf("project memories not re-imported, searching the last import: %v", err)}
@@ -254,27 +263,27 @@ func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
 }
 
 // readForWrite reads the memories file for a writer: an id on two lines is
-// resolved (and told to Warn, since the write drops the other line), and an
-// invalid line refuses the write, naming the line, so that no write loses
-// it silently. It also returns the file's content hash.
-func (w *Workspace) readForWrite(path string) ([]memory.Memory, string, error) {
-	data, err := os.ReadFile(path)
+// resolved (and told to Warn, since the write drops the other line), and
+// each line that is not a valid memory is told to Warn and returned as it
+// is, for the write to keep (format.EncodeKeeping): one bad line blocks no
+// write and is never lost. It also returns the file's content hash.
+func (w *Workspace) readForWrite() (d format.Decoded, hash string, err error) {
+	data, err := readMemories(w.Repo.Root)
 	hash, herr := fileHash(data, err)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, hash, nil
+		return d, hash, nil
 	}
 	if herr != nil {
-		return nil, "", fmt.Errorf("reading project memories: %w", herr)
+		return d, "", fmt.Errorf("reading project memories: %w", herr)
 	}
-	d, err := format.DecodeAll(format.Dir+"/"+format.MemoriesFile, data)
-	if err != nil {
-		return nil, "", err
+	if err := tooManyToIndex(data); err != nil {
+		return d, "", err
 	}
-	if len(d.Invalid) > 0 {
-		return nil, "", d.Invalid[0]
+	if d, err = format.DecodeAll(format.Dir+"/"+format.MemoriesFile, data); err != nil {
+		return d, "", err
 	}
 	w.warn(d.Warnings())
-	return d.Memories, hash, nil
+	return d, hash, nil
 }
 
 // handEditsToStamp is what a write of mems, read from a file with content
@@ -325,6 +334,9 @@ func (w *Workspace) locked(ctx context.Context, fn func() error) error {
 // same critical section, so the index follows the file at once.
 func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]memory.Memory, error)) (memory.ReplaceStats, error) {
 	var stats memory.ReplaceStats
+	if err := GuardDir(w.Repo.Root); err != nil {
+		return stats, err
+	}
 	dir := filepath.Join(w.Repo.Root, format.Dir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return stats, fmt.Errorf("create %s: %w", dir, err)
@@ -334,10 +346,11 @@ func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]me
 	}
 	err := w.locked(ctx, func() error {
 		path := format.MemoriesPath(w.Repo.Root)
-		mems, hash, err := w.readForWrite(path)
+		d, hash, err := w.readForWrite()
 		if err != nil {
 			return err
 		}
+		mems := d.Memories
 		// A write rewrites every line and puts them in the index, so it is
 		// where hand edits get their stamp, or they would be lost.
 		pending, err := w.handEditsToStamp(ctx, mems, hash)
@@ -349,7 +362,7 @@ func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]me
 			return err
 		}
 		next = stampHandEdits(next, pending, time.Now())
-		if err := format.WriteFile(path, next); err != nil {
+		if err := format.WriteFileKeeping(path, next, d.InvalidLines); err != nil {
 			return err
 		}
 		// The file is now the truth; bring the index to it.
@@ -360,7 +373,15 @@ func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]me
 		if err != nil {
 			return err
 		}
-		if err := w.store.SetState(ctx, w.stateKey(), written); err != nil {
+		state := written
+		if len(d.InvalidLines) > 0 {
+			// Recorded like an import's warnings: every command goes on
+			// naming the kept lines (at their new place), and the patch
+			// fast path leaves a file it cannot read whole alone.
+			kept, _ := format.DecodeAll(format.Dir+"/"+format.MemoriesFile, format.EncodeKeeping(next, d.InvalidLines))
+			state = importState(written, "", kept.Warnings())
+		}
+		if err := w.store.SetState(ctx, w.stateKey(), state); err != nil {
 			return err
 		}
 		if len(pending) > 0 {
@@ -533,15 +554,15 @@ func (w *Workspace) sync(ctx context.Context, pending map[string]time.Time, now 
 	}
 	out := Synced{Warnings: d.Skipped, Refused: d.Refused}
 	derived := d.Memories
-	path := format.MemoriesPath(w.Repo.Root)
-	raw, err := os.ReadFile(path)
+	raw, err := readMemories(w.Repo.Root)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return out, err
 	}
-	current, err := format.Decode(path, raw)
+	decoded, err := format.DecodeAll(format.Dir+"/"+format.MemoriesFile, raw)
 	if err != nil {
 		return out, err
 	}
+	current := decoded.Memories
 	// The index still holds what the file said at the last import, which
 	// is how a hand edit that kept its updated time is told apart. While
 	// the file is what was last imported there is nothing to tell apart,
@@ -561,7 +582,7 @@ func (w *Workspace) sync(ctx context.Context, pending map[string]time.Time, now 
 	current = stampHandEdits(MarkHandEdits(current, indexed, now), pending, now)
 	// Comparing bytes, not memories, also rewrites a file that a union
 	// merge left out of order.
-	if next := Refresh(current, derived); (len(raw) > 0 || len(next) > 0) && !bytes.Equal(raw, format.Encode(next)) {
+	if next := Refresh(current, derived); (len(raw) > 0 || len(next) > 0) && !bytes.Equal(raw, format.EncodeKeeping(next, decoded.InvalidLines)) {
 		out.Import.ReplaceStats, err = w.change(ctx, func(mems []memory.Memory) ([]memory.Memory, error) {
 			mems = stampHandEdits(MarkHandEdits(mems, indexed, now), pending, now)
 			next := Refresh(mems, derived)
@@ -588,10 +609,21 @@ type StaleMemory struct {
 // or forget it.
 // It reads only the file and git, so CI can run it without a database.
 func (r *Repo) Stale(ctx context.Context) ([]StaleMemory, error) {
-	mems, err := format.ReadFile(format.MemoriesPath(r.Root))
+	data, err := readMemories(r.Root)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	mems, err := format.Decode(format.Dir+"/"+format.MemoriesFile, data)
 	if err != nil {
 		return nil, err
 	}
+	// A clone's file names the paths: they are read through the
+	// repository's os.Root, so "../x" or a link out is never read.
+	root, err := os.OpenRoot(r.Root)
+	if err != nil {
+		return nil, fmt.Errorf("open the worktree: %w", err)
+	}
+	defer root.Close()
 	var out []StaleMemory
 	for _, m := range mems {
 		if m.Commit == "" || len(m.Paths) == 0 {
@@ -599,10 +631,13 @@ func (r *Repo) Stale(ctx context.Context) ([]StaleMemory, error) {
 		}
 		var s StaleMemory
 		for _, p := range m.Paths {
-			now, err := os.ReadFile(filepath.Join(r.Root, filepath.FromSlash(p)))
+			now, err := root.ReadFile(filepath.FromSlash(p))
 			if errors.Is(err, fs.ErrNotExist) {
 				s.Deleted = append(s.Deleted, p)
 				continue
+			}
+			if err != nil {
+				continue // outside the repository, or unreadable: nothing to compare
 			}
 			then, terr := r.FileAt(m.Commit, p)
 			if terr != nil {

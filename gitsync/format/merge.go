@@ -133,7 +133,15 @@ func indexByID(mems []memory.Memory) map[string]memory.Memory {
 // Same reports whether a and b are the same memory as the file stores
 // them: equal encoded lines.
 func Same(a, b memory.Memory) bool {
-	return bytes.Equal(encodeLine(toRecord(a)), encodeLine(toRecord(b)))
+	// Equal fields encode equally; comparing them first spares a check of a
+	// large file two encodings per unchanged memory. Unequal fields may
+	// still encode equally (paths in another order, times a microsecond
+	// apart), which only the encodings tell.
+	if a.ID == b.ID && a.Kind == b.Kind && a.Content == b.Content && a.Topic == b.Topic && a.Source == b.Source &&
+		a.Commit == b.Commit && a.CreatedAt.Equal(b.CreatedAt) && a.UpdatedAt.Equal(b.UpdatedAt) && slices.Equal(a.Paths, b.Paths) {
+		return true
+	}
+	return bytes.Equal(encodeRecord(a), encodeRecord(b))
 }
 
 func pickLater(ours, theirs memory.Memory) (memory.Memory, string) {
@@ -149,7 +157,7 @@ func pickLater(ours, theirs memory.Memory) (memory.Memory, string) {
 		}
 		return theirs, "their"
 	}
-	if bytes.Compare(encodeLine(toRecord(ours)), encodeLine(toRecord(theirs))) >= 0 {
+	if bytes.Compare(encodeRecord(ours), encodeRecord(theirs)) >= 0 {
 		return ours, "our"
 	}
 	return theirs, "their"
@@ -178,6 +186,10 @@ func Describe(m memory.Memory) string {
 // On error ours is left untouched and git records a conflict.
 func MergeFiles(basePath, oursPath, theirsPath string) (report []string, err error) {
 	read := func(p string) ([]byte, error) {
+		// A branch must not stall a merge with a file no reader would read.
+		if fi, err := os.Stat(p); err == nil && fi.Size() > MaxFileBytes {
+			return nil, fmt.Errorf("merge driver: %s is over %d MiB, the most acolyte reads; find what filled it (`git log --stat -- %s/%s`) and remove it", p, MaxFileBytes>>20, Dir, MemoriesFile)
+		}
 		data, err := os.ReadFile(p)
 		if err != nil {
 			return nil, fmt.Errorf("merge driver: %w", err)
