@@ -209,6 +209,17 @@ func BenchmarkReindexOneChanged(b *testing.B) {
 	}
 }
 
+// BenchmarkReindexAll: a whole `acolyte reindex --all` process over 10k
+// user memories: every memory embedded again, as after a change of the
+// built-in embedder's model.
+func BenchmarkReindexAll(b *testing.B) {
+	home := userHome(b, 10_000)
+	dir := b.TempDir()
+	for b.Loop() {
+		run(b, dir, home, "reindex", "--all")
+	}
+}
+
 // BenchmarkFreshCloneFirstSearch: the first `acolyte search` in a checkout
 // with 10k project memories and an empty index, as after git clone.
 func BenchmarkFreshCloneFirstSearch(b *testing.B) {

@@ -180,9 +180,14 @@ const (
 // 0.4 is the largest round share within 0.01 lost on both.
 const tailShare = 0.4
 
-// AboveTail returns how many of scores, sorted best first, reach tailShare
-// of the first (see tailShare).
-func AboveTail(scores []float64) int {
+// AboveTail returns how many of scores, sorted best first, q keeps: those
+// that reach tailShare of the first (see tailShare), or all of them when q
+// asks for no floor or for vectors alone, whose cosines have no lexical
+// side to lie behind.
+func AboveTail(q Query, scores []float64) int {
+	if q.NoFloor || q.Method == MethodVector {
+		return len(scores)
+	}
 	for i, s := range scores {
 		if i > 0 && s < tailShare*scores[0] {
 			return i

@@ -166,16 +166,13 @@ func (t WithTeam) Search(ctx context.Context, q Query) ([]Result, error) {
 		limit = DefaultLimit
 	}
 	out = out[:min(len(out), limit, MaxLimit)]
-	if !q.NoFloor {
-		// Each side cut its own tail; the other side's best may lie far
-		// above this one's.
-		scores := make([]float64, len(out))
-		for i, r := range out {
-			scores[i] = r.Score
-		}
-		out = out[:AboveTail(scores)]
+	// Each side cut its own tail; the other side's best may lie far above
+	// this one's.
+	scores := make([]float64, len(out))
+	for i, r := range out {
+		scores[i] = r.Score
 	}
-	return out, nil
+	return out[:AboveTail(q, scores)], nil
 }
 
 // Add stores a team draft in the team database after the credential check,
