@@ -317,7 +317,7 @@ func withTeam(c *cli.Context, w *workspace) error {
 	}
 	w.Team = ts
 	w.Visibility.Team = team
-	w.Toolkit = memory.WithTeam{Local: w.Toolkit, Team: ts, Visibility: w.Visibility, Refuse: gitsync.RefuseShared,
+	w.Toolkit = memory.WithTeam{Local: w.Toolkit, Team: ts, Visibility: w.Visibility, Refuse: gitsync.RefuseSecret,
 		TeamWait: teamWait,
 		Warn:     func(err error) { fmt.Fprintln(c.App.ErrWriter, "warning: team memories are left out:", err) }}
 	return nil
@@ -383,7 +383,7 @@ func openWorkspace(c *cli.Context) (*workspace, error) {
 		w.Visibility = memory.Visibility{ProjectKey: repo.Root, SessionKey: global(c, flagSession)}
 	case errors.Is(err, gitsync.ErrNotRepo) && !isSet(c, flagRepo):
 		w.Visibility = memory.Visibility{SessionKey: global(c, flagSession)}
-		w.Toolkit = memory.Scoped{Store: s, Visibility: w.Visibility}
+		w.Toolkit = memory.Scoped{Store: s, Visibility: w.Visibility, Guard: gitsync.RefuseSecret}
 	default:
 		s.Close()
 		return nil, repoError(dir, err)

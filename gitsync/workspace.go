@@ -20,11 +20,11 @@ import (
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
-// projectSecretError refuses a project memory holding a credential of
-// kind what: project memories are committed, and a committed secret is a
-// leaked secret. It names the kind, never the text.
-func projectSecretError(what string) error {
-	return fmt.Errorf("%w in project memory: it contains %s. Project memories are committed to git; keep credentials in the environment or a secret manager, or store a pointer to where the secret lives", memory.ErrSecret, what)
+// projectSecretError refuses a project memory holding a credential:
+// project memories are committed, and a committed secret is a leaked
+// secret. It names the kind and the field, never the text.
+func projectSecretError(sec format.Secret) error {
+	return fmt.Errorf("%w in project memory: %s. Project memories are committed to git; keep credentials in the environment or a secret manager, or store a pointer to where the secret lives", memory.ErrSecret, sec)
 }
 
 // Workspace is the memory toolkit of one repository checkout. Project
@@ -387,18 +387,21 @@ func (w *Workspace) List(ctx context.Context, f memory.Filter) ([]memory.Memory,
 	return w.store.List(ctx, w.vis, f)
 }
 
-// Add stores a memory. Project memories are checked for secrets, stamped
-// with their provenance (HEAD and the paths they mention) and written to
-// .acolyte/memories.jsonl before they are indexed.
+// Add stores a memory, once RefuseSecret let it through (a user memory
+// the user allowed excepted). Project memories are stamped with their
+// provenance (HEAD and the paths they mention), checked again whole, and
+// written to .acolyte/memories.jsonl before they are indexed.
 func (w *Workspace) Add(ctx context.Context, d memory.Draft) (memory.Added, error) {
 	if d.Scope != memory.ScopeProject {
-		return w.store.Add(ctx, w.vis, d)
+		return memory.Scoped{Store: w.store, Visibility: w.vis, Guard: RefuseSecret}.Add(ctx, d)
 	}
 	if err := refuseDerivedKind(d.Kind); err != nil {
 		return memory.Added{}, err
 	}
-	if f, found := secretRefusal("", 0, d.Content, d.Topic, d.Source); found {
-		return memory.Added{}, projectSecretError(f.Secret)
+	// Checked before Prepare, so that an invalid draft holding a secret
+	// is refused for the secret, and after the stamps, which are text too.
+	if err := RefuseSecret(d.Memory()); err != nil {
+		return memory.Added{}, err
 	}
 	m, err := w.store.Prepare(w.vis, d)
 	if err != nil {
@@ -406,6 +409,9 @@ func (w *Workspace) Add(ctx context.Context, d memory.Draft) (memory.Added, erro
 	}
 	m.Commit = w.Repo.Head()
 	m.Paths = MentionedPaths(w.Repo.Root, m.Content)
+	if err := RefuseSecret(m); err != nil {
+		return memory.Added{}, err
+	}
 	out, err := w.addPatched(ctx, m)
 	if !errors.Is(err, format.ErrNotPatchable) {
 		return out, err

@@ -17,7 +17,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/acolyte-dev/acolyte/gitsync/secrets"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -236,19 +235,13 @@ func DecodeAll(file string, data []byte) (Decoded, error) {
 		}
 		d.Duplicates = append(d.Duplicates, &LineError{file, droppedLine, fmt.Errorf("id %s is also on line %d, as after a merge without acolyte's merge driver; "+
 			"line %d is kept, as the merge driver would (the later update wins), and rewriting the file (`acolyte sync`) drops this line %s",
-			m.ID, keptLine, keptLine, preview(dropped))})
+			safeID(m.ID), keptLine, keptLine, preview(dropped))})
 	}
 	return d, nil
 }
 
-// preview names a memory in a message, unless it looks like a secret, which
-// no message may echo.
-func preview(m memory.Memory) string {
-	if what, found := secrets.Detect(m.Content); found {
-		return "(content withheld: it contains " + what + ")"
-	}
-	return Describe(m)
-}
+// preview names a memory in a message; Describe withholds a secret.
+func preview(m memory.Memory) string { return Describe(m) }
 
 // CheckMemory validates m exactly as Decode will when it reads the line
 // back, so that nothing written to the file can make it unreadable.
