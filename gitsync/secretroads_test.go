@@ -480,3 +480,11 @@ func writeSeedField(t *testing.T, path, field, value string) {
 		t.Fatal(err)
 	}
 }
+
+// TestUnseenCredentialsOnEveryRoad measures every road against the
+// held-out table: at least 95% of its credentials refused in every field
+// a road carries, and at most one of its look-alikes. Each subtest logs
+// its figures (go test ./gitsync -run TestUnseen -v).
+func TestUnseenCredentialsOnEveryRoad(t *testing.T) {
+	runRoads(t, secretstest.Unseen, secretstest.UnseenLookalikes, 0.95, 1)
+}

@@ -53,6 +53,7 @@ var Credentials = []Case{
 
 	// Payments and commerce.
 	{"stripe sk_l" + "ive_DnrGaghCTyvRyzNX7iwymXjw", "a Stripe secret key"},
+	{"test mode key sk_t" + "est_4eC39HqLyjWDarjtT1zdp8dc", "a Stripe secret key"},
 	{"restricted key rk_l" + "ive_Sixg8clhX8KD5hSObDSh9ghr for reports", "a Stripe secret key"},
 	{"square sq0a" + "tp-DFE3_IR-S-kpWe42spqBO6", "a Square access token"},
 	{"SQUARE_ACCESS_TOKEN=EA" + "AATO3rOQDopfhZHHF0-EFt8p_bD6i9BPkDj3zHdo1B055YjnhDxS3aQHbOzg7G", "a Square access token"},
@@ -107,6 +108,44 @@ var Credentials = []Case{
 	{"PGPASSWORD=Tr0ub4dor psql -h db.internal", "a password"},
 	{"mysql -u root --password=Wint3rIsC0ming", "a password"},
 	{`dbPass := "s3cr3t-Value"`, "a password"},
+
+	// Families a held-out table showed passing (issue 19): vendor tokens,
+	// key bodies without their BEGIN line, passwords on command lines, in
+	// .pgpass and .netrc lines, in prose and in other languages, and
+	// tokens split by invisible characters, backticks or a line break.
+	{"Google access token for the smoke test: ya" + "29.c.fSvPhmVQ3WR6qlcHbnVLccpj4PgcfVP9iO9RCTjvt-fxMhN_LMC80MVY3Gvjm0FCj20082vvg-TMzG0GibOBZME4zlt1ASWhrMtdyHYDED1GIPcvyEoQrvuI", "a Google OAuth token"},
+	{"refresh_token saved as 1/" + "/0g3fJ2BJCUdbpyuwYkE9u6snIjdyPYiTV3wHi4YDQPBSREk06dScO2Y1UQoXk4", "a Google OAuth token"},
+	{"push key AAAAzqzNcM8:AP" + "A91bBWGil7KvYct18vSMcHBWMdj3oTtEblIbXBnYBVR4zWnrAFu-a1G-j7uIgSvs8C1CtC7yjhzfXIUZ17God_HaMpyPPvu6B07EkcHCGVRdqK9GmAsN3M8yFFArGxpfEcIdAUCB24_S-tdY", "a Firebase Cloud Messaging server key"},
+	{"MAPBOX_SECRET sk" + ".eyJ1IjoiZmxlZXQiLCJhIjoiG5LX9ZEqCMg5Zz24Bjf61i6rzHI2Gm.CYatxoRp7gmNY0VMjYkWFP", "a Mapbox secret token"},
+	{"OSS uploader uses LT" + "AIbnK6xiSDwWQCfikX", "an Alibaba Cloud AccessKey id"},
+	{"aliyun secret for the OSS uploader 8H3abcCZj5alWBad99As9m34OCil0u", "an Alibaba Cloud AccessKey secret"},
+	{"Authorization: SS" + "WS 00wI4Biv5lhGcoe6x0WNOZDyvRKj1HEPsK14wtugrX", "an Okta API token"},
+	{"vault login with s.Sc6qkCCvQmbbqLBlfo2FOXaI", "a HashiCorp Vault token"},
+	{"twilio token for SMS alerts: fc6ff4f9cb9c4b326a7e104a71e012ad", "a Twilio auth token"},
+	{"datadog key 05de2fc63152942229d001776f9cee33 for the staging agent", "a Datadog API or application key"},
+	{"MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKdkBt0pbLz5IKUwo1UMLHsi1mpI5kaB\n72Sf+1Lw1Baxy5jKVO9LvOcOOG5nMs3FJ5C54SUzXHpaRKrIo8M=", "a private key"},
+	{"ec key body MHcCAQEEIJyg9XPmQeqnB5N435DHZu4BPbWrG+FmgGD+HKefiD5KF2TJ7QcYDSh5OkXu5p1Cfs5z", "a private key"},
+	{"b3" + "BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZWGwdZ9gTtl2XOC8erZDwS", "a private key"},
+	{"mariadb -uadmin -p31vpT9hBkKqw -h 10.1.2.3", "a password on a command line"},
+	{"curl --user ops:bY8FhLB89PW https://grafana.internal/api/health", "a password on a command line"},
+	{"sshpass -p \"rFCjErzmLR\" scp build.tgz ops@10.9.0.2:", "a password on a command line"},
+	{"podman login quay.io -u robot -p UVXhq1SBXysyYIOQ", "a password on a command line"},
+	{"redis-cli -h cache.internal -a cw9pu6rHYt6AjI ping", "a password on a command line"},
+	{"analytics.internal:5432:warehouse:etl:op7J6oEuYj199J", "a .pgpass password"},
+	{"machine nexus.internal login deployer password NFucN1uxtSr7VoT", "a .netrc password"},
+	{"the staging rabbitmq password is 9Ys1J%BthzI2", "a password"},
+	{"the wifi passphrase was CLCk-M3KT-pW7", "a password"},
+	{"ADMIN_PW=IGcIKhjBmIfZ", "a password"},
+	{"Kennwort: jDjFqX#gLL", "a password"},
+	{"hasło=493TruEW!2", "a password"},
+	{"salasana: qYLm9XD42", "a password"},
+	{"пароль: xG0VkFY0k5", "a password"},
+	{"gl" + "pat-9aNsp_ZD\u200b8gYhxfmz4rPz", "a GitLab token"},
+	{"np" + "m_rORPKs339p\u00adC0XgCwWakEiZnKaUMk8mFVrZAP", "an npm token"},
+	{"token `np" + "m_NEQ30Rn2DCqS5e`\u200c`fDxUh0UdRGcZjxInrySXUs`", "an npm token"},
+	{"the bot uses xo" + "xb-149661311980-1293096397541-\n  ckOEgpcRnQp49iDG7OeJ3VhX", "a Slack token"},
+	{"DOPPLER_TOKEN=dp" + ".st.dev_evcr.9CnILgTuJNgHhDLwsx5Y9wlL20FgUIdZz3yOf1J4s0t", "a Doppler token"},
+	{"VAULT_TOKEN=b.FhStbdj3jZrZFIiA8vAZkLGVJzmC8DkdZs1Kr0qgnPhrbCr8HPoBQJL2TTUuylYM2H1cE6otthKi9aVNThudmUz9VB", "a HashiCorp Vault token"},
 }
 
 // Lookalikes look like credentials and are not: secrets.Detect must let
@@ -179,4 +218,26 @@ var Lookalikes = []string{
 	"key_file: ./certs/server-2024.key",
 	"brand colour #1e90ff, hover #ff8c00",
 	"run git log --format=%H to get the commit",
+	// Near the families of issue 19: the same words and shapes, no secret.
+	"datadog agent built from commit 3f786850e387550fdab836ed7e6dc881de23001b",
+	"the Vault address is https://vault.internal:8200; the token lives in ~/.vault-token",
+	"config key s.retry.max_attempts sets the retries",
+	"mariadb -u root -p asks for the password",
+	"curl -u \"$USER:$PASS\" https://status.internal/health",
+	"sshpass -f ~/.sshpass ssh deploy@bastion",
+	"docker login --username ci --password-stdin < token.txt",
+	"pgpass lines look like hostname:port:database:username:password",
+	"the passphrase is required on first boot",
+	"Kennwort ändern unter Einstellungen",
+	"see internal/agent/toolbox/sandbox\ngo for the guard",
+	"a DER certificate MIIFazCCA1OgAwIBAgIRAIIQz7DSQONZRGPgu2OCiwAwDQYJKoZIhvcNAQELBQAw",
+	"ya29 is the prefix of a Google access token",
+	"the PW column is hashed with argon2id",
+	"the password is sha256-hashed before it is stored",
+	"run `go test` `./...` before pushing",
+	"password = os.Args[4]",
+	// Credentials the issuers publish as examples (see README, "Secret
+	// guard"): public, so allowed; the same shapes with other values are not.
+	"Stripe's docs call the API with sk_t" + "est_4eC39HqLyjWDarjtT1zdp7dc",
+	"jwt.io's sample: eyJ" + "hbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
 }
