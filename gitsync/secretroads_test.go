@@ -481,10 +481,11 @@ func writeSeedField(t *testing.T, path, field, value string) {
 	}
 }
 
-// TestUnseenCredentialsOnEveryRoad measures every road against the
-// held-out table: at least 95% of its credentials refused in every field
+// TestUnseenCredentialsOnEveryRoad measures every road against the two
+// held-out tables: at least 95% of its credentials refused in every field
 // a road carries, and at most one of its look-alikes. Each subtest logs
 // its figures (go test ./gitsync -run TestUnseen -v).
 func TestUnseenCredentialsOnEveryRoad(t *testing.T) {
-	runRoads(t, secretstest.Unseen, secretstest.UnseenLookalikes, 0.95, 1)
+	t.Run("unseen", func(t *testing.T) { runRoads(t, secretstest.Unseen, secretstest.UnseenLookalikes, 0.95, 1) })
+	t.Run("fresh", func(t *testing.T) { runRoads(t, secretstest.Fresh, secretstest.FreshLookalikes, 0.95, 1) })
 }

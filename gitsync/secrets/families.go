@@ -75,7 +75,12 @@ func familyRules() []secretRule {
 				}
 				return strongValue(line[m[4]:m[5]])
 			}},
-		{kind: "a password", keywords: []string{"password", "passwd", "passphrase", "passwort", "pw "}, find: findProsePassword},
+		{kind: "a password", keywords: []string{"password", "passwd", "passphrase", "passwort", "pw ", "pwd ", "seña", "sena", "passe", "senha", "kennwort", "twoord", "sło", "slo"},
+			find: findProse(prosePassword, func(v string) bool { return strongValue(v) || isUUID(v) })},
+		// "the redis AUTH string is X", "the staging token was X": a longer
+		// value than a password needs, since these words are everywhere.
+		{kind: "a secret key or token", keywords: []string{"token", "secret", "auth", "api key", "access key"},
+			find: findProse(proseSecret, func(v string) bool { return len(v) >= 10 && strongValue(v) })},
 	}
 }
 
@@ -122,27 +127,54 @@ func pgpassPassword(host, user, pass string) bool {
 	return !(pass == user && (host == "localhost" || strings.HasPrefix(host, "127.") || host == "*"))
 }
 
-// proseVerbs join a password's name to its value in a sentence.
-// "=" and ":" are the assignment rules', which know code from settings.
-const proseVerbs = `is|was|are|is now|set to|is set to|ist|war|es|era|est|était|é|era`
+// proseVerbs join a secret's name to its value in a sentence, in the
+// languages of passwordWords.
+const proseVerbs = `is|was|are|is now|set to|is set to|ist|war|lautet|es|era|est|était|é|è|jest|je|är|er|on|is nu`
 
 // prosePassword finds "the prod db password is X" and "the root password
 // for the NAS was X": a name, up to four words, a verb, and the value.
-var prosePassword = lazyRegexp(`(?i)\b(?:password|passwd|passphrase|passwort|pw)\b((?:\s+[\w.@/-]+){0,4}?)\s+(?:` + proseVerbs + `)\s+(?:"([^"\n]+)"|'([^'\n]+)'|([^\s'"]+))`)
+var prosePassword = lazyRegexp(`(?i)(?:\b(?:password|passwd|passphrase|passwort|kennwort|wachtwoord|pwd|pw|senha|heslo)\b|contraseña|contrasena|mot de passe|hasło|haslo)((?:\s+[\w.@/-]+){0,4}?)\s+(?:` + proseVerbs + `)\s+(?:"([^"\n]+)"|'([^'\n]+)'|([^\s'"]+))`)
 
-func findProsePassword(line string, hit func(start, end int)) {
-	for _, m := range prosePassword().FindAllStringSubmatchIndex(line, -1) {
-		for g := 4; g+1 < len(m); g += 2 {
-			if m[g] < 0 {
-				continue
+// proseSecret finds the same sentences about a token, a secret or a key.
+var proseSecret = lazyRegexp(`(?i)\b(?:token|secret|auth(?:\s+string)?|api\s+key|access\s+key)\b((?:\s+[\w.@/-]+){0,3}?)\s+(?:` + proseVerbs + `)\s+(?:"([^"\n]+)"|'([^'\n]+)'|([^\s'"]+))`)
+
+// findProse returns a finder for sentences re matches whose value passes
+// valueOK. re's first group is the words between name and verb, the
+// others the value, quoted or not.
+func findProse(re func() *regexp.Regexp, valueOK func(string) bool) func(line string, hit func(start, end int)) {
+	return func(line string, hit func(start, end int)) {
+		for _, m := range re().FindAllStringSubmatchIndex(line, -1) {
+			for g := 4; g+1 < len(m); g += 2 {
+				if m[g] < 0 {
+					continue
+				}
+				v := strings.TrimRight(line[m[g]:m[g+1]], ".,;:!?)")
+				if v != "" && valueOK(v) {
+					hit(m[g], m[g]+len(v))
+				}
+				break
 			}
-			v := strings.TrimRight(line[m[g]:m[g+1]], ".,;:!?)")
-			if strongValue(v) {
-				hit(m[g], m[g]+len(v))
-			}
-			break
 		}
 	}
+}
+
+// isUUID recognises a UUID, which some services issue as a password or
+// server token (Postmark, Heroku): only after a password's name.
+func isUUID(v string) bool {
+	if len(v) != 36 {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if i == 8 || i == 13 || i == 18 || i == 23 {
+			if c != '-' {
+				return false
+			}
+		} else if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
 }
 
 // strongValue accepts a value that only a generated or chosen password

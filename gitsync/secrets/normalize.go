@@ -142,7 +142,9 @@ func splitAt(text string, i int) (int, bool) {
 			return 0, false
 		}
 		j++
-		for j < len(text) && (text[j] == ' ' || text[j] == '\t') {
+		// The next line's indentation, and the markers of a quote (>),
+		// continue the line the token started on.
+		for j < len(text) && (text[j] == ' ' || text[j] == '\t' || text[j] == '>') {
 			j++
 		}
 		before, after := runBefore(text, i), runAfter(text, j)

@@ -210,6 +210,8 @@ var secretRules = sync.OnceValue(func() []secretRule {
 		{kind: "a password", keywords: []string{"pass", "pwd", "pw", "seña", "sena", "senha", "twoord", "paro", "sło", "slo",
 			"senord", "salasana", "gskode", "heslo", "lsz", "sifre", "şifre", "zinka", "kennwort", "пароль", "密码", "密碼", "パスワード", "비밀번호"},
 			find: findAssignments(passwordName, passwordValue)},
+		{kind: "a password", keywords: []string{"pass", "pwd", "pw"},
+			find: findAssignments(barePasswordName, func(a assignment) bool { return passwordValue(a) && strongValue(a.value) })},
 		{kind: "a secret key or token", keywords: []string{"secret", "token", "key", "cred", "auth"}, find: findAssignments(secretName, randomAssigned)},
 	}
 	return slices.Concat(issuers, familyRules(), general)
@@ -655,8 +657,16 @@ func passwordName(lowerName, name string) bool {
 	}
 	// Alone, PASS, PWD and PW are a test's verdict, the working directory
 	// and an abbreviation in prose; as the end of a name, a password.
+	// (barePasswordName takes them alone, for strong values only.)
 	before, ok := nameEnds(lowerName, name, false, "pass", "pwd", "pw")
 	return ok && strings.Trim(before, "-_.") != ""
+}
+
+// barePasswordName is PASS, PWD and PW alone ("login: ops / pass: X"),
+// which barePasswordValue accepts only with a value no verdict, path or
+// word looks like.
+func barePasswordName(lowerName, _ string) bool {
+	return lowerName == "pass" || lowerName == "pwd" || lowerName == "pw"
 }
 
 // secretName accepts names ending in secret, token, key and the like,

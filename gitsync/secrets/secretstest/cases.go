@@ -146,6 +146,14 @@ var Credentials = []Case{
 	{"the bot uses xo" + "xb-149661311980-1293096397541-\n  ckOEgpcRnQp49iDG7OeJ3VhX", "a Slack token"},
 	{"DOPPLER_TOKEN=dp" + ".st.dev_evcr.9CnILgTuJNgHhDLwsx5Y9wlL20FgUIdZz3yOf1J4s0t", "a Doppler token"},
 	{"VAULT_TOKEN=b.FhStbdj3jZrZFIiA8vAZkLGVJzmC8DkdZs1Kr0qgnPhrbCr8HPoBQJL2TTUuylYM2H1cE6otthKi9aVNThudmUz9VB", "a HashiCorp Vault token"},
+	{"the jenkins admin pwd was FmAU@NLnY51", "a password"},
+	{"user: deploy, pass: Yx0y3R7njD", "a password"},
+	{"> CI pushes with gl" + "pat-zymMlopiWf\n> qUyHRSIf8N", "a GitLab token"},
+	{"la contraseña del router es Ql2K%vf8T3", "a password"},
+	{"le mot de passe du wifi est HRXfE-uzc8", "a password"},
+	{"the postmark server password is 6cda4ccb-01f3-5efe-8ed5-f03644f758cd", "a password"},
+	{"the memcached auth string is nx7IfDH59mMDd", "a secret key or token"},
+	{"our staging api key is win86TkVYC4M7l8GQlch", "a secret key or token"},
 }
 
 // Lookalikes look like credentials and are not: secrets.Detect must let
@@ -236,6 +244,11 @@ var Lookalikes = []string{
 	"the password is sha256-hashed before it is stored",
 	"run `go test` `./...` before pushing",
 	"password = os.Args[4]",
+	"the password reset link is valid for 24h",
+	"the token is read from the keychain at start-up",
+	"--- PASS: TestFreshTable (0.02s)",
+	"pass: true",
+	"> quoting the changelog of release\n> 2.4.1: fixed the login page",
 	// Credentials the issuers publish as examples (see README, "Secret
 	// guard"): public, so allowed; the same shapes with other values are not.
 	"Stripe's docs call the API with sk_t" + "est_4eC39HqLyjWDarjtT1zdp7dc",
