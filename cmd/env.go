@@ -353,7 +353,11 @@ func openStore(c *cli.Context) (*sqlite.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := sqlite.Open(c.Context, filepath.Join(dir, "acolyte.db"), e)
+	db := filepath.Join(dir, "acolyte.db")
+	if err := gitsync.CheckHome(c.Context, db); err != nil {
+		return nil, usage(err)
+	}
+	s, err := sqlite.Open(c.Context, db, e)
 	if err != nil {
 		return nil, err // corrupt, locked or unwritable: exitCode says 2
 	}
