@@ -317,6 +317,10 @@ func TestRealClientSeesTheLimitsAndErrorCodes(t *testing.T) {
 		{"memory_search", map[string]any{"queries": slices.Repeat([]string{"q"}, 11)}, toolbox.CodeInvalidArgs, "queries: 11 queries"},
 		{"memory_add", map[string]any{"content": "S3 uploads use " + secret + " in CI"}, toolbox.CodeSecret,
 			"refusing to store what looks like a secret in project memory: it contains an AWS access key id"},
+		{"memory_add", map[string]any{"content": "S3 uploads go through CI", "topic": secret}, toolbox.CodeSecret,
+			"refusing to store what looks like a secret in project memory: it contains an AWS access key id in its topic"},
+		{"memory_add", map[string]any{"content": "S3 uploads use " + secret + " in CI", "scope": "user"}, toolbox.CodeSecret,
+			"refusing to store what looks like a secret in user memory: it contains an AWS access key id"},
 	} {
 		var e toolbox.Error
 		res := callTool(t, cs, c.tool, c.args, &e)
