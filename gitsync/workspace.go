@@ -516,6 +516,30 @@ type Synced struct {
 	Refused []Refusal `json:"refused,omitempty"`
 }
 
+// storedSecrets reports the stored memories of the file that hold a
+// secret in any field, as a hand edit or a merge without the driver can
+// leave them: sync keeps them, since the file is the truth and dropping a
+// line unasked loses it, but says so, with the fix, as check does.
+func storedSecrets(raw []byte, mems []memory.Memory) []Refusal {
+	var out []Refusal
+	lines := lineNumbers(raw)
+	rel := format.Dir + "/" + format.MemoriesFile
+	for _, m := range mems {
+		sec, found := format.FindSecret(m)
+		if !found || IsDerived(m) {
+			continue
+		}
+		line := lines[m.ID]
+		fix := "run `acolyte forget " + m.ID + "`"
+		if sec.Field == "id" {
+			fix = "delete that line"
+		}
+		out = append(out, Refusal{File: rel, Line: line, Problem: ProblemSecret, Secret: sec.Kind,
+			Message: fmt.Sprintf("%s %s; %s, rotate the credential and commit %s", sec.Name(m, fmt.Sprintf("on line %d", line)), sec.Phrase(), fix, rel)})
+	}
+	return out
+}
+
 // Sync reconciles both directions: rules and seeds are re-derived from
 // AGENTS.md (and friends) and seeds.json into the memories file, then the
 // index is brought to the file. Running it twice changes nothing the second
@@ -548,6 +572,7 @@ func (w *Workspace) sync(ctx context.Context, pending map[string]time.Time, now 
 	if err != nil {
 		return out, err
 	}
+	out.Refused = append(out.Refused, storedSecrets(raw, current)...)
 	// The index still holds what the file said at the last import, which
 	// is how a hand edit that kept its updated time is told apart. While
 	// the file is what was last imported there is nothing to tell apart,
