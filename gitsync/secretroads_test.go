@@ -269,12 +269,16 @@ func oneRoads() []oneRoad {
 		{"edit project", []string{fContent, fTopic}, edit(memory.ScopeProject)},
 		{"edit user", []string{fContent, fTopic}, edit(memory.ScopeUser)},
 		{"team", []string{fContent, fTopic, fSource}, teamRoad},
-		{"AGENTS.md", []string{fContent}, func(t *testing.T, field string) func(string) bool {
+		{"AGENTS.md", []string{fContent, fTopic}, func(t *testing.T, field string) func(string) bool {
 			return func(v string) bool {
 				root := t.TempDir()
 				// A bullet is what the rules parser always turns into a rule; a
-				// credential must be refused, not merely left underived.
+				// credential must be refused, not merely left underived. A
+				// heading becomes the topic (lower-cased) and the source.
 				agents := "# Rules\n\n- Deploys go through the staging pipeline first.\n- " + v + "\n"
+				if field == fTopic {
+					agents = "# Rules\n\n- Deploys go through the staging pipeline first.\n\n## " + v + "\n\n- Releases are tagged from main only.\n"
+				}
 				if err := os.WriteFile(filepath.Join(root, "AGENTS.md"), []byte(agents), 0o644); err != nil {
 					t.Fatal(err)
 				}
@@ -284,7 +288,7 @@ func oneRoads() []oneRoad {
 				}
 				keptOther(t, d.Memories, v)
 				// A lone word is not a rule, so only longer text must be derived.
-				if len(d.Refused) == 0 && len(d.Memories) != 2 && len(strings.Fields(v)) > 1 {
+				if len(d.Refused) == 0 && len(d.Memories) != 2 && (len(strings.Fields(v)) > 1 || field == fTopic) {
 					t.Fatalf("AGENTS.md with %.30q: neither refused nor derived: %+v", v, d.Memories)
 				}
 				noEcho(t, fmt.Sprint(d.Refused), v)

@@ -344,11 +344,11 @@ func validateID(id string) error {
 		return fmt.Errorf("%w: the memory has no id", ErrInvalidFile)
 	}
 	if len(id) > 64 {
-		return fmt.Errorf("%w: id %.20q… is longer than 64 characters", ErrInvalidFile, id)
+		return fmt.Errorf("%w: id %.20q… is longer than 64 characters", ErrInvalidFile, safeID(id))
 	}
 	for _, c := range id {
 		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '-' || c == '_') {
-			return fmt.Errorf("%w: id %q may contain only letters, digits, - and _", ErrInvalidFile, id)
+			return fmt.Errorf("%w: id %q may contain only letters, digits, - and _", ErrInvalidFile, safeID(id))
 		}
 	}
 	return nil

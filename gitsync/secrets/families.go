@@ -221,10 +221,10 @@ var documentedExamples = []string{
 }
 
 // isDocumentedExample reports whether a match is, or holds, one of the
-// published examples.
+// published examples, in any case: a topic is lower-cased from its heading.
 func isDocumentedExample(match string) bool {
 	for _, ex := range documentedExamples {
-		if strings.Contains(match, ex) {
+		if strings.Contains(asciiLower(match), asciiLower(ex)) {
 			return true
 		}
 	}
