@@ -76,11 +76,11 @@ func familyRules() []secretRule {
 				return strongValue(line[m[4]:m[5]])
 			}},
 		{kind: "a password", keywords: []string{"password", "passwd", "passphrase", "passwort", "pw ", "pwd ", "seña", "sena", "passe", "senha", "kennwort", "twoord", "sło", "slo"},
-			find: findProse(prosePassword, func(v string) bool { return strongValue(v) || isUUID(v) })},
+			find: findProse(prosePasswordNames, 4, func(v string) bool { return strongValue(v) || isUUID(v) })},
 		// "the redis AUTH string is X", "the staging token was X": a longer
 		// value than a password needs, since these words are everywhere.
 		{kind: "a secret key or token", keywords: []string{"token", "secret", "auth", "api key", "access key"},
-			find: findProse(proseSecret, func(v string) bool { return len(v) >= 10 && strongValue(v) })},
+			find: findProse(proseSecretNames, 3, func(v string) bool { return len(v) >= 10 && strongValue(v) })},
 	}
 }
 
@@ -128,34 +128,102 @@ func pgpassPassword(host, user, pass string) bool {
 }
 
 // proseVerbs join a secret's name to its value in a sentence, in the
-// languages of passwordWords.
-const proseVerbs = `is|was|are|is now|set to|is set to|ist|war|lautet|es|era|est|était|é|è|jest|je|är|er|on|is nu`
+// languages of passwordWords, longest first so that "is set to" is not
+// read as "is".
+var proseVerbs = []string{"is set to", "is now", "set to", "is nu", "était", "lautet", "jest", "was", "are", "ist",
+	"war", "era", "est", "is", "es", "je", "är", "er", "on", "é", "è"}
 
-// prosePassword finds "the prod db password is X" and "the root password
-// for the NAS was X": a name, up to four words, a verb, and the value.
-var prosePassword = lazyRegexp(`(?i)(?:\b(?:password|passwd|passphrase|passwort|kennwort|wachtwoord|pwd|pw|senha|heslo)\b|contraseña|contrasena|mot de passe|hasło|haslo)((?:\s+[\w.@/-]+){0,4}?)\s+(?:` + proseVerbs + `)\s+(?:"([^"\n]+)"|'([^'\n]+)'|([^\s'"]+))`)
+// prosePasswordNames start "the prod db password is X" and "the root
+// password for the NAS was X", lower-cased.
+var prosePasswordNames = []string{"password", "passwd", "passphrase", "passwort", "kennwort", "wachtwoord", "pwd", "pw",
+	"senha", "heslo", "contraseña", "contrasena", "mot de passe", "hasło", "haslo"}
 
-// proseSecret finds the same sentences about a token, a secret or a key.
-var proseSecret = lazyRegexp(`(?i)\b(?:token|secret|auth(?:\s+string)?|api\s+key|access\s+key)\b((?:\s+[\w.@/-]+){0,3}?)\s+(?:` + proseVerbs + `)\s+(?:"([^"\n]+)"|'([^'\n]+)'|([^\s'"]+))`)
+// proseSecretNames start the same sentences about a token or a key.
+var proseSecretNames = []string{"token", "secret", "auth string", "auth", "api key", "access key"}
 
-// findProse returns a finder for sentences re matches whose value passes
-// valueOK. re's first group is the words between name and verb, the
-// others the value, quoted or not.
-func findProse(re func() *regexp.Regexp, valueOK func(string) bool) func(line string, hit func(start, end int)) {
+// findProse returns a finder for sentences that start with a word of
+// names: up to maxWords words, a verb, and a value that passes valueOK.
+// A hand parser, not a regexp: over a line of prose the regexp, case
+// folded and backtracking, cost ten times the rest of the scan.
+func findProse(names []string, maxWords int, valueOK func(string) bool) func(line string, hit func(start, end int)) {
 	return func(line string, hit func(start, end int)) {
-		for _, m := range re().FindAllStringSubmatchIndex(line, -1) {
-			for g := 4; g+1 < len(m); g += 2 {
-				if m[g] < 0 {
+		lower := asciiLower(line)
+		for _, name := range names {
+			for from := 0; from < len(lower); {
+				i := strings.Index(lower[from:], name)
+				if i < 0 {
+					break
+				}
+				i += from
+				from = i + len(name)
+				if i > 0 && identByte(lower[i-1]) && lower[i-1] != '.' && lower[i-1] != '-' {
+					continue // inside a word: not this name
+				}
+				s, e, ok := proseValue(lower[from:], maxWords)
+				if !ok {
 					continue
 				}
-				v := strings.TrimRight(line[m[g]:m[g+1]], ".,;:!?)")
+				v := strings.TrimRight(line[from+s:from+e], ".,;:!?)")
 				if v != "" && valueOK(v) {
-					hit(m[g], m[g]+len(v))
+					hit(from+s, from+s+len(v))
 				}
-				break
 			}
 		}
 	}
+}
+
+// proseValue reads, after a name, up to maxWords plain words, a verb and
+// the value, and returns where the value is in s.
+func proseValue(s string, maxWords int) (start, end int, ok bool) {
+	i := 0
+	for w := 0; w <= maxWords; w++ {
+		j := skipSpace(s, i)
+		if j == i || j >= len(s) {
+			return 0, 0, false
+		}
+		for _, verb := range proseVerbs {
+			if v := j + len(verb); strings.HasPrefix(s[j:], verb) && v < len(s) && isSpace(s[v]) {
+				return valueAt(s, skipSpace(s, v))
+			}
+		}
+		k := j
+		for k < len(s) && !isSpace(s[k]) {
+			if c := s[k]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || strings.IndexByte("_.@/-", c) >= 0) {
+				return 0, 0, false // not a plain word: the sentence is not one of these
+			}
+			k++
+		}
+		i = k
+	}
+	return 0, 0, false
+}
+
+// valueAt is the value at s[i]: quoted, or up to the next space or quote.
+func valueAt(s string, i int) (int, int, bool) {
+	if i >= len(s) {
+		return 0, 0, false
+	}
+	if q := s[i]; q == '"' || q == '\'' {
+		e := strings.IndexAny(s[i+1:], string(q)+"\n")
+		if e <= 0 || s[i+1+e] != q {
+			return 0, 0, false
+		}
+		return i + 1, i + 1 + e, true
+	}
+	e := i
+	for e < len(s) && !isSpace(s[e]) && s[e] != '"' && s[e] != '\'' {
+		e++
+	}
+	return i, e, e > i
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+
+func skipSpace(s string, i int) int {
+	for i < len(s) && isSpace(s[i]) {
+		i++
+	}
+	return i
 }
 
 // isUUID recognises a UUID, which some services issue as a password or
