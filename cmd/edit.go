@@ -20,6 +20,7 @@ func editCommand() *cli.Command {
 			"text merge, the edit wins. Rules and seeds are edited in the files they come from.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "topic", Usage: "a new topic (default: keep the current one)"},
+			allowSecretFlag,
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
@@ -46,7 +47,7 @@ func editCommand() *cli.Command {
 				return err
 			}
 			defer w.Close()
-			m, err := w.Toolkit.Edit(c.Context, id, memory.Revision{Content: text, Topic: c.String("topic")})
+			m, err := w.Toolkit.Edit(c.Context, id, memory.Revision{Content: text, Topic: c.String("topic"), AllowSecret: c.Bool(allowSecretFlag.Name)})
 			if err != nil {
 				return fail(err)
 			}

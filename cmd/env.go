@@ -318,7 +318,7 @@ func withTeam(c *cli.Context, w *workspace) error {
 	}
 	w.Team = ts
 	w.Visibility.Team = team
-	w.Toolkit = memory.WithTeam{Local: w.Toolkit, Team: ts, Visibility: w.Visibility, Refuse: gitsync.RefuseShared,
+	w.Toolkit = memory.WithTeam{Local: w.Toolkit, Team: ts, Visibility: w.Visibility, Refuse: gitsync.RefuseSecret,
 		TeamWait: teamWait,
 		Warn: func(err error) {
 			fmt.Fprintln(c.App.ErrWriter, "warning: team memories are left out:", termtext.EscapeText(err.Error()))
@@ -356,7 +356,11 @@ func openStore(c *cli.Context) (*sqlite.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := sqlite.Open(c.Context, filepath.Join(dir, "acolyte.db"), e)
+	db := filepath.Join(dir, "acolyte.db")
+	if err := gitsync.CheckHome(c.Context, db); err != nil {
+		return nil, usage(err)
+	}
+	s, err := sqlite.Open(c.Context, db, e)
 	if err != nil {
 		return nil, err // corrupt, locked or unwritable: exitCode says 2
 	}
@@ -386,7 +390,7 @@ func openWorkspace(c *cli.Context) (*workspace, error) {
 		w.Visibility = memory.Visibility{ProjectKey: repo.Root, SessionKey: global(c, flagSession)}
 	case errors.Is(err, gitsync.ErrNotRepo) && !isSet(c, flagRepo):
 		w.Visibility = memory.Visibility{SessionKey: global(c, flagSession)}
-		w.Toolkit = memory.Scoped{Store: s, Visibility: w.Visibility}
+		w.Toolkit = memory.Scoped{Store: s, Visibility: w.Visibility, Guard: gitsync.RefuseSecret}
 	default:
 		s.Close()
 		return nil, repoError(dir, err)

@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/acolyte-dev/acolyte/agent"
+	"github.com/acolyte-dev/acolyte/gitsync"
 	"github.com/acolyte-dev/acolyte/internal/termtext"
 	"github.com/acolyte-dev/acolyte/memory"
 	"github.com/acolyte-dev/acolyte/memory/postgres"
@@ -30,6 +31,10 @@ func names[T ~string](xs []T) []string {
 	return out
 }
 
+// allowSecretFlag keeps a credential in the user's own user memory, the
+// one scope no one else reads; every other scope refuses it regardless.
+var allowSecretFlag = &cli.BoolFlag{Name: "allow-secret", Usage: "store a user memory even though it looks like a credential (user scope only)"}
+
 func rememberCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "remember",
@@ -39,6 +44,7 @@ func rememberCommand() *cli.Command {
 			scopeFlag("who sees it (default: project inside a repository, else user)"),
 			&cli.StringFlag{Name: "topic", Usage: "optional short label to file it under"},
 			&cli.StringFlag{Name: "kind", Value: string(memory.KindStored), Usage: "kind: " + strings.Join(names(memory.Kinds), ", ")},
+			allowSecretFlag,
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
@@ -68,7 +74,8 @@ func rememberCommand() *cli.Command {
 					return usage(err)
 				}
 			}
-			added, err := w.Toolkit.Add(c.Context, memory.Draft{Content: text, Scope: scope, Kind: kind, Topic: c.String("topic"), Source: "cli"})
+			added, err := w.Toolkit.Add(c.Context, memory.Draft{Content: text, Scope: scope, Kind: kind, Topic: c.String("topic"), Source: "cli",
+				AllowSecret: c.Bool(allowSecretFlag.Name)})
 			if err != nil {
 				return err // exitCode tells refused content (1) from a broken store (2)
 			}
@@ -218,7 +225,7 @@ func listCommand() *cli.Command {
 			if f.Scope == memory.ScopeSession && global(c, flagSession) == "" {
 				// Without --session, show the last agent session's memories.
 				if last, err := w.Store.GetState(c.Context, agent.LastSessionKey); err == nil && last != "" {
-					tk = memory.Scoped{Store: w.Store, Visibility: memory.Visibility{SessionKey: last}}
+					tk = memory.Scoped{Store: w.Store, Visibility: memory.Visibility{SessionKey: last}, Guard: gitsync.RefuseSecret}
 				}
 			}
 			list, err := tk.List(c.Context, f)

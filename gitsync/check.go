@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
-	"github.com/acolyte-dev/acolyte/gitsync/secrets"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -101,12 +100,14 @@ func Check(root string) (Report, error) {
 	var lines map[string]int // only a file with a secret needs its line numbers
 	var storedSecrets []string
 	for _, m := range existing {
-		if what, found := secrets.Detect(m.Content); found {
+		if sec, found := format.FindSecret(m); found {
 			if lines == nil {
 				lines = lineNumbers(data)
 			}
-			report.Problems = append(report.Problems, Problem{Line: lines[m.ID], Message: fmt.Sprintf("memory %s contains %s; delete that line, rotate the credential and rewrite it without the secret", m.ID, what)})
-			if !IsDerived(m) {
+			line := lines[m.ID]
+			report.Problems = append(report.Problems, Problem{Line: line, Message: fmt.Sprintf("%s %s; delete that line, rotate the credential and rewrite it without the secret",
+				sec.Name(m, fmt.Sprintf("on line %d", line)), sec.Phrase())})
+			if !IsDerived(m) && sec.Field != "id" {
 				storedSecrets = append(storedSecrets, m.ID)
 			}
 		}

@@ -464,8 +464,10 @@ func (w *Workspace) preCommit(ctx context.Context) (HookResult, error) {
 	encoded := format.EncodeKeeping(next, decoded.InvalidLines)
 	lines := lineNumbers(encoded)
 	for _, m := range next {
-		if f, found := secretRefusal(rel, lines[m.ID], m.Content, m.Topic, m.Source); found {
-			f.Message = fmt.Sprintf("memory %s contains %s; delete that line, rotate the credential and git add %s", m.ID, f.Secret, rel)
+		if f, found := secretRefusal(rel, lines[m.ID], m); found {
+			sec, _ := format.FindSecret(m)
+			f.Line = lines[m.ID]
+			f.Message = fmt.Sprintf("%s %s; delete that line, rotate the credential and git add %s", sec.Name(m, fmt.Sprintf("on line %d", f.Line)), sec.Phrase(), rel)
 			res.Refused = append(res.Refused, f)
 		}
 	}

@@ -20,11 +20,11 @@ import (
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
-// projectSecretError refuses a project memory holding a credential of
-// kind what: project memories are committed, and a committed secret is a
-// leaked secret. It names the kind, never the text.
-func projectSecretError(what string) error {
-	return fmt.Errorf("%w in project memory: it contains %s. Project memories are committed to git; keep credentials in the environment or a secret manager, or store a pointer to where the secret lives", memory.ErrSecret, what)
+// projectSecretError refuses a project memory holding a credential:
+// project memories are committed, and a committed secret is a leaked
+// secret. It names the kind and the field, never the text.
+func projectSecretError(sec format.Secret) error {
+	return fmt.Errorf("%w in project memory: %s. Project memories are committed to git; keep credentials in the environment or a secret manager, or store a pointer to where the secret lives", memory.ErrSecret, sec)
 }
 
 // Workspace is the memory toolkit of one repository checkout. Project
@@ -408,18 +408,21 @@ func (w *Workspace) List(ctx context.Context, f memory.Filter) ([]memory.Memory,
 	return w.store.List(ctx, w.vis, f)
 }
 
-// Add stores a memory. Project memories are checked for secrets, stamped
-// with their provenance (HEAD and the paths they mention) and written to
-// .acolyte/memories.jsonl before they are indexed.
+// Add stores a memory, once RefuseSecret let it through (a user memory
+// the user allowed excepted). Project memories are stamped with their
+// provenance (HEAD and the paths they mention), checked again whole, and
+// written to .acolyte/memories.jsonl before they are indexed.
 func (w *Workspace) Add(ctx context.Context, d memory.Draft) (memory.Added, error) {
 	if d.Scope != memory.ScopeProject {
-		return w.store.Add(ctx, w.vis, d)
+		return memory.Scoped{Store: w.store, Visibility: w.vis, Guard: RefuseSecret}.Add(ctx, d)
 	}
 	if err := refuseDerivedKind(d.Kind); err != nil {
 		return memory.Added{}, err
 	}
-	if f, found := secretRefusal("", 0, d.Content, d.Topic, d.Source); found {
-		return memory.Added{}, projectSecretError(f.Secret)
+	// Checked before Prepare, so that an invalid draft holding a secret
+	// is refused for the secret, and after the stamps, which are text too.
+	if err := RefuseSecret(d.Memory()); err != nil {
+		return memory.Added{}, err
 	}
 	m, err := w.store.Prepare(w.vis, d)
 	if err != nil {
@@ -427,6 +430,9 @@ func (w *Workspace) Add(ctx context.Context, d memory.Draft) (memory.Added, erro
 	}
 	m.Commit = w.Repo.Head()
 	m.Paths = MentionedPaths(w.Repo.Root, m.Content)
+	if err := RefuseSecret(m); err != nil {
+		return memory.Added{}, err
+	}
 	out, err := w.addPatched(ctx, m)
 	if !errors.Is(err, format.ErrNotPatchable) {
 		return out, err
@@ -531,6 +537,30 @@ type Synced struct {
 	Refused []Refusal `json:"refused,omitempty"`
 }
 
+// storedSecrets reports the stored memories of the file that hold a
+// secret in any field, as a hand edit or a merge without the driver can
+// leave them: sync keeps them, since the file is the truth and dropping a
+// line unasked loses it, but says so, with the fix, as check does.
+func storedSecrets(raw []byte, mems []memory.Memory) []Refusal {
+	var out []Refusal
+	lines := lineNumbers(raw)
+	rel := format.Dir + "/" + format.MemoriesFile
+	for _, m := range mems {
+		sec, found := format.FindSecret(m)
+		if !found || IsDerived(m) {
+			continue
+		}
+		line := lines[m.ID]
+		fix := "run `acolyte forget " + m.ID + "`"
+		if sec.Field == "id" {
+			fix = "delete that line"
+		}
+		out = append(out, Refusal{File: rel, Line: line, Problem: ProblemSecret, Secret: sec.Kind,
+			Message: fmt.Sprintf("%s %s; %s, rotate the credential and commit %s", sec.Name(m, fmt.Sprintf("on line %d", line)), sec.Phrase(), fix, rel)})
+	}
+	return out
+}
+
 // Sync reconciles both directions: rules and seeds are re-derived from
 // AGENTS.md (and friends) and seeds.json into the memories file, then the
 // index is brought to the file. Running it twice changes nothing the second
@@ -563,6 +593,7 @@ func (w *Workspace) sync(ctx context.Context, pending map[string]time.Time, now 
 		return out, err
 	}
 	current := decoded.Memories
+	out.Refused = append(out.Refused, storedSecrets(raw, current)...)
 	// The index still holds what the file said at the last import, which
 	// is how a hand edit that kept its updated time is told apart. While
 	// the file is what was last imported there is nothing to tell apart,

@@ -295,6 +295,18 @@ func meanDeviation(xs []float32) (mean, spread float64) {
 type Scoped struct {
 	Store LocalEngine
 	Visibility
+	// Guard, when set, refuses every draft and edit that holds a secret,
+	// unless the user allowed it for a user memory. cmd always sets it;
+	// tests of the store alone leave it nil.
+	Guard Guard
+}
+
+// RefuseSecret is Guard, or nil without one.
+func (t Scoped) RefuseSecret(m Memory) error {
+	if t.Guard == nil {
+		return nil
+	}
+	return t.Guard(m)
 }
 
 func (t Scoped) Search(ctx context.Context, q Query) ([]Result, error) {
@@ -302,6 +314,11 @@ func (t Scoped) Search(ctx context.Context, q Query) ([]Result, error) {
 }
 
 func (t Scoped) Add(ctx context.Context, d Draft) (Added, error) {
+	if !d.SecretAllowed() {
+		if err := t.RefuseSecret(d.Memory()); err != nil {
+			return Added{}, err
+		}
+	}
 	return t.Store.Add(ctx, t.Visibility, d)
 }
 
@@ -319,6 +336,11 @@ func (t Scoped) Edit(ctx context.Context, id string, r Revision) (Memory, error)
 	m, err := t.Store.Get(ctx, t.Visibility, id)
 	if err != nil {
 		return Memory{}, err
+	}
+	if !(r.AllowSecret && m.Scope == ScopeUser) {
+		if err := t.RefuseSecret(r.Revised(m)); err != nil {
+			return Memory{}, err
+		}
 	}
 	if m, err = t.Store.Revise(m, r); err != nil {
 		return Memory{}, err

@@ -19,7 +19,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/acolyte-dev/acolyte/gitsync/secrets"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -267,7 +266,7 @@ func DecodeAll(file string, data []byte) (Decoded, error) {
 		}
 		d.Duplicates = append(d.Duplicates, &LineError{file, droppedLine, fmt.Errorf("id %s is also on line %d, as after a merge without acolyte's merge driver; "+
 			"line %d is kept, as the merge driver would (the later update wins), and rewriting the file (`acolyte sync`) drops this line %s",
-			m.ID, keptLine, keptLine, preview(dropped))})
+			safeID(m.ID), keptLine, keptLine, preview(dropped))})
 	}
 	return d, nil
 }
@@ -306,14 +305,8 @@ func decodeLines(lines []string) ([]memory.Memory, []error) {
 	return mems, errs
 }
 
-// preview names a memory in a message, unless it looks like a secret, which
-// no message may echo.
-func preview(m memory.Memory) string {
-	if what, found := secrets.Detect(m.Content); found {
-		return "(content withheld: it contains " + what + ")"
-	}
-	return Describe(m)
-}
+// preview names a memory in a message; Describe withholds a secret.
+func preview(m memory.Memory) string { return Describe(m) }
 
 // CheckMemory validates m exactly as Decode will when it reads the line
 // back, so that nothing written to the file can make it unreadable.
@@ -431,11 +424,11 @@ func validateID(id string) error {
 		return fmt.Errorf("%w: the memory has no id", ErrInvalidFile)
 	}
 	if len(id) > 64 {
-		return fmt.Errorf("%w: id %.20q… is longer than 64 characters", ErrInvalidFile, id)
+		return fmt.Errorf("%w: id %.20q… is longer than 64 characters", ErrInvalidFile, safeID(id))
 	}
 	for _, c := range id {
 		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '-' || c == '_') {
-			return fmt.Errorf("%w: id %q may contain only letters, digits, - and _", ErrInvalidFile, id)
+			return fmt.Errorf("%w: id %q may contain only letters, digits, - and _", ErrInvalidFile, safeID(id))
 		}
 	}
 	return nil

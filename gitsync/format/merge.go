@@ -84,7 +84,7 @@ func Merge(base, ours, theirs []byte) (merged []byte, report []string, err error
 				if !inBase {
 					verb = "added differently on both sides"
 				}
-				report = append(report, fmt.Sprintf("%s: %s; kept %s version (%s)", id, verb, side, Describe(winner)))
+				report = append(report, fmt.Sprintf("%s: %s; kept %s version (%s)", safeID(id), verb, side, Describe(winner)))
 			}
 		case inOurs:
 			switch {
@@ -92,7 +92,7 @@ func Merge(base, ours, theirs []byte) (merged []byte, report []string, err error
 				out = append(out, om)
 			case !Same(om, bm):
 				out = append(out, om)
-				report = append(report, fmt.Sprintf("%s: deleted on their side but edited on ours; kept our edit (%s)", id, Describe(om)))
+				report = append(report, fmt.Sprintf("%s: deleted on their side but edited on ours; kept our edit (%s)", safeID(id), Describe(om)))
 			}
 		case inTheirs:
 			switch {
@@ -100,7 +100,7 @@ func Merge(base, ours, theirs []byte) (merged []byte, report []string, err error
 				out = append(out, tm)
 			case !Same(tm, bm):
 				out = append(out, tm)
-				report = append(report, fmt.Sprintf("%s: deleted on our side but edited on theirs; kept their edit (%s)", id, Describe(tm)))
+				report = append(report, fmt.Sprintf("%s: deleted on our side but edited on theirs; kept their edit (%s)", safeID(id), Describe(tm)))
 			}
 		}
 	}
@@ -112,9 +112,9 @@ func Merge(base, ours, theirs []byte) (merged []byte, report []string, err error
 			kept = append(kept, m)
 			continue
 		}
-		if what, found := secrets.Detect(m.Content); found {
-			report = append(report, fmt.Sprintf("%s: left out of the merge because it contains %s; rotate that credential "+
-				"(the memory is still in the history of the branch that added it)", m.ID, what))
+		if sec, found := FindSecret(m); found {
+			report = append(report, fmt.Sprintf("%s: left out of the merge because %s; rotate that credential "+
+				"(the memory is still in the history of the branch that added it)", sec.Name(m, "added on one side"), sec))
 			continue
 		}
 		kept = append(kept, m)
@@ -163,9 +163,22 @@ func pickLater(ours, theirs memory.Memory) (memory.Memory, string) {
 	return theirs, "their"
 }
 
+// safeID is id for a message, unless the id itself looks like a
+// credential (a whole token is a valid id), which no message may repeat.
+func safeID(id string) string {
+	if what, found := secrets.Detect(id); found {
+		return "(an id withheld: it contains " + what + ")"
+	}
+	return id
+}
+
 // Describe names a memory in one short line for reports and diffs: its
-// first line, quoted and cut at 72 bytes.
+// first line, quoted and cut at 72 bytes, or, for a memory holding a
+// secret in any field, where the secret is instead.
 func Describe(m memory.Memory) string {
+	if sec, found := FindSecret(m); found {
+		return "(withheld: " + sec.String() + ")"
+	}
 	first, _, multi := strings.Cut(m.Content, "\n")
 	const max = 72
 	if len(first) > max {
