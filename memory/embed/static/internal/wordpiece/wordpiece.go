@@ -7,6 +7,7 @@ package wordpiece
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -49,7 +50,10 @@ func Tokenize(v Vocabulary, text string) []int {
 func normalize(text string) string {
 	var b strings.Builder
 	b.Grow(len(text))
-	for _, r := range norm.NFD.String(text) {
+	if !isASCII(text) {
+		text = norm.NFD.String(text) // ASCII is its own decomposition
+	}
+	for _, r := range text {
 		switch {
 		case r == 0 || r == unicode.ReplacementChar || isControl(r):
 			continue
@@ -61,6 +65,8 @@ func normalize(text string) string {
 			b.WriteByte(' ')
 		case unicode.Is(unicode.Mn, r):
 			continue
+		case r < utf8.RuneSelf:
+			b.WriteByte(byte(unicode.ToLower(r)))
 		default:
 			b.WriteString(strings.ToLower(string(r)))
 		}
@@ -101,6 +107,9 @@ func preTokenize(text string) []string {
 // appendPieces splits one word greedily, longest piece first, as WordPiece
 // does; a word with any part no piece covers is unknown as a whole.
 func appendPieces(ids []int, v Vocabulary, word string) []int {
+	if i := v.Find(word); i >= 0 {
+		return append(ids, i) // most words are one piece
+	}
 	rs := []rune(word)
 	if len(rs) > maxWordRunes {
 		return ids
@@ -125,6 +134,15 @@ func appendPieces(ids []int, v Vocabulary, word string) []int {
 		start = end
 	}
 	return ids
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // isWhitespace is BERT's: space, tab, newline, carriage return or any
