@@ -381,6 +381,7 @@ func openWorkspace(c *cli.Context) (*workspace, error) {
 		w.Workspace.Warn = func(msg string) { fmt.Fprintln(c.App.ErrWriter, "warning:", msg) }
 		w.Toolkit = w.Workspace
 		w.Visibility = memory.Visibility{ProjectKey: repo.Root, SessionKey: global(c, flagSession)}
+		warnBrokenHooks(c, repo)
 	case errors.Is(err, gitsync.ErrNotRepo) && !isSet(c, flagRepo):
 		w.Visibility = memory.Visibility{SessionKey: global(c, flagSession)}
 		w.Toolkit = memory.Scoped{Store: s, Visibility: w.Visibility}
@@ -393,6 +394,25 @@ func openWorkspace(c *cli.Context) (*workspace, error) {
 		return nil, err
 	}
 	return w, nil
+}
+
+// warnBrokenHooks tells the user, on stderr, when acolyte was set up in the
+// repository and one of its hooks no longer runs: a hook manager's
+// reinstall replaces hooks without a word, and memory would silently stop
+// following commits and checkouts. The hooks' own commands say it themselves.
+func warnBrokenHooks(c *cli.Context, repo *gitsync.Repo) {
+	for _, ctx := range c.Lineage() {
+		if ctx.Command != nil && (ctx.Command.Name == "hook" || ctx.Command.Name == "hooks") {
+			return
+		}
+	}
+	hooks, _, err := repo.HooksStatus(c.Context)
+	if err != nil {
+		return // the command's own work reports what is wrong with the repository
+	}
+	if msg := repo.HooksWarning(hooks); msg != "" {
+		fmt.Fprintln(c.App.ErrWriter, "warning:", msg)
+	}
 }
 
 // repoError explains why --repo DIR (or the current directory) cannot be
