@@ -461,6 +461,26 @@ type HookResult struct {
 	Refused []Refusal `json:"refused,omitempty"`
 }
 
+// stageHelpers stages .acolyte/.gitattributes and .gitignore beside the
+// memories file when the index has not got them: without the first, a
+// clone without acolyte's driver conflicts on every concurrent add, and the
+// first commit is the one that forgets them (issue 21).
+func (w *Workspace) stageHelpers(ctx context.Context, ix *index) error {
+	if err := EnsureAttributes(w.Repo.Root); err != nil {
+		return err
+	}
+	for _, name := range []string{attributesFile, ignoreFile} {
+		rel := format.Dir + "/" + name
+		if _, ok := ix.entries[rel]; ok {
+			continue
+		}
+		if _, err := w.Repo.gitOutput(ctx, nil, "add", "--", rel); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // ErrRefused means the pre-commit hook blocks the commit: it would stage a
 // secret, or AGENTS.md or seeds.json hold a rule or seed that cannot be
 // written, so the commit would fail acolyte check.
@@ -556,6 +576,9 @@ func (w *Workspace) preCommit(ctx context.Context) (HookResult, error) {
 			return res, err
 		}
 		res.Changes, res.Staged = Diff(current, next), true
+		if err := w.stageHelpers(ctx, ix); err != nil {
+			return res, err
+		}
 	}
 	// The worktree may hold more (unstaged edits); it follows its own files.
 	synced, err := w.sync(ctx, edits, now)
