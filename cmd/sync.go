@@ -17,7 +17,8 @@ func syncCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "sync",
 		Usage: "re-derive rules and seeds into .acolyte/ and bring the index up to date",
-		Description: "Splits AGENTS.md (and CLAUDE.md, GEMINI.md, nested AGENTS.md) into rules and reads\n" +
+		Description: "Splits AGENTS.md (and CLAUDE.md with its @imports, GEMINI.md, nested AGENTS.md, .claude/rules,\n" +
+			".cursor/rules, .github/copilot-instructions.md, .github/instructions) into rules and reads\n" +
 			".acolyte/seeds.json, writes them to .acolyte/memories.jsonl, then indexes that file.\n" +
 			"Running it twice changes nothing the second time.",
 		Flags: []cli.Flag{jsonFlag},
