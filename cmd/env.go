@@ -406,11 +406,11 @@ func warnBrokenHooks(c *cli.Context, repo *gitsync.Repo) {
 			return
 		}
 	}
-	hooks, _, err := repo.HooksStatus(c.Context)
+	msg, err := repo.HooksWarning(c.Context)
 	if err != nil {
 		return // the command's own work reports what is wrong with the repository
 	}
-	if msg := repo.HooksWarning(hooks); msg != "" {
+	if msg != "" {
 		fmt.Fprintln(c.App.ErrWriter, "warning:", msg)
 	}
 }

@@ -2,6 +2,7 @@ package gitsync
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -107,9 +108,14 @@ func executable(path string) bool {
 // HooksWarning is one line for the next command to print when acolyte was
 // set up here (the merge driver is registered) and a hook of its no longer
 // runs, as after a manager's reinstall replaced it; "" when all is well.
-func (r *Repo) HooksWarning(hooks []HookState) string {
+// Where acolyte was never set up it reads nothing but git's config.
+func (r *Repo) HooksWarning(ctx context.Context) (string, error) {
 	if r.mergeDriver() == "" {
-		return ""
+		return "", nil
+	}
+	hooks, _, err := r.HooksStatus(ctx)
+	if err != nil {
+		return "", err
 	}
 	var broken []string
 	fix := ""
@@ -122,7 +128,7 @@ func (r *Repo) HooksWarning(hooks []HookState) string {
 		}
 	}
 	if len(broken) == 0 {
-		return ""
+		return "", nil
 	}
-	return fmt.Sprintf("acolyte's git hooks do not all run (%s); fix: %s, then see acolyte hooks status", strings.Join(broken, "; "), fix)
+	return fmt.Sprintf("acolyte's git hooks do not all run (%s); fix: %s, then see acolyte hooks status", strings.Join(broken, "; "), fix), nil
 }
