@@ -121,6 +121,20 @@ func hooksCommand() *cli.Command {
 						return printHooks(c, w)
 					}
 					fmt.Fprintln(c.App.Writer, "removed acolyte's hooks and merge driver")
+					hooks, _, err := w.Repo.HooksStatus(c.Context)
+					if err != nil {
+						return fail(err)
+					}
+					var still []string
+					for _, h := range hooks {
+						if h.Installed && h.Manager != "" {
+							still = append(still, h.Name)
+						}
+					}
+					if len(still) > 0 {
+						// Those lines are in the team's files, which uninstall does not edit.
+						fmt.Fprintf(c.App.Writer, "%s still runs acolyte for %s: remove acolyte's lines from its files by hand\n", hooks[0].Manager, strings.Join(still, ", "))
+					}
 					return nil
 				}),
 			},
