@@ -110,33 +110,10 @@ func hooksCommand() *cli.Command {
 				}),
 			},
 			{
-				Name:  "uninstall",
-				Usage: "remove the hooks and restore the ones they chained",
-				Flags: []cli.Flag{jsonFlag},
-				Action: repoAction(func(c *cli.Context, w *workspace) error {
-					if err := w.Repo.UninstallHooks(c.Context); err != nil {
-						return fail(err)
-					}
-					if c.Bool("json") {
-						return printHooks(c, w)
-					}
-					fmt.Fprintln(c.App.Writer, "removed acolyte's hooks and merge driver")
-					hooks, _, err := w.Repo.HooksStatus(c.Context)
-					if err != nil {
-						return fail(err)
-					}
-					var still []string
-					for _, h := range hooks {
-						if h.Installed && h.Manager != "" {
-							still = append(still, h.Name)
-						}
-					}
-					if len(still) > 0 {
-						// Those lines are in the team's files, which uninstall does not edit.
-						fmt.Fprintf(c.App.Writer, "%s still runs acolyte for %s: remove acolyte's lines from its files by hand\n", hooks[0].Manager, strings.Join(still, ", "))
-					}
-					return nil
-				}),
+				Name:   "uninstall",
+				Usage:  "remove the hooks and restore the ones they chained",
+				Flags:  []cli.Flag{jsonFlag},
+				Action: repoAction(uninstallHooks),
 			},
 			{
 				Name:  "status",
@@ -316,4 +293,30 @@ func hookLine(h gitsync.HookState) string {
 		return "not installed"
 	}
 	return fmt.Sprintf("not running: %s; fix: %s", h.Problem, h.Fix)
+}
+
+// uninstallHooks removes acolyte's shims and merge driver; lines it added
+// to a hook manager's files stay, since those files are the team's.
+func uninstallHooks(c *cli.Context, w *workspace) error {
+	if err := w.Repo.UninstallHooks(c.Context); err != nil {
+		return fail(err)
+	}
+	if c.Bool("json") {
+		return printHooks(c, w)
+	}
+	fmt.Fprintln(c.App.Writer, "removed acolyte's hooks and merge driver")
+	hooks, _, err := w.Repo.HooksStatus(c.Context)
+	if err != nil {
+		return fail(err)
+	}
+	var still []string
+	for _, h := range hooks {
+		if h.Installed && h.Manager != "" {
+			still = append(still, h.Name)
+		}
+	}
+	if len(still) > 0 {
+		fmt.Fprintf(c.App.Writer, "%s still runs acolyte for %s: remove acolyte's lines from its files by hand\n", hooks[0].Manager, strings.Join(still, ", "))
+	}
+	return nil
 }
