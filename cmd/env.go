@@ -399,10 +399,11 @@ func openWorkspace(c *cli.Context) (*workspace, error) {
 // warnBrokenHooks tells the user, on stderr, when acolyte was set up in the
 // repository and one of its hooks no longer runs: a hook manager's
 // reinstall replaces hooks without a word, and memory would silently stop
-// following commits and checkouts. The hooks' own commands say it themselves.
+// following commits and checkouts. The hooks' own commands and init say it
+// themselves.
 func warnBrokenHooks(c *cli.Context, repo *gitsync.Repo) {
 	for _, ctx := range c.Lineage() {
-		if ctx.Command != nil && (ctx.Command.Name == "hook" || ctx.Command.Name == "hooks") {
+		if ctx.Command != nil && slices.Contains([]string{"hook", "hooks", "init"}, ctx.Command.Name) {
 			return
 		}
 	}

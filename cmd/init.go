@@ -56,7 +56,7 @@ func initCommand() *cli.Command {
 			if rep.Hooks, rep.MergeDriver, err = w.Repo.HooksStatus(c.Context); err != nil {
 				return fail(err)
 			}
-			if rep.Commit, err = filesToCommit(c, w, installed); err != nil {
+			if rep.Commit, err = filesToCommit(c, w); err != nil {
 				return fail(err)
 			}
 			rep.Changed = len(rep.Sync.Changes) > 0 || driverBefore != rep.MergeDriver || !slices.Equal(before, rep.Hooks)
@@ -75,15 +75,15 @@ func initCommand() *cli.Command {
 	}
 }
 
-// filesToCommit are the files init made or changed that the team shares:
-// .acolyte/ and the hook files it added lines to.
-func filesToCommit(c *cli.Context, w *workspace, installed gitsync.Installed) ([]string, error) {
-	paths := []string{format.Dir}
-	for _, it := range installed.Integrations {
-		if it.Written && !slices.Contains(paths, it.File) {
-			paths = append(paths, it.File)
-		}
+// filesToCommit are the files the team shares that are not committed yet:
+// .acolyte/ and the hook manager's files that run acolyte, whichever run of
+// init (or hooks install --write) changed them.
+func filesToCommit(c *cli.Context, w *workspace) ([]string, error) {
+	managed, err := w.Repo.ManagerFiles(c.Context)
+	if err != nil {
+		return nil, err
 	}
+	paths := append([]string{format.Dir}, managed...)
 	files, err := w.Repo.Uncommitted(c.Context, paths...)
 	if files == nil {
 		files = []string{}

@@ -299,3 +299,36 @@ func PreCommitEntry(indent string) string {
 // preCommitTypes is the top-level key `pre-commit install` reads to know
 // which hooks to install besides pre-commit.
 const preCommitTypes = "default_install_hook_types"
+
+// ManagerFiles are the team's files that run acolyte's hooks through the
+// hook manager (the hook scripts or the config acolyte's lines are in), for
+// init to name among the files to commit.
+func (r *Repo) ManagerFiles(ctx context.Context) ([]string, error) {
+	s, err := r.detectSetup(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	switch s.manager {
+	case ManagerHusky, ManagerHooksFolder:
+		for _, name := range Hooks {
+			path := filepath.Join(s.teamDir, name)
+			b, err := readOptional(path)
+			if err != nil {
+				return nil, err
+			}
+			if runsAcolyte(b, name) {
+				files = append(files, r.rel(path))
+			}
+		}
+	case ManagerLefthook, ManagerPreCommit, ManagerSimpleGitHooks, ManagerHusky4:
+		b, err := readOptional(s.config)
+		if err != nil {
+			return nil, err
+		}
+		if bytes.Contains(b, []byte("acolyte hook ")) {
+			files = append(files, r.rel(s.config))
+		}
+	}
+	return files, nil
+}
