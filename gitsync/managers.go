@@ -152,6 +152,10 @@ type Integration struct {
 	Written bool `json:"written"`
 	// Manual says why acolyte cannot make the edit itself.
 	Manual string `json:"manual,omitempty"`
+	// jsonKeys locate the object to set Hooks' commands in (package.json),
+	// and jsonValue is the command; empty for text edits.
+	jsonKeys  []string
+	jsonValue string
 }
 
 // integrations lists the edits the manager still needs for acolyte's hooks
@@ -204,9 +208,10 @@ func (r *Repo) integrations(s hookSetup) ([]Integration, error) {
 		hooks, _ := packageHooks(s.config, keys...)
 		for _, name := range Hooks {
 			if !strings.Contains(hooks[name], "acolyte hook "+name) {
+				value := chainCommand(hooks[name], ManagerLine(name))
+				add, _ := marshalNoEscape(value)
 				out = append(out, Integration{File: r.rel(s.config), Hooks: []string{name}, Then: then,
-					Add:    fmt.Sprintf("%q: %q", name, chainCommand(hooks[name], ManagerLine(name))),
-					Manual: fmt.Sprintf("acolyte does not rewrite package.json; set %s.%s to this", strings.Join(keys, "."), name)})
+					Add: fmt.Sprintf("%q: %s", name, add), jsonKeys: keys, jsonValue: value})
 			}
 		}
 	}

@@ -68,14 +68,17 @@ func TestAddHookLineGoesBeforeAFinalExit(t *testing.T) {
 }
 
 // husky 4 keeps its hooks in package.json and installs itself into
-// .git/hooks; acolyte prints the package.json entry and writes no shim.
-func TestInstallHooksWithHusky4PrintsThePackageEntry(t *testing.T) {
+// .git/hooks; acolyte sets its commands there and writes no shim.
+func TestInstallHooksWithHusky4SetsThePackageEntries(t *testing.T) {
 	root := t.TempDir()
 	runGit(t, root, "init", "-q")
 	writeFiles(t, root, map[string]string{
-		"package.json":          `{"husky": {"hooks": {"pre-commit": "npm test"}}}`,
+		"package.json":          "{\n  \"husky\": {\n    \"hooks\": {\n      \"pre-commit\": \"npm test\"\n    }\n  }\n}\n",
 		".git/hooks/pre-commit": "#!/bin/sh\n# husky\n. \"$(dirname \"$0\")/husky.sh\"\n",
 	})
+	if err := os.Chmod(filepath.Join(root, ".git/hooks/pre-commit"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	repo, err := Discover(root)
 	if err != nil {
 		t.Fatal(err)
@@ -84,17 +87,23 @@ func TestInstallHooksWithHusky4PrintsThePackageEntry(t *testing.T) {
 	if err != nil || res.Manager != ManagerHusky4 {
 		t.Fatalf("%+v, %v", res, err)
 	}
-	want := `"pre-commit": "npm test \u0026\u0026 { acolyte hook pre-commit || [ $? -ne 3 ]; }"`
 	for _, it := range res.Integrations {
-		if it.Written || it.Manual == "" {
-			t.Errorf("%s was written: %+v", it.File, it)
+		if !it.Written {
+			t.Errorf("%s was not written: %+v", it.File, it)
 		}
-		if it.Hooks[0] == "pre-commit" && strings.ReplaceAll(it.Add, "&", `\u0026`) != want {
-			t.Errorf("prints %s, want %s", it.Add, want)
-		}
+	}
+	want := "{\n  \"husky\": {\n    \"hooks\": {\n      \"pre-commit\": \"npm test && { acolyte hook pre-commit || [ $? -ne 3 ]; }\",\n" +
+		"      \"post-checkout\": \"acolyte hook post-checkout || [ $? -ne 3 ]\",\n      \"post-merge\": \"acolyte hook post-merge || [ $? -ne 3 ]\",\n" +
+		"      \"post-rewrite\": \"acolyte hook post-rewrite || [ $? -ne 3 ]\"\n    }\n  }\n}\n"
+	if b, _ := os.ReadFile(filepath.Join(root, "package.json")); string(b) != want {
+		t.Errorf("package.json:\n%s\nwant\n%s", b, want)
 	}
 	if b, _ := os.ReadFile(filepath.Join(root, ".git/hooks/pre-commit")); strings.Contains(string(b), shimMarker) {
 		t.Error("a shim replaced husky's hook")
+	}
+	hooks, _, err := repo.HooksStatus(t.Context())
+	if err != nil || !hooks[slices.IndexFunc(hooks, func(h HookState) bool { return h.Name == "pre-commit" })].Installed {
+		t.Errorf("status after the edit: %+v, %v", hooks, err)
 	}
 }
 

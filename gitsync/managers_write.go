@@ -26,6 +26,10 @@ func writeIntegration(root string, it Integration) error {
 	switch {
 	case it.Manual != "":
 		return fmt.Errorf("%s: %w: %s", it.File, errManual, it.Manual)
+	case it.jsonKeys != nil:
+		var edited []byte
+		edited, err = setJSONStrings(b, it.jsonKeys, [][2]string{{it.Hooks[0], it.jsonValue}})
+		out = string(edited)
 	case filepath.Base(path) == preCommitConfig:
 		out, err = addPreCommitEntry(string(b))
 	case slices.Contains(lefthookYAMLConfigs, it.File):
@@ -43,7 +47,7 @@ func writeIntegration(root string, it Integration) error {
 	if err := writeAtomic(path, []byte(out)); err != nil {
 		return err
 	}
-	if it.Then == "" {
+	if it.Then == "" && it.jsonKeys == nil {
 		mode |= 0o111 // a hook script git or husky runs
 	}
 	return os.Chmod(path, mode)
