@@ -83,6 +83,10 @@ func (r *Repo) hookState(s hookSetup, name string, its []Integration) HookState 
 	case !entry:
 		st.Problem = fmt.Sprintf("acolyte is configured, but %s has not installed the %s hook", s.manager, name)
 		st.Fix = managerInstall[s.manager]
+		if s.manager == ManagerPreCommit {
+			// A plain install adds only what default_install_hook_types names.
+			st.Fix += " --hook-type " + name
+		}
 	default:
 		st.Problem = path + " is not executable, so git skips it"
 		st.Fix = "chmod +x " + r.rel(path)
