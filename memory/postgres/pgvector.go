@@ -35,13 +35,16 @@ import (
 const vectorSchema = `ALTER TABLE @schema@.team_embeddings ADD COLUMN IF NOT EXISTS v @vector@.vector;
 
 	-- The float32 little-endian bytes of vec as a vector: each float's
-	-- sign, exponent and mantissa taken apart, exactly (a float32 is a
-	-- float8, printed in full and read back by pgvector as the float32).
+	-- sign, exponent and mantissa taken apart, exactly (the float8 they
+	-- make is a float32's value, so the cast to float4 keeps it), and the
+	-- array cast to a vector. Building the vector's text instead, as this
+	-- did before, crashed PGlite's WebAssembly build on vectors of 200
+	-- dimensions or more.
 	CREATE OR REPLACE FUNCTION @schema@.acolyte_vector(b bytea) RETURNS @vector@.vector
 		LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp
-		AS $$ SELECT ('[' || pg_catalog.string_agg(
+		AS $$ SELECT pg_catalog.array_agg(
 			((CASE WHEN e = 0 THEN m * pg_catalog.power(2::float8, -149) ELSE (m + 8388608) * pg_catalog.power(2::float8, e - 150) END)
-			 * (1 - 2 * s))::text, ',' ORDER BY i) || ']')::@vector@.vector
+			 * (1 - 2 * s))::float4 ORDER BY i)::@vector@.vector
 		      FROM (SELECT i, (x >> 31) & 1 AS s, (x >> 23) & 255 AS e, x & 8388607 AS m
 		            -- (PostgreSQL gives | and << one precedence, left to right.)
 		            FROM (SELECT i, pg_catalog.get_byte(b, 4*i)::bigint | (pg_catalog.get_byte(b, 4*i + 1)::bigint << 8)
