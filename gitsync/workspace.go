@@ -154,15 +154,22 @@ func (w *Workspace) refresh(ctx context.Context) (Imported, error) {
 	}
 	lastHash, lastStamp, lastWarnings := parseImportState(last)
 	before, statErr := os.Stat(path)
-	if statErr == nil && lastStamp != "" && lastStamp == stamp(before) {
+	fpath := format.ForgottenPath(w.Repo.Root)
+	fbefore, fstatErr := os.Stat(fpath)
+	if statErr == nil && lastStamp != "" && lastStamp == stamp(before)+forgottenStamp(fbefore, fstatErr) {
 		return Imported{Skipped: true, Warnings: lastWarnings}, nil
 	}
 	hash, err := hashFile(path)
 	if err != nil {
 		return Imported{Warnings: []string{fmt.Sprintf("project memories not imported: reading %s: %v", path, err)}}, nil
 	}
+	forgotten, err := os.ReadFile(fpath)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return Imported{Warnings: []string{fmt.Sprintf("project memories not imported: reading %s: %v", fpath, err)}}, nil
+	}
+	hash = withForgotten(hash, forgotten)
 	if hash == lastHash || (hash == "absent" && lastHash == "") {
-		if s := settledStamp(path, before, statErr, w.settle); s != "" {
+		if s := w.settledStamps(before, statErr, fbefore, fstatErr); s != "" {
 			// Best effort: without the stamp the next run hashes again.
 			_ = w.store.SetState(ctx, w.stateKey(), importState(hash, s, lastWarnings))
 		}
@@ -202,6 +209,30 @@ const stampSep = " "
 // clean" case).
 const settleTime = 2 * time.Second
 
+// forgottenStamp is what forgotten.jsonl adds to the memories file's stamp:
+// nothing while it does not exist, so that a checkout without tombstones
+// keeps the stamp it had before they existed.
+func forgottenStamp(fi os.FileInfo, statErr error) string {
+	if statErr != nil {
+		return ""
+	}
+	return "|" + stamp(fi)
+}
+
+// settledStamps is settledStamp of the memories file joined with that of
+// forgotten.jsonl when it exists; empty unless both are settled.
+func (w *Workspace) settledStamps(before os.FileInfo, statErr error, fbefore os.FileInfo, fstatErr error) string {
+	s := settledStamp(format.MemoriesPath(w.Repo.Root), before, statErr, w.settle)
+	if s == "" || fstatErr != nil {
+		return s
+	}
+	f := settledStamp(format.ForgottenPath(w.Repo.Root), fbefore, fstatErr, w.settle)
+	if f == "" {
+		return ""
+	}
+	return s + "|" + f
+}
+
 // settledStamp returns the stamp of the file at path when it is safe to
 // trust later: before (taken ahead of reading the file) still matches, so
 // the file did not change while it was read, and it last changed at least
@@ -228,27 +259,34 @@ func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
 	err := w.locked(ctx, func() error {
 		path := format.MemoriesPath(w.Repo.Root)
 		before, statErr := os.Stat(path)
+		fbefore, fstatErr := os.Stat(format.ForgottenPath(w.Repo.Root))
 		data, err := os.ReadFile(path)
 		hash, herr := fileHash(data, err)
 		if herr != nil {
 			out.Warnings = []string{fmt.Sprintf("project memories not imported: reading %s: %v", path, herr)}
 			return nil
 		}
+		ts, terr := readTombstones(w.Repo.Root)
 		d, err := format.DecodeAll(format.Dir+"/"+format.MemoriesFile, data)
+		if err == nil {
+			err = terr
+		}
 		if err != nil {
 			// The last import stays searchable until the file is fixed.
 			out.Warnings = []string{fmt.Sprintf("project memories not re-imported, searching the last import: %v", err)}
 			out.Skipped = true
 		} else {
-			out.Warnings = d.Warnings()
-			if out.ReplaceStats, err = w.store.ReplaceScope(ctx, memory.ScopeProject, w.Repo.Root, d.Memories); err != nil {
+			out.Warnings = append(d.Warnings(), ts.warnings...)
+			kept, _ := format.Forget(d.Memories, ts.list)
+			if out.ReplaceStats, err = w.store.ReplaceScope(ctx, memory.ScopeProject, w.Repo.Root, kept); err != nil {
 				return err
 			}
-			if err := w.recordHandEdits(ctx, d.Memories, out.Revised); err != nil {
+			if err := w.recordHandEdits(ctx, kept, out.Revised); err != nil {
 				return err
 			}
 		}
-		return w.store.SetState(ctx, w.stateKey(), importState(hash, settledStamp(path, before, statErr, w.settle), out.Warnings))
+		stamps := w.settledStamps(before, statErr, fbefore, fstatErr)
+		return w.store.SetState(ctx, w.stateKey(), importState(withForgotten(hash, ts.data), stamps, out.Warnings))
 	})
 	return out, err
 }
@@ -257,9 +295,21 @@ func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
 // resolved (and told to Warn, since the write drops the other line), and an
 // invalid line refuses the write, naming the line, so that no write loses
 // it silently. It also returns the file's content hash.
+//
+// Memories forgotten.jsonl covers are left out, so the write drops their
+// lines, which a merge without acolyte's driver may have brought back; an
+// invalid tombstone refuses the write too.
 func (w *Workspace) readForWrite(path string) ([]memory.Memory, string, error) {
+	ts, err := readTombstones(w.Repo.Root)
+	if err != nil {
+		return nil, "", err
+	}
+	if len(ts.warnings) > 0 {
+		return nil, "", fmt.Errorf("%w: %s", format.ErrInvalidFile, ts.warnings[0])
+	}
 	data, err := os.ReadFile(path)
 	hash, herr := fileHash(data, err)
+	hash = withForgotten(hash, ts.data)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, hash, nil
 	}
@@ -274,7 +324,8 @@ func (w *Workspace) readForWrite(path string) ([]memory.Memory, string, error) {
 		return nil, "", d.Invalid[0]
 	}
 	w.warn(d.Warnings())
-	return d.Memories, hash, nil
+	kept, _ := format.Forget(d.Memories, ts.list)
+	return kept, hash, nil
 }
 
 // handEditsToStamp is what a write of mems, read from a file with content
@@ -360,7 +411,11 @@ func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]me
 		if err != nil {
 			return err
 		}
-		if err := w.store.SetState(ctx, w.stateKey(), written); err != nil {
+		ts, err := readTombstones(w.Repo.Root)
+		if err != nil {
+			return err
+		}
+		if err := w.store.SetState(ctx, w.stateKey(), withForgotten(written, ts.data)); err != nil {
 			return err
 		}
 		if len(pending) > 0 {
@@ -471,13 +526,28 @@ func (w *Workspace) Remove(ctx context.Context, ids ...string) ([]memory.Memory,
 	}
 	if len(project) > 0 {
 		gone := map[string]bool{}
+		var unique []memory.Memory
 		for _, m := range project {
+			if !gone[m.ID] {
+				unique = append(unique, m)
+			}
 			gone[m.ID] = true
 		}
-		ids := slices.Collect(maps.Keys(gone))
-		err := w.removePatched(ctx, ids)
+		now := time.Now()
+		err := w.removePatched(ctx, unique, now)
 		if errors.Is(err, format.ErrNotPatchable) {
 			_, err = w.change(ctx, func(mems []memory.Memory) ([]memory.Memory, error) {
+				// The file's versions are the ones forgotten: it may hold
+				// a newer one than the index.
+				var forgotten []memory.Memory
+				for _, m := range mems {
+					if gone[m.ID] {
+						forgotten = append(forgotten, m)
+					}
+				}
+				if err := w.addTombstones(forgotten, now); err != nil {
+					return nil, err
+				}
 				return slices.DeleteFunc(mems, func(m memory.Memory) bool { return gone[m.ID] }), nil
 			})
 		}
@@ -542,6 +612,11 @@ func (w *Workspace) sync(ctx context.Context, pending map[string]time.Time, now 
 	if err != nil {
 		return out, err
 	}
+	ts, err := w.tidyTombstones(ctx, current, now)
+	if err != nil {
+		return out, err
+	}
+	current, _ = format.Forget(current, ts.list)
 	// The index still holds what the file said at the last import, which
 	// is how a hand edit that kept its updated time is told apart. While
 	// the file is what was last imported there is nothing to tell apart,
@@ -553,7 +628,7 @@ func (w *Workspace) sync(ctx context.Context, pending map[string]time.Time, now 
 		return out, err
 	}
 	var indexed []memory.Memory
-	if lastHash, _, _ := parseImportState(last); lastHash != sha256Hex(raw) {
+	if lastHash, _, _ := parseImportState(last); lastHash != withForgotten(sha256Hex(raw), ts.data) {
 		if indexed, err = w.store.List(ctx, w.vis, memory.Filter{Scope: memory.ScopeProject}); err != nil {
 			return out, err
 		}
@@ -574,6 +649,35 @@ func (w *Workspace) sync(ctx context.Context, pending map[string]time.Time, now 
 	return out, err
 }
 
+// tidyTombstones makes forgotten.jsonl canonical (a union merge leaves it
+// out of order) and compacts it, under the lock, and returns what it holds
+// then. inFile is what memories.jsonl holds, whose tombstones stay however
+// old they are, or the memories would come back. An invalid line refuses
+// the sync, as one in the memories file does.
+func (w *Workspace) tidyTombstones(ctx context.Context, inFile []memory.Memory, now time.Time) (tombstones, error) {
+	var out tombstones
+	err := w.locked(ctx, func() error {
+		ts, err := readTombstones(w.Repo.Root)
+		if err != nil {
+			return err
+		}
+		if len(ts.warnings) > 0 {
+			return fmt.Errorf("%w: %s", format.ErrInvalidFile, ts.warnings[0])
+		}
+		ids := make(map[string]bool, len(inFile))
+		for _, m := range inFile {
+			ids[m.ID] = true
+		}
+		compacted := format.Compact(ts.list, ids, now)
+		out = tombstones{data: format.EncodeForgotten(compacted), list: compacted}
+		if bytes.Equal(ts.data, out.data) {
+			return nil
+		}
+		return format.WriteForgotten(w.Repo.Root, compacted)
+	})
+	return out, err
+}
+
 // StaleMemory is a project memory whose cited paths changed since the
 // commit it was written at.
 type StaleMemory struct {
@@ -588,7 +692,7 @@ type StaleMemory struct {
 // or forget it.
 // It reads only the file and git, so CI can run it without a database.
 func (r *Repo) Stale(ctx context.Context) ([]StaleMemory, error) {
-	mems, err := format.ReadFile(format.MemoriesPath(r.Root))
+	mems, err := format.ReadProject(r.Root)
 	if err != nil {
 		return nil, err
 	}
