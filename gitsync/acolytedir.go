@@ -182,3 +182,18 @@ func withForgotten(hash string, forgotten []byte) string {
 	}
 	return hash + "+" + sha256Hex(forgotten)
 }
+
+// RemoveStaleTemps removes the temporary files killed writers left in
+// .acolyte/ (atomicfile.RemoveStale), and in the worktree root those an
+// older merge driver made beside git's .merge_file_XXXXXX; a file whose
+// writer is still running is left alone.
+func RemoveStaleTemps(root string) {
+	atomicfile.RemoveStale(filepath.Join(root, format.Dir), staleTempAge)
+	atomicfile.RemoveStaleMatching(root, staleTempAge, func(name string) bool {
+		return strings.HasPrefix(name, atomicfile.TempPrefix+mergeTempPrefix)
+	})
+}
+
+// mergeTempPrefix starts the name of the file git hands the merge driver
+// as OURS.
+const mergeTempPrefix = ".merge_file_"

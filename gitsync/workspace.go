@@ -141,6 +141,9 @@ type Imported struct {
 // recorded with the hash, so every command repeats them until the file is
 // fixed, without reading it again.
 func (w *Workspace) Refresh(ctx context.Context) (Imported, error) {
+	// Every command passes here, so it is where temporary files of killed
+	// writers go, even when nothing takes the lock.
+	RemoveStaleTemps(w.Repo.Root)
 	imp, err := w.refresh(ctx)
 	w.warn(imp.Warnings)
 	return imp, err
