@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -254,8 +253,9 @@ type workspace struct {
 	// Visibility is what this checkout and session can see, the same rule
 	// the toolkit applies (gitsync.NewWorkspace keys a project by its root).
 	Visibility memory.Visibility
-	// Team is the team database, nil when none is configured.
-	Team *postgres.Store
+	// Team is the team database, nil when none is configured; it connects
+	// on first use.
+	Team *postgres.Remote
 }
 
 func (w *workspace) Close() error {
@@ -299,22 +299,15 @@ func withTeam(c *cli.Context, w *workspace) error {
 		return nil
 	}
 	// A team database that is down, slow or not yet set up must not take
-	// local memory with it: only a command about the team scope fails, and
-	// the others wait for it at most teamWait.
-	required := c.String("scope") == string(memory.ScopeTeam)
-	ctx, cancel := c.Context, func() {}
-	if !required {
-		ctx, cancel = context.WithTimeout(ctx, teamWait)
+	// local memory with it: nothing connects until a call needs the team
+	// (a hook, a project remember or sync never does), every call is
+	// bounded (postgres.Remote), and a search or listing that also reads
+	// local memory waits for the team at most teamWait.
+	budget := teamCommandBudget
+	if longLived(c.Command.Name) {
+		budget = 0
 	}
-	ts, err := postgres.Open(ctx, url, w.Store.Embedder())
-	cancel()
-	if err != nil {
-		if required {
-			return err
-		}
-		fmt.Fprintln(c.App.ErrWriter, "warning: team memories are left out:", err)
-		return nil
-	}
+	ts := postgres.NewRemote(url, w.Store.Embedder(), budget)
 	w.Team = ts
 	w.Visibility.Team = team
 	w.Toolkit = memory.WithTeam{Local: w.Toolkit, Team: ts, Visibility: w.Visibility, Refuse: gitsync.RefuseShared,
@@ -324,11 +317,28 @@ func withTeam(c *cli.Context, w *workspace) error {
 }
 
 // teamWait is how long a command that also reads local memory waits for
-// the team database, to connect and then to answer: a wedged server costs
-// a search this, not pgx's connect timeout (postgres.Open's default, 5 s),
-// and a search never hangs on it. A healthy server connects and answers a
-// 10k-memory team search in well under it (CONTRIBUTING.md, "Team memory").
+// the team database, to connect and then to answer, beside its local work:
+// a wedged server costs a search this, not the bound of a team call
+// (postgres.CallTimeout), and a search never hangs on it. A healthy server
+// connects and answers a 10k-memory team search in well under it
+// (CONTRIBUTING.md, "Team memory").
 const teamWait = time.Second
+
+// teamCommandBudget bounds all the team calls of one CLI command together:
+// a command that makes several (forget looks each id up, then deletes)
+// must not take several CallTimeouts.
+const teamCommandBudget = 10 * time.Second
+
+// longLived says whether a command serves many calls: such a command has
+// no command budget, only each call's bound, and reconnects when the team
+// database comes back.
+func longLived(command string) bool {
+	switch command {
+	case "mcp", "chat", "run":
+		return true
+	}
+	return false
+}
 
 // needRepo opens the workspace of a command that only makes sense in a repository.
 func needRepo(c *cli.Context) (*workspace, error) {

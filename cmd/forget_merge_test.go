@@ -53,6 +53,7 @@ type gitWorld struct {
 	exe  string // the acolyte every test command runs, by absolute path
 	path string // PATH for git, hooks and the merge driver
 	home string
+	env  []string // more variables, after the defaults
 }
 
 // systemPath is PATH without any directory holding an acolyte (testscript
@@ -91,9 +92,7 @@ func newGitWorld(t *testing.T, s gitSetup) *gitWorld {
 func (w *gitWorld) run(dir, name string, args ...string) (string, error) {
 	cmd := exec.Command(name, args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "PATH="+w.path, "ACOLYTE_HOME="+w.home, "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
-		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com",
-		"GEMINI_API_KEY=", "GOOGLE_API_KEY=", "ACOLYTE_TEAM_DB=", "GIT_EDITOR=true")
+	cmd.Env = w.environ()
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -101,6 +100,14 @@ func (w *gitWorld) run(dir, name string, args ...string) (string, error) {
 	}
 	// Warnings on stderr are not part of a --json answer.
 	return stdout.String(), nil
+}
+
+// environ is the environment of every command the world runs.
+func (w *gitWorld) environ() []string {
+	env := append(os.Environ(), "PATH="+w.path, "ACOLYTE_HOME="+w.home, "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com",
+		"GEMINI_API_KEY=", "GOOGLE_API_KEY=", "ACOLYTE_TEAM_DB=", "ACOLYTE_TEAM=", "GIT_EDITOR=true")
+	return append(env, w.env...)
 }
 
 func (w *gitWorld) git(dir string, args ...string) string {
