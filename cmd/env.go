@@ -2,6 +2,9 @@ package cmd
 
 import (
 	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -310,10 +313,56 @@ func withTeam(c *cli.Context, w *workspace) error {
 	ts := postgres.NewRemote(url, w.Store.Embedder(), budget)
 	w.Team = ts
 	w.Visibility.Team = team
+	slow := slowTeam{w.Store, url, new(time.Time)}
 	w.Toolkit = memory.WithTeam{Local: w.Toolkit, Team: ts, Visibility: w.Visibility, Refuse: gitsync.RefuseShared,
-		TeamWait: teamWait,
-		Warn:     func(err error) { fmt.Fprintln(c.App.ErrWriter, "warning: team memories are left out:", err) }}
+		TeamWait: slow.wait(c.Context),
+		Warn: func(err error) {
+			fmt.Fprintln(c.App.ErrWriter, "warning: team memories are left out:", err)
+			slow.mark(c.Context, err)
+		}}
 	return nil
+}
+
+// slowTeam remembers, in the local store, that a team database just left
+// a search waiting its whole teamWait, so that the searches after it, for
+// teamSlowFor, wait only teamWaitWhenSlow: a slow team database makes one
+// search a minute wait teamWait, not every one. A mark is renewed only when
+// half expired, so that a search that waited briefly does not also pay
+// for a write.
+type slowTeam struct {
+	store *sqlite.Store
+	url   string
+	since *time.Time // when the current mark was set; zero: none
+}
+
+const (
+	teamSlowFor      = time.Minute
+	teamWaitWhenSlow = 20 * time.Millisecond
+)
+
+func (s slowTeam) key() string {
+	sum := sha256.Sum256([]byte(s.url))
+	return "team-slow:" + hex.EncodeToString(sum[:8])
+}
+
+func (s slowTeam) wait(ctx context.Context) time.Duration {
+	v, err := s.store.GetState(ctx, s.key())
+	if err != nil || v == "" {
+		return teamWait
+	}
+	at, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil || time.Since(at) > teamSlowFor {
+		return teamWait
+	}
+	*s.since = at
+	return teamWaitWhenSlow
+}
+
+func (s slowTeam) mark(ctx context.Context, err error) {
+	if errors.Is(err, memory.ErrTeamSlow) && time.Since(*s.since) > teamSlowFor/2 {
+		// Best effort: without the mark the next search waits teamWait.
+		_ = s.store.SetState(ctx, s.key(), time.Now().UTC().Format(time.RFC3339Nano))
+	}
 }
 
 // teamWait is how long a command that also reads local memory waits for

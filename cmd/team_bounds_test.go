@@ -65,10 +65,16 @@ func TestTeamCallsNeverHoldUpLocalWork(t *testing.T) {
 		what string
 		env  []string
 	}{{"no team database", nil}, {"team database at 300 ms a packet", w.env}} {
-		t.Logf("%s: search %v, post-checkout hook (git checkout) %v, project remember %v", c.what,
-			timed(c.env, "acolyte", "search", "API server port").Round(time.Millisecond),
-			timed(c.env, "git", "checkout", "-q", "main").Round(time.Millisecond)+0*timed(c.env, "git", "checkout", "-q", "topic"),
+		first := timed(c.env, "acolyte", "search", "API server port")
+		next := timed(c.env, "acolyte", "search", "API server port")
+		checkout := timed(c.env, "git", "checkout", "-q", "main")
+		timed(c.env, "git", "checkout", "-q", "topic")
+		t.Logf("%s: search %v, the next search %v, post-checkout hook (git checkout) %v, project remember %v", c.what,
+			first.Round(time.Millisecond), next.Round(time.Millisecond), checkout.Round(time.Millisecond),
 			timed(c.env, "acolyte", "remember", "fact "+c.what).Round(time.Millisecond))
+		if next > 700*time.Millisecond {
+			t.Errorf("%s: the search after a slow one took %v; it should wait the team only briefly", c.what, next.Round(time.Millisecond))
+		}
 	}
 	for _, fault := range []string{"delay", "stall"} {
 		if fault == "stall" {

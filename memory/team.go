@@ -75,6 +75,9 @@ func teamSide[T any](ctx context.Context, t WithTeam, what string, f func(contex
 		}
 		var zero T
 		err := fmt.Errorf("%s: %w", what, a.err)
+		if ctx.Err() != nil {
+			err = fmt.Errorf("%s: %w (waited %s): %w", what, ErrTeamSlow, t.TeamWait, a.err)
+		}
 		if t.Warn == nil {
 			return zero, err
 		}
