@@ -99,12 +99,19 @@ func facts(n int) []memory.Memory {
 
 func run(b *testing.B, dir, home string, args ...string) {
 	b.Helper()
+	runRSS(b, dir, home, args...)
+}
+
+// runRSS runs acolyte as run does and returns its peak resident memory.
+func runRSS(b *testing.B, dir, home string, args ...string) int64 {
+	b.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "ACOLYTE_HOME="+home, "GEMINI_API_KEY=", "GOOGLE_API_KEY=")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("acolyte %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
+	return maxRSS(cmd)
 }
 
 func gitRepo(b *testing.B, dir string) {
@@ -140,9 +147,11 @@ func BenchmarkSearchProcess(b *testing.B) {
 			// so every iteration is the usual search and ns/op its median.
 			run(b, dir, home, "search", "--limit", "5", "how does the cache handle large uploads")
 			b.ResetTimer()
+			var peak int64
 			for b.Loop() {
-				run(b, dir, home, "search", "--limit", "5", "how does the cache handle large uploads")
+				peak = max(peak, runRSS(b, dir, home, "search", "--limit", "5", "how does the cache handle large uploads"))
 			}
+			b.ReportMetric(float64(peak)/(1<<20), "maxrss-MB/op")
 		})
 	}
 }
@@ -206,6 +215,17 @@ func BenchmarkReindexOneChanged(b *testing.B) {
 		}
 		b.StartTimer()
 		run(b, repo, home, "hook", "post-merge")
+	}
+}
+
+// BenchmarkReindexAll: a whole `acolyte reindex --all` process over 10k
+// user memories: every memory embedded again, as after a change of the
+// built-in embedder's model.
+func BenchmarkReindexAll(b *testing.B) {
+	home := userHome(b, 10_000)
+	dir := b.TempDir()
+	for b.Loop() {
+		run(b, dir, home, "reindex", "--all")
 	}
 }
 

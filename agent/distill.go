@@ -148,16 +148,16 @@ func Distill(ctx context.Context, m Model, tk memory.Toolkit, history []Message)
 			err = fmt.Errorf("distill never writes %s memories: they are shared with everyone on the team, so only a person adds them", scope)
 		}
 		if err != nil {
-			rep.Skipped = append(rep.Skipped, SkippedFact{Fact: f, Reason: err.Error()})
+			rep.Skipped = append(rep.Skipped, withholdSecret(tk, SkippedFact{Fact: f, Reason: err.Error()}))
 			continue
 		}
 		if err := memory.ValidateContent(f.Content); err != nil {
-			rep.Skipped = append(rep.Skipped, SkippedFact{Fact: f, Reason: err.Error()})
+			rep.Skipped = append(rep.Skipped, withholdSecret(tk, SkippedFact{Fact: f, Reason: err.Error()}))
 			continue
 		}
 		key := string(scope) + "\x00" + memory.Normalize(f.Content)
 		if seen[key] {
-			rep.Skipped = append(rep.Skipped, SkippedFact{Fact: f, Reason: "repeated in this distill"})
+			rep.Skipped = append(rep.Skipped, withholdSecret(tk, SkippedFact{Fact: f, Reason: "repeated in this distill"}))
 			continue
 		}
 		seen[key] = true
@@ -166,11 +166,11 @@ func Distill(ctx context.Context, m Model, tk memory.Toolkit, history []Message)
 		}
 		dup, err := nearDuplicate(ctx, tk, scope, f.Content)
 		if err != nil {
-			rep.Skipped = append(rep.Skipped, SkippedFact{Fact: f, Reason: "could not check for duplicates: " + err.Error()})
+			rep.Skipped = append(rep.Skipped, withholdSecret(tk, SkippedFact{Fact: f, Reason: "could not check for duplicates: " + err.Error()}))
 			continue
 		}
 		if dup != nil {
-			rep.Skipped = append(rep.Skipped, SkippedFact{Fact: f, Reason: "near-duplicate", DuplicateOf: dup.ID})
+			rep.Skipped = append(rep.Skipped, withholdSecret(tk, SkippedFact{Fact: f, Reason: "near-duplicate", DuplicateOf: dup.ID}))
 			continue
 		}
 		added, err := tk.Add(ctx, memory.Draft{Content: f.Content, Scope: scope, Kind: memory.KindObservation, Topic: f.Topic, Source: SourceDistill})
@@ -180,13 +180,13 @@ func Distill(ctx context.Context, m Model, tk memory.Toolkit, history []Message)
 			// still stored. A secret is not echoed into the report.
 			sk := SkippedFact{Fact: f, Reason: err.Error()}
 			if errors.Is(err, memory.ErrSecret) {
-				sk.Content = withheld
+				sk.Content, sk.Topic = withheld, ""
 			}
-			rep.Skipped = append(rep.Skipped, sk)
+			rep.Skipped = append(rep.Skipped, withholdSecret(tk, sk))
 			continue
 		}
 		if added.Existing {
-			rep.Skipped = append(rep.Skipped, SkippedFact{Fact: f, Reason: "already stored", DuplicateOf: added.Memory.ID})
+			rep.Skipped = append(rep.Skipped, withholdSecret(tk, SkippedFact{Fact: f, Reason: "already stored", DuplicateOf: added.Memory.ID}))
 			continue
 		}
 		rep.Added = append(rep.Added, added.Memory)
@@ -287,6 +287,35 @@ func distillable(sc memory.Scope) bool { return sc != memory.ScopeTeam }
 
 // withheld replaces the content of a fact refused as a secret in reports.
 const withheld = "(withheld: looks like a secret)"
+
+// withholdSecret keeps a skipped fact's text out of the report when the
+// toolkit's guard would refuse it, whatever skipped it: a fact of an
+// unknown scope, of the team scope or a near-duplicate is never stored,
+// so no store refused it, and its text would reach the report, the
+// event stream and the terminal. Without a guard to ask, the text is
+// withheld too.
+func withholdSecret(tk memory.Toolkit, sk SkippedFact) SkippedFact {
+	if sk.Content == withheld || sk.Content == "" && sk.Topic == "" {
+		return sk
+	}
+	g, ok := tk.(memory.Guarded)
+	if !ok {
+		sk.Content, sk.Topic = withheld, ""
+		return sk
+	}
+	// Scope user: the guard of the local store, which every scope's shares.
+	// The proposed scope is text from the model too, and an unknown one is
+	// quoted in the reason, so it is checked as well.
+	err := g.RefuseSecret(memory.Memory{Scope: memory.ScopeUser, Content: sk.Content, Topic: sk.Topic, Source: sk.Scope})
+	if !errors.Is(err, memory.ErrSecret) {
+		return sk
+	}
+	sk.Content, sk.Topic = withheld, ""
+	if _, perr := memory.ParseScope(sk.Scope); perr != nil {
+		sk.Scope, sk.Reason = "", "unknown scope (withheld)"
+	}
+	return sk
+}
 
 // plainJSONError says what was wrong with JSON without Go's type names.
 func plainJSONError(err error) string {

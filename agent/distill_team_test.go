@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -59,5 +60,43 @@ func TestDistillNeverWritesTeam(t *testing.T) {
 	}
 	if len(all) != 1 {
 		t.Fatalf("the store holds %d memories, want 1", len(all))
+	}
+}
+
+// TestDistillNeverEchoesASecret: a fact that holds a secret is reported
+// by kind only, whatever skipped it. A team fact or one of an unknown
+// scope never reaches a store, so no store refuses it, and its text went
+// into the report (and from there to the terminal and the event stream).
+func TestDistillNeverEchoesASecret(t *testing.T) {
+	const marker = "Zq8vR2mXk4Tn7Lp1Wc9Yb3"
+	tk, _ := agenttest.Open(t)
+	tk.Guard = func(m memory.Memory) error {
+		for _, f := range m.Fields() {
+			if strings.Contains(f.Text, marker) {
+				return fmt.Errorf("%w: its %s contains a test secret", memory.ErrSecret, f.Name)
+			}
+		}
+		return nil
+	}
+	m := &observer{facts: `{"facts":[
+		{"content":"The staging token is ` + marker + `.","scope":"team"},
+		{"content":"The deploy key is ` + marker + `.","scope":"prod-` + marker + `"},
+		{"content":"Deploys need the release key.","scope":"user","topic":"` + marker + `"},
+		{"content":"The user's key is ` + marker + `.","scope":"user"},
+		{"content":"The user prefers short answers.","scope":"user"}]}`}
+	history := []agent.Message{{Role: agent.RoleUser, Parts: []agent.Part{{Text: "how do I deploy?"}}}}
+	rep, err := agent.Distill(t.Context(), m, tk, history)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Added) != 1 || len(rep.Skipped) != 4 {
+		t.Fatalf("added %d and skipped %+v, want 1 added and 4 skipped", len(rep.Added), rep.Skipped)
+	}
+	out, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out), marker) {
+		t.Fatalf("the distill report repeats a refused secret: %s", out)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"runtime/debug"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/acolyte-dev/acolyte/internal/termtext"
 )
 
 // Run runs the acolyte command line and returns the process exit code.
@@ -18,7 +20,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err == nil {
 		return ExitOK
 	}
-	fmt.Fprintf(stderr, "acolyte: %s\n", withholdSecrets(redact(err.Error(), args)))
+	fmt.Fprintf(stderr, "acolyte: %s\n", termtext.EscapeText(withholdSecrets(redact(err.Error(), args))))
 	return exitCode(err)
 }
 

@@ -198,7 +198,7 @@ func printRetrieval(c *cli.Context, r bench.Report, ks []int) error {
 	fmt.Fprintf(w, "embedder   %s\n", orNone(r.Embedder))
 	fmt.Fprintf(w, "memories   %d (indexed in %s)\n", r.Memories, r.IndexTime.Round(1e6))
 	fmt.Fprintf(w, "method     %s\n", r.Method)
-	fmt.Fprintf(w, "queries    %d (%.1f%% found nothing)\n", r.Queries, 100*r.Empty)
+	fmt.Fprintf(w, "queries    %d (%.1f%% found nothing, %.1f results on average)\n", r.Queries, 100*r.Empty, r.Returned)
 	if r.CrossEmpty != nil {
 		fmt.Fprintf(w, "cross      %.1f%% of the queries found nothing in another group's memories\n", 100**r.CrossEmpty)
 	}

@@ -1,15 +1,18 @@
 package cmd
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/acolyte-dev/acolyte/internal/termtext"
 )
 
 func chatCommand() *cli.Command {
@@ -18,7 +21,9 @@ func chatCommand() *cli.Command {
 		Usage: "talk with the agent; each line is a message (/exit, Ctrl-D or Ctrl-C at the prompt to end)",
 		Description: "The agent keeps the conversation and the tools it loaded between messages. Ctrl-C during a\n" +
 			"reply stops that reply; Ctrl-C again, or at the prompt, ends the chat. However the chat ends,\n" +
-			"it stores what it learnt as observations (unless --no-distill).",
+			"it stores what it learnt as observations (unless --no-distill). Lines typed while the agent\n" +
+			"works are the next messages; a run_shell confirmation takes only a line typed after it is\n" +
+			"shown, and Ctrl-C there refuses the command and stops the reply.",
 		Flags: append(agentFlags(),
 			&cli.BoolFlag{Name: "yes", Usage: "allow run_shell without asking"},
 			&cli.BoolFlag{Name: "json", Usage: "print the conversation's events as JSON lines, as run --json does"},
@@ -29,95 +34,29 @@ func chatCommand() *cli.Command {
 			interrupts := make(chan os.Signal, 1)
 			signal.Notify(interrupts, os.Interrupt)
 			defer signal.Stop(interrupts)
-			ctx := context.WithoutCancel(c.Context)
-
-			lines, readErr := readLines(c)
-			printer := &textPrinter{stdout: c.App.Writer, stderr: c.App.ErrWriter}
-			yes := c.Bool("yes")
-			confirm := func(cmd string) bool {
-				if yes {
-					return true
-				}
-				printer.endLine()
-				fmt.Fprintf(c.App.ErrWriter, "run `%s`? [y/N] ", cmd)
-				select {
-				case line, ok := <-lines:
-					if !ok {
-						fmt.Fprintln(c.App.ErrWriter)
-						return false
-					}
-					a := strings.ToLower(strings.TrimSpace(line))
-					return a == "y" || a == "yes"
-				case <-interrupts:
-					fmt.Fprintln(c.App.ErrWriter)
-					return false
-				}
-			}
-			show := printer.print
+			ch := &chat{in: newChatInput(c.App.Reader), errw: c.App.ErrWriter, interrupts: interrupts, yes: c.Bool("yes")}
+			ch.printer = &textPrinter{stdout: c.App.Writer, stderr: c.App.ErrWriter}
+			show := ch.printer.print
 			if c.Bool("json") {
 				show = eventPrinter(c.App.Writer, c.App.ErrWriter, true)
 			}
-			s, closer, err := agentSession(c, confirm, show, !c.Bool("json"))
+			s, closer, err := agentSession(c, ch.confirm, show, !c.Bool("json"))
 			if err != nil {
 				return err
 			}
 			defer closer.Close()
+			ctx := context.WithoutCancel(c.Context)
 			talked, stopped := false, false
-		chat:
 			for {
-				fmt.Fprint(c.App.ErrWriter, "> ")
-				var line string
-				select {
-				case <-interrupts:
-					fmt.Fprintln(c.App.ErrWriter)
-					break chat
-				case l, ok := <-lines:
-					if !ok {
-						fmt.Fprintln(c.App.ErrWriter)
-						break chat
-					}
-					line = strings.TrimSpace(l)
-				}
-				if line == "/exit" || line == "/quit" {
+				line, ok := ch.next()
+				if !ok || line == "/exit" || line == "/quit" {
 					break
 				}
 				if line == "" {
 					continue
 				}
 				talked = true
-				turnCtx, cancel := context.WithCancel(ctx)
-				done := make(chan struct{})
-				leave := make(chan bool, 1)
-				go func() {
-					select {
-					case <-interrupts:
-						cancel()
-						fmt.Fprintln(c.App.ErrWriter, "\nacolyte: stopping this reply (Ctrl-C again to leave the chat)")
-					case <-done:
-						leave <- false
-						return
-					}
-					select {
-					case <-interrupts:
-						leave <- true
-					case <-done:
-						leave <- false
-					}
-				}()
-				_, err := s.Turn(turnCtx, line)
-				close(done)
-				cancel()
-				if err != nil {
-					// A failed or stopped turn ends the turn, not the
-					// conversation: say so and take the next message.
-					if errors.Is(err, context.Canceled) {
-						fmt.Fprintln(c.App.ErrWriter, "acolyte: stopped; memories and files already written are kept")
-					} else {
-						fmt.Fprintf(c.App.ErrWriter, "acolyte: %v\n", err)
-					}
-				}
-				if <-leave {
-					stopped = true
+				if stopped = ch.turn(ctx, func(ctx context.Context) error { _, err := s.Turn(ctx, line); return err }); stopped {
 					break
 				}
 			}
@@ -127,7 +66,7 @@ func chatCommand() *cli.Command {
 			if stopped {
 				return fail(errors.New("interrupted; memories and files already written are kept"))
 			}
-			if err := readErr(); err != nil {
+			if err := ch.in.Err(); err != nil {
 				return usage(fmt.Errorf("read input: %w", err))
 			}
 			return nil
@@ -135,27 +74,112 @@ func chatCommand() *cli.Command {
 	}
 }
 
-// readLines reads the chat's input on a goroutine, so the prompt can wait
-// for a line and for Ctrl-C at once. The channel closes at the end of the
-// input; the returned function then reports a read error, if any.
-func readLines(c *cli.Context) (<-chan string, func() error) {
-	in := bufio.NewScanner(c.App.Reader)
-	in.Buffer(make([]byte, 64<<10), 1<<20)
-	lines := make(chan string)
-	errc := make(chan error, 1)
-	go func() {
-		for in.Scan() {
-			lines <- in.Text()
+// chat is one conversation's terminal side: the queued input, Ctrl-C, and
+// the turn a confirmation belongs to.
+type chat struct {
+	in         *chatInput
+	errw       io.Writer
+	interrupts chan os.Signal
+	printer    *textPrinter
+	yes        bool
+
+	mu       sync.Mutex
+	turnDone <-chan struct{} // closed when the running turn is stopped
+}
+
+// next prints the prompt and waits for a message; ok is false at the end
+// of the input or on Ctrl-C.
+func (ch *chat) next() (string, bool) {
+	fmt.Fprint(ch.errw, "> ")
+	for queued := true; ; queued = false {
+		if line, ok, ended := ch.in.take(0); ok {
+			if queued && ch.in.tty != nil {
+				// Typed while the model worked, and echoed then, amid its
+				// output: show which message this prompt sends.
+				fmt.Fprintln(ch.errw, termtext.Escape(line))
+			}
+			return strings.TrimSpace(line), true
+		} else if ended {
+			fmt.Fprintln(ch.errw)
+			return "", false
 		}
-		errc <- in.Err()
-		close(lines)
-	}()
-	return lines, func() error {
 		select {
-		case err := <-errc:
-			return err
-		default:
-			return nil
+		case <-ch.interrupts:
+			fmt.Fprintln(ch.errw)
+			return "", false
+		case <-ch.in.notify:
+		}
+	}
+}
+
+// turn runs one turn, stopped by Ctrl-C; it reports whether a second
+// Ctrl-C asked to leave the chat.
+func (ch *chat) turn(ctx context.Context, run func(context.Context) error) (leaveChat bool) {
+	turnCtx, cancel := context.WithCancel(ctx)
+	ch.mu.Lock()
+	ch.turnDone = turnCtx.Done()
+	ch.mu.Unlock()
+	done := make(chan struct{})
+	leave := make(chan bool, 1)
+	go func() {
+		select {
+		case <-ch.interrupts:
+			cancel()
+			fmt.Fprintln(ch.errw, "\nacolyte: stopping this reply (Ctrl-C again to leave the chat)")
+		case <-done:
+			leave <- false
+			return
+		}
+		select {
+		case <-ch.interrupts:
+			leave <- true
+		case <-done:
+			leave <- false
+		}
+	}()
+	err := run(turnCtx)
+	close(done)
+	cancel()
+	if err != nil {
+		// A failed or stopped turn ends the turn, not the conversation:
+		// say so and take the next message.
+		if errors.Is(err, context.Canceled) {
+			fmt.Fprintln(ch.errw, "acolyte: stopped; memories and files already written are kept")
+		} else {
+			fmt.Fprintf(ch.errw, "acolyte: %s\n", termtext.EscapeText(err.Error()))
+		}
+	}
+	return <-leave
+}
+
+// confirm asks before run_shell runs cmd. It shows the whole command,
+// escaped, and takes only an answer typed after that (chatInput.answerFrom);
+// Ctrl-C, which stops the turn, is a no.
+func (ch *chat) confirm(cmd string) bool {
+	if ch.yes {
+		return true
+	}
+	ch.mu.Lock()
+	stopped := ch.turnDone
+	ch.mu.Unlock()
+	ch.printer.endLine()
+	fmt.Fprintf(ch.errw, "run `%s`? [y/N] ", termtext.Escape(cmd))
+	from := ch.in.answerFrom()
+	for {
+		line, ok, ended := ch.in.take(from)
+		if ok {
+			a := strings.ToLower(strings.TrimSpace(line))
+			return a == "y" || a == "yes"
+		}
+		if ended {
+			fmt.Fprintln(ch.errw)
+			return false
+		}
+		select {
+		case <-stopped:
+			fmt.Fprintln(ch.errw)
+			return false
+		case <-ch.in.notify:
 		}
 	}
 }

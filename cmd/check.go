@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/acolyte-dev/acolyte/gitsync"
+	"github.com/acolyte-dev/acolyte/internal/termtext"
 )
 
 func checkCommand() *cli.Command {
@@ -53,15 +54,15 @@ func checkCommand() *cli.Command {
 			default:
 				for _, p := range report.Problems {
 					if p.Line > 0 {
-						fmt.Fprintf(out, "%s:%d: %s\n", report.File, p.Line, p.Message)
+						fmt.Fprintf(out, "%s:%d: %s\n", report.File, p.Line, termtext.EscapeText(p.Message))
 					} else {
-						fmt.Fprintf(out, "%s: %s\n", report.File, p.Message)
+						fmt.Fprintf(out, "%s: %s\n", report.File, termtext.EscapeText(p.Message))
 					}
 				}
 				for _, f := range report.Refused {
-					fmt.Fprintf(out, "%v\n", f)
+					fmt.Fprintln(out, termtext.EscapeText(fmt.Sprint(f)))
 				}
-				fmt.Fprint(out, gitsync.FormatDiff(report.File, report.Changes))
+				fmt.Fprint(out, termtext.EscapeText(gitsync.FormatDiff(report.File, report.Changes)))
 			}
 			if c.Bool("stale") {
 				stale, err := repo.Stale(c.Context)
@@ -71,7 +72,7 @@ func checkCommand() *cli.Command {
 				// A warning, not a failure: the code moved on, the memory may still be right.
 				for _, s := range stale {
 					fmt.Fprintf(c.App.ErrWriter, "warning: %s cites %s, changed since it was written: %s\n",
-						s.Memory.ID, strings.Join(append(s.Changed, s.Deleted...), ", "), oneLine(s.Memory.Content, 60))
+						s.Memory.ID, termtext.Escape(strings.Join(append(s.Changed, s.Deleted...), ", ")), oneLine(s.Memory.Content, 60))
 				}
 			}
 			if !report.OK {

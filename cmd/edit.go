@@ -20,6 +20,7 @@ func editCommand() *cli.Command {
 			"text merge, the edit wins. Rules and seeds are edited in the files they come from.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "topic", Usage: "a new topic (default: keep the current one)"},
+			allowSecretFlag,
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
@@ -27,8 +28,14 @@ func editCommand() *cli.Command {
 				return usage(errors.New("edit needs an id and the new text; `acolyte list` or `acolyte search` shows ids"))
 			}
 			id := c.Args().First()
-			text := strings.Join(c.Args().Tail(), " ")
-			if c.NArg() == 1 || text == "-" {
+			words := c.Args().Tail()
+			// Flag parsing stops at the id, so a "--" typed to mark the
+			// text as no flags arrives here as a word of it.
+			if len(words) > 0 && words[0] == "--" {
+				words = words[1:]
+			}
+			text := strings.Join(words, " ")
+			if len(words) == 0 || text == "-" {
 				b, err := io.ReadAll(io.LimitReader(c.App.Reader, memory.MaxContentBytes+1))
 				if err != nil {
 					return usage(fmt.Errorf("read the new text from stdin: %w", err))
@@ -40,7 +47,7 @@ func editCommand() *cli.Command {
 				return err
 			}
 			defer w.Close()
-			m, err := w.Toolkit.Edit(c.Context, id, memory.Revision{Content: text, Topic: c.String("topic")})
+			m, err := w.Toolkit.Edit(c.Context, id, memory.Revision{Content: text, Topic: c.String("topic"), AllowSecret: c.Bool(allowSecretFlag.Name)})
 			if err != nil {
 				return fail(err)
 			}

@@ -19,6 +19,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/acolyte-dev/acolyte/gitsync"
+	"github.com/acolyte-dev/acolyte/internal/termtext"
 	"github.com/acolyte-dev/acolyte/memory"
 	"github.com/acolyte-dev/acolyte/memory/postgres"
 	"github.com/acolyte-dev/acolyte/memory/sqlite"
@@ -314,10 +315,10 @@ func withTeam(c *cli.Context, w *workspace) error {
 	w.Team = ts
 	w.Visibility.Team = team
 	slow := slowTeam{w.Store, url, new(time.Time)}
-	w.Toolkit = memory.WithTeam{Local: w.Toolkit, Team: ts, Visibility: w.Visibility, Refuse: gitsync.RefuseShared,
+	w.Toolkit = memory.WithTeam{Local: w.Toolkit, Team: ts, Visibility: w.Visibility, Refuse: gitsync.RefuseSecret,
 		TeamWait: slow.wait(c.Context),
 		Warn: func(err error) {
-			fmt.Fprintln(c.App.ErrWriter, "warning: team memories are left out:", err)
+			fmt.Fprintln(c.App.ErrWriter, "warning: team memories are left out:", termtext.EscapeText(err.Error()))
 			slow.mark(c.Context, err)
 		}}
 	return nil
@@ -412,7 +413,11 @@ func openStore(c *cli.Context) (*sqlite.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := sqlite.Open(c.Context, filepath.Join(dir, "acolyte.db"), e)
+	db := filepath.Join(dir, "acolyte.db")
+	if err := gitsync.CheckHome(c.Context, db); err != nil {
+		return nil, usage(err)
+	}
+	s, err := sqlite.Open(c.Context, db, e)
 	if err != nil {
 		return nil, err // corrupt, locked or unwritable: exitCode says 2
 	}
@@ -437,12 +442,12 @@ func openWorkspace(c *cli.Context) (*workspace, error) {
 	case err == nil:
 		w.Repo, w.Root = repo, repo.Root
 		w.Workspace = gitsync.NewWorkspace(repo, s, global(c, flagSession))
-		w.Workspace.Warn = func(msg string) { fmt.Fprintln(c.App.ErrWriter, "warning:", msg) }
+		w.Workspace.Warn = func(msg string) { fmt.Fprintln(c.App.ErrWriter, "warning:", termtext.EscapeText(msg)) }
 		w.Toolkit = w.Workspace
 		w.Visibility = memory.Visibility{ProjectKey: repo.Root, SessionKey: global(c, flagSession)}
 	case errors.Is(err, gitsync.ErrNotRepo) && !isSet(c, flagRepo):
 		w.Visibility = memory.Visibility{SessionKey: global(c, flagSession)}
-		w.Toolkit = memory.Scoped{Store: s, Visibility: w.Visibility}
+		w.Toolkit = memory.Scoped{Store: s, Visibility: w.Visibility, Guard: gitsync.RefuseSecret}
 	default:
 		s.Close()
 		return nil, repoError(dir, err)

@@ -11,6 +11,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/acolyte-dev/acolyte/agent"
+	"github.com/acolyte-dev/acolyte/gitsync"
+	"github.com/acolyte-dev/acolyte/internal/termtext"
 	"github.com/acolyte-dev/acolyte/memory"
 	"github.com/acolyte-dev/acolyte/memory/postgres"
 )
@@ -29,6 +31,10 @@ func names[T ~string](xs []T) []string {
 	return out
 }
 
+// allowSecretFlag keeps a credential in the user's own user memory, the
+// one scope no one else reads; every other scope refuses it regardless.
+var allowSecretFlag = &cli.BoolFlag{Name: "allow-secret", Usage: "store a user memory even though it looks like a credential (user scope only)"}
+
 func rememberCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "remember",
@@ -38,6 +44,7 @@ func rememberCommand() *cli.Command {
 			scopeFlag("who sees it (default: project inside a repository, else user)"),
 			&cli.StringFlag{Name: "topic", Usage: "optional short label to file it under"},
 			&cli.StringFlag{Name: "kind", Value: string(memory.KindStored), Usage: "kind: " + strings.Join(names(memory.Kinds), ", ")},
+			allowSecretFlag,
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
@@ -67,12 +74,13 @@ func rememberCommand() *cli.Command {
 					return usage(err)
 				}
 			}
-			added, err := w.Toolkit.Add(c.Context, memory.Draft{Content: text, Scope: scope, Kind: kind, Topic: c.String("topic"), Source: "cli"})
+			added, err := w.Toolkit.Add(c.Context, memory.Draft{Content: text, Scope: scope, Kind: kind, Topic: c.String("topic"), Source: "cli",
+				AllowSecret: c.Bool(allowSecretFlag.Name)})
 			if err != nil {
 				return err // exitCode tells refused content (1) from a broken store (2)
 			}
 			if added.Warning != "" {
-				fmt.Fprintln(c.App.ErrWriter, "warning:", added.Warning)
+				fmt.Fprintln(c.App.ErrWriter, "warning:", termtext.EscapeText(added.Warning))
 			}
 			if c.Bool("json") {
 				return printJSON(c, rememberJSON{added.Memory, added.Existing, added.Warning})
@@ -194,7 +202,7 @@ func searchCommand() *cli.Command {
 			tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tSCORE\tSCOPE\tKIND\tSOURCE\tCONTENT")
 			for _, r := range results {
-				fmt.Fprintf(tw, "%s\t%.3f\t%s\t%s\t%s\t%s\n", r.ID, r.Score, r.Scope, r.Kind, r.Source, oneLine(r.Content, 100))
+				fmt.Fprintf(tw, "%s\t%.3f\t%s\t%s\t%s\t%s\n", r.ID, r.Score, r.Scope, r.Kind, termtext.Escape(r.Source), oneLine(r.Content, 100))
 			}
 			return tw.Flush()
 		},
@@ -220,7 +228,7 @@ func listCommand() *cli.Command {
 			if f.Scope == memory.ScopeSession && global(c, flagSession) == "" {
 				// Without --session, show the last agent session's memories.
 				if last, err := w.Store.GetState(c.Context, agent.LastSessionKey); err == nil && last != "" {
-					tk = memory.Scoped{Store: w.Store, Visibility: memory.Visibility{SessionKey: last}}
+					tk = memory.Scoped{Store: w.Store, Visibility: memory.Visibility{SessionKey: last}, Guard: gitsync.RefuseSecret}
 				}
 			}
 			list, err := tk.List(c.Context, f)
@@ -236,7 +244,7 @@ func listCommand() *cli.Command {
 			tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tSCOPE\tKIND\tSOURCE\tCONTENT")
 			for _, m := range list {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.ID, m.Scope, m.Kind, m.Source, oneLine(m.Content, 100))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.ID, m.Scope, m.Kind, termtext.Escape(m.Source), oneLine(m.Content, 100))
 			}
 			return tw.Flush()
 		},
@@ -317,9 +325,9 @@ func printJSON(c *cli.Context, v any) error {
 	return enc.Encode(v)
 }
 
-// oneLine shortens content for a table cell.
+// oneLine shortens content for a table cell, escaped for the terminal.
 func oneLine(s string, max int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = termtext.Escape(strings.Join(strings.Fields(s), " "))
 	if r := []rune(s); len(r) > max {
 		return string(r[:max-1]) + "…"
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/acolyte-dev/acolyte/gitsync"
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/internal/termtext"
 )
 
 func mergeDriverCommand() *cli.Command {
@@ -27,7 +28,7 @@ func mergeDriverCommand() *cli.Command {
 			args := c.Args()
 			report, err := format.MergeFiles(args.Get(0), args.Get(1), args.Get(2))
 			for _, line := range report {
-				fmt.Fprintf(c.App.ErrWriter, "acolyte merge: %s\n", line)
+				fmt.Fprintf(c.App.ErrWriter, "acolyte merge: %s\n", termtext.EscapeText(line))
 			}
 			if err != nil {
 				return fail(err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/acolyte-dev/acolyte/agent"
 	"github.com/acolyte-dev/acolyte/agent/toolbox"
+	"github.com/acolyte-dev/acolyte/internal/termtext"
 )
 
 func promptCommand() *cli.Command {
@@ -58,7 +59,7 @@ func promptCommand() *cli.Command {
 				return printJSON(c, rep)
 			}
 			if !c.Bool("stats") {
-				fmt.Fprintln(c.App.Writer, rep.System)
+				fmt.Fprintln(c.App.Writer, termtext.EscapeText(rep.System))
 				fmt.Fprintln(c.App.Writer)
 				return printJSON(c, rep.Tools)
 			}

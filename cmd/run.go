@@ -17,6 +17,8 @@ import (
 	"github.com/acolyte-dev/acolyte/agent/gemini"
 	"github.com/acolyte-dev/acolyte/agent/openai"
 	"github.com/acolyte-dev/acolyte/agent/toolbox"
+	"github.com/acolyte-dev/acolyte/gitsync"
+	"github.com/acolyte-dev/acolyte/internal/termtext"
 )
 
 // Providers a model can come from; the first is the default.
@@ -152,7 +154,7 @@ func agentSession(c *cli.Context, confirm func(string) bool, onEvent func(agent.
 		return nil, nil, fail(err)
 	}
 	if pruned, err := sessions.Prune(c.Context, maxAge, session, now); err != nil {
-		fmt.Fprintf(c.App.ErrWriter, "acolyte: warning: %v\n", err)
+		fmt.Fprintf(c.App.ErrWriter, "acolyte: warning: %s\n", termtext.EscapeText(err.Error()))
 	} else if len(pruned) > 0 {
 		onEvent(agent.Event{Type: agent.EventWarning, Text: fmt.Sprintf("forgot the memories of %d session(s) unused for %s", len(pruned), maxAge)})
 	}
@@ -163,11 +165,7 @@ func agentSession(c *cli.Context, confirm func(string) bool, onEvent func(agent.
 		return nil, nil, usage(err)
 	}
 	ws.Confirm = confirm
-	if w.Repo != nil {
-		if dir, err := w.Repo.HooksDir(); err == nil {
-			ws.HookDirs = []string{dir}
-		}
-	}
+	ws.Trust = trustedBy
 	s, err := agent.NewSession(agent.Config{Model: m, Toolkit: w.Toolkit, Workspace: ws, MaxSteps: c.Int("max-steps"),
 		ContextBudget: budget, RequestTimeout: timeout, Stream: stream, OnEvent: onEvent})
 	if err != nil {
@@ -268,13 +266,13 @@ func (p *textPrinter) endLine() {
 func (p *textPrinter) print(e agent.Event) {
 	switch e.Type {
 	case agent.EventText:
-		fmt.Fprint(p.stdout, e.Text)
+		fmt.Fprint(p.stdout, termtext.EscapeText(e.Text))
 		if e.Text != "" {
 			p.midLine = !strings.HasSuffix(e.Text, "\n")
 		}
 	case agent.EventToolCall:
 		p.endLine()
-		fmt.Fprintf(p.stderr, "→ %s %s\n", e.Tool, oneLine(string(e.Args), 120))
+		fmt.Fprintf(p.stderr, "→ %s %s\n", termtext.Escape(e.Tool), oneLine(string(e.Args), 120))
 	case agent.EventToolResult:
 		switch {
 		case e.IsError:
@@ -290,14 +288,14 @@ func (p *textPrinter) print(e agent.Event) {
 	case agent.EventError:
 		p.endLine()
 	case agent.EventCompact:
-		fmt.Fprintf(p.stderr, "· %s\n", e.Text)
+		fmt.Fprintf(p.stderr, "· %s\n", termtext.EscapeText(e.Text))
 	case agent.EventWarning:
 		p.endLine()
 		msg := e.Text
 		if e.Error != "" {
 			msg = e.Error
 		}
-		fmt.Fprintf(p.stderr, "acolyte: warning: %s\n", msg)
+		fmt.Fprintf(p.stderr, "acolyte: warning: %s\n", termtext.EscapeText(msg))
 	case agent.EventSession:
 		fmt.Fprintf(p.stderr, "session %s (resume with --session %s)\n", e.Session, e.Session)
 	case agent.EventDistill:
@@ -334,7 +332,29 @@ func printShell(w io.Writer, r toolbox.ShellResult) {
 		fmt.Fprintf(w, "  │ … %d earlier lines\n", skipped)
 	}
 	for _, l := range lines {
-		fmt.Fprintf(w, "  │ %s\n", l)
+		// A command's output may be a cloned file's, escapes included.
+		fmt.Fprintf(w, "  │ %s\n", termtext.EscapeText(l))
 	}
 	fmt.Fprintf(w, "  exit %d\n", r.ExitCode)
+}
+
+// trustedBy is toolbox.Workspace.Trust: what git runs or obeys in the
+// working tree at dir, as gitsync learns it from git.
+func trustedBy(ctx context.Context, dir string) ([]toolbox.Trusted, error) {
+	repo, err := gitsync.Discover(dir)
+	if errors.Is(err, gitsync.ErrNotRepo) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	trusted, err := repo.Trusted(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]toolbox.Trusted, len(trusted))
+	for i, t := range trusted {
+		out[i] = toolbox.Trusted{Path: t.Path, Dir: t.Dir, Why: t.Why}
+	}
+	return out, nil
 }

@@ -3,9 +3,11 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"sort"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/acolyte-dev/acolyte/internal/termtext"
 	"github.com/acolyte-dev/acolyte/memory"
 	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
@@ -25,13 +27,18 @@ func statusCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			vectors, err := w.Store.VectorModels(c.Context, w.Visibility)
+			if err != nil {
+				return err
+			}
 			st := struct {
 				Database string                               `json:"database"`
 				Embedder string                               `json:"embedder"`
 				Project  string                               `json:"project,omitempty"`
 				Team     string                               `json:"team,omitempty"`
 				Counts   map[memory.Scope]map[memory.Kind]int `json:"counts"`
-			}{w.Store.Path(), embedderName(w.Store), "", "", counts}
+				Vectors  map[memory.Scope]map[string]int      `json:"vectors"`
+			}{w.Store.Path(), embedderName(w.Store), "", "", counts, vectors}
 			if w.Team != nil {
 				// The local store holds no team memories; the team database counts them.
 				// Status is about local memory too: a slow team database
@@ -40,7 +47,7 @@ func statusCommand() *cli.Command {
 				team, err := w.Team.Counts(ctx, w.Visibility)
 				cancel()
 				if err != nil {
-					fmt.Fprintln(c.App.ErrWriter, "warning: team memories are left out:", err)
+					fmt.Fprintln(c.App.ErrWriter, "warning: team memories are left out:", termtext.EscapeText(err.Error()))
 				}
 				for k := range counts[memory.ScopeTeam] {
 					counts[memory.ScopeTeam][k] = team[k]
@@ -67,13 +74,44 @@ func statusCommand() *cli.Command {
 					}
 				}
 			}
+			printVectorModels(c, st.Embedder, vectors)
 			return nil
 		},
 	}
 }
 
+// printVectorModels says which model each local scope's vectors come
+// from, and what to run when some are not the current embedder's.
+func printVectorModels(c *cli.Context, current string, vectors map[memory.Scope]map[string]int) {
+	stale := 0
+	for _, sc := range memory.Scopes {
+		models := vectors[sc]
+		names := make([]string, 0, len(models))
+		for m := range models {
+			names = append(names, m)
+		}
+		sort.Strings(names)
+		for _, m := range names {
+			label := m
+			switch {
+			case m == "":
+				label = "no vector"
+			case m != current:
+				label = m + " (not the current embedder)"
+			}
+			if m != current {
+				stale += models[m]
+			}
+			fmt.Fprintf(c.App.Writer, "vectors   %-8s  %d from %s\n", sc, models[m], label)
+		}
+	}
+	if stale > 0 && current != embedderName(nil) {
+		fmt.Fprintf(c.App.Writer, "%d memories are found by their words alone until you run `acolyte reindex`\n", stale)
+	}
+}
+
 func embedderName(s *sqlite.Store) string {
-	if s.Embedder() == nil {
+	if s == nil || s.Embedder() == nil {
 		return "none (lexical search only)"
 	}
 	return s.Embedder().Model()

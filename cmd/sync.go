@@ -9,6 +9,7 @@ import (
 
 	"github.com/acolyte-dev/acolyte/gitsync"
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/internal/termtext"
 )
 
 func syncCommand() *cli.Command {
@@ -36,7 +37,7 @@ func syncCommand() *cli.Command {
 				}
 			} else {
 				if len(res.Changes) > 0 {
-					fmt.Fprint(c.App.Writer, gitsync.FormatDiff(format.Dir+"/"+format.MemoriesFile, res.Changes))
+					fmt.Fprint(c.App.Writer, termtext.EscapeText(gitsync.FormatDiff(format.Dir+"/"+format.MemoriesFile, res.Changes)))
 				}
 				im := res.Import
 				fmt.Fprintf(c.App.Writer, "%d rule/seed changes; index: %d added, %d updated, %d removed, %d unchanged\n",
@@ -51,10 +52,10 @@ func syncCommand() *cli.Command {
 // which rules or seeds were refused. They name places, never text.
 func printRefusals(c *cli.Context, warnings, refused []gitsync.Refusal) {
 	for _, f := range warnings {
-		fmt.Fprintf(c.App.ErrWriter, "warning: %v\n", f)
+		fmt.Fprintf(c.App.ErrWriter, "warning: %s\n", termtext.EscapeText(fmt.Sprint(f)))
 	}
 	for _, f := range refused {
-		fmt.Fprintf(c.App.ErrWriter, "refused: %v\n", f)
+		fmt.Fprintf(c.App.ErrWriter, "refused: %s\n", termtext.EscapeText(fmt.Sprint(f)))
 	}
 }
 
@@ -232,10 +233,10 @@ func staleCommand() *cli.Command {
 				for _, s := range stale {
 					fmt.Fprintf(c.App.Writer, "%s\t%s\n", s.Memory.ID, oneLine(s.Memory.Content, 80))
 					for _, p := range s.Changed {
-						fmt.Fprintf(c.App.Writer, "\tchanged: %s\n", p)
+						fmt.Fprintf(c.App.Writer, "\tchanged: %s\n", termtext.Escape(p))
 					}
 					for _, p := range s.Deleted {
-						fmt.Fprintf(c.App.Writer, "\tdeleted: %s\n", p)
+						fmt.Fprintf(c.App.Writer, "\tdeleted: %s\n", termtext.Escape(p))
 					}
 				}
 			}

@@ -33,11 +33,12 @@ func writeAtomic(path string, parts ...[]byte) error {
 
 // Update is the one way to change the memories file: it takes the lock,
 // reads the file, lets change compute the new set and writes it back. If
-// change fails, the file is left alone. A file that a merge without
-// acolyte's driver left with an id on two lines, or that has a line that
-// is not a valid memory, is refused with the line and the fix: rewriting
-// it here would drop a line without a word, while `acolyte sync` resolves
-// duplicates and says which line it drops.
+// change fails, the file is left alone. A line that is not a valid memory
+// is kept as it is, after the memories (format.EncodeKeeping), so that it
+// blocks no write and is not lost. A file that a merge without acolyte's
+// driver left with an id on two lines is refused with the line and the
+// fix: rewriting it here would drop a line without a word, while `acolyte
+// sync` resolves duplicates and says which line it drops.
 func Update(ctx context.Context, root string, change func([]memory.Memory) ([]memory.Memory, error)) error {
 	unlock, err := LockDir(ctx, filepath.Join(root, format.Dir))
 	if err != nil {
@@ -45,16 +46,13 @@ func Update(ctx context.Context, root string, change func([]memory.Memory) ([]me
 	}
 	defer unlock()
 	path := format.MemoriesPath(root)
-	data, err := os.ReadFile(path)
+	data, err := readMemories(root)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("reading project memories: %w", err)
 	}
 	d, err := format.DecodeAll(format.Dir+"/"+format.MemoriesFile, data)
 	if err != nil {
 		return err
-	}
-	if len(d.Invalid) > 0 {
-		return d.Invalid[0]
 	}
 	if len(d.Duplicates) > 0 {
 		le := d.Duplicates[0]
@@ -72,7 +70,7 @@ func Update(ctx context.Context, root string, change func([]memory.Memory) ([]me
 	if err != nil {
 		return err
 	}
-	return format.WriteFile(path, next)
+	return format.WriteFileKeeping(path, next, d.InvalidLines)
 }
 
 // Names of the helper files inside .acolyte/.
@@ -95,6 +93,9 @@ const (
 // is installed, the merge driver set in $GIT_DIR/info/attributes takes
 // precedence and also resolves edits (see InstallMergeDriver).
 func EnsureAttributes(root string) error {
+	if err := GuardDir(root); err != nil {
+		return err
+	}
 	dir := filepath.Join(root, format.Dir)
 	// Tombstones are a set that only grows but for compaction and reverts,
 	// which union merges exactly; no driver is needed for them.
@@ -147,10 +148,12 @@ type tombstones struct {
 	warnings []string
 }
 
-// readTombstones reads forgotten.jsonl. A file with conflict markers is an
-// error: hiding no memory would bring back every one it forgot.
+// readTombstones reads forgotten.jsonl, through readForgotten (an os.Root,
+// refusing a link out of the repository, at most format.MaxFileBytes). A
+// file with conflict markers is an error: hiding no memory would bring
+// back every one it forgot.
 func readTombstones(root string) (tombstones, error) {
-	data, err := os.ReadFile(format.ForgottenPath(root))
+	data, err := readForgotten(root)
 	if errors.Is(err, fs.ErrNotExist) {
 		return tombstones{}, nil
 	}

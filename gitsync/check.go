@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"slices"
 	"strings"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
-	"github.com/acolyte-dev/acolyte/gitsync/secrets"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -58,7 +56,7 @@ type Change struct {
 func Check(root string) (Report, error) {
 	rel := format.Dir + "/" + format.MemoriesFile
 	report := Report{File: rel}
-	data, err := os.ReadFile(format.MemoriesPath(root))
+	data, err := readMemories(root)
 	missing := errors.Is(err, fs.ErrNotExist)
 	if err != nil && !missing {
 		return report, fmt.Errorf("checking project memories: %w", err)
@@ -83,13 +81,13 @@ func Check(root string) (Report, error) {
 		}
 		return report, nil
 	}
-	existing, forgottenProblems := checkForgotten(root, decoded.Memories, lineNumbers(data))
+	existing, forgottenProblems := checkForgotten(root, decoded.Memories, data)
 	report.Problems = append(report.Problems, forgottenProblems...)
 	for _, le := range decoded.Invalid {
 		report.Problems = append(report.Problems, Problem{Line: le.Line, Message: le.Err.Error()})
 	}
 	if len(decoded.Invalid) > 0 {
-		// sync refuses to rewrite the file while a line is unreadable.
+		// sync keeps an unreadable line as it is, so it cannot fix it.
 		report.Fix = "fix or delete the lines named above by hand, then run `" + FixCommand + "` and commit " + rel
 	}
 	for _, dup := range decoded.Duplicates {
@@ -97,16 +95,21 @@ func Check(root string) (Report, error) {
 	}
 	// Duplicates and invalid lines are problems of their own, with their
 	// own lines; "not canonical" would only repeat them.
-	if !missing && len(decoded.Duplicates)+len(decoded.Invalid)+len(forgottenProblems) == 0 && !bytes.Equal(data, format.Encode(existing)) {
+	if !missing && len(decoded.Duplicates)+len(decoded.Invalid)+len(forgottenProblems) == 0 && !format.IsCanonical(data, existing) {
 		report.Problems = append(report.Problems, Problem{Message: "the file is not in canonical form (sorted by id, one memory per line, fixed key order), " +
 			"as a merge or rebase without acolyte's merge driver, or an edit by hand, leaves it"})
 	}
-	lines := lineNumbers(data)
+	var lines map[string]int // only a file with a secret needs its line numbers
 	var storedSecrets []string
 	for _, m := range existing {
-		if what, found := secrets.Detect(m.Content); found {
-			report.Problems = append(report.Problems, Problem{Line: lines[m.ID], Message: fmt.Sprintf("memory %s contains %s; delete that line, rotate the credential and rewrite it without the secret", m.ID, what)})
-			if !IsDerived(m) {
+		if sec, found := format.FindSecret(m); found {
+			if lines == nil {
+				lines = lineNumbers(data)
+			}
+			line := lines[m.ID]
+			report.Problems = append(report.Problems, Problem{Line: line, Message: fmt.Sprintf("%s %s; delete that line, rotate the credential and rewrite it without the secret",
+				sec.Name(m, fmt.Sprintf("on line %d", line)), sec.Phrase())})
+			if !IsDerived(m) && sec.Field != "id" {
 				storedSecrets = append(storedSecrets, m.ID)
 			}
 		}
@@ -146,9 +149,9 @@ func Check(root string) (Report, error) {
 // checkForgotten reads forgotten.jsonl for Check: it returns the memories
 // that no tombstone covers, and a problem for each line of it that is not a
 // tombstone, for a file out of canonical order, and for each memory line
-// still in the memories file although a tombstone covers it (lines holds
-// their line numbers).
-func checkForgotten(root string, mems []memory.Memory, lines map[string]int) ([]memory.Memory, []Problem) {
+// still in the memories file although a tombstone covers it (data is the
+// memories file, for their line numbers).
+func checkForgotten(root string, mems []memory.Memory, data []byte) ([]memory.Memory, []Problem) {
 	ts, err := readTombstones(root)
 	if err != nil {
 		return mems, []Problem{{Message: err.Error()}}
@@ -161,6 +164,10 @@ func checkForgotten(root string, mems []memory.Memory, lines map[string]int) ([]
 		problems = append(problems, Problem{Message: forgottenRel + " is not in canonical form (one tombstone per id, sorted by time), as a merge without acolyte leaves it"})
 	}
 	kept, forgotten := format.Forget(mems, ts.list)
+	var lines map[string]int
+	if len(forgotten) > 0 {
+		lines = lineNumbers(data)
+	}
 	for _, m := range forgotten {
 		problems = append(problems, Problem{Line: lines[m.ID], Message: fmt.Sprintf("memory %s was forgotten (%s) but its line is still here, "+
 			"as a merge without acolyte's merge driver leaves it; every command already hides it, and `%s` removes the line", m.ID, forgottenRel, FixCommand)})
@@ -183,34 +190,69 @@ func lineNumbers(data []byte) map[string]int {
 
 // Diff lists the memories that differ between two sets, by id, in id order.
 func Diff(before, after []memory.Memory) []Change {
-	byID := func(mems []memory.Memory) map[string]memory.Memory {
-		out := make(map[string]memory.Memory, len(mems))
-		for _, m := range mems {
-			out[m.ID] = m
+	// Indexes, not copies: a large file's memories are copied once, not
+	// into two maps.
+	byID := func(mems []memory.Memory) map[string]int {
+		out := make(map[string]int, len(mems))
+		for i, m := range mems {
+			out[m.ID] = i
 		}
 		return out
 	}
-	beforeByID, afterByID := byID(before), byID(after)
 	var changes []Change
 	change := func(op string, m memory.Memory) Change {
 		return Change{Op: op, ID: m.ID, Kind: string(m.Kind), Source: m.Source, Content: m.Content}
 	}
+	if changes, ok := diffSorted(before, after, change); ok {
+		return changes
+	}
+	beforeByID, afterByID := byID(before), byID(after)
 	for _, m := range before {
 		if _, kept := afterByID[m.ID]; !kept {
 			changes = append(changes, change("remove", m))
 		}
 	}
 	for _, m := range after {
-		old, had := beforeByID[m.ID]
+		i, had := beforeByID[m.ID]
 		switch {
 		case !had:
 			changes = append(changes, change("add", m))
-		case !format.Same(old, m):
+		case !format.Same(before[i], m):
 			changes = append(changes, change("update", m))
 		}
 	}
 	slices.SortStableFunc(changes, func(a, b Change) int { return strings.Compare(a.ID, b.ID) })
 	return changes
+}
+
+// diffSorted is Diff of two sets sorted by unique id (a canonical file and
+// what Refresh makes of it), by one walk over both instead of two maps of a
+// large file's ids. ok is false when either set is not sorted that way.
+func diffSorted(before, after []memory.Memory, change func(string, memory.Memory) Change) (changes []Change, ok bool) {
+	for _, mems := range [][]memory.Memory{before, after} {
+		for i := 1; i < len(mems); i++ {
+			if mems[i-1].ID >= mems[i].ID { // an equal id is out of order too: ids must be unique
+				return nil, false
+			}
+		}
+	}
+	i, j := 0, 0
+	for i < len(before) || j < len(after) {
+		switch {
+		case j == len(after) || i < len(before) && before[i].ID < after[j].ID:
+			changes = append(changes, change("remove", before[i]))
+			i++
+		case i == len(before) || after[j].ID < before[i].ID:
+			changes = append(changes, change("add", after[j]))
+			j++
+		default:
+			if !format.Same(before[i], after[j]) {
+				changes = append(changes, change("update", after[j]))
+			}
+			i, j = i+1, j+1
+		}
+	}
+	return changes, true
 }
 
 // FormatDiff renders changes the way a unified diff reads: removed memories

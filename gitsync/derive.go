@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
-	"github.com/acolyte-dev/acolyte/gitsync/secrets"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -144,7 +143,7 @@ func derive(t tree) (Derivation, error) {
 		read[key] = true
 		rules, refused := rulesFromFile(rel, src)
 		for _, r := range rules {
-			if f, found := secretRefusal(rel, r.line, r.Content, r.Topic, r.Source); found {
+			if f, found := secretRefusal(rel, r.line, r.Memory); found {
 				refused = append(refused, f)
 				continue
 			}
@@ -192,7 +191,7 @@ func seedsFrom(rel, source string, data []byte) ([]memory.Memory, []Refusal) {
 			refused = append(refused, Refusal{File: rel, Line: s.line, Col: s.col, Seed: s.index, Problem: ProblemInvalid, Message: s.err.Error()})
 			continue
 		}
-		if f, found := secretRefusal(rel, s.line, s.Content, s.Topic); found {
+		if f, found := secretRefusal(rel, s.line, s.Memory); found {
 			f.Col, f.Seed = s.col, s.index
 			refused = append(refused, f)
 			continue
@@ -227,27 +226,19 @@ func importedSeedID(content string) string {
 func ImportedSource(name string) string { return "imported:" + name }
 
 // secretRefusal is the one secret guard that every road to the tracked file
-// takes: sync from instruction files and seeds.json, `acolyte seed FILE`,
-// the pre-commit hook and Workspace.Add. line is where the text starts in
-// file; fields are every string that would be written.
-func secretRefusal(file string, line int, fields ...string) (Refusal, bool) {
-	for _, text := range fields {
-		what, offset, found := detectSecretAt(text)
-		if !found {
-			continue
-		}
-		return Refusal{File: file, Line: line + offset, Problem: ProblemSecret, Secret: what,
-			Message: fmt.Sprintf("contains %s; remove it from %s and rotate the credential (project memories are committed, so acolyte does not copy it into %s/%s)", what, file, format.Dir, format.MemoriesFile)}, true
+// takes: sync from instruction files and seeds.json, `acolyte seed FILE`
+// and the pre-commit hook. It checks every field of m (format.FindSecret);
+// line is where m's content starts in file.
+func secretRefusal(file string, line int, m memory.Memory) (Refusal, bool) {
+	sec, found := format.FindSecret(m)
+	if !found {
+		return Refusal{}, false
 	}
-	return Refusal{}, false
-}
-
-// detectSecretAt is secrets.Detect plus the 0-based line of text the secret
-// is on. Until secrets.go has secrets.Find, which knows the line, it is the
-// text's first line; the swap is this function's body.
-func detectSecretAt(text string) (what string, offset int, found bool) {
-	what, found = secrets.Detect(text)
-	return what, 0, found
+	if sec.Field == "content" && line > 0 {
+		line += sec.Line - 1
+	}
+	return Refusal{File: file, Line: line, Problem: ProblemSecret, Secret: sec.Kind,
+		Message: fmt.Sprintf("%s; remove it from %s and rotate the credential (project memories are committed, so acolyte does not copy it into %s/%s)", sec.Phrase(), file, format.Dir, format.MemoriesFile)}, true
 }
 
 func outsideRefusal(rel string) Refusal {
@@ -312,21 +303,20 @@ func IsDerived(m memory.Memory) bool {
 // was already there keeps the timestamps it had, so an unchanged rule never
 // churns the file. The result is sorted by id.
 func Refresh(existing, derived []memory.Memory) []memory.Memory {
-	byID := make(map[string]memory.Memory, len(existing))
-	for _, m := range existing {
-		byID[m.ID] = m
+	// Maps of the few derived ids only: a large file is mostly stored
+	// memories, which pass through.
+	taken := make(map[string]int, len(derived))
+	for i, d := range derived {
+		taken[d.ID] = i
 	}
 	out := make([]memory.Memory, 0, len(existing)+len(derived))
-	taken := make(map[string]bool, len(derived))
-	for _, d := range derived {
-		if old, ok := byID[d.ID]; ok {
-			d.CreatedAt, d.UpdatedAt = old.CreatedAt, old.UpdatedAt
-		}
-		taken[d.ID] = true
-		out = append(out, d)
-	}
+	out = append(out, derived...)
 	for _, m := range existing {
-		if !IsDerived(m) && !taken[m.ID] {
+		i, isTaken := taken[m.ID]
+		if isTaken {
+			out[i].CreatedAt, out[i].UpdatedAt = m.CreatedAt, m.UpdatedAt
+		}
+		if !IsDerived(m) && !isTaken {
 			out = append(out, m)
 		}
 	}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
-	"github.com/acolyte-dev/acolyte/gitsync/secrets"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -26,19 +25,22 @@ func (w *Workspace) Edit(ctx context.Context, id string, r memory.Revision) (mem
 		return memory.Memory{}, err
 	}
 	if m.Scope != memory.ScopeProject {
-		return memory.Scoped{Store: w.store, Visibility: w.vis}.Edit(ctx, id, r)
+		return memory.Scoped{Store: w.store, Visibility: w.vis, Guard: RefuseSecret}.Edit(ctx, id, r)
 	}
 	if IsDerived(m) {
 		return memory.Memory{}, fmt.Errorf("%s is derived from %s; edit that file and run `acolyte sync`", id, m.Source)
 	}
-	if what, found := secrets.Detect(r.Content); found {
-		return memory.Memory{}, projectSecretError(what)
+	if err := RefuseSecret(r.Revised(m)); err != nil {
+		return memory.Memory{}, err
 	}
 	if m, err = w.store.Revise(m, r); err != nil {
 		return memory.Memory{}, err
 	}
 	m.Commit = w.Repo.Head()
 	m.Paths = MentionedPaths(w.Repo.Root, m.Content)
+	if err := RefuseSecret(m); err != nil {
+		return memory.Memory{}, err
+	}
 	err = w.patch(ctx, func(data []byte) ([][]byte, error) {
 		return format.ReplaceLine(data, m)
 	}, func() error {

@@ -442,7 +442,7 @@ func (w *Workspace) preCommit(ctx context.Context) (HookResult, error) {
 			return res, err
 		}
 	}
-	current, err := format.Decode(rel, staged)
+	decoded, err := format.DecodeAll(rel, staged)
 	if err != nil {
 		return res, fmt.Errorf("the staged %w; fix it, git add it, and commit again", err)
 	}
@@ -461,7 +461,10 @@ func (w *Workspace) preCommit(ctx context.Context) (HookResult, error) {
 	if err != nil {
 		return res, fmt.Errorf("the staged %s: %w; fix it, git add it, and commit again", forgottenRel, err)
 	}
-	current, _ = format.Forget(current, ts.list)
+	// A line that is not a valid memory blocks no commit: it is kept as it
+	// is, after the memories, as every write keeps it (check still fails
+	// on it, and the sync below warns about it).
+	current, _ := format.Forget(decoded.Memories, ts.list)
 	// A hand edit is stamped in the commit as in the worktree, at the same
 	// time, so the two agree: one a command imported before this commit,
 	// and, while the staged file is not what was last imported, one the
@@ -473,11 +476,13 @@ func (w *Workspace) preCommit(ctx context.Context) (HookResult, error) {
 	now := time.Now()
 	current = stampHandEdits(current, edits, now)
 	next := Refresh(current, d.Memories)
-	encoded := format.Encode(next)
+	encoded := format.EncodeKeeping(next, decoded.InvalidLines)
 	lines := lineNumbers(encoded)
 	for _, m := range next {
-		if f, found := secretRefusal(rel, lines[m.ID], m.Content, m.Topic, m.Source); found {
-			f.Message = fmt.Sprintf("memory %s contains %s; delete that line, rotate the credential and git add %s", m.ID, f.Secret, rel)
+		if f, found := secretRefusal(rel, lines[m.ID], m); found {
+			sec, _ := format.FindSecret(m)
+			f.Line = lines[m.ID]
+			f.Message = fmt.Sprintf("%s %s; delete that line, rotate the credential and git add %s", sec.Name(m, fmt.Sprintf("on line %d", f.Line)), sec.Phrase(), rel)
 			res.Refused = append(res.Refused, f)
 		}
 	}

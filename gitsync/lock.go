@@ -36,7 +36,13 @@ const lockPoll = 20 * time.Millisecond
 // directory) holds while it reads, changes and writes the files there. The
 // lock is an advisory lock on dir/.lock, which the operating system releases
 // when the process dies, so a crash never leaves a stale lock behind.
+//
+// dir's parent is the repository root: a dir that a symlink leads out of it
+// is refused (GuardDir) before anything is created there.
 func LockDir(ctx context.Context, dir string) (unlock func(), err error) {
+	if err := GuardDir(filepath.Dir(dir)); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating %s: %w", dir, err)
 	}

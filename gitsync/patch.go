@@ -43,7 +43,7 @@ func (w *Workspace) patch(ctx context.Context, edit func(data []byte) ([][]byte,
 	}
 	defer unlock()
 	path := format.MemoriesPath(w.Repo.Root)
-	data, err := os.ReadFile(path)
+	data, err := readMemories(w.Repo.Root)
 	if errors.Is(err, fs.ErrNotExist) {
 		return format.ErrNotPatchable
 	}
@@ -56,8 +56,8 @@ func (w *Workspace) patch(ctx context.Context, edit func(data []byte) ([][]byte,
 	}
 	// An import that worked around a problem (a line it could not read, an
 	// id on two lines) left the index short of the file: only the full
-	// rewrite, which refuses to drop such lines, may touch it.
-	forgotten, err := os.ReadFile(format.ForgottenPath(w.Repo.Root))
+	// rewrite, which keeps such lines, may touch it.
+	forgotten, err := readForgotten(w.Repo.Root)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("read %s: %w", forgottenRel, err)
 	}

@@ -305,7 +305,7 @@ func rulesFromFile(rel string, src []byte) ([]lineRule, []Refusal) {
 		if len(strings.Fields(text)) < 2 {
 			// A lone word is no rule, but a lone credential is still
 			// reported: the author should learn it sits in the file.
-			if f, found := secretRefusal(rel, b.line, text, "", ""); found {
+			if f, found := secretRefusal(rel, b.line, memory.Memory{Content: text}); found {
 				refused = append(refused, f)
 			}
 			continue

@@ -75,8 +75,21 @@ func TestRefreshWarnsAndIndexesTheValidLines(t *testing.T) {
 			t.Fatalf("run %d: warnings %q; want one naming line 3", run, warnings)
 		}
 	}
-	if _, err := w.Add(t.Context(), memory.Draft{Content: "a new fact", Scope: memory.ScopeProject, Kind: memory.KindStored}); err == nil || !strings.Contains(err.Error(), ":3:") {
-		t.Fatalf("a write over a poisoned line = %v; want a refusal naming it", err)
+	// A write is not blocked by the bad line, and keeps it as it was, after
+	// the memories; commands go on naming it, at its new line.
+	if _, err := w.Add(t.Context(), memory.Draft{Content: "a new fact", Scope: memory.ScopeProject, Kind: memory.KindStored}); err != nil {
+		t.Fatalf("a write over a poisoned line: %v", err)
+	}
+	written, _ := os.ReadFile(path)
+	if !strings.HasSuffix(string(written), "\n"+poisoned) || !strings.Contains(string(written), "a new fact") {
+		t.Fatalf("the write did not keep the poisoned line at the end:\n%s", written)
+	}
+	warnings = nil
+	if got := projectContents(t, w); len(got) != 2 {
+		t.Fatalf("after the write: listed %v", got)
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "memories.jsonl:4:") {
+		t.Fatalf("after the write: warnings %q; want one naming line 4", warnings)
 	}
 
 	conflicted := fileHead + "<<<<<<< HEAD\n" + line(stored("01B", "ours", t0)) + "=======\n>>>>>>> other\n"
@@ -84,7 +97,7 @@ func TestRefreshWarnsAndIndexesTheValidLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	warnings = nil
-	if got := projectContents(t, w); len(got) != 1 || got[0] != "the parser is hand written" {
+	if got := projectContents(t, w); len(got) != 2 || got[0] != "the parser is hand written" {
 		t.Fatalf("with conflict markers: listed %v; want the last import", got)
 	}
 	if len(warnings) != 1 || !strings.Contains(warnings[0], "conflict") {
@@ -258,7 +271,7 @@ func TestLockRemovesOnlyStaleTemporaryFiles(t *testing.T) {
 
 // Update (acolyte seed FILE) never rewrites a file whose rewrite would drop
 // a line: a duplicate id sends the user to sync, which says what it drops,
-// and an invalid line is named.
+// and an invalid line is kept as it was, after the memories.
 func TestUpdateRefusesFilesItWouldRewriteWithLoss(t *testing.T) {
 	root := t.TempDir()
 	a := stored("01A", "fact a", t0)
@@ -267,21 +280,27 @@ func TestUpdateRefusesFilesItWouldRewriteWithLoss(t *testing.T) {
 		t.Fatal(err)
 	}
 	add := func(m []memory.Memory) ([]memory.Memory, error) { return append(m, stored("01Z", "new", t0)), nil }
-	for _, data := range []string{
-		fileHead + line(edited(a, "fact a, later", t0.Add(time.Hour))) + line(a),
-		fileHead + line(a) + `{"id":"01B","kind":"nonsense","content":"x y"}` + "\n",
-	} {
-		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		err := Update(t.Context(), root, add)
-		var le *format.LineError
-		if !errors.As(err, &le) || le.Line < 2 || !strings.Contains(err.Error(), "acolyte sync") {
-			t.Fatalf("Update = %v; want a refusal naming the line and acolyte sync", err)
-		}
-		if got, _ := os.ReadFile(path); string(got) != data {
-			t.Fatal("Update rewrote the file")
-		}
+	data := fileHead + line(edited(a, "fact a, later", t0.Add(time.Hour))) + line(a)
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := Update(t.Context(), root, add)
+	var le *format.LineError
+	if !errors.As(err, &le) || le.Line < 2 || !strings.Contains(err.Error(), "acolyte sync") {
+		t.Fatalf("Update = %v; want a refusal naming the line and acolyte sync", err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != data {
+		t.Fatal("Update rewrote the file")
+	}
+	bad := `{"id":"01B","kind":"nonsense","content":"x y"}` + "\n"
+	if err := os.WriteFile(path, []byte(fileHead+bad+line(a)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Update(t.Context(), root, add); err != nil {
+		t.Fatalf("Update over an invalid line: %v", err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != fileHead+line(a)+line(stored("01Z", "new", t0))+bad {
+		t.Fatalf("file after Update:\n%s", got)
 	}
 	// Out of order alone loses nothing: Update writes it back sorted.
 	if err := os.WriteFile(path, []byte(fileHead+line(stored("01B", "b", t0))+line(a)), 0o644); err != nil {

@@ -20,11 +20,11 @@ import (
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
-// projectSecretError refuses a project memory holding a credential of
-// kind what: project memories are committed, and a committed secret is a
-// leaked secret. It names the kind, never the text.
-func projectSecretError(what string) error {
-	return fmt.Errorf("%w in project memory: it contains %s. Project memories are committed to git; keep credentials in the environment or a secret manager, or store a pointer to where the secret lives", memory.ErrSecret, what)
+// projectSecretError refuses a project memory holding a credential:
+// project memories are committed, and a committed secret is a leaked
+// secret. It names the kind and the field, never the text.
+func projectSecretError(sec format.Secret) error {
+	return fmt.Errorf("%w in project memory: %s. Project memories are committed to git; keep credentials in the environment or a secret manager, or store a pointer to where the secret lives", memory.ErrSecret, sec)
 }
 
 // Workspace is the memory toolkit of one repository checkout. Project
@@ -156,6 +156,9 @@ func (w *Workspace) refresh(ctx context.Context) (Imported, error) {
 		return Imported{}, err
 	}
 	lastHash, lastStamp, lastWarnings := parseImportState(last)
+	if err := GuardDir(w.Repo.Root); err != nil {
+		return Imported{Skipped: true, Warnings: []string{fmt.Sprintf("project memories not imported: %v", err)}}, nil
+	}
 	before, statErr := os.Stat(path)
 	fpath := format.ForgottenPath(w.Repo.Root)
 	fbefore, fstatErr := os.Stat(fpath)
@@ -166,7 +169,7 @@ func (w *Workspace) refresh(ctx context.Context) (Imported, error) {
 	if err != nil {
 		return Imported{Warnings: []string{fmt.Sprintf("project memories not imported: reading %s: %v", path, err)}}, nil
 	}
-	forgotten, err := os.ReadFile(fpath)
+	forgotten, err := readForgotten(w.Repo.Root)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return Imported{Warnings: []string{fmt.Sprintf("project memories not imported: reading %s: %v", fpath, err)}}, nil
 	}
@@ -263,14 +266,20 @@ func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
 		path := format.MemoriesPath(w.Repo.Root)
 		before, statErr := os.Stat(path)
 		fbefore, fstatErr := os.Stat(format.ForgottenPath(w.Repo.Root))
-		data, err := os.ReadFile(path)
+		data, err := readMemories(w.Repo.Root)
 		hash, herr := fileHash(data, err)
 		if herr != nil {
-			out.Warnings = []string{fmt.Sprintf("project memories not imported: reading %s: %v", path, herr)}
+			out.Warnings = []string{fmt.Sprintf("project memories not imported: %v", herr)}
 			return nil
 		}
 		ts, terr := readTombstones(w.Repo.Root)
-		d, err := format.DecodeAll(format.Dir+"/"+format.MemoriesFile, data)
+		// Too many to index is recorded with the hash like an unreadable
+		// file, so later commands do not read it again.
+		var d format.Decoded
+		err = tooManyToIndex(data)
+		if err == nil {
+			d, err = format.DecodeAll(format.Dir+"/"+format.MemoriesFile, data)
+		}
 		if err == nil {
 			err = terr
 		}
@@ -295,40 +304,41 @@ func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
 }
 
 // readForWrite reads the memories file for a writer: an id on two lines is
-// resolved (and told to Warn, since the write drops the other line), and an
-// invalid line refuses the write, naming the line, so that no write loses
-// it silently. It also returns the file's content hash.
+// resolved (and told to Warn, since the write drops the other line), and
+// each line that is not a valid memory is told to Warn and returned as it
+// is, for the write to keep (format.EncodeKeeping): one bad line blocks no
+// write and is never lost. It also returns the file's content hash.
 //
-// Memories forgotten.jsonl covers are left out, so the write drops their
-// lines, which a merge without acolyte's driver may have brought back; an
-// invalid tombstone refuses the write too.
-func (w *Workspace) readForWrite(path string) ([]memory.Memory, string, error) {
+// Memories forgotten.jsonl covers are left out of d.Memories, so the write
+// drops their lines, which a merge without acolyte's driver may have
+// brought back; an invalid tombstone refuses the write (a memory it meant
+// to hide cannot be told apart).
+func (w *Workspace) readForWrite() (d format.Decoded, hash string, err error) {
 	ts, err := readTombstones(w.Repo.Root)
 	if err != nil {
-		return nil, "", err
+		return d, "", err
 	}
 	if len(ts.warnings) > 0 {
-		return nil, "", fmt.Errorf("%w: %s", format.ErrInvalidFile, ts.warnings[0])
+		return d, "", fmt.Errorf("%w: %s", format.ErrInvalidFile, ts.warnings[0])
 	}
-	data, err := os.ReadFile(path)
+	data, err := readMemories(w.Repo.Root)
 	hash, herr := fileHash(data, err)
 	hash = withForgotten(hash, ts.data)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, hash, nil
+		return d, hash, nil
 	}
 	if herr != nil {
-		return nil, "", fmt.Errorf("reading project memories: %w", herr)
+		return d, "", fmt.Errorf("reading project memories: %w", herr)
 	}
-	d, err := format.DecodeAll(format.Dir+"/"+format.MemoriesFile, data)
-	if err != nil {
-		return nil, "", err
+	if err := tooManyToIndex(data); err != nil {
+		return d, "", err
 	}
-	if len(d.Invalid) > 0 {
-		return nil, "", d.Invalid[0]
+	if d, err = format.DecodeAll(format.Dir+"/"+format.MemoriesFile, data); err != nil {
+		return d, "", err
 	}
 	w.warn(d.Warnings())
-	kept, _ := format.Forget(d.Memories, ts.list)
-	return kept, hash, nil
+	d.Memories, _ = format.Forget(d.Memories, ts.list)
+	return d, hash, nil
 }
 
 // handEditsToStamp is what a write of mems, read from a file with content
@@ -379,6 +389,9 @@ func (w *Workspace) locked(ctx context.Context, fn func() error) error {
 // same critical section, so the index follows the file at once.
 func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]memory.Memory, error)) (memory.ReplaceStats, error) {
 	var stats memory.ReplaceStats
+	if err := GuardDir(w.Repo.Root); err != nil {
+		return stats, err
+	}
 	dir := filepath.Join(w.Repo.Root, format.Dir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return stats, fmt.Errorf("create %s: %w", dir, err)
@@ -388,10 +401,11 @@ func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]me
 	}
 	err := w.locked(ctx, func() error {
 		path := format.MemoriesPath(w.Repo.Root)
-		mems, hash, err := w.readForWrite(path)
+		d, hash, err := w.readForWrite()
 		if err != nil {
 			return err
 		}
+		mems := d.Memories
 		// A write rewrites every line and puts them in the index, so it is
 		// where hand edits get their stamp, or they would be lost.
 		pending, err := w.handEditsToStamp(ctx, mems, hash)
@@ -403,7 +417,7 @@ func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]me
 			return err
 		}
 		next = stampHandEdits(next, pending, time.Now())
-		if err := format.WriteFile(path, next); err != nil {
+		if err := format.WriteFileKeeping(path, next, d.InvalidLines); err != nil {
 			return err
 		}
 		// The file is now the truth; bring the index to it.
@@ -414,11 +428,20 @@ func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]me
 		if err != nil {
 			return err
 		}
+		// edit may have added tombstones (a forget).
 		ts, err := readTombstones(w.Repo.Root)
 		if err != nil {
 			return err
 		}
-		if err := w.store.SetState(ctx, w.stateKey(), withForgotten(written, ts.data)); err != nil {
+		state := withForgotten(written, ts.data)
+		if len(d.InvalidLines) > 0 {
+			// Recorded like an import's warnings: every command goes on
+			// naming the kept lines (at their new place), and the patch
+			// fast path leaves a file it cannot read whole alone.
+			kept, _ := format.DecodeAll(format.Dir+"/"+format.MemoriesFile, format.EncodeKeeping(next, d.InvalidLines))
+			state = importState(state, "", kept.Warnings())
+		}
+		if err := w.store.SetState(ctx, w.stateKey(), state); err != nil {
 			return err
 		}
 		if len(pending) > 0 {
@@ -445,18 +468,21 @@ func (w *Workspace) List(ctx context.Context, f memory.Filter) ([]memory.Memory,
 	return w.store.List(ctx, w.vis, f)
 }
 
-// Add stores a memory. Project memories are checked for secrets, stamped
-// with their provenance (HEAD and the paths they mention) and written to
-// .acolyte/memories.jsonl before they are indexed.
+// Add stores a memory, once RefuseSecret let it through (a user memory
+// the user allowed excepted). Project memories are stamped with their
+// provenance (HEAD and the paths they mention), checked again whole, and
+// written to .acolyte/memories.jsonl before they are indexed.
 func (w *Workspace) Add(ctx context.Context, d memory.Draft) (memory.Added, error) {
 	if d.Scope != memory.ScopeProject {
-		return w.store.Add(ctx, w.vis, d)
+		return memory.Scoped{Store: w.store, Visibility: w.vis, Guard: RefuseSecret}.Add(ctx, d)
 	}
 	if err := refuseDerivedKind(d.Kind); err != nil {
 		return memory.Added{}, err
 	}
-	if f, found := secretRefusal("", 0, d.Content, d.Topic, d.Source); found {
-		return memory.Added{}, projectSecretError(f.Secret)
+	// Checked before Prepare, so that an invalid draft holding a secret
+	// is refused for the secret, and after the stamps, which are text too.
+	if err := RefuseSecret(d.Memory()); err != nil {
+		return memory.Added{}, err
 	}
 	m, err := w.store.Prepare(w.vis, d)
 	if err != nil {
@@ -464,6 +490,9 @@ func (w *Workspace) Add(ctx context.Context, d memory.Draft) (memory.Added, erro
 	}
 	m.Commit = w.Repo.Head()
 	m.Paths = MentionedPaths(w.Repo.Root, m.Content)
+	if err := RefuseSecret(m); err != nil {
+		return memory.Added{}, err
+	}
 	out, err := w.addPatched(ctx, m)
 	if !errors.Is(err, format.ErrNotPatchable) {
 		return out, err
@@ -583,6 +612,30 @@ type Synced struct {
 	Refused []Refusal `json:"refused,omitempty"`
 }
 
+// storedSecrets reports the stored memories of the file that hold a
+// secret in any field, as a hand edit or a merge without the driver can
+// leave them: sync keeps them, since the file is the truth and dropping a
+// line unasked loses it, but says so, with the fix, as check does.
+func storedSecrets(raw []byte, mems []memory.Memory) []Refusal {
+	var out []Refusal
+	lines := lineNumbers(raw)
+	rel := format.Dir + "/" + format.MemoriesFile
+	for _, m := range mems {
+		sec, found := format.FindSecret(m)
+		if !found || IsDerived(m) {
+			continue
+		}
+		line := lines[m.ID]
+		fix := "run `acolyte forget " + m.ID + "`"
+		if sec.Field == "id" {
+			fix = "delete that line"
+		}
+		out = append(out, Refusal{File: rel, Line: line, Problem: ProblemSecret, Secret: sec.Kind,
+			Message: fmt.Sprintf("%s %s; %s, rotate the credential and commit %s", sec.Name(m, fmt.Sprintf("on line %d", line)), sec.Phrase(), fix, rel)})
+	}
+	return out
+}
+
 // Sync reconciles both directions: rules and seeds are re-derived from
 // AGENTS.md (and friends) and seeds.json into the memories file, then the
 // index is brought to the file. Running it twice changes nothing the second
@@ -606,20 +659,20 @@ func (w *Workspace) sync(ctx context.Context, pending map[string]time.Time, now 
 	}
 	out := Synced{Warnings: d.Skipped, Refused: d.Refused}
 	derived := d.Memories
-	path := format.MemoriesPath(w.Repo.Root)
-	raw, err := os.ReadFile(path)
+	raw, err := readMemories(w.Repo.Root)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return out, err
 	}
-	current, err := format.Decode(path, raw)
+	decoded, err := format.DecodeAll(format.Dir+"/"+format.MemoriesFile, raw)
 	if err != nil {
 		return out, err
 	}
-	ts, err := w.tidyTombstones(ctx, current, now)
+	ts, err := w.tidyTombstones(ctx, decoded.Memories, now)
 	if err != nil {
 		return out, err
 	}
-	current, _ = format.Forget(current, ts.list)
+	current, _ := format.Forget(decoded.Memories, ts.list)
+	out.Refused = append(out.Refused, storedSecrets(raw, current)...)
 	// The index still holds what the file said at the last import, which
 	// is how a hand edit that kept its updated time is told apart. While
 	// the file is what was last imported there is nothing to tell apart,
@@ -639,7 +692,7 @@ func (w *Workspace) sync(ctx context.Context, pending map[string]time.Time, now 
 	current = stampHandEdits(MarkHandEdits(current, indexed, now), pending, now)
 	// Comparing bytes, not memories, also rewrites a file that a union
 	// merge left out of order.
-	if next := Refresh(current, derived); (len(raw) > 0 || len(next) > 0) && !bytes.Equal(raw, format.Encode(next)) {
+	if next := Refresh(current, derived); (len(raw) > 0 || len(next) > 0) && !bytes.Equal(raw, format.EncodeKeeping(next, decoded.InvalidLines)) {
 		out.Import.ReplaceStats, err = w.change(ctx, func(mems []memory.Memory) ([]memory.Memory, error) {
 			mems = stampHandEdits(MarkHandEdits(mems, indexed, now), pending, now)
 			next := Refresh(mems, derived)
@@ -695,10 +748,33 @@ type StaleMemory struct {
 // or forget it.
 // It reads only the file and git, so CI can run it without a database.
 func (r *Repo) Stale(ctx context.Context) ([]StaleMemory, error) {
-	mems, err := format.ReadProject(r.Root)
+	data, err := readMemories(r.Root)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	mems, err := format.Decode(format.Dir+"/"+format.MemoriesFile, data)
 	if err != nil {
 		return nil, err
 	}
+	// Every reader sees the memories without those forgotten.jsonl covers.
+	ts, err := readTombstones(r.Root)
+	if err == nil && len(ts.warnings) > 0 {
+		err = fmt.Errorf("%w: %s", format.ErrInvalidFile, ts.warnings[0])
+	}
+	if err != nil {
+		return nil, err
+	}
+	mems, _ = format.Forget(mems, ts.list)
+	if err != nil {
+		return nil, err
+	}
+	// A clone's file names the paths: they are read through the
+	// repository's os.Root, so "../x" or a link out is never read.
+	root, err := os.OpenRoot(r.Root)
+	if err != nil {
+		return nil, fmt.Errorf("open the worktree: %w", err)
+	}
+	defer root.Close()
 	var out []StaleMemory
 	for _, m := range mems {
 		if m.Commit == "" || len(m.Paths) == 0 {
@@ -706,10 +782,13 @@ func (r *Repo) Stale(ctx context.Context) ([]StaleMemory, error) {
 		}
 		var s StaleMemory
 		for _, p := range m.Paths {
-			now, err := os.ReadFile(filepath.Join(r.Root, filepath.FromSlash(p)))
+			now, err := root.ReadFile(filepath.FromSlash(p))
 			if errors.Is(err, fs.ErrNotExist) {
 				s.Deleted = append(s.Deleted, p)
 				continue
+			}
+			if err != nil {
+				continue // outside the repository, or unreadable: nothing to compare
 			}
 			then, terr := r.FileAt(m.Commit, p)
 			if terr != nil {

@@ -111,6 +111,24 @@ type Memory struct {
 	Author string `json:"author,omitempty"`
 }
 
+// Field is one text a memory carries, named as the memories file names it.
+type Field struct{ Name, Text string }
+
+// Fields lists every text a memory carries that a person, a model or a
+// file can fill: the secret guard scans exactly these, so a text field
+// added to Memory is added here or it is never checked
+// (TestFieldsCoverEveryText). Scope, kind and author are acolyte's own
+// words; ScopeKey is the checkout's path or the session's name.
+func (m Memory) Fields() []Field {
+	out := make([]Field, 0, 5+len(m.Paths))
+	out = append(out, Field{"id", m.ID}, Field{"content", m.Content}, Field{"topic", m.Topic},
+		Field{"source", m.Source}, Field{"commit", m.Commit})
+	for _, p := range m.Paths {
+		out = append(out, Field{"paths", p})
+	}
+	return out
+}
+
 // Errors callers can test for with errors.Is.
 var (
 	ErrEmpty        = errors.New("memory is empty")
@@ -119,9 +137,11 @@ var (
 	ErrUnknownScope = errors.New("unknown scope")
 	ErrUnknownKind  = errors.New("unknown kind")
 	ErrNotFound     = errors.New("no memory with that id")
-	// ErrSecret refuses content that looks like a credential on its way to
-	// a place others read: a committed file or the team database. The
-	// check itself lives with the roads that need it (gitsync).
+	// ErrSecret refuses a memory with a field that looks like a
+	// credential, in every scope: a committed file and the team database
+	// are read by others, and the local database is a plain file that
+	// agents and models read. The check itself lives with the roads that
+	// need it (gitsync) and is handed in as a Guard.
 	ErrSecret         = errors.New("refusing to store what looks like a secret")
 	ErrNoScopeKey     = errors.New("scope needs a key")
 	ErrSchemaTooNew   = errors.New("database schema is newer than this acolyte")

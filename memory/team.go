@@ -32,13 +32,14 @@ type WithTeam struct {
 	// Visibility names the team (Visibility.Team) and must match the one
 	// Local was opened with for the other scopes.
 	Visibility
-	// Refuse is the credential check every team write passes first: a
-	// team memory is read by everyone on the team, so a secret must never
-	// reach it. It returns the error that refuses content, nil to allow
-	// it. memory imports none of our packages, so the caller supplies the
-	// detector (cmd wires gitsync.RefuseShared); a nil Refuse refuses
-	// every team write rather than let one through unchecked.
-	Refuse func(content string) error
+	// Refuse is the credential check every team write passes first, over
+	// every field of the memory: a team memory is read by everyone on the
+	// team, so a secret must never reach it. It returns the error that
+	// refuses the memory, nil to allow it. memory imports none of our
+	// packages, so the caller supplies the detector (cmd wires
+	// gitsync.RefuseSecret); a nil Refuse refuses every team write rather
+	// than let one through unchecked.
+	Refuse Guard
 	// TeamWait bounds the team side of a search or listing that reads the
 	// local stores too (no scope given): past it the team's results are
 	// left out rather than hold up the local ones. Zero: no bound.
@@ -139,11 +140,22 @@ func both[T any](ctx context.Context, t WithTeam, what string, local, team func(
 	return append(mine, theirs...), nil
 }
 
-func (t WithTeam) refuse(content string) error {
+func (t WithTeam) refuse(m Memory) error {
 	if t.Refuse == nil {
 		return errors.New("team memory: no credential check is configured, so nothing is shared")
 	}
-	return t.Refuse(content)
+	return t.Refuse(m)
+}
+
+// RefuseSecret checks m with the guard of the side that would store it.
+func (t WithTeam) RefuseSecret(m Memory) error {
+	if m.Scope == ScopeTeam {
+		return t.refuse(m)
+	}
+	if g, ok := t.Local.(Guarded); ok {
+		return g.RefuseSecret(m)
+	}
+	return nil
 }
 
 // Search searches the team database for scope team, the local stores for
@@ -168,7 +180,14 @@ func (t WithTeam) Search(ctx context.Context, q Query) ([]Result, error) {
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
-	return out[:min(len(out), limit, MaxLimit)], nil
+	out = out[:min(len(out), limit, MaxLimit)]
+	// Each side cut its own tail; the other side's best may lie far above
+	// this one's.
+	scores := make([]float64, len(out))
+	for i, r := range out {
+		scores[i] = r.Score
+	}
+	return out[:AboveTail(q, scores)], nil
 }
 
 // Add stores a team draft in the team database after the credential check,
@@ -180,7 +199,7 @@ func (t WithTeam) Add(ctx context.Context, d Draft) (Added, error) {
 	if err := ValidateContent(d.Content); err != nil {
 		return Added{}, err
 	}
-	if err := t.refuse(d.Content); err != nil {
+	if err := t.refuse(d.Memory()); err != nil {
 		return Added{}, err
 	}
 	return t.Team.Add(ctx, t.Visibility, d)
@@ -271,7 +290,7 @@ func (t WithTeam) List(ctx context.Context, f Filter) ([]Memory, error) {
 // Edit revises a team memory in the team database, after the credential
 // check, and any other memory locally.
 func (t WithTeam) Edit(ctx context.Context, id string, r Revision) (Memory, error) {
-	_, err := t.Team.Get(ctx, t.Visibility, id)
+	m, err := t.Team.Get(ctx, t.Visibility, id)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return t.Local.Edit(ctx, id, r)
@@ -281,7 +300,7 @@ func (t WithTeam) Edit(ctx context.Context, id string, r Revision) (Memory, erro
 	if err := ValidateContent(r.Content); err != nil {
 		return Memory{}, err
 	}
-	if err := t.refuse(r.Content); err != nil {
+	if err := t.refuse(r.Revised(m)); err != nil {
 		return Memory{}, err
 	}
 	return t.Team.Edit(ctx, t.Visibility, id, r)

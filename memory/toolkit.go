@@ -66,6 +66,33 @@ type Draft struct {
 	Kind    Kind
 	Topic   string
 	Source  string
+	// AllowSecret stores a user memory even when it looks like a
+	// credential, because the user said so (`remember --allow-secret`).
+	// It is ignored in every other scope, whose memories others read, and
+	// no tool a model drives sets it.
+	AllowSecret bool
+}
+
+// Memory is the draft as a memory, with the fields a guard checks.
+func (d Draft) Memory() Memory {
+	return Memory{Scope: d.Scope, Kind: d.Kind, Content: d.Content, Topic: d.Topic, Source: d.Source}
+}
+
+// SecretAllowed reports whether d may hold a credential: only a user
+// memory the user explicitly allowed.
+func (d Draft) SecretAllowed() bool { return d.AllowSecret && d.Scope == ScopeUser }
+
+// A Guard refuses a memory before it is stored, with an error that is
+// ErrSecret to errors.Is and never repeats what it refused. memory imports
+// none of our packages, so the caller supplies it (cmd wires
+// gitsync.RefuseSecret).
+type Guard func(m Memory) error
+
+// Guarded is a Toolkit that refuses secrets, and lets a caller ask before
+// it reports a text it could not store: distill withholds a refused fact's
+// text by asking Guard, whatever else refused the fact.
+type Guarded interface {
+	RefuseSecret(m Memory) error
 }
 
 // Added reports the outcome of Toolkit.Add.
@@ -95,6 +122,19 @@ type Toolkit interface {
 type Revision struct {
 	Content string
 	Topic   string
+	// AllowSecret is Draft.AllowSecret for an edit: honoured for a user
+	// memory only.
+	AllowSecret bool
+}
+
+// Revised is m with r's texts, for a guard to check before the edit is
+// stored.
+func (r Revision) Revised(m Memory) Memory {
+	m.Content = strings.TrimSpace(r.Content)
+	if t := strings.TrimSpace(r.Topic); t != "" {
+		m.Topic = t
+	}
+	return m
 }
 
 // Apply returns m revised by r at time now, validated as Add validates.

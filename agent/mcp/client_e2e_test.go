@@ -316,7 +316,11 @@ func TestRealClientSeesTheLimitsAndErrorCodes(t *testing.T) {
 		{"memory_search", map[string]any{"query": strings.Repeat("q", 8<<10+1)}, toolbox.CodeInvalidArgs, "query: 8193 bytes, the limit is 8192"},
 		{"memory_search", map[string]any{"queries": slices.Repeat([]string{"q"}, 11)}, toolbox.CodeInvalidArgs, "queries: 11 queries"},
 		{"memory_add", map[string]any{"content": "S3 uploads use " + secret + " in CI"}, toolbox.CodeSecret,
-			"content: refusing to store what looks like a secret in project memory: it contains an AWS access key id"},
+			"refusing to store what looks like a secret in project memory: it contains an AWS access key id"},
+		{"memory_add", map[string]any{"content": "S3 uploads go through CI", "topic": secret}, toolbox.CodeSecret,
+			"refusing to store what looks like a secret in project memory: it contains an AWS access key id in its topic"},
+		{"memory_add", map[string]any{"content": "S3 uploads use " + secret + " in CI", "scope": "user"}, toolbox.CodeSecret,
+			"refusing to store what looks like a secret in user memory: it contains an AWS access key id"},
 	} {
 		var e toolbox.Error
 		res := callTool(t, cs, c.tool, c.args, &e)

@@ -340,7 +340,7 @@ func memoryAdd(tk memory.Toolkit, source string) Tool {
 			switch {
 			case errors.Is(err, memory.ErrSecret):
 				// gitsync names the kind of secret and never the text.
-				return nil, errorf(CodeSecret, "content: %v", err)
+				return nil, errorf(CodeSecret, "%v", err)
 			case errors.Is(err, memory.ErrInvalidText), errors.Is(err, memory.ErrTooLarge), errors.Is(err, memory.ErrEmpty):
 				return nil, errorf(CodeInvalidArgs, "%v", err)
 			case err != nil:

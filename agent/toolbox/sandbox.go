@@ -1,6 +1,7 @@
 package toolbox
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -51,7 +52,7 @@ func (w *Workspace) openRoot() (*os.Root, error) {
 // Symlinks are followed here rather than left to os.Root because a
 // symlink's target decides whether the path is inside a git directory, and
 // because os.Root refuses absolute symlinks even when they point inside.
-func (w *Workspace) resolve(root *os.Root, p string, acc access) (string, error) {
+func (w *Workspace) resolve(ctx context.Context, root *os.Root, p string, acc access) (string, error) {
 	if strings.TrimSpace(p) == "" {
 		return "", errorf(CodeInvalidArgs, "give a path relative to the workspace root")
 	}
@@ -62,6 +63,24 @@ func (w *Workspace) resolve(root *os.Root, p string, acc access) (string, error)
 	if !ok {
 		return "", w.outside(p)
 	}
+	done, err := w.follow(root, p, rel)
+	if err != nil {
+		return "", err
+	}
+	resolved := filepath.Join(done...)
+	if resolved == "" {
+		resolved = "."
+	}
+	if err := w.guard(ctx, root, p, done, acc); err != nil {
+		return "", err
+	}
+	return resolved, nil
+}
+
+// follow walks rel, relative to the root, component by component, replacing
+// every symlink on the way by its target, and returns the components of the
+// real location. p is the path as given, for errors.
+func (w *Workspace) follow(root *os.Root, p, rel string) ([]string, error) {
 	var done []string
 	todo := splitPath(rel)
 	links := 0
@@ -73,7 +92,7 @@ func (w *Workspace) resolve(root *os.Root, p string, acc access) (string, error)
 			continue
 		case "..":
 			if len(done) == 0 {
-				return "", w.outside(p)
+				return nil, w.outside(p)
 			}
 			done = done[:len(done)-1]
 			continue
@@ -86,37 +105,30 @@ func (w *Workspace) resolve(root *os.Root, p string, acc access) (string, error)
 			continue
 		}
 		if err != nil {
-			return "", pathError(p, err)
+			return nil, pathError(p, err)
 		}
 		if st.Mode()&fs.ModeSymlink == 0 {
 			done = append(done, c)
 			continue
 		}
 		if links++; links > maxSymlinks {
-			return "", errorf(CodeInvalidArgs, "%s passes through more than %d symlinks; give the real path", shown(p), maxSymlinks)
+			return nil, errorf(CodeInvalidArgs, "%s passes through more than %d symlinks; give the real path", shown(p), maxSymlinks)
 		}
 		target, err := root.Readlink(cur)
 		if err != nil {
-			return "", pathError(p, err)
+			return nil, pathError(p, err)
 		}
 		if filepath.IsAbs(target) {
 			r, ok := w.inside(target)
 			if !ok {
-				return "", w.outside(p)
+				return nil, w.outside(p)
 			}
 			done, todo = nil, append(splitPath(r), todo...)
 		} else {
 			todo = append(splitPath(target), todo...)
 		}
 	}
-	resolved := filepath.Join(done...)
-	if resolved == "" {
-		resolved = "."
-	}
-	if err := w.guard(root, p, done, acc); err != nil {
-		return "", err
-	}
-	return resolved, nil
+	return done, nil
 }
 
 // inside maps p to a path relative to the root, lexically; false means it
@@ -183,20 +195,17 @@ func shown(p string) string { return clip(p, 200) }
 // guard refuses what the tools must not touch at all: anything inside a
 // git directory, where a hook or a config line (core.fsmonitor, a filter)
 // runs commands on the user's next git command, which is a way around
-// run_shell's consent; and, for writes, .acolyte/, whose memories change
-// only through the memory tools, which check them for secrets.
+// run_shell's consent; and, for writes, what would make a git directory,
+// .acolyte/, whose memories change only through the memory tools, which
+// check them for secrets, and what git runs or obeys (guardTrusted).
 //
 // The guards judge the path as resolved a moment before the operation.
 // os.Root keeps the operation inside the workspace whatever happens in
 // between, but a concurrent process could still swap a directory for a
 // symlink into .git in that moment; such a process can write .git itself,
 // so it gains nothing, and the model's own tools cannot make symlinks.
-func (w *Workspace) guard(root *os.Root, p string, comps []string, acc access) error {
+func (w *Workspace) guard(ctx context.Context, root *os.Root, p string, comps []string, acc access) error {
 	gitDirs := w.gitDirs(root, comps)
-	var hookDirs []fs.FileInfo
-	if acc == writeAccess {
-		hookDirs = w.hookDirs(root)
-	}
 	for i := range comps {
 		dir := filepath.Join(comps[:i+1]...)
 		if isDotGit(comps[i]) || isGitDir(root, dir) || sameAsAny(root, dir, gitDirs) {
@@ -204,17 +213,16 @@ func (w *Workspace) guard(root *os.Root, p string, comps []string, acc access) e
 				"because hooks and config there run commands. Change the working tree instead, and leave git's state to git commands the user runs", shown(p))
 		}
 		if acc == writeAccess && wouldMakeGitDir(root, comps, i) {
-			return errorf(CodeDenied, "%s would make %s a git directory (HEAD, objects/ and refs/), whose config git would obey there; "+
+			return errorf(CodeDenied, "%s would make %s a git directory (HEAD with commondir, or with objects/ and refs/), whose config git would obey there; "+
 				"the workspace tools do not create repositories. Ask the user to run git init if one is needed", shown(p), filepath.ToSlash(filepath.Join(append([]string{"."}, comps[:i]...)...)))
-		}
-		if acc == writeAccess && sameAsAny(root, dir, hookDirs) {
-			return errorf(CodeDenied, "%s is in %s, the folder git runs hooks from (core.hooksPath); the file tools may read it but not change it, "+
-				"because a hook runs on the user's next commit without asking. Tell the user what the hook should say instead", shown(p), filepath.ToSlash(dir))
 		}
 		if acc == writeAccess && isDotAcolyte(comps[i]) {
 			return errorf(CodeDenied, "%s is in .acolyte/, the project's memory, which the file tools may read but not change; "+
 				"use memory_add and memory_remove, which check memories and keep .acolyte/ and the index in step", shown(p))
 		}
+	}
+	if acc == writeAccess {
+		return w.guardTrusted(ctx, root, p, comps)
 	}
 	return nil
 }
@@ -258,21 +266,38 @@ func (w *Workspace) gitDirs(root *os.Root, comps []string) []fs.FileInfo {
 		if st, err := root.Stat(rel); err == nil {
 			out = append(out, st)
 		}
-	}
-	return out
-}
-
-// hookDirs returns the HookDirs that lie inside the root.
-func (w *Workspace) hookDirs(root *os.Root) []fs.FileInfo {
-	var out []fs.FileInfo
-	for _, d := range w.HookDirs {
-		if rel, ok := w.inside(d); ok {
-			if st, err := root.Stat(rel); err == nil && st.IsDir() {
+		// A linked worktree's git dir keeps its config and hooks in the
+		// common dir its commondir names.
+		if common, ok := w.readCommonDir(root, rel); ok {
+			if st, err := root.Stat(common); err == nil {
 				out = append(out, st)
 			}
 		}
 	}
 	return out
+}
+
+// readCommonDir reads gitDir/commondir, a path relative to gitDir or
+// absolute, and maps it inside the root.
+func (w *Workspace) readCommonDir(root *os.Root, gitDir string) (string, bool) {
+	name := filepath.Join(gitDir, "commondir")
+	f, _, err := openRegular(root, name, name)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, 4096))
+	if err != nil {
+		return "", false
+	}
+	target := strings.TrimSpace(string(b))
+	if target == "" {
+		return "", false
+	}
+	if filepath.IsAbs(target) {
+		return w.inside(target)
+	}
+	return relUnder(".", filepath.Join(gitDir, target))
 }
 
 // parseGitFile reads the one line of a .git file: "gitdir: PATH".
@@ -286,9 +311,14 @@ func parseGitFile(b []byte) (string, bool) {
 }
 
 // wouldMakeGitDir says whether writing comps completes a git directory in
-// the directory holding comps[i]: a model could otherwise build a bare
-// repository with a planted config, file by file, which git obeys when the
-// user runs it there.
+// the directory holding comps[i], by git's own test (is_git_directory): a
+// HEAD file, and either a commondir file, which makes it a linked
+// worktree's git directory whose objects, refs and config are wherever
+// commondir points, or objects/ and refs/ of its own. A model could
+// otherwise build one, file by file, with a planted config that git obeys
+// when the user runs it there. A HEAD beside a commondir is refused whatever
+// commondir points at, since the files that make its target a repository
+// can be written afterwards.
 func wouldMakeGitDir(root *os.Root, comps []string, i int) bool {
 	dir := filepath.Join(append([]string{"."}, comps[:i]...)...)
 	rest := comps[i:]
@@ -297,9 +327,25 @@ func wouldMakeGitDir(root *os.Root, comps []string, i int) bool {
 			return true
 		}
 		st, err := root.Stat(filepath.Join(dir, name))
-		return err == nil && st.IsDir() == wantDir
+		if err != nil {
+			return false
+		}
+		if wantDir {
+			// git asks access(X_OK), which an executable file passes too.
+			return st.IsDir() || st.Mode()&0o111 != 0
+		}
+		return !st.IsDir()
 	}
-	return has("HEAD", false) && has("objects", true) && has("refs", true)
+	if !has("HEAD", false) {
+		return false
+	}
+	return has("commondir", false) || hasObjects(has) && has("refs", true)
+}
+
+// hasObjects is the objects/ half of git's test: with GIT_OBJECT_DIRECTORY
+// set, git asks for no objects/ in the directory at all.
+func hasObjects(has func(string, bool) bool) bool {
+	return os.Getenv("GIT_OBJECT_DIRECTORY") != "" || has("objects", true)
 }
 
 // isGitDir says whether dir looks like a git directory the way git itself
@@ -315,12 +361,11 @@ func isGitDir(root *os.Root, dir string) bool {
 	if st, err := root.Lstat(filepath.Join(dir, "commondir")); err == nil && st.Mode().IsRegular() {
 		return true
 	}
-	for _, sub := range []string{"objects", "refs"} {
-		if st, err := root.Stat(filepath.Join(dir, sub)); err != nil || !st.IsDir() {
-			return false
-		}
+	has := func(name string, _ bool) bool {
+		st, err := root.Stat(filepath.Join(dir, name))
+		return err == nil && st.IsDir()
 	}
-	return true
+	return hasObjects(has) && has("refs", true)
 }
 
 func sameAsAny(root *os.Root, dir string, dirs []fs.FileInfo) bool {

@@ -29,6 +29,15 @@ type ShellResult struct {
 	DroppedBytes int64 `json:"dropped_bytes,omitempty"`
 }
 
+// runShell runs what the user allows and nothing guards it further: the
+// path guards of the file tools (git directories, .acolyte/, what git
+// trusts, .gitattributes drivers, symlinks out) bind only those tools. An
+// allowed command runs as the user, in the root, with the user's
+// environment, and may write .git/hooks, run git config or leave the tree;
+// its only limits are a timeout, a kill of its whole process group and
+// output cut to maxShellOutput. Consent is the guard, so Confirm sees the
+// whole command, and acolyte run --yes, which allows every command
+// unseen, is for a trusted task in a disposable checkout.
 func (w *Workspace) runShell() Tool {
 	return Tool{
 		Name:        "run_shell",

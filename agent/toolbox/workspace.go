@@ -40,8 +40,10 @@ const (
 
 // Workspace is the directory tree the workspace tools may touch. Every
 // access goes through an *os.Root opened on Root, so no tool can read or
-// write outside it, even while symlinks are swapped in under it, and none
-// may touch a git directory or write .acolyte/.
+// write outside it, even while symlinks are swapped in under it; none may
+// touch a git directory, make one, or write .acolyte/ or a path git runs
+// or obeys (Trust); and none may add merge, filter or diff drivers to a
+// .gitattributes or repoint a submodule.
 type Workspace struct {
 	// Root is absolute with every symlink resolved, so that absolute paths
 	// and symlink targets can be mapped inside it by comparing paths.
@@ -51,12 +53,29 @@ type Workspace struct {
 	Confirm func(command string) bool
 	// ShellTimeout is the default and maximum run time of one command.
 	ShellTimeout time.Duration
-	// HookDirs are folders whose files git runs by itself, on the user's
-	// next commit or checkout: a core.hooksPath inside the working tree
-	// (.husky, .githooks). The tools may read them but not write them,
-	// for the reason .git/hooks is out of bounds: a hook written there runs
-	// without the consent run_shell asks for.
-	HookDirs []string
+	// Trust reports the paths git runs or obeys in this checkout, as git
+	// itself reports them (cmd hands in gitsync's Repo.Trusted, gitsync
+	// being the package that knows git): hooks folders from every config
+	// source, husky's hook scripts, every file a config includes. The tools
+	// may read them but not write them, for the reason .git/ is out of
+	// bounds: what is written there runs on the user's next git command
+	// without the consent run_shell asks for. It is asked on every write,
+	// so a config the user changes mid-session counts at once; an error
+	// refuses the write. It is asked about the root and about every
+	// repository nested on the way to the written path (worktree is the
+	// top of its working tree, absolute); it returns nothing for a
+	// directory in no repository. Nil trusts nothing.
+	Trust func(ctx context.Context, worktree string) ([]Trusted, error)
+}
+
+// Trusted is one path git runs or obeys.
+type Trusted struct {
+	// Path is absolute; it need not exist yet.
+	Path string
+	// Dir means every file under Path.
+	Dir bool
+	// Why says what git does with it, as the refusal tells the model.
+	Why string
 }
 
 // NewWorkspace roots the workspace tools at dir.
@@ -144,7 +163,7 @@ func (w *Workspace) readFile() Tool {
 				return nil, err
 			}
 			defer root.Close()
-			rel, err := w.resolve(root, a.Path, readAccess)
+			rel, err := w.resolve(ctx, root, a.Path, readAccess)
 			if err != nil {
 				return nil, err
 			}
@@ -687,13 +706,16 @@ func (w *Workspace) editFile() Tool {
 				return nil, err
 			}
 			defer root.Close()
-			rel, err := w.resolve(root, a.Path, writeAccess)
+			rel, err := w.resolve(ctx, root, a.Path, writeAccess)
 			if err != nil {
 				return nil, err
 			}
 			if a.Old == "" {
 				if _, err := root.Lstat(rel); err == nil {
 					return nil, errorf(CodeInvalidArgs, "%s already exists; give old text to replace, or use write_file to overwrite it", shown(a.Path))
+				}
+				if err := guardContent(a.Path, rel, nil, []byte(a.New)); err != nil {
+					return nil, err
 				}
 				return write(root, rel, []byte(a.New), 0o644, true)
 			}
@@ -707,7 +729,11 @@ func (w *Workspace) editFile() Tool {
 			case n > 1:
 				return nil, errorf(CodeAmbiguousMatch, "old text occurs %d times in %s; include more surrounding lines so it matches once", n, shown(a.Path))
 			}
-			return write(root, rel, []byte(strings.Replace(string(data), a.Old, a.New, 1)), st.Mode().Perm(), false)
+			after := []byte(strings.Replace(string(data), a.Old, a.New, 1))
+			if err := guardContent(a.Path, rel, data, after); err != nil {
+				return nil, err
+			}
+			return write(root, rel, after, st.Mode().Perm(), false)
 		},
 	}
 }
@@ -738,16 +764,25 @@ func (w *Workspace) writeFile() Tool {
 				return nil, err
 			}
 			defer root.Close()
-			rel, err := w.resolve(root, a.Path, writeAccess)
+			rel, err := w.resolve(ctx, root, a.Path, writeAccess)
 			if err != nil {
 				return nil, err
 			}
 			mode, created := fs.FileMode(0o644), true
+			var before []byte
 			if st, err := root.Lstat(rel); err == nil {
 				if err := regular(st, a.Path); err != nil {
 					return nil, err
 				}
 				mode, created = st.Mode().Perm(), false
+				if needsBefore(rel) {
+					if before, err = readBefore(root, rel, a.Path); err != nil {
+						return nil, err
+					}
+				}
+			}
+			if err := guardContent(a.Path, rel, before, []byte(a.Content)); err != nil {
+				return nil, err
 			}
 			return write(root, rel, []byte(a.Content), mode, created)
 		},

@@ -80,7 +80,7 @@ func resolveAbs(w *Workspace, p string) (string, error) {
 		return "", err
 	}
 	defer root.Close()
-	rel, err := w.resolve(root, p, readAccess)
+	rel, err := w.resolve(context.Background(), root, p, readAccess)
 	if err != nil {
 		return "", err
 	}

@@ -11,6 +11,12 @@ import (
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
+// MaxFileBytes is the largest memories file acolyte reads: 256 MiB, about
+// a million memories. Reading and checking one that size takes seconds
+// (BenchmarkCheckLarge); anything larger is refused with a fix, so that a
+// clone cannot stall every command of everyone who pulls it.
+const MaxFileBytes = 256 << 20
+
 // MemoriesPath is where a worktree keeps its project memories.
 func MemoriesPath(root string) string {
 	return filepath.Join(root, Dir, MemoriesFile)
@@ -39,6 +45,12 @@ func ReadFile(path string) ([]memory.Memory, error) {
 // written, so a bad memory fails alone instead of poisoning the file for
 // every later command.
 func WriteFile(path string, mems []memory.Memory) error {
+	return WriteFileKeeping(path, mems, nil)
+}
+
+// WriteFileKeeping is WriteFile that also keeps lines, a file's invalid
+// lines (Decoded.InvalidLines), after the memories (EncodeKeeping).
+func WriteFileKeeping(path string, mems []memory.Memory, lines []string) error {
 	var bad []error
 	for _, m := range mems {
 		if err := CheckMemory(m); err != nil {
@@ -48,7 +60,7 @@ func WriteFile(path string, mems []memory.Memory) error {
 	if len(bad) > 0 {
 		return fmt.Errorf("not writing %s: %w", path, errors.Join(bad...))
 	}
-	return writeAtomic(path, Encode(mems))
+	return writeAtomic(path, EncodeKeeping(mems, lines))
 }
 
 // writeAtomic replaces path with the parts in order (atomicfile.Write),

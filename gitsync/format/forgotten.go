@@ -203,23 +203,6 @@ func Compact(ts []Tombstone, inFile map[string]bool, now time.Time) []Tombstone 
 	})
 }
 
-// ReadForgotten reads the tombstones of a worktree (none when the file is
-// missing); invalid lines fail it, as Decode does for memories.
-func ReadForgotten(root string) ([]Tombstone, error) {
-	data, err := os.ReadFile(ForgottenPath(root))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading forgotten memories: %w", err)
-	}
-	ts, invalid, err := DecodeForgotten(Dir+"/"+ForgottenFile, data)
-	if err == nil && len(invalid) > 0 {
-		err = invalid[0]
-	}
-	return ts, err
-}
-
 // WriteForgotten replaces the tombstone file with ts, atomically; no
 // tombstones remove it.
 func WriteForgotten(root string, ts []Tombstone) error {
@@ -232,19 +215,4 @@ func WriteForgotten(root string, ts []Tombstone) error {
 		return nil
 	}
 	return writeAtomic(path, data)
-}
-
-// ReadProject reads a worktree's project memories as every reader sees them:
-// memories.jsonl without the memories forgotten.jsonl covers.
-func ReadProject(root string) ([]memory.Memory, error) {
-	mems, err := ReadFile(MemoriesPath(root))
-	if err != nil {
-		return nil, err
-	}
-	ts, err := ReadForgotten(root)
-	if err != nil {
-		return nil, err
-	}
-	kept, _ := Forget(mems, ts)
-	return kept, nil
 }

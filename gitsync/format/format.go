@@ -12,12 +12,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
-	"github.com/acolyte-dev/acolyte/gitsync/secrets"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -91,12 +92,28 @@ type record struct {
 func Encode(mems []memory.Memory) []byte {
 	sorted := slices.Clone(mems)
 	slices.SortStableFunc(sorted, func(a, b memory.Memory) int { return strings.Compare(a.ID, b.ID) })
-	var buf bytes.Buffer
-	buf.Write(encodeLine(header{Acolyte: "memories", Version: Version}))
+	buf := encodeLine(header{Acolyte: "memories", Version: Version})
 	for _, m := range sorted {
-		buf.Write(encodeLine(toRecord(m)))
+		buf = appendMemory(buf, m)
 	}
-	return buf.Bytes()
+	return buf
+}
+
+// EncodeKeeping is Encode(mems) followed by lines, each as it was: the
+// lines a file held that are not valid memories (Decoded.InvalidLines),
+// which a write keeps after the valid ones instead of refusing or dropping
+// them.
+func EncodeKeeping(mems []memory.Memory, lines []string) []byte {
+	buf := Encode(mems)
+	for _, l := range lines {
+		buf = append(append(buf, l...), '\n')
+	}
+	return buf
+}
+
+// encodeRecord is m's line in the file, LF included.
+func encodeRecord(m memory.Memory) []byte {
+	return appendMemory(nil, m)
 }
 
 // encodeLine marshals without HTML escaping so that <, > and & stay readable
@@ -136,7 +153,12 @@ func formatTime(t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
-	return t.UTC().Truncate(time.Millisecond).Format(timeLayout)
+	t = t.UTC().Truncate(time.Millisecond)
+	if y := t.Year(); y < 0 || y > 9999 {
+		// Never written (CheckMemory refuses it), but described in messages.
+		return t.Format(timeLayout)
+	}
+	return string(appendTime(nil, t))
 }
 
 // Decode parses a memories file. Empty data is an empty file. Every memory
@@ -172,6 +194,10 @@ type Decoded struct {
 	// Invalid holds the lines that are not valid memories, each with its
 	// line number and a fix; they are not in Memories.
 	Invalid []*LineError
+	// InvalidLines are those lines' text, in the same order, for a writer
+	// to keep (EncodeKeeping): one bad line must not block writing the
+	// other memories, and nothing of it may be lost.
+	InvalidLines []string
 }
 
 // Warnings is every problem DecodeAll worked around, one line each, for a
@@ -182,7 +208,7 @@ func (d Decoded) Warnings() []string {
 		out = append(out, le.Error())
 	}
 	for _, le := range d.Invalid {
-		out = append(out, le.Error()+"; the line is left out until it is fixed")
+		out = append(out, le.Error()+"; the line is left out of search until it is fixed, and writes keep it at the end of the file")
 	}
 	return out
 }
@@ -203,18 +229,22 @@ func DecodeAll(file string, data []byte) (Decoded, error) {
 	if err := decodeHeader(lines[0]); err != nil {
 		return d, &LineError{file, 1, err}
 	}
-	d.Memories = make([]memory.Memory, 0, len(lines)-1)
+	// Lines are decoded in parallel into their own slots, then resolved in
+	// file order in place: d.Memories reuses the slots, so a large file
+	// costs no second slice of memories.
+	parsed, errs := decodeLines(lines[1:])
+	d.Memories = parsed[:0]
 	type place struct{ index, line int } // in d.Memories and in the file
 	seen := make(map[string]place, len(lines)-1)
 	for i, line := range lines[1:] {
 		lineNo := i + 2
-		line = strings.TrimSuffix(line, "\r")
-		if strings.TrimSpace(line) == "" {
+		m, err := parsed[i], errs[i]
+		if err == errBlankLine {
 			continue
 		}
-		m, err := decodeRecord(line)
 		if err != nil {
 			d.Invalid = append(d.Invalid, &LineError{file, lineNo, fmt.Errorf("%w; fix or delete the line by hand (git log -p %s shows where it came from), then run `acolyte sync`", err, Dir+"/"+MemoriesFile)})
+			d.InvalidLines = append(d.InvalidLines, strings.TrimSuffix(line, "\r"))
 			continue
 		}
 		p, dup := seen[m.ID]
@@ -236,19 +266,47 @@ func DecodeAll(file string, data []byte) (Decoded, error) {
 		}
 		d.Duplicates = append(d.Duplicates, &LineError{file, droppedLine, fmt.Errorf("id %s is also on line %d, as after a merge without acolyte's merge driver; "+
 			"line %d is kept, as the merge driver would (the later update wins), and rewriting the file (`acolyte sync`) drops this line %s",
-			m.ID, keptLine, keptLine, preview(dropped))})
+			safeID(m.ID), keptLine, keptLine, preview(dropped))})
 	}
 	return d, nil
 }
 
-// preview names a memory in a message, unless it looks like a secret, which
-// no message may echo.
-func preview(m memory.Memory) string {
-	if what, found := secrets.Detect(m.Content); found {
-		return "(content withheld: it contains " + what + ")"
+// errBlankLine marks a line that holds no memory, which Decode skips.
+var errBlankLine = errors.New("blank line")
+
+// decodeLines decodes each line into its slot, on every CPU for a large
+// file: decoding is most of what reading one costs, and lines are
+// independent until their ids are compared.
+func decodeLines(lines []string) ([]memory.Memory, []error) {
+	mems := make([]memory.Memory, len(lines))
+	errs := make([]error, len(lines))
+	decode := func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			line := strings.TrimSuffix(lines[i], "\r")
+			if strings.TrimSpace(line) == "" {
+				errs[i] = errBlankLine
+				continue
+			}
+			mems[i], errs[i] = decodeRecord(line)
+		}
 	}
-	return Describe(m)
+	workers := runtime.GOMAXPROCS(0)
+	if len(lines) < 10_000 || workers < 2 {
+		decode(0, len(lines))
+		return mems, errs
+	}
+	var wg sync.WaitGroup
+	chunk := (len(lines) + workers - 1) / workers
+	for lo := 0; lo < len(lines); lo += chunk {
+		hi := min(lo+chunk, len(lines))
+		wg.Go(func() { decode(lo, hi) })
+	}
+	wg.Wait()
+	return mems, errs
 }
+
+// preview names a memory in a message; Describe withholds a secret.
+func preview(m memory.Memory) string { return Describe(m) }
 
 // CheckMemory validates m exactly as Decode will when it reads the line
 // back, so that nothing written to the file can make it unreadable.
@@ -260,7 +318,7 @@ func CheckMemory(m memory.Memory) error {
 			return fmt.Errorf("memory %s: %w: a field contains invalid UTF-8", m.ID, memory.ErrInvalidText)
 		}
 	}
-	line := strings.TrimSuffix(string(encodeLine(toRecord(m))), "\n")
+	line := strings.TrimSuffix(string(encodeRecord(m)), "\n")
 	if _, err := decodeRecord(line); err != nil {
 		if m.ID != "" && !strings.Contains(err.Error(), m.ID) {
 			return fmt.Errorf("memory %s: %w", m.ID, err)
@@ -275,9 +333,12 @@ func CheckMemory(m memory.Memory) error {
 var conflictMarkers = []string{"<<<<<<<", "|||||||", "=======", ">>>>>>>"}
 
 func findConflictMarkers(file string, data []byte) error {
-	for i, line := range strings.Split(string(data), "\n") {
+	// Line by line without splitting: a large file is not copied for this.
+	for i := 0; len(data) > 0; i++ {
+		line, rest, _ := bytes.Cut(data, []byte("\n"))
+		data = rest
 		for _, marker := range conflictMarkers {
-			if strings.HasPrefix(line, marker) {
+			if bytes.HasPrefix(line, []byte(marker)) {
 				return &LineError{file, i + 1, fmt.Errorf("%w (a %q line): resolve it by hand, or keep one side with "+
 					"`git checkout --ours %s` or `git checkout --theirs %s` and then run `acolyte sync`; "+
 					"`acolyte hooks install` configures the acolyte merge driver so that branches merge without conflicts",
@@ -304,14 +365,12 @@ func decodeHeader(line string) error {
 }
 
 func decodeRecord(line string) (memory.Memory, error) {
-	var r record
-	dec := json.NewDecoder(strings.NewReader(line))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&r); err != nil {
-		return memory.Memory{}, fmt.Errorf("%w: malformed JSON: %v", ErrInvalidFile, err)
-	}
-	if dec.More() {
-		return memory.Memory{}, fmt.Errorf("%w: more than one JSON value on the line; each memory goes on its own line", ErrInvalidFile)
+	r, ok := parseCanonical(line)
+	if !ok {
+		var err error
+		if r, err = decodeJSON(line); err != nil {
+			return memory.Memory{}, err
+		}
 	}
 	if err := validateID(r.ID); err != nil {
 		return memory.Memory{}, err
@@ -346,16 +405,30 @@ func decodeRecord(line string) (memory.Memory, error) {
 	return m, nil
 }
 
+// decodeJSON reads a record line strictly: no unknown key, one value.
+func decodeJSON(line string) (record, error) {
+	var r record
+	dec := json.NewDecoder(strings.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		return record{}, fmt.Errorf("%w: malformed JSON: %v", ErrInvalidFile, err)
+	}
+	if dec.More() {
+		return record{}, fmt.Errorf("%w: more than one JSON value on the line; each memory goes on its own line", ErrInvalidFile)
+	}
+	return r, nil
+}
+
 func validateID(id string) error {
 	if id == "" {
 		return fmt.Errorf("%w: the memory has no id", ErrInvalidFile)
 	}
 	if len(id) > 64 {
-		return fmt.Errorf("%w: id %.20q… is longer than 64 characters", ErrInvalidFile, id)
+		return fmt.Errorf("%w: id %.20q… is longer than 64 characters", ErrInvalidFile, safeID(id))
 	}
 	for _, c := range id {
 		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '-' || c == '_') {
-			return fmt.Errorf("%w: id %q may contain only letters, digits, - and _", ErrInvalidFile, id)
+			return fmt.Errorf("%w: id %q may contain only letters, digits, - and _", ErrInvalidFile, safeID(id))
 		}
 	}
 	return nil

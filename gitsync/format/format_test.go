@@ -28,7 +28,7 @@ func edited(m memory.Memory, content string, at time.Time) memory.Memory {
 
 const fileHead = `{"acolyte":"memories","version":1}` + "\n"
 
-func line(m memory.Memory) string { return string(encodeLine(toRecord(m))) }
+func line(m memory.Memory) string { return string(encodeRecord(m)) }
 
 func TestEncodeIsCanonicalAndRoundTrips(t *testing.T) {
 	mems := []memory.Memory{

@@ -86,7 +86,7 @@ func Merge(base, ours, theirs []byte) (merged []byte, report []string, err error
 				if !inBase {
 					verb = "added differently on both sides"
 				}
-				report = append(report, fmt.Sprintf("%s: %s; kept %s version (%s)", id, verb, side, Describe(winner)))
+				report = append(report, fmt.Sprintf("%s: %s; kept %s version (%s)", safeID(id), verb, side, Describe(winner)))
 			}
 		case inOurs:
 			switch {
@@ -94,7 +94,7 @@ func Merge(base, ours, theirs []byte) (merged []byte, report []string, err error
 				out = append(out, om)
 			case !Same(om, bm):
 				out = append(out, om)
-				report = append(report, fmt.Sprintf("%s: deleted on their side but edited on ours; kept our edit (%s)", id, Describe(om)))
+				report = append(report, fmt.Sprintf("%s: deleted on their side but edited on ours; kept our edit (%s)", safeID(id), Describe(om)))
 			}
 		case inTheirs:
 			switch {
@@ -102,7 +102,7 @@ func Merge(base, ours, theirs []byte) (merged []byte, report []string, err error
 				out = append(out, tm)
 			case !Same(tm, bm):
 				out = append(out, tm)
-				report = append(report, fmt.Sprintf("%s: deleted on our side but edited on theirs; kept their edit (%s)", id, Describe(tm)))
+				report = append(report, fmt.Sprintf("%s: deleted on our side but edited on theirs; kept their edit (%s)", safeID(id), Describe(tm)))
 			}
 		}
 	}
@@ -114,9 +114,9 @@ func Merge(base, ours, theirs []byte) (merged []byte, report []string, err error
 			kept = append(kept, m)
 			continue
 		}
-		if what, found := secrets.Detect(m.Content); found {
-			report = append(report, fmt.Sprintf("%s: left out of the merge because it contains %s; rotate that credential "+
-				"(the memory is still in the history of the branch that added it)", m.ID, what))
+		if sec, found := FindSecret(m); found {
+			report = append(report, fmt.Sprintf("%s: left out of the merge because %s; rotate that credential "+
+				"(the memory is still in the history of the branch that added it)", sec.Name(m, "added on one side"), sec))
 			continue
 		}
 		kept = append(kept, m)
@@ -135,7 +135,15 @@ func indexByID(mems []memory.Memory) map[string]memory.Memory {
 // Same reports whether a and b are the same memory as the file stores
 // them: equal encoded lines.
 func Same(a, b memory.Memory) bool {
-	return bytes.Equal(encodeLine(toRecord(a)), encodeLine(toRecord(b)))
+	// Equal fields encode equally; comparing them first spares a check of a
+	// large file two encodings per unchanged memory. Unequal fields may
+	// still encode equally (paths in another order, times a microsecond
+	// apart), which only the encodings tell.
+	if a.ID == b.ID && a.Kind == b.Kind && a.Content == b.Content && a.Topic == b.Topic && a.Source == b.Source &&
+		a.Commit == b.Commit && a.CreatedAt.Equal(b.CreatedAt) && a.UpdatedAt.Equal(b.UpdatedAt) && slices.Equal(a.Paths, b.Paths) {
+		return true
+	}
+	return bytes.Equal(encodeRecord(a), encodeRecord(b))
 }
 
 func pickLater(ours, theirs memory.Memory) (memory.Memory, string) {
@@ -151,15 +159,28 @@ func pickLater(ours, theirs memory.Memory) (memory.Memory, string) {
 		}
 		return theirs, "their"
 	}
-	if bytes.Compare(encodeLine(toRecord(ours)), encodeLine(toRecord(theirs))) >= 0 {
+	if bytes.Compare(encodeRecord(ours), encodeRecord(theirs)) >= 0 {
 		return ours, "our"
 	}
 	return theirs, "their"
 }
 
+// safeID is id for a message, unless the id itself looks like a
+// credential (a whole token is a valid id), which no message may repeat.
+func safeID(id string) string {
+	if what, found := secrets.Detect(id); found {
+		return "(an id withheld: it contains " + what + ")"
+	}
+	return id
+}
+
 // Describe names a memory in one short line for reports and diffs: its
-// first line, quoted and cut at 72 bytes.
+// first line, quoted and cut at 72 bytes, or, for a memory holding a
+// secret in any field, where the secret is instead.
 func Describe(m memory.Memory) string {
+	if sec, found := FindSecret(m); found {
+		return "(withheld: " + sec.String() + ")"
+	}
 	first, _, multi := strings.Cut(m.Content, "\n")
 	const max = 72
 	if len(first) > max {
@@ -180,6 +201,10 @@ func Describe(m memory.Memory) string {
 // On error ours is left untouched and git records a conflict.
 func MergeFiles(basePath, oursPath, theirsPath string) (report []string, err error) {
 	read := func(p string) ([]byte, error) {
+		// A branch must not stall a merge with a file no reader would read.
+		if fi, err := os.Stat(p); err == nil && fi.Size() > MaxFileBytes {
+			return nil, fmt.Errorf("merge driver: %s is over %d MiB, the most acolyte reads; find what filled it (`git log --stat -- %s/%s`) and remove it", p, MaxFileBytes>>20, Dir, MemoriesFile)
+		}
 		data, err := os.ReadFile(p)
 		if err != nil {
 			return nil, fmt.Errorf("merge driver: %w", err)

@@ -1,7 +1,10 @@
 package format
 
 import (
+	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -71,5 +74,30 @@ func TestMergeRefusesConflictMarkers(t *testing.T) {
 	_, _, err := Merge(nil, []byte(conflicted), []byte(ours))
 	if !errors.Is(err, ErrConflictMarkers) {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestMergeFilesRefusesAnOversizedSide: a side over MaxFileBytes fails the
+// merge at once (git then merges by union, see MergeDriverCommand) and
+// leaves ours untouched.
+func TestMergeFilesRefusesAnOversizedSide(t *testing.T) {
+	dir := t.TempDir()
+	small := Encode([]memory.Memory{stored("01A", "fact a", t0)})
+	paths := map[string]string{}
+	for _, name := range []string{"base", "ours", "theirs"} {
+		paths[name] = filepath.Join(dir, name)
+		if err := os.WriteFile(paths[name], small, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Truncate(paths["theirs"], MaxFileBytes+1); err != nil { // sparse
+		t.Fatal(err)
+	}
+	_, err := MergeFiles(paths["base"], paths["ours"], paths["theirs"])
+	if err == nil || !strings.Contains(err.Error(), "256 MiB") {
+		t.Fatalf("MergeFiles = %v; want a refusal naming the limit", err)
+	}
+	if got, _ := os.ReadFile(paths["ours"]); !bytes.Equal(got, small) {
+		t.Fatal("ours was changed")
 	}
 }

@@ -55,7 +55,7 @@ func eachLine(data []byte, fn func(start int, line []byte) bool) error {
 // InsertLine adds the encoded memory m to a memories file in id order. New
 // ids are time-ordered, so the place is almost always the end.
 func InsertLine(data []byte, m memory.Memory) ([][]byte, error) {
-	line := encodeLine(toRecord(m))
+	line := encodeRecord(m)
 	at := len(data)
 	var bad bool
 	err := eachLine(data, func(start int, l []byte) bool {
@@ -121,5 +121,5 @@ func ReplaceLine(data []byte, m memory.Memory) ([][]byte, error) {
 	if err != nil || at <= 0 {
 		return nil, ErrNotPatchable
 	}
-	return [][]byte{data[:at], encodeLine(toRecord(m)), data[end:]}, nil
+	return [][]byte{data[:at], encodeRecord(m), data[end:]}, nil
 }

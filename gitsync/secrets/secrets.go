@@ -100,7 +100,7 @@ func token(kind, expr string, keywords ...string) secretRule {
 // first use: as a package variable its closures cost every process, git
 // hooks included, 160 allocations at start-up.
 var secretRules = sync.OnceValue(func() []secretRule {
-	return []secretRule{
+	issuers := []secretRule{
 		// Private keys, and the service-account JSON that embeds one.
 		{kind: "a Google Cloud service-account key", keywords: []string{"private_key"},
 			re: lazyRegexp(`"private_key"\s*:\s*"-----BEGIN`)},
@@ -169,7 +169,7 @@ var secretRules = sync.OnceValue(func() []secretRule {
 		token("a Postman API key", `\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b`, "PMAK-"),
 		token("a New Relic API key", `\bNR(?:AK|II)-[A-Za-z0-9]{27}\b`, "NRAK-", "NRII-"),
 		token("a Linear API key", `\blin_api_[A-Za-z0-9]{40}\b`, "lin_api_"),
-		token("a Doppler token", `\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}`, "dp."),
+		token("a Doppler token", `\bdp\.(?:pt|st|sa|ct|scim|audit)\.(?:[a-z0-9_-]{1,40}\.)?[A-Za-z0-9]{40,}`, "dp."),
 		token("a Pulumi access token", `\bpul-[a-f0-9]{40}\b`, "pul-"),
 		token("a Grafana token", `\b(?:glc_[A-Za-z0-9+/]{32,}={0,2}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8})`, "glc_", "glsa_"),
 		token("a Sentry token", `\bsntry[su]_[A-Za-z0-9+/=_-]{40,}`, "sntry"),
@@ -191,7 +191,8 @@ var secretRules = sync.OnceValue(func() []secretRule {
 			re:    lazyRegexp(`\bhf_[A-Za-z0-9]{34,40}\b`),
 			check: func(line string, m []int) bool { return scrambledCase(line[m[0]+3 : m[1]]) }},
 		token("a model provider API key", `\b(?:gsk_[A-Za-z0-9]{52}|xai-[A-Za-z0-9]{80}|pplx-[A-Za-z0-9]{48}|r8_[A-Za-z0-9]{37})\b`, "gsk_", "xai-", "pplx-", "r8_"),
-
+	}
+	general := []secretRule{
 		// Credentials in general shapes.
 		token("a JSON Web Token", `\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`, "eyJ"),
 		{kind: "a password in a URL", keywords: []string{"://"},
@@ -203,17 +204,79 @@ var secretRules = sync.OnceValue(func() []secretRule {
 		{kind: "HTTP basic-auth credentials", keywords: []string{"basic"},
 			re:    lazyRegexp(`(?i)\bbasic\s+([A-Za-z0-9+/]{8,}={0,2})`),
 			check: func(line string, m []int) bool { return basicCredentials(line[m[2]:m[3]]) }},
-		{kind: "a password", keywords: []string{"pass", "pwd"}, find: findAssignments(passwordName, passwordValue)},
+		// The keywords are parts of passwordWords whose first two bytes are
+		// rare in English, or already another keyword's: a common pair
+		// (co, lo, ha) would send every line of prose through the rule.
+		{kind: "a password", keywords: []string{"pass", "pwd", "pw", "seña", "sena", "senha", "twoord", "paro", "sło", "slo",
+			"senord", "salasana", "gskode", "heslo", "lsz", "sifre", "şifre", "zinka", "kennwort", "пароль", "密码", "密碼", "パスワード", "비밀번호"},
+			find: findAssignments(passwordName, passwordValue)},
+		{kind: "a password", keywords: []string{"pass", "pwd", "pw"},
+			find: findAssignments(barePasswordName, func(a assignment) bool { return passwordValue(a) && strongValue(a.value) })},
 		{kind: "a secret key or token", keywords: []string{"secret", "token", "key", "cred", "auth"}, find: findAssignments(secretName, randomAssigned)},
 	}
+	return slices.Concat(issuers, familyRules(), general)
 })
 
 // scanSecrets returns the credentials in text, at most limit of them when
-// limit > 0, in rule order.
+// limit > 0, in rule order: first as written, then, in the lines normalize
+// would change, as it rewrites them, with offsets in text.
 func scanSecrets(text string, limit int) []secretHit {
+	hits := scanText(text, limit, nil)
+	if !hasInvisible(text) && !hasSplit(text) {
+		return hits
+	}
+	// Most texts have nothing to normalize, and a long one has a few such
+	// lines: rewriting only them keeps the second scan to those lines.
+	for start := 0; start < len(text) && (limit <= 0 || len(hits) < limit); {
+		end := lineEnd(text, start)
+		for end < len(text) {
+			at := end
+			if at > 0 && text[at-1] == '\r' {
+				at--
+			}
+			if _, split := splitAt(text, at); !split {
+				break
+			}
+			end = lineEnd(text, end+1)
+		}
+		if norm, origin, changed := normalize(text[start:end]); changed {
+			for _, h := range scanText(norm, 0, nil) {
+				h.start, h.end = start+origin[h.start], start+origin[h.end-1]+1
+				if !overlapsAny(h, hits) {
+					hits = append(hits, h)
+				}
+			}
+		}
+		start = end + 1
+	}
+	if limit > 0 && len(hits) > limit {
+		hits = hits[:limit]
+	}
+	return hits
+}
+
+// lineEnd is the offset of the line break ending the line at start, or
+// len(text).
+func lineEnd(text string, start int) int {
+	if e := strings.IndexByte(text[start:], '\n'); e >= 0 {
+		return start + e
+	}
+	return len(text)
+}
+
+func overlapsAny(h secretHit, hits []secretHit) bool {
+	for _, o := range hits {
+		if h.start < o.end && o.start < h.end {
+			return true
+		}
+	}
+	return false
+}
+
+// scanText runs the rules over one text, adding to hits.
+func scanText(text string, limit int, hits []secretHit) []secretHit {
 	rules := secretRules()
 	candidates := secretKeywords().candidates(text)
-	var hits []secretHit
 	for _, c := range candidates {
 		r := &rules[c.rule]
 		start := c.start
@@ -224,12 +287,11 @@ func scanSecrets(text string, limit int) []secretHit {
 		line := text[start:end]
 		add := func(s, e int) {
 			h := secretHit{kind: r.kind, start: start + s, end: start + e}
-			for _, o := range hits {
-				if h.start < o.end && o.start < h.end {
-					return // the same text, already reported as a more specific kind
-				}
+			// Overlapping: the same text, already reported as a more
+			// specific kind. A published example guards nothing.
+			if !overlapsAny(h, hits) && !isDocumentedExample(line[s:e]) {
+				hits = append(hits, h)
 			}
-			hits = append(hits, h)
 		}
 		if r.find != nil {
 			r.find(line, add)
@@ -476,8 +538,11 @@ func findAssignments(nameOK func(lowerName, name string) bool, valueOK func(assi
 	}
 }
 
+// identByte accepts the bytes of a setting's name; bytes of UTF-8
+// sequences count, so that names in other languages (contraseña, hasło,
+// пароль) are read whole.
 func identByte(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-'
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-' || c >= 0x80
 }
 
 // maxValue bounds the value of an assignment, so that a long line of
@@ -574,13 +639,34 @@ func nameEnds(lowerName, name string, glued bool, words ...string) (string, bool
 	return "", false
 }
 
+// passwordWords name a password in the languages acolyte's users write
+// notes in; a name ending in one is a password setting (DB_PASSWORD,
+// Passwort, contraseña, mot_de_passe, hasło, пароль).
+var passwordWords = []string{"password", "passwd", "passphrase", "passwort", "kennwort", "contraseña", "contrasena",
+	"senha", "wachtwoord", "parool", "parola", "hasło", "haslo", "lösenord", "losenord", "salasana", "adgangskode",
+	"passord", "heslo", "jelszó", "jelszo", "şifre", "sifre", "geslo", "lozinka", "motdepasse", "mot_de_passe",
+	"пароль", "密码", "密碼", "パスワード", "비밀번호"}
+
 func passwordName(lowerName, name string) bool {
-	if _, ok := nameEnds(lowerName, name, true, "password", "passwd", "passphrase"); ok {
+	if _, ok := nameEnds(lowerName, name, true, passwordWords...); ok {
 		return true
 	}
-	// Alone, PASS and PWD are a test's verdict and the working directory.
-	before, ok := nameEnds(lowerName, name, false, "pass", "pwd")
+	// "mot de passe : X" reaches here as the name "passe".
+	if lowerName == "passe" {
+		return true
+	}
+	// Alone, PASS, PWD and PW are a test's verdict, the working directory
+	// and an abbreviation in prose; as the end of a name, a password.
+	// (barePasswordName takes them alone, for strong values only.)
+	before, ok := nameEnds(lowerName, name, false, "pass", "pwd", "pw")
 	return ok && strings.Trim(before, "-_.") != ""
+}
+
+// barePasswordName is PASS, PWD and PW alone ("login: ops / pass: X"),
+// which barePasswordValue accepts only with a value no verdict, path or
+// word looks like.
+func barePasswordName(lowerName, _ string) bool {
+	return lowerName == "pass" || lowerName == "pwd" || lowerName == "pw"
 }
 
 // secretName accepts names ending in secret, token, key and the like,
@@ -708,6 +794,11 @@ func isReference(v string) bool {
 	}
 	if !strings.Contains(v, ".") {
 		return false
+	}
+	for seg := range strings.SplitSeq(v, ".") {
+		if len(seg) >= 16 && mixedCase(seg) {
+			return false // a token with dots in it (Vault's s., Doppler's dp.st.), not a path
+		}
 	}
 	for seg := range strings.SplitSeq(v, ".") {
 		if seg == "" || !('a' <= seg[0] && seg[0] <= 'z' || 'A' <= seg[0] && seg[0] <= 'Z' || seg[0] == '_') {

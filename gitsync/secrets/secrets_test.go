@@ -154,7 +154,7 @@ func BenchmarkDetectRule(b *testing.B) {
 // and commands that talk about keys, tokens and passwords without holding
 // one, so every rule scans it to the end.
 func benchMemory(b *testing.B) string {
-	data, err := os.ReadFile("../CONTRIBUTING.md")
+	data, err := os.ReadFile("../../CONTRIBUTING.md")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -180,4 +180,69 @@ func BenchmarkFind8KiB(b *testing.B) {
 	for b.Loop() {
 		Find(text)
 	}
+}
+
+// TestUnseen measures the detector alone against the held-out table; the
+// roads are measured by gitsync's TestUnseenCredentialsOnEveryRoad.
+func TestUnseen(t *testing.T) {
+	measure(t, "unseen", secretstest.Unseen, secretstest.UnseenLookalikes)
+}
+
+// measure fails unless 95% of creds are detected and at most one of
+// lookalikes refused, and logs every miss.
+func measure(t *testing.T, name string, creds []secretstest.Case, lookalikes []string) {
+	t.Helper()
+	missed, refused := 0, 0
+	for _, c := range creds {
+		if _, found := Detect(c.Content); !found {
+			missed++
+			t.Logf("missed %s: %q", c.Kind, c.Content)
+		}
+	}
+	for _, h := range lookalikes {
+		if what, found := Detect(h); found {
+			refused++
+			t.Logf("refused the harmless %q as %s", h, what)
+		}
+	}
+	n := len(creds)
+	t.Logf("%s: %d of %d credentials detected, %d of %d look-alikes refused", name, n-missed, n, refused, len(lookalikes))
+	if float64(n-missed) < 0.95*float64(n) || refused > 1 {
+		t.Errorf("the detector falls short of 95%% detected and at most 1 look-alike refused")
+	}
+}
+
+// A token split by what a reader does not see, or by markdown, is still
+// found, at its place in the text as written.
+func TestFindNormalized(t *testing.T) {
+	tok := "gl" + "pat-" + "Qm7RzX2vKp9LwT4nB8cY"
+	for _, split := range []string{"\u200b", "\u00ad", "\u2060", "\ufeff", "`", "``", "\n", "\r\n  ", "`\u200c`"} {
+		text := "notes\nthe CI uses `" + tok[:12] + split + tok[12:] + "` for pushes"
+		got := Find(text)
+		want := []Finding{{Kind: "a GitLab token", Line: 2, Offset: strings.Index(text, "gl"+"pat-")}}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("split by %q: Find = %+v, want %+v", split, got, want)
+		}
+	}
+	// Prose wraps words, not tokens: short runs are never joined.
+	if got := Find("the password is\nhashed with argon2id before it is stored"); got != nil {
+		t.Errorf("wrapped prose: %+v", got)
+	}
+}
+
+// Every word for a password is found as a setting's name, so that the
+// rule's keywords, chosen for speed, still reach each one.
+func TestPasswordWordsAreFound(t *testing.T) {
+	for _, w := range passwordWords {
+		for _, text := range []string{w + "=Xq7vL2zR9k!", "db_" + w + ": Xq7vL2zR9k!", w + " = 'Xq7vL2zR9k!'"} {
+			if what, found := Detect(text); !found || what != "a password" {
+				t.Errorf("Detect(%q) = %q, %v; want a password", text, what, found)
+			}
+		}
+	}
+}
+
+// TestFresh measures the detector alone against the second held-out table.
+func TestFresh(t *testing.T) {
+	measure(t, "fresh", secretstest.Fresh, secretstest.FreshLookalikes)
 }

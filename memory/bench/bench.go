@@ -89,6 +89,9 @@ type Report struct {
 	// CrossEmpty is Empty for the queries asked of another group (see
 	// Options.Cross); nil when the queries name one group.
 	CrossEmpty *float64 `json:"cross_empty,omitempty"`
+	// Returned is the mean number of results a query got, of at most the
+	// largest k: what a search costs its reader.
+	Returned float64 `json:"returned_mean"`
 }
 
 // Options say how Run searches.
@@ -200,6 +203,7 @@ func run(ctx context.Context, s target, queries []Query, ks []int, o Options, pr
 		if len(results) == 0 {
 			r.Empty++
 		}
+		r.Returned += float64(len(results))
 		ranked := make([]string, 0, len(results))
 		for _, res := range results {
 			if s.docIDs == nil {
@@ -235,6 +239,7 @@ func run(ctx context.Context, s target, queries []Query, ks []int, o Options, pr
 		}
 		r.MRR /= n
 		r.Empty /= n
+		r.Returned /= n
 	}
 	for c, n := range catCount {
 		r.ByCategory[c] /= float64(n)

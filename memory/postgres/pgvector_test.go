@@ -143,7 +143,7 @@ func TestPGliteLargeTeam(t *testing.T) {
 		}
 		return ids
 	}
-	for _, q := range []string{"barista cappuccino", "how do I reach the staging database"} {
+	for _, q := range []string{"cleaning limescale from the coffee maker", "how do I reach the staging database"} {
 		got := search(q)
 		postgres.SetScanOnly(s, true)
 		scan := search(q)
@@ -157,7 +157,7 @@ func TestPGliteLargeTeam(t *testing.T) {
 		if same < min(7, len(scan)) {
 			t.Errorf("%q: the HNSW path found %v, the scan %v", q, got, scan)
 		}
-		if q == "barista cappuccino" && !slices.Contains(got[:min(3, len(got))], espresso) {
+		if q == "cleaning limescale from the coffee maker" && !slices.Contains(got[:min(3, len(got))], espresso) {
 			t.Errorf("%q: the HNSW path found %v, want %s in the first 3", q, got, espresso)
 		}
 	}
@@ -171,7 +171,7 @@ func TestPGliteLargeTeam(t *testing.T) {
 		}
 		return rs
 	}
-	for _, q := range []string{"barista cappuccino", "how do I reach the staging database"} {
+	for _, q := range []string{"cleaning limescale from the coffee maker", "how do I reach the staging database"} {
 		scans := postgres.Scans(s)
 		got := rules(q)
 		if postgres.Scans(s) != scans {
@@ -194,7 +194,7 @@ func TestPGliteLargeTeam(t *testing.T) {
 			t.Errorf("%q, rules: the HNSW path found %v, the scan %v", q, resultIDs(got), resultIDs(scan))
 			continue
 		}
-		if q == "barista cappuccino" && !slices.ContainsFunc(got[:min(3, len(got))], func(r memory.Result) bool { return r.ID == espresso }) {
+		if q == "cleaning limescale from the coffee maker" && !slices.ContainsFunc(got[:min(3, len(got))], func(r memory.Result) bool { return r.ID == espresso }) {
 			t.Errorf("%q, rules: the HNSW path found %v, want %s in the first 3", q, resultIDs(got), espresso)
 		}
 	}

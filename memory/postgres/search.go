@@ -331,7 +331,7 @@ func (s *Store) searchIndexed(ctx context.Context, vis memory.Visibility, q memo
 		func(rt []memory.RankTerm, qv []float32, noFloor bool) map[int]float64 {
 			return memory.RankCandidates(rdocs, rt, qv, noFloor, c)
 		})
-	return s.results(ctx, vis, ids, best, known, limit)
+	return s.results(ctx, vis, ids, best, known, limit, q)
 }
 
 // rankTexts ranks with rank for each of a query's texts (terms[i] are the

@@ -623,13 +623,13 @@ func (s *Store) searchScan(ctx context.Context, vis memory.Visibility, q memory.
 		func(rt []memory.RankTerm, qv []float32, noFloor bool) map[int]float64 {
 			return memory.Rank(docs, rt, qv, noFloor)
 		})
-	return s.results(ctx, vis, ids, best, nil, limit)
+	return s.results(ctx, vis, ids, best, nil, limit, q)
 }
 
 // results returns the best-scored memories, at most limit, by their
 // positions in ids, and marks them recalled. known holds memories already
 // read, by id; the others are read here.
-func (s *Store) results(ctx context.Context, vis memory.Visibility, ids []string, best map[int]float64, known map[string]memory.Memory, limit int) ([]memory.Result, error) {
+func (s *Store) results(ctx context.Context, vis memory.Visibility, ids []string, best map[int]float64, known map[string]memory.Memory, limit int, q memory.Query) ([]memory.Result, error) {
 	ranked := make([]int, 0, len(best))
 	for at := range best {
 		ranked = append(ranked, at)
@@ -641,6 +641,11 @@ func (s *Store) results(ctx context.Context, vis memory.Visibility, ids []string
 		return ids[ranked[a]] < ids[ranked[b]]
 	})
 	ranked = ranked[:min(len(ranked), limit)]
+	scores := make([]float64, len(ranked))
+	for i, at := range ranked {
+		scores[i] = best[at]
+	}
+	ranked = ranked[:memory.AboveTail(q, scores)]
 	if len(ranked) == 0 {
 		return []memory.Result{}, nil
 	}

@@ -34,7 +34,7 @@ func TestWithTeam(t *testing.T) {
 	defer store.Close()
 	vis := memory.Visibility{SessionKey: "s1", Team: "red"}
 	local := memory.Scoped{Store: store, Visibility: vis}
-	tk := memory.WithTeam{Local: local, Team: team, Visibility: vis, Refuse: gitsync.RefuseShared}
+	tk := memory.WithTeam{Local: local, Team: team, Visibility: vis, Refuse: gitsync.RefuseSecret}
 
 	shared, err := tk.Add(ctx, memory.Draft{Content: "staging is reached through bastion-2", Scope: memory.ScopeTeam})
 	if err != nil {
@@ -169,7 +169,7 @@ func TestWithTeamSlowTeam(t *testing.T) {
 	vis := memory.Visibility{Team: "red"}
 	var warnings []error
 	tk := memory.WithTeam{Local: memory.Scoped{Store: store, Visibility: vis}, Team: team, Visibility: vis,
-		Refuse: gitsync.RefuseShared, TeamWait: 10 * time.Second, Warn: func(err error) { warnings = append(warnings, err) }}
+		Refuse: gitsync.RefuseSecret, TeamWait: 10 * time.Second, Warn: func(err error) { warnings = append(warnings, err) }}
 	for _, d := range []memory.Draft{{Content: "staging is reached through bastion-2", Scope: memory.ScopeTeam},
 		{Content: "my staging notes are in ~/notes", Scope: memory.ScopeUser}} {
 		if _, err := tk.Add(ctx, d); err != nil {

@@ -178,6 +178,11 @@ func (s *Store) Search(ctx context.Context, vis memory.Visibility, q memory.Quer
 	if len(ranked) > limit {
 		ranked = ranked[:limit]
 	}
+	scores := make([]float64, len(ranked))
+	for i, seq := range ranked {
+		scores[i] = best[seq]
+	}
+	ranked = ranked[:memory.AboveTail(q, scores)]
 	return s.results(ctx, ranked, best)
 }
 

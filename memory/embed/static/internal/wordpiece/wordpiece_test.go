@@ -1,0 +1,140 @@
+package wordpiece
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/acolyte-dev/acolyte/memory/embed/static/internal/wordvec"
+)
+
+// mapVocab is a vocabulary held in a map, with token ids in insertion
+// order.
+type mapVocab struct {
+	ids    map[string]int
+	tokens []string
+}
+
+func (v *mapVocab) Find(token string) int {
+	if i, ok := v.ids[token]; ok {
+		return i
+	}
+	return -1
+}
+
+func vocabOf(tokens ...string) *mapVocab {
+	v := &mapVocab{ids: map[string]int{}}
+	for _, t := range tokens {
+		v.ids[t] = len(v.tokens)
+		v.tokens = append(v.tokens, t)
+	}
+	return v
+}
+
+func (v *mapVocab) strings(ids []int) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = v.tokens[id]
+	}
+	return out
+}
+
+// teacherCase is one line of testdata/teacher_tokens.jsonl: a text and the
+// tokens the teacher's own tokeniser (Hugging Face tokenizers, with the
+// tokenizer.json the table was distilled with) split it into, [UNK]
+// dropped.
+type teacherCase struct {
+	Text   string   `json:"text"`
+	Tokens []string `json:"tokens"`
+}
+
+func teacherCases(t *testing.T) []teacherCase {
+	t.Helper()
+	f, err := os.Open("testdata/teacher_tokens.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var cases []teacherCase
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var c teacherCase
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases, c)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(cases) < 100 {
+		t.Fatalf("only %d cases", len(cases))
+	}
+	return cases
+}
+
+// TestTokensMatchTheTeacher splits text with the vocabulary of the
+// committed table, which holds every token of the teacher's but the
+// special ones, and must get exactly the teacher's pieces.
+func TestTokensMatchTheTeacher(t *testing.T) {
+	data, err := os.ReadFile("../../tokvec.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	table, err := wordvec.Open(string(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range teacherCases(t) {
+		ids := Tokenize(table, c.Text)
+		got := make([]string, len(ids))
+		for i, id := range ids {
+			got[i] = table.Word(id)
+		}
+		if strings.Join(got, " ") != strings.Join(c.Tokens, " ") {
+			t.Errorf("Tokenize(%.60q)\n got %q\nwant %q", c.Text, got, c.Tokens)
+		}
+	}
+}
+
+func TestWordPiece(t *testing.T) {
+	v := vocabOf("un", "##aff", "##able", "aff", "run", "##ning", ",", "hello", "cafe", "東", "京")
+	for _, c := range []struct {
+		text string
+		want string
+	}{
+		{"unaffable", "un ##aff ##able"},
+		{"Running, HELLO", "run ##ning , hello"},
+		{"Café", "cafe"},               // accents stripped after lowercasing
+		{"東京", "東 京"},                  // each ideograph a word
+		{"unknownword hello", "hello"}, // a word no piece covers is dropped whole
+		{"unaffx hello", "hello"},      // so is one whose tail no piece covers
+		{"hel\u200blo", "hello"},       // format characters are removed
+		{"", ""},
+	} {
+		if got := strings.Join(v.strings(Tokenize(v, c.text)), " "); got != c.want {
+			t.Errorf("Tokenize(%q) = %q, want %q", c.text, got, c.want)
+		}
+	}
+	long := strings.Repeat("a", maxWordRunes+1)
+	if got := Tokenize(vocabOf("a", "##a"), long); len(got) != 0 {
+		t.Errorf("a word of %d characters gave %d pieces, want none, as BERT's [UNK]", maxWordRunes+1, len(got))
+	}
+}
+
+func FuzzTokenize(f *testing.F) {
+	for _, s := range []string{"unaffable", "Café 東京", "a\u0000b", strings.Repeat("x", 200)} {
+		f.Add(s)
+	}
+	v := vocabOf("un", "##aff", "##able", "a", "##a", "x", "##x", "b", "東")
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, id := range Tokenize(v, s) {
+			if id < 0 || id >= len(v.tokens) {
+				t.Fatalf("Tokenize(%q) gave id %d outside the vocabulary", s, id)
+			}
+		}
+	})
+}
