@@ -70,6 +70,7 @@ func commands() []*cli.Command {
 		reindexCommand(),
 		teamCommand(),
 		// The repository.
+		initCommand(),
 		syncCommand(),
 		checkCommand(),
 		staleCommand(),

@@ -33,6 +33,7 @@ func checkCommand() *cli.Command {
 				return usage(err)
 			}
 			root := repo.Root
+			warnBrokenHooks(c, repo)
 			report, err := gitsync.Check(root)
 			if err != nil {
 				return usage(err)

@@ -445,6 +445,7 @@ func openWorkspace(c *cli.Context) (*workspace, error) {
 		w.Workspace.Warn = func(msg string) { fmt.Fprintln(c.App.ErrWriter, "warning:", termtext.EscapeText(msg)) }
 		w.Toolkit = w.Workspace
 		w.Visibility = memory.Visibility{ProjectKey: repo.Root, SessionKey: global(c, flagSession)}
+		warnBrokenHooks(c, repo)
 	case errors.Is(err, gitsync.ErrNotRepo) && !isSet(c, flagRepo):
 		w.Visibility = memory.Visibility{SessionKey: global(c, flagSession)}
 		w.Toolkit = memory.Scoped{Store: s, Visibility: w.Visibility, Guard: gitsync.RefuseSecret}
@@ -457,6 +458,26 @@ func openWorkspace(c *cli.Context) (*workspace, error) {
 		return nil, err
 	}
 	return w, nil
+}
+
+// warnBrokenHooks tells the user, on stderr, when acolyte was set up in the
+// repository and one of its hooks no longer runs: a hook manager's
+// reinstall replaces hooks without a word, and memory would silently stop
+// following commits and checkouts. The hooks' own commands and init say it
+// themselves.
+func warnBrokenHooks(c *cli.Context, repo *gitsync.Repo) {
+	for _, ctx := range c.Lineage() {
+		if ctx.Command != nil && slices.Contains([]string{"hook", "hooks", "init"}, ctx.Command.Name) {
+			return
+		}
+	}
+	msg, err := repo.HooksWarning(c.Context)
+	if err != nil {
+		return // the command's own work reports what is wrong with the repository
+	}
+	if msg != "" {
+		fmt.Fprintln(c.App.ErrWriter, "warning:", msg)
+	}
 }
 
 // repoError explains why --repo DIR (or the current directory) cannot be

@@ -126,7 +126,11 @@ func TestReadmePreCommitFrameworkSnippet(t *testing.T) {
 			} `json:"hooks"`
 		} `json:"repos"`
 	}
-	yamlToJSON(t, readmeBlock(t, "# .pre-commit-config.yaml"), &cfg)
+	block := readmeBlock(t, "# .pre-commit-config.yaml")
+	if _, entry, _ := strings.Cut(block, "repos:\n"); entry != gitsync.PreCommitEntry("  ") {
+		t.Errorf("README's repos entry:\n%s\nhooks install adds:\n%s", entry, gitsync.PreCommitEntry("  "))
+	}
+	yamlToJSON(t, block, &cfg)
 	want := slices.Sorted(slices.Values(gitsync.Hooks))
 	if !slices.Equal(slices.Sorted(slices.Values(cfg.Types)), want) {
 		t.Errorf("installs %v, acolyte has %v", cfg.Types, gitsync.Hooks)
@@ -137,7 +141,11 @@ func TestReadmePreCommitFrameworkSnippet(t *testing.T) {
 	var staged []string
 	for _, h := range cfg.Repos[0].Hooks {
 		staged = append(staged, h.Stages...)
-		if !slices.Contains(h.Stages, "pre-commit") {
+		// 3.0 rejects `pre-commit`, the stage name 3.2 added; every 3.x and 4.x reads `commit`.
+		if slices.Contains(h.Stages, "pre-commit") {
+			t.Errorf("stage pre-commit is an InvalidConfigError in pre-commit 3.0 and 3.1; spell it commit")
+		}
+		if !slices.Contains(h.Stages, "commit") {
 			continue
 		}
 		// language: system runs the entry as a command line; sh -c is what it names.
@@ -147,7 +155,7 @@ func TestReadmePreCommitFrameworkSnippet(t *testing.T) {
 		}
 		checkHookCommand(t, strings.TrimSuffix(entry, "'"))
 	}
-	slices.Sort(staged)
+	staged = slices.Sorted(slices.Values(slices.Concat(slices.DeleteFunc(staged, func(s string) bool { return s == "commit" }), []string{"pre-commit"})))
 	if !slices.Equal(staged, want) {
 		t.Errorf("stages %v, want %v", staged, want)
 	}

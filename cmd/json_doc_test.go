@@ -343,6 +343,7 @@ func TestJSONOutputMatchesDoc(t *testing.T) {
 	write("scripts/deploy.sh", "echo changed\n")
 	git("commit", "-q", "-am", "change deploy")
 	run("stale", "", 1, "stale", "--json")
+	run("init", "", 0, "init", "--json")
 	run("hooks install", "", 0, "hooks", "install", "--json")
 	run("hooks status", "", 0, "hooks", "status", "--json")
 	run("hooks uninstall", "", 0, "hooks", "uninstall", "--json")

@@ -3,6 +3,8 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"io"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -16,7 +18,8 @@ func syncCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "sync",
 		Usage: "re-derive rules and seeds into .acolyte/ and bring the index up to date",
-		Description: "Splits AGENTS.md (and CLAUDE.md, GEMINI.md, nested AGENTS.md) into rules and reads\n" +
+		Description: "Splits AGENTS.md (and CLAUDE.md with its @imports, GEMINI.md, nested AGENTS.md, .claude/rules,\n" +
+			".cursor/rules, .github/copilot-instructions.md, .github/instructions) into rules and reads\n" +
 			".acolyte/seeds.json, writes them to .acolyte/memories.jsonl, then indexes that file.\n" +
 			"Running it twice changes nothing the second time.",
 		Flags: []cli.Flag{jsonFlag},
@@ -84,50 +87,34 @@ func hooksCommand() *cli.Command {
 		Usage: "install, remove or inspect the git hooks that keep memory in step with checkouts",
 		Subcommands: []*cli.Command{
 			{
-				Name:  "install",
-				Usage: "install the hooks (existing hooks are kept and run first) and the merge driver",
-				Flags: []cli.Flag{jsonFlag},
+				Name: "install",
+				Usage: "install the hooks (existing hooks are kept and run first) and the merge driver; " +
+					"with a hook manager (husky, lefthook, pre-commit, simple-git-hooks, a shared hooks folder), " +
+					"print the lines to add to its files",
+				Flags: []cli.Flag{jsonFlag, &cli.BoolFlag{Name: "write", Usage: "add the lines to the hook manager's files instead of printing them"}},
 				Action: repoAction(func(c *cli.Context, w *workspace) error {
-					exe := gitsync.InstalledExecutable()
-					if exe == "" {
-						// The shims and the merge driver fall back to PATH.
-						exe = "acolyte"
-					}
-					res, err := w.Repo.InstallHooks(c.Context, exe)
+					res, err := w.Repo.InstallHooks(c.Context, hookExecutable(), c.Bool("write"))
 					if err != nil {
 						return fail(err)
 					}
-					if c.Bool("json") {
-						return printHooks(c, w)
+					if !c.Bool("json") {
+						printInstalled(c.App.Writer, res)
+					} else if err := printHooks(c, w); err != nil {
+						return err
 					}
-					if !res.Managed {
-						fmt.Fprintf(c.App.Writer, "installed %s in %s, and the merge driver for %s/%s\n",
-							strings.Join(gitsync.Hooks, ", "), res.Dir, format.Dir, format.MemoriesFile)
-						return nil
-					}
-					fmt.Fprintf(c.App.Writer, "registered the merge driver for %s/%s\n", format.Dir, format.MemoriesFile)
-					fmt.Fprintf(c.App.Writer, "core.hooksPath is %s, a folder this repository shares, so acolyte changed nothing in it.\n"+
-						"Add these lines to the team's hooks (husky, lefthook and the pre-commit framework: see the README):\n", res.Dir)
-					for _, name := range gitsync.Hooks {
-						fmt.Fprintf(c.App.Writer, "  %s: %s\n", name, res.Lines[name])
+					for _, it := range res.Integrations {
+						if c.Bool("write") && !it.Written {
+							return fail(fmt.Errorf("%s: %s; make that edit by hand, then run acolyte hooks status", it.File, it.Manual))
+						}
 					}
 					return nil
 				}),
 			},
 			{
-				Name:  "uninstall",
-				Usage: "remove the hooks and restore the ones they chained",
-				Flags: []cli.Flag{jsonFlag},
-				Action: repoAction(func(c *cli.Context, w *workspace) error {
-					if err := w.Repo.UninstallHooks(c.Context); err != nil {
-						return fail(err)
-					}
-					if c.Bool("json") {
-						return printHooks(c, w)
-					}
-					fmt.Fprintln(c.App.Writer, "removed acolyte's hooks and merge driver")
-					return nil
-				}),
+				Name:   "uninstall",
+				Usage:  "remove the hooks and restore the ones they chained",
+				Flags:  []cli.Flag{jsonFlag},
+				Action: repoAction(uninstallHooks),
 			},
 			{
 				Name:  "status",
@@ -149,21 +136,8 @@ func hooksCommand() *cli.Command {
 					}
 					all := driver
 					for _, h := range hooks {
-						state := "not installed"
-						switch {
-						case h.Managed && h.Installed:
-							state = "runs acolyte from the team's hook"
-						case h.Managed:
-							state = "shared hooks folder: add `" + gitsync.HookLine(h.Name) + "` to " + h.Path
-						case h.Installed && h.Chained:
-							state = "installed (runs the earlier hook first)"
-						case h.Installed:
-							state = "installed"
-						case h.Foreign:
-							state = "another hook is there; acolyte hooks install chains it"
-						}
 						all = all && h.Installed
-						fmt.Fprintf(c.App.Writer, "%-14s %s\n", h.Name, state)
+						fmt.Fprintf(c.App.Writer, "%-14s %s\n", h.Name, hookLine(h))
 					}
 					fmt.Fprintf(c.App.Writer, "%-14s %v\n", "merge driver", driver)
 					if !all {
@@ -246,4 +220,104 @@ func staleCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// hookExecutable is the acolyte binary the shims and the merge driver run.
+func hookExecutable() string {
+	if exe := gitsync.InstalledExecutable(); exe != "" {
+		return exe
+	}
+	return "acolyte" // the shims and the merge driver fall back to PATH
+}
+
+// printInstalled says what hooks install did and, with a hook manager,
+// what is left for the user to add or run.
+func printInstalled(out io.Writer, res gitsync.Installed) {
+	if !res.Managed {
+		fmt.Fprintf(out, "installed %s in %s, and the merge driver for %s/%s\n",
+			strings.Join(gitsync.Hooks, ", "), res.Dir, format.Dir, format.MemoriesFile)
+		return
+	}
+	fmt.Fprintf(out, "registered the merge driver for %s/%s\n", format.Dir, format.MemoriesFile)
+	if res.Manager == gitsync.ManagerHooksFolder {
+		fmt.Fprintf(out, "core.hooksPath is %s, a folder this repository shares, so acolyte changed nothing in it but what it lists below.\n", res.Dir)
+	} else {
+		fmt.Fprintf(out, "%s runs this repository's hooks, so acolyte wrote no shim; it runs from %s's files.\n", res.Manager, res.Manager)
+	}
+	var todo, then []string
+	byHand := false
+	for _, it := range res.Integrations {
+		switch {
+		case it.Written:
+			fmt.Fprintf(out, "added acolyte's %s to %s\n", strings.Join(it.Hooks, ", "), it.File)
+		default:
+			todo = append(todo, fmt.Sprintf("%s (%s):\n%s", it.File, strings.Join(it.Hooks, ", "), indentBlock(it.Add)))
+			byHand = byHand || it.Manual != ""
+		}
+		if it.Then != "" && !slices.Contains(then, it.Then) {
+			then = append(then, it.Then)
+		}
+	}
+	switch {
+	case len(todo) > 0 && byHand:
+		fmt.Fprintf(out, "Add these to the team's files by hand (see the README):\n%s", strings.Join(todo, ""))
+	case len(todo) > 0:
+		fmt.Fprintf(out, "Add these to the team's files, or rerun with --write to add them (see the README):\n%s", strings.Join(todo, ""))
+	}
+	if len(then) > 0 {
+		fmt.Fprintf(out, "Then run: %s\n", strings.Join(then, "; "))
+	}
+	if len(res.Integrations) == 0 {
+		fmt.Fprintf(out, "%s already runs acolyte's %s\n", res.Manager, strings.Join(gitsync.Hooks, ", "))
+	}
+}
+
+func indentBlock(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return "  " + strings.Join(lines, "\n  ") + "\n"
+}
+
+// hookLine is one hook's state for hooks status.
+func hookLine(h gitsync.HookState) string {
+	via := ""
+	if h.Manager != "" {
+		via = " through " + h.Manager
+	}
+	switch {
+	case h.Installed && h.Problem != "":
+		return fmt.Sprintf("installed%s, but it %s; fix: %s", via, h.Problem, h.Fix)
+	case h.Installed && h.Chained:
+		return "installed (runs the earlier hook first)"
+	case h.Installed:
+		return "installed" + via
+	case h.Problem == "not installed":
+		return "not installed"
+	}
+	return fmt.Sprintf("not running: %s; fix: %s", h.Problem, h.Fix)
+}
+
+// uninstallHooks removes acolyte's shims and merge driver; lines it added
+// to a hook manager's files stay, since those files are the team's.
+func uninstallHooks(c *cli.Context, w *workspace) error {
+	if err := w.Repo.UninstallHooks(c.Context); err != nil {
+		return fail(err)
+	}
+	if c.Bool("json") {
+		return printHooks(c, w)
+	}
+	fmt.Fprintln(c.App.Writer, "removed acolyte's hooks and merge driver")
+	hooks, _, err := w.Repo.HooksStatus(c.Context)
+	if err != nil {
+		return fail(err)
+	}
+	var still []string
+	for _, h := range hooks {
+		if h.Installed && h.Manager != "" {
+			still = append(still, h.Name)
+		}
+	}
+	if len(still) > 0 {
+		fmt.Fprintf(c.App.Writer, "%s still runs acolyte for %s: remove acolyte's lines from its files by hand\n", hooks[0].Manager, strings.Join(still, ", "))
+	}
+	return nil
 }

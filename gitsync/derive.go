@@ -125,32 +125,49 @@ func derive(t tree) (Derivation, error) {
 		return d, fmt.Errorf("finding AGENTS.md files: %w", err)
 	}
 	read := make(map[string]bool) // folder + "\x00" + contents
-	for _, rel := range files {
-		src, err := t.read(rel)
+	listed := make(map[string]bool, len(files))
+	queue := make([]pendingFile, len(files))
+	for i, rel := range files {
+		listed[rel] = true
+		queue[i] = pendingFile{rel: rel, folder: path.Dir(rel)}
+	}
+	// Imports join the queue as they are found; a file is read once.
+	for i := 0; i < len(queue); i++ {
+		p := queue[i]
+		src, err := t.read(p.rel)
 		switch {
 		case errors.Is(err, errOutside):
-			d.Skipped = append(d.Skipped, outsideRefusal(rel))
+			d.Skipped = append(d.Skipped, outsideRefusal(p.rel))
 			continue
 		case errors.Is(err, fs.ErrNotExist):
-			continue // a dangling symlink: nothing to read
+			continue // a dangling symlink or an import of nothing: nothing to read
 		case err != nil:
-			return d, fmt.Errorf("reading %s: %w", rel, err)
+			return d, fmt.Errorf("reading %s: %w", p.rel, err)
+		case len(src) > maxInstructionBytes:
+			d.Refused = append(d.Refused, Refusal{File: p.rel, Problem: ProblemInvalid,
+				Message: fmt.Sprintf("not read: it is %d bytes, over the %d an instruction file may have; split it into smaller files", len(src), maxInstructionBytes)})
+			continue
 		}
-		key := path.Dir(rel) + "\x00" + string(src)
+		key := p.folder + "\x00" + string(src)
 		if read[key] {
 			continue
 		}
 		read[key] = true
-		rules, refused := rulesFromFile(rel, src)
-		for _, r := range rules {
-			if f, found := secretRefusal(rel, r.line, r.Memory); found {
-				refused = append(refused, f)
-				continue
+		if path.Base(p.rel) == "CLAUDE.md" || p.depth > 0 {
+			body, imports := SplitImports(string(src))
+			src = []byte(body)
+			for _, imp := range imports {
+				next, skip := p.follow(imp, listed)
+				if skip != nil {
+					d.Skipped = append(d.Skipped, *skip)
+				} else if next.rel != "" {
+					listed[next.rel] = true
+					queue = append(queue, next)
+				}
 			}
-			d.Memories = append(d.Memories, r.Memory)
 		}
-		slices.SortStableFunc(refused, func(a, b Refusal) int { return a.Line - b.Line })
-		d.Refused = append(d.Refused, refused...)
+		rules, refused := rulesIn(p.rel, p.folder, src)
+		d.addRules(p.rel, rules, refused)
 	}
 	seedsRel := format.Dir + "/" + SeedsFile
 	data, err := t.read(seedsRel)
@@ -167,6 +184,47 @@ func derive(t tree) (Derivation, error) {
 	}
 	slices.SortFunc(d.Memories, func(a, b memory.Memory) int { return strings.Compare(a.ID, b.ID) })
 	return d, nil
+}
+
+// maxInstructionBytes bounds one instruction file, imports included: rules
+// are short, and a file this large is generated or pasted, not written.
+const maxInstructionBytes = 1 << 20
+
+// pendingFile is an instruction file to read: a listed one, or one a
+// CLAUDE.md imports, whose rules apply in the importer's folder.
+type pendingFile struct {
+	rel, folder string
+	depth       int
+}
+
+// follow is the file an import names, or why it is not read; a zero
+// pendingFile for one already read or listed (`@AGENTS.md` beside it).
+func (p pendingFile) follow(imp Import, listed map[string]bool) (pendingFile, *Refusal) {
+	target, ok := resolveImport(p.rel, imp.Path)
+	switch {
+	case !ok:
+		return pendingFile{}, &Refusal{File: p.rel, Line: imp.Line, Problem: ProblemOutside,
+			Message: "import not followed: it names a file outside the repository, and acolyte never copies outside files into .acolyte/; move the file into the repository"}
+	case p.depth+1 > maxImportDepth:
+		return pendingFile{}, &Refusal{File: p.rel, Line: imp.Line, Problem: ProblemInvalid,
+			Message: fmt.Sprintf("import not followed: it is more than %d imports deep, as far as Claude Code follows; import the file from nearer the top", maxImportDepth)}
+	case listed[target]:
+		return pendingFile{}, nil
+	}
+	return pendingFile{rel: target, folder: p.folder, depth: p.depth + 1}, nil
+}
+
+// addRules adds one file's rules, refusing those that hold a secret.
+func (d *Derivation) addRules(rel string, rules []lineRule, refused []Refusal) {
+	for _, r := range rules {
+		if f, found := secretRefusal(rel, r.line, r.Memory); found {
+			refused = append(refused, f)
+			continue
+		}
+		d.Memories = append(d.Memories, r.Memory)
+	}
+	slices.SortStableFunc(refused, func(a, b Refusal) int { return a.Line - b.Line })
+	d.Refused = append(d.Refused, refused...)
 }
 
 // seedsFrom reads a seeds file at rel (for messages), labelling its seeds

@@ -56,6 +56,9 @@ func FuzzRulesFromFile(f *testing.F) {
 		f.Add("AGENTS.md", []byte(s))
 	}
 	f.Add("sub/dir/CLAUDE.md", []byte("## Topic\n\n- a nested rule\n"))
+	// Other agents' rule files go through the front matter first.
+	f.Add(".cursor/rules/react.mdc", []byte("---\ndescription: React\nglobs: *.tsx, src/**\n---\n- Use function components.\n"))
+	f.Add(".claude/rules/a.md", []byte("---\npaths:\n  - \"src/**\"\n---\n## T\n- A rule here.\n"))
 	f.Fuzz(func(t *testing.T, rel string, src []byte) {
 		rules, err := RulesFromFile(rel, src)
 		if err != nil {

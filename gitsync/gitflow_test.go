@@ -199,7 +199,7 @@ func TestShimRecordsTheBinaryBlocksOnlyOnRefusalAndIsFailOpen(t *testing.T) {
 	if err := os.Chmod(exe, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	res, err := repo.InstallHooks(t.Context(), exe)
+	res, err := repo.InstallHooks(t.Context(), exe, false)
 	if err != nil || res.Managed {
 		t.Fatalf("install: %+v, %v", res, err)
 	}
@@ -239,7 +239,7 @@ func TestInstallHooksLeavesASharedHooksFolderAlone(t *testing.T) {
 	install := func(hooksPath string) Installed {
 		t.Helper()
 		runGit(t, root, "config", "core.hooksPath", hooksPath)
-		res, err := repo.InstallHooks(t.Context(), "/usr/local/bin/acolyte")
+		res, err := repo.InstallHooks(t.Context(), "/usr/local/bin/acolyte", false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -394,7 +394,7 @@ func TestHooksStatusFlagsAMergeDriverWithoutTheFallback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := repo.InstallHooks(t.Context(), "/usr/local/bin/acolyte"); err != nil {
+	if _, err := repo.InstallHooks(t.Context(), "/usr/local/bin/acolyte", false); err != nil {
 		t.Fatal(err)
 	}
 	if _, driver, err := repo.HooksStatus(t.Context()); err != nil || !driver {
@@ -404,7 +404,7 @@ func TestHooksStatusFlagsAMergeDriverWithoutTheFallback(t *testing.T) {
 	if _, driver, err := repo.HooksStatus(t.Context()); err != nil || driver {
 		t.Fatalf("with the old driver command: driver %v, %v; want it reported missing", driver, err)
 	}
-	if _, err := repo.InstallHooks(t.Context(), "/usr/local/bin/acolyte"); err != nil {
+	if _, err := repo.InstallHooks(t.Context(), "/usr/local/bin/acolyte", false); err != nil {
 		t.Fatal(err)
 	}
 	if _, driver, err := repo.HooksStatus(t.Context()); err != nil || !driver {

@@ -38,13 +38,17 @@ const ExitRefuse = 3
 // status, so an existing pre-commit check still blocks commits exactly as
 // before. The binary's absolute path is recorded at install time because
 // GUI git clients run hooks without the user's PATH; PATH is the fallback
-// for a binary that has moved since.
-func shim(exe string) string {
+// for a binary that has moved since. The hook's name is written in, not
+// taken from $0: a manager that moves the shim aside and runs it under
+// another name (the pre-commit framework's pre-commit.legacy) still gets
+// the pre-commit hook's work.
+func shim(exe, name string) string {
 	return `#!/bin/sh
 ` + shimMarker + ` (installed by acolyte hooks install; remove with acolyte hooks uninstall)
-hook=$(basename "$0")
-if [ -x "$0` + chainSuffix + `" ]; then
-	"$0` + chainSuffix + `" "$@" || exit $?
+hook=` + name + `
+chained=$(dirname "$0")/$hook` + chainSuffix + `
+if [ -x "$chained" ]; then
+	"$chained" "$@" || exit $?
 fi
 recorded=` + shellQuote(exe) + `
 acolyte=$recorded
@@ -126,42 +130,40 @@ func (r *Repo) CommonDir() string {
 
 // HookState describes one hook for `acolyte hooks status`.
 type HookState struct {
-	Name      string `json:"name"`
-	Path      string `json:"path"`
-	Installed bool   `json:"installed"`
+	Name string `json:"name"`
+	// Path is the file git runs for the hook.
+	Path string `json:"path"`
+	// Installed is true when git running the hook runs acolyte's work:
+	// through acolyte's shim, or through the hook manager's own entry point
+	// and the team's hook file or the manager's config.
+	Installed bool `json:"installed"`
 	// Chained is true when a hook that was there before acolyte runs first.
 	Chained bool `json:"chained"`
 	// Foreign is true when a hook acolyte did not write is in the way.
 	Foreign bool `json:"foreign"`
-	// Managed is true when the hooks folder is shared (see InstallHooks):
-	// then Installed means the team's hook runs `acolyte hook NAME`.
-	Managed bool `json:"managed,omitempty"`
+	// Managed is true when a hook manager or a shared hooks folder owns the
+	// hooks (see InstallHooks); Manager names it.
+	Managed bool   `json:"managed,omitempty"`
+	Manager string `json:"manager,omitempty"`
+	// Problem says why acolyte's work does not run, or will stop running,
+	// and Fix what to run or add.
+	Problem string `json:"problem,omitempty"`
+	Fix     string `json:"fix,omitempty"`
 }
 
 // HooksStatus reports each hook and whether the merge driver is registered.
 func (r *Repo) HooksStatus(ctx context.Context) ([]HookState, bool, error) {
-	dir, err := r.HooksDir()
+	s, err := r.detectSetup(ctx)
 	if err != nil {
 		return nil, false, err
 	}
-	managed, err := r.sharedHooksDir(ctx, dir)
+	its, err := r.integrations(s)
 	if err != nil {
 		return nil, false, err
 	}
 	var out []HookState
 	for _, name := range Hooks {
-		st := HookState{Name: name, Path: filepath.Join(dir, name), Managed: managed}
-		if b, err := os.ReadFile(st.Path); err == nil {
-			st.Installed = strings.Contains(string(b), shimMarker)
-			if managed {
-				st.Installed = strings.Contains(string(b), "acolyte hook "+name)
-			}
-			st.Foreign = !st.Installed
-		}
-		if _, err := os.Stat(st.Path + chainSuffix); err == nil {
-			st.Chained = true
-		}
-		out = append(out, st)
+		out = append(out, r.hookState(s, name, its))
 	}
 	attrs, _ := os.ReadFile(r.infoAttributes())
 	routed := slices.Contains(strings.Split(string(attrs), "\n"), mergeAttribute)
@@ -181,45 +183,121 @@ func (r *Repo) mergeDriver() string {
 
 // Installed says what InstallHooks did.
 type Installed struct {
-	// Dir is the hooks directory.
+	// Dir is the hooks directory git runs hooks from.
 	Dir string `json:"dir"`
-	// Managed is true when Dir is a folder the repository tracks (or does
-	// not ignore), such as .husky or .githooks: acolyte wrote nothing there,
-	// and Lines are what to add to the team's hooks instead.
-	Managed bool `json:"managed"`
+	// Managed is true when a hook manager (Manager) or a folder the
+	// repository shares owns the hooks: acolyte wrote no shim, and
+	// Integrations are the edits that make the manager run acolyte.
+	Managed bool   `json:"managed"`
+	Manager string `json:"manager,omitempty"`
 	// Lines maps each hook name to its HookLine, when Managed.
 	Lines map[string]string `json:"lines,omitempty"`
+	// Integrations are the edits still needed (or, with write, made).
+	Integrations []Integration `json:"integrations,omitempty"`
 }
 
-// InstallHooks writes the hook shims, chaining any hook already there, and
-// registers the merge driver for .acolyte/memories.jsonl. It is idempotent.
-// exe is the acolyte binary the shims run first. When core.hooksPath is a
-// folder the repository shares, the shims would be committed (or would edit
-// committed hooks) and depend on a binary nobody else has, so only the merge
-// driver, which lives in .git, is registered.
-func (r *Repo) InstallHooks(ctx context.Context, exe string) (Installed, error) {
-	dir, err := r.HooksDir()
+// InstallHooks makes git run acolyte's hooks and registers the merge driver
+// for .acolyte/memories.jsonl. It is idempotent. exe is the acolyte binary
+// the shims run first.
+//
+// Without a hook manager it writes shims, chaining any hook already there.
+// With one (detectSetup) it writes no shim: a shim in a shared folder would
+// be committed and depend on a binary nobody else has, and every manager
+// replaces hooks it did not write on its next install (husky wipes .husky/_,
+// lefthook renames them *.old, simple-git-hooks deletes them). It lists the
+// edit to the team's hook file or the manager's config instead, and with
+// write makes the edits it can make by adding text.
+func (r *Repo) InstallHooks(ctx context.Context, exe string, write bool) (Installed, error) {
+	s, err := r.detectSetup(ctx)
 	if err != nil {
 		return Installed{}, err
 	}
-	out := Installed{Dir: dir}
-	managed, err := r.sharedHooksDir(ctx, dir)
-	if err != nil {
+	out := Installed{Dir: s.gitDir, Manager: s.manager, Managed: s.manager != ""}
+	if !out.Managed {
+		if err := writeShims(s.gitDir, exe); err != nil {
+			return out, err
+		}
+	} else if out.Integrations, err = r.integrate(s, write); err != nil {
 		return out, err
 	}
-	if managed {
-		out.Managed = true
+	if out.Managed {
 		out.Lines = make(map[string]string, len(Hooks))
 		for _, name := range Hooks {
 			out.Lines[name] = HookLine(name)
 		}
-	} else if err := writeShims(dir, exe); err != nil {
-		return out, err
 	}
 	if err := r.InstallMergeDriver(ctx, MergeDriverCommand(exe)); err != nil {
 		return out, err
 	}
 	return out, EnsureAttributes(r.Root)
+}
+
+// integrate lists, and with write makes, the manager's edits; then it
+// removes shims an earlier acolyte left where the manager works, once
+// they are no longer the only thing running acolyte (husky's at once:
+// there a shim stops the team's own hooks).
+func (r *Repo) integrate(s hookSetup, write bool) ([]Integration, error) {
+	its, err := r.integrations(s)
+	if err != nil {
+		return nil, err
+	}
+	done := true
+	for i := range its {
+		if !write || its[i].Manual != "" {
+			done = false
+			continue
+		}
+		err := writeIntegration(r.Root, its[i])
+		switch {
+		case errors.Is(err, errManual):
+			its[i].Manual, done = err.Error(), false
+		case err != nil:
+			return its, err
+		default:
+			its[i].Written = true
+		}
+	}
+	if done || s.manager == ManagerHusky {
+		if err := removeOwnShims(s.gitDir); err != nil {
+			return its, err
+		}
+	}
+	return its, nil
+}
+
+// removeOwnShims deletes acolyte's shims from dir, under any name a manager
+// moved them to, and puts back the hooks they chained.
+func removeOwnShims(dir string) error {
+	for _, name := range Hooks {
+		path := filepath.Join(dir, name)
+		if isShim(path) {
+			if err := os.Remove(path); err != nil {
+				return fmt.Errorf("remove acolyte's old %s shim: %w", name, err)
+			}
+			if _, err := os.Stat(path + chainSuffix); err == nil {
+				if err := os.Rename(path+chainSuffix, path); err != nil {
+					return fmt.Errorf("restore the %s hook acolyte chained: %w", name, err)
+				}
+			}
+		}
+		for _, moved := range movedSuffixes {
+			if isShim(path + moved) {
+				if err := os.Remove(path + moved); err != nil {
+					return fmt.Errorf("remove acolyte's old %s shim: %w", name, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// movedSuffixes are where managers move a hook they replace: lefthook's
+// *.old and the pre-commit framework's migration mode *.legacy.
+var movedSuffixes = []string{".old", ".legacy"}
+
+func isShim(path string) bool {
+	b, err := os.ReadFile(path)
+	return err == nil && bytes.Contains(b, []byte(shimMarker))
 }
 
 // sharedHooksDir reports whether dir is inside the worktree and either holds
@@ -281,7 +359,7 @@ func writeShims(dir, exe string) error {
 				return fmt.Errorf("keep existing %s hook: %w", name, err)
 			}
 		}
-		if err := writeAtomic(path, []byte(shim(exe))); err != nil {
+		if err := writeAtomic(path, []byte(shim(exe, name))); err != nil {
 			return err
 		}
 		if err := os.Chmod(path, 0o755); err != nil {
@@ -381,6 +459,26 @@ type HookResult struct {
 	Warnings []Refusal `json:"warnings,omitempty"`
 	// Refused is why the pre-commit hook blocks the commit (ErrRefused).
 	Refused []Refusal `json:"refused,omitempty"`
+}
+
+// stageHelpers stages .acolyte/.gitattributes and .gitignore beside the
+// memories file when the index has not got them: without the first, a
+// clone without acolyte's driver conflicts on every concurrent add, and the
+// first commit is the one that forgets them (issue 21).
+func (w *Workspace) stageHelpers(ctx context.Context, ix *index) error {
+	if err := EnsureAttributes(w.Repo.Root); err != nil {
+		return err
+	}
+	for _, name := range []string{attributesFile, ignoreFile} {
+		rel := format.Dir + "/" + name
+		if _, ok := ix.entries[rel]; ok {
+			continue
+		}
+		if _, err := w.Repo.gitOutput(ctx, nil, "add", "--", rel); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ErrRefused means the pre-commit hook blocks the commit: it would stage a
@@ -499,6 +597,9 @@ func (w *Workspace) preCommit(ctx context.Context) (HookResult, error) {
 			return res, err
 		}
 		res.Changes, res.Staged = Diff(current, next), true
+		if err := w.stageHelpers(ctx, ix); err != nil {
+			return res, err
+		}
 	}
 	// The worktree may hold more (unstaged edits); it follows its own files.
 	synced, err := w.sync(ctx, edits, now)

@@ -73,7 +73,7 @@ func readIndex(ctx context.Context, r *Repo) (*index, error) {
 func (ix *index) instructionFiles() ([]string, error) {
 	var files []string
 	for p, e := range ix.entries {
-		if !isInstructionName(path.Base(p)) || e.mode == "160000" {
+		if !isInstructionPath(p) || e.mode == "160000" {
 			continue
 		}
 		ignored, err := ix.ignored(p)

@@ -5,10 +5,12 @@
 package gitsync
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -93,4 +95,21 @@ func (r *Repo) FileAt(rev, path string) ([]byte, error) {
 	}
 	s, err := f.Contents()
 	return []byte(s), err
+}
+
+// Uncommitted lists the files under paths (relative to the root) that are
+// new or changed against HEAD, worktree and index alike, ignored ones left
+// out: what a user adopting acolyte still has to commit.
+func (r *Repo) Uncommitted(ctx context.Context, paths ...string) ([]string, error) {
+	out, err := r.gitOutput(ctx, nil, append([]string{"status", "--porcelain", "-z", "--untracked-files=all", "--"}, paths...)...)
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	for _, entry := range strings.Split(string(out), "\x00") {
+		if len(entry) > 3 {
+			files = append(files, entry[3:])
+		}
+	}
+	return files, nil
 }

@@ -284,6 +284,14 @@ type lineRule struct {
 // rulesFromFile splits one instruction file; a block that is not a valid
 // memory is refused alone, so one bad rule does not hold back the others.
 func rulesFromFile(rel string, src []byte) ([]lineRule, []Refusal) {
+	return rulesIn(rel, path.Dir(rel), src)
+}
+
+// rulesIn splits a file whose rules apply in folder: its own, or for a file
+// a CLAUDE.md imports, the importer's. Other agents' rule files apply from
+// the root, where those agents read them, and say in their front matter
+// which paths they are for.
+func rulesIn(rel, folder string, src []byte) ([]lineRule, []Refusal) {
 	if !utf8.ValidString(rel) {
 		// The path becomes each rule's source, which the file stores as text.
 		return nil, []Refusal{{File: fmt.Sprintf("%q", rel), Problem: ProblemInvalid,
@@ -293,8 +301,23 @@ func rulesFromFile(rel string, src []byte) ([]lineRule, []Refusal) {
 		return nil, []Refusal{{File: rel, Problem: ProblemInvalid,
 			Message: fmt.Sprintf("%v: it contains invalid UTF-8; save it as UTF-8", memory.ErrInvalidText)}}
 	}
-	blocks, hasTitle := splitMarkdown(string(src))
-	folder := path.Dir(rel)
+	text := string(src)
+	var fm FrontMatter
+	if isAgentRuleFile(rel) {
+		fm, text, _ = ParseFrontMatter(text)
+		folder = "."
+		// Every rule of the file would carry the description as its topic,
+		// which is stored lower-cased, where the detector no longer sees it.
+		if f, found := secretRefusal(rel, 0, memory.Memory{Topic: fm.Description, Content: strings.Join(fm.Globs, " ")}); found {
+			f.Message += " (in the front matter)"
+			return nil, []Refusal{f}
+		}
+	}
+	prefix := fm.scopePrefix()
+	if folder != "." {
+		prefix = "In " + folder + "/: " + prefix
+	}
+	blocks, hasTitle := splitMarkdown(text)
 	var (
 		rules   []lineRule
 		refused []Refusal
@@ -324,10 +347,10 @@ func rulesFromFile(rel string, src []byte) ([]lineRule, []Refusal) {
 			source += "#" + strings.Join(names, "/")
 			topic = TopicFromHeadings(names)
 		}
-		content := text
-		if folder != "." {
-			content = "In " + folder + "/: " + text
+		if topic == "" && fm.Description != "" {
+			topic = TopicFromHeadings([]string{fm.Description})
 		}
+		content := prefix + text
 		if err := memory.ValidateContent(content); err != nil {
 			refused = append(refused, Refusal{File: rel, Line: b.line, Problem: ProblemInvalid,
 				Message: fmt.Sprintf("%v; split the rule into smaller items", err)})

@@ -101,7 +101,7 @@ var instructionNames = []string{"AGENTS.md", "CLAUDE.md", "GEMINI.md"}
 func InstructionFiles(root string) ([]string, error) {
 	var files []string
 	err := walkWorktree(root, func(rel string, d fs.DirEntry) error {
-		if d.IsDir() || !isInstructionName(d.Name()) {
+		if d.IsDir() || !isInstructionPath(rel) {
 			return nil
 		}
 		files = append(files, rel)
@@ -115,13 +115,16 @@ func InstructionFiles(root string) ([]string, error) {
 }
 
 func sortInstructionFiles(files []string) {
+	// The root's files, then other agents' rule files by path, then nested ones.
 	rank := func(rel string) (int, string, int) {
 		dir := path.Dir(rel)
-		depth := 0
-		if dir != "." {
-			depth = 1
+		switch {
+		case isAgentRuleFile(rel):
+			return 1, rel, 0
+		case dir != ".":
+			return 2, dir, slices.Index(instructionNames, path.Base(rel))
 		}
-		return depth, dir, slices.Index(instructionNames, path.Base(rel))
+		return 0, dir, slices.Index(instructionNames, path.Base(rel))
 	}
 	slices.SortFunc(files, func(a, b string) int {
 		da, dira, na := rank(a)

@@ -160,6 +160,9 @@ func (w *Workspace) refresh(ctx context.Context) (Imported, error) {
 		return Imported{Skipped: true, Warnings: []string{fmt.Sprintf("project memories not imported: %v", err)}}, nil
 	}
 	before, statErr := os.Stat(path)
+	if errors.Is(statErr, fs.ErrNotExist) {
+		return w.deriveUnsynced(ctx, lastHash)
+	}
 	fpath := format.ForgottenPath(w.Repo.Root)
 	fbefore, fstatErr := os.Stat(fpath)
 	if statErr == nil && lastStamp != "" && lastStamp == stamp(before)+forgottenStamp(fbefore, fstatErr) {
@@ -182,6 +185,64 @@ func (w *Workspace) refresh(ctx context.Context) (Imported, error) {
 		return Imported{Skipped: true, Warnings: lastWarnings}, nil
 	}
 	return w.importFile(ctx)
+}
+
+// unsyncedPrefix marks an import state that holds rules derived on read,
+// for a repository that has no memories file yet.
+const unsyncedPrefix = "unsynced:"
+
+// deriveUnsynced makes AGENTS.md and friends searchable before the first
+// sync: with no memories file there is nothing to import, so the index gets
+// the rules and seeds the worktree derives, as sync would write them. It
+// derives again only when the root's instruction files or seeds.json
+// changed (their content hashes, three or four small reads), so the no-op
+// path walks no tree; a nested AGENTS.md added later waits for sync.
+// Nothing is written to the worktree: that is sync's and init's to do.
+func (w *Workspace) deriveUnsynced(ctx context.Context, lastHash string) (Imported, error) {
+	key, err := unsyncedKey(w.Repo.Root)
+	if err != nil {
+		return Imported{}, err
+	}
+	if key == lastHash || (key == unsyncedPrefix && lastHash == "") {
+		return Imported{Skipped: true}, nil
+	}
+	var mems []memory.Memory
+	var warnings []string
+	if key != unsyncedPrefix {
+		d, err := DeriveWorktree(w.Repo.Root)
+		if err != nil {
+			return Imported{}, err
+		}
+		mems = d.Memories
+		for _, f := range append(d.Skipped, d.Refused...) {
+			warnings = append(warnings, f.Error())
+		}
+	}
+	var out Imported
+	err = w.locked(ctx, func() error {
+		if out.ReplaceStats, err = w.store.ReplaceScope(ctx, memory.ScopeProject, w.Repo.Root, mems); err != nil {
+			return err
+		}
+		return w.store.SetState(ctx, w.stateKey(), importState(key, "", warnings))
+	})
+	out.Warnings = warnings
+	return out, err
+}
+
+// unsyncedKey names the content of the files deriveUnsynced reads, or is
+// the bare prefix when there are none.
+func unsyncedKey(root string) (string, error) {
+	key := unsyncedPrefix
+	for _, name := range append(slices.Clone(instructionNames), format.Dir+"/"+SeedsFile) {
+		h, err := hashFile(filepath.Join(root, filepath.FromSlash(name)))
+		if err != nil {
+			return "", err
+		}
+		if h != "absent" {
+			key += name + "=" + h[:16] + ","
+		}
+	}
+	return key, nil
 }
 
 // importState is what the last import records: the file's content hash,

@@ -1,0 +1,92 @@
+package cmd_test
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// requireHookManagers makes a missing hook manager fail the suite instead of
+// skipping it; .ci/run sets it after installing them.
+const requireHookManagers = "ACOLYTE_REQUIRE_HOOK_MANAGERS"
+
+// TestHookManagerScripts drives the real hook managers (testdata/hookmanagers):
+// husky 9, lefthook 2 and simple-git-hooks from the npm packages pinned in
+// testdata/hookmanagers/npm (npm ci --ignore-scripts there), and the
+// pre-commit framework from PATH (Debian's 3.0.4). Each script installs
+// acolyte beside a team's hooks, commits, merges, checks out and reinstalls
+// the manager, and checks from two logs that the team's hooks and acolyte
+// both ran every time. `acolyte` on the scripts' PATH is a wrapper that logs
+// each call to $ACOLYTE_LOG, then runs the real one.
+func TestHookManagerScripts(t *testing.T) {
+	bin, err := filepath.Abs(filepath.Join("testdata", "hookmanagers", "npm", "node_modules", ".bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	for _, tool := range []string{"husky", "lefthook", "simple-git-hooks"} {
+		_, err := os.Stat(filepath.Join(bin, tool))
+		have[tool] = err == nil
+	}
+	_, err = exec.LookPath("pre-commit")
+	have["pre-commit"] = err == nil
+	for tool, ok := range have {
+		if !ok && os.Getenv(requireHookManagers) == "1" {
+			t.Errorf("%s is not installed and %s=1: run npm ci --ignore-scripts in cmd/testdata/hookmanagers/npm, and apt-get install pre-commit", tool, requireHookManagers)
+		}
+	}
+	testscript.Run(t, testscript.Params{
+		Dir: filepath.Join("testdata", "hookmanagers"),
+		Condition: func(cond string) (bool, error) {
+			ok, known := have[cond]
+			if !known {
+				return false, os.ErrNotExist
+			}
+			return ok, nil
+		},
+		Setup: func(env *testscript.Env) error {
+			// testscript puts the test binary on the scripts' PATH as acolyte.
+			real := ""
+			for _, dir := range filepath.SplitList(env.Getenv("PATH")) {
+				if p := filepath.Join(dir, "acolyte"); fileExists(p) {
+					real = p
+					break
+				}
+			}
+			if real == "" {
+				return errors.New("testscript put no acolyte on PATH")
+			}
+			wrapper := filepath.Join(env.WorkDir, ".bin")
+			if err := os.MkdirAll(wrapper, 0o755); err != nil {
+				return err
+			}
+			script := "#!/bin/sh\necho \"$*\" >> \"$ACOLYTE_LOG\"\nexec '" + real + "' \"$@\"\n"
+			if err := os.WriteFile(filepath.Join(wrapper, "acolyte"), []byte(script), 0o755); err != nil {
+				return err
+			}
+			env.Setenv("PATH", wrapper+string(os.PathListSeparator)+bin+string(os.PathListSeparator)+env.Getenv("PATH"))
+			env.Setenv("ACOLYTE_LOG", filepath.Join(env.WorkDir, "acolyte.log"))
+			env.Setenv("TEAM_LOG", filepath.Join(env.WorkDir, "team.log"))
+			env.Setenv("PRE_COMMIT_HOME", filepath.Join(env.WorkDir, ".pre-commit-home"))
+			env.Setenv("ACOLYTE_HOME", filepath.Join(env.WorkDir, ".acolyte-home"))
+			env.Setenv("GEMINI_API_KEY", "")
+			env.Setenv("GOOGLE_API_KEY", "")
+			env.Setenv("GIT_AUTHOR_NAME", "Test")
+			env.Setenv("GIT_AUTHOR_EMAIL", "test@example.com")
+			env.Setenv("GIT_COMMITTER_NAME", "Test")
+			env.Setenv("GIT_COMMITTER_EMAIL", "test@example.com")
+			env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+			return nil
+		},
+		RequireExplicitExec: true,
+	})
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}

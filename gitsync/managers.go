@@ -1,0 +1,339 @@
+package gitsync
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// The hook managers acolyte integrates with instead of writing shims. Each
+// owns the hooks git runs and rewrites them on its own reinstall (husky on
+// every npm install, lefthook when its config changes, simple-git-hooks and
+// the pre-commit framework on theirs), so acolyte's work has to live where
+// the manager looks: the team's hook file or the manager's config.
+const (
+	ManagerHusky          = "husky"            // v9: core.hooksPath .husky/_, the team's scripts in .husky/
+	ManagerHusky4         = "husky 4"          // package.json "husky": {"hooks": …}, hooks in .git/hooks
+	ManagerLefthook       = "lefthook"         // lefthook.yml
+	ManagerPreCommit      = "pre-commit"       // the pre-commit framework, .pre-commit-config.yaml
+	ManagerSimpleGitHooks = "simple-git-hooks" // package.json "simple-git-hooks": {…}
+	ManagerHooksFolder    = "hooks folder"     // core.hooksPath on a folder the repository shares
+)
+
+// lefthookYAMLConfigs are the team config files lefthook 1 and 2 read, in
+// its order, that acolyte can edit (trust.go lists every file it reads).
+var lefthookYAMLConfigs = []string{"lefthook.yml", ".lefthook.yml", "lefthook.yaml", ".lefthook.yaml", ".config/lefthook.yml", ".config/lefthook.yaml"}
+
+// preCommitConfig is the pre-commit framework's config file.
+const preCommitConfig = ".pre-commit-config.yaml"
+
+// hookSetup is who owns the hooks of one checkout, found by detectSetup.
+type hookSetup struct {
+	manager string
+	// gitDir is the folder git runs hooks from.
+	gitDir string
+	// teamDir holds the team's hook scripts (husky's .husky, a hooks folder).
+	teamDir string
+	// config is the manager's config file (lefthook, pre-commit, package.json).
+	config string
+}
+
+// detectSetup finds the hook manager of the checkout, if any. A manager is
+// recognised by its own layout, not by whether it has installed its hooks
+// yet: in a fresh clone before `npm install`, husky's scripts are already
+// the team's hooks and a shim in .git/hooks would be the one thing husky's
+// install makes git stop running.
+func (r *Repo) detectSetup(ctx context.Context) (hookSetup, error) {
+	dir, err := r.HooksDir()
+	if err != nil {
+		return hookSetup{}, err
+	}
+	s := hookSetup{gitDir: dir}
+	if isFile(filepath.Join(dir, "h")) && filepath.Base(dir) == "_" {
+		s.manager, s.teamDir = ManagerHusky, filepath.Dir(dir)
+		return s, nil
+	}
+	if dir != filepath.Join(r.CommonDir(), "hooks") {
+		shared, err := r.sharedHooksDir(ctx, dir)
+		if err != nil {
+			return s, err
+		}
+		if shared {
+			s.manager, s.teamDir = ManagerHooksFolder, dir
+		}
+		return s, nil
+	}
+	for _, name := range lefthookYAMLConfigs {
+		if p := filepath.Join(r.Root, name); isFile(p) {
+			s.manager, s.config = ManagerLefthook, p
+			return s, nil
+		}
+	}
+	if p := filepath.Join(r.Root, preCommitConfig); isFile(p) {
+		s.manager, s.config = ManagerPreCommit, p
+		return s, nil
+	}
+	pkg := filepath.Join(r.Root, "package.json")
+	if hooks, ok := packageHooks(pkg, "simple-git-hooks"); ok && hooks != nil {
+		s.manager, s.config = ManagerSimpleGitHooks, pkg
+		return s, nil
+	}
+	if hooks, ok := packageHooks(pkg, "husky", "hooks"); ok && hooks != nil {
+		s.manager, s.config = ManagerHusky4, pkg
+		return s, nil
+	}
+	if fi, err := os.Stat(filepath.Join(r.Root, ".husky")); err == nil && fi.IsDir() {
+		// husky 9 before its first install: .husky/ is committed, core.hooksPath not yet set.
+		s.manager, s.teamDir = ManagerHusky, filepath.Join(r.Root, ".husky")
+		s.gitDir = filepath.Join(s.teamDir, "_")
+	}
+	return s, nil
+}
+
+func isFile(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// packageHooks reads the object at keys in package.json, mapping hook names
+// to commands; ok is false when the file is missing or not JSON.
+func packageHooks(path string, keys ...string) (map[string]string, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, false
+	}
+	var v any
+	if json.Unmarshal(b, &v) != nil {
+		return nil, false
+	}
+	for _, k := range keys {
+		obj, _ := v.(map[string]any)
+		if v = obj[k]; v == nil {
+			return nil, true
+		}
+	}
+	obj, _ := v.(map[string]any)
+	if obj == nil {
+		return nil, true
+	}
+	out := make(map[string]string, len(obj))
+	for k, v := range obj {
+		if s, ok := v.(string); ok {
+			out[k] = s
+		}
+	}
+	return out, true
+}
+
+// ManagerLine is what a manager runs for one hook: HookLine without the
+// hook's arguments, which lefthook, the pre-commit framework and
+// simple-git-hooks do not pass through as "$@" (acolyte needs none).
+func ManagerLine(name string) string {
+	return fmt.Sprintf("acolyte hook %s || [ $? -ne %d ]", name, ExitRefuse)
+}
+
+// Integration is one edit that makes a manager run acolyte's hooks.
+type Integration struct {
+	// File is the file to edit, relative to the repository root.
+	File string `json:"file"`
+	// Hooks are the hooks the edit covers.
+	Hooks []string `json:"hooks"`
+	// Add is the text to add to File.
+	Add string `json:"add"`
+	// Then is the manager's command to run afterwards, if any.
+	Then string `json:"then,omitempty"`
+	// Written is true when acolyte made the edit (hooks install --write).
+	Written bool `json:"written"`
+	// Manual says why acolyte cannot make the edit itself.
+	Manual string `json:"manual,omitempty"`
+	// jsonKeys locate the object to set Hooks' commands in (package.json),
+	// and jsonValue is the command; empty for text edits.
+	jsonKeys  []string
+	jsonValue string
+}
+
+// integrations lists the edits the manager still needs for acolyte's hooks
+// to run; hooks whose file or config already runs acolyte need none.
+func (r *Repo) integrations(s hookSetup) ([]Integration, error) {
+	var out []Integration
+	switch s.manager {
+	case ManagerHusky, ManagerHooksFolder:
+		for _, name := range Hooks {
+			path := filepath.Join(s.teamDir, name)
+			b, err := readOptional(path)
+			if err != nil {
+				return nil, err
+			}
+			if !runsAcolyte(b, name) {
+				out = append(out, Integration{File: r.rel(path), Hooks: []string{name}, Add: HookLine(name)})
+			}
+		}
+	case ManagerLefthook:
+		b, err := os.ReadFile(s.config)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", s.config, err)
+		}
+		local, err := readOptional(lefthookLocal(s.config))
+		if err != nil {
+			return nil, err
+		}
+		for _, name := range Hooks {
+			block := yamlBlock(string(b), name) + yamlBlock(string(local), name)
+			if !strings.Contains(block, "acolyte hook "+name) {
+				out = append(out, Integration{File: r.rel(s.config), Hooks: []string{name},
+					Add: lefthookEntry(name), Then: "lefthook install"})
+			}
+		}
+	case ManagerPreCommit:
+		b, err := os.ReadFile(s.config)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", s.config, err)
+		}
+		if !bytes.Contains(b, []byte("acolyte hook pre-commit")) || !bytes.Contains(b, []byte("acolyte hook post-merge")) {
+			out = append(out, Integration{File: r.rel(s.config), Hooks: Hooks, Add: PreCommitEntry(""),
+				Then: "pre-commit install"})
+		}
+	case ManagerSimpleGitHooks, ManagerHusky4:
+		keys := []string{"simple-git-hooks"}
+		then := "npx simple-git-hooks"
+		if s.manager == ManagerHusky4 {
+			keys, then = []string{"husky", "hooks"}, ""
+		}
+		hooks, _ := packageHooks(s.config, keys...)
+		for _, name := range Hooks {
+			if !strings.Contains(hooks[name], "acolyte hook "+name) {
+				value := chainCommand(hooks[name], ManagerLine(name))
+				add, _ := marshalNoEscape(value)
+				out = append(out, Integration{File: r.rel(s.config), Hooks: []string{name}, Then: then,
+					Add: fmt.Sprintf("%q: %s", name, add), jsonKeys: keys, jsonValue: value})
+			}
+		}
+	}
+	return out, nil
+}
+
+// chainCommand runs acolyte after a team's command, and only when it passed,
+// so the team's failure still blocks the commit: `team; acolyte …` would
+// hand git acolyte's status instead.
+func chainCommand(team, line string) string {
+	if strings.TrimSpace(team) == "" {
+		return line
+	}
+	return team + " && { " + line + "; }"
+}
+
+func (r *Repo) rel(p string) string {
+	if rel, ok := within(r.Root, p); ok {
+		return filepath.ToSlash(rel)
+	}
+	return p
+}
+
+func readOptional(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return b, nil
+}
+
+// runsAcolyte says whether a hook script runs acolyte's work for name: a
+// line that calls `acolyte hook NAME`, not commented out.
+func runsAcolyte(script []byte, name string) bool {
+	for _, line := range strings.Split(string(script), "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "#") && strings.Contains(line, "acolyte hook "+name) {
+			return true
+		}
+	}
+	return false
+}
+
+// lefthookLocal is the personal, git-ignored config lefthook merges over
+// the team's; a line there runs acolyte for one member only.
+func lefthookLocal(config string) string {
+	dir, base := filepath.Split(config)
+	ext := filepath.Ext(base)
+	stem := strings.TrimSuffix(strings.TrimPrefix(base, "."), ext)
+	prefix := ""
+	if strings.HasPrefix(base, ".") {
+		prefix = "."
+	}
+	return filepath.Join(dir, prefix+stem+"-local"+ext)
+}
+
+func lefthookEntry(name string) string {
+	return name + ":\n  commands:\n    acolyte:\n      run: " + ManagerLine(name) + "\n"
+}
+
+// PreCommitEntry is the pre-commit framework's repos entry, indented by
+// indent. The commit stage is spelled `commit`: 3.0 (Debian's 3.0.4)
+// rejects the whole config over `pre-commit`, which 3.2 introduced, and 4.x
+// still accepts `commit` (with a deprecation warning).
+func PreCommitEntry(indent string) string {
+	lines := []string{
+		"- repo: local",
+		"  hooks:",
+		"    - id: acolyte",
+		"      name: acolyte project memory",
+		"      entry: sh -c '" + ManagerLine("pre-commit") + "'",
+		"      language: system",
+		"      pass_filenames: false",
+		"      always_run: true",
+		"      stages: [commit]",
+		"    - id: acolyte-index",
+		"      name: acolyte memory index",
+		"      entry: sh -c '" + ManagerLine("post-merge") + "'",
+		"      language: system",
+		"      pass_filenames: false",
+		"      always_run: true",
+		"      stages: [post-checkout, post-merge, post-rewrite]",
+	}
+	return indent + strings.Join(lines, "\n"+indent) + "\n"
+}
+
+// preCommitTypes is the top-level key `pre-commit install` reads to know
+// which hooks to install besides pre-commit.
+const preCommitTypes = "default_install_hook_types"
+
+// ManagerFiles are the team's files that run acolyte's hooks through the
+// hook manager (the hook scripts or the config acolyte's lines are in), for
+// init to name among the files to commit.
+func (r *Repo) ManagerFiles(ctx context.Context) ([]string, error) {
+	s, err := r.detectSetup(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	switch s.manager {
+	case ManagerHusky, ManagerHooksFolder:
+		for _, name := range Hooks {
+			path := filepath.Join(s.teamDir, name)
+			b, err := readOptional(path)
+			if err != nil {
+				return nil, err
+			}
+			if runsAcolyte(b, name) {
+				files = append(files, r.rel(path))
+			}
+		}
+	case ManagerLefthook, ManagerPreCommit, ManagerSimpleGitHooks, ManagerHusky4:
+		b, err := readOptional(s.config)
+		if err != nil {
+			return nil, err
+		}
+		if bytes.Contains(b, []byte("acolyte hook ")) {
+			files = append(files, r.rel(s.config))
+		}
+	}
+	return files, nil
+}

@@ -1,0 +1,170 @@
+package gitsync
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestAddLefthookEntryKeepsEveryLineOfTheTeams(t *testing.T) {
+	run := ManagerLine("pre-commit")
+	for _, tc := range []struct{ name, doc, want string }{
+		{"no block", "# team\npre-push:\n  commands:\n    t:\n      run: make\n",
+			"# team\npre-push:\n  commands:\n    t:\n      run: make\n" + lefthookEntry("pre-commit")},
+		{"commands, four-space indent", "pre-commit:\n    parallel: true\n    commands:\n        lint:\n            run: npm run lint\npost-merge:\n  commands: {}\n",
+			"pre-commit:\n    parallel: true\n    commands:\n        acolyte:\n          run: " + run + "\n        lint:\n            run: npm run lint\npost-merge:\n  commands: {}\n"},
+		{"jobs", "pre-commit:\n  jobs:\n    - name: lint\n      run: npm run lint\n",
+			"pre-commit:\n  jobs:\n    - name: acolyte\n      run: " + run + "\n    - name: lint\n      run: npm run lint\n"},
+	} {
+		got, err := addLefthookEntry(tc.doc, "pre-commit")
+		if err != nil || got != tc.want {
+			t.Errorf("%s: %v\n%s\nwant\n%s", tc.name, err, got, tc.want)
+		}
+	}
+	for _, doc := range []string{"pre-commit: {commands: {}}\n", "pre-commit:\n  scripts:\n    x.sh: {}\n"} {
+		if _, err := addLefthookEntry(doc, "pre-commit"); !errors.Is(err, errManual) {
+			t.Errorf("%q: %v, want a by-hand edit", doc, err)
+		}
+	}
+}
+
+func TestAddPreCommitEntryAppendsToReposAndInstallTypes(t *testing.T) {
+	team := "repos:\n- repo: https://github.com/pre-commit/pre-commit-hooks\n  rev: v4.0.0\n  hooks:\n  - id: trailing-whitespace\n\n# done\n"
+	got, err := addPreCommitEntry(team)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "repos:\n- repo: https://github.com/pre-commit/pre-commit-hooks\n  rev: v4.0.0\n  hooks:\n  - id: trailing-whitespace\n" +
+		PreCommitEntry("") + "\n# done\ndefault_install_hook_types: [pre-commit, post-checkout, post-merge, post-rewrite]\n"
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	got, err = addPreCommitEntry("default_install_hook_types: [pre-push, 'pre-commit']  # team\nrepos:\n  - repo: local\n    hooks: []\n")
+	if err != nil || !strings.HasPrefix(got, "default_install_hook_types: [pre-push, pre-commit, post-checkout, post-merge, post-rewrite]\n") {
+		t.Errorf("flow list: %v\n%s", err, got)
+	}
+	if _, err := addPreCommitEntry("default_install_hook_types:\n  - pre-push\nrepos:\n  - repo: local\n"); !errors.Is(err, errManual) {
+		t.Errorf("block list: %v, want a by-hand edit", err)
+	}
+	if _, err := addPreCommitEntry("repos: []\n"); !errors.Is(err, errManual) {
+		t.Errorf("flow repos: %v, want a by-hand edit", err)
+	}
+}
+
+func TestAddHookLineGoesBeforeAFinalExit(t *testing.T) {
+	for script, want := range map[string]string{
+		"":                                "#!/bin/sh\nL\n",
+		"#!/bin/sh\nnpm test\n":           "#!/bin/sh\nnpm test\nL\n",
+		"#!/bin/sh\nnpm test\nexit 0\n\n": "#!/bin/sh\nnpm test\nL\nexit 0\n",
+	} {
+		if got := addHookLine(script, "L"); got != want {
+			t.Errorf("%q: got %q, want %q", script, got, want)
+		}
+	}
+}
+
+// husky 4 keeps its hooks in package.json and installs itself into
+// .git/hooks; acolyte sets its commands there and writes no shim.
+func TestInstallHooksWithHusky4SetsThePackageEntries(t *testing.T) {
+	root := t.TempDir()
+	runGit(t, root, "init", "-q")
+	writeFiles(t, root, map[string]string{
+		"package.json":          "{\n  \"husky\": {\n    \"hooks\": {\n      \"pre-commit\": \"npm test\"\n    }\n  }\n}\n",
+		".git/hooks/pre-commit": "#!/bin/sh\n# husky\n. \"$(dirname \"$0\")/husky.sh\"\n",
+	})
+	if err := os.Chmod(filepath.Join(root, ".git/hooks/pre-commit"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	repo, err := Discover(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := repo.InstallHooks(t.Context(), "/usr/local/bin/acolyte", true)
+	if err != nil || res.Manager != ManagerHusky4 {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	for _, it := range res.Integrations {
+		if !it.Written {
+			t.Errorf("%s was not written: %+v", it.File, it)
+		}
+	}
+	want := "{\n  \"husky\": {\n    \"hooks\": {\n      \"pre-commit\": \"npm test && { acolyte hook pre-commit || [ $? -ne 3 ]; }\",\n" +
+		"      \"post-checkout\": \"acolyte hook post-checkout || [ $? -ne 3 ]\",\n      \"post-merge\": \"acolyte hook post-merge || [ $? -ne 3 ]\",\n" +
+		"      \"post-rewrite\": \"acolyte hook post-rewrite || [ $? -ne 3 ]\"\n    }\n  }\n}\n"
+	if b, _ := os.ReadFile(filepath.Join(root, "package.json")); string(b) != want {
+		t.Errorf("package.json:\n%s\nwant\n%s", b, want)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, ".git/hooks/pre-commit")); strings.Contains(string(b), shimMarker) {
+		t.Error("a shim replaced husky's hook")
+	}
+	hooks, _, err := repo.HooksStatus(t.Context())
+	if err != nil || !hooks[slices.IndexFunc(hooks, func(h HookState) bool { return h.Name == "pre-commit" })].Installed {
+		t.Errorf("status after the edit: %+v, %v", hooks, err)
+	}
+}
+
+// A manager that moves the shim aside runs it under another name; it still
+// does its own hook's work (issue 21: unknown hook "pre-commit.legacy").
+func TestShimRunUnderAnotherNameRunsItsOwnHook(t *testing.T) {
+	root := t.TempDir()
+	runGit(t, root, "init", "-q")
+	repo, err := Discover(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe := filepath.Join(t.TempDir(), "acolyte")
+	writeFiles(t, filepath.Dir(exe), map[string]string{"acolyte": fakeAcolyte})
+	if err := os.Chmod(exe, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.InstallHooks(t.Context(), exe, false); err != nil {
+		t.Fatal(err)
+	}
+	hooks := filepath.Join(root, ".git", "hooks")
+	if err := os.Rename(filepath.Join(hooks, "pre-commit"), filepath.Join(hooks, "pre-commit.legacy")); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(filepath.Join(hooks, "pre-commit.legacy")).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "fake acolyte hook pre-commit") {
+		t.Errorf("%v: %s", err, out)
+	}
+}
+
+// keepsLines says whether every line of before is in after, in order: the
+// editors only ever add text to a team's file.
+func keepsLines(before, after string) bool {
+	rest := strings.Split(after, "\n")
+	for _, l := range strings.Split(strings.TrimRight(before, "\n"), "\n") {
+		i := slices.Index(rest, l)
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+1:]
+	}
+	return true
+}
+
+func FuzzManagerConfigEdits(f *testing.F) {
+	f.Add("pre-commit:\n  commands:\n    lint:\n      run: x\n")
+	f.Add("repos:\n- repo: local\n  hooks: []\ndefault_install_hook_types: [pre-push]\n")
+	f.Add("pre-commit:\n  jobs:\n  - run: x\n")
+	f.Fuzz(func(t *testing.T, doc string) {
+		if out, err := addLefthookEntry(doc, "pre-commit"); err == nil {
+			if !keepsLines(doc, out) || !strings.Contains(yamlBlock(out, "pre-commit"), "acolyte hook pre-commit") {
+				t.Errorf("lefthook %q became %q", doc, out)
+			}
+		}
+		if out, err := addPreCommitEntry(doc); err == nil {
+			if !strings.Contains(yamlBlock(out, "repos"), "acolyte hook post-merge") || !strings.Contains(out, preCommitTypes+": [") {
+				t.Errorf("pre-commit %q became %q", doc, out)
+			}
+		}
+		if out := addHookLine(doc, "L"); !slices.Contains(strings.Split(out, "\n"), "L") || (strings.TrimSpace(doc) != "" && !keepsLines(doc, out)) {
+			t.Errorf("hook script %q became %q", doc, out)
+		}
+	})
+}

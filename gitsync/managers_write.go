@@ -1,0 +1,213 @@
+package gitsync
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// errManual means acolyte cannot make an edit safely by text and leaves it
+// to the user, with the text to add.
+var errManual = errors.New("cannot edit it safely")
+
+// writeIntegration makes one edit. The files are the team's, so each edit
+// only adds text and keeps every byte that was there; YAML is edited as
+// lines, not re-serialised, so comments, order and quoting survive.
+func writeIntegration(root string, it Integration) error {
+	path := filepath.Join(root, filepath.FromSlash(it.File))
+	b, err := readOptional(path)
+	if err != nil {
+		return err
+	}
+	var out string
+	switch {
+	case it.Manual != "":
+		return fmt.Errorf("%s: %w: %s", it.File, errManual, it.Manual)
+	case it.jsonKeys != nil:
+		var edited []byte
+		edited, err = setJSONStrings(b, it.jsonKeys, [][2]string{{it.Hooks[0], it.jsonValue}})
+		out = string(edited)
+	case filepath.Base(path) == preCommitConfig:
+		out, err = addPreCommitEntry(string(b))
+	case slices.Contains(lefthookYAMLConfigs, it.File):
+		out, err = addLefthookEntry(string(b), it.Hooks[0])
+	default:
+		out = addHookLine(string(b), it.Add)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", it.File, err)
+	}
+	mode := os.FileMode(0o644)
+	if fi, err := os.Stat(path); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	if err := writeAtomic(path, []byte(out)); err != nil {
+		return err
+	}
+	if it.Then == "" && it.jsonKeys == nil {
+		mode |= 0o111 // a hook script git or husky runs
+	}
+	return os.Chmod(path, mode)
+}
+
+// addHookLine appends line to a hook script, before a final `exit`, which
+// would otherwise end the script before it.
+func addHookLine(script, line string) string {
+	if strings.TrimSpace(script) == "" {
+		return "#!/bin/sh\n" + line + "\n"
+	}
+	lines := strings.Split(strings.TrimRight(script, "\n"), "\n")
+	at := len(lines)
+	for at > 0 && strings.TrimSpace(lines[at-1]) == "" {
+		at--
+	}
+	if at > 0 {
+		last := strings.TrimSpace(lines[at-1])
+		if last == "exit" || strings.HasPrefix(last, "exit ") {
+			at--
+		}
+	}
+	lines = slices.Insert(lines, at, line)
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// yamlBlock is the text of a top-level key's block: its line and every
+// indented, sequence, blank or comment line after it.
+func yamlBlock(doc, key string) string {
+	start, end := yamlBlockLines(strings.Split(doc, "\n"), key)
+	if start < 0 {
+		return ""
+	}
+	return strings.Join(strings.Split(doc, "\n")[start:end], "\n")
+}
+
+// yamlBlockLines finds a top-level key: the index of its line and of the
+// first line after its block, or -1, -1.
+func yamlBlockLines(lines []string, key string) (int, int) {
+	start := -1
+	for i, l := range lines {
+		if start < 0 {
+			if rest, ok := strings.CutPrefix(l, key+":"); ok && (rest == "" || rest[0] == ' ' || rest[0] == '\t') {
+				start = i
+			}
+			continue
+		}
+		// A sequence may sit at the key's own column (`repos:` then `- repo:`).
+		if l != "" && !strings.ContainsRune(" \t#-", rune(l[0])) {
+			return start, i
+		}
+	}
+	if start < 0 {
+		return -1, -1
+	}
+	return start, len(lines)
+}
+
+func indentOf(l string) string {
+	return l[:len(l)-len(strings.TrimLeft(l, " "))]
+}
+
+// addLefthookEntry adds acolyte's command for hook name: a new top-level
+// block, or an entry under the hook's existing `commands:` or `jobs:`.
+func addLefthookEntry(doc, name string) (string, error) {
+	lines := strings.Split(doc, "\n")
+	start, end := yamlBlockLines(lines, name)
+	if start < 0 {
+		if doc != "" && !strings.HasSuffix(doc, "\n") {
+			doc += "\n"
+		}
+		return doc + lefthookEntry(name), nil
+	}
+	if strings.TrimSpace(strings.TrimPrefix(lines[start], name+":")) != "" {
+		return "", fmt.Errorf("%w: %s: is written on one line; add acolyte's command to it by hand", errManual, name)
+	}
+	for i := start + 1; i < end; i++ {
+		key := strings.TrimSpace(lines[i])
+		if key != "commands:" && key != "jobs:" {
+			continue
+		}
+		child := ""
+		for j := i + 1; j < end; j++ {
+			if t := strings.TrimSpace(lines[j]); t != "" && !strings.HasPrefix(t, "#") {
+				child = indentOf(lines[j])
+				break
+			}
+		}
+		if len(child) <= len(indentOf(lines[i])) && key == "commands:" {
+			child = indentOf(lines[i]) + "  "
+		}
+		entry := []string{child + "acolyte:", child + "  run: " + ManagerLine(name)}
+		if key == "jobs:" {
+			entry = []string{child + "- name: acolyte", child + "  run: " + ManagerLine(name)}
+		}
+		return strings.Join(slices.Insert(lines, i+1, entry...), "\n"), nil
+	}
+	return "", fmt.Errorf("%w: %s: has neither commands: nor jobs:; add acolyte's command to it by hand", errManual, name)
+}
+
+// addPreCommitEntry adds acolyte's local repo at the end of `repos:` and
+// names acolyte's hooks in default_install_hook_types, so that a plain
+// `pre-commit install` installs them.
+func addPreCommitEntry(doc string) (string, error) {
+	lines := strings.Split(strings.TrimRight(doc, "\n"), "\n")
+	start, end := yamlBlockLines(lines, "repos")
+	switch {
+	case start < 0:
+		lines = append(lines, "repos:", strings.TrimRight(PreCommitEntry(""), "\n"))
+	case strings.TrimSpace(strings.TrimPrefix(lines[start], "repos:")) != "":
+		return "", fmt.Errorf("%w: repos: is written on one line; add acolyte's entry to it by hand", errManual)
+	default:
+		indent, found, last := "  ", false, start
+		for i := start + 1; i < end; i++ {
+			t := strings.TrimSpace(lines[i])
+			if t == "" || strings.HasPrefix(t, "#") {
+				continue
+			}
+			if !found && strings.HasPrefix(t, "-") {
+				indent, found = indentOf(lines[i]), true
+			}
+			last = i
+		}
+		entry := strings.Split(strings.TrimRight(PreCommitEntry(indent), "\n"), "\n")
+		lines = slices.Insert(lines, last+1, entry...)
+	}
+	var err error
+	if lines, err = addInstallTypes(lines); err != nil {
+		return "", err
+	}
+	return strings.Join(lines, "\n") + "\n", nil
+}
+
+// addInstallTypes makes default_install_hook_types name every hook acolyte
+// uses; a list written over several lines is left to the user.
+func addInstallTypes(lines []string) ([]string, error) {
+	want := append([]string{"pre-commit"}, slices.DeleteFunc(slices.Clone(Hooks), func(h string) bool { return h == "pre-commit" })...)
+	start, _ := yamlBlockLines(lines, preCommitTypes)
+	if start < 0 {
+		return append(lines, preCommitTypes+": ["+strings.Join(want, ", ")+"]"), nil
+	}
+	value := strings.TrimSpace(strings.TrimPrefix(lines[start], preCommitTypes+":"))
+	if comment := strings.Index(value, "#"); comment >= 0 {
+		value = strings.TrimSpace(value[:comment])
+	}
+	inner, ok := strings.CutPrefix(value, "[")
+	if inner, ok = strings.CutSuffix(inner, "]"); !ok {
+		return nil, fmt.Errorf("%w: add %s to %s by hand", errManual, strings.Join(Hooks, ", "), preCommitTypes)
+	}
+	var have []string
+	for _, t := range strings.Split(inner, ",") {
+		if t = strings.Trim(strings.TrimSpace(t), `"'`); t != "" {
+			have = append(have, t)
+		}
+	}
+	for _, h := range want {
+		if !slices.Contains(have, h) {
+			have = append(have, h)
+		}
+	}
+	lines[start] = preCommitTypes + ": [" + strings.Join(have, ", ") + "]"
+	return lines, nil
+}
