@@ -3,6 +3,8 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -255,8 +257,9 @@ type workspace struct {
 	// Visibility is what this checkout and session can see, the same rule
 	// the toolkit applies (gitsync.NewWorkspace keys a project by its root).
 	Visibility memory.Visibility
-	// Team is the team database, nil when none is configured.
-	Team *postgres.Store
+	// Team is the team database, nil when none is configured; it connects
+	// on first use.
+	Team *postgres.Remote
 }
 
 func (w *workspace) Close() error {
@@ -300,38 +303,92 @@ func withTeam(c *cli.Context, w *workspace) error {
 		return nil
 	}
 	// A team database that is down, slow or not yet set up must not take
-	// local memory with it: only a command about the team scope fails, and
-	// the others wait for it at most teamWait.
-	required := c.String("scope") == string(memory.ScopeTeam)
-	ctx, cancel := c.Context, func() {}
-	if !required {
-		ctx, cancel = context.WithTimeout(ctx, teamWait)
+	// local memory with it: nothing connects until a call needs the team
+	// (a hook, a project remember or sync never does), every call is
+	// bounded (postgres.Remote), and a search or listing that also reads
+	// local memory waits for the team at most teamWait.
+	budget := teamCommandBudget
+	if longLived(c.Command.Name) {
+		budget = 0
 	}
-	ts, err := postgres.Open(ctx, url, w.Store.Embedder())
-	cancel()
-	if err != nil {
-		if required {
-			return err
-		}
-		fmt.Fprintln(c.App.ErrWriter, "warning: team memories are left out:", termtext.EscapeText(err.Error()))
-		return nil
-	}
+	ts := postgres.NewRemote(url, w.Store.Embedder(), budget)
 	w.Team = ts
 	w.Visibility.Team = team
+	slow := slowTeam{w.Store, url, new(time.Time)}
 	w.Toolkit = memory.WithTeam{Local: w.Toolkit, Team: ts, Visibility: w.Visibility, Refuse: gitsync.RefuseSecret,
-		TeamWait: teamWait,
+		TeamWait: slow.wait(c.Context),
 		Warn: func(err error) {
 			fmt.Fprintln(c.App.ErrWriter, "warning: team memories are left out:", termtext.EscapeText(err.Error()))
+			slow.mark(c.Context, err)
 		}}
 	return nil
 }
 
+// slowTeam remembers, in the local store, that a team database just left
+// a search waiting its whole teamWait, so that the searches after it, for
+// teamSlowFor, wait only teamWaitWhenSlow: a slow team database makes one
+// search a minute wait teamWait, not every one. A mark is renewed only when
+// half expired, so that a search that waited briefly does not also pay
+// for a write.
+type slowTeam struct {
+	store *sqlite.Store
+	url   string
+	since *time.Time // when the current mark was set; zero: none
+}
+
+const (
+	teamSlowFor      = time.Minute
+	teamWaitWhenSlow = 20 * time.Millisecond
+)
+
+func (s slowTeam) key() string {
+	sum := sha256.Sum256([]byte(s.url))
+	return "team-slow:" + hex.EncodeToString(sum[:8])
+}
+
+func (s slowTeam) wait(ctx context.Context) time.Duration {
+	v, err := s.store.GetState(ctx, s.key())
+	if err != nil || v == "" {
+		return teamWait
+	}
+	at, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil || time.Since(at) > teamSlowFor {
+		return teamWait
+	}
+	*s.since = at
+	return teamWaitWhenSlow
+}
+
+func (s slowTeam) mark(ctx context.Context, err error) {
+	if errors.Is(err, memory.ErrTeamSlow) && time.Since(*s.since) > teamSlowFor/2 {
+		// Best effort: without the mark the next search waits teamWait.
+		_ = s.store.SetState(ctx, s.key(), time.Now().UTC().Format(time.RFC3339Nano))
+	}
+}
+
 // teamWait is how long a command that also reads local memory waits for
-// the team database, to connect and then to answer: a wedged server costs
-// a search this, not pgx's connect timeout (postgres.Open's default, 5 s),
-// and a search never hangs on it. A healthy server connects and answers a
-// 10k-memory team search in well under it (CONTRIBUTING.md, "Team memory").
+// the team database, to connect and then to answer, beside its local work:
+// a wedged server costs a search this, not the bound of a team call
+// (postgres.CallTimeout), and a search never hangs on it. A healthy server
+// connects and answers a 10k-memory team search in well under it
+// (CONTRIBUTING.md, "Team memory").
 const teamWait = time.Second
+
+// teamCommandBudget bounds all the team calls of one CLI command together:
+// a command that makes several (forget looks each id up, then deletes)
+// must not take several CallTimeouts.
+const teamCommandBudget = 10 * time.Second
+
+// longLived says whether a command serves many calls: such a command has
+// no command budget, only each call's bound, and reconnects when the team
+// database comes back.
+func longLived(command string) bool {
+	switch command {
+	case "mcp", "chat", "run":
+		return true
+	}
+	return false
+}
 
 // needRepo opens the workspace of a command that only makes sense in a repository.
 func needRepo(c *cli.Context) (*workspace, error) {

@@ -143,6 +143,9 @@ func filterFlags() []cli.Flag {
 
 func parseFilter(c *cli.Context) (memory.Filter, error) {
 	f := memory.Filter{Topic: c.String("topic"), Limit: c.Int("limit")}
+	if f.Limit < 0 {
+		return f, usage(fmt.Errorf("--limit %d: the limit is a number of results, 1 or more (0 or no --limit: the default)", f.Limit))
+	}
 	var err error
 	if c.String("scope") != "" {
 		if f.Scope, err = memory.ParseScope(c.String("scope")); err != nil {

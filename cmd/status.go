@@ -1,11 +1,13 @@
 package cmd
 
 import (
+	"context"
 	"fmt"
 	"sort"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/acolyte-dev/acolyte/internal/termtext"
 	"github.com/acolyte-dev/acolyte/memory"
 	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
@@ -39,9 +41,13 @@ func statusCommand() *cli.Command {
 			}{w.Store.Path(), embedderName(w.Store), "", "", counts, vectors}
 			if w.Team != nil {
 				// The local store holds no team memories; the team database counts them.
-				team, err := w.Team.Counts(c.Context, w.Visibility)
+				// Status is about local memory too: a slow team database
+				// costs it teamWait at most, and a warning.
+				ctx, cancel := context.WithTimeout(c.Context, teamWait)
+				team, err := w.Team.Counts(ctx, w.Visibility)
+				cancel()
 				if err != nil {
-					return err
+					fmt.Fprintln(c.App.ErrWriter, "warning: team memories are left out:", termtext.EscapeText(err.Error()))
 				}
 				for k := range counts[memory.ScopeTeam] {
 					counts[memory.ScopeTeam][k] = team[k]

@@ -58,7 +58,15 @@ func Update(ctx context.Context, root string, change func([]memory.Memory) ([]me
 		le := d.Duplicates[0]
 		return &format.LineError{File: le.File, Line: le.Line, Err: fmt.Errorf("%w: %v; run `%s` first", format.ErrInvalidFile, le.Err, FixCommand)}
 	}
-	next, err := change(d.Memories)
+	ts, err := readTombstones(root)
+	if err != nil {
+		return err
+	}
+	if len(ts.warnings) > 0 {
+		return fmt.Errorf("%w: %s", format.ErrInvalidFile, ts.warnings[0])
+	}
+	kept, _ := format.Forget(d.Memories, ts.list)
+	next, err := change(kept)
 	if err != nil {
 		return err
 	}
@@ -75,8 +83,8 @@ const (
 	MergeDriverName = "acolyte"
 )
 
-// EnsureAttributes makes .acolyte/.gitattributes merge memories.jsonl with
-// git's union driver and .acolyte/.gitignore ignore the lock and temporary
+// EnsureAttributes makes .acolyte/.gitattributes merge memories.jsonl and
+// forgotten.jsonl with git's union driver and .acolyte/.gitignore ignore the lock and temporary
 // files. Lines already present are kept; missing ones are added.
 //
 // Union is the tracked fallback because it needs nothing installed: two
@@ -89,7 +97,9 @@ func EnsureAttributes(root string) error {
 		return err
 	}
 	dir := filepath.Join(root, format.Dir)
-	if err := ensureLines(filepath.Join(dir, attributesFile), format.MemoriesFile+" merge=union"); err != nil {
+	// Tombstones are a set that only grows but for compaction and reverts,
+	// which union merges exactly; no driver is needed for them.
+	if err := ensureLines(filepath.Join(dir, attributesFile), format.MemoriesFile+" merge=union", format.ForgottenFile+" merge=union"); err != nil {
 		return err
 	}
 	return ensureLines(filepath.Join(dir, ignoreFile), "/"+lockFile, "/"+atomicfile.TempPrefix+"*")
@@ -125,3 +135,68 @@ func ensureLines(path string, want ...string) error {
 	}
 	return writeAtomic(path, []byte(out))
 }
+
+// forgottenRel names the tombstone file in messages and in the git index.
+const forgottenRel = format.Dir + "/" + format.ForgottenFile
+
+// tombstones is what a reader got from forgotten.jsonl: its bytes (nil when
+// it is missing), the tombstones it could read and a warning per line it
+// could not.
+type tombstones struct {
+	data     []byte
+	list     []format.Tombstone
+	warnings []string
+}
+
+// readTombstones reads forgotten.jsonl, through readForgotten (an os.Root,
+// refusing a link out of the repository, at most format.MaxFileBytes). A
+// file with conflict markers is an error: hiding no memory would bring
+// back every one it forgot.
+func readTombstones(root string) (tombstones, error) {
+	data, err := readForgotten(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return tombstones{}, nil
+	}
+	if err != nil {
+		return tombstones{}, fmt.Errorf("reading forgotten memories: %w", err)
+	}
+	return decodeTombstones(data)
+}
+
+func decodeTombstones(data []byte) (tombstones, error) {
+	list, invalid, err := format.DecodeForgotten(forgottenRel, data)
+	if err != nil {
+		return tombstones{}, err
+	}
+	t := tombstones{data: data, list: list}
+	for _, le := range invalid {
+		t.warnings = append(t.warnings, le.Error()+"; the line is left out until it is fixed")
+	}
+	return t, nil
+}
+
+// withForgotten extends the memories file's content hash an import records
+// with forgotten.jsonl's, so that a merge that changed only the tombstones
+// still re-imports. Without tombstones it is the memories file's hash
+// alone, as it was before tombstones existed.
+func withForgotten(hash string, forgotten []byte) string {
+	if len(forgotten) == 0 {
+		return hash
+	}
+	return hash + "+" + sha256Hex(forgotten)
+}
+
+// RemoveStaleTemps removes the temporary files killed writers left in
+// .acolyte/ (atomicfile.RemoveStale), and in the worktree root those an
+// older merge driver made beside git's .merge_file_XXXXXX; a file whose
+// writer is still running is left alone.
+func RemoveStaleTemps(root string) {
+	atomicfile.RemoveStale(filepath.Join(root, format.Dir), staleTempAge)
+	atomicfile.RemoveStaleMatching(root, staleTempAge, func(name string) bool {
+		return strings.HasPrefix(name, atomicfile.TempPrefix+mergeTempPrefix)
+	})
+}
+
+// mergeTempPrefix starts the name of the file git hands the merge driver
+// as OURS.
+const mergeTempPrefix = ".merge_file_"

@@ -74,7 +74,7 @@ func TestEnsureAttributesKeepsExistingLines(t *testing.T) {
 		}
 	}
 	attrs, _ := os.ReadFile(filepath.Join(dir, ".gitattributes"))
-	if string(attrs) != "memories.jsonl merge=union\n" {
+	if string(attrs) != "memories.jsonl merge=union\nforgotten.jsonl merge=union\n" {
 		t.Errorf(".gitattributes = %q", attrs)
 	}
 	ignore, _ := os.ReadFile(filepath.Join(dir, ".gitignore"))

@@ -1,6 +1,7 @@
 package gitsync
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -80,7 +81,8 @@ func Check(root string) (Report, error) {
 		}
 		return report, nil
 	}
-	existing := decoded.Memories
+	existing, forgottenProblems := checkForgotten(root, decoded.Memories, data)
+	report.Problems = append(report.Problems, forgottenProblems...)
 	for _, le := range decoded.Invalid {
 		report.Problems = append(report.Problems, Problem{Line: le.Line, Message: le.Err.Error()})
 	}
@@ -93,7 +95,7 @@ func Check(root string) (Report, error) {
 	}
 	// Duplicates and invalid lines are problems of their own, with their
 	// own lines; "not canonical" would only repeat them.
-	if !missing && len(decoded.Duplicates)+len(decoded.Invalid) == 0 && !format.IsCanonical(data, existing) {
+	if !missing && len(decoded.Duplicates)+len(decoded.Invalid)+len(forgottenProblems) == 0 && !format.IsCanonical(data, existing) {
 		report.Problems = append(report.Problems, Problem{Message: "the file is not in canonical form (sorted by id, one memory per line, fixed key order), " +
 			"as a merge or rebase without acolyte's merge driver, or an edit by hand, leaves it"})
 	}
@@ -142,6 +144,35 @@ func Check(root string) (Report, error) {
 		report.Fix = "run `" + FixCommand + "` and commit " + rel
 	}
 	return report, nil
+}
+
+// checkForgotten reads forgotten.jsonl for Check: it returns the memories
+// that no tombstone covers, and a problem for each line of it that is not a
+// tombstone, for a file out of canonical order, and for each memory line
+// still in the memories file although a tombstone covers it (data is the
+// memories file, for their line numbers).
+func checkForgotten(root string, mems []memory.Memory, data []byte) ([]memory.Memory, []Problem) {
+	ts, err := readTombstones(root)
+	if err != nil {
+		return mems, []Problem{{Message: err.Error()}}
+	}
+	var problems []Problem
+	for _, w := range ts.warnings {
+		problems = append(problems, Problem{Message: w})
+	}
+	if len(ts.warnings) == 0 && !bytes.Equal(ts.data, format.EncodeForgotten(ts.list)) {
+		problems = append(problems, Problem{Message: forgottenRel + " is not in canonical form (one tombstone per id, sorted by time), as a merge without acolyte leaves it"})
+	}
+	kept, forgotten := format.Forget(mems, ts.list)
+	var lines map[string]int
+	if len(forgotten) > 0 {
+		lines = lineNumbers(data)
+	}
+	for _, m := range forgotten {
+		problems = append(problems, Problem{Line: lines[m.ID], Message: fmt.Sprintf("memory %s was forgotten (%s) but its line is still here, "+
+			"as a merge without acolyte's merge driver leaves it; every command already hides it, and `%s` removes the line", m.ID, forgottenRel, FixCommand)})
+	}
+	return kept, problems
 }
 
 // lineNumbers maps each id to its line in a memories file, for messages.

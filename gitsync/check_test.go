@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/memory"
@@ -105,5 +106,37 @@ func TestCheckFindsInvalidFiles(t *testing.T) {
 				t.Errorf("report = %+v", report)
 			}
 		})
+	}
+}
+
+// A union merge can bring back the line of a memory forgotten.jsonl covers:
+// check reports it and sends to sync, and an unreadable tombstone is a
+// problem of its own.
+func TestCheckFindsForgottenLinesAndBadTombstones(t *testing.T) {
+	root := syncedRepo(t)
+	mems, err := format.ReadFile(format.MemoriesPath(root))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var forgotten memory.Memory
+	for _, m := range mems {
+		if m.ID == "01A" {
+			forgotten = m
+		}
+	}
+	if err := format.WriteForgotten(root, []format.Tombstone{format.TombstoneFor(forgotten, t0.Add(time.Hour))}); err != nil {
+		t.Fatal(err)
+	}
+	report, err := Check(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if report.OK || len(report.Problems) != 1 || !strings.Contains(report.Problems[0].Message, "memory 01A was forgotten") || !strings.Contains(report.Fix, FixCommand) {
+		t.Fatalf("report = %+v", report)
+	}
+	os.WriteFile(format.ForgottenPath(root), []byte("{\"id\":\"01A\"}\n"), 0o644)
+	report, err = Check(root)
+	if err != nil || report.OK || !strings.Contains(report.Problems[0].Message, "forgotten.jsonl:1") {
+		t.Fatalf("report = %+v, %v", report, err)
 	}
 }

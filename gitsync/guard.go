@@ -44,7 +44,7 @@ func tooManyToIndex(data []byte) error {
 // acolyteFiles are the files acolyte writes in .acolyte/ (seeds.json is
 // only read, through an os.Root, and a link out of it is skipped with a
 // warning like an instruction file's).
-var acolyteFiles = []string{format.MemoriesFile, lockFile, attributesFile, ignoreFile}
+var acolyteFiles = []string{format.MemoriesFile, format.ForgottenFile, lockFile, attributesFile, ignoreFile}
 
 // GuardDir refuses, with the path and the fix, a .acolyte/ under root that
 // is, or holds as one of acolyte's files, a symlink resolving outside root
@@ -94,6 +94,18 @@ func GuardDir(root string) error {
 // swapped in while acolyte runs is followed), and at most
 // format.MaxFileBytes.
 func readMemories(root string) ([]byte, error) {
+	return readAcolyteFile(root, format.MemoriesFile)
+}
+
+// readForgotten reads forgotten.jsonl under root the way readMemories reads
+// the memories file; a missing file is fs.ErrNotExist.
+func readForgotten(root string) ([]byte, error) {
+	return readAcolyteFile(root, format.ForgottenFile)
+}
+
+// readAcolyteFile reads .acolyte/name under root through GuardDir and an
+// os.Root, at most format.MaxFileBytes.
+func readAcolyteFile(root, name string) ([]byte, error) {
 	if err := GuardDir(root); err != nil {
 		return nil, err
 	}
@@ -106,7 +118,7 @@ func readMemories(root string) ([]byte, error) {
 		return nil, fmt.Errorf("open the worktree: %w", err)
 	}
 	defer r.Close()
-	rel := format.Dir + "/" + format.MemoriesFile
+	rel := format.Dir + "/" + name
 	f, err := r.Open(filepath.FromSlash(rel))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, err

@@ -544,15 +544,30 @@ func (w *Workspace) preCommit(ctx context.Context) (HookResult, error) {
 	if err != nil {
 		return res, fmt.Errorf("the staged %w; fix it, git add it, and commit again", err)
 	}
+	// The commit's own tombstones say what it forgot; a memory line they
+	// cover (brought back by a merge without the driver) leaves the commit.
+	var stagedForgotten []byte
+	if e, ok := ix.entries[forgottenRel]; ok {
+		if stagedForgotten, err = ix.cat(e.blob); err != nil {
+			return res, err
+		}
+	}
+	ts, err := decodeTombstones(stagedForgotten)
+	if err == nil && len(ts.warnings) > 0 {
+		err = errors.New(ts.warnings[0])
+	}
+	if err != nil {
+		return res, fmt.Errorf("the staged %s: %w; fix it, git add it, and commit again", forgottenRel, err)
+	}
 	// A line that is not a valid memory blocks no commit: it is kept as it
 	// is, after the memories, as every write keeps it (check still fails
 	// on it, and the sync below warns about it).
-	current := decoded.Memories
+	current, _ := format.Forget(decoded.Memories, ts.list)
 	// A hand edit is stamped in the commit as in the worktree, at the same
 	// time, so the two agree: one a command imported before this commit,
 	// and, while the staged file is not what was last imported, one the
 	// index still tells apart.
-	edits, err := w.handEditsToStamp(ctx, current, sha256Hex(staged))
+	edits, err := w.handEditsToStamp(ctx, current, withForgotten(sha256Hex(staged), stagedForgotten))
 	if err != nil {
 		return res, err
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/internal/atomicfile"
 )
 
@@ -20,10 +21,12 @@ var ErrLocked = errors.New("project memories are locked by another acolyte proce
 // is stuck.
 const LockTimeout = 10 * time.Second
 
-// staleTempAge is how old a temporary file in .acolyte/ must be before a
-// process holding the lock removes it. A write finishes in milliseconds, so
-// an hour-old one was left by a process killed mid-write; the margin covers
-// writers that take no lock (EnsureAttributes) and clocks that disagree.
+// staleTempAge is how old a temporary file in .acolyte/ must be before it is
+// removed although its writer may be alive (RemoveStale removes the files
+// of writers that exited at once). A write finishes in milliseconds, so an
+// hour-old one was left by a process killed mid-write; the margin covers
+// writers that take no lock (EnsureAttributes, the merge driver), a reused
+// process id and clocks that disagree.
 const staleTempAge = time.Hour
 
 // lockPoll is how often a waiting LockDir retries.
@@ -59,7 +62,9 @@ func LockDir(ctx context.Context, dir string) (unlock func(), err error) {
 			return nil, fmt.Errorf("locking %s: %w", path, err)
 		}
 		if locked {
-			// Holding the lock, no writer of this directory is mid-write.
+			// Holding the lock, no writer of the files it guards is
+			// mid-write; the rest go by their writer's liveness.
+			atomicfile.RemoveStale(dir, 0, format.MemoriesFile, format.ForgottenFile)
 			atomicfile.RemoveStale(dir, staleTempAge)
 			return func() {
 				unlockFile(f)

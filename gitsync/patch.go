@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/memory"
@@ -56,7 +57,11 @@ func (w *Workspace) patch(ctx context.Context, edit func(data []byte) ([][]byte,
 	// An import that worked around a problem (a line it could not read, an
 	// id on two lines) left the index short of the file: only the full
 	// rewrite, which keeps such lines, may touch it.
-	if lastHash, _, warnings := parseImportState(last); lastHash != sha256Hex(data) || len(warnings) > 0 {
+	forgotten, err := readForgotten(w.Repo.Root)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("read %s: %w", forgottenRel, err)
+	}
+	if lastHash, _, warnings := parseImportState(last); lastHash != withForgotten(sha256Hex(data), forgotten) || len(warnings) > 0 {
 		return format.ErrNotPatchable
 	}
 	next, err := edit(data)
@@ -69,7 +74,12 @@ func (w *Workspace) patch(ctx context.Context, edit func(data []byte) ([][]byte,
 	if err := index(); err != nil {
 		return fmt.Errorf("%s was written but the index was not updated (the next command retries): %w", path, err)
 	}
-	return w.store.SetState(ctx, w.stateKey(), sha256Hex(next...))
+	// edit may have added tombstones (a forget).
+	ts, err := readTombstones(w.Repo.Root)
+	if err != nil {
+		return err
+	}
+	return w.store.SetState(ctx, w.stateKey(), withForgotten(sha256Hex(next...), ts.data))
 }
 
 // sha256Hex is the content hash Refresh records, of the parts in order.
@@ -101,16 +111,44 @@ func (w *Workspace) addPatched(ctx context.Context, m memory.Memory) (memory.Add
 	return out, err
 }
 
-// removePatched removes project memories through the fast path.
-func (w *Workspace) removePatched(ctx context.Context, ids []string) error {
-	gone := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		gone[id] = true
+// removePatched forgets project memories through the fast path: their
+// tombstones first, then their lines.
+func (w *Workspace) removePatched(ctx context.Context, mems []memory.Memory, now time.Time) error {
+	gone := make(map[string]bool, len(mems))
+	ids := make([]string, 0, len(mems))
+	for _, m := range mems {
+		gone[m.ID] = true
+		ids = append(ids, m.ID)
 	}
 	return w.patch(ctx, func(data []byte) ([][]byte, error) {
-		return format.RemoveLines(data, gone)
+		next, err := format.RemoveLines(data, gone)
+		if err != nil {
+			return nil, err
+		}
+		return next, w.addTombstones(mems, now)
 	}, func() error {
 		_, err := w.store.Delete(ctx, w.vis, ids...)
 		return err
 	})
+}
+
+// addTombstones records in forgotten.jsonl that mems were forgotten at now.
+// The caller holds the .acolyte/ lock and writes the memories file after:
+// a crash between the two leaves the memories hidden, as the user asked.
+func (w *Workspace) addTombstones(mems []memory.Memory, now time.Time) error {
+	if err := EnsureAttributes(w.Repo.Root); err != nil {
+		return err
+	}
+	ts, err := readTombstones(w.Repo.Root)
+	if err != nil {
+		return err
+	}
+	if len(ts.warnings) > 0 {
+		return fmt.Errorf("%w: %s", format.ErrInvalidFile, ts.warnings[0])
+	}
+	list := ts.list
+	for _, m := range mems {
+		list = append(list, format.TombstoneFor(m, now))
+	}
+	return format.WriteForgotten(w.Repo.Root, list)
 }

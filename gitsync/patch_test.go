@@ -39,7 +39,7 @@ func TestProjectWritesPatchAndStayInStep(t *testing.T) {
 	if _, err := w.addPatched(ctx, m); err != nil {
 		t.Fatalf("with the index in step, an add patches: %v", err)
 	}
-	if err := w.removePatched(ctx, []string{m.ID}); err != nil {
+	if err := w.removePatched(ctx, []memory.Memory{m}, time.Now()); err != nil {
 		t.Fatalf("with the index in step, a remove patches: %v", err)
 	}
 

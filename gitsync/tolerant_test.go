@@ -240,8 +240,11 @@ func TestLockRemovesOnlyStaleTemporaryFiles(t *testing.T) {
 	}
 	old := time.Now().Add(-2 * time.Hour)
 	files := map[string]time.Time{
-		atomicfile.TempPrefix + "memories.jsonl-123": old,        // killed write: removed
-		atomicfile.TempPrefix + "memories.jsonl-456": time.Now(), // may be in flight: kept
+		atomicfile.TempPrefix + ".gitattributes-123": old,        // killed write: removed
+		atomicfile.TempPrefix + ".gitattributes-456": time.Now(), // may be in flight (no lock): kept
+		// Every writer of the memories file holds the lock, so holding it
+		// proves this one's writer is gone, however new the file.
+		atomicfile.TempPrefix + "memories.jsonl-789": time.Now(),
 		"notes.tmp": old, // not ours: kept
 	}
 	for name, mtime := range files {
@@ -260,7 +263,7 @@ func TestLockRemovesOnlyStaleTemporaryFiles(t *testing.T) {
 	unlock()
 	for name := range files {
 		_, err := os.Stat(filepath.Join(dir, name))
-		if gone := errors.Is(err, os.ErrNotExist); gone != (name == atomicfile.TempPrefix+"memories.jsonl-123") {
+		if gone := errors.Is(err, os.ErrNotExist); gone != (name != "notes.tmp" && name != atomicfile.TempPrefix+".gitattributes-456") {
 			t.Errorf("%s: removed = %v", name, gone)
 		}
 	}

@@ -141,6 +141,9 @@ type Imported struct {
 // recorded with the hash, so every command repeats them until the file is
 // fixed, without reading it again.
 func (w *Workspace) Refresh(ctx context.Context) (Imported, error) {
+	// Every command passes here, so it is where temporary files of killed
+	// writers go, even when nothing takes the lock.
+	RemoveStaleTemps(w.Repo.Root)
 	imp, err := w.refresh(ctx)
 	w.warn(imp.Warnings)
 	return imp, err
@@ -160,15 +163,22 @@ func (w *Workspace) refresh(ctx context.Context) (Imported, error) {
 	if errors.Is(statErr, fs.ErrNotExist) {
 		return w.deriveUnsynced(ctx, lastHash)
 	}
-	if statErr == nil && lastStamp != "" && lastStamp == stamp(before) {
+	fpath := format.ForgottenPath(w.Repo.Root)
+	fbefore, fstatErr := os.Stat(fpath)
+	if statErr == nil && lastStamp != "" && lastStamp == stamp(before)+forgottenStamp(fbefore, fstatErr) {
 		return Imported{Skipped: true, Warnings: lastWarnings}, nil
 	}
 	hash, err := hashFile(path)
 	if err != nil {
 		return Imported{Warnings: []string{fmt.Sprintf("project memories not imported: reading %s: %v", path, err)}}, nil
 	}
+	forgotten, err := readForgotten(w.Repo.Root)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return Imported{Warnings: []string{fmt.Sprintf("project memories not imported: reading %s: %v", fpath, err)}}, nil
+	}
+	hash = withForgotten(hash, forgotten)
 	if hash == lastHash || (hash == "absent" && lastHash == "") {
-		if s := settledStamp(path, before, statErr, w.settle); s != "" {
+		if s := w.settledStamps(before, statErr, fbefore, fstatErr); s != "" {
 			// Best effort: without the stamp the next run hashes again.
 			_ = w.store.SetState(ctx, w.stateKey(), importState(hash, s, lastWarnings))
 		}
@@ -266,6 +276,30 @@ const stampSep = " "
 // clean" case).
 const settleTime = 2 * time.Second
 
+// forgottenStamp is what forgotten.jsonl adds to the memories file's stamp:
+// nothing while it does not exist, so that a checkout without tombstones
+// keeps the stamp it had before they existed.
+func forgottenStamp(fi os.FileInfo, statErr error) string {
+	if statErr != nil {
+		return ""
+	}
+	return "|" + stamp(fi)
+}
+
+// settledStamps is settledStamp of the memories file joined with that of
+// forgotten.jsonl when it exists; empty unless both are settled.
+func (w *Workspace) settledStamps(before os.FileInfo, statErr error, fbefore os.FileInfo, fstatErr error) string {
+	s := settledStamp(format.MemoriesPath(w.Repo.Root), before, statErr, w.settle)
+	if s == "" || fstatErr != nil {
+		return s
+	}
+	f := settledStamp(format.ForgottenPath(w.Repo.Root), fbefore, fstatErr, w.settle)
+	if f == "" {
+		return ""
+	}
+	return s + "|" + f
+}
+
 // settledStamp returns the stamp of the file at path when it is safe to
 // trust later: before (taken ahead of reading the file) still matches, so
 // the file did not change while it was read, and it last changed at least
@@ -292,12 +326,14 @@ func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
 	err := w.locked(ctx, func() error {
 		path := format.MemoriesPath(w.Repo.Root)
 		before, statErr := os.Stat(path)
+		fbefore, fstatErr := os.Stat(format.ForgottenPath(w.Repo.Root))
 		data, err := readMemories(w.Repo.Root)
 		hash, herr := fileHash(data, err)
 		if herr != nil {
 			out.Warnings = []string{fmt.Sprintf("project memories not imported: %v", herr)}
 			return nil
 		}
+		ts, terr := readTombstones(w.Repo.Root)
 		// Too many to index is recorded with the hash like an unreadable
 		// file, so later commands do not read it again.
 		var d format.Decoded
@@ -305,20 +341,25 @@ func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
 		if err == nil {
 			d, err = format.DecodeAll(format.Dir+"/"+format.MemoriesFile, data)
 		}
+		if err == nil {
+			err = terr
+		}
 		if err != nil {
 			// The last import stays searchable until the file is fixed.
 			out.Warnings = []string{fmt.Sprintf("project memories not re-imported, searching the last import: %v", err)}
 			out.Skipped = true
 		} else {
-			out.Warnings = d.Warnings()
-			if out.ReplaceStats, err = w.store.ReplaceScope(ctx, memory.ScopeProject, w.Repo.Root, d.Memories); err != nil {
+			out.Warnings = append(d.Warnings(), ts.warnings...)
+			kept, _ := format.Forget(d.Memories, ts.list)
+			if out.ReplaceStats, err = w.store.ReplaceScope(ctx, memory.ScopeProject, w.Repo.Root, kept); err != nil {
 				return err
 			}
-			if err := w.recordHandEdits(ctx, d.Memories, out.Revised); err != nil {
+			if err := w.recordHandEdits(ctx, kept, out.Revised); err != nil {
 				return err
 			}
 		}
-		return w.store.SetState(ctx, w.stateKey(), importState(hash, settledStamp(path, before, statErr, w.settle), out.Warnings))
+		stamps := w.settledStamps(before, statErr, fbefore, fstatErr)
+		return w.store.SetState(ctx, w.stateKey(), importState(withForgotten(hash, ts.data), stamps, out.Warnings))
 	})
 	return out, err
 }
@@ -328,9 +369,22 @@ func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
 // each line that is not a valid memory is told to Warn and returned as it
 // is, for the write to keep (format.EncodeKeeping): one bad line blocks no
 // write and is never lost. It also returns the file's content hash.
+//
+// Memories forgotten.jsonl covers are left out of d.Memories, so the write
+// drops their lines, which a merge without acolyte's driver may have
+// brought back; an invalid tombstone refuses the write (a memory it meant
+// to hide cannot be told apart).
 func (w *Workspace) readForWrite() (d format.Decoded, hash string, err error) {
+	ts, err := readTombstones(w.Repo.Root)
+	if err != nil {
+		return d, "", err
+	}
+	if len(ts.warnings) > 0 {
+		return d, "", fmt.Errorf("%w: %s", format.ErrInvalidFile, ts.warnings[0])
+	}
 	data, err := readMemories(w.Repo.Root)
 	hash, herr := fileHash(data, err)
+	hash = withForgotten(hash, ts.data)
 	if errors.Is(err, fs.ErrNotExist) {
 		return d, hash, nil
 	}
@@ -344,6 +398,7 @@ func (w *Workspace) readForWrite() (d format.Decoded, hash string, err error) {
 		return d, "", err
 	}
 	w.warn(d.Warnings())
+	d.Memories, _ = format.Forget(d.Memories, ts.list)
 	return d, hash, nil
 }
 
@@ -434,13 +489,18 @@ func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]me
 		if err != nil {
 			return err
 		}
-		state := written
+		// edit may have added tombstones (a forget).
+		ts, err := readTombstones(w.Repo.Root)
+		if err != nil {
+			return err
+		}
+		state := withForgotten(written, ts.data)
 		if len(d.InvalidLines) > 0 {
 			// Recorded like an import's warnings: every command goes on
 			// naming the kept lines (at their new place), and the patch
 			// fast path leaves a file it cannot read whole alone.
 			kept, _ := format.DecodeAll(format.Dir+"/"+format.MemoriesFile, format.EncodeKeeping(next, d.InvalidLines))
-			state = importState(written, "", kept.Warnings())
+			state = importState(state, "", kept.Warnings())
 		}
 		if err := w.store.SetState(ctx, w.stateKey(), state); err != nil {
 			return err
@@ -559,13 +619,28 @@ func (w *Workspace) Remove(ctx context.Context, ids ...string) ([]memory.Memory,
 	}
 	if len(project) > 0 {
 		gone := map[string]bool{}
+		var unique []memory.Memory
 		for _, m := range project {
+			if !gone[m.ID] {
+				unique = append(unique, m)
+			}
 			gone[m.ID] = true
 		}
-		ids := slices.Collect(maps.Keys(gone))
-		err := w.removePatched(ctx, ids)
+		now := time.Now()
+		err := w.removePatched(ctx, unique, now)
 		if errors.Is(err, format.ErrNotPatchable) {
 			_, err = w.change(ctx, func(mems []memory.Memory) ([]memory.Memory, error) {
+				// The file's versions are the ones forgotten: it may hold
+				// a newer one than the index.
+				var forgotten []memory.Memory
+				for _, m := range mems {
+					if gone[m.ID] {
+						forgotten = append(forgotten, m)
+					}
+				}
+				if err := w.addTombstones(forgotten, now); err != nil {
+					return nil, err
+				}
 				return slices.DeleteFunc(mems, func(m memory.Memory) bool { return gone[m.ID] }), nil
 			})
 		}
@@ -653,7 +728,11 @@ func (w *Workspace) sync(ctx context.Context, pending map[string]time.Time, now 
 	if err != nil {
 		return out, err
 	}
-	current := decoded.Memories
+	ts, err := w.tidyTombstones(ctx, decoded.Memories, now)
+	if err != nil {
+		return out, err
+	}
+	current, _ := format.Forget(decoded.Memories, ts.list)
 	out.Refused = append(out.Refused, storedSecrets(raw, current)...)
 	// The index still holds what the file said at the last import, which
 	// is how a hand edit that kept its updated time is told apart. While
@@ -666,7 +745,7 @@ func (w *Workspace) sync(ctx context.Context, pending map[string]time.Time, now 
 		return out, err
 	}
 	var indexed []memory.Memory
-	if lastHash, _, _ := parseImportState(last); lastHash != sha256Hex(raw) {
+	if lastHash, _, _ := parseImportState(last); lastHash != withForgotten(sha256Hex(raw), ts.data) {
 		if indexed, err = w.store.List(ctx, w.vis, memory.Filter{Scope: memory.ScopeProject}); err != nil {
 			return out, err
 		}
@@ -684,6 +763,35 @@ func (w *Workspace) sync(ctx context.Context, pending map[string]time.Time, now 
 		return out, err
 	}
 	out.Import, err = w.Refresh(ctx)
+	return out, err
+}
+
+// tidyTombstones makes forgotten.jsonl canonical (a union merge leaves it
+// out of order) and compacts it, under the lock, and returns what it holds
+// then. inFile is what memories.jsonl holds, whose tombstones stay however
+// old they are, or the memories would come back. An invalid line refuses
+// the sync, as one in the memories file does.
+func (w *Workspace) tidyTombstones(ctx context.Context, inFile []memory.Memory, now time.Time) (tombstones, error) {
+	var out tombstones
+	err := w.locked(ctx, func() error {
+		ts, err := readTombstones(w.Repo.Root)
+		if err != nil {
+			return err
+		}
+		if len(ts.warnings) > 0 {
+			return fmt.Errorf("%w: %s", format.ErrInvalidFile, ts.warnings[0])
+		}
+		ids := make(map[string]bool, len(inFile))
+		for _, m := range inFile {
+			ids[m.ID] = true
+		}
+		compacted := format.Compact(ts.list, ids, now)
+		out = tombstones{data: format.EncodeForgotten(compacted), list: compacted}
+		if bytes.Equal(ts.data, out.data) {
+			return nil
+		}
+		return format.WriteForgotten(w.Repo.Root, compacted)
+	})
 	return out, err
 }
 
@@ -706,6 +814,18 @@ func (r *Repo) Stale(ctx context.Context) ([]StaleMemory, error) {
 		return nil, err
 	}
 	mems, err := format.Decode(format.Dir+"/"+format.MemoriesFile, data)
+	if err != nil {
+		return nil, err
+	}
+	// Every reader sees the memories without those forgotten.jsonl covers.
+	ts, err := readTombstones(r.Root)
+	if err == nil && len(ts.warnings) > 0 {
+		err = fmt.Errorf("%w: %s", format.ErrInvalidFile, ts.warnings[0])
+	}
+	if err != nil {
+		return nil, err
+	}
+	mems, _ = format.Forget(mems, ts.list)
 	if err != nil {
 		return nil, err
 	}

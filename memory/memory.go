@@ -152,6 +152,9 @@ var (
 	// failing device.
 	ErrIO     = errors.New("database I/O error")
 	ErrNoTeam = errors.New("no team database is configured")
+	// ErrTeamSlow means the team side of a search or listing did not
+	// answer within WithTeam.TeamWait and was left out.
+	ErrTeamSlow = errors.New("the team database did not answer in time")
 )
 
 // ValidateContent checks text before it is stored, so that nothing unusable

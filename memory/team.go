@@ -76,6 +76,9 @@ func teamSide[T any](ctx context.Context, t WithTeam, what string, f func(contex
 		}
 		var zero T
 		err := fmt.Errorf("%s: %w", what, a.err)
+		if ctx.Err() != nil {
+			err = fmt.Errorf("%s: %w (waited %s): %w", what, ErrTeamSlow, t.TeamWait, a.err)
+		}
 		if t.Warn == nil {
 			return zero, err
 		}
@@ -219,7 +222,17 @@ func (t WithTeam) Remove(ctx context.Context, ids ...string) ([]Memory, error) {
 		case errors.Is(err, ErrNotFound):
 			localIDs = append(localIDs, id)
 		default:
-			return nil, fmt.Errorf("team forget: %w (nothing was removed)", err)
+			// The team database cannot say; when the local side holds
+			// every id they are all local (ids are unique everywhere),
+			// and the local side removes all or none.
+			local, localErr := t.Local.Remove(ctx, ids...)
+			if localErr == nil {
+				return local, nil
+			}
+			if !errors.Is(localErr, ErrNotFound) {
+				return nil, localErr
+			}
+			return nil, fmt.Errorf("team forget: %s is not a local memory, and the team database could not be asked whether it holds it: %w; nothing was removed, try again when it answers", id, err)
 		}
 	}
 	if len(teamIDs) == 0 {

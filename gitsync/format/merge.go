@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/acolyte-dev/acolyte/gitsync/secrets"
+	"github.com/acolyte-dev/acolyte/internal/atomicfile"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -225,5 +227,16 @@ func MergeFiles(basePath, oursPath, theirsPath string) (report []string, err err
 	if err != nil {
 		return nil, err
 	}
-	return report, writeAtomic(oursPath, merged)
+	// git makes OURS (.merge_file_XXXXXX) in the worktree root and runs the
+	// driver there: a temporary file beside it, left by a killed driver,
+	// would hold every memory in the root, unignored, for `git add -A` to
+	// commit. .acolyte/ beside it ignores and sweeps temporary files.
+	tmpDir := filepath.Join(filepath.Dir(oursPath), Dir)
+	if fi, err := os.Stat(tmpDir); err != nil || !fi.IsDir() {
+		tmpDir = ""
+	}
+	if err := atomicfile.Write(oursPath, atomicfile.Options{Perm: 0o644, Durable: true, TempDir: tmpDir}, atomicfile.Bytes(merged)); err != nil {
+		return report, fmt.Errorf("merge driver: writing %s: %w", oursPath, err)
+	}
+	return report, nil
 }

@@ -14,15 +14,20 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
 
 // TempPrefix starts the name of every temporary file Write makes: beside the
-// file NAME it replaces, it is TempPrefix+NAME+"-"+random. A fixed prefix
-// lets a directory's .gitignore ignore them and RemoveStale find the ones a
-// killed process left.
+// file NAME it replaces, it is TempPrefix+NAME+"-p"+PID+"-"+random. A fixed
+// prefix lets a directory's .gitignore ignore them and RemoveStale find the
+// ones a killed process left; the writer's process id lets it tell them from
+// a write in progress without waiting for them to age.
 const TempPrefix = ".tmp-"
+
+// randomLen is the length of the random end of a temporary file's name.
+const randomLen = 10
 
 // Options say how the new file is made.
 type Options struct {
@@ -34,6 +39,11 @@ type Options struct {
 	// it, so that the replacement survives a power loss, not only a
 	// crash of the process. A cache that can be rebuilt does without.
 	Durable bool
+	// TempDir, when set, is where the temporary file is made instead of
+	// beside the file: for a file in a directory that must not collect
+	// temporary files (git's merge driver output in the worktree root).
+	// It must be on the same file system; Write only, not WriteIn.
+	TempDir string
 }
 
 // Bytes is a fill function writing parts in order, so that a caller that
@@ -82,7 +92,11 @@ func (osDir) Remove(name string) error             { return os.Remove(name) }
 
 func write(fsys dirFS, name string, opt Options, fill func(io.Writer) error) error {
 	dir := filepath.Dir(name)
-	tmp, tmpName, err := create(fsys, dir, filepath.Base(name))
+	tmpDir := dir
+	if opt.TempDir != "" {
+		tmpDir = opt.TempDir
+	}
+	tmp, tmpName, err := create(fsys, tmpDir, filepath.Base(name))
 	if err != nil {
 		return err
 	}
@@ -121,7 +135,7 @@ func write(fsys dirFS, name string, opt Options, fill func(io.Writer) error) err
 // does, which has no *os.Root form.
 func create(fsys dirFS, dir, base string) (*os.File, string, error) {
 	for try := 0; ; try++ {
-		name := filepath.Join(dir, TempPrefix+base+"-"+rand.Text()[:10])
+		name := filepath.Join(dir, TempPrefix+base+"-p"+strconv.Itoa(os.Getpid())+"-"+rand.Text()[:randomLen])
 		f, err := fsys.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 		if errors.Is(err, fs.ErrExist) && try < 10 {
 			continue
@@ -144,25 +158,50 @@ func syncDir(fsys dirFS, dir string) error {
 }
 
 // RemoveStale deletes the temporary files in dir that Write made for the
-// named files, or for any file when no name is given, and that are older
-// than age: a write takes far less, so such a file was left by a process
-// killed mid-write. It is best effort: a file it cannot remove is left for
-// the next call.
+// named files, or for any file when no name is given, and that no write is
+// still making: those whose writer's process has exited (a process killed
+// mid-write), and any older than age, which a write takes far less than
+// (a name without a process id, from an older acolyte, or a writer on
+// another machine sharing the directory). A caller holding the lock every
+// writer of the named files takes passes age 0. It is best effort: a file
+// it cannot remove is left for the next call.
 func RemoveStale(dir string, age time.Duration, names ...string) {
+	RemoveStaleMatching(dir, age, func(name string) bool { return ours(name, names) })
+}
+
+// RemoveStaleMatching is RemoveStale for the temporary files whose names
+// match says are ours.
+func RemoveStaleMatching(dir string, age time.Duration, match func(name string) bool) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return
 	}
 	for _, e := range entries {
-		if !ours(e.Name(), names) || !e.Type().IsRegular() {
+		if !strings.HasPrefix(e.Name(), TempPrefix) || !match(e.Name()) || !e.Type().IsRegular() {
 			continue
 		}
-		info, err := e.Info()
-		if err != nil || time.Since(info.ModTime()) < age {
-			continue
+		if pid, ok := writerPID(e.Name()); !ok || processAlive(pid) {
+			info, err := e.Info()
+			if err != nil || time.Since(info.ModTime()) < age {
+				continue
+			}
 		}
 		_ = os.Remove(filepath.Join(dir, e.Name()))
 	}
+}
+
+// writerPID reads the process id from a temporary file's name.
+func writerPID(name string) (int, bool) {
+	if len(name) < randomLen+1 || name[len(name)-randomLen-1] != '-' {
+		return 0, false
+	}
+	rest := name[:len(name)-randomLen-1]
+	i := strings.LastIndex(rest, "-p")
+	if i < 0 {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(rest[i+2:])
+	return pid, err == nil && pid > 0
 }
 
 func ours(entry string, names []string) bool {

@@ -3,8 +3,10 @@ package atomicfile
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -239,5 +241,64 @@ func TestRemoveStaleRemovesOnlyOldTemporaryFilesOfTheNamedFiles(t *testing.T) {
 		if gone := errors.Is(err, os.ErrNotExist); gone != wantGone {
 			t.Errorf("%s after a sweep of all: removed = %v", name, gone)
 		}
+	}
+}
+
+// A temporary file whose writer has exited goes at once, however new; one
+// whose writer runs stays until it is old.
+func TestRemoveStaleGoesByTheWritersLiveness(t *testing.T) {
+	exited := exec.Command("true")
+	if err := exited.Run(); err != nil {
+		t.Skip("no true command:", err)
+	}
+	dead, alive := exited.Process.Pid, os.Getpid()
+	if processAlive(dead) {
+		t.Skipf("pid %d was reused already", dead)
+	}
+	files := map[string]bool{ // name: removed
+		fmt.Sprintf("%smemories.jsonl-p%d-ABCDEFGHIJ", TempPrefix, dead):  true,
+		fmt.Sprintf("%smemories.jsonl-p%d-ABCDEFGHIJ", TempPrefix, alive): false,
+		TempPrefix + "memories.jsonl-KLMNOPQRST":                          false, // no pid: by age
+	}
+	dir := t.TempDir()
+	for name := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	RemoveStale(dir, time.Hour, "memories.jsonl")
+	for name, want := range files {
+		_, err := os.Stat(filepath.Join(dir, name))
+		if gone := errors.Is(err, os.ErrNotExist); gone != want {
+			t.Errorf("%s: removed = %v, want %v", name, gone, want)
+		}
+	}
+	// Write names its files so.
+	var seen string
+	Write(filepath.Join(dir, "f"), durable, func(io.Writer) error {
+		seen = strings.Join(leftovers(t, dir), " ")
+		return nil
+	})
+	if pid, ok := writerPID(strings.Fields(seen)[len(strings.Fields(seen))-1]); !ok || pid != alive {
+		t.Errorf("temporary files %q do not carry the writer's pid %d", seen, alive)
+	}
+}
+
+// TempDir puts the temporary file where asked, not beside the file.
+func TestWriteMakesItsTemporaryFileInTempDir(t *testing.T) {
+	root := t.TempDir()
+	tmp := filepath.Join(root, ".acolyte")
+	os.Mkdir(tmp, 0o755)
+	var inRoot, inTmp []string
+	err := Write(filepath.Join(root, ".merge_file_x"), Options{Perm: 0o644, TempDir: tmp}, func(w io.Writer) error {
+		inRoot, inTmp = leftovers(t, root), leftovers(t, tmp)
+		_, err := w.Write([]byte("merged"))
+		return err
+	})
+	if err != nil || len(inRoot) != 0 || len(inTmp) != 1 {
+		t.Fatalf("during the write: root %v, TempDir %v, err %v", inRoot, inTmp, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, ".merge_file_x")); string(b) != "merged" {
+		t.Fatalf("file holds %q", b)
 	}
 }

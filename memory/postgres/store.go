@@ -19,6 +19,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/acolyte-dev/acolyte/memory"
@@ -95,13 +96,33 @@ func Open(ctx context.Context, url string, e memory.Embedder) (*Store, error) {
 		// cost seconds, not the minutes a TCP connect can hang.
 		cfg.ConnConfig.ConnectTimeout = defaultConnectTimeout
 	}
+	// pgxpool goes on connecting after ctx ends, and Close waits for it:
+	// the connection must give up by ctx's deadline too.
+	if d, ok := ctx.Deadline(); ok && time.Until(d) < cfg.ConnConfig.ConnectTimeout {
+		cfg.ConnConfig.ConnectTimeout = max(time.Until(d), time.Millisecond)
+	}
+	// A call that runs out of time drops its connection at once. pgx's
+	// default first asks the server, over a new connection, to cancel the
+	// query, which on a slow network takes as long again; the server's
+	// statement_timeout stops the query instead.
+	cfg.ConnConfig.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
+		return &pgconn.DeadlineContextWatcherHandler{Conn: c.Conn()}
+	}
+	// The server stops what the client gave up on (see Remote).
+	for k, v := range map[string]string{"statement_timeout": statementTimeout, "lock_timeout": lockTimeout} {
+		if _, set := cfg.ConnConfig.RuntimeParams[k]; !set {
+			cfg.ConnConfig.RuntimeParams[k] = v
+		}
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, connectError(err)
 	}
 	v, err := version(ctx, pool)
 	if err != nil {
-		pool.Close()
+		// pgxpool goes on connecting after ctx ends, and Close waits for
+		// that: on a slow network it would double the caller's bound.
+		go pool.Close()
 		return nil, connectError(err)
 	}
 	switch {
