@@ -10,13 +10,13 @@
 // # Data
 //
 // tokvec.bin holds one vector for each of the teacher's 30,522 WordPiece
-// tokens but its special and unused ones, made by Model2Vec's method
+// tokens but its special and unused ones (29,523 in all), made by Model2Vec's method
 // (Tulkens and van Dongen, 2024): each token alone through the teacher,
 // mean-pooled as the teacher pools a sentence, reduced to 256 dimensions
 // by PCA, and weighted by the SIF weight a/(a+p) with p estimated from the
 // token's rank by Zipf's law and a = 1e-4, Model2Vec's default. The
 // weights are baked into the vectors, so pooling is a plain mean. Vectors
-// are quantised to int8 with one scale per token: 7.9 MB, read in place,
+// are quantised to int8 with one scale per token: 8.1 MB, read in place,
 // so loading costs nothing. The layout is internal/wordvec's.
 //
 // The teacher is the ONNX export of all-MiniLM-L6-v2 (Apache License 2.0)
