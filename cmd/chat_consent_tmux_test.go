@@ -2,7 +2,6 @@ package cmd_test
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,13 +15,7 @@ import (
 // stops the reply, and the chat goes on; an answer typed after the
 // confirmation is shown is taken.
 func TestChatConsentCannotBeTypedAhead(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed (apt-get install tmux); the terminal test needs it")
-	}
-	bin, err := exec.LookPath("acolyte")
-	if err != nil {
-		t.Fatalf("acolyte is not on PATH: %v", err)
-	}
+	bin := terminalAcolyte(t)
 	repo := agentRepo(t)
 	release := make(chan struct{})
 	const ahead = "touch typed-ahead-ran; printf '\\033]52;c;aGk=\\007'"
@@ -101,13 +94,7 @@ func TestChatConsentCannotBeTypedAhead(t *testing.T) {
 // ahead) refuses the command and stops the reply, and the next line typed
 // is a message again, not a late answer to that confirmation.
 func TestChatCtrlCAtConfirmation(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed (apt-get install tmux); the terminal test needs it")
-	}
-	bin, err := exec.LookPath("acolyte")
-	if err != nil {
-		t.Fatalf("acolyte is not on PATH: %v", err)
-	}
+	bin := terminalAcolyte(t)
 	repo := agentRepo(t)
 	f := scriptedFunc(t, func(r modelReq) modelReply {
 		switch {

@@ -17,14 +17,7 @@ import (
 // process, echoed input sharing lines with prompts, and stdout and stderr
 // interleaved on one screen.
 func TestChatInATerminal(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed (apt-get install tmux); the terminal test needs it")
-	}
-	// TestMain put the test binary on PATH as acolyte.
-	bin, err := exec.LookPath("acolyte")
-	if err != nil {
-		t.Fatalf("acolyte is not on PATH: %v", err)
-	}
+	bin := terminalAcolyte(t)
 	eachProvider(t, func(t *testing.T, p int) {
 		repo := agentRepo(t)
 		const fact = `{"content":"The user stopped a slow reply and then ran seq.","scope":"session"}`
@@ -109,6 +102,20 @@ func TestChatInATerminal(t *testing.T) {
 // exit status. (tmux's own #{pane_dead_status} is sometimes still empty
 // after the pane is marked dead.)
 const exitedLine = "[acolyte exited "
+
+// terminalAcolyte skips a terminal test without tmux and returns the
+// acolyte it drives: the test binary, which TestMain put on PATH.
+func terminalAcolyte(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed (apt-get install tmux); the terminal test needs it")
+	}
+	bin, err := exec.LookPath("acolyte")
+	if err != nil {
+		t.Fatalf("acolyte is not on PATH: %v", err)
+	}
+	return bin
+}
 
 // tmux is one detached tmux server on a socket of its own, running one
 // command in one pane that stays on screen after the command exits.
