@@ -180,20 +180,21 @@ const (
 // 0.4 is the largest round share within 0.01 lost on both.
 const tailShare = 0.4
 
-// AboveTail returns how many of scores, sorted best first, q keeps: those
-// that reach tailShare of the first (see tailShare), or all of them when q
-// asks for no floor or for vectors alone, whose cosines have no lexical
-// side to lie behind.
-func AboveTail(q Query, scores []float64) int {
-	if q.NoFloor || q.Method == MethodVector {
-		return len(scores)
+// AboveTail returns how many of n results, sorted best first, q keeps:
+// those whose score(i) reaches tailShare of the first's (see tailShare),
+// or all of them when q asks for no floor or for vectors alone, whose
+// cosines have no lexical side to lie behind.
+func AboveTail(q Query, n int, score func(i int) float64) int {
+	if q.NoFloor || q.Method == MethodVector || n == 0 {
+		return n
 	}
-	for i, s := range scores {
-		if i > 0 && s < tailShare*scores[0] {
+	top := score(0)
+	for i := 1; i < n; i++ {
+		if score(i) < tailShare*top {
 			return i
 		}
 	}
-	return len(scores)
+	return n
 }
 
 // Method is the evidence a search weighs.

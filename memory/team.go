@@ -183,11 +183,7 @@ func (t WithTeam) Search(ctx context.Context, q Query) ([]Result, error) {
 	out = out[:min(len(out), limit, MaxLimit)]
 	// Each side cut its own tail; the other side's best may lie far above
 	// this one's.
-	scores := make([]float64, len(out))
-	for i, r := range out {
-		scores[i] = r.Score
-	}
-	return out[:AboveTail(q, scores)], nil
+	return out[:AboveTail(q, len(out), func(i int) float64 { return out[i].Score })], nil
 }
 
 // Add stores a team draft in the team database after the credential check,

@@ -641,11 +641,7 @@ func (s *Store) results(ctx context.Context, vis memory.Visibility, ids []string
 		return ids[ranked[a]] < ids[ranked[b]]
 	})
 	ranked = ranked[:min(len(ranked), limit)]
-	scores := make([]float64, len(ranked))
-	for i, at := range ranked {
-		scores[i] = best[at]
-	}
-	ranked = ranked[:memory.AboveTail(q, scores)]
+	ranked = ranked[:memory.AboveTail(q, len(ranked), func(i int) float64 { return best[ranked[i]] })]
 	if len(ranked) == 0 {
 		return []memory.Result{}, nil
 	}

@@ -178,11 +178,7 @@ func (s *Store) Search(ctx context.Context, vis memory.Visibility, q memory.Quer
 	if len(ranked) > limit {
 		ranked = ranked[:limit]
 	}
-	scores := make([]float64, len(ranked))
-	for i, seq := range ranked {
-		scores[i] = best[seq]
-	}
-	ranked = ranked[:memory.AboveTail(q, scores)]
+	ranked = ranked[:memory.AboveTail(q, len(ranked), func(i int) float64 { return best[ranked[i]] })]
 	return s.results(ctx, ranked, best)
 }
 
