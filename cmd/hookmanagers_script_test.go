@@ -72,14 +72,7 @@ func TestHookManagerScripts(t *testing.T) {
 			env.Setenv("ACOLYTE_LOG", filepath.Join(env.WorkDir, "acolyte.log"))
 			env.Setenv("TEAM_LOG", filepath.Join(env.WorkDir, "team.log"))
 			env.Setenv("PRE_COMMIT_HOME", filepath.Join(env.WorkDir, ".pre-commit-home"))
-			env.Setenv("ACOLYTE_HOME", filepath.Join(env.WorkDir, ".acolyte-home"))
-			env.Setenv("GEMINI_API_KEY", "")
-			env.Setenv("GOOGLE_API_KEY", "")
-			env.Setenv("GIT_AUTHOR_NAME", "Test")
-			env.Setenv("GIT_AUTHOR_EMAIL", "test@example.com")
-			env.Setenv("GIT_COMMITTER_NAME", "Test")
-			env.Setenv("GIT_COMMITTER_EMAIL", "test@example.com")
-			env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+			isolate(env)
 			return nil
 		},
 		RequireExplicitExec: true,

@@ -22,10 +22,7 @@ func TestPGliteScripts(t *testing.T) {
 		Dir: filepath.Join("testdata", "pglite"),
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("TEAM_DB", pgtest.StartPGlite(env.T().(testing.TB)))
-			env.Setenv("ACOLYTE_HOME", filepath.Join(env.WorkDir, ".acolyte-home"))
-			env.Setenv("GEMINI_API_KEY", "")
-			env.Setenv("GOOGLE_API_KEY", "")
-			env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+			isolate(env)
 			return nil
 		},
 		RequireExplicitExec: true,

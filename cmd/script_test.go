@@ -21,18 +21,24 @@ func TestMain(m *testing.M) {
 	})
 }
 
+// isolate gives a script its own acolyte home, no API key, a git identity
+// and no system git config, so nothing of the machine's reaches it.
+func isolate(env *testscript.Env) {
+	env.Setenv("ACOLYTE_HOME", filepath.Join(env.WorkDir, ".acolyte-home"))
+	env.Setenv("GEMINI_API_KEY", "")
+	env.Setenv("GOOGLE_API_KEY", "")
+	env.Setenv("GIT_AUTHOR_NAME", "Test")
+	env.Setenv("GIT_AUTHOR_EMAIL", "test@example.com")
+	env.Setenv("GIT_COMMITTER_NAME", "Test")
+	env.Setenv("GIT_COMMITTER_EMAIL", "test@example.com")
+	env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+}
+
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir: filepath.Join("testdata", "script"),
 		Setup: func(env *testscript.Env) error {
-			env.Setenv("ACOLYTE_HOME", filepath.Join(env.WorkDir, ".acolyte-home"))
-			env.Setenv("GEMINI_API_KEY", "")
-			env.Setenv("GOOGLE_API_KEY", "")
-			env.Setenv("GIT_AUTHOR_NAME", "Test")
-			env.Setenv("GIT_AUTHOR_EMAIL", "test@example.com")
-			env.Setenv("GIT_COMMITTER_NAME", "Test")
-			env.Setenv("GIT_COMMITTER_EMAIL", "test@example.com")
-			env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+			isolate(env)
 			env.Setenv("PATH_SAVED", env.Getenv("PATH"))
 			return nil
 		},

@@ -40,10 +40,7 @@ func TestTeamScripts(t *testing.T) {
 			env.Setenv("DAVE_DB", srv.URL("dave", db))
 			env.Setenv("BOB_DB", srv.URL("bob", db))
 			env.Setenv("CAROL_DB", srv.URL("carol", db))
-			env.Setenv("ACOLYTE_HOME", filepath.Join(env.WorkDir, ".acolyte-home"))
-			env.Setenv("GEMINI_API_KEY", "")
-			env.Setenv("GOOGLE_API_KEY", "")
-			env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+			isolate(env)
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
