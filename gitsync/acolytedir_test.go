@@ -82,3 +82,43 @@ func TestEnsureAttributesKeepsExistingLines(t *testing.T) {
 		t.Errorf(".gitignore = %q", ignore)
 	}
 }
+
+// A writer that gave up waiting must not end up holding the lock: the
+// kernel call it was blocked in may take the lock after it returned, and
+// that lock has to be dropped, or every later writer would time out.
+func TestLockDirWaiterThatGaveUpLeavesTheLockFree(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), format.Dir)
+	unlock, err := LockDir(t.Context(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Millisecond)
+		if _, err := LockDir(ctx, dir); !errors.Is(err, ErrLocked) {
+			t.Fatalf("waiting on a held lock: want ErrLocked, got %v", err)
+		}
+		cancel()
+	}
+	// A waiter still blocked when the holder leaves gets the lock.
+	got := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		u, err := LockDir(ctx, dir)
+		if err == nil {
+			defer u()
+			short, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+			defer cancel()
+			if _, err := LockDir(short, dir); err == nil {
+				got <- errors.New("the lock was not exclusive after the hand-over")
+				return
+			}
+		}
+		got <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	unlock()
+	if err := <-got; err != nil {
+		t.Fatalf("after the holder left (and three waiters gave up): %v", err)
+	}
+}

@@ -29,9 +29,6 @@ const LockTimeout = 10 * time.Second
 // process id and clocks that disagree.
 const staleTempAge = time.Hour
 
-// lockPoll is how often a waiting LockDir retries.
-const lockPoll = 20 * time.Millisecond
-
 // LockDir takes the exclusive lock that every writer of dir (an .acolyte
 // directory) holds while it reads, changes and writes the files there. The
 // lock is an advisory lock on dir/.lock, which the operating system releases
@@ -53,32 +50,22 @@ func LockDir(ctx context.Context, dir string) (unlock func(), err error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, LockTimeout)
 	defer cancel()
-	tick := time.NewTicker(lockPoll)
-	defer tick.Stop()
-	for {
-		locked, err := tryLock(f)
-		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("locking %s: %w", path, err)
+	if err := waitLock(ctx, f); err != nil {
+		f.Close()
+		if errors.Is(err, context.DeadlineExceeded) {
+			return nil, fmt.Errorf("%w (%s): another acolyte command is still writing; wait for it to finish or stop it, then retry", ErrLocked, path)
 		}
-		if locked {
-			// Holding the lock, no writer of the files it guards is
-			// mid-write; the rest go by their writer's liveness.
-			atomicfile.RemoveStale(dir, 0, format.MemoriesFile, format.ForgottenFile)
-			atomicfile.RemoveStale(dir, staleTempAge)
-			return func() {
-				unlockFile(f)
-				f.Close()
-			}, nil
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return nil, fmt.Errorf("%w (%s): another acolyte command is still writing; wait for it to finish or stop it, then retry", ErrLocked, path)
-			}
+		if ctx.Err() != nil {
 			return nil, ctx.Err()
-		case <-tick.C:
 		}
+		return nil, fmt.Errorf("locking %s: %w", path, err)
 	}
+	// Holding the lock, no writer of the files it guards is mid-write; the
+	// rest go by their writer's liveness.
+	atomicfile.RemoveStale(dir, 0, format.MemoriesFile, format.ForgottenFile)
+	atomicfile.RemoveStale(dir, staleTempAge)
+	return func() {
+		unlockFile(f)
+		f.Close()
+	}, nil
 }

@@ -3,8 +3,10 @@
 package gitsync
 
 import (
+	"context"
 	"errors"
 	"os"
+	"time"
 
 	"golang.org/x/sys/windows"
 )
@@ -16,6 +18,27 @@ func tryLock(f *os.File) (bool, error) {
 		return false, nil
 	}
 	return err == nil, err
+}
+
+// lockPoll is how often a waiting LockDir retries on Windows, where a
+// blocking LockFileEx could not be abandoned when ctx ends.
+const lockPoll = 20 * time.Millisecond
+
+// waitLock polls for f's lock until it is taken or ctx ends.
+func waitLock(ctx context.Context, f *os.File) error {
+	tick := time.NewTicker(lockPoll)
+	defer tick.Stop()
+	for {
+		locked, err := tryLock(f)
+		if err != nil || locked {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
 }
 
 func unlockFile(f *os.File) {

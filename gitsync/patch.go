@@ -71,8 +71,8 @@ func (w *Workspace) patch(ctx context.Context, edit func(data []byte) ([][]byte,
 	if err := writeAtomic(path, next...); err != nil {
 		return err
 	}
-	if err := index(); err != nil {
-		return fmt.Errorf("%s was written but the index was not updated (the next command retries): %w", path, err)
+	if indexed, err := w.indexWritten(ctx, path, index); !indexed {
+		return err
 	}
 	// edit may have added tombstones (a forget).
 	ts, err := readTombstones(w.Repo.Root)

@@ -438,11 +438,23 @@ func (w *Workspace) locked(ctx context.Context, fn func() error) error {
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		return fn()
 	}
-	unlock, err := LockDir(ctx, dir)
+	lockCtx := ctx
+	wait, bounded := lockWait(ctx)
+	if bounded {
+		var cancel context.CancelFunc
+		lockCtx, cancel = context.WithTimeout(ctx, wait)
+		defer cancel()
+	}
+	unlock, err := LockDir(lockCtx, dir)
 	if err != nil {
 		return err
 	}
 	defer unlock()
+	if ww, ok := w.store.(writableWaiter); ok && bounded {
+		if err := ww.WaitWritable(ctx, wait); err != nil {
+			return err
+		}
+	}
 	return fn()
 }
 
@@ -482,8 +494,12 @@ func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]me
 			return err
 		}
 		// The file is now the truth; bring the index to it.
-		if stats, err = w.store.ReplaceScope(ctx, memory.ScopeProject, w.Repo.Root, next); err != nil {
-			return fmt.Errorf("%s was written but the index was not updated (the next command retries): %w", path, err)
+		indexed, err := w.indexWritten(ctx, path, func() (err error) {
+			stats, err = w.store.ReplaceScope(ctx, memory.ScopeProject, w.Repo.Root, next)
+			return err
+		})
+		if !indexed {
+			return err
 		}
 		written, err := hashFile(path)
 		if err != nil {
@@ -515,7 +531,7 @@ func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]me
 
 // Search searches every memory visible from this checkout.
 func (w *Workspace) Search(ctx context.Context, q memory.Query) ([]memory.Result, error) {
-	if _, err := w.Refresh(ctx); err != nil {
+	if err := w.refreshToRead(ctx); err != nil {
 		return nil, err
 	}
 	return w.store.Search(ctx, w.vis, q)
@@ -523,7 +539,7 @@ func (w *Workspace) Search(ctx context.Context, q memory.Query) ([]memory.Result
 
 // List lists every memory visible from this checkout.
 func (w *Workspace) List(ctx context.Context, f memory.Filter) ([]memory.Memory, error) {
-	if _, err := w.Refresh(ctx); err != nil {
+	if err := w.refreshToRead(ctx); err != nil {
 		return nil, err
 	}
 	return w.store.List(ctx, w.vis, f)

@@ -556,6 +556,10 @@ func (s *Store) results(ctx context.Context, ranked []int64, scores map[int64]fl
 	// not turn a successful search into a failure. They are kept to the
 	// minute, so repeating a search writes nothing and pays for no commit
 	// or checkpoint.
+	// Nor may another process's write transaction hold the search up: the
+	// update waits for the database only briefly.
+	ctx, cancel := context.WithTimeout(ctx, recallWriteWait)
+	defer cancel()
 	_, _ = s.db.ExecContext(ctx, `UPDATE memories SET recalled_at = ? WHERE recalled_at < ? AND seq IN (`+marks+`)`,
 		append([]any{now.UnixMilli(), now.Add(-memory.RecallGranularity).UnixMilli()}, args...)...)
 	return out, nil

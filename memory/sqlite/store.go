@@ -22,6 +22,11 @@ import (
 // second agent) to finish its transaction before giving up.
 const BusyTimeout = 10 * time.Second
 
+// recallWriteWait bounds how long a search waits to record its recall
+// times. Readers never wait for a writer in WAL mode, and the search
+// itself must not either: recall times are bookkeeping, kept best effort.
+const recallWriteWait = 100 * time.Millisecond
+
 // Store is the SQLite index of every memory, with the lexical index and
 // the vectors kept in step inside each write transaction.
 type Store struct {
@@ -82,6 +87,25 @@ func (s *Store) Close() error {
 	}
 	s.catalogMu.Unlock()
 	return s.db.Close()
+}
+
+// WaitWritable waits at most wait for the database's write lock, and
+// reports memory.ErrDatabaseLocked if another process keeps it longer. A
+// command that only reads calls it before bringing the index up to date,
+// so that a stuck writer elsewhere delays its answer by wait rather than by
+// BusyTimeout: the index as it stands can be searched meanwhile (WAL lets
+// readers past a writer).
+func (s *Store) WaitWritable(ctx context.Context, wait time.Duration) error {
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	tx, err := s.db.BeginTx(wctx, nil)
+	if err != nil {
+		if ctx.Err() == nil && wctx.Err() != nil {
+			return fmt.Errorf("%w: %s is held by another process's write", memory.ErrDatabaseLocked, s.path)
+		}
+		return s.explain(err)
+	}
+	return tx.Rollback()
 }
 
 // Path is the database file.
