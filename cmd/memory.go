@@ -15,6 +15,7 @@ import (
 	"github.com/acolyte-dev/acolyte/internal/termtext"
 	"github.com/acolyte-dev/acolyte/memory"
 	"github.com/acolyte-dev/acolyte/memory/postgres"
+	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
 
 var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print machine-readable JSON"}
@@ -257,6 +258,7 @@ func reindexCommand() *cli.Command {
 		Usage: "embed every memory that has no vector from the current embedder",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "all", Usage: "embed every memory again, even those with a current vector"},
+			&cli.BoolFlag{Name: "repair", Usage: "rebuild a damaged local database from every memory that can still be read (project memories come back from .acolyte/), keeping the damaged file as a .bad copy"},
 			&cli.StringFlag{Name: "scope", Usage: "team: only the team database's memories (default: the local store's, and the team's when one is configured)"},
 			jsonFlag,
 		},
@@ -276,12 +278,26 @@ func reindexCommand() *cli.Command {
 			if teamOnly && url == "" {
 				return usage(fmt.Errorf("%w: pass --team-db URL and --team NAME, or set ACOLYTE_TEAM_DB and ACOLYTE_TEAM", memory.ErrNoTeam))
 			}
+			var repaired *sqlite.Repaired
+			if c.Bool("repair") {
+				if teamOnly {
+					return usage(errors.New("--repair rebuilds the local database; the team database is repaired by its administrator"))
+				}
+				r, err := repairStore(c)
+				if err != nil {
+					return err
+				}
+				repaired = &r
+			}
 			s, err := openStore(c)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
 			out := map[string]any{"model": embedderName(s)}
+			if repaired != nil {
+				out["repaired"] = repaired
+			}
 			if !teamOnly {
 				bar := newProgress(c.App.ErrWriter, "reindex")
 				n, err := s.Reindex(c.Context, c.Bool("all"), bar.Update)

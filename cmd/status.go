@@ -33,12 +33,13 @@ func statusCommand() *cli.Command {
 			}
 			st := struct {
 				Database string                               `json:"database"`
+				Damaged  string                               `json:"damaged,omitempty"`
 				Embedder string                               `json:"embedder"`
 				Project  string                               `json:"project,omitempty"`
 				Team     string                               `json:"team,omitempty"`
 				Counts   map[memory.Scope]map[memory.Kind]int `json:"counts"`
 				Vectors  map[memory.Scope]map[string]int      `json:"vectors"`
-			}{w.Store.Path(), embedderName(w.Store), "", "", counts, vectors}
+			}{w.Store.Path(), w.Store.Damaged(), embedderName(w.Store), "", "", counts, vectors}
 			if w.Team != nil {
 				// The local store holds no team memories; the team database counts them.
 				// Status is about local memory too: a slow team database
@@ -60,7 +61,11 @@ func statusCommand() *cli.Command {
 			if c.Bool("json") {
 				return printJSON(c, st)
 			}
-			fmt.Fprintf(c.App.Writer, "database  %s\nembedder  %s\n", st.Database, st.Embedder)
+			fmt.Fprintf(c.App.Writer, "database  %s\n", st.Database)
+			if st.Damaged != "" {
+				fmt.Fprintf(c.App.Writer, "damaged   %s; run `acolyte reindex --repair`\n", termtext.EscapeText(st.Damaged))
+			}
+			fmt.Fprintf(c.App.Writer, "embedder  %s\n", st.Embedder)
 			if st.Project != "" {
 				fmt.Fprintf(c.App.Writer, "project   %s\n", st.Project)
 			}

@@ -35,6 +35,12 @@ type Store struct {
 	embedder memory.Embedder
 	now      func() time.Time
 
+	// damaged is what marked the database damaged (damage.go), and
+	// verified says that this Store found it sound before its first write.
+	damagedMu sync.Mutex
+	damaged   string
+	verified  bool
+
 	catalogMu sync.Mutex
 	// kept is the catalog of the last search, reused while the database's
 	// generation stays the same (a long-lived MCP server or agent).
@@ -56,6 +62,7 @@ func Open(ctx context.Context, path string, e memory.Embedder) (*Store, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	s := &Store{db: db, path: path, embedder: e, now: time.Now}
+	s.loadDamaged()
 	// Switching a new database to WAL needs a moment of exclusive access,
 	// and SQLite reports a busy database then without waiting; processes
 	// that open a new database together take turns here instead.
@@ -124,7 +131,8 @@ func (s *Store) explain(err error) error {
 	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
 		return fmt.Errorf("%w: %s is held by another process for more than %s; retry, or find the stuck acolyte process: %v", memory.ErrDatabaseLocked, s.path, BusyTimeout, err)
 	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
-		return fmt.Errorf("%w: %s: %v; move it aside (mv %s %s.bad) and run `acolyte sync` to rebuild project memories from .acolyte/", memory.ErrCorrupt, s.path, err, s.path, s.path)
+		s.markDamaged(err.Error())
+		return s.errDamaged(err.Error())
 	case sqlite3.SQLITE_IOERR, sqlite3.SQLITE_FULL, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM:
 		return fmt.Errorf("%w: %s: %s (sqlite: %v)", memory.ErrIO, s.path, ioCause(filepath.Dir(s.path)), err)
 	}
@@ -670,6 +678,9 @@ func (t *txn) checkCancel(i int) error {
 // inTx runs fn in a write transaction, bumps the generation and, when it
 // can, brings the search catalog along (see patchCatalog).
 func (s *Store) inTx(ctx context.Context, fn func(*txn) error) error {
+	if err := s.refuseIfDamaged(ctx); err != nil {
+		return err
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -848,6 +859,9 @@ func (s *Store) GetState(ctx context.Context, key string) (string, error) {
 
 // SetState writes a bookkeeping value.
 func (s *Store) SetState(ctx context.Context, key, value string) error {
+	if err := s.refuseIfDamaged(ctx); err != nil {
+		return err
+	}
 	_, err := s.db.ExecContext(ctx, `INSERT INTO state (key, value) VALUES (?, ?)
 		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, key, value)
 	return s.explain(err)

@@ -381,7 +381,7 @@ func TestCorruptDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := sqlite.Open(ctx, path, nil)
-	if !errors.Is(err, memory.ErrCorrupt) || !strings.Contains(err.Error(), "move it aside") {
+	if !errors.Is(err, memory.ErrCorrupt) || !strings.Contains(err.Error(), "acolyte reindex --repair") {
 		t.Fatalf("corrupt database: %v", err)
 	}
 	b, _ := os.ReadFile(path)

@@ -1,0 +1,154 @@
+package sqlite_test
+
+import (
+	"crypto/rand"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/acolyte-dev/acolyte/memory"
+	"github.com/acolyte-dev/acolyte/memory/sqlite"
+)
+
+// damagedStore makes a user store of n memories, closes it with everything
+// checkpointed into the main file, and scribbles over the leaf pages of
+// table (as a lost sector or a stray writer would), leaving the header
+// and every other page intact. Its last daily check is a day old.
+func damagedStore(t *testing.T, n int, table string, pages int) (path string, contents map[string]string) {
+	t.Helper()
+	path = filepath.Join(t.TempDir(), "acolyte.db")
+	s := openStore(t, path, &wordHash{name: "h", dim: 16})
+	contents = map[string]string{}
+	for i := range n {
+		m := add(t, s, nowhere, memory.ScopeUser, fmt.Sprintf("fact %d: the uploader retries large uploads %d times with backoff and jitter", i, i))
+		contents[m.ID] = m.Content
+	}
+	s.Close()
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The store last checked itself a day ago.
+	if _, err := db.Exec(`UPDATE state SET value = '0' WHERE key = 'verified_at'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.Query(`SELECT pageno FROM dbstat WHERE name = ? AND pagetype = 'leaf' ORDER BY pageno LIMIT ?`, table, pages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var victims []int64
+	for rows.Next() {
+		var p int64
+		rows.Scan(&p)
+		victims = append(victims, p)
+	}
+	rows.Close()
+	db.Close()
+	if len(victims) == 0 {
+		t.Fatalf("table %s has no leaf page to damage", table)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range victims {
+		junk := make([]byte, 2048)
+		rand.Read(junk)
+		if _, err := f.WriteAt(junk, (p-1)*4096+64); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.Close()
+	return path, contents
+}
+
+// A database whose pages were scribbled over, with its header intact,
+// takes writes that touch only healthy pages, and SQLite says nothing; the
+// damage then spreads. The first write of a command that finds it (the
+// daily check, or any query hitting a bad page) refuses, names the way
+// out, and every later command refuses too; reads still work where they
+// can. Repair brings every readable memory back into a sound file and
+// keeps the damaged one.
+func TestDamagedDatabaseIsRefusedForWritesAndRepaired(t *testing.T) {
+	path, contents := damagedStore(t, 300, "embeddings", 3)
+	s := openStore(t, path, &wordHash{name: "h", dim: 16})
+	_, err := s.Add(ctx, nowhere, memory.Draft{Content: "written to a damaged file", Scope: memory.ScopeUser})
+	if !errors.Is(err, memory.ErrCorrupt) || !strings.Contains(err.Error(), "acolyte reindex --repair") {
+		t.Fatalf("a write to a damaged database: want ErrCorrupt naming the repair, got %v", err)
+	}
+	if got, err := s.List(ctx, nowhere, memory.Filter{}); err != nil || len(got) != len(contents) {
+		t.Errorf("reads of the healthy table: %d memories, %v", len(got), err)
+	}
+	s.Close()
+
+	// A later command, past the daily check, refuses as well.
+	s = openStore(t, path, &wordHash{name: "h", dim: 16})
+	if s.Damaged() == "" {
+		t.Error("the damage was forgotten by the next command")
+	}
+	if err := s.SetState(ctx, "k", "v"); !errors.Is(err, memory.ErrCorrupt) {
+		t.Errorf("a bookkeeping write to a damaged database: %v", err)
+	}
+	s.Close()
+
+	r, err := sqlite.Repair(ctx, path, &wordHash{name: "h", dim: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Recovered != len(contents) || r.Unreadable != 0 {
+		t.Errorf("repair recovered %d of %d (%d unreadable); the memories table was intact", r.Recovered, len(contents), r.Unreadable)
+	}
+	if b, err := os.ReadFile(r.Backup); err != nil || len(b) == 0 {
+		t.Errorf("the damaged file was not kept at %s: %v", r.Backup, err)
+	}
+	s = openStore(t, path, &wordHash{name: "h", dim: 16})
+	if err := s.Verify(ctx); err != nil || s.Damaged() != "" {
+		t.Fatalf("the repaired database: %v %q", err, s.Damaged())
+	}
+	got, err := s.List(ctx, nowhere, memory.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range got {
+		if contents[m.ID] != m.Content {
+			t.Errorf("memory %s came back as %q, want %q", m.ID, m.Content, contents[m.ID])
+		}
+	}
+	if len(got) != len(contents) {
+		t.Errorf("%d memories after repair, want %d", len(got), len(contents))
+	}
+	if rs := mustSearch(t, s, "uploader retries large uploads 42 times"); len(rs) == 0 {
+		t.Error("the repaired database finds nothing")
+	}
+	add(t, s, nowhere, memory.ScopeUser, "written after the repair")
+}
+
+// When the memories table itself is damaged, Repair keeps every row it
+// can still read, counts what it skipped, and never invents a memory.
+func TestRepairSkipsUnreadableStretchesOfMemories(t *testing.T) {
+	path, contents := damagedStore(t, 300, "memories", 1)
+	r, err := sqlite.Repair(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Recovered == 0 || r.Recovered >= len(contents) || r.Unreadable == 0 {
+		t.Errorf("repair of a damaged memories table: %d of %d recovered, %d unreadable", r.Recovered, len(contents), r.Unreadable)
+	}
+	s := openStore(t, path, nil)
+	got, err := s.List(ctx, nowhere, memory.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range got {
+		if contents[m.ID] != m.Content {
+			t.Errorf("memory %s came back as %q, want %q", m.ID, m.Content, contents[m.ID])
+		}
+	}
+}
