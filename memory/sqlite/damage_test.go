@@ -152,3 +152,22 @@ func TestRepairSkipsUnreadableStretchesOfMemories(t *testing.T) {
 		}
 	}
 }
+
+// The mark is about one file: a database created where a damaged one was
+// removed starts unmarked.
+func TestANewDatabaseIsNotMarkedByARemovedOne(t *testing.T) {
+	path, _ := damagedStore(t, 50, "embeddings", 1)
+	s := openStore(t, path, &wordHash{name: "h", dim: 16})
+	if err := s.Verify(ctx); !errors.Is(err, memory.ErrCorrupt) {
+		t.Fatalf("verify a damaged file: %v", err)
+	}
+	s.Close()
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		os.Remove(path + suffix)
+	}
+	s = openStore(t, path, &wordHash{name: "h", dim: 16})
+	if s.Damaged() != "" {
+		t.Fatalf("a new database carries the old one's mark: %q", s.Damaged())
+	}
+	add(t, s, nowhere, memory.ScopeUser, "a fact in the new database")
+}

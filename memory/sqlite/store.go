@@ -62,6 +62,11 @@ func Open(ctx context.Context, path string, e memory.Embedder) (*Store, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	s := &Store{db: db, path: path, embedder: e, now: time.Now}
+	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
+		// A new database: a marker left beside a file removed since is
+		// not about this one.
+		os.Remove(path + damagedSuffix)
+	}
 	s.loadDamaged()
 	// Switching a new database to WAL needs a moment of exclusive access,
 	// and SQLite reports a busy database then without waiting; processes
