@@ -151,12 +151,12 @@ func (s *Store) Damaged() string {
 // Repaired is what Repair did.
 type Repaired struct {
 	// Recovered memories were read from the damaged file and stored again.
-	Recovered int
+	Recovered int `json:"recovered"`
 	// Unreadable counts the stretches of the memories table that could
 	// not be read; memories there are lost unless .acolyte/ holds them.
-	Unreadable int
+	Unreadable int `json:"unreadable"`
 	// Backup is where the damaged file was moved.
-	Backup string
+	Backup string `json:"backup"`
 }
 
 // Repair rebuilds the database at path from every memory that can still
