@@ -132,7 +132,9 @@ func (s *Server) Bind(addr net.Addr) {
 	_, port, _ := net.SplitHostPort(addr.String())
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.hosts = []string{"127.0.0.1:" + port, "localhost:" + port}
+	// Only the address printed: the cookie is the browser's for that host,
+	// and every other name (localhost included) could be rebound.
+	s.hosts = []string{"127.0.0.1:" + port}
 	// Cookies are not kept apart by port: another local server must not
 	// read or overwrite this one's.
 	s.cookieName = "acolyte-ui-" + port
@@ -199,7 +201,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		securityHeaders(w.Header())
 		if !s.knownHost(r.Host) {
 			// A DNS name rebound to 127.0.0.1 arrives with its own name.
-			refuse(w, http.StatusMisdirectedRequest, "this server answers only to 127.0.0.1 and localhost on its own port; open the URL acolyte ui printed")
+			refuse(w, http.StatusMisdirectedRequest, "this server answers only to the 127.0.0.1 address it printed; open the URL acolyte ui printed")
 			return
 		}
 		origin := r.Header.Get("Origin")
