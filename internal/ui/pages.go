@@ -161,7 +161,7 @@ func (s *Server) editForm(w http.ResponseWriter, r *http.Request) {
 		failed(w, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, "edit", "Edit", editPage{Card: c, Text: c.Content, Topic: c.Topic, Return: back(r), Review: r.FormValue("review") == "1"})
+	s.render(w, r, http.StatusOK, "edit", "Edit", editPage{Card: c, Text: termtext.EscapeText(c.Content), Topic: termtext.Escape(c.Topic), Return: back(r), Review: r.FormValue("review") == "1"})
 }
 
 func (s *Server) edit(w http.ResponseWriter, r *http.Request) {
@@ -184,6 +184,7 @@ func (s *Server) edit(w http.ResponseWriter, r *http.Request) {
 			// credential, and the browser's form cache with it.
 			page.Text, page.Topic = c.Content, c.Topic
 		}
+		page.Text, page.Topic = termtext.EscapeText(page.Text), termtext.Escape(page.Topic)
 		s.render(w, r, http.StatusUnprocessableEntity, "edit", "Edit", page)
 		return
 	}

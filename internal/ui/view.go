@@ -296,16 +296,27 @@ func (f filters) withPage(n int) string {
 }
 
 // heldWords are the query's words (memory.QueryWords, the words the
-// engine looks up) that the memory's lexical text holds.
+// engine looks up) that the memory's lexical text holds, and, marked
+// "(kin)", those it holds only a kin of (memory.KinForms: reach for
+// reached, repo for repository), which the engine credits at part weight.
 func heldWords(m memory.Memory, words []string) []string {
-	held := map[string]bool{}
-	for _, w := range memory.Words(memory.LexicalText(&m)) {
-		held[w] = true
+	var held []string
+	has := map[string]bool{}
+	for _, w := range memory.Words(memory.LexicalText(&m) + " " + memory.LexicalForms(&m)) {
+		if !has[w] {
+			has[w] = true
+			held = append(held, w)
+		}
 	}
 	var out []string
 	for _, w := range words {
-		if held[w] {
+		switch {
+		case has[w]:
 			out = append(out, w)
+		case slices.ContainsFunc(memory.KinForms(w), func(k memory.KinForm) bool {
+			return has[k.Text] || k.Prefix && slices.ContainsFunc(held, func(h string) bool { return strings.HasPrefix(h, k.Text) })
+		}):
+			out = append(out, w+" (kin)")
 		}
 	}
 	return out
