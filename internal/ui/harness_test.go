@@ -23,7 +23,7 @@ import (
 // checkout is a real git repository with a real store and workspace, as
 // `acolyte ui` opens them.
 type checkout struct {
-	t    *testing.T
+	t    testing.TB
 	root string
 	repo *gitsync.Repo
 	ws   *gitsync.Workspace
@@ -124,7 +124,7 @@ func (c *checkout) config() ui.Config {
 // page is the server on a real loopback listener, and a browser-like
 // client that exchanged the token for the cookie.
 type page struct {
-	t      *testing.T
+	t      testing.TB
 	srv    *ui.Server
 	base   string
 	host   string
@@ -132,7 +132,7 @@ type page struct {
 	csrf   string
 }
 
-func serve(t *testing.T, cfg ui.Config) *page {
+func serve(t testing.TB, cfg ui.Config) *page {
 	t.Helper()
 	srv, err := ui.New(cfg)
 	if err != nil {
@@ -217,7 +217,7 @@ func (p *page) post(path string, form url.Values) (int, string) {
 }
 
 // csrfOf reads the CSRF token a page's form carries.
-func csrfOf(t *testing.T, body string) string {
+func csrfOf(t testing.TB, body string) string {
 	t.Helper()
 	m := regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`).FindStringSubmatch(body)
 	if m == nil {
