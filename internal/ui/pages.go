@@ -115,9 +115,42 @@ func (s *Server) index(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, code, "index", "Memories", l)
 }
 
+// listed holds what one request listed, so that a page lists the store
+// once however many parts of it (the list, the sidebar, the review count)
+// need the memories: at 10k memories a listing is most of a page's time.
+type listed struct {
+	mems []memory.Memory
+	done bool
+}
+
+type listedKey struct{}
+
+// visible lists every memory visible here, once per request.
+func (s *Server) visible(ctx context.Context) ([]memory.Memory, error) {
+	l, _ := ctx.Value(listedKey{}).(*listed)
+	if l != nil && l.done {
+		return l.mems, nil
+	}
+	mems, err := s.cfg.Toolkit.List(ctx, memory.Filter{})
+	if err != nil {
+		return nil, err
+	}
+	if l != nil {
+		l.mems, l.done = mems, true
+	}
+	return mems, nil
+}
+
+// forget drops what this request listed, after it changed the memories.
+func forgetListed(ctx context.Context) {
+	if l, _ := ctx.Value(listedKey{}).(*listed); l != nil {
+		*l = listed{}
+	}
+}
+
 // one finds a visible memory by id, described as the list shows it.
 func (s *Server) one(ctx context.Context, id string) (card, error) {
-	mems, err := s.cfg.Toolkit.List(ctx, memory.Filter{})
+	mems, err := s.visible(ctx)
 	if err != nil {
 		return card{}, err
 	}
@@ -177,6 +210,7 @@ func (s *Server) edit(w http.ResponseWriter, r *http.Request) {
 	}
 	page := editPage{Card: c, Text: r.PostFormValue("content"), Topic: r.PostFormValue("topic"), Return: back(r), Review: r.PostFormValue("review") == "1"}
 	_, err = s.cfg.Toolkit.Edit(r.Context(), id, memory.Revision{Content: page.Text, Topic: page.Topic})
+	forgetListed(r.Context())
 	if err != nil {
 		page.Error = termtext.EscapeText(err.Error())
 		if errors.Is(err, memory.ErrSecret) {
@@ -227,7 +261,9 @@ func (s *Server) forget(w http.ResponseWriter, r *http.Request) {
 		failed(w, err)
 		return
 	}
-	if _, err := s.cfg.Toolkit.Remove(r.Context(), id); err != nil {
+	_, err = s.cfg.Toolkit.Remove(r.Context(), id)
+	forgetListed(r.Context())
+	if err != nil {
 		s.render(w, r, http.StatusUnprocessableEntity, "forget", "Forget", forgetPage{Card: c, Return: back(r), Error: termtext.EscapeText(err.Error())})
 		return
 	}
@@ -262,13 +298,17 @@ func (s *Server) reviewQueue(ctx context.Context) ([]memory.Memory, error) {
 	if err != nil {
 		return nil, err
 	}
-	obs, err := s.cfg.Toolkit.List(ctx, memory.Filter{Kind: memory.KindObservation})
+	all, err := s.visible(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return slices.DeleteFunc(obs, func(m memory.Memory) bool {
-		return !m.CreatedAt.After(mark.Since) || slices.Contains(mark.Kept, m.ID)
-	}), nil
+	var queue []memory.Memory
+	for _, m := range all {
+		if m.Kind == memory.KindObservation && m.CreatedAt.After(mark.Since) && !slices.Contains(mark.Kept, m.ID) {
+			queue = append(queue, m)
+		}
+	}
+	return queue, nil
 }
 
 // markReviewed records that id was kept; once the queue is empty the mark
@@ -288,12 +328,12 @@ func (s *Server) markReviewed(ctx context.Context, id string) error {
 	if err != nil || len(queue) > 0 {
 		return err
 	}
-	obs, err := s.cfg.Toolkit.List(ctx, memory.Filter{Kind: memory.KindObservation})
+	all, err := s.visible(ctx)
 	if err != nil {
 		return err
 	}
-	for _, m := range obs {
-		if m.CreatedAt.After(mark.Since) {
+	for _, m := range all {
+		if m.Kind == memory.KindObservation && m.CreatedAt.After(mark.Since) {
 			mark.Since = m.CreatedAt
 		}
 	}
@@ -349,7 +389,7 @@ func (s *Server) keep(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) charts(w http.ResponseWriter, r *http.Request) {
-	mems, err := s.cfg.Toolkit.List(r.Context(), memory.Filter{})
+	mems, err := s.visible(r.Context())
 	if err != nil {
 		failed(w, err)
 		return

@@ -238,7 +238,8 @@ func (s *Server) guard(next http.Handler) http.Handler {
 				return
 			}
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sessionKey{}, session)))
+		ctx := context.WithValue(r.Context(), sessionKey{}, session)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, listedKey{}, &listed{})))
 	})
 }
 

@@ -210,7 +210,7 @@ func (s *Server) list(ctx context.Context, f filters) (listing, error) {
 		return out, nil
 	}
 	// The sidebar's topics and sources are those of every visible memory.
-	all, err := s.cfg.Toolkit.List(ctx, memory.Filter{})
+	all, err := s.visible(ctx)
 	if err != nil {
 		return out, err
 	}
@@ -244,15 +244,10 @@ func (s *Server) list(ctx context.Context, f filters) (listing, error) {
 			cards = append(cards, c)
 		}
 	} else {
-		mems := all
-		if mf != (memory.Filter{}) {
-			if mems, err = s.cfg.Toolkit.List(ctx, mf); err != nil {
-				return out, err
+		for i := len(all) - 1; i >= 0; i-- { // the store lists oldest first
+			if mf.Admits(all[i]) {
+				cards = append(cards, card{Memory: all[i]})
 			}
-		}
-		cards = make([]card, len(mems))
-		for i := range mems {
-			cards[i] = card{Memory: mems[len(mems)-1-i]} // the store lists oldest first
 		}
 	}
 	cards = slices.DeleteFunc(cards, func(c card) bool {
