@@ -24,7 +24,16 @@ import (
 //
 //	go test -run '^$' -bench BenchmarkFirstLoad -benchtime 20x ./internal/ui/
 func BenchmarkFirstLoad(b *testing.B) {
-	p := tenThousand(b)
+	p, c := tenThousand(b)
+	// The floor: the one listing of every visible memory each page makes,
+	// through the toolkit, in the same run.
+	b.Run("toolkit-list", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := c.ws.List(b.Context(), memory.Filter{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	for _, view := range []struct{ name, path string }{
 		{"list", "/"},
 		{"search", "/?q=how+does+the+uploader+retry+large+uploads"},
@@ -57,7 +66,7 @@ func BenchmarkFirstLoad(b *testing.B) {
 
 // tenThousand is a checkout of 10k project memories, a tenth of them
 // observations, under 40 topics, logged in.
-func tenThousand(b *testing.B) *page {
+func tenThousand(b *testing.B) (*page, *checkout) {
 	root := b.TempDir()
 	git(b, root, "init", "-q", "-b", "main")
 	writeFile(b, root, "AGENTS.md", agentsMD)
@@ -98,5 +107,5 @@ func tenThousand(b *testing.B) *page {
 	}
 	p := serve(b, c.config())
 	p.login()
-	return p
+	return p, c
 }
