@@ -12,9 +12,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acolyte-dev/acolyte/gitsync"
 	"github.com/acolyte-dev/acolyte/gitsync/secrets/secretstest"
 	"github.com/acolyte-dev/acolyte/internal/layouttest"
+	"github.com/acolyte-dev/acolyte/internal/ui"
 	"github.com/acolyte-dev/acolyte/memory"
+	"github.com/acolyte-dev/acolyte/memory/embed/static"
+	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
 
 // hostile is what a clone, a model or a pasted file can put in a memory:
@@ -382,5 +386,35 @@ func TestNoPageLoadsAnythingFromElsewhere(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Outside a repository the page shows user memories, and edits them
+// through the same guard.
+func TestOutsideARepository(t *testing.T) {
+	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "acolyte.db"), static.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	tk := memory.Scoped{Store: s, Guard: gitsync.RefuseSecret}
+	added, err := tk.Add(t.Context(), memory.Draft{Content: "I prefer table-driven tests", Scope: memory.ScopeUser, Kind: memory.KindStored, Source: "cli"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := serve(t, ui.Config{Toolkit: tk, State: s})
+	p.login()
+	if body := p.get("/"); !strings.Contains(body, "I prefer table-driven tests") || !strings.Contains(body, "no repository") {
+		t.Fatalf("the list outside a repository:\n%s", body)
+	}
+	p.formToken(added.Memory.ID)
+	if code, _ := p.post("/edit/"+added.Memory.ID, url.Values{"content": {"my token is gh" + "p_kJGcW3ALRUn542ysZySZeuFiEXpVdE58zHYp"}}); code != http.StatusUnprocessableEntity {
+		t.Fatalf("a credential in a user memory: %d", code)
+	}
+	if code, _ := p.post("/edit/"+added.Memory.ID, url.Values{"content": {"I prefer table-driven tests with t.Run"}}); code != http.StatusSeeOther {
+		t.Fatalf("an edit: %d", code)
+	}
+	if got, _ := tk.List(t.Context(), memory.Filter{}); len(got) != 1 || got[0].Content != "I prefer table-driven tests with t.Run" {
+		t.Fatalf("after the edit: %+v", got)
 	}
 }
