@@ -120,6 +120,10 @@ func TestEditsMeetTheCLIsGuards(t *testing.T) {
 	if code != http.StatusUnprocessableEntity || !strings.Contains(body, "too large") {
 		t.Fatalf("an edit over the size limit: %d", code)
 	}
+	code, body = p.post("/edit/"+m.ID, url.Values{"content": {strings.Repeat("ü", memory.MaxContentBytes)}})
+	if code != http.StatusRequestEntityTooLarge || !strings.Contains(body, "at most 8192 bytes") {
+		t.Fatalf("a form far over the size limit: %d %s", code, body)
+	}
 	code, _ = p.post("/edit/"+m.ID, url.Values{"content": {"  "}})
 	if code != http.StatusUnprocessableEntity || c.file() != before {
 		t.Fatalf("an empty edit: %d", code)

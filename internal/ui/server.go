@@ -233,6 +233,10 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		}
 		if write {
 			r.Body = http.MaxBytesReader(w, r.Body, 4*memory.MaxContentBytes)
+			if err := r.ParseForm(); err != nil {
+				refuse(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the form could not be read (%v); a memory holds at most %d bytes", err, memory.MaxContentBytes))
+				return
+			}
 			if !hmac.Equal([]byte(r.PostFormValue("csrf")), []byte(s.csrf(session))) {
 				refuse(w, http.StatusForbidden, "the form's CSRF token is missing or wrong; reload the page and submit it again")
 				return
