@@ -162,6 +162,13 @@ func TestARuleIsEditedInItsFile(t *testing.T) {
 	if strings.Contains(body, `href="/edit/`) || strings.Contains(body, `href="/forget/`) {
 		t.Error("a rule is offered an edit or forget")
 	}
+	// Its heading links to every memory filed under it.
+	if !strings.Contains(body, `<a class="topic" href="/?topic=style%20%2f%20go"`) {
+		t.Errorf("the rule's heading is not a link to its topic:\n%s", body)
+	}
+	if ids := cardIDs(p.get("/?topic=style%20%2f%20go")); len(ids) != 1 {
+		t.Errorf("the heading's link shows %v", ids)
+	}
 	before := c.file()
 	p.csrf = csrfOf(t, p.get("/forget/"+ids[0]))
 	if code, body := p.post("/forget/"+ids[0], url.Values{}); code != http.StatusUnprocessableEntity || !strings.Contains(body, "derived from AGENTS.md") {
