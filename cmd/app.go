@@ -84,6 +84,7 @@ func commands() []*cli.Command {
 		promptCommand(),
 		// Other agents.
 		mcpCommand(),
+		uiCommand(),
 		// Measurement.
 		benchCommand(),
 	}

@@ -384,7 +384,7 @@ const teamCommandBudget = 10 * time.Second
 // database comes back.
 func longLived(command string) bool {
 	switch command {
-	case "mcp", "chat", "run":
+	case "mcp", "chat", "run", "ui":
 		return true
 	}
 	return false

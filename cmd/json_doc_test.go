@@ -372,6 +372,27 @@ func TestJSONOutputMatchesDoc(t *testing.T) {
 	run("run", "", 0, "run", "--json", "--base-url", srv.URL, "remember that integration tests need Docker")
 	run("chat", "hi\n/exit\n", 0, "chat", "--json", "--base-url", srv.URL)
 
+	// ui serves until it is interrupted; what it prints first is its JSON.
+	uiCtx, stopUI := context.WithCancel(context.Background())
+	uiOut, uiIn := io.Pipe()
+	uiCode := make(chan int, 1)
+	go func() {
+		code := cmd.Run(uiCtx, []string{"acolyte", "--repo", repo, "ui", "--json"}, strings.NewReader(""), uiIn, io.Discard)
+		uiIn.Close()
+		uiCode <- code
+	}()
+	var uiJSON json.RawMessage
+	if err := json.NewDecoder(uiOut).Decode(&uiJSON); err != nil {
+		t.Fatalf("ui --json: %v", err)
+	}
+	stopUI()
+	io.Copy(io.Discard, uiOut)
+	if code := <-uiCode; code != 0 {
+		t.Fatalf("ui --json: exit %d after an interrupt, want 0", code)
+	}
+	checkFields(t, doc, "ui", decodeAll(t, "ui", string(uiJSON)))
+	exercised["ui"] = true
+
 	if pgtest.Available() {
 		pg := pgtest.Start(t)
 		run("team init", "", 0, "team", "init", "--json", "--team-db", pg.URL("postgres", "postgres"), "--team", "docs")

@@ -63,6 +63,24 @@ type Derivation struct {
 	// Refused are rules and seeds that were not written: secrets and
 	// invalid memories. Each fails alone; the rest are derived.
 	Refused []Refusal
+	// Origins says where each derived memory's text is, by id: the file
+	// and line a person edits to change it (acolyte ui points there).
+	Origins map[string]Origin
+}
+
+// Origin is the place in an instruction file or seeds.json that a derived
+// memory comes from.
+type Origin struct {
+	// File is slash-separated and relative to the worktree root.
+	File string `json:"file"`
+	Line int    `json:"line,omitempty"`
+}
+
+func (d *Derivation) origin(id, file string, line int) {
+	if d.Origins == nil {
+		d.Origins = map[string]Origin{}
+	}
+	d.Origins[id] = Origin{File: file, Line: line}
 }
 
 // Err is nil when nothing was refused, and otherwise names every refusal.
@@ -178,7 +196,10 @@ func derive(t tree) (Derivation, error) {
 	case err != nil:
 		return d, fmt.Errorf("reading seeds: %w", err)
 	default:
-		seeds, refused := seedsFrom(seedsRel, SeedsFile, data)
+		seeds, lines, refused := seedsFrom(seedsRel, SeedsFile, data)
+		for i, s := range seeds {
+			d.origin(s.ID, seedsRel, lines[i])
+		}
 		d.Memories = append(d.Memories, seeds...)
 		d.Refused = append(d.Refused, refused...)
 	}
@@ -222,14 +243,16 @@ func (d *Derivation) addRules(rel string, rules []lineRule, refused []Refusal) {
 			continue
 		}
 		d.Memories = append(d.Memories, r.Memory)
+		d.origin(r.ID, rel, r.line)
 	}
 	slices.SortStableFunc(refused, func(a, b Refusal) int { return a.Line - b.Line })
 	d.Refused = append(d.Refused, refused...)
 }
 
 // seedsFrom reads a seeds file at rel (for messages), labelling its seeds
-// with source. A malformed file is refused whole; a bad or secret seed alone.
-func seedsFrom(rel, source string, data []byte) ([]memory.Memory, []Refusal) {
+// with source, and returns the line each seed starts on beside it. A
+// malformed file is refused whole; a bad or secret seed alone.
+func seedsFrom(rel, source string, data []byte) ([]memory.Memory, []int, []Refusal) {
 	parsed, err := parseSeeds(rel, data)
 	if err != nil {
 		f := Refusal{File: rel, Problem: ProblemInvalid}
@@ -238,10 +261,11 @@ func seedsFrom(rel, source string, data []byte) ([]memory.Memory, []Refusal) {
 			msg = strings.TrimSpace(strings.SplitN(msg, ":", 3)[2])
 		}
 		f.Message = "no seed was read: " + msg
-		return nil, []Refusal{f}
+		return nil, nil, []Refusal{f}
 	}
 	var (
 		seeds   []memory.Memory
+		lines   []int
 		refused []Refusal
 	)
 	for _, s := range parsed {
@@ -259,8 +283,9 @@ func seedsFrom(rel, source string, data []byte) ([]memory.Memory, []Refusal) {
 			s.ID = importedSeedID(s.Content)
 		}
 		seeds = append(seeds, s.Memory)
+		lines = append(lines, s.line)
 	}
-	return seeds, refused
+	return seeds, lines, refused
 }
 
 // ParseSeedsFile reads a seeds file for `acolyte seed FILE`: the same rules
@@ -268,7 +293,8 @@ func seedsFrom(rel, source string, data []byte) ([]memory.Memory, []Refusal) {
 // labelled ImportedSource(name) so that sync, which owns only seeds.json,
 // keeps them. rel names the file in messages.
 func ParseSeedsFile(rel string, data []byte) ([]memory.Memory, []Refusal) {
-	return seedsFrom(rel, ImportedSource(path.Base(filepath.ToSlash(rel))), data)
+	seeds, _, refused := seedsFrom(rel, ImportedSource(path.Base(filepath.ToSlash(rel))), data)
+	return seeds, refused
 }
 
 // importedSeedID is the id of an imported seed. It differs from the id the

@@ -56,3 +56,33 @@ func TestRefreshReplacesDerivedAndKeepsEverythingElse(t *testing.T) {
 		t.Error("Refresh is not idempotent")
 	}
 }
+
+// A person who wants to change a rule or seed needs the line to edit: the
+// ui points there instead of offering an edit sync would undo.
+func TestDeriveTellsWhereEachMemoryIs(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{
+		"AGENTS.md":           "# Project\n\n## Testing\n\n- Run go test before pushing.\n- Never mock the database.\n",
+		"docs/AGENTS.md":      "Docs are written in British English.\n",
+		".acolyte/seeds.json": "[\n  \"The database is SQLite.\",\n  {\"content\": \"Deploys go through CI.\"}\n]\n",
+	})
+	d, err := DeriveWorktree(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]Origin{
+		"Run go test before pushing.":                    {"AGENTS.md", 5},
+		"Never mock the database.":                       {"AGENTS.md", 6},
+		"In docs/: Docs are written in British English.": {"docs/AGENTS.md", 1},
+		"The database is SQLite.":                        {".acolyte/seeds.json", 2},
+		"Deploys go through CI.":                         {".acolyte/seeds.json", 3},
+	}
+	if len(d.Memories) != len(want) {
+		t.Fatalf("derived %d memories, want %d: %+v", len(d.Memories), len(want), d.Memories)
+	}
+	for _, m := range d.Memories {
+		if got := d.Origins[m.ID]; got != want[m.Content] {
+			t.Errorf("origin of %q = %+v, want %+v", m.Content, got, want[m.Content])
+		}
+	}
+}

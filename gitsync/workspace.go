@@ -842,9 +842,13 @@ func (r *Repo) Stale(ctx context.Context) ([]StaleMemory, error) {
 		return nil, err
 	}
 	mems, _ = format.Forget(mems, ts.list)
-	if err != nil {
-		return nil, err
-	}
+	return r.StaleAmong(ctx, mems)
+}
+
+// StaleAmong is Stale over the given memories, in their order: a caller
+// holding some memories already (acolyte ui's page of them) asks about
+// those alone.
+func (r *Repo) StaleAmong(ctx context.Context, mems []memory.Memory) ([]StaleMemory, error) {
 	// A clone's file names the paths: they are read through the
 	// repository's os.Root, so "../x" or a link out is never read.
 	root, err := os.OpenRoot(r.Root)

@@ -29,6 +29,14 @@ type Filter struct {
 	Limit int
 }
 
+// Admits reports whether f keeps m, as the engines apply f in their
+// queries (Limit aside), for a caller already holding the memories: acolyte
+// ui lists every visible memory once per page and narrows them here.
+func (f Filter) Admits(m Memory) bool {
+	return (f.Scope == "" || m.Scope == f.Scope) && (f.Kind == "" || m.Kind == f.Kind) &&
+		(f.Topic == "" || m.Topic == f.Topic || strings.HasPrefix(m.Topic, TopicPrefix(f.Topic)))
+}
+
 // TopicSeparator joins the parts of a topic path: the AGENTS.md import
 // files a rule under its section headings, outermost first ("testing /
 // unit tests").

@@ -180,6 +180,10 @@ func (h Harness) listFilters(t *testing.T) {
 		if set(got) != set(tc.want) {
 			t.Errorf("%s: listed %s, want %s", tc.name, set(got), set(tc.want))
 		}
+		// Filter.Admits is the same filter for a caller holding the list.
+		if admitted := slices.DeleteFunc(slices.Clone(all), func(m memory.Memory) bool { return !tc.f.Admits(m) }); tc.f.Limit == 0 && set(admitted) != set(got) {
+			t.Errorf("%s: Filter.Admits keeps %s, the engine lists %s", tc.name, set(admitted), set(got))
+		}
 	}
 }
 
