@@ -180,6 +180,21 @@ const (
 // 0.4 is the largest round share within 0.01 lost on both.
 const tailShare = 0.4
 
+// pathFloor is where a path-scoped search (Query.Paths) puts the memories
+// whose globs match a file at hand: a fused score s becomes
+//
+//	pathFloor + (1-pathFloor)·s
+//
+// so each keeps its order by meaning among them, and one that meaning did
+// not find at all still scores pathFloor: a rule for migrations/** applies
+// to a migration whatever the question's words. Memories without globs,
+// and those whose globs match none of the files, keep their score. It is
+// at least tailShare, so that the tail never cuts an applicable memory;
+// only the limit does.
+//
+// TODO(measure): chosen on the path-scoped dev set, see CONTRIBUTING.
+const pathFloor = 0.5
+
 // AboveTail returns how many of n results, sorted best first, q keeps:
 // those whose score(i) reaches tailShare of the first's (see tailShare),
 // or all of them when q asks for no floor or for vectors alone, whose
