@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -44,6 +45,7 @@ func rememberCommand() *cli.Command {
 			scopeFlag("who sees it (default: project inside a repository, else user)"),
 			&cli.StringFlag{Name: "topic", Usage: "optional short label to file it under"},
 			&cli.StringFlag{Name: "kind", Value: string(memory.KindStored), Usage: "kind: " + strings.Join(names(memory.Kinds), ", ")},
+			&cli.GenericFlag{Name: "path", Value: &repeated{}, Usage: "the files it applies to, as a `GLOB` from the repository root (migrations/**, *.tsx, ** for every file); repeat for more"},
 			allowSecretFlag,
 			jsonFlag,
 		},
@@ -75,7 +77,7 @@ func rememberCommand() *cli.Command {
 				}
 			}
 			added, err := w.Toolkit.Add(c.Context, memory.Draft{Content: text, Scope: scope, Kind: kind, Topic: c.String("topic"), Source: "cli",
-				AllowSecret: c.Bool(allowSecretFlag.Name)})
+				Globs: repeatedValues(c, "path"), AllowSecret: c.Bool(allowSecretFlag.Name)})
 			if err != nil {
 				return err // exitCode tells refused content (1) from a broken store (2)
 			}
@@ -165,7 +167,9 @@ func searchCommand() *cli.Command {
 		Name:      "search",
 		Usage:     "find memories by meaning",
 		ArgsUsage: "QUERY...",
-		Flags:     append(filterFlags(), &cli.IntFlag{Name: "limit", Value: memory.DefaultLimit, Usage: "most results to print"}),
+		Flags: append(filterFlags(), &cli.IntFlag{Name: "limit", Value: memory.DefaultLimit, Usage: "most results to print"},
+			&cli.GenericFlag{Name: "path", Value: &repeated{}, Usage: "a `FILE` at hand: memories scoped to paths that match it rank first, found whatever the words; repeat for more"},
+			&cli.BoolFlag{Name: "only-path", Usage: "keep only the memories scoped to paths that match a --path file (and those that apply everywhere)"}),
 		Action: func(c *cli.Context) error {
 			query := strings.Join(c.Args().Slice(), " ")
 			if strings.TrimSpace(query) == "" {
@@ -180,7 +184,11 @@ func searchCommand() *cli.Command {
 				return err
 			}
 			defer w.Close()
-			results, err := w.Toolkit.Search(c.Context, memory.Query{Text: query, Filter: f})
+			paths, err := w.relPaths(repeatedValues(c, "path"))
+			if err != nil {
+				return usage(err)
+			}
+			results, err := w.Toolkit.Search(c.Context, memory.Query{Text: query, Filter: f, Paths: paths, OnlyPath: c.Bool("only-path")})
 			if err != nil {
 				return err
 			}
@@ -332,4 +340,41 @@ func oneLine(s string, max int) string {
 		return string(r[:max-1]) + "…"
 	}
 	return s
+}
+
+// repeated is a flag given once per value: a glob holds commas
+// (*.{ts,tsx}), so the values are never split on them.
+type repeated struct{ values []string }
+
+func (r *repeated) Set(v string) error { r.values = append(r.values, v); return nil }
+func (r *repeated) String() string     { return strings.Join(r.values, " ") }
+
+// repeatedValues are the values of the repeated flag name.
+func repeatedValues(c *cli.Context, name string) []string {
+	if r, ok := c.Generic(name).(*repeated); ok {
+		return r.values
+	}
+	return nil
+}
+
+// relPaths are files named on the command line as a path-scoped search
+// names them: relative to the repository's root, or outside a repository
+// to the current directory.
+func (w *workspace) relPaths(files []string) ([]string, error) {
+	out := make([]string, 0, len(files))
+	for _, f := range files {
+		if w.Repo != nil {
+			rel, err := w.Repo.RelPath(f)
+			if err != nil {
+				return nil, fmt.Errorf("--path: %w", err)
+			}
+			out = append(out, rel)
+			continue
+		}
+		if filepath.IsAbs(f) {
+			return nil, fmt.Errorf("--path %s: outside a repository, name files relative to the current directory", f)
+		}
+		out = append(out, filepath.ToSlash(filepath.Clean(f)))
+	}
+	return out, nil
 }

@@ -45,14 +45,27 @@ const (
 	maxGlobAlternatives = 64
 )
 
-// ErrInvalidGlob is wrapped by every glob a memory cannot carry.
+// ErrInvalidGlob is what every glob a memory cannot carry is, to
+// errors.Is; so is ErrInvalidText, since a glob is a text of the memory
+// and refused as its other texts are.
 var ErrInvalidGlob = errors.New("invalid path glob")
+
+type globError struct{ msg string }
+
+func (e *globError) Error() string { return e.msg }
+
+func (e *globError) Is(target error) bool { return target == ErrInvalidGlob || target == ErrInvalidText }
+
+// globErrorf is an error that is ErrInvalidGlob, its message after it.
+func globErrorf(format string, args ...any) error {
+	return &globError{ErrInvalidGlob.Error() + fmt.Sprintf(format, args...)}
+}
 
 // ValidateGlobs checks a memory's globs: at most MaxGlobs, each one line
 // of valid UTF-8 of at most MaxGlobBytes that compiles.
 func ValidateGlobs(globs []string) error {
 	if len(globs) > MaxGlobs {
-		return fmt.Errorf("%w: %d globs, the limit is %d; scope the memory to fewer paths, or to a folder (dir/**)", ErrInvalidGlob, len(globs), MaxGlobs)
+		return globErrorf(": %d globs, the limit is %d; scope the memory to fewer paths, or to a folder (dir/**)", len(globs), MaxGlobs)
 	}
 	for _, g := range globs {
 		if err := ValidateGlob(g); err != nil {
@@ -74,15 +87,15 @@ func ValidateGlob(g string) error {
 func parseGlob(g string) (compiledGlob, error) {
 	switch {
 	case !utf8.ValidString(g) || strings.ContainsFunc(g, func(r rune) bool { return r < 0x20 || r == 0x7f }):
-		return compiledGlob{}, fmt.Errorf("%w: a glob must be one line of UTF-8 text without control characters", ErrInvalidGlob)
+		return compiledGlob{}, globErrorf(": a glob must be one line of UTF-8 text without control characters")
 	case len(g) > MaxGlobBytes:
-		return compiledGlob{}, fmt.Errorf("%w: a glob of %d bytes, the limit is %d", ErrInvalidGlob, len(g), MaxGlobBytes)
+		return compiledGlob{}, globErrorf(": a glob of %d bytes, the limit is %d", len(g), MaxGlobBytes)
 	case cleanGlob(g) == "":
-		return compiledGlob{}, fmt.Errorf("%w: an empty glob; name files like migrations/** or *.tsx", ErrInvalidGlob)
+		return compiledGlob{}, globErrorf(": an empty glob; name files like migrations/** or *.tsx")
 	}
 	c, err := compileGlob(g)
 	if err != nil {
-		return compiledGlob{}, fmt.Errorf("%w %q: %v", ErrInvalidGlob, g, err)
+		return compiledGlob{}, globErrorf(" %q: %v", g, err)
 	}
 	return c, nil
 }

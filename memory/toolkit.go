@@ -186,8 +186,8 @@ func (q Query) Texts() ([]string, error) {
 			return nil, fmt.Errorf("search: %w", err)
 		}
 	}
-	if err := q.checkPaths(); err != nil {
-		return nil, err
+	if err := q.CheckPaths(); err != nil {
+		return nil, fmt.Errorf("search: %w", err)
 	}
 	return texts, nil
 }
@@ -196,27 +196,28 @@ func (q Query) Texts() ([]string, error) {
 // listing of the repository.
 const (
 	MaxQueryPaths     = 32
-	maxQueryPathBytes = 1024
+	MaxQueryPathBytes = 1024
 )
 
-// checkPaths checks the files a search names, as Texts checks its texts.
-func (q Query) checkPaths() error {
+// CheckPaths checks the files a search names (Paths, OnlyPath), as Texts
+// checks its texts; Texts calls it.
+func (q Query) CheckPaths() error {
 	if q.OnlyPath && len(q.Paths) == 0 {
-		return errors.New("search: keeping only path-scoped memories needs the files at hand; name them with --path FILE (a tool's paths)")
+		return errors.New("keeping only path-scoped memories needs the files at hand; name them (--path FILE, a tool's paths)")
 	}
 	if len(q.Paths) > MaxQueryPaths {
-		return fmt.Errorf("search: %d paths, the limit is %d; name the files at hand, not the repository", len(q.Paths), MaxQueryPaths)
+		return fmt.Errorf("%d paths, the limit is %d; name the files at hand, not the repository", len(q.Paths), MaxQueryPaths)
 	}
 	for _, p := range q.Paths {
 		switch {
 		case !utf8.ValidString(p) || strings.ContainsFunc(p, func(r rune) bool { return r < 0x20 || r == 0x7f }):
-			return errors.New("search: a path must be one line of UTF-8 text without control characters")
-		case len(p) > maxQueryPathBytes:
-			return fmt.Errorf("search: a path of %d bytes, the limit is %d", len(p), maxQueryPathBytes)
+			return errors.New("a path must be one line of UTF-8 text without control characters")
+		case len(p) > MaxQueryPathBytes:
+			return fmt.Errorf("a path of %d bytes, the limit is %d", len(p), MaxQueryPathBytes)
 		case strings.TrimSpace(p) == "":
-			return errors.New("search: an empty path; name a file relative to the repository root")
+			return errors.New("an empty path; name a file relative to the repository root")
 		case strings.HasPrefix(p, "/") || p == ".." || strings.HasPrefix(p, "../"):
-			return fmt.Errorf("search: path %q is not inside the repository; name files relative to its root", p)
+			return fmt.Errorf("path %q is not inside the repository; name files relative to its root, as src/app.go", p)
 		}
 	}
 	return nil
