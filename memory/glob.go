@@ -54,7 +54,9 @@ type globError struct{ msg string }
 
 func (e *globError) Error() string { return e.msg }
 
-func (e *globError) Is(target error) bool { return target == ErrInvalidGlob || target == ErrInvalidText }
+func (e *globError) Is(target error) bool {
+	return target == ErrInvalidGlob || target == ErrInvalidText
+}
 
 // globErrorf is an error that is ErrInvalidGlob, its message after it.
 func globErrorf(format string, args ...any) error {
