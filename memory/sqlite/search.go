@@ -196,7 +196,10 @@ func (s *Store) Search(ctx context.Context, vis memory.Visibility, q memory.Quer
 // its files (memory.ApplyPaths), read through the partial index.
 func (s *Store) visibleGlobs(ctx context.Context, vis memory.Visibility, f memory.Filter) (map[int64][]string, error) {
 	where, args := visible(vis, f)
-	rows, err := s.db.QueryContext(ctx, `SELECT m.seq, m.globs FROM memories m WHERE m.globs != '' AND `+where, args...)
+	// INDEXED BY: the planner would rather take the scope index and read
+	// every visible row to test its globs (10 ms at 10k memories).
+	rows, err := s.db.QueryContext(ctx, `SELECT m.seq, m.globs FROM memories m INDEXED BY memories_with_globs
+		WHERE m.globs != '' AND `+where, args...)
 	if err != nil {
 		return nil, s.explain(err)
 	}
