@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/acolyte-dev/acolyte/memory"
 )
 
 func TestParseFrontMatterReadsEachAgentsKeys(t *testing.T) {
@@ -195,6 +197,28 @@ func FuzzParseFrontMatter(f *testing.F) {
 			if g == "" || strings.Contains(g, "\n") {
 				t.Fatalf("glob %q", g)
 			}
+		}
+		// Where the rules apply is a valid set of globs or refused whole;
+		// matching it never fails.
+		applies := fm.AppliesTo()
+		if fm.AlwaysApply && !slices.Equal(applies, []string{memory.AlwaysGlob}) {
+			t.Fatalf("alwaysApply gave %q", applies)
+		}
+		if memory.ValidateGlobs(applies) == nil {
+			memory.MatchesAny(applies, []string{"src/a.go", "migrations/1.sql"})
+		}
+	})
+}
+
+// FuzzSplitGlobList: the list splits only at commas, so its parts joined
+// by commas are the list again.
+func FuzzSplitGlobList(f *testing.F) {
+	f.Add("*.ts, src/**/*.{ts,tsx}, \"a,b\", [,]")
+	f.Add("{a,{b,c}},d")
+	f.Fuzz(func(t *testing.T, s string) {
+		parts := splitGlobList(s)
+		if strings.Join(parts, ",") != s {
+			t.Fatalf("%q split into %q", s, parts)
 		}
 	})
 }
