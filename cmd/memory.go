@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -89,6 +90,11 @@ func rememberCommand() *cli.Command {
 			}
 			if added.Existing {
 				fmt.Fprintln(c.App.ErrWriter, "already remembered")
+				if globs := memory.NormalizeGlobs(repeatedValues(c, "path")); globs != nil && !slices.Equal(globs, added.Memory.Globs) {
+					// Nothing was written: say so, or the scope seems kept.
+					fmt.Fprintf(c.App.ErrWriter, "warning: the memory already stored is scoped to %s, not to the --path globs given; forget %s and remember it again to change that\n",
+						termtext.EscapeText(describeGlobs(added.Memory.Globs)), added.Memory.ID)
+				}
 			}
 			fmt.Fprintln(c.App.Writer, added.Memory.ID)
 			return nil
@@ -340,6 +346,14 @@ func oneLine(s string, max int) string {
 		return string(r[:max-1]) + "…"
 	}
 	return s
+}
+
+// describeGlobs names where a memory applies, in a message.
+func describeGlobs(globs []string) string {
+	if len(globs) == 0 {
+		return "no paths (it applies wherever its meaning does)"
+	}
+	return strings.Join(globs, ", ")
 }
 
 // repeated is a flag given once per value: a glob holds commas
