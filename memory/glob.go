@@ -69,17 +69,20 @@ func ValidateGlobs(globs []string) error {
 	if len(globs) > MaxGlobs {
 		return globErrorf(": %d globs, the limit is %d; scope the memory to fewer paths, or to a folder (dir/**)", len(globs), MaxGlobs)
 	}
-	for _, g := range globs {
+	for i, g := range globs {
 		if err := ValidateGlob(g); err != nil {
+			if len(globs) > 1 {
+				return &globError{fmt.Sprintf("%v (glob %d of %d)", err, i+1, len(globs))}
+			}
 			return err
 		}
 	}
 	return nil
 }
 
-// ValidateGlob checks one glob (see AlwaysGlob for what it means). The
-// message names the glob only when it is plain text, so that a refused
-// glob is never echoed with control characters in it.
+// ValidateGlob checks one glob (see AlwaysGlob for what it means). Like
+// ValidateContent it never repeats the text it refused, which may hold
+// anything a file or a model put there, a credential included.
 func ValidateGlob(g string) error {
 	_, err := parseGlob(g)
 	return err
@@ -97,7 +100,7 @@ func parseGlob(g string) (compiledGlob, error) {
 	}
 	c, err := compileGlob(g)
 	if err != nil {
-		return compiledGlob{}, globErrorf(" %q: %v", g, err)
+		return compiledGlob{}, globErrorf(": %v", err)
 	}
 	return c, nil
 }
@@ -202,7 +205,7 @@ func compileGlob(g string) (compiledGlob, error) {
 	}
 	for _, alt := range alts {
 		var segs []string
-		for _, s := range strings.Split(alt, "/") {
+		for n, s := range strings.Split(alt, "/") {
 			if s == "" {
 				continue // a//b is a/b, as a path would be cleaned
 			}
@@ -212,7 +215,7 @@ func compileGlob(g string) (compiledGlob, error) {
 			if s != "**" {
 				s = bangClass(s)
 				if _, err := path.Match(s, ""); err != nil {
-					return c, fmt.Errorf("segment %q is not a valid pattern (check its [ ] and \\)", s)
+					return c, fmt.Errorf("its part %d (between slashes) is not a valid pattern: check its [ ] and \\; write migrations/** or *.{ts,tsx}", n+1)
 				}
 			}
 			segs = append(segs, s)

@@ -86,6 +86,15 @@ func TestValidateGlobs(t *testing.T) {
 			t.Errorf("ValidateGlob(%q) = %v, want ErrInvalidGlob saying %q", g, err, want)
 		}
 	}
+	// A refused glob is never repeated: it may be anything a hand-edited
+	// file or a model put there.
+	token := "ghp_" + strings.Repeat("x7Q", 12)
+	for _, g := range []string{token + "/[a-", "{" + token, token + "\n", strings.Repeat(token, 8)} {
+		err := memory.ValidateGlobs([]string{"docs/**", g})
+		if err == nil || strings.Contains(err.Error(), token) || !strings.Contains(err.Error(), "glob 2 of 2") {
+			t.Errorf("ValidateGlobs of a bad glob: %v; want it refused, placed, and not repeated", err)
+		}
+	}
 	many := make([]string, memory.MaxGlobs+1)
 	for i := range many {
 		many[i] = "*.go"
