@@ -41,9 +41,11 @@ func TestPromptStaysSmallAndInjectsNothing(t *testing.T) {
 	}
 	// 850: call_tool's declaration (about 40 tokens) is paid once and then
 	// cached, where declaring loaded tools natively would cost the cache
-	// of the whole conversation at each load (see Toolset).
-	if rep.Tokens.Initial > 850 {
-		t.Errorf("system prompt + initial tools = %d tokens (%s), budget 850", rep.Tokens.Initial, rep.Counter)
+	// of the whole conversation at each load (see Toolset). 880 since
+	// memory_search took paths and only_path (issue #21, 28 tokens: 845
+	// before them).
+	if rep.Tokens.Initial > 880 {
+		t.Errorf("system prompt + initial tools = %d tokens (%s), budget 880", rep.Tokens.Initial, rep.Counter)
 	}
 	if rep.Tokens.ToolsDeferred >= rep.Tokens.ToolsFull || rep.Tokens.Initial >= rep.Tokens.Full {
 		t.Errorf("deferring tools saved nothing: %+v", rep.Tokens)

@@ -38,6 +38,8 @@ func benchCommand() *cli.Command {
 				&cli.StringFlag{Name: "db", Usage: "keep the benchmark store in this file (default: a temporary one)"},
 				&cli.StringFlag{Name: "method", Value: "fused", Usage: "search by `fused`, lexical or vector evidence"},
 				&cli.BoolFlag{Name: "no-floor", Usage: "return the best matches even when none is relevant"},
+				&cli.BoolFlag{Name: "no-paths", Usage: "ask each query without the files at hand its paths name, by meaning alone"},
+				&cli.BoolFlag{Name: "only-path", Usage: "keep only the memories scoped to a query's paths, as search --only-path"},
 				&cli.StringFlag{Name: "headings", Usage: "file each memory under its section headings, from this JSON Lines `FILE` of {\"id\", \"headings\"}, as the AGENTS.md import does"},
 				jsonFlag,
 			},
@@ -59,7 +61,7 @@ func runRetrievalBench(c *cli.Context) error {
 	if err != nil {
 		return usage(fmt.Errorf("--method: %w", err))
 	}
-	opts := bench.Options{Method: method, NoFloor: c.Bool("no-floor")}
+	opts := bench.Options{Method: method, NoFloor: c.Bool("no-floor"), NoPaths: c.Bool("no-paths"), OnlyPath: c.Bool("only-path")}
 	docs, err := bench.ReadJSONL[bench.Doc](c.String("corpus"))
 	if err != nil {
 		return usage(err)

@@ -326,6 +326,8 @@ func TestJSONOutputMatchesDoc(t *testing.T) {
 	var userFact struct{ Memory struct{ ID string } }
 	json.Unmarshal([]byte(out), &userFact)
 	run("search", "", 0, "search", "--json", "how do deploys run")
+	run("remember", "", 0, "remember", "--json", "--path", "scripts/**", "Deploy scripts take the target as their first argument")
+	run("search", "", 0, "search", "--json", "--path", "scripts/deploy.sh", "what does a deploy script take")
 	run("search", "", 1, "search", "--json", "--kind", "observation", "deploys") // nothing relevant: []
 	run("list", "", 0, "list", "--json")
 	run("status", "", 0, "status", "--json")

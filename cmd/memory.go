@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -45,6 +47,7 @@ func rememberCommand() *cli.Command {
 			scopeFlag("who sees it (default: project inside a repository, else user)"),
 			&cli.StringFlag{Name: "topic", Usage: "optional short label to file it under"},
 			&cli.StringFlag{Name: "kind", Value: string(memory.KindStored), Usage: "kind: " + strings.Join(names(memory.Kinds), ", ")},
+			&cli.GenericFlag{Name: "path", Value: &repeated{}, Usage: "the files it applies to, as a `GLOB` from the repository root (migrations/**, *.tsx, ** for every file); repeat for more"},
 			allowSecretFlag,
 			jsonFlag,
 		},
@@ -76,7 +79,7 @@ func rememberCommand() *cli.Command {
 				}
 			}
 			added, err := w.Toolkit.Add(c.Context, memory.Draft{Content: text, Scope: scope, Kind: kind, Topic: c.String("topic"), Source: "cli",
-				AllowSecret: c.Bool(allowSecretFlag.Name)})
+				Globs: repeatedValues(c, "path"), AllowSecret: c.Bool(allowSecretFlag.Name)})
 			if err != nil {
 				return err // exitCode tells refused content (1) from a broken store (2)
 			}
@@ -88,6 +91,11 @@ func rememberCommand() *cli.Command {
 			}
 			if added.Existing {
 				fmt.Fprintln(c.App.ErrWriter, "already remembered")
+				if globs := memory.NormalizeGlobs(repeatedValues(c, "path")); globs != nil && !slices.Equal(globs, added.Memory.Globs) {
+					// Nothing was written: say so, or the scope seems kept.
+					fmt.Fprintf(c.App.ErrWriter, "warning: the memory already stored is scoped to %s, not to the --path globs given; forget %s and remember it again to change that\n",
+						termtext.EscapeText(describeGlobs(added.Memory.Globs)), added.Memory.ID)
+				}
 			}
 			fmt.Fprintln(c.App.Writer, added.Memory.ID)
 			return nil
@@ -166,7 +174,9 @@ func searchCommand() *cli.Command {
 		Name:      "search",
 		Usage:     "find memories by meaning",
 		ArgsUsage: "QUERY...",
-		Flags:     append(filterFlags(), &cli.IntFlag{Name: "limit", Value: memory.DefaultLimit, Usage: "most results to print"}),
+		Flags: append(filterFlags(), &cli.IntFlag{Name: "limit", Value: memory.DefaultLimit, Usage: "most results to print"},
+			&cli.GenericFlag{Name: "path", Value: &repeated{}, Usage: "a `FILE` at hand: memories scoped to paths that match it rank first, found whatever the words; repeat for more"},
+			&cli.BoolFlag{Name: "only-path", Usage: "keep only the memories scoped to paths that match a --path file (and those that apply everywhere)"}),
 		Action: func(c *cli.Context) error {
 			query := strings.Join(c.Args().Slice(), " ")
 			if strings.TrimSpace(query) == "" {
@@ -181,7 +191,11 @@ func searchCommand() *cli.Command {
 				return err
 			}
 			defer w.Close()
-			results, err := w.Toolkit.Search(c.Context, memory.Query{Text: query, Filter: f})
+			paths, err := w.relPaths(repeatedValues(c, "path"))
+			if err != nil {
+				return usage(err)
+			}
+			results, err := w.Toolkit.Search(c.Context, memory.Query{Text: query, Filter: f, Paths: paths, OnlyPath: c.Bool("only-path")})
 			if err != nil {
 				return err
 			}
@@ -348,4 +362,49 @@ func oneLine(s string, max int) string {
 		return string(r[:max-1]) + "…"
 	}
 	return s
+}
+
+// describeGlobs names where a memory applies, in a message.
+func describeGlobs(globs []string) string {
+	if len(globs) == 0 {
+		return "no paths (it applies wherever its meaning does)"
+	}
+	return strings.Join(globs, ", ")
+}
+
+// repeated is a flag given once per value: a glob holds commas
+// (*.{ts,tsx}), so the values are never split on them.
+type repeated struct{ values []string }
+
+func (r *repeated) Set(v string) error { r.values = append(r.values, v); return nil }
+func (r *repeated) String() string     { return strings.Join(r.values, " ") }
+
+// repeatedValues are the values of the repeated flag name.
+func repeatedValues(c *cli.Context, name string) []string {
+	if r, ok := c.Generic(name).(*repeated); ok {
+		return r.values
+	}
+	return nil
+}
+
+// relPaths are files named on the command line as a path-scoped search
+// names them: relative to the repository's root, or outside a repository
+// to the current directory.
+func (w *workspace) relPaths(files []string) ([]string, error) {
+	out := make([]string, 0, len(files))
+	for _, f := range files {
+		if w.Repo != nil {
+			rel, err := w.Repo.RelPath(f)
+			if err != nil {
+				return nil, fmt.Errorf("--path: %w", err)
+			}
+			out = append(out, rel)
+			continue
+		}
+		if filepath.IsAbs(f) {
+			return nil, fmt.Errorf("--path %s: outside a repository, name files relative to the current directory", f)
+		}
+		out = append(out, filepath.ToSlash(filepath.Clean(f)))
+	}
+	return out, nil
 }

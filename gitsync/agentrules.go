@@ -4,6 +4,8 @@ import (
 	"path"
 	"strconv"
 	"strings"
+
+	"github.com/acolyte-dev/acolyte/memory"
 )
 
 // Other agents' rule files, read beside AGENTS.md, CLAUDE.md and GEMINI.md.
@@ -109,11 +111,11 @@ func (fm *FrontMatter) add(key, value string, item bool) {
 		var parts []string
 		if inner, ok := strings.CutPrefix(value, "["); ok && !item {
 			inner, _ = strings.CutSuffix(inner, "]")
-			parts = strings.Split(inner, ",")
+			parts = splitGlobList(inner)
 		} else if item {
 			parts = []string{value}
 		} else {
-			parts = strings.Split(unquote(value), ",")
+			parts = splitGlobList(unquote(value))
 		}
 		for _, p := range parts {
 			if p = unquote(strings.TrimSpace(p)); p != "" {
@@ -127,6 +129,49 @@ func (fm *FrontMatter) add(key, value string, item bool) {
 			fm.Description = unquote(value)
 		}
 	}
+}
+
+// splitGlobList splits a comma-separated list of globs at the commas that
+// separate them: not those inside a glob's {a,b} alternatives or [class],
+// nor inside quotes (`**/*.{ts,tsx}, "a,b"` is two globs).
+func splitGlobList(s string) []string {
+	var (
+		parts        []string
+		depth, start int
+		quote        byte
+	)
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'':
+			quote = c
+		case c == '\\':
+			i++
+		case c == '{' || c == '[':
+			depth++
+		case (c == '}' || c == ']') && depth > 0:
+			depth--
+		case c == ',' && depth == 0:
+			parts = append(parts, s[start:i])
+			start = i + 1
+		}
+	}
+	return append(parts, s[start:])
+}
+
+// AppliesTo is where the file's rules apply, as memory.Memory.Globs keeps
+// it: everywhere (memory.AlwaysGlob) for Cursor's alwaysApply, which
+// overrides its globs as in Cursor; the globs otherwise; nil when the
+// front matter names no paths, and the rules apply wherever their meaning
+// does.
+func (fm FrontMatter) AppliesTo() []string {
+	if fm.AlwaysApply {
+		return []string{memory.AlwaysGlob}
+	}
+	return memory.NormalizeGlobs(fm.Globs)
 }
 
 // stripComment drops a YAML comment: a # after a space, outside quotes.

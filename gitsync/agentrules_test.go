@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/acolyte-dev/acolyte/memory"
 )
 
 func TestParseFrontMatterReadsEachAgentsKeys(t *testing.T) {
@@ -24,6 +26,10 @@ func TestParseFrontMatterReadsEachAgentsKeys(t *testing.T) {
 			FrontMatter{Globs: []string{"**/*.go", "**/*.mod"}, Description: "Go's rules"}, "\n\n\n\nRun go vet.\n"},
 		{"flow list, CRLF", "---\r\nglobs: [\"migrations/**\", 'db/*.sql']\r\n---\r\nNever edit an applied migration.\r\n",
 			FrontMatter{Globs: []string{"migrations/**", "db/*.sql"}}, "\n\n\nNever edit an applied migration.\r\n"},
+		{"cursor globs with braces", "---\nglobs: src/**/*.{ts,tsx}, \"a,b/**\", [abc],d/*\n---\n",
+			FrontMatter{Globs: []string{"src/**/*.{ts,tsx}", "a,b/**", "[abc]", "d/*"}}, "\n\n\n"},
+		{"flow list with braces", "---\npaths: [\"**/*.{js,jsx}\", lib/**]\n---\n",
+			FrontMatter{Globs: []string{"**/*.{js,jsx}", "lib/**"}}, "\n\n\n"},
 		{"other keys ignored", "---\nname: x\nmetadata:\n  - globs-looking: y\n---\nBody.\n", FrontMatter{}, "\n\n\n\n\nBody.\n"},
 	} {
 		fm, body, found := ParseFrontMatter(tc.src)
@@ -89,19 +95,19 @@ func TestDeriveReadsEveryAgentsRuleFiles(t *testing.T) {
 	}
 	var got []string
 	for _, m := range d.Memories {
-		got = append(got, m.Source+" | "+m.Topic+" | "+m.Content)
+		got = append(got, m.Source+" | "+m.Topic+" | "+m.Content+" | "+strings.Join(m.Globs, " "))
 	}
 	slices.Sort(got)
 	want := []string{
-		".claude/rules/api/validation.md |  | For src/api/**: Validate every request body.",
-		".cursor/rules/always.mdc |  | Write a test for every bug fix.",
-		".cursor/rules/react.mdc | react components | For *.tsx: Use function components.",
-		".github/copilot-instructions.md |  | Prefer the standard library.",
-		".github/instructions/go.instructions.md |  | For **/*.go: Wrap errors with %w.",
-		"AGENTS.md |  | Run make test before pushing.",
-		"CLAUDE.md |  | Keep diffs small.",
-		"docs/more.md |  | Name files in kebab-case.",
-		"docs/style.md |  | Wrap prose at 100 columns.",
+		".claude/rules/api/validation.md |  | For src/api/**: Validate every request body. | src/api/**",
+		".cursor/rules/always.mdc |  | Write a test for every bug fix. | **",
+		".cursor/rules/react.mdc | react components | For *.tsx: Use function components. | *.tsx",
+		".github/copilot-instructions.md |  | Prefer the standard library. | ",
+		".github/instructions/go.instructions.md |  | For **/*.go: Wrap errors with %w. | **/*.go",
+		"AGENTS.md |  | Run make test before pushing. | ",
+		"CLAUDE.md |  | Keep diffs small. | ",
+		"docs/more.md |  | Name files in kebab-case. | ",
+		"docs/style.md |  | Wrap prose at 100 columns. | ",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("rules:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -116,6 +122,39 @@ func TestDeriveReadsEveryAgentsRuleFiles(t *testing.T) {
 		if strings.Contains(f.Message, "AKIA") || strings.Contains(f.Message, "hunter2") {
 			t.Errorf("a refusal repeats the secret: %v", f)
 		}
+	}
+}
+
+// A rule file whose front matter names a glob that cannot match is
+// refused whole, by file, and the other files' rules are kept.
+func TestDeriveRefusesBadGlobsInFrontMatter(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{
+		"AGENTS.md":               "- Run make test before pushing.\n",
+		".cursor/rules/bad.mdc":   "---\nglobs: src/[a-\n---\n- Use function components.\n",
+		".claude/rules/long.md":   "---\npaths:\n  - " + strings.Repeat("a", 300) + "\n---\n- Keep it short.\n",
+		".cursor/rules/fine.mdc":  "---\nglobs: **/*.{ts,tsx}\n---\n- Type every export.\n",
+		".claude/rules/braces.md": "---\npaths: \"src/{a,b\"\n---\n- Unbalanced.\n",
+	})
+	d, err := DeriveWorktree(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files := refusalFiles(d.Refused); !slices.Equal(files, []string{".claude/rules/braces.md", ".claude/rules/long.md", ".cursor/rules/bad.mdc"}) {
+		t.Errorf("refused %v (%+v)", files, d.Refused)
+	}
+	for _, f := range d.Refused {
+		if !strings.Contains(f.Message, "front matter") || f.Problem != ProblemInvalid {
+			t.Errorf("refusal %+v must say the front matter's glob is wrong", f)
+		}
+	}
+	var kept []string
+	for _, m := range d.Memories {
+		kept = append(kept, m.Source+" "+strings.Join(m.Globs, " "))
+	}
+	slices.Sort(kept)
+	if !slices.Equal(kept, []string{".cursor/rules/fine.mdc **/*.{ts,tsx}", "AGENTS.md "}) {
+		t.Errorf("kept %v", kept)
 	}
 }
 
@@ -158,6 +197,28 @@ func FuzzParseFrontMatter(f *testing.F) {
 			if g == "" || strings.Contains(g, "\n") {
 				t.Fatalf("glob %q", g)
 			}
+		}
+		// Where the rules apply is a valid set of globs or refused whole;
+		// matching it never fails.
+		applies := fm.AppliesTo()
+		if fm.AlwaysApply && !slices.Equal(applies, []string{memory.AlwaysGlob}) {
+			t.Fatalf("alwaysApply gave %q", applies)
+		}
+		if memory.ValidateGlobs(applies) == nil {
+			memory.MatchesAny(applies, []string{"src/a.go", "migrations/1.sql"})
+		}
+	})
+}
+
+// FuzzSplitGlobList: the list splits only at commas, so its parts joined
+// by commas are the list again.
+func FuzzSplitGlobList(f *testing.F) {
+	f.Add("*.ts, src/**/*.{ts,tsx}, \"a,b\", [,]")
+	f.Add("{a,{b,c}},d")
+	f.Fuzz(func(t *testing.T, s string) {
+		parts := splitGlobList(s)
+		if strings.Join(parts, ",") != s {
+			t.Fatalf("%q split into %q", s, parts)
 		}
 	})
 }

@@ -312,6 +312,12 @@ func rulesIn(rel, folder string, src []byte) ([]lineRule, []Refusal) {
 			f.Message += " (in the front matter)"
 			return nil, []Refusal{f}
 		}
+		// A rule scoped to paths it cannot name would apply nowhere, or
+		// everywhere: the file is refused until its globs are fixed.
+		if err := memory.ValidateGlobs(fm.AppliesTo()); err != nil {
+			return nil, []Refusal{{File: rel, Line: 1, Problem: ProblemInvalid,
+				Message: fmt.Sprintf("%v (in the front matter's paths, globs or applyTo); fix the glob, as in migrations/** or **/*.tsx", err)}}
+		}
 	}
 	prefix := fm.scopePrefix()
 	if folder != "." {
@@ -368,6 +374,7 @@ func rulesIn(rel, folder string, src []byte) ([]lineRule, []Refusal) {
 			Content: content,
 			Topic:   topic,
 			Source:  source,
+			Globs:   fm.AppliesTo(),
 		}, b.line})
 	}
 	return rules, refused

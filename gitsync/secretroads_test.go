@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,10 +25,11 @@ const (
 	fSource  = "source"
 	fCommit  = "commit"
 	fPaths   = "paths"
+	fGlobs   = "globs"
 	fID      = "id"
 )
 
-var allFields = []string{fContent, fTopic, fSource, fCommit, fPaths, fID}
+var allFields = []string{fContent, fTopic, fSource, fCommit, fPaths, fGlobs, fID}
 
 // fieldValue is how a credential case is put into field: whole, or, for
 // the fields that take only one line or one word (topic, id), its longest
@@ -41,6 +43,18 @@ func fieldValue(field, content string) (string, bool) {
 		w := longestRun(content, func(r rune) bool { return r != ' ' && r != '\n' && r != '\t' })
 		_, found := secrets.Detect(w)
 		return w, found && len(w) <= memory.MaxTopicBytes
+	case fGlobs:
+		// A glob is one line that must compile; the front matter reads
+		// # as a comment and quotes as quoting.
+		fits := func(g string) bool {
+			return memory.ValidateGlob(g) == nil && !strings.ContainsAny(g, "#\"'")
+		}
+		if fits(content) {
+			return content, true
+		}
+		w := longestRun(content, func(r rune) bool { return r > ' ' && !strings.ContainsRune("#\"'[]{}\\", r) })
+		_, found := secrets.Detect(w)
+		return w, found && fits(w)
 	case fID:
 		w := longestRun(content, func(r rune) bool {
 			return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '-' || r == '_'
@@ -84,6 +98,8 @@ func withField(n int, field, value string) memory.Memory {
 		m.Commit = value
 	case fPaths:
 		m.Paths = []string{"docs/deploy.md", value}
+	case fGlobs:
+		m.Globs = []string{"deploy/**", value}
 	case fID:
 		m.ID = value
 	}
@@ -188,7 +204,7 @@ func runRoads(t *testing.T, creds []secretstest.Case, lookalikes []string, want 
 				for _, m := range harmless {
 					if got[m.ID] {
 						fp++
-						reportMiss(t, maxFP == 0, "%s refused the harmless %q in %s", road.name, m.Content+m.Topic+m.Source+m.Commit+strings.Join(m.Paths, ","), field)
+						reportMiss(t, maxFP == 0, "%s refused the harmless %q in %s", road.name, m.Content+m.Topic+m.Source+m.Commit+strings.Join(m.Paths, ",")+strings.Join(m.Globs, ","), field)
 					}
 				}
 				judge(t, road.name+"/"+field, len(mems), missed, fp, len(harmless), want, maxFP)
@@ -236,6 +252,8 @@ func oneRoads() []oneRoad {
 					d.Topic = v
 				case fSource:
 					d.Source = v
+				case fGlobs:
+					d.Globs = []string{"deploy/**", v}
 				}
 				_, err := w.Add(t.Context(), d)
 				return refusal(t, err, v)
@@ -263,12 +281,36 @@ func oneRoads() []oneRoad {
 		}
 	}
 	return []oneRoad{
-		{"remember project", []string{fContent, fTopic, fSource}, add(memory.ScopeProject)},
-		{"remember user", []string{fContent, fTopic, fSource}, add(memory.ScopeUser)},
-		{"remember session", []string{fContent, fTopic, fSource}, add(memory.ScopeSession)},
+		{"remember project", []string{fContent, fTopic, fSource, fGlobs}, add(memory.ScopeProject)},
+		{"remember user", []string{fContent, fTopic, fSource, fGlobs}, add(memory.ScopeUser)},
+		{"remember session", []string{fContent, fTopic, fSource, fGlobs}, add(memory.ScopeSession)},
 		{"edit project", []string{fContent, fTopic}, edit(memory.ScopeProject)},
 		{"edit user", []string{fContent, fTopic}, edit(memory.ScopeUser)},
-		{"team", []string{fContent, fTopic, fSource}, teamRoad},
+		{"team", []string{fContent, fTopic, fSource, fGlobs}, teamRoad},
+		{"rule file front matter", []string{fGlobs}, func(t *testing.T, field string) func(string) bool {
+			return func(v string) bool {
+				root := t.TempDir()
+				writeFiles(t, root, map[string]string{
+					"AGENTS.md":                "- Deploys go through the staging pipeline first.\n",
+					".claude/rules/deploy.md":  "---\npaths:\n  - deploy/**\n  - " + v + "\n---\n- Releases are tagged from main only.\n",
+					".cursor/rules/deploy.mdc": "---\nglobs: [deploy/**]\n---\n- Tag releases from main.\n",
+				})
+				d, err := DeriveWorktree(root)
+				if err != nil {
+					t.Fatal(err)
+				}
+				keptOther(t, d.Memories, v)
+				for _, m := range d.Memories {
+					if slices.Contains(m.Globs, v) && m.Source != ".cursor/rules/deploy.mdc" {
+						if _, found := format.FindSecret(m); found {
+							t.Fatalf("a rule was derived with a credential in its globs: %s", m.ID)
+						}
+					}
+				}
+				noEcho(t, fmt.Sprint(d.Refused), v)
+				return len(d.Refused) > 0
+			}
+		}},
 		{"AGENTS.md", []string{fContent, fTopic}, func(t *testing.T, field string) func(string) bool {
 			return func(v string) bool {
 				root := t.TempDir()
@@ -363,6 +405,8 @@ func teamRoad(t *testing.T, field string) func(string) bool {
 			d.Topic = v
 		case fSource:
 			d.Source = v
+		case fGlobs:
+			d.Globs = []string{"deploy/**", v}
 		}
 		_, err := tk.Add(t.Context(), d)
 		return refusal(t, err, v)
@@ -440,7 +484,8 @@ func byLine[P any](t *testing.T, data []byte, mems []memory.Memory, problems []P
 	for _, p := range problems {
 		line, msg := at(p)
 		for _, m := range mems {
-			for _, v := range append([]string{m.ID, m.Content, m.Topic, m.Source, m.Commit}, m.Paths...) {
+			for _, f := range m.Fields() {
+				v := f.Text
 				if _, found := secrets.Detect(v); found {
 					noEcho(t, msg, v)
 				}

@@ -13,7 +13,7 @@ import (
 // field must be listed there, or named here as acolyte's own words.
 func TestFieldsCoverEveryText(t *testing.T) {
 	own := map[string]bool{"Scope": true, "ScopeKey": true, "Kind": true, "Author": true}
-	m := memory.Memory{Paths: []string{"p1", "p2"}}
+	m := memory.Memory{Paths: []string{"p1", "p2"}, Globs: []string{"g1", "g2"}}
 	v := reflect.ValueOf(&m).Elem()
 	var want []string
 	for i := range v.NumField() {
@@ -24,7 +24,9 @@ func TestFieldsCoverEveryText(t *testing.T) {
 			v.Field(i).SetString("x-" + f.Name)
 			want = append(want, "x-"+f.Name)
 		case f.Type == reflect.TypeFor[[]string]():
-			want = append(want, "p1", "p2")
+			for j := range v.Field(i).Len() {
+				want = append(want, v.Field(i).Index(j).String())
+			}
 		}
 	}
 	var got []string

@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"maps"
 	"math"
 	"slices"
 )
@@ -300,3 +301,29 @@ func dot32(a, b []float32) float32 {
 	}
 	return s
 }
+
+// ApplyPaths is the path stage of a search, which every engine runs over
+// its fused scores (by whatever key it ranks) before it sorts and cuts
+// them: for q.Paths, each visible memory of globs (those that carry any,
+// with their globs) that matches a file at hand scores as pathFloor says,
+// found by meaning or not; with q.OnlyPath, the others are dropped. A
+// search without paths is left as it is.
+func ApplyPaths[K comparable](q Query, scores map[K]float64, globs map[K][]string) {
+	if len(q.Paths) == 0 {
+		return
+	}
+	applies := make(map[K]bool, len(globs))
+	for k, g := range globs {
+		if MatchesAny(g, q.Paths) {
+			applies[k] = true
+			scores[k] = pathScore(scores[k])
+		}
+	}
+	if q.OnlyPath {
+		maps.DeleteFunc(scores, func(k K, _ float64) bool { return !applies[k] })
+	}
+}
+
+// pathScore is what a memory that applies to a file at hand scores, from
+// its fused score (see pathFloor).
+func pathScore(fused float64) float64 { return pathFloor + (1-pathFloor)*fused }

@@ -105,6 +105,10 @@ type Memory struct {
 	// written and the repository paths its content mentions.
 	Commit string   `json:"commit,omitempty"`
 	Paths  []string `json:"paths,omitempty"`
+	// Globs say which files the memory applies to (see AlwaysGlob): a
+	// path-scoped search ranks it above others for a file they match.
+	// None, the usual case, means it applies wherever its meaning does.
+	Globs []string `json:"globs,omitempty"`
 	// Author is the database role that wrote a team memory, as the team
 	// database records it (session_user); empty for other scopes, which
 	// have one writer.
@@ -120,11 +124,14 @@ type Field struct{ Name, Text string }
 // (TestFieldsCoverEveryText). Scope, kind and author are acolyte's own
 // words; ScopeKey is the checkout's path or the session's name.
 func (m Memory) Fields() []Field {
-	out := make([]Field, 0, 5+len(m.Paths))
+	out := make([]Field, 0, 5+len(m.Paths)+len(m.Globs))
 	out = append(out, Field{"id", m.ID}, Field{"content", m.Content}, Field{"topic", m.Topic},
 		Field{"source", m.Source}, Field{"commit", m.Commit})
 	for _, p := range m.Paths {
 		out = append(out, Field{"paths", p})
+	}
+	for _, g := range m.Globs {
+		out = append(out, Field{"globs", g})
 	}
 	return out
 }
@@ -188,6 +195,9 @@ func (m *Memory) Validate() error {
 	}
 	if m.Scope != ScopeUser && m.ScopeKey == "" {
 		return fmt.Errorf("%w: %s memories need a %s key", ErrNoScopeKey, m.Scope, m.Scope)
+	}
+	if err := ValidateGlobs(m.Globs); err != nil {
+		return err
 	}
 	return ValidateTopic(m.Topic)
 }

@@ -25,3 +25,35 @@ func TestBestKeepsTheTopInOrder(t *testing.T) {
 		t.Fatalf("short input: %+v", got)
 	}
 }
+
+// An applicable memory that meaning did not find scores pathFloor, which
+// the tail of any search keeps: only the limit may cut it.
+func TestPathFloorKeepsApplicableMemoriesAboveTheTail(t *testing.T) {
+	if pathFloor < tailShare || pathFloor >= 1 {
+		t.Fatalf("pathFloor %v must lie in [tailShare %v, 1)", pathFloor, tailShare)
+	}
+	scores := map[string]float64{"best": 1, "scoped": 0.3, "weak": 0.1}
+	q := Query{Paths: []string{"migrations/1.sql"}}
+	ApplyPaths(q, scores, map[string][]string{"scoped": {"migrations/**"}, "new": {AlwaysGlob}, "elsewhere": {"web/**"}})
+	want := map[string]float64{"best": 1, "scoped": pathScore(0.3), "weak": 0.1, "new": pathFloor}
+	if len(scores) != len(want) {
+		t.Fatalf("scores %v, want %v", scores, want)
+	}
+	for k, v := range want {
+		if scores[k] != v {
+			t.Errorf("%s scores %v, want %v", k, scores[k], v)
+		}
+	}
+	ranked := []string{"best", "scoped", "new", "weak"}
+	if n := AboveTail(q, len(ranked), func(i int) float64 { return scores[ranked[i]] }); n != 3 {
+		t.Errorf("the tail kept %d of %v, want the best and both applicable memories", n, ranked)
+	}
+	q.OnlyPath = true
+	ApplyPaths(q, scores, map[string][]string{"scoped": {"migrations/**"}, "new": {AlwaysGlob}})
+	if len(scores) != 2 {
+		t.Errorf("OnlyPath kept %v, want the two applicable memories", scores)
+	}
+	if _, ok := scores["best"]; ok {
+		t.Errorf("OnlyPath kept the unscoped memory: %v", scores)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Visibility is where a caller stands: which project and session it is in.
@@ -59,6 +60,11 @@ type Query struct {
 	// NoFloor returns the best matches even when none is relevant (see
 	// relevanceFloor), for benchmarks that measure what the floor costs.
 	NoFloor bool
+	// Paths are the files at hand, slash-separated and relative to the
+	// repository root: memories whose globs match one of them rank above
+	// others (see pathFloor), and OnlyPath keeps only those.
+	Paths    []string
+	OnlyPath bool
 }
 
 // Result is one memory returned by a search, with its fused score.
@@ -74,6 +80,8 @@ type Draft struct {
 	Kind    Kind
 	Topic   string
 	Source  string
+	// Globs scope the memory to the files they match (Memory.Globs).
+	Globs []string
 	// AllowSecret stores a user memory even when it looks like a
 	// credential, because the user said so (`remember --allow-secret`).
 	// It is ignored in every other scope, whose memories others read, and
@@ -83,7 +91,7 @@ type Draft struct {
 
 // Memory is the draft as a memory, with the fields a guard checks.
 func (d Draft) Memory() Memory {
-	return Memory{Scope: d.Scope, Kind: d.Kind, Content: d.Content, Topic: d.Topic, Source: d.Source}
+	return Memory{Scope: d.Scope, Kind: d.Kind, Content: d.Content, Topic: d.Topic, Source: d.Source, Globs: d.Globs}
 }
 
 // SecretAllowed reports whether d may hold a credential: only a user
@@ -186,5 +194,39 @@ func (q Query) Texts() ([]string, error) {
 			return nil, fmt.Errorf("search: %w", err)
 		}
 	}
+	if err := q.CheckPaths(); err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
 	return texts, nil
+}
+
+// Limits of a path-scoped search: the files an agent has open, not a
+// listing of the repository.
+const (
+	MaxQueryPaths     = 32
+	MaxQueryPathBytes = 1024
+)
+
+// CheckPaths checks the files a search names (Paths, OnlyPath), as Texts
+// checks its texts; Texts calls it.
+func (q Query) CheckPaths() error {
+	if q.OnlyPath && len(q.Paths) == 0 {
+		return errors.New("keeping only path-scoped memories needs the files at hand; name them (--path FILE, a tool's paths)")
+	}
+	if len(q.Paths) > MaxQueryPaths {
+		return fmt.Errorf("%d paths, the limit is %d; name the files at hand, not the repository", len(q.Paths), MaxQueryPaths)
+	}
+	for _, p := range q.Paths {
+		switch {
+		case !utf8.ValidString(p) || strings.ContainsFunc(p, func(r rune) bool { return r < 0x20 || r == 0x7f }):
+			return errors.New("a path must be one line of UTF-8 text without control characters")
+		case len(p) > MaxQueryPathBytes:
+			return fmt.Errorf("a path of %d bytes, the limit is %d", len(p), MaxQueryPathBytes)
+		case strings.TrimSpace(p) == "":
+			return errors.New("an empty path; name a file relative to the repository root")
+		case strings.HasPrefix(p, "/") || p == ".." || strings.HasPrefix(p, "../"):
+			return fmt.Errorf("path %q is not inside the repository; name files relative to its root, as src/app.go", p)
+		}
+	}
+	return nil
 }

@@ -45,6 +45,8 @@ type MemoryHit struct {
 	Kind    string  `json:"kind"`
 	Topic   string  `json:"topic,omitempty"`
 	Source  string  `json:"source,omitempty"`
+	// Globs are the files the memory applies to, when it is scoped.
+	Globs []string `json:"globs,omitempty"`
 }
 
 // MemoryHits is the result of memory_search and memory_list.
@@ -75,7 +77,7 @@ type MemoryRemoved struct {
 
 func hit(m memory.Memory, score float64) MemoryHit {
 	return MemoryHit{ID: m.ID, Content: m.Content, Score: score, Scope: string(m.Scope),
-		Kind: string(m.Kind), Topic: m.Topic, Source: m.Source}
+		Kind: string(m.Kind), Topic: m.Topic, Source: m.Source, Globs: m.Globs}
 }
 
 // SourceAgent marks memories added through these tools unless the caller
@@ -192,6 +194,8 @@ func hitSchema(withScore bool, scopes []memory.Scope) obj {
 		"kind":    obj{"type": "string", "enum": memory.Kinds, "description": "How the memory came to be."},
 		"topic":   str("Short label the memory was filed under, if any; a rule's section headings, outermost first, as \"testing / unit tests\"."),
 		"source":  str("Who added it: cli, agent, mcp, distill, or the file and heading of a rule."),
+		"globs": obj{"type": "array", "items": obj{"type": "string"},
+			"description": "The files the memory applies to, as globs from the repository root (** is every file); absent when it applies wherever its meaning does."},
 	}
 	if withScore {
 		props["score"] = obj{"type": "number", "description": "Relevance; higher is better. Compare within one result only."}
@@ -227,6 +231,13 @@ func memorySearch(tk memory.Toolkit) Tool {
 				"items":       obj{"type": "string", "maxLength": maxQueryBytes},
 				"description": "Several topics searched at once, their results merged; use it instead of several calls."},
 			"limit": limitProp(defaultSearchLimit, maxSearchLimit),
+			"paths": obj{"type": "array", "maxItems": memory.MaxQueryPaths,
+				"items": obj{"type": "string", "maxLength": memory.MaxQueryPathBytes},
+				"description": "The files at hand, relative to the repository root, e.g. [\"migrations/0042_add_email.sql\"]: " +
+					"memories scoped to paths that match one rank first and are returned whatever the query's words, " +
+					"with those that apply to every file."},
+			"only_path": obj{"type": "boolean",
+				"description": "Keep only the memories scoped to paths that match one of paths (and those that apply to every file)."},
 		}, memory.ScopesOf(tk))),
 		Output: hitsSchema(false, memory.ScopesOf(tk)),
 		Call: func(ctx context.Context, raw json.RawMessage) (any, error) {
@@ -236,6 +247,8 @@ func memorySearch(tk memory.Toolkit) Tool {
 				Scope   string   `json:"scope"`
 				Kind    string   `json:"kind"`
 				Limit   *int     `json:"limit"`
+				Paths   []string `json:"paths"`
+				Only    bool     `json:"only_path"`
 			}
 			if err := decodeText(raw, &a); err != nil {
 				return nil, err
@@ -263,6 +276,10 @@ func memorySearch(tk memory.Toolkit) Tool {
 				return nil, err
 			}
 			q.Filter = f
+			q.Paths, q.OnlyPath = a.Paths, a.Only
+			if err := q.CheckPaths(); err != nil {
+				return nil, fieldErrorf("paths", "%v", err)
+			}
 			ctx, teamLeftOut := memory.NoteTeam(ctx)
 			results, err := tk.Search(ctx, q)
 			if err != nil {

@@ -44,6 +44,21 @@ func parseCanonical(line string) (record, bool) {
 			return record{}, false
 		}
 	}
+	if p.lit(`,"globs":[`) {
+		for {
+			var s string
+			if !p.str(&s) {
+				return record{}, false
+			}
+			r.Globs = append(r.Globs, s)
+			if !p.lit(",") {
+				break
+			}
+		}
+		if !p.lit("]") {
+			return record{}, false
+		}
+	}
 	if p.rest != "}" {
 		return record{}, false
 	}

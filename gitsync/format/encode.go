@@ -2,6 +2,8 @@ package format
 
 import (
 	"bytes"
+	"slices"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -59,6 +61,20 @@ func appendMemory(dst []byte, m memory.Memory) []byte {
 				dst = append(dst, ',')
 			}
 			dst = appendJSONString(dst, p)
+		}
+		dst = append(dst, ']')
+	}
+	globs := m.Globs
+	if !sortedUnique(globs) || slices.ContainsFunc(globs, func(g string) bool { return g != strings.TrimSpace(g) || g == "" }) {
+		globs = memory.NormalizeGlobs(globs)
+	}
+	if len(globs) > 0 {
+		dst = append(dst, `,"globs":[`...)
+		for i, g := range globs {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONString(dst, g)
 		}
 		dst = append(dst, ']')
 	}

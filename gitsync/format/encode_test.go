@@ -18,8 +18,9 @@ func TestAppendMemoryMatchesJSON(t *testing.T) {
 	zone := time.FixedZone("x", 3600)
 	for _, m := range []memory.Memory{
 		{ID: "01A", Kind: "stored", Content: "plain"},
-		{ID: "01A", Kind: "stored", Content: odd, Topic: odd, Source: odd, CreatedAt: t0, UpdatedAt: t0.In(zone), Commit: odd, Paths: []string{odd, "a.go"}},
-		{ID: odd, Kind: memory.Kind(odd), Content: "", Paths: []string{"b", "a", "b"}},
+		{ID: "01A", Kind: "stored", Content: odd, Topic: odd, Source: odd, CreatedAt: t0, UpdatedAt: t0.In(zone), Commit: odd, Paths: []string{odd, "a.go"}, Globs: []string{odd, "*.tsx"}},
+		{ID: odd, Kind: memory.Kind(odd), Content: "", Paths: []string{"b", "a", "b"}, Globs: []string{" b/** ", "a", "b/**", ""}},
+		{ID: "01A", Kind: "rule", Content: "x", Globs: []string{}},
 		{ID: "01A", Kind: "rule", Content: "x", Paths: []string{}, UpdatedAt: time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)},
 		{ID: "01A", Kind: "rule", Content: "x", CreatedAt: time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC), UpdatedAt: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)},
 		{ID: "01A", Kind: "rule", Content: "x", CreatedAt: time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC), UpdatedAt: time.Date(2025, 1, 1, 0, 30, 0, 0, time.FixedZone("y", 3600))},
@@ -31,12 +32,15 @@ func TestAppendMemoryMatchesJSON(t *testing.T) {
 }
 
 func FuzzAppendMemory(f *testing.F) {
-	f.Add("01A", "stored", "fact", "topic", "cli", "abc", "a.go", int64(0))
-	f.Add("\x00", "\xff", "\u2028\x1b]52;c;aGk=\x07", "", "", "", "", int64(-62135596800123))
-	f.Fuzz(func(t *testing.T, id, kind, content, topic, source, commit, path string, ms int64) {
+	f.Add("01A", "stored", "fact", "topic", "cli", "abc", "a.go", "migrations/**", int64(0))
+	f.Add("\x00", "\xff", "\u2028\x1b]52;c;aGk=\x07", "", "", "", "", " \xff ", int64(-62135596800123))
+	f.Fuzz(func(t *testing.T, id, kind, content, topic, source, commit, path, glob string, ms int64) {
 		m := memory.Memory{ID: id, Kind: memory.Kind(kind), Content: content, Topic: topic, Source: source, CreatedAt: t0, UpdatedAt: time.UnixMilli(ms), Commit: commit}
 		if path != "" {
 			m.Paths = []string{path, content}
+		}
+		if glob != "" {
+			m.Globs = []string{glob, topic}
 		}
 		if got, want := appendMemory(nil, m), jsonLine(m); !bytes.Equal(got, want) {
 			t.Fatalf("appendMemory:\n got %q\nwant %q", got, want)
@@ -47,7 +51,7 @@ func FuzzAppendMemory(f *testing.F) {
 // TestParseCanonicalAgreesWithJSON: every line the fast path reads, the
 // strict decoder reads the same way; canonical lines take the fast path.
 func TestParseCanonicalAgreesWithJSON(t *testing.T) {
-	canon := string(appendMemory(nil, memory.Memory{ID: "01A", Kind: "stored", Content: "fact é <&>", Topic: "t", Source: "cli", CreatedAt: t0, UpdatedAt: t0, Commit: "abc", Paths: []string{"a.go", "b.go"}}))
+	canon := string(appendMemory(nil, memory.Memory{ID: "01A", Kind: "stored", Content: "fact é <&>", Topic: "t", Source: "cli", CreatedAt: t0, UpdatedAt: t0, Commit: "abc", Paths: []string{"a.go", "b.go"}, Globs: []string{"*.tsx", "migrations/**"}}))
 	if _, ok := parseCanonical(strings.TrimSuffix(canon, "\n")); !ok {
 		t.Errorf("the canonical line %q does not take the fast path", canon)
 	}
@@ -55,6 +59,9 @@ func TestParseCanonicalAgreesWithJSON(t *testing.T) {
 		strings.TrimSuffix(canon, "\n"),
 		`{"id":"01A","kind":"stored","content":"x"}`,
 		`{"id":"01A","kind":"stored","content":"x","paths":[]}`,
+		`{"id":"01A","kind":"stored","content":"x","globs":[]}`,
+		`{"id":"01A","kind":"stored","content":"x","globs":["a","b"],"paths":["c"]}`,
+		`{"id":"01A","kind":"stored","content":"x","paths":["c"],"globs":["b","a"]}`,
 		`{"id":"01A","kind":"stored","content":"x","topic":""}`,
 		`{"id":"01A","kind":"stored","content":"a\"b"}`,
 		`{"id":"01A","kind":"stored","content":"x"} `,

@@ -83,6 +83,9 @@ type record struct {
 	Updated string   `json:"updated,omitempty"`
 	Commit  string   `json:"commit,omitempty"`
 	Paths   []string `json:"paths,omitempty"`
+	// Globs is last and optional, so that a file whose memories carry
+	// none reads and encodes exactly as before it existed.
+	Globs []string `json:"globs,omitempty"`
 }
 
 // Encode renders memories in the canonical form: a header line, then one
@@ -146,6 +149,7 @@ func toRecord(m memory.Memory) record {
 		Updated: formatTime(m.UpdatedAt),
 		Commit:  m.Commit,
 		Paths:   paths,
+		Globs:   memory.NormalizeGlobs(m.Globs),
 	}
 }
 
@@ -313,7 +317,7 @@ func preview(m memory.Memory) string { return Describe(m) }
 func CheckMemory(m memory.Memory) error {
 	// encoding/json would write invalid UTF-8 as U+FFFD, changing the
 	// memory without a word; refuse it instead.
-	for _, f := range append([]string{m.ID, m.Content, m.Topic, m.Source, m.Commit}, m.Paths...) {
+	for _, f := range append(append([]string{m.ID, m.Content, m.Topic, m.Source, m.Commit}, m.Paths...), m.Globs...) {
 		if !utf8.ValidString(f) {
 			return fmt.Errorf("memory %s: %w: a field contains invalid UTF-8", m.ID, memory.ErrInvalidText)
 		}
@@ -388,6 +392,7 @@ func decodeRecord(line string) (memory.Memory, error) {
 		Source:  r.Source,
 		Commit:  r.Commit,
 		Paths:   r.Paths,
+		Globs:   r.Globs,
 	}
 	if m.CreatedAt, err = parseTime("created", r.Created); err != nil {
 		return memory.Memory{}, fmt.Errorf("memory %s: %w", r.ID, err)

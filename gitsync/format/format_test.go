@@ -160,3 +160,43 @@ func isCanonical(data []byte) bool {
 	mems, err := Decode("", data)
 	return err == nil && bytes.Equal(data, Encode(mems))
 }
+
+// TestGlobsRoundTrip: a memory's globs are written last, sorted and each
+// once, read back as they were, and held to memory's limits like every
+// other field; a file whose memories carry none has no globs key at all,
+// so files written before globs existed stay canonical byte for byte.
+func TestGlobsRoundTrip(t *testing.T) {
+	before := fileHead + `{"id":"01A","kind":"rule","content":"use gofmt","source":"AGENTS.md","paths":["a.go"]}` + "\n"
+	old, err := Decode(MemoriesFile, []byte(before))
+	if err != nil || !isCanonical([]byte(before)) || string(Encode(old)) != before {
+		t.Fatalf("a file without globs must stay canonical: %v\n%s", err, Encode(old))
+	}
+	m := old[0]
+	m.Globs = []string{"migrations/**", "*.sql", "migrations/**"}
+	got := string(Encode([]memory.Memory{m}))
+	want := fileHead + `{"id":"01A","kind":"rule","content":"use gofmt","source":"AGENTS.md","paths":["a.go"],"globs":["*.sql","migrations/**"]}` + "\n"
+	if got != want {
+		t.Fatalf("Encode:\n%s\nwant:\n%s", got, want)
+	}
+	back, err := Decode(MemoriesFile, []byte(got))
+	if err != nil || len(back) != 1 || strings.Join(back[0].Globs, " ") != "*.sql migrations/**" || !isCanonical([]byte(got)) {
+		t.Fatalf("Decode gave %+v (%v)", back, err)
+	}
+	for name, globs := range map[string]string{
+		"bad pattern": `["src/[a-"]`,
+		"too long":    `["` + strings.Repeat("a", memory.MaxGlobBytes+1) + `"]`,
+		"empty":       `[" "]`,
+		"control":     `["a\u001b[2Jb"]`,
+	} {
+		line := `{"id":"01B","kind":"rule","content":"x","globs":` + globs + `}`
+		d, err := DecodeAll(MemoriesFile, []byte(fileHead+line+"\n"))
+		if err != nil || len(d.Invalid) != 1 || !errors.Is(d.Invalid[0], memory.ErrInvalidGlob) || d.InvalidLines[0] != line {
+			t.Errorf("%s: a line with globs %s: %+v (%v), want it kept aside as invalid", name, globs, d, err)
+		}
+	}
+	// A writer refuses what the reader would.
+	bad := memory.Memory{ID: "01B", Kind: memory.KindRule, Content: "x", Globs: []string{"src/[a-"}}
+	if err := CheckMemory(bad); !errors.Is(err, memory.ErrInvalidGlob) {
+		t.Errorf("CheckMemory of a bad glob: %v", err)
+	}
+}

@@ -140,7 +140,8 @@ func Same(a, b memory.Memory) bool {
 	// still encode equally (paths in another order, times a microsecond
 	// apart), which only the encodings tell.
 	if a.ID == b.ID && a.Kind == b.Kind && a.Content == b.Content && a.Topic == b.Topic && a.Source == b.Source &&
-		a.Commit == b.Commit && a.CreatedAt.Equal(b.CreatedAt) && a.UpdatedAt.Equal(b.UpdatedAt) && slices.Equal(a.Paths, b.Paths) {
+		a.Commit == b.Commit && a.CreatedAt.Equal(b.CreatedAt) && a.UpdatedAt.Equal(b.UpdatedAt) && slices.Equal(a.Paths, b.Paths) &&
+		slices.Equal(a.Globs, b.Globs) {
 		return true
 	}
 	return bytes.Equal(encodeRecord(a), encodeRecord(b))

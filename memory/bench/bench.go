@@ -29,6 +29,9 @@ type Doc struct {
 	Content string `json:"content"`
 	Date    string `json:"date,omitempty"`
 	Topic   string `json:"-"`
+	// Globs scope the memory to the files they match (memory.Memory.Globs),
+	// as a rule file's front matter does; optional.
+	Globs []string `json:"globs,omitempty"`
 }
 
 // Headings is one line of a headings file: the section headings, outermost
@@ -46,6 +49,9 @@ type Query struct {
 	Query    string   `json:"query"`
 	Relevant []string `json:"relevant"`
 	Category int      `json:"category,omitempty"`
+	// Paths are the files at hand when the question is asked
+	// (memory.Query.Paths); optional.
+	Paths []string `json:"paths,omitempty"`
 }
 
 // ReadJSONL decodes a JSON Lines file, naming the line of any error.
@@ -103,6 +109,10 @@ type Options struct {
 	// memories (groups in order of name), where nothing is relevant: the
 	// share that finds nothing measures the relevance floor.
 	Cross bool
+	// NoPaths asks each query without its files at hand, and OnlyPath
+	// keeps only the memories scoped to them: the path stage measured
+	// against search by meaning alone.
+	NoPaths, OnlyPath bool
 }
 
 // groupKey makes each benchmark group its own project, so a query sees only
@@ -114,7 +124,7 @@ func Index(ctx context.Context, s *sqlite.Store, docs []Doc, progress func(done,
 	groups := map[string][]memory.Memory{}
 	var order []string
 	for _, d := range docs {
-		m := memory.Memory{ID: d.ID, Kind: memory.KindStored, Content: d.Content, Topic: d.Topic, Source: "bench"}
+		m := memory.Memory{ID: d.ID, Kind: memory.KindStored, Content: d.Content, Topic: d.Topic, Source: "bench", Globs: memory.NormalizeGlobs(d.Globs)}
 		if t, ok := parseDate(d.Date); ok {
 			m.CreatedAt, m.UpdatedAt = t, t
 		}
@@ -193,9 +203,12 @@ func run(ctx context.Context, s target, queries []Query, ks []int, o Options, pr
 		if o.Cross {
 			group = next[group]
 		}
+		mq := memory.Query{Text: q.Query, Filter: memory.Filter{Scope: s.scope, Limit: depth}, Method: o.Method, NoFloor: o.NoFloor}
+		if !o.NoPaths {
+			mq.Paths, mq.OnlyPath = q.Paths, o.OnlyPath && len(q.Paths) > 0
+		}
 		start := time.Now()
-		results, err := s.engine.Search(ctx, s.vis(group),
-			memory.Query{Text: q.Query, Filter: memory.Filter{Scope: s.scope, Limit: depth}, Method: o.Method, NoFloor: o.NoFloor})
+		results, err := s.engine.Search(ctx, s.vis(group), mq)
 		if err != nil {
 			return r, fmt.Errorf("query %s: %w", q.ID, err)
 		}

@@ -79,7 +79,7 @@ func IndexTeam(ctx context.Context, e memory.Engine, embedder memory.Embedder, t
 	}
 	start := time.Now()
 	for i, d := range docs {
-		a, err := e.Add(ctx, memory.Visibility{Team: teams[d.Group]}, memory.Draft{Content: d.Content, Topic: d.Topic, Scope: memory.ScopeTeam, Kind: memory.KindStored, Source: "bench"})
+		a, err := e.Add(ctx, memory.Visibility{Team: teams[d.Group]}, memory.Draft{Content: d.Content, Topic: d.Topic, Scope: memory.ScopeTeam, Kind: memory.KindStored, Source: "bench", Globs: d.Globs})
 		if err != nil {
 			return nil, 0, fmt.Errorf("index %s: %w", d.ID, err)
 		}

@@ -38,6 +38,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("ModelTaggedVectors", h.modelTagged)
 	t.Run("BadInput", h.badInput)
 	t.Run("Search", h.search)
+	t.Run("PathScoped", h.pathScoped)
 	t.Run("RecallTimes", h.recallTimes)
 }
 
@@ -250,6 +251,9 @@ func (h Harness) badInput(t *testing.T) {
 		{"too large", memory.Draft{Content: strings.Repeat("a", memory.MaxContentBytes+1)}, memory.ErrTooLarge},
 		{"unknown kind", memory.Draft{Content: "fine", Kind: "rumour"}, memory.ErrUnknownKind},
 		{"multi-line topic", memory.Draft{Content: "fine", Topic: "a\nb"}, memory.ErrInvalidText},
+		{"bad glob", memory.Draft{Content: "fine", Globs: []string{"src/[a-"}}, memory.ErrInvalidGlob},
+		{"too many globs", memory.Draft{Content: "fine", Globs: manyGlobs(memory.MaxGlobs + 1)}, memory.ErrInvalidGlob},
+		{"long glob", memory.Draft{Content: "fine", Globs: []string{strings.Repeat("a", memory.MaxGlobBytes+1)}}, memory.ErrInvalidGlob},
 	} {
 		tc.d.Scope = h.Scope
 		if _, err := e.Add(ctx, h.Vis, tc.d); !errors.Is(err, tc.want) {
@@ -340,6 +344,95 @@ func (h Harness) search(t *testing.T) {
 	}
 }
 
+// pathScoped: a search that names the files at hand ranks the memories
+// whose globs match one of them above the rest, finds them even when its
+// words do not, returns memories that apply everywhere (memory.AlwaysGlob),
+// and keeps the rest, scoped elsewhere or not at all, ranked by meaning.
+func (h Harness) pathScoped(t *testing.T) {
+	ctx := context.Background()
+	e := h.Open(t, nil)
+	addScoped := func(content string, globs ...string) memory.Memory {
+		t.Helper()
+		a, err := e.Add(ctx, h.Vis, memory.Draft{Content: content, Scope: h.Scope, Kind: memory.KindRule, Globs: globs})
+		if err != nil {
+			t.Fatalf("add %q: %v", content, err)
+		}
+		return a.Memory
+	}
+	reversible := addScoped("Write every migration as a reversible pair of up and down files", "migrations/**", "db/migrations/**", "migrations/**")
+	components := addScoped("Components export one default function and keep their styles beside them", "*.tsx")
+	always := addScoped("Answer in British English spelling", memory.AlwaysGlob)
+	unscoped := h.add(t, e, "Database migrations run with make migrate, never by hand", memory.KindStored, "")
+
+	got, err := e.Get(ctx, h.Vis, reversible.ID)
+	if err != nil || !slices.Equal(got.Globs, []string{"db/migrations/**", "migrations/**"}) {
+		t.Fatalf("stored globs %q (%v), want them sorted and each once", got.Globs, err)
+	}
+	ids := func(rs []memory.Result) []string {
+		out := make([]string, len(rs))
+		for i, r := range rs {
+			out[i] = r.ID
+		}
+		return out
+	}
+	search := func(q memory.Query) []string {
+		t.Helper()
+		rs, err := e.Search(ctx, h.Vis, q)
+		if err != nil {
+			t.Fatalf("search %+v: %v", q, err)
+		}
+		for _, r := range rs {
+			if r.Score <= 0 || r.Score > 1 {
+				t.Fatalf("search %+v: score %v outside (0, 1]", q, r.Score)
+			}
+		}
+		return ids(rs)
+	}
+	question := "how do I add a column to a table"
+	if rs := search(memory.Query{Text: question}); len(rs) != 0 {
+		t.Fatalf("without paths, %q found %v: nothing here holds its words", question, rs)
+	}
+	rs := search(memory.Query{Text: question, Paths: []string{"migrations/0042_add_email.sql"}})
+	if len(rs) != 2 || !slices.Contains(rs, reversible.ID) || !slices.Contains(rs, always.ID) {
+		t.Fatalf("for a migration, %q found %v, want the migration rule and the rule for every path", question, rs)
+	}
+	rs = search(memory.Query{Text: "how do migrations run", Paths: []string{"db/migrations/7.sql"}})
+	if len(rs) != 3 || !slices.Contains(rs, reversible.ID) || !slices.Contains(rs, unscoped.ID) || !slices.Contains(rs, always.ID) || slices.Contains(rs, components.ID) {
+		t.Fatalf("for a migration, \"how do migrations run\" found %v, want the migration rule, the unscoped memory and the rule for every path, not the component rule", rs)
+	}
+	// A rule for other files is not lost: it still ranks by meaning.
+	rs = search(memory.Query{Text: "how do migrations run", Paths: []string{"web/app/page.tsx"}})
+	if !slices.Contains(rs, reversible.ID) || !slices.Contains(rs, unscoped.ID) || !slices.Contains(rs, components.ID) || !slices.Contains(rs, always.ID) {
+		t.Fatalf("for a component, \"how do migrations run\" found %v, want both migration memories by meaning, and the component rule and the rule for every path by their globs", rs)
+	}
+	rs = search(memory.Query{Text: "how do migrations run", Paths: []string{"web/app/page.tsx"}, OnlyPath: true})
+	if len(rs) != 2 || !slices.Contains(rs, components.ID) || !slices.Contains(rs, always.ID) {
+		t.Fatalf("keeping only what applies to a component found %v, want the component rule and the rule for every path", rs)
+	}
+	if rs := search(memory.Query{Text: "how do migrations run", Paths: []string{"migrations/1.sql"}, Filter: memory.Filter{Kind: memory.KindStored}}); len(rs) != 1 || rs[0] != unscoped.ID {
+		t.Fatalf("a kind filter must hold for path-scoped memories too: %v", rs)
+	}
+	if rs := search(memory.Query{Text: question, Paths: []string{"migrations/1.sql"}, Filter: memory.Filter{Limit: 1}}); len(rs) != 1 {
+		t.Fatalf("the limit must hold for path-scoped memories too: %v", rs)
+	}
+	if _, err := e.Search(ctx, h.Other, memory.Query{Text: question, Paths: []string{"migrations/1.sql"}}); err != nil {
+		t.Fatal(err)
+	} else if rs, _ := e.Search(ctx, h.Other, memory.Query{Text: question, Paths: []string{"migrations/1.sql"}}); len(rs) != 0 {
+		t.Fatalf("another caller's path-scoped search found %v", ids(rs))
+	}
+	for _, q := range []memory.Query{
+		{Text: question, OnlyPath: true},
+		{Text: question, Paths: []string{"/etc/passwd"}},
+		{Text: question, Paths: []string{"../other/x.go"}},
+		{Text: question, Paths: []string{"a\nb"}},
+		{Text: question, Paths: slices.Repeat([]string{"a.go"}, memory.MaxQueryPaths+1)},
+	} {
+		if _, err := e.Search(ctx, h.Vis, q); err == nil {
+			t.Errorf("search with paths %q (only %v) succeeded", q.Paths, q.OnlyPath)
+		}
+	}
+}
+
 // recallTimes: a search records when it returned each memory, and only
 // those it returned; a repeated search within memory.RecallGranularity
 // leaves the recorded time as it was.
@@ -372,4 +465,13 @@ func (h Harness) recallTimes(t *testing.T) {
 	if again, err := e.Get(ctx, h.Vis, found.ID); err != nil || !again.RecalledAt.Equal(got.RecalledAt) {
 		t.Fatalf("a repeated search moved the recall time from %v to %v (%v)", got.RecalledAt, again.RecalledAt, err)
 	}
+}
+
+// manyGlobs is n distinct globs.
+func manyGlobs(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = "dir" + strings.Repeat("x", i) + "/**"
+	}
+	return out
 }

@@ -175,6 +175,7 @@ func runHostile(t *testing.T, env hostileEnv) {
 	t.Run("EmbeddingOfOtherTeam", func(t *testing.T) { attackEmbedding(t, env) })
 	t.Run("MoveAcrossTeams", func(t *testing.T) { attackMove(t, env) })
 	t.Run("ForgeAuthorOnUpdate", func(t *testing.T) { attackForgeEdit(t, env) })
+	t.Run("RescopeGlobs", func(t *testing.T) { attackRescopeGlobs(t, env) })
 	t.Run("WritableSchema", func(t *testing.T) { attackWritableSchema(t, env) })
 	t.Run("FunctionsFixSearchPath", func(t *testing.T) { checkSearchPaths(t, env) })
 	t.Run("LeakyFunction", func(t *testing.T) { attackLeakyFunction(t, env) })
@@ -545,6 +546,55 @@ func attackForgeEdit(t *testing.T, env hostileEnv) {
 			t.Error("a recall time counts as an edit")
 		}
 	})
+}
+
+// attackRescopeGlobs: alice moves a teammate's rule to other files
+// (every file, so it is returned to everyone for every path), which is an
+// edit and is audited as one; she cannot reach blue's memory, nor store
+// more or longer globs than any acolyte would, nor drop the bound.
+func attackRescopeGlobs(t *testing.T, env hostileEnv) {
+	ctx := t.Context()
+	insert := func(globs []string) string {
+		return `INSERT INTO team_memories (id, team, kind, content, content_hash, lexical, created_at, updated_at, tokens, globs)
+			VALUES ('01HOSTILEGLOBS000000000000', 'red', 'rule', 'x', md5('x'), 'x', now(), now(), 1, ARRAY['` + strings.Join(globs, "','") + `'])`
+	}
+	env.as(t, "alice", func(c *pgx.Conn) {
+		if _, err := c.Exec(ctx, `UPDATE team_memories SET globs = '{**}' WHERE id = $1`, daveID); err != nil {
+			t.Fatalf("alice rescoping a teammate's memory: %v", err)
+		}
+		for q, want := range map[string]string{
+			`UPDATE team_memories SET globs = '{**}' WHERE id = '` + bobID + `'`:                                                         "ok 0",
+			insert(manyGlobs(memory.MaxGlobs + 1)):                                                                                       "23514",
+			insert([]string{strings.Repeat("a", memory.MaxGlobs*memory.MaxGlobBytes+1)}):                                                 "23514",
+			`ALTER TABLE team_memories DROP CONSTRAINT team_memories_globs_bounded`:                                                      "42501",
+			`UPDATE team_memories SET globs = ARRAY[` + strings.Repeat(`'*.go',`, memory.MaxGlobs) + `'x'] WHERE id = '` + aliceID + `'`: "23514",
+		} {
+			if got := attempt(ctx, c, q); got != want {
+				t.Errorf("alice: %.90s…: %s, want %s", q, got, want)
+			}
+		}
+	})
+	env.admin(t, func(c *pgx.Conn) {
+		if n := mustCount(t, c, `SELECT count(*) FROM team_memories WHERE id = $1 AND edited_by = 'alice' AND globs = '{**}'`, daveID); n != 1 {
+			t.Errorf("dave's rescoped memory does not record alice as its editor")
+		}
+		if n := mustCount(t, c, `SELECT count(*) FROM team_edits WHERE id = $1 AND edited_by = 'alice'`, daveID); n != 1 {
+			t.Errorf("rescoping dave's memory left %d audit rows, want 1", n)
+		}
+		if n := mustCount(t, c, `SELECT count(*) FROM team_memories WHERE cardinality(globs) > 0 AND id <> $1`, daveID); n != 0 {
+			t.Errorf("%d other memories carry globs after the attack", n)
+		}
+	})
+	bobIntact(t, env)
+}
+
+// manyGlobs is n distinct globs.
+func manyGlobs(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("dir%d/**", i)
+	}
+	return out
 }
 
 // attackWritableSchema: a database made before PostgreSQL 15, where every

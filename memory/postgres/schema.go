@@ -95,6 +95,9 @@ var migrations = []string{
 	// paths, audit rows written only by acolyte's triggers, keys by team,
 	// and edits audited (isolation.go).
 	migration6,
+	// 7: the files each memory applies to, bounded, its changes audited
+	// as edits (globs.go).
+	migration7,
 }
 
 // migration3 adds the author of each team memory and the audit table of

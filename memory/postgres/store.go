@@ -167,7 +167,7 @@ func checkVis(vis memory.Visibility) error {
 	return CheckTeam(vis.Team)
 }
 
-const columns = `id, team, kind, content, topic, source, created_at, updated_at, tokens, commit_hash, paths, recalled_at, author`
+const columns = `id, team, kind, content, topic, source, created_at, updated_at, tokens, commit_hash, paths, recalled_at, author, globs`
 
 // scan reads the columns of a memory, then any extra ones into extra.
 func scan(row pgx.Row, extra ...any) (memory.Memory, error) {
@@ -175,7 +175,7 @@ func scan(row pgx.Row, extra ...any) (memory.Memory, error) {
 		m        memory.Memory
 		recalled *time.Time
 	)
-	err := row.Scan(append([]any{&m.ID, &m.ScopeKey, &m.Kind, &m.Content, &m.Topic, &m.Source, &m.CreatedAt, &m.UpdatedAt, &m.Tokens, &m.Commit, &m.Paths, &recalled, &m.Author}, extra...)...)
+	err := row.Scan(append([]any{&m.ID, &m.ScopeKey, &m.Kind, &m.Content, &m.Topic, &m.Source, &m.CreatedAt, &m.UpdatedAt, &m.Tokens, &m.Commit, &m.Paths, &recalled, &m.Author, &m.Globs}, extra...)...)
 	m.Scope = memory.ScopeTeam
 	m.CreatedAt, m.UpdatedAt = m.CreatedAt.UTC(), m.UpdatedAt.UTC()
 	if recalled != nil {
@@ -183,6 +183,9 @@ func scan(row pgx.Row, extra ...any) (memory.Memory, error) {
 	}
 	if len(m.Paths) == 0 {
 		m.Paths = nil
+	}
+	if len(m.Globs) == 0 {
+		m.Globs = nil
 	}
 	return m, err
 }
@@ -240,7 +243,7 @@ func (s *Store) Add(ctx context.Context, vis memory.Visibility, d memory.Draft) 
 	m := memory.Memory{
 		ID: memory.NewID(now), Scope: memory.ScopeTeam, ScopeKey: vis.Team, Kind: d.Kind,
 		Content: strings.TrimSpace(d.Content), Topic: strings.TrimSpace(d.Topic), Source: d.Source,
-		CreatedAt: now, UpdatedAt: now,
+		Globs: memory.NormalizeGlobs(d.Globs), CreatedAt: now, UpdatedAt: now,
 	}
 	m.Tokens = memory.EstimateTokens(m.Content)
 	if err := m.Validate(); err != nil {
@@ -253,10 +256,10 @@ func (s *Store) Add(ctx context.Context, vis memory.Visibility, d memory.Draft) 
 	inserted := false
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		// The author is not sent: the database records session_user.
-		err := tx.QueryRow(ctx, `INSERT INTO team_memories (id, team, kind, content, content_hash, lexical, topic, source, created_at, updated_at, tokens, commit_hash, paths)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (team, content_hash) DO NOTHING RETURNING author`,
+		err := tx.QueryRow(ctx, `INSERT INTO team_memories (id, team, kind, content, content_hash, lexical, topic, source, created_at, updated_at, tokens, commit_hash, paths, globs)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT (team, content_hash) DO NOTHING RETURNING author`,
 			m.ID, m.ScopeKey, m.Kind, m.Content, memory.ContentHash(m.Content), lexical(&m), m.Topic, m.Source,
-			m.CreatedAt, m.UpdatedAt, m.Tokens, m.Commit, nonNil(m.Paths)).Scan(&m.Author)
+			m.CreatedAt, m.UpdatedAt, m.Tokens, m.Commit, nonNil(m.Paths), nonNil(m.Globs)).Scan(&m.Author)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil
 		}
@@ -630,6 +633,10 @@ func (s *Store) searchScan(ctx context.Context, vis memory.Visibility, q memory.
 // positions in ids, and marks them recalled. known holds memories already
 // read, by id; the others are read here.
 func (s *Store) results(ctx context.Context, vis memory.Visibility, ids []string, best map[int]float64, known map[string]memory.Memory, limit int, q memory.Query) ([]memory.Result, error) {
+	ids, best, err := s.withPaths(ctx, vis, q, ids, best)
+	if err != nil {
+		return nil, err
+	}
 	ranked := make([]int, 0, len(best))
 	for at := range best {
 		ranked = append(ranked, at)

@@ -65,6 +65,13 @@ INSERT INTO state (key, value) VALUES ('database_id', lower(hex(randomblob(16)))
 DROP TABLE memories_fts;
 CREATE VIRTUAL TABLE memories_fts USING fts5 (body, forms, tokenize = 'porter unicode61 remove_diacritics 2');
 `,
+	// 3: the files a memory applies to (memory.Memory.Globs), as a JSON
+	// array, '' for none. A path-scoped search reads the few memories
+	// that have any through the partial index.
+	`
+ALTER TABLE memories ADD COLUMN globs TEXT NOT NULL DEFAULT '';
+CREATE INDEX memories_with_globs ON memories (seq) WHERE globs != '';
+`,
 }
 
 // SchemaVersion is the schema this build of acolyte writes.

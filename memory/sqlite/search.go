@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -165,6 +166,14 @@ func (s *Store) Search(ctx context.Context, vis memory.Visibility, q memory.Quer
 		}
 	}
 
+	if len(q.Paths) > 0 {
+		globs, err := s.visibleGlobs(ctx, vis, q.Filter)
+		if err != nil {
+			return nil, err
+		}
+		memory.ApplyPaths(q, best, globs)
+	}
+
 	ranked := make([]int64, 0, len(best))
 	for seq := range best {
 		ranked = append(ranked, seq)
@@ -180,6 +189,34 @@ func (s *Store) Search(ctx context.Context, vis memory.Visibility, q memory.Quer
 	}
 	ranked = ranked[:memory.AboveTail(q, len(ranked), func(i int) float64 { return best[ranked[i]] })]
 	return s.results(ctx, ranked, best)
+}
+
+// visibleGlobs are the globs of each memory visible from vis through f
+// that carries any, by seq: the few a path-scoped search matches against
+// its files (memory.ApplyPaths), read through the partial index.
+func (s *Store) visibleGlobs(ctx context.Context, vis memory.Visibility, f memory.Filter) (map[int64][]string, error) {
+	where, args := visible(vis, f)
+	// INDEXED BY: the planner would rather take the scope index and read
+	// every visible row to test its globs (10 ms at 10k memories).
+	rows, err := s.db.QueryContext(ctx, `SELECT m.seq, m.globs FROM memories m INDEXED BY memories_with_globs
+		WHERE m.globs != '' AND `+where, args...)
+	if err != nil {
+		return nil, s.explain(err)
+	}
+	defer rows.Close()
+	out := map[int64][]string{}
+	for rows.Next() {
+		var seq int64
+		var raw string
+		if err := rows.Scan(&seq, &raw); err != nil {
+			return nil, s.explain(err)
+		}
+		var globs []string
+		if json.Unmarshal([]byte(raw), &globs) == nil && len(globs) > 0 {
+			out[seq] = globs
+		}
+	}
+	return out, s.explain(rows.Err())
 }
 
 // vectorSide is what the stored vectors say about one search.

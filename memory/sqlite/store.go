@@ -176,7 +176,7 @@ func ioCause(dir string) string {
 }
 
 const memoryColumns = `m.seq, m.id, m.scope, m.scope_key, m.kind, m.content, m.topic, m.source,
-	m.created_at, m.updated_at, m.recalled_at, m.tokens, m.commit_hash, m.paths`
+	m.created_at, m.updated_at, m.recalled_at, m.tokens, m.commit_hash, m.paths, m.globs`
 
 type scanner interface{ Scan(...any) error }
 
@@ -185,10 +185,10 @@ func scanMemory(row scanner) (int64, memory.Memory, error) {
 		m                         memory.Memory
 		seq                       int64
 		created, updated, recalld int64
-		paths                     string
+		paths, globs              string
 	)
 	err := row.Scan(&seq, &m.ID, &m.Scope, &m.ScopeKey, &m.Kind, &m.Content, &m.Topic, &m.Source,
-		&created, &updated, &recalld, &m.Tokens, &m.Commit, &paths)
+		&created, &updated, &recalld, &m.Tokens, &m.Commit, &paths, &globs)
 	if err != nil {
 		return 0, m, err
 	}
@@ -199,6 +199,9 @@ func scanMemory(row scanner) (int64, memory.Memory, error) {
 	}
 	if paths != "" {
 		_ = json.Unmarshal([]byte(paths), &m.Paths) // written by us as a JSON array
+	}
+	if globs != "" {
+		_ = json.Unmarshal([]byte(globs), &m.Globs) // as paths
 	}
 	return seq, m, nil
 }
@@ -287,6 +290,7 @@ func (s *Store) Prepare(vis memory.Visibility, d memory.Draft) (memory.Memory, e
 		Content:   strings.TrimSpace(d.Content),
 		Topic:     strings.TrimSpace(d.Topic),
 		Source:    d.Source,
+		Globs:     memory.NormalizeGlobs(d.Globs),
 		CreatedAt: now,
 		UpdatedAt: now,
 	}
@@ -359,14 +363,14 @@ type scopeRef struct {
 // that scope and key that are not in ms are removed in the same transaction.
 func (s *Store) replace(ctx context.Context, ms []memory.Memory, within *scopeRef) (memory.ReplaceStats, error) {
 	type existing struct {
-		seq                                         int64
-		content, topic, source, kind, commit, paths string
-		created, updated                            int64
+		seq                                                int64
+		content, topic, source, kind, commit, paths, globs string
+		created, updated                                   int64
 	}
 	have := map[string]existing{}
 	var st memory.ReplaceStats
 	if within != nil {
-		rows, err := s.db.QueryContext(ctx, `SELECT seq, id, content, topic, source, kind, commit_hash, paths, created_at, updated_at
+		rows, err := s.db.QueryContext(ctx, `SELECT seq, id, content, topic, source, kind, commit_hash, paths, globs, created_at, updated_at
 			FROM memories WHERE scope = ? AND scope_key = ?`, within.scope, within.key)
 		if err != nil {
 			return st, s.explain(err)
@@ -374,7 +378,7 @@ func (s *Store) replace(ctx context.Context, ms []memory.Memory, within *scopeRe
 		for rows.Next() {
 			var id string
 			var e existing
-			if err := rows.Scan(&e.seq, &id, &e.content, &e.topic, &e.source, &e.kind, &e.commit, &e.paths, &e.created, &e.updated); err != nil {
+			if err := rows.Scan(&e.seq, &id, &e.content, &e.topic, &e.source, &e.kind, &e.commit, &e.paths, &e.globs, &e.created, &e.updated); err != nil {
 				rows.Close()
 				return st, s.explain(err)
 			}
@@ -392,7 +396,7 @@ func (s *Store) replace(ctx context.Context, ms []memory.Memory, within *scopeRe
 		// The text itself is compared, not ContentHash: a hand edit of
 		// case or spacing alone changes what search shows.
 		if ok && e.content == m.Content && e.topic == m.Topic && e.source == m.Source &&
-			e.kind == string(m.Kind) && e.commit == m.Commit && e.paths == encodePaths(m.Paths) &&
+			e.kind == string(m.Kind) && e.commit == m.Commit && e.paths == encodePaths(m.Paths) && e.globs == encodePaths(m.Globs) &&
 			sameTime(e.created, m.CreatedAt) && sameTime(e.updated, m.UpdatedAt) {
 			st.Unchanged++
 			continue
@@ -519,10 +523,10 @@ func (s *Store) upsert(tx *txn, ms []memory.Memory, vecs [][]byte, existed func(
 			// A plain insert costs a third less than the upsert below,
 			// which an import of a fresh clone runs once per memory.
 			res, err := tx.exec(`INSERT INTO memories
-				(id, scope, scope_key, kind, content, topic, source, content_hash, created_at, updated_at, tokens, commit_hash, paths)
-				VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, coalesce(?9, ?14), coalesce(?10, ?9, ?14), ?11, ?12, ?13)`,
+				(id, scope, scope_key, kind, content, topic, source, content_hash, created_at, updated_at, tokens, commit_hash, paths, globs)
+				VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, coalesce(?9, ?14), coalesce(?10, ?9, ?14), ?11, ?12, ?13, ?15)`,
 				m.ID, m.Scope, m.ScopeKey, m.Kind, m.Content, m.Topic, m.Source, hash,
-				created, updated, m.Tokens, m.Commit, encodePaths(m.Paths), nowMs)
+				created, updated, m.Tokens, m.Commit, encodePaths(m.Paths), nowMs, encodePaths(m.Globs))
 			if err == nil {
 				seqs[i], err = res.LastInsertId()
 			}
@@ -530,15 +534,16 @@ func (s *Store) upsert(tx *txn, ms []memory.Memory, vecs [][]byte, existed func(
 				return fmt.Errorf("write memory %s: %w", m.ID, err)
 			}
 		} else if err := tx.queryRow(`INSERT INTO memories
-			(id, scope, scope_key, kind, content, topic, source, content_hash, created_at, updated_at, tokens, commit_hash, paths)
-			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, coalesce(?9, ?14), coalesce(?10, ?9, ?14), ?11, ?12, ?13)
+			(id, scope, scope_key, kind, content, topic, source, content_hash, created_at, updated_at, tokens, commit_hash, paths, globs)
+			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, coalesce(?9, ?14), coalesce(?10, ?9, ?14), ?11, ?12, ?13, ?15)
 			ON CONFLICT (scope, scope_key, id) DO UPDATE SET kind = excluded.kind,
 				content = excluded.content, topic = excluded.topic, source = excluded.source,
 				content_hash = excluded.content_hash, created_at = coalesce(?9, memories.created_at),
-				updated_at = coalesce(?10, ?14), tokens = excluded.tokens, commit_hash = excluded.commit_hash, paths = excluded.paths
+				updated_at = coalesce(?10, ?14), tokens = excluded.tokens, commit_hash = excluded.commit_hash, paths = excluded.paths,
+				globs = excluded.globs
 			RETURNING seq`,
 			m.ID, m.Scope, m.ScopeKey, m.Kind, m.Content, m.Topic, m.Source, hash,
-			created, updated, m.Tokens, m.Commit, encodePaths(m.Paths), nowMs).Scan(&seqs[i]); err != nil {
+			created, updated, m.Tokens, m.Commit, encodePaths(m.Paths), nowMs, encodePaths(m.Globs)).Scan(&seqs[i]); err != nil {
 			return fmt.Errorf("write memory %s: %w", m.ID, err)
 		}
 		tx.touched[seqs[i]] = true
