@@ -66,12 +66,13 @@ type Config struct {
 	Workspace *toolbox.Workspace
 	// MaxSteps bounds the model calls of one turn (default DefaultMaxSteps).
 	MaxSteps int
-	// ContextBudget is the most tokens a request may carry (the offline
-	// estimate, or the provider's count near the budget, see RequestCounter); older tool results are compacted to stay under it (default
-	// DefaultContextBudget).
+	// ContextBudget is the most tokens a request may carry, by the
+	// conservative estimate or, near the budget, the provider's own count
+	// (see RequestCounter); older tool results are compacted to stay under
+	// it (default DefaultContextBudget).
 	ContextBudget int
-	// MaxResultBytes caps one tool result before it enters the history
-	// (default DefaultMaxResultBytes).
+	// MaxResultBytes caps one tool result before it enters the history; it
+	// is never below DefaultMaxResultBytes, what the tools promise.
 	MaxResultBytes int
 	// RequestTimeout bounds one model request, retries included; 0 means none.
 	RequestTimeout time.Duration
@@ -88,6 +89,7 @@ type Session struct {
 	tools   *Toolset
 	history []Message
 	usage   Usage
+	ledger  ledger
 }
 
 // TurnResult is how a turn ended.
@@ -157,15 +159,23 @@ func NewSession(cfg Config) (*Session, error) {
 	if cfg.ContextBudget <= 0 {
 		cfg.ContextBudget = DefaultContextBudget
 	}
-	if cfg.MaxResultBytes <= 0 {
-		cfg.MaxResultBytes = DefaultMaxResultBytes
-	}
+	cfg.MaxResultBytes = max(cfg.MaxResultBytes, DefaultMaxResultBytes)
 	core, deferred := DefaultTools(cfg.Toolkit, cfg.Workspace)
 	ts, err := NewToolset(core, deferred)
 	if err != nil {
 		return nil, err
 	}
-	return &Session{cfg: cfg, system: SystemPrompt(), tools: ts}, nil
+	s := &Session{cfg: cfg, system: SystemPrompt(), tools: ts,
+		ledger: ledger{counts: map[uint64]int{}, failed: map[uint64]bool{}}}
+	if n := RequestTokens(s.request()); n >= cfg.ContextBudget {
+		return nil, fmt.Errorf("%w: the system prompt and tool declarations alone take about %d tokens, and --context-budget is %d; raise it well above that", ErrBudget, n, cfg.ContextBudget)
+	}
+	return s, nil
+}
+
+// request is the next request the model would see.
+func (s *Session) request() Request {
+	return Request{System: s.system, Messages: s.history, Tools: s.tools.Declarations()}
 }
 
 // History returns the conversation so far.
@@ -207,8 +217,10 @@ func (s *Session) Turn(ctx context.Context, input string) (TurnResult, error) {
 			return fail(step-1, fmt.Errorf("%w: stopped after %d steps without finishing; ask to continue, or raise --max-steps", ErrStepLimit, s.cfg.MaxSteps))
 		}
 		res.Steps = step
-		s.fitBudget(ctx, step)
-		req := Request{System: s.system, Messages: s.history, Tools: s.tools.Declarations()}
+		if err := s.fitBudget(ctx, step); err != nil {
+			return fail(step, err)
+		}
+		req := s.request()
 		resp, err := s.generate(ctx, req, step)
 		if err != nil {
 			if ctxErr := ctx.Err(); ctxErr != nil {
@@ -386,7 +398,8 @@ func (s *Session) call(ctx context.Context, step int, c ToolCall) *ToolResponse 
 	} else {
 		out, isErr = s.invoke(ctx, name, args)
 	}
-	out = capResult(out, s.cfg.MaxResultBytes)
+	tool, _ := s.tools.Tool(name)
+	out = capResult(tool, out, s.cfg.MaxResultBytes)
 	s.emit(Event{Type: EventToolResult, Step: step, Tool: name, Result: out, IsError: isErr})
 	return &ToolResponse{ID: c.ID, Name: c.Name, Response: out, IsError: isErr}
 }

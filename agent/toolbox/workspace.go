@@ -111,6 +111,8 @@ type FileContent struct {
 	EndLine    int    `json:"end_line"`
 	TotalLines int    `json:"total_lines"`
 	Content    string `json:"content"`
+	// Offset is the byte offset in the file where Content starts.
+	Offset int64 `json:"offset,omitempty"`
 	// NextLine is set when the content was cut short at a line's end: read
 	// on with start_line.
 	NextLine int `json:"next_line,omitempty"`
@@ -179,6 +181,7 @@ func (w *Workspace) readFile() Tool {
 			out.Path = filepath.ToSlash(rel)
 			return out, nil
 		},
+		shrink: shrinkFileContent,
 	}
 }
 
@@ -321,6 +324,7 @@ func readPart(f *os.File, a readArgs, limit int) (FileContent, error) {
 		out.NextOffset = from + int64(cut)
 		out.Note = fmt.Sprintf("read %d bytes; call read_file with offset %d to read on", cut, out.NextOffset)
 	}
+	out.Offset = from
 	content := buf[:cut]
 	if !utf8.Valid(content) || bytes.IndexByte(content, 0) >= 0 {
 		return FileContent{}, errorf(CodeBinaryFile, "%s is not UTF-8 text and cannot be shown", shown(a.Path))
