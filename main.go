@@ -26,7 +26,7 @@ func main() {
 		// A soft limit makes the collector work harder only there.
 		debug.SetMemoryLimit(256 << 20)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), cmd.StopSignals...)
 	code := cmd.Run(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

@@ -28,6 +28,8 @@ const (
 	EventUsage      EventType = "usage"
 	EventFinal      EventType = "final"
 	EventError      EventType = "error"
+	// EventDistilling says the distill step started: one more model request.
+	EventDistilling EventType = "distilling"
 	// EventDistill reports what the distill step stored after the task.
 	EventDistill EventType = "distill"
 	// EventCompact says old tool results were compacted to keep the
@@ -36,6 +38,8 @@ const (
 	// EventWarning is a problem that does not change how the task ended,
 	// e.g. a failed distill.
 	EventWarning EventType = "warning"
+	// EventRetry says a model request failed and is tried again after a wait.
+	EventRetry EventType = "retry"
 	// EventSession names the session a run's session memories go to, so
 	// it can be resumed with --session.
 	EventSession EventType = "session"
@@ -56,6 +60,7 @@ type Event struct {
 	Distill *DistillReport  `json:"distill,omitempty"`
 	Context *Compaction     `json:"context,omitempty"`
 	Session string          `json:"session,omitempty"`
+	Retry   *RetryWait      `json:"retry,omitempty"`
 }
 
 // Config sets up a Session.

@@ -31,6 +31,20 @@ func (w Wait) String() string {
 	return fmt.Sprintf("%s: %s; retrying in %s %s (try %d of %d)", w.What, w.Reason, w.Delay.Round(100*time.Millisecond), who, w.Attempt+1, w.Attempts)
 }
 
+// RetryWait is a Wait as the JSON of an EventRetry.
+type RetryWait struct {
+	Attempt    int     `json:"attempt"`
+	Attempts   int     `json:"attempts"`
+	Delay      float64 `json:"delay_seconds"`
+	FromServer bool    `json:"from_server"`
+	Reason     string  `json:"reason"`
+}
+
+// Event is the wait as an EventRetry.
+func (w Wait) Event() Event {
+	return Event{Type: EventRetry, Text: w.String(), Retry: &RetryWait{Attempt: w.Attempt, Attempts: w.Attempts, Delay: w.Delay.Seconds(), FromServer: w.FromServer, Reason: w.Reason}}
+}
+
 // Retry runs a request again after failures a later try may not have:
 // rate limits and overloaded servers. Providers share it so both honour the
 // server's own delay and both say what they wait for.

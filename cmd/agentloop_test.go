@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -1002,4 +1003,138 @@ func TestRunReadsA3MBLineWholeInParts(t *testing.T) {
 			t.Errorf("%d parts for %d bytes: some parts were cut below 64 KiB", parts, len(big))
 		}
 	})
+}
+
+// TestRunHangingDistillEndsWithinTheTimeout: a model that never answers the
+// distill request costs --timeout, not a hang, and the task keeps its exit
+// code; the distill step is said on stderr and in --json.
+func TestRunHangingDistillEndsWithinTheTimeout(t *testing.T) {
+	eachProvider(t, func(t *testing.T, p int) {
+		repo := agentRepo(t)
+		f := scripted(t, say("Done."), modelReply{Hang: true})
+		start := time.Now()
+		code, _, stderr := runAgent(t, f, p, repo, "run", "--timeout", "1s", "do it")
+		if took := time.Since(start); took > 3*time.Second {
+			t.Errorf("run took %s with --timeout 1s", took)
+		}
+		if code != cmd.ExitOK || !strings.Contains(stderr, "distilling what this session learnt") || !strings.Contains(stderr, "no answer from") {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		f = scripted(t, say("Done."), modelReply{Hang: true})
+		code, stdout, _ := runAgent(t, f, p, repo, "run", "--json", "--timeout", "1s", "do it")
+		if code != cmd.ExitOK || !strings.Contains(stdout, `{"type":"distilling","step":0}`) || !strings.Contains(stdout, `"type":"warning"`) {
+			t.Fatalf("exit %d: %s", code, stdout)
+		}
+	})
+}
+
+// TestRunCtrlCStopsDistillAtOnce: Ctrl-C while distill waits for the model
+// ends it at once, and the finished task still exits 0.
+func TestRunCtrlCStopsDistillAtOnce(t *testing.T) {
+	eachProvider(t, func(t *testing.T, p int) {
+		repo := agentRepo(t)
+		f := scriptedFunc(t, func(r modelReq) modelReply {
+			if r.Forced {
+				go func() { time.Sleep(100 * time.Millisecond); syscall.Kill(os.Getpid(), syscall.SIGINT) }()
+				return modelReply{Hang: true}
+			}
+			return say("Done.")
+		})
+		start := time.Now()
+		code, _, stderr := runAgent(t, f, p, repo, "run", "--timeout", "30s", "do it")
+		if took := time.Since(start); took > 5*time.Second {
+			t.Errorf("Ctrl-C stopped distill after %s", took)
+		}
+		if code != cmd.ExitOK || !strings.Contains(stderr, "distill stopped") {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+	})
+}
+
+// TestHelperAcolyteProcess is acolyte itself, as main runs it, when the
+// test binary is started by a test that needs a process of its own to
+// signal. Run alone, it does nothing.
+func TestHelperAcolyteProcess(t *testing.T) {
+	raw := os.Getenv("ACOLYTE_TEST_ARGS")
+	if raw == "" {
+		t.Skip("run by TestRunSIGTERMStopsTheShellsProcessGroup")
+	}
+	var args []string
+	json.Unmarshal([]byte(raw), &args)
+	ctx, stop := signal.NotifyContext(context.Background(), cmd.StopSignals...)
+	code := cmd.Run(ctx, args, os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// TestRunSIGTERMStopsTheShellsProcessGroup sends each stop signal to acolyte
+// while run_shell runs a command that starts children, one of which
+// ignores SIGTERM: when acolyte has exited, none of them is left.
+func TestRunSIGTERMStopsTheShellsProcessGroup(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			eachProvider(t, func(t *testing.T, p int) {
+				repo := agentRepo(t)
+				pids := filepath.Join(t.TempDir(), "pids")
+				script := fmt.Sprintf(`sleep 300 & echo $! >> %[1]s; (trap '' TERM; sleep 300) & echo $! >> %[1]s; echo started >> %[1]s.ok; wait`, pids)
+				args, _ := json.Marshal(map[string]string{"command": script})
+				f := scripted(t, call("run_shell", string(args)), say("Stopped."), observe())
+				full := append(append([]string{"acolyte", "run"}, providers[p].flags(f.srv.URL)...), "--repo", repo, "--yes", "run it")
+				argsJSON, _ := json.Marshal(full)
+				c := exec.Command(os.Args[0], "-test.run=^TestHelperAcolyteProcess$")
+				c.Env = append(os.Environ(), "ACOLYTE_TEST_ARGS="+string(argsJSON))
+				var errOut syncBuffer
+				c.Stderr = &errOut
+				if err := c.Start(); err != nil {
+					t.Fatal(err)
+				}
+				deadline := time.Now().Add(20 * time.Second)
+				for {
+					if _, err := os.Stat(pids + ".ok"); err == nil {
+						break
+					}
+					if time.Now().After(deadline) {
+						c.Process.Kill()
+						t.Fatalf("the command never started: %s", errOut.String())
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+				c.Process.Signal(sig)
+				done := make(chan error, 1)
+				go func() { done <- c.Wait() }()
+				select {
+				case <-done:
+				case <-time.After(15 * time.Second):
+					c.Process.Kill()
+					t.Fatalf("acolyte did not exit after %s: %s", sig, errOut.String())
+				}
+				raw, _ := os.ReadFile(pids)
+				for _, field := range strings.Fields(string(raw)) {
+					var pid int
+					fmt.Sscan(field, &pid)
+					if alive(pid) {
+						syscall.Kill(pid, syscall.SIGKILL)
+						t.Errorf("child %d survived %s", pid, sig)
+					}
+				}
+				if !strings.Contains(errOut.String(), "interrupted") {
+					t.Errorf("stderr: %s", errOut.String())
+				}
+			})
+		})
+	}
+}
+
+// alive says whether process pid runs: it exists and is not a zombie
+// waiting for its new parent to reap it.
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	_, after, _ := strings.Cut(string(stat), ") ")
+	return !strings.HasPrefix(after, "Z")
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
 	"time"
@@ -130,7 +131,7 @@ func agentSession(c *cli.Context, confirm func(string) bool, onEvent func(agent.
 	if err != nil {
 		return nil, nil, err
 	}
-	m, err := openModelWaiting(c, func(w agent.Wait) { fmt.Fprintf(c.App.ErrWriter, "acolyte: %s\n", w) })
+	m, err := openModelWaiting(c, func(w agent.Wait) { onEvent(w.Event()) })
 	if err != nil {
 		return nil, nil, err
 	}
@@ -176,18 +177,41 @@ func agentSession(c *cli.Context, confirm func(string) bool, onEvent func(agent.
 }
 
 // distill runs the distill step unless --no-distill. It never changes how
-// the task ended: a failure is a warning, already reported as an event.
-// After an interrupt it still runs, briefly, on a context of its own.
+// the task ended: a failure is a warning, already reported as an event. It
+// is bounded by --timeout, like any model request, and after an interrupt
+// by distillAfterInterrupt too, on a context of its own; a stop signal
+// while it runs ends it at once.
 func distill(ctx context.Context, c *cli.Context, s *agent.Session) {
 	if c.Bool("no-distill") {
 		return
 	}
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, StopSignals...)
+	defer signal.Stop(stop)
+	dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
 	if ctx.Err() != nil {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), distillAfterInterrupt)
-		defer cancel()
+		var cancelAfter context.CancelFunc
+		dctx, cancelAfter = context.WithTimeout(dctx, distillAfterInterrupt)
+		defer cancelAfter()
+	} else {
+		// A stop that comes in from now on is for distill, not the task.
+		go func() {
+			select {
+			case <-ctx.Done():
+				cancel()
+			case <-dctx.Done():
+			}
+		}()
 	}
-	_, _ = s.Distill(ctx)
+	go func() {
+		select {
+		case <-stop:
+			cancel()
+		case <-dctx.Done():
+		}
+	}()
+	_, _ = s.Distill(dctx)
 }
 
 // distillAfterInterrupt bounds the distill that runs after Ctrl-C: what the
@@ -296,8 +320,14 @@ func (p *textPrinter) print(e agent.Event) {
 			msg = e.Error
 		}
 		fmt.Fprintf(p.stderr, "acolyte: warning: %s\n", termtext.EscapeText(msg))
+	case agent.EventRetry:
+		p.endLine()
+		fmt.Fprintf(p.stderr, "acolyte: %s\n", termtext.EscapeText(e.Text))
 	case agent.EventSession:
 		fmt.Fprintf(p.stderr, "session %s (resume with --session %s)\n", e.Session, e.Session)
+	case agent.EventDistilling:
+		p.endLine()
+		fmt.Fprintln(p.stderr, "· distilling what this session learnt (Ctrl-C skips it)")
 	case agent.EventDistill:
 		p.endLine()
 		if n := len(e.Distill.Added); n > 0 {
