@@ -126,10 +126,10 @@ const maxRepeatedFailures = 3
 const continuePrompt = "Your reply was cut off by the output length limit. Continue exactly where it stopped, without repeating anything."
 
 // coreTools are declared from the first request: the tools nearly every
-// task needs. The rest cost one summary line in load_tools until loaded,
+// task needs (memory_remove is rare enough to be loaded). The rest cost one summary line in load_tools until loaded,
 // and then run through call_tool.
 var coreTools = map[string]bool{
-	"memory_search": true, "memory_add": true, "memory_remove": true,
+	"memory_search": true, "memory_add": true,
 	"read_file": true, "list_files": true, "search_code": true,
 }
 

@@ -1138,3 +1138,37 @@ func alive(pid int) bool {
 	_, after, _ := strings.Cut(string(stat), ") ")
 	return !strings.HasPrefix(after, "Z")
 }
+
+// TestRunFirstRequestFitsIn800Tokens measures the first request as the
+// server receives it, envelope included, on each provider: at most 800
+// tokens by the rule of 4 bytes a token the goal is set in.
+func TestRunFirstRequestFitsIn800Tokens(t *testing.T) {
+	eachProvider(t, func(t *testing.T, p int) {
+		repo := agentRepo(t)
+		f := scripted(t, say("Done."))
+		const task = "add a test for the parser"
+		code, _, stderr := runAgent(t, f, p, repo, "run", "--no-distill", task)
+		if code != cmd.ExitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		first := f.requests()[0]
+		t.Logf("%s: first request %d bytes, %d tokens at 4 bytes a token", providers[p].name, len(first.Body), len(first.Body)/4)
+		if len(first.Body)/4 > 800 {
+			t.Errorf("the first request is %d bytes, %d tokens at 4 bytes a token, over 800", len(first.Body), len(first.Body)/4)
+		}
+		// prompt --stats says the same figure, less the task.
+		code, out, _ := acolyte(t, append(append([]string{"prompt"}, providers[p].flags(f.srv.URL)...), "--repo", repo, "--stats", "--json")...)
+		var stats struct {
+			Wire struct {
+				Bytes  int `json:"bytes"`
+				Tokens int `json:"tokens"`
+			} `json:"wire"`
+		}
+		if err := json.Unmarshal([]byte(out), &stats); code != cmd.ExitOK || err != nil {
+			t.Fatalf("prompt --stats --json: exit %d, %v: %s", code, err, out)
+		}
+		if d := len(first.Body) - len(task) - stats.Wire.Bytes; d < 0 || d > 40 || stats.Wire.Tokens != stats.Wire.Bytes/4 {
+			t.Errorf("prompt --stats says %d bytes (%d tokens) on the wire; the server received %d with a %d-byte task", stats.Wire.Bytes, stats.Wire.Tokens, len(first.Body), len(task))
+		}
+	})
+}

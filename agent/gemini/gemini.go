@@ -364,11 +364,19 @@ func (a *accumulator) response() (agent.Response, error) {
 // RequestBytes implements agent.RequestSizer: about the size of the JSON
 // body the SDK sends (contents, system instruction and tools), 0 when the
 // request cannot be encoded (Generate reports why).
-func (m *Model) RequestBytes(req agent.Request) int {
+func (m *Model) RequestBytes(req agent.Request) int { return RequestBytes(req) }
+
+// RequestBytes is the size of the JSON body of a request, the SDK's empty
+// generationConfig included, without a client; 0 when req cannot be encoded.
+func RequestBytes(req agent.Request) int {
 	contents, config, err := toGenai(req)
 	if err != nil {
 		return 0
 	}
-	b, _ := json.Marshal(map[string]any{"contents": contents, "systemInstruction": config.SystemInstruction, "tools": config.Tools})
+	body := map[string]any{"contents": contents, "systemInstruction": config.SystemInstruction, "tools": config.Tools, "generationConfig": struct{}{}}
+	if config.ToolConfig != nil {
+		body["toolConfig"] = config.ToolConfig
+	}
+	b, _ := json.Marshal(body)
 	return len(b)
 }

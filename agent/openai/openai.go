@@ -465,7 +465,15 @@ func retryAfter(h string, now time.Time) time.Duration {
 
 // RequestBytes implements agent.RequestSizer: the size of the JSON body
 // Generate would send.
-func (m *Model) RequestBytes(req agent.Request) int {
-	b, _ := json.Marshal(toChat(m.cfg.Model, req)) // encodes as Generate does
+func (m *Model) RequestBytes(req agent.Request) int { return RequestBytes(m.cfg.Model, req, false) }
+
+// RequestBytes is the size of the JSON body of a request to model, streamed
+// or not, without a client.
+func RequestBytes(model string, req agent.Request, stream bool) int {
+	cr := toChat(model, req) // encodes as Generate and Stream do
+	if stream {
+		cr.Stream, cr.StreamOptions = true, &streamOptions{IncludeUsage: true}
+	}
+	b, _ := json.Marshal(cr)
 	return len(b)
 }

@@ -378,11 +378,11 @@ func (w *Workspace) listFiles() Tool {
 	return Tool{
 		Name:        "list_files",
 		Summary:     "list workspace files matching a glob",
-		Description: "List files matching a glob; ** spans directories.",
+		Description: "List files matching a glob such as **/*.go.",
 		Schema: json.RawMessage(`{
   "type": "object",
   "properties": {
-    "pattern": {"type": "string", "description": "e.g. **/*.go"}
+    "pattern": {"type": "string"}
   }
 }`),
 		Call: func(ctx context.Context, raw json.RawMessage) (any, error) {
@@ -543,13 +543,13 @@ func (w *Workspace) searchCode() Tool {
 	return Tool{
 		Name:        "search_code",
 		Summary:     "regexp search over the workspace's text files",
-		Description: "Search text files line by line for a Go regexp.",
+		Description: "Search text files line by line for a Go regexp, in the files glob matches.",
 		Schema: json.RawMessage(`{
   "type": "object",
   "properties": {
     "pattern": {"type": "string"},
-    "glob": {"type": "string", "description": "e.g. **/*_test.go"},
-    "max_results": {"type": "integer", "description": "Default 50."}
+    "glob": {"type": "string"},
+    "max_results": {"type": "integer"}
   },
   "required": ["pattern"]
 }`),
@@ -683,7 +683,7 @@ type FileWritten struct {
 func (w *Workspace) editFile() Tool {
 	return Tool{
 		Name:    "edit_file",
-		Summary: "exact-match edit, or create a file",
+		Summary: "replace exact text, or create a file",
 		Description: "Replace old with new in a file. old must match the file's text exactly (whitespace included) " +
 			"and exactly once: include surrounding lines to make it unique. With old empty, create a new file " +
 			"whose content is new.",
