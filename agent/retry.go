@@ -3,6 +3,9 @@ package agent
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -94,6 +97,22 @@ func (r Retry) Do(ctx context.Context, try func() (after time.Duration, retry bo
 			delay = r.MaxDelay
 		}
 	}
+}
+
+// RetryAfter reads an HTTP Retry-After header: seconds, or an HTTP date;
+// 0 when there is none or it is in the past.
+func RetryAfter(h string, now time.Time) time.Duration {
+	h = strings.TrimSpace(h)
+	if h == "" {
+		return 0
+	}
+	if secs, err := strconv.ParseFloat(h, 64); err == nil && secs >= 0 {
+		return time.Duration(secs * float64(time.Second))
+	}
+	if t, err := http.ParseTime(h); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
 }
 
 func oneLine(s string) string {

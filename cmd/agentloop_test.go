@@ -55,6 +55,9 @@ type modelReply struct {
 	// server asks for (Retry-After, RetryInfo).
 	Status int
 	Wait   time.Duration
+	// HeaderOnly says the wait with an HTTP Retry-After header on both
+	// providers, not Gemini's RetryInfo.
+	HeaderOnly bool
 	// Hang holds the response until the client gives up.
 	Hang bool
 }
@@ -132,7 +135,9 @@ func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 	if rep.Status != 0 && rep.Status != http.StatusOK {
 		if gemini {
 			details := "[]"
-			if rep.Wait > 0 {
+			if rep.Wait > 0 && rep.HeaderOnly {
+				w.Header().Set("Retry-After", fmt.Sprintf("%g", rep.Wait.Seconds()))
+			} else if rep.Wait > 0 {
 				details = fmt.Sprintf(`[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"%gs"}]`, rep.Wait.Seconds())
 			}
 			w.WriteHeader(rep.Status)
@@ -566,21 +571,30 @@ func TestRunDistillFailureIsAWarning(t *testing.T) {
 }
 
 func TestRunHonoursTheServersRetryDelayAndSaysSo(t *testing.T) {
-	eachProvider(t, func(t *testing.T, p int) {
-		repo := agentRepo(t)
-		f := scripted(t, modelReply{Status: http.StatusTooManyRequests, Wait: 300 * time.Millisecond}, say("Done."), observe())
-		start := time.Now()
-		code, _, stderr := runAgent(t, f, p, repo, "run", "do it")
-		if code != cmd.ExitOK {
-			t.Fatalf("exit %d: %s", code, stderr)
-		}
-		if !strings.Contains(stderr, "retrying in 300ms as the server asked") {
-			t.Fatalf("stderr: %s", stderr)
-		}
-		if waited := time.Since(start); waited < 300*time.Millisecond {
-			t.Fatalf("retried after %s, before the server's delay", waited)
-		}
-	})
+	for _, headerOnly := range []bool{false, true} {
+		t.Run(fmt.Sprintf("Retry-After header only %v", headerOnly), func(t *testing.T) {
+			eachProvider(t, func(t *testing.T, p int) {
+				repo := agentRepo(t)
+				f := scripted(t, modelReply{Status: http.StatusTooManyRequests, Wait: 1300 * time.Millisecond, HeaderOnly: headerOnly}, say("Done."), observe())
+				start := time.Now()
+				code, _, stderr := runAgent(t, f, p, repo, "run", "do it")
+				if code != cmd.ExitOK {
+					t.Fatalf("exit %d: %s", code, stderr)
+				}
+				if !strings.Contains(stderr, "retrying in 1.3s as the server asked") {
+					t.Fatalf("stderr: %s", stderr)
+				}
+				if waited := time.Since(start); waited < 1300*time.Millisecond {
+					t.Fatalf("retried after %s, before the server's delay", waited)
+				}
+				f = scripted(t, modelReply{Status: http.StatusTooManyRequests, Wait: 100 * time.Millisecond, HeaderOnly: headerOnly}, say("Done."), observe())
+				code, stdout, _ := runAgent(t, f, p, repo, "run", "--json", "do it")
+				if code != cmd.ExitOK || !strings.Contains(stdout, `"type":"retry"`) || !strings.Contains(stdout, `"from_server":true`) {
+					t.Fatalf("no retry event: exit %d: %s", code, stdout)
+				}
+			})
+		})
+	}
 }
 
 func TestRunTimeoutBoundsOneRequest(t *testing.T) {
@@ -1169,6 +1183,19 @@ func TestRunFirstRequestFitsIn800Tokens(t *testing.T) {
 		}
 		if d := len(first.Body) - len(task) - stats.Wire.Bytes; d < 0 || d > 40 || stats.Wire.Tokens != stats.Wire.Bytes/4 {
 			t.Errorf("prompt --stats says %d bytes (%d tokens) on the wire; the server received %d with a %d-byte task", stats.Wire.Bytes, stats.Wire.Tokens, len(first.Body), len(task))
+		}
+	})
+}
+
+// TestRunModelErrorsAreWords: a refused request says the status and the
+// server's message, not the SDK's Go maps.
+func TestRunModelErrorsAreWords(t *testing.T) {
+	eachProvider(t, func(t *testing.T, p int) {
+		repo := agentRepo(t)
+		f := scripted(t, modelReply{Status: http.StatusTooManyRequests, Wait: 10 * time.Minute}, observe())
+		code, _, stderr := runAgent(t, f, p, repo, "run", "--no-distill", "do it")
+		if code == cmd.ExitOK || strings.Contains(stderr, "map[") || !strings.Contains(stderr, "scripted failure") || !strings.Contains(stderr, "429") {
+			t.Fatalf("exit %d: %s", code, stderr)
 		}
 	})
 }

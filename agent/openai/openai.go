@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -444,23 +443,8 @@ func (m *Model) openOnce(ctx context.Context, url string, body []byte) (*http.Re
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 	resp.Body.Close()
 	retryable := resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500
-	return nil, retryAfter(resp.Header.Get("Retry-After"), time.Now()), retryable,
+	return nil, agent.RetryAfter(resp.Header.Get("Retry-After"), time.Now()), retryable,
 		&statusError{resp.StatusCode, fmt.Sprintf("openai: %s answered %d: %s", url, resp.StatusCode, strings.TrimSpace(string(raw[:min(len(raw), 500)])))}
-}
-
-// retryAfter reads a Retry-After header: seconds, or an HTTP date.
-func retryAfter(h string, now time.Time) time.Duration {
-	h = strings.TrimSpace(h)
-	if h == "" {
-		return 0
-	}
-	if secs, err := strconv.ParseFloat(h, 64); err == nil && secs >= 0 {
-		return time.Duration(secs * float64(time.Second))
-	}
-	if t, err := http.ParseTime(h); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
 }
 
 // RequestBytes implements agent.RequestSizer: the size of the JSON body
