@@ -27,11 +27,15 @@ const DefaultContextBudget = 100_000
 const DefaultMaxResultBytes = 96 << 10
 
 // BytesPerToken is the conservative estimate of the budget: one token per
-// three bytes of the request as sent. English prose runs near 4 bytes a
-// token and code near 3, while escaped JSON (the tool results) runs lower
-// still on quote-heavy text; 3 is what keeps a request under the model's
-// window where the provider offers no count (see TestTokenEstimate in
-// agent/estimate_test.go for the check against a BPE tokenizer).
+// three bytes of the request as sent. Checked against OpenAI's BPE
+// tokenizers (agent/internal/tokencheck): the first request runs at 4.4,
+// this repository's Markdown as read_file results at 3.6 and its Go source
+// at 3.1 bytes a token; only text made to tokenize badly (a quote every 19
+// bytes) runs under 3, at 2.9, and a request of it at the default budget
+// still fits a 128k window. Gemini's tokenizer is not available offline:
+// there, near the budget, the API's countTokens counts instead. The word
+// piece tokenizer of memory/embed/static is an embedding model's, not a
+// chat model's, so it says nothing about what a provider bills.
 const BytesPerToken = 3
 
 // EstimateTokens is the budget's estimate for n bytes of a request.
