@@ -92,7 +92,7 @@ func (s *Session) Distill(ctx context.Context) (DistillReport, error) {
 		dctx, cancel = context.WithTimeout(ctx, s.cfg.RequestTimeout)
 		defer cancel()
 	}
-	rep, err := Distill(dctx, s.cfg.Model, s.cfg.Toolkit, s.history)
+	rep, err := Distill(dctx, s.cfg.Model, s.cfg.Toolkit, s.history[min(s.resumed, len(s.history)):])
 	if err != nil && ctx.Err() == nil && errors.Is(dctx.Err(), context.DeadlineExceeded) {
 		err = fmt.Errorf("distill: no answer from %s within %s, so nothing was stored; raise --timeout if the model is just slow", s.cfg.Model.Name(), s.cfg.RequestTimeout)
 	} else if err != nil && ctx.Err() != nil {

@@ -95,6 +95,7 @@ type Session struct {
 	history []Message
 	usage   Usage
 	ledger  ledger
+	resumed int // messages restored by Resume, which distill has seen before
 }
 
 // TurnResult is how a turn ended.

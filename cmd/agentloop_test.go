@@ -1199,3 +1199,71 @@ func TestRunModelErrorsAreWords(t *testing.T) {
 		}
 	})
 }
+
+// TestResumeRestoresTheConversationAndItsMemories: run --resume ID and
+// chat --resume (the last session) continue the saved conversation, whose
+// history the model sees again, compacted to the budget, with the
+// session's memories.
+func TestResumeRestoresTheConversationAndItsMemories(t *testing.T) {
+	eachProvider(t, func(t *testing.T, p int) {
+		repo := agentRepo(t)
+		os.WriteFile(filepath.Join(repo, "notes.txt"), bytes.Repeat([]byte("the parser lives in parse.go\n"), 2000), 0o644)
+		fact := `{"content":"The user is refactoring the parser this session.","scope":"session"}`
+		f := scripted(t, call("read_file", `{"path":"notes.txt"}`), say("The parser is in parse.go."), observe(fact))
+		code, _, stderr := runAgent(t, f, p, repo, "run", "where is the parser")
+		if code != cmd.ExitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		_, id, _ := strings.Cut(stderr, "resume with --resume ")
+		id, _, _ = strings.Cut(id, ")")
+
+		// run --resume ID, under a budget the saved read does not fit: the
+		// old result is compacted, the words stay, and so does the memory.
+		f = scriptedFunc(t, func(r modelReq) modelReply {
+			if r.Forced {
+				return observe()
+			}
+			if r.N == 1 {
+				return call("memory_search", `{"query":"parser refactoring"}`)
+			}
+			return say("Still parse.go.")
+		})
+		code, stdout, stderr := runAgent(t, f, p, repo, "run", "--json", "--resume", id, "--context-budget", "8000", "and now?")
+		if code != cmd.ExitOK {
+			t.Fatalf("resume: exit %d: %s\n%s", code, stderr, stdout)
+		}
+		first := f.requests()[0].Body
+		for _, want := range []string{"where is the parser", "The parser is in parse.go.", "and now?", "Call read_file again"} {
+			if !strings.Contains(first, want) {
+				t.Errorf("the resumed request lacks %q", want)
+			}
+		}
+		if len(first)/3 > 8000 || !strings.Contains(stdout, `"type":"compact"`) {
+			t.Errorf("the resumed request is %d bytes under a budget of 8000 tokens; compacted: %v", len(first), strings.Contains(stdout, `"type":"compact"`))
+		}
+		if !strings.Contains(f.requests()[1].Body, "refactoring the parser this session") {
+			t.Errorf("the session's memory did not come back: %s", f.requests()[1].Results)
+		}
+
+		// chat --resume, no id: the last session, which now has both tasks.
+		f = scripted(t, say("Yes."), observe())
+		var out, errOut bytes.Buffer
+		code = chat(t, f, p, repo, strings.NewReader("one more\n/exit\n"), &out, &errOut, "--resume")
+		if code != cmd.ExitOK || !strings.Contains(errOut.String(), "session "+id+": resumed") {
+			t.Fatalf("chat --resume: exit %d: %s", code, errOut.String())
+		}
+		if body := f.requests()[0].Body; !strings.Contains(body, "where is the parser") || !strings.Contains(body, "Still parse.go.") {
+			t.Errorf("chat --resume did not restore both tasks")
+		}
+
+		// What cannot be resumed says why.
+		code, _, stderr = runAgent(t, f, p, repo, "run", "--resume", "session-none", "go")
+		if code != cmd.ExitUsage || !strings.Contains(stderr, "no saved conversation for session session-none") {
+			t.Errorf("unknown session: exit %d: %s", code, stderr)
+		}
+		code, _, stderr = runAgent(t, f, p, repo, "run", "--resume", "../../etc/passwd", "go")
+		if code != cmd.ExitUsage || !strings.Contains(stderr, "cannot name a saved conversation") {
+			t.Errorf("a path as the id: exit %d: %s", code, stderr)
+		}
+	})
+}

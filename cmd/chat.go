@@ -27,8 +27,14 @@ func chatCommand() *cli.Command {
 		Flags: append(agentFlags(),
 			&cli.BoolFlag{Name: "yes", Usage: "allow run_shell without asking"},
 			&cli.BoolFlag{Name: "json", Usage: "print the conversation's events as JSON lines, as run --json does"},
+			&cli.BoolFlag{Name: "resume", Usage: "continue a saved conversation, of the session `ID` given as the argument or else the last one: its history, compacted to the budget, and its session memories"},
 		),
+		ArgsUsage: "[ID, with --resume]",
 		Action: func(c *cli.Context) error {
+			resume := resumeArg{id: c.Args().First(), last: c.Bool("resume")}
+			if c.Args().Len() > 1 || c.Args().Len() == 1 && !c.Bool("resume") {
+				return usage(fmt.Errorf("chat takes no arguments but a session id after --resume, e.g. acolyte chat --resume %s", c.Args().First()))
+			}
 			// The chat decides what Ctrl-C means, so it listens itself and
 			// works on a context the process-wide interrupt does not end.
 			interrupts := make(chan os.Signal, 1)
@@ -40,7 +46,7 @@ func chatCommand() *cli.Command {
 			if c.Bool("json") {
 				show = eventPrinter(c.App.Writer, c.App.ErrWriter, true)
 			}
-			s, closer, err := agentSession(c, ch.confirm, show, !c.Bool("json"))
+			s, closer, save, err := agentSession(c, ch.confirm, show, !c.Bool("json"), resume)
 			if err != nil {
 				return err
 			}
@@ -56,7 +62,9 @@ func chatCommand() *cli.Command {
 					continue
 				}
 				talked = true
-				if stopped = ch.turn(ctx, func(ctx context.Context) error { _, err := s.Turn(ctx, line); return err }); stopped {
+				stopped = ch.turn(ctx, func(ctx context.Context) error { _, err := s.Turn(ctx, line); return err })
+				save()
+				if stopped {
 					break
 				}
 			}
