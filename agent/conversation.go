@@ -120,3 +120,15 @@ func (s *Session) Resume(history []Message) {
 	s.history = append([]Message(nil), history...)
 	s.resumed = len(s.history)
 }
+
+// RemoveConversation forgets the saved conversation of session id, if any.
+func RemoveConversation(dir, id string) error {
+	p, err := conversationPath(dir, id)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}

@@ -407,6 +407,11 @@ func (s *Session) call(ctx context.Context, step int, c ToolCall) *ToolResponse 
 	tool, _ := s.tools.Tool(name)
 	out = capResult(tool, out, s.cfg.MaxResultBytes)
 	s.emit(Event{Type: EventToolResult, Step: step, Tool: name, Result: out, IsError: isErr})
+	if w := resultWarning(out); w != "" && !isErr {
+		// The model reads it in the result; the user would not, e.g. a
+		// memory stored without a vector because the embedder is down.
+		s.emit(Event{Type: EventWarning, Step: step, Tool: name, Text: name + ": " + w})
+	}
 	return &ToolResponse{ID: c.ID, Name: c.Name, Response: out, IsError: isErr}
 }
 
@@ -428,6 +433,17 @@ func (s *Session) invoke(ctx context.Context, name string, args json.RawMessage)
 		return errorJSON(toolbox.AsError(err)), true
 	}
 	return resultJSON(v), false
+}
+
+// resultWarning is the warning field of a tool result, if it has one.
+func resultWarning(out json.RawMessage) string {
+	var r struct {
+		Warning string `json:"warning"`
+	}
+	if json.Unmarshal(out, &r) != nil {
+		return ""
+	}
+	return r.Warning
 }
 
 // resultJSON marshals a tool result as a JSON object, which is what function

@@ -1267,3 +1267,39 @@ func TestResumeRestoresTheConversationAndItsMemories(t *testing.T) {
 		}
 	})
 }
+
+// TestRunSmallThingsAUserSees collects what the terminal shows of odd
+// cases: a wrong JSON type named in words, & shown as &, a long output
+// line clipped and dropped output counted (a memory stored without a
+// vector is TestToolWarningReachesTheUser in agent).
+func TestRunSmallThingsAUserSees(t *testing.T) {
+	eachProvider(t, func(t *testing.T, p int) {
+		repo := agentRepo(t)
+		f := scripted(t,
+			call("list_files", `{"pattern":"a&b/*.go"}`),
+			call("run_shell", `{"command":"seq 1 100000; head -c 16000 /dev/zero | tr '\\0' x; echo"}`),
+			say("Done."),
+			call("memory_observe", `{"facts":"not a list"}`))
+		code, _, stderr := runAgent(t, f, p, repo, "run", "--yes", "do it")
+		if code != cmd.ExitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		for _, want := range []string{
+			`→ list_files {"pattern":"a&b/*.go"}`,
+			"bytes the tool dropped from the middle of the output",
+			"x… (7951 more bytes)", // the tool kept 8,191 bytes of the line, 240 are shown
+			"facts is a JSON string where a list of JSON values was expected",
+		} {
+			if !strings.Contains(stderr, want) {
+				t.Errorf("stderr lacks %q:\n%s", want, stderr)
+			}
+		}
+		if strings.Contains(stderr, `\u0026`) || strings.Contains(stderr, strings.Repeat("x", 1000)) {
+			t.Errorf("an escaped & or a 16 KB line on stderr:\n%.3000s", stderr)
+		}
+	})
+	code, out, _ := acolyte(t, "run", "--help")
+	if code != cmd.ExitOK || strings.Contains(out, "(default: 0)") || strings.Contains(out, "(default: 0s)") {
+		t.Errorf("run --help: %s", out)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
@@ -40,9 +41,9 @@ func agentFlags() []cli.Flag {
 	return append(modelFlags(),
 		&cli.IntFlag{Name: "max-steps", Value: agent.DefaultMaxSteps, Usage: "most model calls per task before stopping"},
 		&cli.BoolFlag{Name: "no-distill", Usage: "do not store observations from the finished task"},
-		&cli.IntFlag{Name: "context-budget", EnvVars: []string{"ACOLYTE_CONTEXT_BUDGET"}, Usage: fmt.Sprintf("most tokens (estimated) one model request may carry; older tool results are compacted to stay under it (default %d, or context-budget in config.json)", agent.DefaultContextBudget)},
-		&cli.DurationFlag{Name: "timeout", EnvVars: []string{"ACOLYTE_TIMEOUT"}, Usage: fmt.Sprintf("longest one model request may take, retries included (default %s, or timeout in config.json)", defaultRequestTimeout)},
-		&cli.DurationFlag{Name: "session-max-age", EnvVars: []string{"ACOLYTE_SESSION_MAX_AGE"}, Usage: fmt.Sprintf("forget the memories of agent sessions unused for this long (default %s, or session-max-age in config.json)", agent.DefaultSessionMaxAge)},
+		&cli.IntFlag{Name: "context-budget", EnvVars: []string{"ACOLYTE_CONTEXT_BUDGET"}, Usage: "most tokens one model request may carry (3 bytes a token, or the provider's count); older tool results are compacted to stay under it", DefaultText: fmt.Sprintf("%d, or context-budget in config.json", agent.DefaultContextBudget)},
+		&cli.DurationFlag{Name: "timeout", EnvVars: []string{"ACOLYTE_TIMEOUT"}, Usage: "longest one model request may take, retries included, distill's too", DefaultText: fmt.Sprintf("%s, or timeout in config.json", defaultRequestTimeout)},
+		&cli.DurationFlag{Name: "session-max-age", EnvVars: []string{"ACOLYTE_SESSION_MAX_AGE"}, Usage: "forget the memories and conversations of agent sessions unused for this long", DefaultText: fmt.Sprintf("%s, or session-max-age in config.json", agent.DefaultSessionMaxAge)},
 	)
 }
 
@@ -211,6 +212,9 @@ func agentSession(c *cli.Context, confirm func(string) bool, onEvent func(agent.
 	if pruned, err := sessions.Prune(c.Context, maxAge, session, now); err != nil {
 		fmt.Fprintf(c.App.ErrWriter, "acolyte: warning: %s\n", termtext.EscapeText(err.Error()))
 	} else if len(pruned) > 0 {
+		for _, id := range pruned {
+			_ = agent.RemoveConversation(dir, id) // one left behind is only a file
+		}
 		onEvent(agent.Event{Type: agent.EventWarning, Text: fmt.Sprintf("forgot the memories of %d session(s) unused for %s", len(pruned), maxAge)})
 	}
 	ws, err := toolbox.NewWorkspace(w.Root)
@@ -417,6 +421,22 @@ func (p *textPrinter) print(e agent.Event) {
 // model sees all of it (up to the tool's own cap).
 const shellLines = 20
 
+// shellLineBytes is how much of one output line is shown: a minified file
+// or a progress bar is one line of many kilobytes.
+const shellLineBytes = 240
+
+// clipLine cuts l to about n bytes, at a character, saying what it cut.
+func clipLine(l string, n int) string {
+	if len(l) <= n {
+		return l
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(l[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d more bytes)", l[:cut], len(l)-cut)
+}
+
 func printShell(w io.Writer, r toolbox.ShellResult) {
 	lines := strings.Split(strings.TrimRight(r.Output, "\n"), "\n")
 	if r.Output == "" {
@@ -427,12 +447,15 @@ func printShell(w io.Writer, r toolbox.ShellResult) {
 		skipped = len(lines) - shellLines
 		lines = lines[skipped:]
 	}
-	if skipped > 0 {
+	switch {
+	case r.DroppedBytes > 0:
+		fmt.Fprintf(w, "  │ … %d earlier lines, and %d bytes the tool dropped from the middle of the output\n", skipped, r.DroppedBytes)
+	case skipped > 0:
 		fmt.Fprintf(w, "  │ … %d earlier lines\n", skipped)
 	}
 	for _, l := range lines {
 		// A command's output may be a cloned file's, escapes included.
-		fmt.Fprintf(w, "  │ %s\n", termtext.EscapeText(l))
+		fmt.Fprintf(w, "  │ %s\n", termtext.EscapeText(clipLine(l, shellLineBytes)))
 	}
 	fmt.Fprintf(w, "  exit %d\n", r.ExitCode)
 }

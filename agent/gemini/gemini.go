@@ -3,6 +3,7 @@
 package gemini
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -334,7 +335,7 @@ func (a *accumulator) add(r *genai.GenerateContentResponse) error {
 		}
 		switch {
 		case p.FunctionCall != nil:
-			args, err := json.Marshal(p.FunctionCall.Args)
+			args, err := marshalArgs(p.FunctionCall.Args)
 			if err != nil {
 				return fmt.Errorf("gemini: arguments of %s: %w", p.FunctionCall.Name, err)
 			}
@@ -380,6 +381,19 @@ func (a *accumulator) response() (agent.Response, error) {
 		}
 	}
 	return resp, nil
+}
+
+// marshalArgs encodes a call's arguments as the model wrote them: without
+// escaping <, > and & as \u003c, \u003e and \u0026, which json.Marshal does
+// for HTML and which then shows in every tool-call line.
+func marshalArgs(args map[string]any) (json.RawMessage, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(args); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }
 
 // RequestBytes implements agent.RequestSizer: about the size of the JSON
