@@ -1085,58 +1085,69 @@ func TestHelperAcolyteProcess(t *testing.T) {
 // while run_shell runs a command that starts children, one of which
 // ignores SIGTERM: when acolyte has exited, none of them is left.
 func TestRunSIGTERMStopsTheShellsProcessGroup(t *testing.T) {
-	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT} {
-		t.Run(sig.String(), func(t *testing.T) {
-			eachProvider(t, func(t *testing.T, p int) {
-				repo := agentRepo(t)
-				pids := filepath.Join(t.TempDir(), "pids")
-				script := fmt.Sprintf(`sleep 300 & echo $! >> %[1]s; (trap '' TERM; sleep 300) & echo $! >> %[1]s; echo started >> %[1]s.ok; wait`, pids)
-				args, _ := json.Marshal(map[string]string{"command": script})
-				f := scripted(t, call("run_shell", string(args)), say("Stopped."), observe())
-				full := append(append([]string{"acolyte", "run"}, providers[p].flags(f.srv.URL)...), "--repo", repo, "--yes", "run it")
-				argsJSON, _ := json.Marshal(full)
-				c := exec.Command(os.Args[0], "-test.run=^TestHelperAcolyteProcess$")
-				c.Env = append(os.Environ(), "ACOLYTE_TEST_ARGS="+string(argsJSON))
-				var errOut syncBuffer
-				c.Stderr = &errOut
-				if err := c.Start(); err != nil {
-					t.Fatal(err)
-				}
-				deadline := time.Now().Add(20 * time.Second)
-				for {
-					if _, err := os.Stat(pids + ".ok"); err == nil {
-						break
-					}
-					if time.Now().After(deadline) {
-						c.Process.Kill()
-						t.Fatalf("the command never started: %s", errOut.String())
-					}
-					time.Sleep(20 * time.Millisecond)
-				}
-				c.Process.Signal(sig)
-				done := make(chan error, 1)
-				go func() { done <- c.Wait() }()
-				select {
-				case <-done:
-				case <-time.After(15 * time.Second):
-					c.Process.Kill()
-					t.Fatalf("acolyte did not exit after %s: %s", sig, errOut.String())
-				}
-				raw, _ := os.ReadFile(pids)
-				for _, field := range strings.Fields(string(raw)) {
-					var pid int
-					fmt.Sscan(field, &pid)
-					if alive(pid) {
-						syscall.Kill(pid, syscall.SIGKILL)
-						t.Errorf("child %d survived %s", pid, sig)
-					}
-				}
-				if !strings.Contains(errOut.String(), "interrupted") {
-					t.Errorf("stderr: %s", errOut.String())
-				}
-			})
-		})
+	for _, command := range []string{"run", "chat"} {
+		for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT} {
+			if command == "chat" && sig == syscall.SIGINT {
+				continue // Ctrl-C in chat stops the reply, not the chat: TestChatInATerminal
+			}
+			t.Run(command+" "+sig.String(), func(t *testing.T) { stopSignal(t, command, sig) })
+		}
 	}
+}
+
+func stopSignal(t *testing.T, command string, sig syscall.Signal) {
+	eachProvider(t, func(t *testing.T, p int) {
+		repo := agentRepo(t)
+		pids := filepath.Join(t.TempDir(), "pids")
+		script := fmt.Sprintf(`sleep 300 & echo $! >> %[1]s; (trap '' TERM; sleep 300) & echo $! >> %[1]s; echo started >> %[1]s.ok; wait`, pids)
+		args, _ := json.Marshal(map[string]string{"command": script})
+		f := scripted(t, call("run_shell", string(args)), say("Stopped."), observe())
+		full := append(append([]string{"acolyte", command}, providers[p].flags(f.srv.URL)...), "--repo", repo, "--yes")
+		if command == "run" {
+			full = append(full, "run it")
+		}
+		argsJSON, _ := json.Marshal(full)
+		c := exec.Command(os.Args[0], "-test.run=^TestHelperAcolyteProcess$")
+		c.Env = append(os.Environ(), "ACOLYTE_TEST_ARGS="+string(argsJSON))
+		c.Stdin = strings.NewReader("run it\n")
+		var errOut syncBuffer
+		c.Stderr = &errOut
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			if _, err := os.Stat(pids + ".ok"); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				c.Process.Kill()
+				t.Fatalf("the command never started: %s", errOut.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		c.Process.Signal(sig)
+		done := make(chan error, 1)
+		go func() { done <- c.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			c.Process.Kill()
+			t.Fatalf("acolyte did not exit after %s: %s", sig, errOut.String())
+		}
+		raw, _ := os.ReadFile(pids)
+		for _, field := range strings.Fields(string(raw)) {
+			var pid int
+			fmt.Sscan(field, &pid)
+			if alive(pid) {
+				syscall.Kill(pid, syscall.SIGKILL)
+				t.Errorf("child %d survived %s", pid, sig)
+			}
+		}
+		if !strings.Contains(errOut.String(), "interrupted") && !strings.Contains(errOut.String(), "stopped") {
+			t.Errorf("stderr: %s", errOut.String())
+		}
+	})
 }
 
 // alive says whether process pid runs: it exists and is not a zombie
@@ -1302,4 +1313,28 @@ func TestRunSmallThingsAUserSees(t *testing.T) {
 	if code != cmd.ExitOK || strings.Contains(out, "(default: 0)") || strings.Contains(out, "(default: 0s)") {
 		t.Errorf("run --help: %s", out)
 	}
+}
+
+// TestChatCtrlCStopsDistillAtOnce: after /exit, Ctrl-C while distill waits
+// for the model ends the chat at once, exit 0.
+func TestChatCtrlCStopsDistillAtOnce(t *testing.T) {
+	eachProvider(t, func(t *testing.T, p int) {
+		repo := agentRepo(t)
+		f := scriptedFunc(t, func(r modelReq) modelReply {
+			if r.Forced {
+				go func() { time.Sleep(100 * time.Millisecond); syscall.Kill(os.Getpid(), syscall.SIGINT) }()
+				return modelReply{Hang: true}
+			}
+			return say("Hello.")
+		})
+		var out, errOut syncBuffer
+		start := time.Now()
+		code := chat(t, f, p, repo, strings.NewReader("hi\n/exit\n"), &out, &errOut, "--timeout", "30s")
+		if took := time.Since(start); took > 5*time.Second {
+			t.Errorf("Ctrl-C stopped distill after %s", took)
+		}
+		if code != cmd.ExitOK || !strings.Contains(errOut.String(), "distill stopped") {
+			t.Fatalf("exit %d: %s", code, errOut.String())
+		}
+	})
 }

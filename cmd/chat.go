@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -40,7 +41,12 @@ func chatCommand() *cli.Command {
 			interrupts := make(chan os.Signal, 1)
 			signal.Notify(interrupts, os.Interrupt)
 			defer signal.Stop(interrupts)
-			ch := &chat{in: newChatInput(c.App.Reader), errw: c.App.ErrWriter, interrupts: interrupts, yes: c.Bool("yes")}
+			// SIGTERM and SIGHUP (a CI timeout, a closed terminal) end the
+			// chat at once, the running reply with it.
+			terminate := make(chan os.Signal, 1)
+			signal.Notify(terminate, syscall.SIGTERM, syscall.SIGHUP)
+			defer signal.Stop(terminate)
+			ch := &chat{in: newChatInput(c.App.Reader), errw: c.App.ErrWriter, interrupts: interrupts, terminate: terminate, yes: c.Bool("yes")}
 			ch.printer = &textPrinter{stdout: c.App.Writer, stderr: c.App.ErrWriter}
 			show := ch.printer.print
 			if c.Bool("json") {
@@ -88,6 +94,7 @@ type chat struct {
 	in         *chatInput
 	errw       io.Writer
 	interrupts chan os.Signal
+	terminate  chan os.Signal
 	printer    *textPrinter
 	yes        bool
 
@@ -115,6 +122,9 @@ func (ch *chat) next() (string, bool) {
 		case <-ch.interrupts:
 			fmt.Fprintln(ch.errw)
 			return "", false
+		case <-ch.terminate:
+			fmt.Fprintln(ch.errw)
+			return "", false
 		case <-ch.in.notify:
 		}
 	}
@@ -134,12 +144,18 @@ func (ch *chat) turn(ctx context.Context, run func(context.Context) error) (leav
 		case <-ch.interrupts:
 			cancel()
 			fmt.Fprintln(ch.errw, "\nacolyte: stopping this reply (Ctrl-C again to leave the chat)")
+		case <-ch.terminate:
+			cancel()
+			leave <- true
+			return
 		case <-done:
 			leave <- false
 			return
 		}
 		select {
 		case <-ch.interrupts:
+			leave <- true
+		case <-ch.terminate:
 			leave <- true
 		case <-done:
 			leave <- false
