@@ -1338,3 +1338,67 @@ func TestChatCtrlCStopsDistillAtOnce(t *testing.T) {
 		}
 	})
 }
+
+// TestRunCompactionKeepsWhatTheModelNeeds: under a small budget, old file
+// reads are stubbed first, keeping which file they read; the loaded tool
+// schemas and a memory_search result stay whole; an old write_file's
+// content goes but its path stays; and compaction runs rarely, each time
+// well below the budget.
+func TestRunCompactionKeepsWhatTheModelNeeds(t *testing.T) {
+	const budget = 12000
+	eachProvider(t, func(t *testing.T, p int) {
+		repo := agentRepo(t)
+		for i := range 8 {
+			os.WriteFile(filepath.Join(repo, fmt.Sprintf("r%d.go", i)), bytes.Repeat([]byte(fmt.Sprintf("// line of file %d, long enough to matter\n", i)), 250), 0o644)
+		}
+		content, _ := json.Marshal(strings.Repeat("generated line\n", 400))
+		replies := []modelReply{
+			call("memory_search", `{"query":"how are files written here"}`),
+			call("load_tools", `{"names":["write_file"]}`),
+			call("call_tool", `{"name":"write_file","args":{"path":"out/gen.txt","content":`+string(content)+`}}`),
+		}
+		for i := range 8 {
+			replies = append(replies, call("read_file", fmt.Sprintf(`{"path":"r%d.go"}`, i)))
+		}
+		replies = append(replies, say("Done."), observe())
+		f := scripted(t, replies...)
+		code, stdout, stderr := runAgent(t, f, p, repo, "run", "--json", "--max-steps", "20", "--context-budget", fmt.Sprint(budget), "write and read")
+		if code != cmd.ExitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		reqs := f.requests()
+		last := reqs[len(reqs)-2].Body
+		for _, want := range []string{
+			`write_file (write a whole file)`, // the load_tools list, in the declarations
+			`out/gen.txt`,                     // the write's path, in its stubbed arguments
+			`r0.go`,                           // the first read's path, in its stub
+			`Call read_file again`,            // stubs say how to get a result back
+		} {
+			if !strings.Contains(last, want) {
+				t.Errorf("the last request lacks %q", want)
+			}
+		}
+		if strings.Contains(last, "generated line") {
+			t.Errorf("the old write_file content is still sent")
+		}
+		// The load_tools result (write_file's schema) and the memory_search
+		// result are whole: neither was stubbed.
+		for _, tool := range []string{"load_tools", "memory_search"} {
+			if strings.Contains(last, "This "+tool+" result") {
+				t.Errorf("the %s result was compacted", tool)
+			}
+		}
+		if !strings.Contains(last, "Prefer edit_file for changes to an existing file.") { // write_file's description, in load_tools's result
+			t.Errorf("the loaded schema is gone")
+		}
+		compactions := strings.Count(stdout, `"type":"compact"`)
+		if compactions == 0 || compactions > 3 {
+			t.Errorf("%d compactions over 8 reads of 10 KB under %d tokens", compactions, budget)
+		}
+		for _, r := range reqs {
+			if len(r.Body)/3 > budget {
+				t.Errorf("request %d: %d bytes, over the budget", r.N, len(r.Body))
+			}
+		}
+	})
+}
