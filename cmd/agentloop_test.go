@@ -1402,3 +1402,22 @@ func TestRunCompactionKeepsWhatTheModelNeeds(t *testing.T) {
 		}
 	})
 }
+
+// TestRunBudgetBelowTheFirstRequestFailsAtStart: a budget the first
+// request cannot fit is an error before any request, not a silent excess.
+func TestRunBudgetBelowTheFirstRequestFailsAtStart(t *testing.T) {
+	eachProvider(t, func(t *testing.T, p int) {
+		repo := agentRepo(t)
+		f := scripted(t)
+		code, _, stderr := runAgent(t, f, p, repo, "run", "--context-budget", "500", "do it")
+		if code != cmd.ExitUsage || !strings.Contains(stderr, "--context-budget is 500") || len(f.requests()) != 0 {
+			t.Fatalf("budget 500: exit %d, %d requests: %s", code, len(f.requests()), stderr)
+		}
+		task := strings.Repeat("a long task description ", 200)
+		f = scripted(t, observe()) // only distill, which reads the task
+		code, _, stderr = runAgent(t, f, p, repo, "run", "--context-budget", "1500", task)
+		if code == cmd.ExitOK || !strings.Contains(stderr, "the first request (system prompt, tool declarations and the task)") || len(f.requests()) != 1 || !f.requests()[0].Forced {
+			t.Fatalf("a task over the budget: exit %d, %d requests: %s", code, len(f.requests()), stderr)
+		}
+	})
+}
