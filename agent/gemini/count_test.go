@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/acolyte-dev/acolyte/agent"
 )
@@ -122,5 +123,39 @@ func TestBudgetFarAwayCostsNoCount(t *testing.T) {
 	defer h.fake.mu.Unlock()
 	if len(h.fake.counted) != 0 {
 		t.Fatalf("%d countTokens calls with the request far under the budget", len(h.fake.counted))
+	}
+}
+
+// TestBudgetCountIsBoundedByTheTimeout: a countTokens that never answers
+// costs at most the request timeout per step, and the estimate decides.
+func TestBudgetCountIsBoundedByTheTimeout(t *testing.T) {
+	read := func(t *testing.T, req wireRequest) reply {
+		return calls(fcall("read_file", map[string]any{"path": "big.go"}))
+	}
+	h, cfg := setup(t, read, read, func(t *testing.T, req wireRequest) reply { return text("Read it twice.") })
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	h.fake.count = func(wireRequest, []byte) (int, int) {
+		select {
+		case <-release:
+		case <-time.After(10 * time.Second):
+		}
+		return 0, http.StatusInternalServerError
+	}
+	code := strings.Repeat("func f() { return \"value\" } // a line of code\n", 160)
+	if err := os.WriteFile(filepath.Join(h.ws.Root, "big.go"), []byte(code), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg.ContextBudget, cfg.RequestTimeout = countBudget, 300*time.Millisecond
+	s, err := agent.NewSession(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if _, err := s.Turn(context.Background(), "read big.go twice"); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Fatalf("the turn took %s with countTokens hanging and --timeout 300ms", took)
 	}
 }
