@@ -1267,6 +1267,15 @@ func TestResumeRestoresTheConversationAndItsMemories(t *testing.T) {
 			t.Errorf("chat --resume did not restore both tasks")
 		}
 
+		// chat --resume ID names it.
+		f = scripted(t, say("Named."), observe())
+		out.Reset()
+		errOut.Reset()
+		code = chat(t, f, p, repo, strings.NewReader("by name\n/exit\n"), &out, &errOut, "--resume", id)
+		if code != cmd.ExitOK || !strings.Contains(f.requests()[0].Body, "one more") {
+			t.Fatalf("chat --resume %s: exit %d: %s", id, code, errOut.String())
+		}
+
 		// What cannot be resumed says why.
 		code, _, stderr = runAgent(t, f, p, repo, "run", "--resume", "session-none", "go")
 		if code != cmd.ExitUsage || !strings.Contains(stderr, "no saved conversation for session session-none") {
