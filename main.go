@@ -4,6 +4,8 @@ package main
 
 import (
 	"context"
+	"io"
+	"log"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -26,7 +28,11 @@ func main() {
 		// A soft limit makes the collector work harder only there.
 		debug.SetMemoryLimit(256 << 20)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	// acolyte never writes with package log; the SDKs it links do, e.g.
+	// genai's "Error context deadline exceeded" on a stream timeout, which
+	// acolyte reports itself, in words and once.
+	log.SetOutput(io.Discard)
+	ctx, stop := signal.NotifyContext(context.Background(), cmd.StopSignals...)
 	code := cmd.Run(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

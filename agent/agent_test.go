@@ -36,16 +36,14 @@ func TestPromptStaysSmallAndInjectsNothing(t *testing.T) {
 	if strings.Contains(rep.System, "release.sh") || strings.Contains(rep.System, "table-driven") {
 		t.Fatal("memory or AGENTS.md text reached the system prompt")
 	}
-	if !strings.Contains(rep.System, "If a question can be answered by reading the code or searching my memory") {
+	if !strings.Contains(rep.System, "I read the code or search memory before guessing") {
 		t.Fatal("the soul lost its core line")
 	}
-	// 850: call_tool's declaration (about 40 tokens) is paid once and then
-	// cached, where declaring loaded tools natively would cost the cache
-	// of the whole conversation at each load (see Toolset). 880 since
-	// memory_search took paths and only_path (issue #21, 28 tokens: 845
-	// before them).
-	if rep.Tokens.Initial > 880 {
-		t.Errorf("system prompt + initial tools = %d tokens (%s), budget 880", rep.Tokens.Initial, rep.Counter)
+	// 750 at 4 bytes a token leaves the providers' envelopes room within
+	// the 800 of the first request on the wire (TestRunFirstRequestFitsIn800Tokens
+	// in cmd measures that as the servers receive it).
+	if rep.Tokens.Initial > 750 {
+		t.Errorf("system prompt + initial tools = %d tokens (%s), budget 750", rep.Tokens.Initial, rep.Counter)
 	}
 	if rep.Tokens.ToolsDeferred >= rep.Tokens.ToolsFull || rep.Tokens.Initial >= rep.Tokens.Full {
 		t.Errorf("deferring tools saved nothing: %+v", rep.Tokens)
@@ -54,7 +52,7 @@ func TestPromptStaysSmallAndInjectsNothing(t *testing.T) {
 	for _, d := range rep.Tools {
 		names = append(names, d.Name)
 	}
-	if got := strings.Join(names, ","); got != "memory_search,memory_add,memory_remove,read_file,list_files,search_code,load_tools,call_tool" {
+	if got := strings.Join(names, ","); got != "memory_search,memory_add,read_file,list_files,search_code,load_tools,call_tool" {
 		t.Errorf("initial tools %s", got)
 	}
 	if len(rep.BaselineFiles) != 1 || rep.BaselineMemories != 1 || rep.Tokens.Baseline != memory.EstimateTokens(agentsMD+"\n"+"- The release script lives in scripts/release.sh.\n") {
@@ -74,8 +72,8 @@ func TestLoadToolsShowsAndCallToolRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	load, _ := ts.Tool(agent.LoadToolsName)
-	for _, name := range []string{"edit_file", "write_file", "run_shell"} {
-		if !strings.Contains(load.Description, "- "+name+": ") {
+	for _, name := range []string{"memory_remove", "edit_file", "write_file", "run_shell"} {
+		if !strings.Contains(load.Description, " "+name+" (") {
 			t.Errorf("load_tools does not list %s: %s", name, load.Description)
 		}
 	}

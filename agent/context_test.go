@@ -5,24 +5,26 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/acolyte-dev/acolyte/agent/toolbox"
 )
 
 func TestCapResultKeepsValidUTF8JSONUnderTheCap(t *testing.T) {
 	big, _ := json.Marshal(map[string]string{"content": strings.Repeat("é\"€x", 1<<20)})
-	out := capResult(big, 4096)
+	out := capResult(toolbox.Tool{}, big, 4096)
 	if len(out) > 4096 || !json.Valid(out) || !utf8.Valid(out) {
 		t.Fatalf("capped to %d bytes, valid JSON %v, valid UTF-8 %v", len(out), json.Valid(out), utf8.Valid(out))
 	}
+	// The content keeps its head and its tail, and says it was cut.
 	var v struct {
-		Truncated     bool   `json:"truncated"`
-		OriginalBytes int    `json:"original_bytes"`
-		Head          string `json:"head"`
+		Content string `json:"content"`
+		Shrunk  string `json:"shrunk"`
 	}
-	if err := json.Unmarshal(out, &v); err != nil || !v.Truncated || v.OriginalBytes != len(big) || !strings.HasPrefix(string(big), v.Head) || v.Head == "" {
-		t.Fatalf("capped result %s (%v)", out[:200], err)
+	if err := json.Unmarshal(out, &v); err != nil || !strings.HasPrefix(v.Content, "é\"€x") || !strings.HasSuffix(v.Content, "é\"€x") || !strings.Contains(v.Shrunk, "content lost") {
+		t.Fatalf("capped result %.300s (%v)", out, err)
 	}
 	small := json.RawMessage(`{"ok":true}`)
-	if got := capResult(small, 4096); string(got) != string(small) {
+	if got := capResult(toolbox.Tool{}, small, 4096); string(got) != string(small) {
 		t.Fatalf("a small result changed: %s", got)
 	}
 }
@@ -36,8 +38,8 @@ func FuzzCapResult(f *testing.F) {
 			t.Skip()
 		}
 		raw, _ := json.Marshal(json.RawMessage(s)) // compact, as tool results are
-		out := capResult(raw, max)
-		if len(out) > max || !json.Valid(out) || !utf8.Valid(out) {
+		out := capResult(toolbox.Tool{}, raw, max)
+		if len(out) > max || !json.Valid(out) || !utf8.Valid(out) || len(raw) > max && out[0] != '{' {
 			t.Fatalf("cap %d: %d bytes, valid JSON %v, valid UTF-8 %v: %q", max, len(out), json.Valid(out), utf8.Valid(out), out)
 		}
 	})

@@ -80,8 +80,24 @@ type DistillReport struct {
 // reported in the report and the others are still stored. An error means
 // distill could not run at all (the model failed); it is emitted as a
 // warning, because it never says anything about the task itself.
+//
+// It is bounded like any model request, by Config.RequestTimeout, and says
+// it starts with an EventDistilling, so a slow observer is never a silent
+// hang after the answer.
 func (s *Session) Distill(ctx context.Context) (DistillReport, error) {
-	rep, err := Distill(ctx, s.cfg.Model, s.cfg.Toolkit, s.history)
+	s.emit(Event{Type: EventDistilling})
+	dctx := ctx
+	if s.cfg.RequestTimeout > 0 {
+		var cancel context.CancelFunc
+		dctx, cancel = context.WithTimeout(ctx, s.cfg.RequestTimeout)
+		defer cancel()
+	}
+	rep, err := Distill(dctx, s.cfg.Model, s.cfg.Toolkit, s.history[min(s.resumed, len(s.history)):])
+	if err != nil && ctx.Err() == nil && errors.Is(dctx.Err(), context.DeadlineExceeded) {
+		err = fmt.Errorf("distill: no answer from %s within %s, so nothing was stored; raise --timeout if the model is just slow", s.cfg.Model.Name(), s.cfg.RequestTimeout)
+	} else if err != nil && ctx.Err() != nil {
+		err = fmt.Errorf("distill stopped, so nothing more was stored: %w", ctx.Err())
+	}
 	s.usage.Add(rep.Usage)
 	if err != nil {
 		s.emit(Event{Type: EventWarning, Error: err.Error(), Distill: &rep})

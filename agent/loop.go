@@ -28,6 +28,8 @@ const (
 	EventUsage      EventType = "usage"
 	EventFinal      EventType = "final"
 	EventError      EventType = "error"
+	// EventDistilling says the distill step started: one more model request.
+	EventDistilling EventType = "distilling"
 	// EventDistill reports what the distill step stored after the task.
 	EventDistill EventType = "distill"
 	// EventCompact says old tool results were compacted to keep the
@@ -36,6 +38,8 @@ const (
 	// EventWarning is a problem that does not change how the task ended,
 	// e.g. a failed distill.
 	EventWarning EventType = "warning"
+	// EventRetry says a model request failed and is tried again after a wait.
+	EventRetry EventType = "retry"
 	// EventSession names the session a run's session memories go to, so
 	// it can be resumed with --session.
 	EventSession EventType = "session"
@@ -56,6 +60,7 @@ type Event struct {
 	Distill *DistillReport  `json:"distill,omitempty"`
 	Context *Compaction     `json:"context,omitempty"`
 	Session string          `json:"session,omitempty"`
+	Retry   *RetryWait      `json:"retry,omitempty"`
 }
 
 // Config sets up a Session.
@@ -66,12 +71,13 @@ type Config struct {
 	Workspace *toolbox.Workspace
 	// MaxSteps bounds the model calls of one turn (default DefaultMaxSteps).
 	MaxSteps int
-	// ContextBudget is the most tokens a request may carry (the offline
-	// estimate, or the provider's count near the budget, see RequestCounter); older tool results are compacted to stay under it (default
-	// DefaultContextBudget).
+	// ContextBudget is the most tokens a request may carry, by the
+	// conservative estimate or, near the budget, the provider's own count
+	// (see RequestCounter); older tool results are compacted to stay under
+	// it (default DefaultContextBudget).
 	ContextBudget int
-	// MaxResultBytes caps one tool result before it enters the history
-	// (default DefaultMaxResultBytes).
+	// MaxResultBytes caps one tool result before it enters the history; it
+	// is never below DefaultMaxResultBytes, what the tools promise.
 	MaxResultBytes int
 	// RequestTimeout bounds one model request, retries included; 0 means none.
 	RequestTimeout time.Duration
@@ -88,6 +94,8 @@ type Session struct {
 	tools   *Toolset
 	history []Message
 	usage   Usage
+	ledger  ledger
+	resumed int // messages restored by Resume, which distill has seen before
 }
 
 // TurnResult is how a turn ended.
@@ -119,10 +127,10 @@ const maxRepeatedFailures = 3
 const continuePrompt = "Your reply was cut off by the output length limit. Continue exactly where it stopped, without repeating anything."
 
 // coreTools are declared from the first request: the tools nearly every
-// task needs. The rest cost one summary line in load_tools until loaded,
+// task needs (memory_remove is rare enough to be loaded). The rest cost one summary line in load_tools until loaded,
 // and then run through call_tool.
 var coreTools = map[string]bool{
-	"memory_search": true, "memory_add": true, "memory_remove": true,
+	"memory_search": true, "memory_add": true,
 	"read_file": true, "list_files": true, "search_code": true,
 }
 
@@ -157,15 +165,23 @@ func NewSession(cfg Config) (*Session, error) {
 	if cfg.ContextBudget <= 0 {
 		cfg.ContextBudget = DefaultContextBudget
 	}
-	if cfg.MaxResultBytes <= 0 {
-		cfg.MaxResultBytes = DefaultMaxResultBytes
-	}
+	cfg.MaxResultBytes = max(cfg.MaxResultBytes, DefaultMaxResultBytes)
 	core, deferred := DefaultTools(cfg.Toolkit, cfg.Workspace)
 	ts, err := NewToolset(core, deferred)
 	if err != nil {
 		return nil, err
 	}
-	return &Session{cfg: cfg, system: SystemPrompt(), tools: ts}, nil
+	s := &Session{cfg: cfg, system: SystemPrompt(), tools: ts,
+		ledger: ledger{counts: map[uint64]int{}, failed: map[uint64]bool{}}}
+	if n := RequestTokens(s.request()); n >= cfg.ContextBudget {
+		return nil, fmt.Errorf("%w: the system prompt and tool declarations alone take about %d tokens, and --context-budget is %d; raise it well above that", ErrBudget, n, cfg.ContextBudget)
+	}
+	return s, nil
+}
+
+// request is the next request the model would see.
+func (s *Session) request() Request {
+	return Request{System: s.system, Messages: s.history, Tools: s.tools.Declarations()}
 }
 
 // History returns the conversation so far.
@@ -207,8 +223,10 @@ func (s *Session) Turn(ctx context.Context, input string) (TurnResult, error) {
 			return fail(step-1, fmt.Errorf("%w: stopped after %d steps without finishing; ask to continue, or raise --max-steps", ErrStepLimit, s.cfg.MaxSteps))
 		}
 		res.Steps = step
-		s.fitBudget(ctx, step)
-		req := Request{System: s.system, Messages: s.history, Tools: s.tools.Declarations()}
+		if err := s.fitBudget(ctx, step); err != nil {
+			return fail(step, err)
+		}
+		req := s.request()
 		resp, err := s.generate(ctx, req, step)
 		if err != nil {
 			if ctxErr := ctx.Err(); ctxErr != nil {
@@ -386,8 +404,14 @@ func (s *Session) call(ctx context.Context, step int, c ToolCall) *ToolResponse 
 	} else {
 		out, isErr = s.invoke(ctx, name, args)
 	}
-	out = capResult(out, s.cfg.MaxResultBytes)
+	tool, _ := s.tools.Tool(name)
+	out = capResult(tool, out, s.cfg.MaxResultBytes)
 	s.emit(Event{Type: EventToolResult, Step: step, Tool: name, Result: out, IsError: isErr})
+	if w := resultWarning(out); w != "" && !isErr {
+		// The model reads it in the result; the user would not, e.g. a
+		// memory stored without a vector because the embedder is down.
+		s.emit(Event{Type: EventWarning, Step: step, Tool: name, Text: name + ": " + w})
+	}
 	return &ToolResponse{ID: c.ID, Name: c.Name, Response: out, IsError: isErr}
 }
 
@@ -409,6 +433,17 @@ func (s *Session) invoke(ctx context.Context, name string, args json.RawMessage)
 		return errorJSON(toolbox.AsError(err)), true
 	}
 	return resultJSON(v), false
+}
+
+// resultWarning is the warning field of a tool result, if it has one.
+func resultWarning(out json.RawMessage) string {
+	var r struct {
+		Warning string `json:"warning"`
+	}
+	if json.Unmarshal(out, &r) != nil {
+		return ""
+	}
+	return r.Warning
 }
 
 // resultJSON marshals a tool result as a JSON object, which is what function

@@ -3,6 +3,9 @@ package agent
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -29,6 +32,20 @@ func (w Wait) String() string {
 		who = "as the server asked"
 	}
 	return fmt.Sprintf("%s: %s; retrying in %s %s (try %d of %d)", w.What, w.Reason, w.Delay.Round(100*time.Millisecond), who, w.Attempt+1, w.Attempts)
+}
+
+// RetryWait is a Wait as the JSON of an EventRetry.
+type RetryWait struct {
+	Attempt    int     `json:"attempt"`
+	Attempts   int     `json:"attempts"`
+	Delay      float64 `json:"delay_seconds"`
+	FromServer bool    `json:"from_server"`
+	Reason     string  `json:"reason"`
+}
+
+// Event is the wait as an EventRetry.
+func (w Wait) Event() Event {
+	return Event{Type: EventRetry, Text: w.String(), Retry: &RetryWait{Attempt: w.Attempt, Attempts: w.Attempts, Delay: w.Delay.Seconds(), FromServer: w.FromServer, Reason: w.Reason}}
 }
 
 // Retry runs a request again after failures a later try may not have:
@@ -80,6 +97,22 @@ func (r Retry) Do(ctx context.Context, try func() (after time.Duration, retry bo
 			delay = r.MaxDelay
 		}
 	}
+}
+
+// RetryAfter reads an HTTP Retry-After header: seconds, or an HTTP date;
+// 0 when there is none or it is in the past.
+func RetryAfter(h string, now time.Time) time.Duration {
+	h = strings.TrimSpace(h)
+	if h == "" {
+		return 0
+	}
+	if secs, err := strconv.ParseFloat(h, 64); err == nil && secs >= 0 {
+		return time.Duration(secs * float64(time.Second))
+	}
+	if t, err := http.ParseTime(h); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
 }
 
 func oneLine(s string) string {

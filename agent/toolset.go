@@ -108,7 +108,58 @@ func (ts *Toolset) AllDeclarations() []ToolDecl {
 }
 
 func declOf(t toolbox.Tool) ToolDecl {
-	return ToolDecl{Name: t.Name, Description: t.Description, Schema: t.Schema}
+	return ToolDecl{Name: t.Name, Description: t.Description, Schema: declaredSchema(t.Schema)}
+}
+
+// undeclared are the schema keywords left out of what the model is sent:
+// limits a model almost never reaches, which the tool checks itself and
+// explains in its error (a 9 KB query, an eleventh query). Every declared
+// byte is paid on each request; types, enums, required fields and the
+// maximum of a limit the model chooses stay.
+var undeclared = []string{"maxLength", "maxItems", "minimum"}
+
+func hasUndeclared(schema json.RawMessage) bool {
+	for _, k := range undeclared {
+		if bytes.Contains(schema, []byte(`"`+k+`"`)) {
+			return true
+		}
+	}
+	return false
+}
+
+// declaredSchema is schema without the undeclared keywords, at any depth.
+func declaredSchema(schema json.RawMessage) json.RawMessage {
+	if !hasUndeclared(schema) {
+		return schema // as written, properties in their order
+	}
+	var v any
+	if err := json.Unmarshal(schema, &v); err != nil {
+		return schema
+	}
+	var strip func(any)
+	strip = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for _, k := range undeclared {
+				if _, isNum := v[k].(float64); isNum {
+					delete(v, k)
+				}
+			}
+			for _, c := range v {
+				strip(c)
+			}
+		case []any:
+			for _, c := range v {
+				strip(c)
+			}
+		}
+	}
+	strip(v)
+	b, err := json.Marshal(v)
+	if err != nil {
+		return schema
+	}
+	return b
 }
 
 // ToolsLoaded is the result of load_tools: the loaded tools' declarations,
@@ -148,7 +199,7 @@ func (ts *Toolset) callTool() toolbox.Tool {
 	return toolbox.Tool{
 		Name:        CallToolName,
 		Summary:     "run a loaded tool",
-		Description: "Run a loaded tool with its args.",
+		Description: "Run a loaded tool.",
 		Schema:      json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"},"args":{"type":"object"}},"required":["name","args"]}`),
 		Call: func(ctx context.Context, raw json.RawMessage) (any, error) {
 			name, args, ok := ts.Unwrap(raw)
@@ -161,14 +212,14 @@ func (ts *Toolset) callTool() toolbox.Tool {
 }
 
 func (ts *Toolset) loadTool() toolbox.Tool {
-	var list strings.Builder
+	var list []string
 	for _, name := range ts.deferred {
-		fmt.Fprintf(&list, "\n- %s: %s", name, ts.byName[name].Summary)
+		list = append(list, fmt.Sprintf("%s (%s)", name, ts.byName[name].Summary))
 	}
 	return toolbox.Tool{
 		Name:        LoadToolsName,
 		Summary:     "declare more tools",
-		Description: "Load tools by name, then run them with call_tool:" + list.String(),
+		Description: "Load tools to run with call_tool: " + strings.Join(list, ", ") + ".",
 		Schema: json.RawMessage(`{
   "type": "object",
   "properties": {

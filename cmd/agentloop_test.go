@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -54,6 +55,9 @@ type modelReply struct {
 	// server asks for (Retry-After, RetryInfo).
 	Status int
 	Wait   time.Duration
+	// HeaderOnly says the wait with an HTTP Retry-After header on both
+	// providers, not Gemini's RetryInfo.
+	HeaderOnly bool
 	// Hang holds the response until the client gives up.
 	Hang bool
 }
@@ -131,7 +135,9 @@ func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 	if rep.Status != 0 && rep.Status != http.StatusOK {
 		if gemini {
 			details := "[]"
-			if rep.Wait > 0 {
+			if rep.Wait > 0 && rep.HeaderOnly {
+				w.Header().Set("Retry-After", fmt.Sprintf("%g", rep.Wait.Seconds()))
+			} else if rep.Wait > 0 {
 				details = fmt.Sprintf(`[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"%gs"}]`, rep.Wait.Seconds())
 			}
 			w.WriteHeader(rep.Status)
@@ -406,15 +412,16 @@ func TestRunBigFileKeepsEveryLaterRequestUnderBudget(t *testing.T) {
 		}
 		reqs := f.requests()
 		for _, r := range reqs[1:] {
-			t.Logf("request %d: %d bytes, ~%d tokens", r.N, len(r.Body), r.Tokens)
-			if r.Tokens > budget {
-				t.Errorf("request %d carries ~%d tokens, over the budget of %d", r.N, r.Tokens, budget)
+			t.Logf("request %d: %d bytes, ~%d tokens at 3 bytes a token", r.N, len(r.Body), len(r.Body)/3)
+			if len(r.Body)/3 > budget {
+				t.Errorf("request %d carries ~%d tokens, over the budget of %d", r.N, len(r.Body)/3, budget)
 			}
 		}
-		// The big result arrived capped, and was compacted later, with the
-		// compaction said in --json and the stub telling how to get it back.
-		if first := reqs[1].Results; len(first) != 1 || !strings.Contains(first[0], `truncated`) || len(first[0]) > 40<<10 {
-			t.Errorf("the 3 MB read reached the model as %d bytes", len(strings.Join(first, "")))
+		// The big result arrived cut to fit, saying where to read on, and
+		// was compacted later, with the compaction said in --json and the
+		// stub telling how to get it back.
+		if first := reqs[1].Results; len(first) != 1 || !strings.Contains(first[0], `"next_offset":`) || !strings.Contains(first[0], "to read on") {
+			t.Errorf("the 3 MB read reached the model as %.300s", strings.Join(first, ""))
 		}
 		if !strings.Contains(stdout, `"type":"compact"`) || !strings.Contains(stdout, `"tokens_before"`) {
 			t.Errorf("no compact event in --json output")
@@ -564,21 +571,30 @@ func TestRunDistillFailureIsAWarning(t *testing.T) {
 }
 
 func TestRunHonoursTheServersRetryDelayAndSaysSo(t *testing.T) {
-	eachProvider(t, func(t *testing.T, p int) {
-		repo := agentRepo(t)
-		f := scripted(t, modelReply{Status: http.StatusTooManyRequests, Wait: 300 * time.Millisecond}, say("Done."), observe())
-		start := time.Now()
-		code, _, stderr := runAgent(t, f, p, repo, "run", "do it")
-		if code != cmd.ExitOK {
-			t.Fatalf("exit %d: %s", code, stderr)
-		}
-		if !strings.Contains(stderr, "retrying in 300ms as the server asked") {
-			t.Fatalf("stderr: %s", stderr)
-		}
-		if waited := time.Since(start); waited < 300*time.Millisecond {
-			t.Fatalf("retried after %s, before the server's delay", waited)
-		}
-	})
+	for _, headerOnly := range []bool{false, true} {
+		t.Run(fmt.Sprintf("Retry-After header only %v", headerOnly), func(t *testing.T) {
+			eachProvider(t, func(t *testing.T, p int) {
+				repo := agentRepo(t)
+				f := scripted(t, modelReply{Status: http.StatusTooManyRequests, Wait: 1300 * time.Millisecond, HeaderOnly: headerOnly}, say("Done."), observe())
+				start := time.Now()
+				code, _, stderr := runAgent(t, f, p, repo, "run", "do it")
+				if code != cmd.ExitOK {
+					t.Fatalf("exit %d: %s", code, stderr)
+				}
+				if !strings.Contains(stderr, "retrying in 1.3s as the server asked") {
+					t.Fatalf("stderr: %s", stderr)
+				}
+				if waited := time.Since(start); waited < 1300*time.Millisecond {
+					t.Fatalf("retried after %s, before the server's delay", waited)
+				}
+				f = scripted(t, modelReply{Status: http.StatusTooManyRequests, Wait: 100 * time.Millisecond, HeaderOnly: headerOnly}, say("Done."), observe())
+				code, stdout, _ := runAgent(t, f, p, repo, "run", "--json", "do it")
+				if code != cmd.ExitOK || !strings.Contains(stdout, `"type":"retry"`) || !strings.Contains(stdout, `"from_server":true`) {
+					t.Fatalf("no retry event: exit %d: %s", code, stdout)
+				}
+			})
+		})
+	}
 }
 
 func TestRunTimeoutBoundsOneRequest(t *testing.T) {
@@ -598,7 +614,13 @@ func TestRunTimeoutBoundsOneRequest(t *testing.T) {
 // logs each request's size: the table in the commit and report comes from
 // `go test -v -run TestRunLongSessionStaysUnderBudget ./cmd/`.
 func TestRunLongSessionStaysUnderBudget(t *testing.T) {
-	const steps, budget = 60, 30000
+	const steps = 60
+	for _, budget := range []int{30000, agentDefaultBudget} {
+		t.Run(fmt.Sprint(budget), func(t *testing.T) { longSession(t, steps, budget) })
+	}
+}
+
+func longSession(t *testing.T, steps, budget int) {
 	eachProvider(t, func(t *testing.T, p int) {
 		repo := agentRepo(t)
 		for i := range steps {
@@ -615,7 +637,7 @@ func TestRunLongSessionStaysUnderBudget(t *testing.T) {
 				return say("Read all sixty files.")
 			}
 		})
-		code, _, stderr := runAgent(t, f, p, repo, "run", "--json", "--max-steps", "80", "--context-budget", fmt.Sprint(budget), "read every file")
+		code, stdout, stderr := runAgent(t, f, p, repo, "run", "--json", "--max-steps", "80", "--context-budget", fmt.Sprint(budget), "read every file")
 		if code != cmd.ExitOK {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
@@ -624,13 +646,26 @@ func TestRunLongSessionStaysUnderBudget(t *testing.T) {
 			t.Fatalf("%d requests", len(reqs))
 		}
 		var table strings.Builder
-		fmt.Fprintf(&table, "\n%s, budget %d estimated tokens\nstep | request bytes | ~tokens (4 B/token)\n", providers[p].name, budget)
-		for _, r := range reqs[:steps] {
-			fmt.Fprintf(&table, "%4d | %13d | %6d\n", r.N, len(r.Body), r.Tokens)
-			if r.Tokens > budget {
-				t.Errorf("step %d: ~%d tokens, over the budget %d", r.N, r.Tokens, budget)
+		fmt.Fprintf(&table, "\n%s, budget %d tokens\nstep | request bytes | ~tokens (3 B/token) | reused prefix (prompt order)\n", providers[p].name, budget)
+		sent, reusedSum, cut, peak := 0, 0, 0, 0
+		for i, r := range reqs[:steps] {
+			reused := 0
+			if i > 0 {
+				prev := promptOrder(t, p, reqs[i-1].Body)
+				reused = commonPrefix(prev, promptOrder(t, p, r.Body))
+				sent, reusedSum = sent+len(r.Body), reusedSum+reused
+				if reused < len(prev)*9/10 {
+					cut++
+				}
+			}
+			peak = max(peak, len(r.Body))
+			fmt.Fprintf(&table, "%4d | %13d | %6d | %8d\n", r.N, len(r.Body), len(r.Body)/3, reused)
+			if len(r.Body)/3 > budget {
+				t.Errorf("step %d: ~%d tokens at 3 bytes a token, over the budget %d", r.N, len(r.Body)/3, budget)
 			}
 		}
+		fmt.Fprintf(&table, "requests 2-%d: peak %d bytes, %d bytes sent, %d (%.0f%%) a reusable prefix; %d requests reused under 90%% of the one before; %d compactions\n",
+			steps, peak, sent, reusedSum, 100*float64(reusedSum)/float64(sent), cut, strings.Count(stdout, `"type":"compact"`))
 		t.Log(table.String())
 	})
 }
@@ -820,6 +855,578 @@ func TestRunInterruptedStillDistillsAndFails(t *testing.T) {
 		}
 		if reqs := f.requests(); len(reqs) != 2 || !reqs[1].Forced || !strings.Contains(errOut.String(), "remembered 1 observation") {
 			t.Fatalf("distill after the interrupt: %d requests; %s", len(reqs), errOut.String())
+		}
+	})
+}
+
+// fileReader is a scripted model that reads files the way a careful model
+// does: it asks for each file at once, reads on from next_line or
+// next_offset, and asks for a read again only when told to (a stub or a
+// cut without a continuation). It records what arrived of each file.
+type fileReader struct {
+	t     *testing.T
+	mu    sync.Mutex
+	last  []fakeCall        // the calls of the previous reply, in order
+	asked map[string]int    // how often each read (path and arguments) was asked
+	got   map[string]string // what arrived of each file, in order
+	at    map[string]int64  // where each file's next piece must start
+}
+
+func newFileReader(t *testing.T) *fileReader {
+	return &fileReader{t: t, asked: map[string]int{}, got: map[string]string{}, at: map[string]int64{}}
+}
+
+func (fr *fileReader) read(path string, extra string) fakeCall {
+	args := fmt.Sprintf(`{"path":%q%s}`, path, extra)
+	fr.asked[args]++
+	return fakeCall{Name: "read_file", Args: args}
+}
+
+// script answers the first request with reads of paths, then reads on.
+func (fr *fileReader) script(paths ...string) func(r modelReq) modelReply {
+	return func(r modelReq) modelReply {
+		fr.mu.Lock()
+		defer fr.mu.Unlock()
+		if r.Forced {
+			return observe()
+		}
+		if r.N == 1 {
+			for _, p := range paths {
+				fr.last = append(fr.last, fr.read(p, ""))
+			}
+			return modelReply{Calls: fr.last}
+		}
+		if len(r.Results) != len(fr.last) {
+			fr.t.Errorf("request %d: %d results for %d calls", r.N, len(r.Results), len(fr.last))
+			return say("Confused.")
+		}
+		var next []fakeCall
+		for i, raw := range r.Results {
+			var res struct {
+				Path       string  `json:"path"`
+				Content    *string `json:"content"`
+				StartLine  int     `json:"start_line"`
+				NextLine   int     `json:"next_line"`
+				NextOffset int64   `json:"next_offset"`
+				Offset     int64   `json:"offset"`
+			}
+			if err := json.Unmarshal([]byte(raw), &res); err != nil || res.Content == nil {
+				// A stub or a cut result without content: all a model
+				// can do is ask again.
+				next = append(next, fakeCall{Name: "read_file", Args: fr.last[i].Args})
+				fr.asked[fr.last[i].Args]++
+				continue
+			}
+			if res.Offset != fr.at[res.Path] {
+				fr.t.Errorf("%s: a piece starts at byte %d, the last ended at %d", res.Path, res.Offset, fr.at[res.Path])
+			}
+			fr.got[res.Path] += *res.Content
+			fr.at[res.Path] = res.Offset + int64(len(*res.Content))
+			switch {
+			case res.NextLine > 0:
+				next = append(next, fr.read(res.Path, fmt.Sprintf(`,"start_line":%d`, res.NextLine)))
+			case res.NextOffset > 0:
+				next = append(next, fr.read(res.Path, fmt.Sprintf(`,"offset":%d`, res.NextOffset)))
+			}
+		}
+		fr.last = next
+		if len(next) == 0 {
+			return say("Read every file.")
+		}
+		return modelReply{Calls: next}
+	}
+}
+
+// check fails the test unless each file arrived whole and exactly once,
+// and no read was asked twice.
+func (fr *fileReader) check(t *testing.T, repo string, paths ...string) {
+	t.Helper()
+	fr.mu.Lock()
+	defer fr.mu.Unlock()
+	for args, n := range fr.asked {
+		if n > 1 {
+			t.Errorf("read %s asked %d times", args, n)
+		}
+	}
+	for _, p := range paths {
+		want, _ := os.ReadFile(filepath.Join(repo, p))
+		if got := fr.got[p]; got != string(want) {
+			t.Errorf("%s: %d of %d bytes arrived (whole and in order: %v)", p, len(got), len(want), strings.HasPrefix(string(want), got))
+		}
+	}
+}
+
+// TestRunBatchOfReadsCompletesWithoutRepeating reads a batch of files in
+// one step whose results alone exceed the budget: they are cut to a head
+// that says where to read on, never stubbed, so the model reads on instead
+// of asking again.
+func TestRunBatchOfReadsCompletesWithoutRepeating(t *testing.T) {
+	for _, tc := range []struct {
+		files, budget int
+	}{{14, agentDefaultBudget}, {4, 20000}} {
+		t.Run(fmt.Sprintf("%d reads, budget %d", tc.files, tc.budget), func(t *testing.T) {
+			eachProvider(t, func(t *testing.T, p int) {
+				repo := agentRepo(t)
+				var paths []string
+				for i := range tc.files {
+					name := fmt.Sprintf("src/f%02d.go", i)
+					os.MkdirAll(filepath.Join(repo, "src"), 0o755)
+					line := fmt.Sprintf("func f%d() string { return \"a line of file %d\" }\n", i, i)
+					os.WriteFile(filepath.Join(repo, name), bytes.Repeat([]byte(line), 29<<10/len(line)), 0o644)
+					paths = append(paths, name)
+				}
+				fr := newFileReader(t)
+				f := scriptedFunc(t, fr.script(paths...))
+				code, stdout, stderr := runAgent(t, f, p, repo, "run", "--json", "--max-steps", "40", "--context-budget", fmt.Sprint(tc.budget), "read the sources")
+				if code != cmd.ExitOK {
+					t.Fatalf("exit %d: %s\n%.2000s", code, stderr, stdout)
+				}
+				fr.check(t, repo, paths...)
+				for _, r := range f.requests() {
+					if n := len(r.Body) / 3; n > tc.budget {
+						t.Errorf("request %d: %d bytes, about %d tokens at 3 bytes a token, over the budget %d", r.N, len(r.Body), n, tc.budget)
+					}
+				}
+				t.Logf("%d requests", len(f.requests()))
+			})
+		})
+	}
+}
+
+const agentDefaultBudget = 100000
+
+// TestRunReadsA3MBLineWholeInParts reads a 3 MB one-line file by offset
+// until its end: every byte arrives exactly once, none is skipped by a cap.
+func TestRunReadsA3MBLineWholeInParts(t *testing.T) {
+	eachProvider(t, func(t *testing.T, p int) {
+		repo := agentRepo(t)
+		big := strings.Repeat("0123456789abcdef\"é", 3<<20/19) // quotes and UTF-8 in one line
+		if err := os.WriteFile(filepath.Join(repo, "big.txt"), []byte(big), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fr := newFileReader(t)
+		f := scriptedFunc(t, fr.script("big.txt"))
+		code, _, stderr := runAgent(t, f, p, repo, "run", "--json", "--max-steps", "80", "read big.txt")
+		if code != cmd.ExitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		fr.check(t, repo, "big.txt")
+		// Each part is read_file's whole 64 KiB, not less: the cap is
+		// above what the tool promises.
+		if parts := len(f.requests()) - 2; parts > len(big)/(64<<10)+1 {
+			t.Errorf("%d parts for %d bytes: some parts were cut below 64 KiB", parts, len(big))
+		}
+	})
+}
+
+// TestRunHangingDistillEndsWithinTheTimeout: a model that never answers the
+// distill request costs --timeout, not a hang, and the task keeps its exit
+// code; the distill step is said on stderr and in --json.
+func TestRunHangingDistillEndsWithinTheTimeout(t *testing.T) {
+	eachProvider(t, func(t *testing.T, p int) {
+		repo := agentRepo(t)
+		f := scripted(t, say("Done."), modelReply{Hang: true})
+		start := time.Now()
+		code, _, stderr := runAgent(t, f, p, repo, "run", "--timeout", "1s", "do it")
+		if took := time.Since(start); took > 3*time.Second {
+			t.Errorf("run took %s with --timeout 1s", took)
+		}
+		if code != cmd.ExitOK || !strings.Contains(stderr, "distilling what this session learnt") || !strings.Contains(stderr, "no answer from") {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		f = scripted(t, say("Done."), modelReply{Hang: true})
+		code, stdout, _ := runAgent(t, f, p, repo, "run", "--json", "--timeout", "1s", "do it")
+		if code != cmd.ExitOK || !strings.Contains(stdout, `{"type":"distilling","step":0}`) || !strings.Contains(stdout, `"type":"warning"`) {
+			t.Fatalf("exit %d: %s", code, stdout)
+		}
+	})
+}
+
+// TestRunCtrlCStopsDistillAtOnce: Ctrl-C while distill waits for the model
+// ends it at once, and the finished task still exits 0.
+func TestRunCtrlCStopsDistillAtOnce(t *testing.T) {
+	eachProvider(t, func(t *testing.T, p int) {
+		repo := agentRepo(t)
+		f := scriptedFunc(t, func(r modelReq) modelReply {
+			if r.Forced {
+				go func() { time.Sleep(100 * time.Millisecond); syscall.Kill(os.Getpid(), syscall.SIGINT) }()
+				return modelReply{Hang: true}
+			}
+			return say("Done.")
+		})
+		start := time.Now()
+		code, _, stderr := runAgent(t, f, p, repo, "run", "--timeout", "30s", "do it")
+		if took := time.Since(start); took > 5*time.Second {
+			t.Errorf("Ctrl-C stopped distill after %s", took)
+		}
+		if code != cmd.ExitOK || !strings.Contains(stderr, "distill stopped") {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+	})
+}
+
+// TestHelperAcolyteProcess is acolyte itself, as main runs it, when the
+// test binary is started by a test that needs a process of its own to
+// signal. Run alone, it does nothing.
+func TestHelperAcolyteProcess(t *testing.T) {
+	raw := os.Getenv("ACOLYTE_TEST_ARGS")
+	if raw == "" {
+		t.Skip("run by TestRunSIGTERMStopsTheShellsProcessGroup")
+	}
+	var args []string
+	json.Unmarshal([]byte(raw), &args)
+	ctx, stop := signal.NotifyContext(context.Background(), cmd.StopSignals...)
+	code := cmd.Run(ctx, args, os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// TestRunSIGTERMStopsTheShellsProcessGroup sends each stop signal to acolyte
+// while run_shell runs a command that starts children, one of which
+// ignores SIGTERM: when acolyte has exited, none of them is left.
+func TestRunSIGTERMStopsTheShellsProcessGroup(t *testing.T) {
+	for _, command := range []string{"run", "chat"} {
+		for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT} {
+			if command == "chat" && sig == syscall.SIGINT {
+				continue // Ctrl-C in chat stops the reply, not the chat: TestChatInATerminal
+			}
+			t.Run(command+" "+sig.String(), func(t *testing.T) { stopSignal(t, command, sig) })
+		}
+	}
+}
+
+func stopSignal(t *testing.T, command string, sig syscall.Signal) {
+	eachProvider(t, func(t *testing.T, p int) {
+		repo := agentRepo(t)
+		pids := filepath.Join(t.TempDir(), "pids")
+		script := fmt.Sprintf(`sleep 300 & echo $! >> %[1]s; (trap '' TERM; sleep 300) & echo $! >> %[1]s; echo started >> %[1]s.ok; wait`, pids)
+		args, _ := json.Marshal(map[string]string{"command": script})
+		f := scripted(t, call("run_shell", string(args)), say("Stopped."), observe())
+		full := append(append([]string{"acolyte", command}, providers[p].flags(f.srv.URL)...), "--repo", repo, "--yes")
+		if command == "run" {
+			full = append(full, "run it")
+		}
+		argsJSON, _ := json.Marshal(full)
+		c := exec.Command(os.Args[0], "-test.run=^TestHelperAcolyteProcess$")
+		c.Env = append(os.Environ(), "ACOLYTE_TEST_ARGS="+string(argsJSON))
+		c.Stdin = strings.NewReader("run it\n")
+		var errOut syncBuffer
+		c.Stderr = &errOut
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			if _, err := os.Stat(pids + ".ok"); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				c.Process.Kill()
+				t.Fatalf("the command never started: %s", errOut.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		c.Process.Signal(sig)
+		done := make(chan error, 1)
+		go func() { done <- c.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			c.Process.Kill()
+			t.Fatalf("acolyte did not exit after %s: %s", sig, errOut.String())
+		}
+		raw, _ := os.ReadFile(pids)
+		for _, field := range strings.Fields(string(raw)) {
+			var pid int
+			fmt.Sscan(field, &pid)
+			if alive(pid) {
+				syscall.Kill(pid, syscall.SIGKILL)
+				t.Errorf("child %d survived %s", pid, sig)
+			}
+		}
+		if !strings.Contains(errOut.String(), "interrupted") && !strings.Contains(errOut.String(), "stopped") {
+			t.Errorf("stderr: %s", errOut.String())
+		}
+	})
+}
+
+// alive says whether process pid runs: it exists and is not a zombie
+// waiting for its new parent to reap it.
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	_, after, _ := strings.Cut(string(stat), ") ")
+	return !strings.HasPrefix(after, "Z")
+}
+
+// TestRunFirstRequestFitsIn800Tokens measures the first request as the
+// server receives it, envelope included, on each provider: at most 800
+// tokens by the rule of 4 bytes a token the goal is set in.
+func TestRunFirstRequestFitsIn800Tokens(t *testing.T) {
+	eachProvider(t, func(t *testing.T, p int) {
+		repo := agentRepo(t)
+		f := scripted(t, say("Done."))
+		const task = "add a test for the parser"
+		code, _, stderr := runAgent(t, f, p, repo, "run", "--no-distill", task)
+		if code != cmd.ExitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		first := f.requests()[0]
+		t.Logf("%s: first request %d bytes, %d tokens at 4 bytes a token", providers[p].name, len(first.Body), len(first.Body)/4)
+		if len(first.Body)/4 > 800 {
+			t.Errorf("the first request is %d bytes, %d tokens at 4 bytes a token, over 800", len(first.Body), len(first.Body)/4)
+		}
+		// prompt --stats says the same figure, less the task.
+		code, out, _ := acolyte(t, append(append([]string{"prompt"}, providers[p].flags(f.srv.URL)...), "--repo", repo, "--stats", "--json")...)
+		var stats struct {
+			Wire struct {
+				Bytes  int `json:"bytes"`
+				Tokens int `json:"tokens"`
+			} `json:"wire"`
+		}
+		if err := json.Unmarshal([]byte(out), &stats); code != cmd.ExitOK || err != nil {
+			t.Fatalf("prompt --stats --json: exit %d, %v: %s", code, err, out)
+		}
+		if d := len(first.Body) - len(task) - stats.Wire.Bytes; d < 0 || d > 40 || stats.Wire.Tokens != stats.Wire.Bytes/4 {
+			t.Errorf("prompt --stats says %d bytes (%d tokens) on the wire; the server received %d with a %d-byte task", stats.Wire.Bytes, stats.Wire.Tokens, len(first.Body), len(task))
+		}
+	})
+}
+
+// TestRunModelErrorsAreWords: a refused request says the status and the
+// server's message, not the SDK's Go maps.
+func TestRunModelErrorsAreWords(t *testing.T) {
+	eachProvider(t, func(t *testing.T, p int) {
+		repo := agentRepo(t)
+		f := scripted(t, modelReply{Status: http.StatusTooManyRequests, Wait: 10 * time.Minute}, observe())
+		code, _, stderr := runAgent(t, f, p, repo, "run", "--no-distill", "do it")
+		if code == cmd.ExitOK || strings.Contains(stderr, "map[") || !strings.Contains(stderr, "scripted failure") || !strings.Contains(stderr, "429") {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+	})
+}
+
+// TestResumeRestoresTheConversationAndItsMemories: run --resume ID and
+// chat --resume (the last session) continue the saved conversation, whose
+// history the model sees again, compacted to the budget, with the
+// session's memories.
+func TestResumeRestoresTheConversationAndItsMemories(t *testing.T) {
+	eachProvider(t, func(t *testing.T, p int) {
+		repo := agentRepo(t)
+		os.WriteFile(filepath.Join(repo, "notes.txt"), bytes.Repeat([]byte("the parser lives in parse.go\n"), 2000), 0o644)
+		fact := `{"content":"The user is refactoring the parser this session.","scope":"session"}`
+		f := scripted(t, call("read_file", `{"path":"notes.txt"}`), say("The parser is in parse.go."), observe(fact))
+		code, _, stderr := runAgent(t, f, p, repo, "run", "where is the parser")
+		if code != cmd.ExitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		_, id, _ := strings.Cut(stderr, "resume with --resume ")
+		id, _, _ = strings.Cut(id, ")")
+
+		// run --resume ID, under a budget the saved read does not fit: the
+		// old result is compacted, the words stay, and so does the memory.
+		f = scriptedFunc(t, func(r modelReq) modelReply {
+			if r.Forced {
+				return observe()
+			}
+			if r.N == 1 {
+				return call("memory_search", `{"query":"parser refactoring"}`)
+			}
+			return say("Still parse.go.")
+		})
+		code, stdout, stderr := runAgent(t, f, p, repo, "run", "--json", "--resume", id, "--context-budget", "8000", "and now?")
+		if code != cmd.ExitOK {
+			t.Fatalf("resume: exit %d: %s\n%s", code, stderr, stdout)
+		}
+		first := f.requests()[0].Body
+		for _, want := range []string{"where is the parser", "The parser is in parse.go.", "and now?", "Call read_file again"} {
+			if !strings.Contains(first, want) {
+				t.Errorf("the resumed request lacks %q", want)
+			}
+		}
+		if len(first)/3 > 8000 || !strings.Contains(stdout, `"type":"compact"`) {
+			t.Errorf("the resumed request is %d bytes under a budget of 8000 tokens; compacted: %v", len(first), strings.Contains(stdout, `"type":"compact"`))
+		}
+		if !strings.Contains(f.requests()[1].Body, "refactoring the parser this session") {
+			t.Errorf("the session's memory did not come back: %s", f.requests()[1].Results)
+		}
+
+		// chat --resume, no id: the last session, which now has both tasks.
+		f = scripted(t, say("Yes."), observe())
+		var out, errOut bytes.Buffer
+		code = chat(t, f, p, repo, strings.NewReader("one more\n/exit\n"), &out, &errOut, "--resume")
+		if code != cmd.ExitOK || !strings.Contains(errOut.String(), "session "+id+": resumed") {
+			t.Fatalf("chat --resume: exit %d: %s", code, errOut.String())
+		}
+		if body := f.requests()[0].Body; !strings.Contains(body, "where is the parser") || !strings.Contains(body, "Still parse.go.") {
+			t.Errorf("chat --resume did not restore both tasks")
+		}
+
+		// chat --resume ID names it.
+		f = scripted(t, say("Named."), observe())
+		out.Reset()
+		errOut.Reset()
+		code = chat(t, f, p, repo, strings.NewReader("by name\n/exit\n"), &out, &errOut, "--resume", id)
+		if code != cmd.ExitOK || !strings.Contains(f.requests()[0].Body, "one more") {
+			t.Fatalf("chat --resume %s: exit %d: %s", id, code, errOut.String())
+		}
+
+		// What cannot be resumed says why.
+		code, _, stderr = runAgent(t, f, p, repo, "run", "--resume", "session-none", "go")
+		if code != cmd.ExitUsage || !strings.Contains(stderr, "no saved conversation for session session-none") {
+			t.Errorf("unknown session: exit %d: %s", code, stderr)
+		}
+		code, _, stderr = runAgent(t, f, p, repo, "run", "--resume", "../../etc/passwd", "go")
+		if code != cmd.ExitUsage || !strings.Contains(stderr, "cannot name a saved conversation") {
+			t.Errorf("a path as the id: exit %d: %s", code, stderr)
+		}
+	})
+}
+
+// TestRunSmallThingsAUserSees collects what the terminal shows of odd
+// cases: a wrong JSON type named in words, & shown as &, a long output
+// line clipped and dropped output counted (a memory stored without a
+// vector is TestToolWarningReachesTheUser in agent).
+func TestRunSmallThingsAUserSees(t *testing.T) {
+	eachProvider(t, func(t *testing.T, p int) {
+		repo := agentRepo(t)
+		f := scripted(t,
+			call("list_files", `{"pattern":"a&b/*.go"}`),
+			call("run_shell", `{"command":"seq 1 100000; head -c 16000 /dev/zero | tr '\\0' x; echo"}`),
+			say("Done."),
+			call("memory_observe", `{"facts":"not a list"}`))
+		code, _, stderr := runAgent(t, f, p, repo, "run", "--yes", "do it")
+		if code != cmd.ExitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		for _, want := range []string{
+			`→ list_files {"pattern":"a&b/*.go"}`,
+			"bytes the tool dropped from the middle of the output",
+			"x… (7951 more bytes)", // the tool kept 8,191 bytes of the line, 240 are shown
+			"facts is a JSON string where a list of JSON values was expected",
+		} {
+			if !strings.Contains(stderr, want) {
+				t.Errorf("stderr lacks %q:\n%s", want, stderr)
+			}
+		}
+		if strings.Contains(stderr, `\u0026`) || strings.Contains(stderr, strings.Repeat("x", 1000)) {
+			t.Errorf("an escaped & or a 16 KB line on stderr:\n%.3000s", stderr)
+		}
+	})
+	code, out, _ := acolyte(t, "run", "--help")
+	if code != cmd.ExitOK || strings.Contains(out, "(default: 0)") || strings.Contains(out, "(default: 0s)") {
+		t.Errorf("run --help: %s", out)
+	}
+}
+
+// TestChatCtrlCStopsDistillAtOnce: after /exit, Ctrl-C while distill waits
+// for the model ends the chat at once, exit 0.
+func TestChatCtrlCStopsDistillAtOnce(t *testing.T) {
+	eachProvider(t, func(t *testing.T, p int) {
+		repo := agentRepo(t)
+		f := scriptedFunc(t, func(r modelReq) modelReply {
+			if r.Forced {
+				go func() { time.Sleep(100 * time.Millisecond); syscall.Kill(os.Getpid(), syscall.SIGINT) }()
+				return modelReply{Hang: true}
+			}
+			return say("Hello.")
+		})
+		var out, errOut syncBuffer
+		start := time.Now()
+		code := chat(t, f, p, repo, strings.NewReader("hi\n/exit\n"), &out, &errOut, "--timeout", "30s")
+		if took := time.Since(start); took > 5*time.Second {
+			t.Errorf("Ctrl-C stopped distill after %s", took)
+		}
+		if code != cmd.ExitOK || !strings.Contains(errOut.String(), "distill stopped") {
+			t.Fatalf("exit %d: %s", code, errOut.String())
+		}
+	})
+}
+
+// TestRunCompactionKeepsWhatTheModelNeeds: under a small budget, old file
+// reads are stubbed first, keeping which file they read; the loaded tool
+// schemas and a memory_search result stay whole; an old write_file's
+// content goes but its path stays; and compaction runs rarely, each time
+// well below the budget.
+func TestRunCompactionKeepsWhatTheModelNeeds(t *testing.T) {
+	const budget = 12000
+	eachProvider(t, func(t *testing.T, p int) {
+		repo := agentRepo(t)
+		for i := range 8 {
+			os.WriteFile(filepath.Join(repo, fmt.Sprintf("r%d.go", i)), bytes.Repeat([]byte(fmt.Sprintf("// line of file %d, long enough to matter\n", i)), 250), 0o644)
+		}
+		content, _ := json.Marshal(strings.Repeat("generated line\n", 400))
+		replies := []modelReply{
+			call("memory_search", `{"query":"how are files written here"}`),
+			call("load_tools", `{"names":["write_file"]}`),
+			call("call_tool", `{"name":"write_file","args":{"path":"out/gen.txt","content":`+string(content)+`}}`),
+		}
+		for i := range 8 {
+			replies = append(replies, call("read_file", fmt.Sprintf(`{"path":"r%d.go"}`, i)))
+		}
+		replies = append(replies, say("Done."), observe())
+		f := scripted(t, replies...)
+		code, stdout, stderr := runAgent(t, f, p, repo, "run", "--json", "--max-steps", "20", "--context-budget", fmt.Sprint(budget), "write and read")
+		if code != cmd.ExitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		reqs := f.requests()
+		last := reqs[len(reqs)-2].Body
+		for _, want := range []string{
+			`write_file (write a whole file)`, // the load_tools list, in the declarations
+			`out/gen.txt`,                     // the write's path, in its stubbed arguments
+			`r0.go`,                           // the first read's path, in its stub
+			`Call read_file again`,            // stubs say how to get a result back
+		} {
+			if !strings.Contains(last, want) {
+				t.Errorf("the last request lacks %q", want)
+			}
+		}
+		if strings.Contains(last, "generated line") {
+			t.Errorf("the old write_file content is still sent")
+		}
+		// The load_tools result (write_file's schema) and the memory_search
+		// result are whole: neither was stubbed.
+		for _, tool := range []string{"load_tools", "memory_search"} {
+			if strings.Contains(last, "This "+tool+" result") {
+				t.Errorf("the %s result was compacted", tool)
+			}
+		}
+		if !strings.Contains(last, "Prefer edit_file for changes to an existing file.") { // write_file's description, in load_tools's result
+			t.Errorf("the loaded schema is gone")
+		}
+		compactions := strings.Count(stdout, `"type":"compact"`)
+		if compactions == 0 || compactions > 3 {
+			t.Errorf("%d compactions over 8 reads of 10 KB under %d tokens", compactions, budget)
+		}
+		for _, r := range reqs {
+			if len(r.Body)/3 > budget {
+				t.Errorf("request %d: %d bytes, over the budget", r.N, len(r.Body))
+			}
+		}
+	})
+}
+
+// TestRunBudgetBelowTheFirstRequestFailsAtStart: a budget the first
+// request cannot fit is an error before any request, not a silent excess.
+func TestRunBudgetBelowTheFirstRequestFailsAtStart(t *testing.T) {
+	eachProvider(t, func(t *testing.T, p int) {
+		repo := agentRepo(t)
+		f := scripted(t)
+		code, _, stderr := runAgent(t, f, p, repo, "run", "--context-budget", "500", "do it")
+		if code != cmd.ExitUsage || !strings.Contains(stderr, "--context-budget is 500") || len(f.requests()) != 0 {
+			t.Fatalf("budget 500: exit %d, %d requests: %s", code, len(f.requests()), stderr)
+		}
+		task := strings.Repeat("a long task description ", 200)
+		f = scripted(t, observe()) // only distill, which reads the task
+		code, _, stderr = runAgent(t, f, p, repo, "run", "--context-budget", "1500", task)
+		if code == cmd.ExitOK || !strings.Contains(stderr, "the first request (system prompt, tool declarations and the task)") || len(f.requests()) != 1 || !f.requests()[0].Forced {
+			t.Fatalf("a task over the budget: exit %d, %d requests: %s", code, len(f.requests()), stderr)
 		}
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -27,20 +28,31 @@ func chatCommand() *cli.Command {
 		Flags: append(agentFlags(),
 			&cli.BoolFlag{Name: "yes", Usage: "allow run_shell without asking"},
 			&cli.BoolFlag{Name: "json", Usage: "print the conversation's events as JSON lines, as run --json does"},
+			&cli.BoolFlag{Name: "resume", Usage: "continue a saved conversation, of the session `ID` given as the argument or else the last one: its history, compacted to the budget, and its session memories"},
 		),
+		ArgsUsage: "[ID, with --resume]",
 		Action: func(c *cli.Context) error {
+			resume := resumeArg{id: c.Args().First(), last: c.Bool("resume")}
+			if c.Args().Len() > 1 || c.Args().Len() == 1 && !c.Bool("resume") {
+				return usage(fmt.Errorf("chat takes no arguments but a session id after --resume, e.g. acolyte chat --resume %s", c.Args().First()))
+			}
 			// The chat decides what Ctrl-C means, so it listens itself and
 			// works on a context the process-wide interrupt does not end.
 			interrupts := make(chan os.Signal, 1)
 			signal.Notify(interrupts, os.Interrupt)
 			defer signal.Stop(interrupts)
-			ch := &chat{in: newChatInput(c.App.Reader), errw: c.App.ErrWriter, interrupts: interrupts, yes: c.Bool("yes")}
+			// SIGTERM and SIGHUP (a CI timeout, a closed terminal) end the
+			// chat at once, the running reply with it.
+			terminate := make(chan os.Signal, 1)
+			signal.Notify(terminate, syscall.SIGTERM, syscall.SIGHUP)
+			defer signal.Stop(terminate)
+			ch := &chat{in: newChatInput(c.App.Reader), errw: c.App.ErrWriter, interrupts: interrupts, terminate: terminate, yes: c.Bool("yes")}
 			ch.printer = &textPrinter{stdout: c.App.Writer, stderr: c.App.ErrWriter}
 			show := ch.printer.print
 			if c.Bool("json") {
 				show = eventPrinter(c.App.Writer, c.App.ErrWriter, true)
 			}
-			s, closer, err := agentSession(c, ch.confirm, show, !c.Bool("json"))
+			s, closer, save, err := agentSession(c, ch.confirm, show, !c.Bool("json"), resume)
 			if err != nil {
 				return err
 			}
@@ -56,7 +68,9 @@ func chatCommand() *cli.Command {
 					continue
 				}
 				talked = true
-				if stopped = ch.turn(ctx, func(ctx context.Context) error { _, err := s.Turn(ctx, line); return err }); stopped {
+				stopped = ch.turn(ctx, func(ctx context.Context) error { _, err := s.Turn(ctx, line); return err })
+				save()
+				if stopped {
 					break
 				}
 			}
@@ -80,6 +94,7 @@ type chat struct {
 	in         *chatInput
 	errw       io.Writer
 	interrupts chan os.Signal
+	terminate  chan os.Signal
 	printer    *textPrinter
 	yes        bool
 
@@ -107,6 +122,9 @@ func (ch *chat) next() (string, bool) {
 		case <-ch.interrupts:
 			fmt.Fprintln(ch.errw)
 			return "", false
+		case <-ch.terminate:
+			fmt.Fprintln(ch.errw)
+			return "", false
 		case <-ch.in.notify:
 		}
 	}
@@ -126,12 +144,18 @@ func (ch *chat) turn(ctx context.Context, run func(context.Context) error) (leav
 		case <-ch.interrupts:
 			cancel()
 			fmt.Fprintln(ch.errw, "\nacolyte: stopping this reply (Ctrl-C again to leave the chat)")
+		case <-ch.terminate:
+			cancel()
+			leave <- true
+			return
 		case <-done:
 			leave <- false
 			return
 		}
 		select {
 		case <-ch.interrupts:
+			leave <- true
+		case <-ch.terminate:
 			leave <- true
 		case <-done:
 			leave <- false

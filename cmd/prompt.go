@@ -7,6 +7,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/acolyte-dev/acolyte/agent"
+	"github.com/acolyte-dev/acolyte/agent/gemini"
+	"github.com/acolyte-dev/acolyte/agent/openai"
 	"github.com/acolyte-dev/acolyte/agent/toolbox"
 	"github.com/acolyte-dev/acolyte/internal/termtext"
 )
@@ -47,14 +49,16 @@ func promptCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			wire := firstRequestOnTheWire(c, rep)
 			if c.Bool("json") {
 				if c.Bool("stats") {
 					return printJSON(c, struct {
 						Counter          string             `json:"counter"`
 						Tokens           agent.PromptTokens `json:"tokens"`
+						Wire             wireSize           `json:"wire"`
 						BaselineFiles    []string           `json:"baseline_files"`
 						BaselineMemories int                `json:"baseline_memories"`
-					}{rep.Counter, rep.Tokens, rep.BaselineFiles, rep.BaselineMemories})
+					}{rep.Counter, rep.Tokens, wire, rep.BaselineFiles, rep.BaselineMemories})
 				}
 				return printJSON(c, rep)
 			}
@@ -74,6 +78,7 @@ func promptCommand() *cli.Command {
 				{"tools, all declared", t.ToolsFull},
 				{"first request (system + deferred tools)", t.Initial},
 				{"with every tool declared", t.Full},
+				{fmt.Sprintf("first request on the wire to %s, envelope included (%d bytes / 4)", wire.Provider, wire.Bytes), wire.Tokens},
 				{fmt.Sprintf("inject-everything baseline (%d files, %d memories)", len(rep.BaselineFiles), rep.BaselineMemories), t.Baseline},
 				{"baseline + first request", t.Baseline + t.Initial},
 			}
@@ -86,4 +91,27 @@ func promptCommand() *cli.Command {
 			return tw.Flush()
 		},
 	}
+}
+
+// wireSize is the first request as a provider receives it, before the task.
+type wireSize struct {
+	Provider string `json:"provider"`
+	Bytes    int    `json:"bytes"`
+	// Tokens is Bytes/4, the rule the first request's goal is set in.
+	Tokens int `json:"tokens"`
+}
+
+// firstRequestOnTheWire sizes the first request of a task, with an empty
+// task, in the wire format of the provider the flags name, as chat streams it.
+func firstRequestOnTheWire(c *cli.Context, rep agent.PromptReport) wireSize {
+	req := agent.Request{System: rep.System, Tools: rep.Tools, Messages: []agent.Message{{Role: agent.RoleUser, Parts: []agent.Part{{}}}}}
+	w := wireSize{Provider: c.String("provider")}
+	switch w.Provider {
+	case "openai":
+		w.Bytes = openai.RequestBytes(c.String("model"), req, true)
+	default:
+		w.Bytes = gemini.RequestBytes(req)
+	}
+	w.Tokens = w.Bytes / 4
+	return w
 }

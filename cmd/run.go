@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
@@ -38,9 +41,9 @@ func agentFlags() []cli.Flag {
 	return append(modelFlags(),
 		&cli.IntFlag{Name: "max-steps", Value: agent.DefaultMaxSteps, Usage: "most model calls per task before stopping"},
 		&cli.BoolFlag{Name: "no-distill", Usage: "do not store observations from the finished task"},
-		&cli.IntFlag{Name: "context-budget", EnvVars: []string{"ACOLYTE_CONTEXT_BUDGET"}, Usage: fmt.Sprintf("most tokens (estimated) one model request may carry; older tool results are compacted to stay under it (default %d, or context-budget in config.json)", agent.DefaultContextBudget)},
-		&cli.DurationFlag{Name: "timeout", EnvVars: []string{"ACOLYTE_TIMEOUT"}, Usage: fmt.Sprintf("longest one model request may take, retries included (default %s, or timeout in config.json)", defaultRequestTimeout)},
-		&cli.DurationFlag{Name: "session-max-age", EnvVars: []string{"ACOLYTE_SESSION_MAX_AGE"}, Usage: fmt.Sprintf("forget the memories of agent sessions unused for this long (default %s, or session-max-age in config.json)", agent.DefaultSessionMaxAge)},
+		&cli.IntFlag{Name: "context-budget", EnvVars: []string{"ACOLYTE_CONTEXT_BUDGET"}, Usage: "most tokens one model request may carry (3 bytes a token, or the provider's count); older tool results are compacted to stay under it", DefaultText: fmt.Sprintf("%d, or context-budget in config.json", agent.DefaultContextBudget)},
+		&cli.DurationFlag{Name: "timeout", EnvVars: []string{"ACOLYTE_TIMEOUT"}, Usage: "longest one model request may take, retries included, distill's too", DefaultText: fmt.Sprintf("%s, or timeout in config.json", defaultRequestTimeout)},
+		&cli.DurationFlag{Name: "session-max-age", EnvVars: []string{"ACOLYTE_SESSION_MAX_AGE"}, Usage: "forget the memories and conversations of agent sessions unused for this long", DefaultText: fmt.Sprintf("%s, or session-max-age in config.json", agent.DefaultSessionMaxAge)},
 	)
 }
 
@@ -110,59 +113,114 @@ func openModelWaiting(c *cli.Context, onWait func(agent.Wait)) (agent.Model, err
 	}
 }
 
+// resumeArg names the saved conversation a command continues, if any: the
+// session id, or the last one saved.
+type resumeArg struct {
+	id   string
+	last bool
+}
+
+// conversationsDir is where conversations are saved for --resume.
+func conversationsDir(c *cli.Context) (string, error) {
+	h, err := home(c)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(h, "conversations"), nil
+}
+
+// resumeConversation loads the conversation resume names and makes its
+// session the command's, so its session memories come back too.
+func resumeConversation(c *cli.Context, dir string, resume resumeArg) (*agent.Conversation, error) {
+	if resume.id == "" && !resume.last {
+		return nil, nil
+	}
+	id := resume.id
+	if id == "" {
+		last, err := agent.LastConversation(dir)
+		if err != nil {
+			return nil, usage(err)
+		}
+		id = last
+	}
+	if s := global(c, flagSession); s != "" && s != id {
+		return nil, usage(fmt.Errorf("--resume %s and --session %s name different sessions; give one of them", id, s))
+	}
+	conv, err := agent.LoadConversation(dir, id)
+	if err != nil {
+		return nil, usage(err)
+	}
+	if err := c.Set(flagSession, id); err != nil {
+		return nil, err
+	}
+	return &conv, nil
+}
+
 // agentSession opens everything a task needs: the workspace, the model and
-// a session over them. confirm decides run_shell calls. The session id is
-// announced through onEvent, and sessions unused for longer than
-// --session-max-age are pruned.
-func agentSession(c *cli.Context, confirm func(string) bool, onEvent func(agent.Event), stream bool) (*agent.Session, io.Closer, error) {
+// a session over them, resumed from a saved conversation if resume names
+// one. confirm decides run_shell calls. The session id is announced through
+// onEvent, and sessions unused for longer than --session-max-age are
+// pruned. save writes the conversation so far, for --resume.
+func agentSession(c *cli.Context, confirm func(string) bool, onEvent func(agent.Event), stream bool, resume resumeArg) (*agent.Session, io.Closer, func(), error) {
 	if n := c.Int("max-steps"); n < 1 {
-		return nil, nil, usage(fmt.Errorf("--max-steps must be at least 1, got %d", n))
+		return nil, nil, nil, usage(fmt.Errorf("--max-steps must be at least 1, got %d", n))
 	}
 	budget, err := agentInt(c, "context-budget", agent.DefaultContextBudget)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	timeout, err := agentDuration(c, "timeout", defaultRequestTimeout)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	maxAge, err := agentDuration(c, "session-max-age", agent.DefaultSessionMaxAge)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	m, err := openModelWaiting(c, func(w agent.Wait) { fmt.Fprintf(c.App.ErrWriter, "acolyte: %s\n", w) })
+	m, err := openModelWaiting(c, func(w agent.Wait) { onEvent(w.Event()) })
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
+	}
+	dir, err := conversationsDir(c)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	conv, err := resumeConversation(c, dir, resume)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	session := global(c, flagSession)
 	if session == "" {
 		// Each task is its own session unless the caller resumes one with
-		// --session, so session facts from distill have somewhere to live.
+		// --resume or --session, so session facts from distill have
+		// somewhere to live.
 		session = agent.NewSessionID(time.Now())
 		if err := c.Set(flagSession, session); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 	w, err := openWorkspace(c)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	sessions := agent.Sessions{Store: w.Store}
 	now := time.Now()
 	if err := sessions.Touch(c.Context, session, now); err != nil {
 		w.Close()
-		return nil, nil, fail(err)
+		return nil, nil, nil, fail(err)
 	}
 	if pruned, err := sessions.Prune(c.Context, maxAge, session, now); err != nil {
 		fmt.Fprintf(c.App.ErrWriter, "acolyte: warning: %s\n", termtext.EscapeText(err.Error()))
 	} else if len(pruned) > 0 {
+		for _, id := range pruned {
+			_ = agent.RemoveConversation(dir, id) // one left behind is only a file
+		}
 		onEvent(agent.Event{Type: agent.EventWarning, Text: fmt.Sprintf("forgot the memories of %d session(s) unused for %s", len(pruned), maxAge)})
 	}
-	onEvent(agent.Event{Type: agent.EventSession, Session: session})
 	ws, err := toolbox.NewWorkspace(w.Root)
 	if err != nil {
 		w.Close()
-		return nil, nil, usage(err)
+		return nil, nil, nil, usage(err)
 	}
 	ws.Confirm = confirm
 	ws.Trust = trustedBy
@@ -170,24 +228,58 @@ func agentSession(c *cli.Context, confirm func(string) bool, onEvent func(agent.
 		ContextBudget: budget, RequestTimeout: timeout, Stream: stream, OnEvent: onEvent})
 	if err != nil {
 		w.Close()
-		return nil, nil, usage(err)
+		return nil, nil, nil, usage(err)
 	}
-	return s, w, nil
+	started := agent.Event{Type: agent.EventSession, Session: session}
+	if conv != nil {
+		s.Resume(conv.History)
+		started.Text = fmt.Sprintf("resumed %d messages saved %s", len(conv.History), conv.Saved.Local().Format(time.DateTime))
+	}
+	onEvent(started)
+	save := func() {
+		if err := agent.SaveConversation(dir, session, s.History(), time.Now()); err != nil {
+			onEvent(agent.Event{Type: agent.EventWarning, Error: "the conversation was not saved for --resume: " + err.Error()})
+		}
+	}
+	return s, w, save, nil
 }
 
 // distill runs the distill step unless --no-distill. It never changes how
-// the task ended: a failure is a warning, already reported as an event.
-// After an interrupt it still runs, briefly, on a context of its own.
+// the task ended: a failure is a warning, already reported as an event. It
+// is bounded by --timeout, like any model request, and after an interrupt
+// by distillAfterInterrupt too, on a context of its own; a stop signal
+// while it runs ends it at once.
 func distill(ctx context.Context, c *cli.Context, s *agent.Session) {
 	if c.Bool("no-distill") {
 		return
 	}
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, StopSignals...)
+	defer signal.Stop(stop)
+	dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
 	if ctx.Err() != nil {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), distillAfterInterrupt)
-		defer cancel()
+		var cancelAfter context.CancelFunc
+		dctx, cancelAfter = context.WithTimeout(dctx, distillAfterInterrupt)
+		defer cancelAfter()
+	} else {
+		// A stop that comes in from now on is for distill, not the task.
+		go func() {
+			select {
+			case <-ctx.Done():
+				cancel()
+			case <-dctx.Done():
+			}
+		}()
 	}
-	_, _ = s.Distill(ctx)
+	go func() {
+		select {
+		case <-stop:
+			cancel()
+		case <-dctx.Done():
+		}
+	}()
+	_, _ = s.Distill(dctx)
 }
 
 // distillAfterInterrupt bounds the distill that runs after Ctrl-C: what the
@@ -204,6 +296,7 @@ func runCommand() *cli.Command {
 		Flags: append(agentFlags(),
 			&cli.BoolFlag{Name: "json", Usage: "stream events as JSON lines"},
 			&cli.BoolFlag{Name: "yes", Usage: "allow run_shell without asking"},
+			&cli.StringFlag{Name: "resume", Usage: "continue the saved conversation of session `ID`: its history, compacted to the budget, and its session memories"},
 		),
 		Action: func(c *cli.Context) error {
 			task := strings.TrimSpace(strings.Join(c.Args().Slice(), " "))
@@ -213,12 +306,13 @@ func runCommand() *cli.Command {
 			yes := c.Bool("yes")
 			confirm := func(string) bool { return yes }
 			out := eventPrinter(c.App.Writer, c.App.ErrWriter, c.Bool("json"))
-			s, closer, err := agentSession(c, confirm, out, !c.Bool("json"))
+			s, closer, save, err := agentSession(c, confirm, out, !c.Bool("json"), resumeArg{id: c.String("resume")})
 			if err != nil {
 				return err
 			}
 			defer closer.Close()
 			_, err = s.Turn(c.Context, task)
+			save()
 			// Whatever the turn learnt is worth keeping however it ended.
 			distill(c.Context, c, s)
 			if err != nil {
@@ -296,8 +390,17 @@ func (p *textPrinter) print(e agent.Event) {
 			msg = e.Error
 		}
 		fmt.Fprintf(p.stderr, "acolyte: warning: %s\n", termtext.EscapeText(msg))
+	case agent.EventRetry:
+		p.endLine()
+		fmt.Fprintf(p.stderr, "acolyte: %s\n", termtext.EscapeText(e.Text))
 	case agent.EventSession:
-		fmt.Fprintf(p.stderr, "session %s (resume with --session %s)\n", e.Session, e.Session)
+		if e.Text != "" {
+			fmt.Fprintf(p.stderr, "session %s: %s\n", e.Session, e.Text)
+		}
+		fmt.Fprintf(p.stderr, "session %s (resume with --resume %s)\n", e.Session, e.Session)
+	case agent.EventDistilling:
+		p.endLine()
+		fmt.Fprintln(p.stderr, "· distilling what this session learnt (Ctrl-C skips it)")
 	case agent.EventDistill:
 		p.endLine()
 		if n := len(e.Distill.Added); n > 0 {
@@ -318,6 +421,22 @@ func (p *textPrinter) print(e agent.Event) {
 // model sees all of it (up to the tool's own cap).
 const shellLines = 20
 
+// shellLineBytes is how much of one output line is shown: a minified file
+// or a progress bar is one line of many kilobytes.
+const shellLineBytes = 240
+
+// clipLine cuts l to about n bytes, at a character, saying what it cut.
+func clipLine(l string, n int) string {
+	if len(l) <= n {
+		return l
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(l[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d more bytes)", l[:cut], len(l)-cut)
+}
+
 func printShell(w io.Writer, r toolbox.ShellResult) {
 	lines := strings.Split(strings.TrimRight(r.Output, "\n"), "\n")
 	if r.Output == "" {
@@ -328,12 +447,15 @@ func printShell(w io.Writer, r toolbox.ShellResult) {
 		skipped = len(lines) - shellLines
 		lines = lines[skipped:]
 	}
-	if skipped > 0 {
+	switch {
+	case r.DroppedBytes > 0:
+		fmt.Fprintf(w, "  │ … %d earlier lines, and %d bytes the tool dropped from the middle of the output\n", skipped, r.DroppedBytes)
+	case skipped > 0:
 		fmt.Fprintf(w, "  │ … %d earlier lines\n", skipped)
 	}
 	for _, l := range lines {
 		// A command's output may be a cloned file's, escapes included.
-		fmt.Fprintf(w, "  │ %s\n", termtext.EscapeText(l))
+		fmt.Fprintf(w, "  │ %s\n", termtext.EscapeText(clipLine(l, shellLineBytes)))
 	}
 	fmt.Fprintf(w, "  exit %d\n", r.ExitCode)
 }

@@ -96,7 +96,7 @@ func TestRunJSONStreamsEventsAndDistills(t *testing.T) {
 			distilled = len(e.Distill.Added)
 		}
 	}
-	if got := strings.Join(types, ","); got != "session,usage,tool_call,tool_result,text,usage,final,distill" {
+	if got := strings.Join(types, ","); got != "session,usage,tool_call,tool_result,text,usage,final,distilling,distill" {
 		t.Fatalf("event types %s", got)
 	}
 	if distilled != 1 || len(*bodies) != 3 {

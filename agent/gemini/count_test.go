@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/acolyte-dev/acolyte/agent"
 )
@@ -59,31 +60,33 @@ func TestBudgetUsesTheAPIsTokenCount(t *testing.T) {
 	if len(got) != 1 || got[0].Before <= countBudget || got[0].After > countBudget {
 		t.Fatalf("compactions %+v, want one from over the budget %d (by the API's count) to under it", got, countBudget)
 	}
-	// The count covered what the request carries: the system prompt,
-	// the tool declarations and the conversation with its tool results.
+	// The counts covered what the request carries, the system prompt, the
+	// tool declarations and the conversation, each part once: a message
+	// counted before is not uploaded again.
 	h.fake.mu.Lock()
 	counted := append([]wireRequest(nil), h.fake.counted...)
 	h.fake.mu.Unlock()
 	if len(counted) == 0 {
 		t.Fatal("countTokens was never called")
 	}
-	last := counted[len(counted)-1]
-	if len(last.Contents) == 0 || last.Contents[0].Role != "user" {
-		t.Fatalf("count request contents: %+v", last.Contents)
-	}
-	var lead, results strings.Builder
-	for _, p := range last.Contents[0].Parts {
-		lead.WriteString(p.Text)
-	}
-	for _, c := range last.Contents {
-		for _, p := range c.Parts {
-			if p.FunctionResponse != nil && p.FunctionResponse.Name == "read_file" {
-				results.WriteString("x")
+	var lead strings.Builder
+	results := 0
+	for _, req := range counted {
+		for _, c := range req.Contents {
+			for _, p := range c.Parts {
+				lead.WriteString(p.Text)
+				if p.FunctionResponse != nil && p.FunctionResponse.Name == "read_file" {
+					results++
+				}
 			}
 		}
 	}
-	if !strings.Contains(lead.String(), "I am acolyte") || !strings.Contains(lead.String(), `"name":"memory_search"`) || results.Len() != 2 {
-		t.Fatalf("the count did not cover system prompt, tools and both results: lead %.200q, %d results", lead.String(), results.Len())
+	if !strings.Contains(lead.String(), "I am acolyte") || !strings.Contains(lead.String(), `"name":"memory_search"`) || strings.Count(lead.String(), "I am acolyte") != 1 {
+		t.Fatalf("the system prompt and tools were not counted once: %.300q", lead.String())
+	}
+	// Both reads of big.go got the same result, one message counted once.
+	if results != 1 {
+		t.Fatalf("the read_file results were counted %d times, want once", results)
 	}
 	// The request that followed carried the first result as a stub.
 	third := h.fake.seen()[2]
@@ -120,5 +123,39 @@ func TestBudgetFarAwayCostsNoCount(t *testing.T) {
 	defer h.fake.mu.Unlock()
 	if len(h.fake.counted) != 0 {
 		t.Fatalf("%d countTokens calls with the request far under the budget", len(h.fake.counted))
+	}
+}
+
+// TestBudgetCountIsBoundedByTheTimeout: a countTokens that never answers
+// costs at most the request timeout per step, and the estimate decides.
+func TestBudgetCountIsBoundedByTheTimeout(t *testing.T) {
+	read := func(t *testing.T, req wireRequest) reply {
+		return calls(fcall("read_file", map[string]any{"path": "big.go"}))
+	}
+	h, cfg := setup(t, read, read, func(t *testing.T, req wireRequest) reply { return text("Read it twice.") })
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	h.fake.count = func(wireRequest, []byte) (int, int) {
+		select {
+		case <-release:
+		case <-time.After(10 * time.Second):
+		}
+		return 0, http.StatusInternalServerError
+	}
+	code := strings.Repeat("func f() { return \"value\" } // a line of code\n", 160)
+	if err := os.WriteFile(filepath.Join(h.ws.Root, "big.go"), []byte(code), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg.ContextBudget, cfg.RequestTimeout = countBudget, 300*time.Millisecond
+	s, err := agent.NewSession(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if _, err := s.Turn(context.Background(), "read big.go twice"); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Fatalf("the turn took %s with countTokens hanging and --timeout 300ms", took)
 	}
 }

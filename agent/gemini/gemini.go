@@ -3,6 +3,7 @@
 package gemini
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -71,7 +72,7 @@ func New(ctx context.Context, cfg Config) (*Model, error) {
 	client, err := genai.NewClient(ctx, &genai.ClientConfig{
 		APIKey:      cfg.APIKey,
 		Backend:     genai.BackendGeminiAPI,
-		HTTPClient:  cfg.HTTPClient,
+		HTTPClient:  hintingClient(cfg.HTTPClient),
 		HTTPOptions: opts,
 	})
 	if err != nil {
@@ -91,10 +92,11 @@ func (m *Model) Generate(ctx context.Context, req agent.Request) (agent.Response
 	}
 	var resp *genai.GenerateContentResponse
 	err = m.retry.Do(ctx, func() (time.Duration, bool, error) {
+		tctx, hint := withHint(ctx)
 		var err error
-		resp, err = m.client.Models.GenerateContent(ctx, m.model, contents, config)
-		after, retryable := retryable(err)
-		return after, retryable, err
+		resp, err = m.client.Models.GenerateContent(tctx, m.model, contents, config)
+		after, again := retryDelay(err, hint)
+		return after, again, err
 	})
 	if err != nil {
 		return agent.Response{}, m.wrap(err)
@@ -138,9 +140,10 @@ func (m *Model) Stream(ctx context.Context, req agent.Request, onText func(strin
 	err = m.retry.Do(ctx, func() (time.Duration, bool, error) {
 		acc = accumulator{onText: onText}
 		started := false
-		for chunk, err := range m.client.Models.GenerateContentStream(ctx, m.model, contents, config) {
+		tctx, hint := withHint(ctx)
+		for chunk, err := range m.client.Models.GenerateContentStream(tctx, m.model, contents, config) {
 			if err != nil {
-				after, ok := retryable(err)
+				after, ok := retryDelay(err, hint)
 				// Text already shown cannot be taken back: retry only a
 				// stream that failed before its first chunk.
 				return after, ok && !started, err
@@ -214,15 +217,34 @@ func (m *Model) CountRequestTokens(ctx context.Context, req agent.Request) (int,
 func (m *Model) wrap(err error) error {
 	var apiErr genai.APIError
 	if errors.As(err, &apiErr) {
+		plain := apiError{apiErr}
 		switch apiErr.Code {
 		case http.StatusUnauthorized, http.StatusForbidden:
-			return fmt.Errorf("gemini %s: %s (check GEMINI_API_KEY): %w", m.model, apiErr.Message, err)
+			return fmt.Errorf("gemini %s: %s (check GEMINI_API_KEY): %w", m.model, apiErr.Message, plain)
 		case http.StatusNotFound:
-			return fmt.Errorf("gemini: model %q not found (set --model or ACOLYTE_MODEL): %w", m.model, err)
+			return fmt.Errorf("gemini: model %q not found (set --model or ACOLYTE_MODEL): %w", m.model, plain)
 		}
+		return fmt.Errorf("gemini %s: %w", m.model, plain)
 	}
 	return fmt.Errorf("gemini %s: %w", m.model, err)
 }
+
+// apiError says what the API answered in words: the SDK's own Error
+// prints the details as Go maps.
+type apiError struct{ err genai.APIError }
+
+func (e apiError) Error() string {
+	msg := fmt.Sprintf("the API answered %d", e.err.Code)
+	if e.err.Status != "" {
+		msg += " " + e.err.Status
+	}
+	if e.err.Message != "" {
+		msg += ": " + e.err.Message
+	}
+	return msg
+}
+
+func (e apiError) Unwrap() error { return e.err }
 
 func toGenai(req agent.Request) ([]*genai.Content, *genai.GenerateContentConfig, error) {
 	contents := make([]*genai.Content, 0, len(req.Messages))
@@ -313,7 +335,7 @@ func (a *accumulator) add(r *genai.GenerateContentResponse) error {
 		}
 		switch {
 		case p.FunctionCall != nil:
-			args, err := json.Marshal(p.FunctionCall.Args)
+			args, err := marshalArgs(p.FunctionCall.Args)
 			if err != nil {
 				return fmt.Errorf("gemini: arguments of %s: %w", p.FunctionCall.Name, err)
 			}
@@ -361,14 +383,35 @@ func (a *accumulator) response() (agent.Response, error) {
 	return resp, nil
 }
 
+// marshalArgs encodes a call's arguments as the model wrote them: without
+// escaping <, > and & as \u003c, \u003e and \u0026, which json.Marshal does
+// for HTML and which then shows in every tool-call line.
+func marshalArgs(args map[string]any) (json.RawMessage, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(args); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}
+
 // RequestBytes implements agent.RequestSizer: about the size of the JSON
 // body the SDK sends (contents, system instruction and tools), 0 when the
 // request cannot be encoded (Generate reports why).
-func (m *Model) RequestBytes(req agent.Request) int {
+func (m *Model) RequestBytes(req agent.Request) int { return RequestBytes(req) }
+
+// RequestBytes is the size of the JSON body of a request, the SDK's empty
+// generationConfig included, without a client; 0 when req cannot be encoded.
+func RequestBytes(req agent.Request) int {
 	contents, config, err := toGenai(req)
 	if err != nil {
 		return 0
 	}
-	b, _ := json.Marshal(map[string]any{"contents": contents, "systemInstruction": config.SystemInstruction, "tools": config.Tools})
+	body := map[string]any{"contents": contents, "systemInstruction": config.SystemInstruction, "tools": config.Tools, "generationConfig": struct{}{}}
+	if config.ToolConfig != nil {
+		body["toolConfig"] = config.ToolConfig
+	}
+	b, _ := json.Marshal(body)
 	return len(b)
 }

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -444,28 +443,21 @@ func (m *Model) openOnce(ctx context.Context, url string, body []byte) (*http.Re
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 	resp.Body.Close()
 	retryable := resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500
-	return nil, retryAfter(resp.Header.Get("Retry-After"), time.Now()), retryable,
+	return nil, agent.RetryAfter(resp.Header.Get("Retry-After"), time.Now()), retryable,
 		&statusError{resp.StatusCode, fmt.Sprintf("openai: %s answered %d: %s", url, resp.StatusCode, strings.TrimSpace(string(raw[:min(len(raw), 500)])))}
-}
-
-// retryAfter reads a Retry-After header: seconds, or an HTTP date.
-func retryAfter(h string, now time.Time) time.Duration {
-	h = strings.TrimSpace(h)
-	if h == "" {
-		return 0
-	}
-	if secs, err := strconv.ParseFloat(h, 64); err == nil && secs >= 0 {
-		return time.Duration(secs * float64(time.Second))
-	}
-	if t, err := http.ParseTime(h); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
 }
 
 // RequestBytes implements agent.RequestSizer: the size of the JSON body
 // Generate would send.
-func (m *Model) RequestBytes(req agent.Request) int {
-	b, _ := json.Marshal(toChat(m.cfg.Model, req)) // encodes as Generate does
+func (m *Model) RequestBytes(req agent.Request) int { return RequestBytes(m.cfg.Model, req, false) }
+
+// RequestBytes is the size of the JSON body of a request to model, streamed
+// or not, without a client.
+func RequestBytes(model string, req agent.Request, stream bool) int {
+	cr := toChat(model, req) // encodes as Generate and Stream do
+	if stream {
+		cr.Stream, cr.StreamOptions = true, &streamOptions{IncludeUsage: true}
+	}
+	b, _ := json.Marshal(cr)
 	return len(b)
 }

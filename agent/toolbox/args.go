@@ -90,6 +90,19 @@ func plainDecodeError(err error) string {
 	return msg
 }
 
+// plural is the plural of a kind: "a list of whole numbers", "a list of
+// lists of strings", "a list of true or false values".
+func plural(kind string) string {
+	kind = strings.TrimPrefix(strings.TrimPrefix(kind, "a "), "an ")
+	if kind == "true or false" {
+		return "true or false values"
+	}
+	if rest, ok := strings.CutPrefix(kind, "list of "); ok {
+		return "lists of " + rest
+	}
+	return kind + "s"
+}
+
 // Kind names a Go type as the JSON a model should send for it.
 func Kind(t reflect.Type) string {
 	if t == nil {
@@ -97,6 +110,9 @@ func Kind(t reflect.Type) string {
 	}
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
+	}
+	if t == reflect.TypeOf(json.RawMessage(nil)) {
+		return "a JSON value"
 	}
 	switch t.Kind() {
 	case reflect.String:
@@ -109,7 +125,7 @@ func Kind(t reflect.Type) string {
 	case reflect.Float32, reflect.Float64:
 		return "a number"
 	case reflect.Slice, reflect.Array:
-		return "a list of " + strings.TrimPrefix(strings.TrimPrefix(Kind(t.Elem()), "a "), "an ") + "s"
+		return "a list of " + plural(Kind(t.Elem()))
 	case reflect.Map, reflect.Struct:
 		return "an object"
 	}

@@ -222,8 +222,8 @@ func memorySearch(tk memory.Toolkit) Tool {
 	return Tool{
 		Name:    "memory_search",
 		Summary: "search long-term memory (rules, conventions, past observations, user preferences)",
-		Description: "Search long-term memory: AGENTS.md rules, conventions, commands, architecture, past lessons, " +
-			"user preferences. Search before guessing about the project or user.",
+		Description: "Search long-term memory: AGENTS.md rules, conventions, commands, past lessons, user preferences. " +
+			"Search before guessing.",
 		Schema: schema(filterProps(obj{
 			"query": strMax("What to look for, in words or a question, e.g. \"how do I run the integration tests\". "+
 				"Give query, queries, or both.", maxQueryBytes),
@@ -372,7 +372,7 @@ func memoryAdd(tk memory.Toolkit, source string) Tool {
 func memoryRemove(tk memory.Toolkit) Tool {
 	return Tool{
 		Name:        "memory_remove",
-		Summary:     "delete a memory that is wrong or stale",
+		Summary:     "delete a wrong memory by id",
 		Description: "Delete a wrong or outdated memory by its id from memory_search.",
 		Schema: schema(obj{
 			"id": str("The id of the memory to delete, as memory_search or memory_list returned it."),
@@ -410,7 +410,7 @@ func memoryRemove(tk memory.Toolkit) Tool {
 func memoryList(tk memory.Toolkit) Tool {
 	return Tool{
 		Name:    "memory_list",
-		Summary: "list memories by scope, kind or topic",
+		Summary: "list by scope, kind or topic",
 		Description: "List memories by scope, kind or topic, without a query, oldest first, one page at a time: " +
 			"when the result has nextCursor, call again with the same filters and cursor set to it for the next page.",
 		Schema: schema(filterProps(obj{

@@ -17,6 +17,10 @@ import (
 // command's output can take, however much it prints.
 const maxShellOutput = 16 << 10
 
+// shellGrace is how long a stopped command's processes have between SIGTERM
+// and SIGKILL: enough to remove a lock file, not to hold up an exit.
+const shellGrace = 2 * time.Second
+
 // ShellResult is the result of run_shell. A non-zero exit is a result, not a
 // tool error: the model needs the output to fix what failed.
 type ShellResult struct {
@@ -41,7 +45,7 @@ type ShellResult struct {
 func (w *Workspace) runShell() Tool {
 	return Tool{
 		Name:        "run_shell",
-		Summary:     "run a shell command (the user must allow it)",
+		Summary:     "a shell command, if the user allows it",
 		Description: "Run a command with sh -c in the workspace root, e.g. to build or test. The user may refuse it. Output is stdout and stderr combined, cut to 16 KiB.",
 		Schema: json.RawMessage(`{
   "type": "object",
@@ -83,14 +87,20 @@ func (w *Workspace) run(ctx context.Context, command string, timeout time.Durati
 	cmd := exec.CommandContext(ctx, "sh", "-c", command)
 	cmd.Dir = w.Root
 	killGroup(cmd)
-	// Children that keep the pipes open must not hang the tool after a kill.
-	cmd.WaitDelay = 2 * time.Second
+	// Children that keep the pipes open, or a shell that ignores SIGTERM,
+	// must not hang the tool after a stop: the shell is killed then.
+	cmd.WaitDelay = shellGrace
 	// One writer for both streams: exec then copies them from one pipe, so
 	// Write is never called concurrently and the order is kept.
 	out := newHeadTail(maxShellOutput)
 	cmd.Stdout = out
 	cmd.Stderr = out
 	err := cmd.Run()
+	if ctx.Err() != nil {
+		// Stopped by a timeout or a signal: what the shell started is
+		// stopped too, however it treats SIGTERM.
+		stopGroup(cmd, shellGrace)
+	}
 	res := ShellResult{}
 	res.Output, res.DroppedBytes = out.result()
 	res.Truncated = res.DroppedBytes > 0

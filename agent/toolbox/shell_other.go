@@ -2,6 +2,11 @@
 
 package toolbox
 
-import "os/exec"
+import (
+	"os/exec"
+	"time"
+)
 
 func killGroup(*exec.Cmd) {}
+
+func stopGroup(*exec.Cmd, time.Duration) {}

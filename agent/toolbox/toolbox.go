@@ -22,4 +22,7 @@ type Tool struct {
 	// Call runs the tool. A returned error is a tool error the model can read
 	// and recover from, never a reason to stop the loop.
 	Call func(ctx context.Context, args json.RawMessage) (any, error)
+	// shrink is the tool's own way to cut its result to a size (see
+	// Tool.Shrink); ok is false when it cannot.
+	shrink func(result json.RawMessage, max int) (out json.RawMessage, ok bool)
 }

@@ -111,6 +111,8 @@ type FileContent struct {
 	EndLine    int    `json:"end_line"`
 	TotalLines int    `json:"total_lines"`
 	Content    string `json:"content"`
+	// Offset is the byte offset in the file where Content starts.
+	Offset int64 `json:"offset,omitempty"`
 	// NextLine is set when the content was cut short at a line's end: read
 	// on with start_line.
 	NextLine int `json:"next_line,omitempty"`
@@ -179,6 +181,7 @@ func (w *Workspace) readFile() Tool {
 			out.Path = filepath.ToSlash(rel)
 			return out, nil
 		},
+		shrink: shrinkFileContent,
 	}
 }
 
@@ -321,6 +324,7 @@ func readPart(f *os.File, a readArgs, limit int) (FileContent, error) {
 		out.NextOffset = from + int64(cut)
 		out.Note = fmt.Sprintf("read %d bytes; call read_file with offset %d to read on", cut, out.NextOffset)
 	}
+	out.Offset = from
 	content := buf[:cut]
 	if !utf8.Valid(content) || bytes.IndexByte(content, 0) >= 0 {
 		return FileContent{}, errorf(CodeBinaryFile, "%s is not UTF-8 text and cannot be shown", shown(a.Path))
@@ -374,11 +378,11 @@ func (w *Workspace) listFiles() Tool {
 	return Tool{
 		Name:        "list_files",
 		Summary:     "list workspace files matching a glob",
-		Description: "List files matching a glob; ** spans directories.",
+		Description: "List files matching a glob such as **/*.go.",
 		Schema: json.RawMessage(`{
   "type": "object",
   "properties": {
-    "pattern": {"type": "string", "description": "e.g. **/*.go"}
+    "pattern": {"type": "string"}
   }
 }`),
 		Call: func(ctx context.Context, raw json.RawMessage) (any, error) {
@@ -539,13 +543,13 @@ func (w *Workspace) searchCode() Tool {
 	return Tool{
 		Name:        "search_code",
 		Summary:     "regexp search over the workspace's text files",
-		Description: "Search text files line by line for a Go regexp.",
+		Description: "Search text files line by line for a Go regexp, in the files glob matches.",
 		Schema: json.RawMessage(`{
   "type": "object",
   "properties": {
     "pattern": {"type": "string"},
-    "glob": {"type": "string", "description": "e.g. **/*_test.go"},
-    "max_results": {"type": "integer", "description": "Default 50."}
+    "glob": {"type": "string"},
+    "max_results": {"type": "integer"}
   },
   "required": ["pattern"]
 }`),
@@ -679,7 +683,7 @@ type FileWritten struct {
 func (w *Workspace) editFile() Tool {
 	return Tool{
 		Name:    "edit_file",
-		Summary: "exact-match edit, or create a file",
+		Summary: "replace exact text, or create a file",
 		Description: "Replace old with new in a file. old must match the file's text exactly (whitespace included) " +
 			"and exactly once: include surrounding lines to make it unique. With old empty, create a new file " +
 			"whose content is new.",

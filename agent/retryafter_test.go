@@ -1,4 +1,4 @@
-package openai
+package agent
 
 import (
 	"net/http"
@@ -17,7 +17,7 @@ func TestRetryAfterReadsSecondsAndDates(t *testing.T) {
 		"soon": 0,
 	}
 	for h, want := range cases {
-		if got := retryAfter(h, now); got != want {
+		if got := RetryAfter(h, now); got != want {
 			t.Errorf("Retry-After %q: %s, want %s", h, got, want)
 		}
 	}
