@@ -218,7 +218,7 @@ func TestServesCommittedMemoriesAndWritesThroughToTheFile(t *testing.T) {
 		names = append(names, tool.Name)
 	}
 	slices.Sort(names)
-	if want := []string{"memory_add", "memory_list", "memory_remove", "memory_search"}; !slices.Equal(names, want) {
+	if want := []string{"memory_add", "memory_get", "memory_list", "memory_remove", "memory_search", "memory_update"}; !slices.Equal(names, want) {
 		t.Fatalf("tools = %v, want %v", names, want)
 	}
 
@@ -427,7 +427,7 @@ func TestSpeaksPlainJSONRPC(t *testing.T) {
 		}
 	}
 	request(2, "tools/list", `{}`, &tools)
-	if len(tools.Tools) != 4 {
+	if len(tools.Tools) != 6 {
 		t.Fatalf("tools/list = %+v", tools)
 	}
 	for _, tool := range tools.Tools {
