@@ -316,3 +316,92 @@ func scopeDefault(t *testing.T, tools *sdk.ListToolsResult, name string) string 
 	t.Fatalf("no tool %s", name)
 	return ""
 }
+
+// TestHTTPToolsGetUpdateRemoveAndNearMemories drives the tools a model
+// uses to keep memory consistent, over HTTP: memory_add shows the memory a
+// new fact contradicts, memory_update corrects it in place (and refuses a
+// rule, naming its file), memory_get reads several, memory_remove takes
+// several at once or none.
+func TestHTTPToolsGetUpdateRemoveAndNearMemories(t *testing.T) {
+	f := newFixture(t, committedMemory)
+	if err := os.WriteFile(filepath.Join(f.repo, "AGENTS.md"), []byte("# Rules\n\n## Testing\n- Run go test ./... before every push\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sync := exec.Command(acolyteBin, "sync")
+	sync.Dir, sync.Env = f.repo, f.env()
+	if out, err := sync.CombinedOutput(); err != nil {
+		t.Fatalf("acolyte sync: %v\n%s", err, out)
+	}
+	s := serveHTTP(t, f, f.repo, nil)
+	cs, _ := connectHTTP(t, s, f.repo)
+	outputs := outputSchemas(t, cs)
+
+	// A contradicting fact: the old one comes back as similar.
+	var added toolbox.MemoryAdded
+	res := callTool(t, cs, "memory_add", map[string]any{"content": "Integration tests no longer need the postgres container: they start PGlite themselves"}, &added)
+	checkOutput(t, outputs, "memory_add", res)
+	if !slices.ContainsFunc(added.Similar, func(h toolbox.MemoryHit) bool { return h.ID == committedMemory.ID }) || added.Note == "" {
+		t.Fatalf("memory_add should return the memory it contradicts, with a note: %+v", added)
+	}
+
+	// Update the old one instead of keeping both.
+	var updated toolbox.MemoryUpdated
+	res = callTool(t, cs, "memory_update", map[string]any{"id": committedMemory.ID,
+		"content": "Integration tests start PGlite themselves; no postgres container is needed", "topic": "testing / integration"}, &updated)
+	checkOutput(t, outputs, "memory_update", res)
+	if res.IsError || updated.Memory.ID != committedMemory.ID || updated.Memory.Topic != "testing / integration" {
+		t.Fatalf("memory_update = %+v", updated)
+	}
+	for _, m := range f.readMemories(t) {
+		if m.ID == committedMemory.ID && !strings.Contains(m.Content, "PGlite") {
+			t.Errorf("the update did not reach .acolyte/memories.jsonl: %q", m.Content)
+		}
+	}
+
+	// A rule is refused, with the file to edit.
+	var rules toolbox.MemoryHits
+	callTool(t, cs, "memory_list", map[string]any{"kind": "rule"}, &rules)
+	if len(rules.Memories) != 1 {
+		t.Fatalf("want the one rule from AGENTS.md, got %+v", rules)
+	}
+	rule := rules.Memories[0]
+	var coded toolbox.Error
+	if res := callTool(t, cs, "memory_update", map[string]any{"id": rule.ID, "content": "Never run tests"}, &coded); !res.IsError ||
+		coded.Code != toolbox.CodeDerived || !strings.Contains(coded.Message, "AGENTS.md") {
+		t.Errorf("memory_update of a rule = %+v, want %s naming AGENTS.md", coded, toolbox.CodeDerived)
+	}
+	if res := callTool(t, cs, "memory_remove", map[string]any{"ids": []string{added.ID, rule.ID}}, &coded); !res.IsError ||
+		coded.Code != toolbox.CodeDerived || !strings.Contains(coded.Message, "AGENTS.md") {
+		t.Errorf("memory_remove of a rule = %+v, want %s naming AGENTS.md", coded, toolbox.CodeDerived)
+	}
+	if res := callTool(t, cs, "memory_update", map[string]any{"id": "01JB2Q3N5V8XK4M7R9T1W6Y0ZZ", "content": "x"}, &coded); !res.IsError || coded.Code != toolbox.CodeNotFound {
+		t.Errorf("memory_update of an unknown id = %+v, want not_found", coded)
+	}
+
+	// memory_get reads several, saying which it did not find.
+	var got toolbox.MemoryGot
+	res = callTool(t, cs, "memory_get", map[string]any{"ids": []string{committedMemory.ID, "01JB2Q3N5V8XK4M7R9T1W6Y0ZZ", added.ID}}, &got)
+	checkOutput(t, outputs, "memory_get", res)
+	if len(got.Memories) != 2 || got.Memories[0].ID != committedMemory.ID || got.Memories[1].ID != added.ID ||
+		!slices.Equal(got.Missing, []string{"01JB2Q3N5V8XK4M7R9T1W6Y0ZZ"}) || !strings.Contains(got.Memories[0].Content, "PGlite") {
+		t.Errorf("memory_get = %+v", got)
+	}
+
+	// memory_remove: one unknown id and nothing goes; then both go at once.
+	if res := callTool(t, cs, "memory_remove", map[string]any{"ids": []string{added.ID, "01JB2Q3N5V8XK4M7R9T1W6Y0ZZ"}}, &coded); !res.IsError ||
+		coded.Code != toolbox.CodeNotFound || !strings.Contains(coded.Message, "01JB2Q3N5V8XK4M7R9T1W6Y0ZZ") {
+		t.Errorf("memory_remove with an unknown id = %+v, want not_found naming it", coded)
+	}
+	if !fileHasID(f.readMemories(t), added.ID) {
+		t.Fatal("a refused bulk remove removed a memory")
+	}
+	var removed toolbox.MemoryRemoved
+	res = callTool(t, cs, "memory_remove", map[string]any{"ids": []string{added.ID, committedMemory.ID}}, &removed)
+	checkOutput(t, outputs, "memory_remove", res)
+	if len(removed.Removed) != 2 || fileHasID(f.readMemories(t), added.ID) || fileHasID(f.readMemories(t), committedMemory.ID) {
+		t.Errorf("bulk memory_remove = %+v; file still has them?", removed)
+	}
+	if res := callTool(t, cs, "memory_get", map[string]any{"id": added.ID}, &coded); !res.IsError || coded.Code != toolbox.CodeNotFound {
+		t.Errorf("memory_get of a removed memory = %+v, want not_found", coded)
+	}
+}
