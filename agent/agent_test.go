@@ -39,11 +39,13 @@ func TestPromptStaysSmallAndInjectsNothing(t *testing.T) {
 	if !strings.Contains(rep.System, "If a question can be answered by reading the code or searching my memory") {
 		t.Fatal("the soul lost its core line")
 	}
-	// 850: call_tool's declaration (about 40 tokens) is paid once and then
+	// 890: call_tool's declaration (about 40 tokens) is paid once and then
 	// cached, where declaring loaded tools natively would cost the cache
-	// of the whole conversation at each load (see Toolset).
-	if rep.Tokens.Initial > 850 {
-		t.Errorf("system prompt + initial tools = %d tokens (%s), budget 850", rep.Tokens.Initial, rep.Counter)
+	// of the whole conversation at each load (see Toolset). Issue #22's
+	// memory_get and memory_update (two deferred lines) and memory_remove's
+	// ids took it from 845 to 883.
+	if rep.Tokens.Initial > 890 {
+		t.Errorf("system prompt + initial tools = %d tokens (%s), budget 890", rep.Tokens.Initial, rep.Counter)
 	}
 	if rep.Tokens.ToolsDeferred >= rep.Tokens.ToolsFull || rep.Tokens.Initial >= rep.Tokens.Full {
 		t.Errorf("deferring tools saved nothing: %+v", rep.Tokens)

@@ -126,7 +126,9 @@ func connectHTTP(t *testing.T, s httpServer, dirs ...string) (*sdk.ClientSession
 	return cs, client
 }
 
-func fileURI(dir string) string { return (&url.URL{Scheme: "file", Path: filepath.ToSlash(dir)}).String() }
+func fileURI(dir string) string {
+	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(dir)}).String()
+}
 
 // post sends one initialize request by hand, with the headers given.
 func post(t *testing.T, s httpServer, header map[string]string) (int, string) {

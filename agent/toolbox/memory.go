@@ -373,11 +373,10 @@ func memoryRemove(tk memory.Toolkit) Tool {
 	return Tool{
 		Name:    "memory_remove",
 		Summary: "delete memories that are wrong or stale",
-		Description: fmt.Sprintf("Delete wrong or outdated memories by their ids from memory_search: id for one, ids for up to %d at once. "+
-			"All are removed or, when one cannot be, none.", maxIDs),
+		Description: "Delete wrong or outdated memories by id from memory_search; ids for several.",
 		Schema: schema(obj{
 			"id":  str("The id of the memory to delete, as memory_search or memory_list returned it."),
-			"ids": idsProp("The ids of the memories to delete."),
+			"ids": idsProp("The ids of the memories to delete: all are, or none when one cannot be."),
 		}),
 		Output: schema(obj{
 			"removed": obj{"type": "array", "items": hitSchema(false, memory.ScopesOf(tk)), "description": "The memories deleted."},

@@ -40,7 +40,7 @@ type MemoryUpdated struct {
 }
 
 func idsProp(description string) obj {
-	return obj{"type": "array", "minItems": 1, "maxItems": maxIDs, "items": obj{"type": "string"},
+	return obj{"type": "array", "maxItems": maxIDs, "items": obj{"type": "string"},
 		"description": fmt.Sprintf("%s At most %d; give id instead for one.", description, maxIDs)}
 }
 
@@ -136,7 +136,7 @@ func quoteAll(ss []string) []string {
 func memoryGet(tk memory.Toolkit) Tool {
 	return Tool{
 		Name:    "memory_get",
-		Summary: "read memories whole by id",
+		Summary: "read memories by id",
 		Description: "Read memories by id, whole, with their scope, kind, topic and source: id for one, ids for several. " +
 			"Ids come from memory_search, memory_list or memory_add.",
 		Schema: schema(obj{
@@ -182,7 +182,7 @@ func memoryGet(tk memory.Toolkit) Tool {
 func memoryUpdate(tk memory.Toolkit) Tool {
 	return Tool{
 		Name:    "memory_update",
-		Summary: "correct a stored memory in place",
+		Summary: "fix a memory in place",
 		Description: "Replace the content of a memory, and its topic if given, keeping its id and scope: use it when a fact " +
 			"changed, rather than adding a second memory that contradicts the first. Rules and seeds come from files " +
 			"(AGENTS.md, .acolyte/seeds.json) and are changed there.",
