@@ -112,8 +112,15 @@ func printClientConfig(c *cli.Context, name string) error {
 	}
 	command := "acolyte"
 	if c.IsSet(flagCommand) {
-		if command, err = filepath.Abs(c.String(flagCommand)); err != nil {
-			return usage(fmt.Errorf("--%s: %w", flagCommand, err))
+		// A bare name stays one, for the client to find on its PATH; a
+		// relative path would mean nothing in the client's directory.
+		if command = c.String(flagCommand); strings.ContainsRune(command, filepath.Separator) || strings.ContainsRune(command, '/') {
+			if command, err = filepath.Abs(command); err != nil {
+				return usage(fmt.Errorf("--%s: %w", flagCommand, err))
+			}
+		}
+		if strings.TrimSpace(command) == "" {
+			return usage(fmt.Errorf("--%s: give the path of the acolyte binary", flagCommand))
 		}
 	}
 	// Only the config goes to stdout, so `> .mcp.json` writes a valid file.
