@@ -371,8 +371,8 @@ func memoryAdd(tk memory.Toolkit, source string) Tool {
 
 func memoryRemove(tk memory.Toolkit) Tool {
 	return Tool{
-		Name:    "memory_remove",
-		Summary: "delete memories that are wrong or stale",
+		Name:        "memory_remove",
+		Summary:     "delete memories that are wrong or stale",
 		Description: "Delete wrong or outdated memories by id from memory_search; ids for several.",
 		Schema: schema(obj{
 			"id":  str("The id of the memory to delete, as memory_search or memory_list returned it."),
