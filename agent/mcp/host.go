@@ -33,6 +33,16 @@ type Opener func(ctx context.Context, dir string) (Binding, error)
 // client that never answers is served its default binding.
 const rootsTimeout = 10 * time.Second
 
+// ProtocolVersions returns the MCP revisions served, newest first. The SDK
+// also speaks 2026-07-28, which deprecates roots (SEP-2577) and lets a
+// server ask for them only through multi round-trip tool results
+// (SEP-2322); acolyte chooses the repository by roots, so it stops at
+// 2025-11-25, the revision the conformance suite checks. A newer client
+// is answered with 2025-11-25 and speaks that.
+func ProtocolVersions() []string {
+	return []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+}
+
 // Host makes one server per MCP session, all sharing one gate, so that
 // sessions over HTTP take turns on the same files and database as the
 // tools of one session do.
@@ -64,11 +74,13 @@ func (h *Host) Server() *sdk.Server {
 	s := &session{host: h, bound: h.def}
 	sopts := serverOptions(h.opts)
 	if h.opts.Open != nil {
-		// The roots are read on the session's next request rather than in
-		// these handlers: over HTTP a server's request reaches the client
-		// on the stream of the client's own request, which a notification
-		// has not got.
-		sopts.InitializedHandler = func(context.Context, *sdk.InitializedRequest) { s.markStale() }
+		// The roots are read on the session's first request, and on the
+		// next after each change, rather than in the notifications'
+		// handlers: over HTTP a server's request reaches the client on the
+		// stream of the client's own request, which a notification has
+		// not got. Nor is the initialized notification awaited: over stdio
+		// the SDK may run the client's first call before it.
+		s.rootsStale = true
 		sopts.RootsListChangedHandler = func(context.Context, *sdk.RootsListChangedRequest) { s.markStale() }
 	}
 	s.server = sdk.NewServer(implementation(h.opts), sopts)
@@ -106,9 +118,9 @@ func (s *session) binding() Binding {
 	return s.bound
 }
 
-// followRoots reads the client's roots before any request that uses
-// memory, once after initialize and again after each
-// notifications/roots/list_changed, and rebinds the session to them.
+// followRoots reads the client's roots before the first request that uses
+// memory and again after each notifications/roots/list_changed, and
+// rebinds the session to them.
 func (s *session) followRoots(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		switch method {
@@ -124,11 +136,12 @@ func (s *session) followRoots(next sdk.MethodHandler) sdk.MethodHandler {
 func (s *session) refreshRoots(ctx context.Context, ss *sdk.ServerSession) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.rootsStale {
-		return
+	p := ss.InitializeParams()
+	if !s.rootsStale || p == nil {
+		return // nothing changed, or not initialized yet
 	}
 	s.rootsStale = false
-	if p := ss.InitializeParams(); p == nil || p.Capabilities == nil || p.Capabilities.RootsV2 == nil {
+	if p.Capabilities == nil || p.Capabilities.RootsV2 == nil {
 		return // the client has no roots: serve the default
 	}
 	ctx, cancel := context.WithTimeout(ctx, rootsTimeout)

@@ -83,7 +83,8 @@ func serverOptions(opts Options) *sdk.ServerOptions {
 		Instructions: Instructions,
 		Logger:       opts.Logger,
 		// Nothing is ever logged to the client, so do not advertise logging.
-		Capabilities: &sdk.ServerCapabilities{},
+		Capabilities:              &sdk.ServerCapabilities{},
+		SupportedProtocolVersions: ProtocolVersions(),
 	}
 }
 
