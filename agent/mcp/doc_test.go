@@ -2,6 +2,7 @@ package mcp_test
 
 import (
 	"bufio"
+	"fmt"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -147,5 +148,50 @@ func TestMCPToolsMatchDoc(t *testing.T) {
 	slices.Sort(codes)
 	if !slices.Equal(codes, want) {
 		t.Errorf("JSON.md lists tool error codes %v, the memory tools use %v", codes, want)
+	}
+}
+
+// TestConformanceSkipsAreDocumented: CONTRIBUTING.md's table of the
+// conformance scenarios CI skips is the list .ci/conformance reads
+// (testdata/conformance/skip.txt), each with the same reason.
+func TestConformanceSkipsAreDocumented(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "conformance", "skip.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	skips := map[string]string{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		name, reason, ok := strings.Cut(line, "\t")
+		if !ok || strings.TrimSpace(reason) == "" {
+			t.Errorf("skip.txt: %q needs a tab and the reason", line)
+		}
+		skips[name] = reason
+	}
+	doc, err := os.ReadFile(filepath.Join("..", "..", "CONTRIBUTING.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile("(?m)^\\| `([a-z0-9-]+)` \\| (.+) \\|$")
+	documented := map[string]string{}
+	for _, m := range row.FindAllStringSubmatch(string(doc), -1) {
+		if _, ok := skips[m[1]]; ok || strings.Contains(m[2], "needs") {
+			documented[m[1]] = m[2]
+		}
+	}
+	for name, reason := range skips {
+		if documented[name] != reason {
+			t.Errorf("CONTRIBUTING.md should list the skipped scenario %s with the reason %q, has %q", name, reason, documented[name])
+		}
+	}
+	for name := range documented {
+		if _, ok := skips[name]; !ok {
+			t.Errorf("CONTRIBUTING.md lists %s as skipped, but skip.txt does not skip it", name)
+		}
+	}
+	if !strings.Contains(string(doc), fmt.Sprintf("%d skipped", len(skips))) {
+		t.Errorf("CONTRIBUTING.md should give the skip count, %d", len(skips))
 	}
 }

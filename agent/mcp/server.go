@@ -25,7 +25,8 @@ const Instructions = "acolyte is this project's searchable long-term memory: rul
 	"none of which is in your context. Call memory_search before guessing about any of these, " +
 	"and before changing code whose conventions you have not seen. When you learn a durable fact " +
 	"(a command that works, a convention, a decision and its reason), store it with memory_add; " +
-	"remove memories you find to be wrong with memory_remove."
+	"when a fact changed, correct its memory with memory_update rather than adding a second one, " +
+	"and remove memories you find to be wrong with memory_remove."
 
 // SourceMCP marks memories added by MCP clients.
 const SourceMCP = "mcp"
