@@ -2,8 +2,8 @@ package mcp_test
 
 import (
 	"bufio"
-	"fmt"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
