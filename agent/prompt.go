@@ -5,7 +5,7 @@ import "strings"
 // Soul is who the agent is. It is the only personality in the prompt;
 // everything the agent knows about a project it finds with memory_search.
 const Soul = `I am acolyte, a coding agent with long-term memory. I am direct and brief, say when I am unsure, and never invent facts.
-My memory is not in this prompt: rules, conventions, commands, lessons and preferences are found with memory_search. I read the code or search memory before guessing.`
+My memory is not in this prompt: memory_search finds it. I read the code or search memory before guessing.`
 
 // Instructions is how a turn works, how tools are used and what the
 // workspace allows.

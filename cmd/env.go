@@ -436,6 +436,19 @@ func openWorkspace(c *cli.Context) (*workspace, error) {
 		s.Close()
 		return nil, usage(err)
 	}
+	w, err := bindWorkspace(c, s, dir, isSet(c, flagRepo))
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// bindWorkspace binds the open store s to the repository containing dir,
+// or, when dir is in none and need is false, to user and session memory.
+// Closing the workspace closes s. The MCP server binds one store to each
+// repository its clients' roots name.
+func bindWorkspace(c *cli.Context, s *sqlite.Store, dir string, need bool) (*workspace, error) {
 	w := &workspace{Store: s, Root: dir}
 	repo, err := gitsync.Discover(dir)
 	switch {
@@ -446,15 +459,16 @@ func openWorkspace(c *cli.Context) (*workspace, error) {
 		w.Toolkit = w.Workspace
 		w.Visibility = memory.Visibility{ProjectKey: repo.Root, SessionKey: global(c, flagSession)}
 		warnBrokenHooks(c, repo)
-	case errors.Is(err, gitsync.ErrNotRepo) && !isSet(c, flagRepo):
+	case errors.Is(err, gitsync.ErrNotRepo) && !need:
 		w.Visibility = memory.Visibility{SessionKey: global(c, flagSession)}
 		w.Toolkit = memory.Scoped{Store: s, Visibility: w.Visibility, Guard: gitsync.RefuseSecret}
 	default:
-		s.Close()
 		return nil, repoError(dir, err)
 	}
 	if err := withTeam(c, w); err != nil {
-		w.Close()
+		if w.Team != nil {
+			w.Team.Close()
+		}
 		return nil, err
 	}
 	return w, nil

@@ -303,13 +303,31 @@ func (t WithTeam) Edit(ctx context.Context, id string, r Revision) (Memory, erro
 }
 
 // ScopesOf lists the scopes tk stores and finds, in the order of Scopes:
-// team only when tk reaches a team database, so a tool never offers a
-// model a scope that can only fail.
+// team only when tk reaches a team database, and project only inside a
+// repository (a Scoped toolkit without a project key is outside any), so a
+// tool never offers a model a scope that can only fail.
 func ScopesOf(tk Toolkit) []Scope {
-	if _, ok := tk.(WithTeam); ok {
-		return Scopes
+	team := false
+	if t, ok := tk.(WithTeam); ok {
+		team, tk = true, t.Local
 	}
-	return slices.DeleteFunc(slices.Clone(Scopes), func(s Scope) bool { return s == ScopeTeam })
+	project := true
+	if s, ok := tk.(Scoped); ok && s.ProjectKey == "" {
+		project = false
+	}
+	return slices.DeleteFunc(slices.Clone(Scopes), func(s Scope) bool {
+		return s == ScopeTeam && !team || s == ScopeProject && !project
+	})
+}
+
+// DefaultScope is where a memory goes when its author names no scope: the
+// repository's project memory inside one, the user's own outside any. The
+// CLI's remember, the agent's and the MCP server's memory_add all agree.
+func DefaultScope(tk Toolkit) Scope {
+	if slices.Contains(ScopesOf(tk), ScopeProject) {
+		return ScopeProject
+	}
+	return ScopeUser
 }
 
 // ParseScopeIn is ParseScope limited to the scopes offered.

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,18 +17,22 @@ import (
 
 // serverEntry is what every client's config must say: start `acolyte mcp`.
 type serverEntry struct {
+	Type    string `json:"type,omitempty"`
 	Command string
 	Args    []string
 }
 
-// parseConfig parses a client's config as that client would, by the format
-// its file has, and returns acolyte's server entry.
+// parseConfig parses a client's config as that client reads its file, and
+// returns acolyte's server entry: Claude Code, Cursor and Gemini CLI read
+// JSON under mcpServers, VS Code JSON under servers with a type, Codex
+// TOML under mcp_servers.
 func parseConfig(t *testing.T, c mcp.Client, config string) serverEntry {
 	t.Helper()
-	switch {
-	case strings.HasSuffix(strings.Fields(c.File)[0], ".json"):
+	switch c.Format {
+	case "json":
 		var cfg struct {
 			MCPServers map[string]serverEntry `json:"mcpServers"`
+			Servers    map[string]serverEntry `json:"servers"`
 		}
 		dec := json.NewDecoder(strings.NewReader(config))
 		dec.DisallowUnknownFields()
@@ -36,8 +42,17 @@ func parseConfig(t *testing.T, c mcp.Client, config string) serverEntry {
 		if dec.More() {
 			t.Fatalf("%s config has text after the JSON:\n%s", c.Name, config)
 		}
+		if c.Name == "vscode" {
+			if cfg.MCPServers != nil || cfg.Servers["acolyte"].Type != "stdio" {
+				t.Fatalf("VS Code reads servers, each with a type, from .vscode/mcp.json:\n%s", config)
+			}
+			return cfg.Servers["acolyte"]
+		}
+		if cfg.Servers != nil || cfg.MCPServers["acolyte"].Type != "" {
+			t.Fatalf("%s reads mcpServers:\n%s", c.Name, config)
+		}
 		return cfg.MCPServers["acolyte"]
-	case strings.HasSuffix(strings.Fields(c.File)[0], ".toml"):
+	case "toml":
 		var cfg struct {
 			MCPServers map[string]serverEntry `toml:"mcp_servers"`
 		}
@@ -50,22 +65,69 @@ func parseConfig(t *testing.T, c mcp.Client, config string) serverEntry {
 		}
 		return cfg.MCPServers["acolyte"]
 	}
-	t.Fatalf("no parser for %s's config file %s", c.Name, c.File)
+	t.Fatalf("no parser for %s's config format %q", c.Name, c.Format)
 	return serverEntry{}
 }
 
-// TestClientConfigsStartTheServer checks every config parses in its file's
-// format and starts `acolyte mcp`.
+// commands are the names a snippet may start acolyte by: on PATH, and
+// absolute paths that need quoting in every format.
+var commands = []string{"acolyte", "/opt/my tools/acolyte", `C:\Program Files\acolyte "dev"\acolyte.exe`, "/home/o'neil/bin/acolyte"}
+
+// TestClientConfigsStartTheServer checks every config parses in its
+// client's format and starts `COMMAND mcp`, for every command.
 func TestClientConfigsStartTheServer(t *testing.T) {
 	for _, c := range mcp.Clients {
-		t.Run(c.Name, func(t *testing.T) {
-			if s := parseConfig(t, c, c.Config); s.Command != "acolyte" || strings.Join(s.Args, " ") != "mcp" {
-				t.Errorf("server entry = %+v", s)
+		for _, command := range commands {
+			t.Run(c.Name, func(t *testing.T) {
+				if s := parseConfig(t, c, c.Config(command)); s.Command != command || strings.Join(s.Args, " ") != "mcp" {
+					t.Errorf("server entry = %+v, want %q mcp", s, command)
+				}
+			})
+		}
+	}
+}
+
+// TestClaudeCommandsGiveClaudeItsOwnFlags runs each `claude mcp add` line
+// through a real shell, with claude replaced by a printer of its
+// arguments: Claude's flags must come before --, and after it only the
+// command acolyte runs as.
+func TestClaudeCommandsGiveClaudeItsOwnFlags(t *testing.T) {
+	claude, err := mcp.LookupClient("claude")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, command := range commands {
+		cmds := claude.Commands(command)
+		if len(cmds) != 2 {
+			t.Fatalf("want a project and a user command, got %q", cmds)
+		}
+		var scopes []string
+		for _, cmd := range cmds {
+			line := cmd[1]
+			if !strings.HasPrefix(line, "claude ") || strings.Contains(line, "#") && !strings.Contains(command, "#") {
+				t.Fatalf("%q should be a plain claude command", line)
 			}
-			if c.Command != "" && !strings.HasPrefix(c.Command, "claude mcp add acolyte -- acolyte mcp") {
-				t.Errorf("command = %q", c.Command)
+			out, err := exec.Command("sh", "-c", `printf '%s\n' `+strings.TrimPrefix(line, "claude ")).Output()
+			if err != nil {
+				t.Fatalf("sh -c %q: %v", line, err)
 			}
-		})
+			args := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+			dash := slices.Index(args, "--")
+			if dash < 0 || !slices.Equal(args[dash+1:], []string{command, "mcp"}) {
+				t.Fatalf("%q: claude gets %q; after -- it must run %q mcp and nothing else", line, args, command)
+			}
+			if args[0] != "mcp" || args[1] != "add" || args[dash-1] != "acolyte" {
+				t.Fatalf("%q: claude gets %q", line, args)
+			}
+			scope := "local"
+			if i := slices.Index(args[:dash], "--scope"); i >= 0 {
+				scope = args[i+1]
+			}
+			scopes = append(scopes, scope)
+		}
+		if !slices.Equal(scopes, []string{"local", "user"}) {
+			t.Errorf("scopes %q, want one command for this project and one with --scope user", scopes)
+		}
 	}
 }
 
@@ -73,34 +135,43 @@ func TestClientConfigsStartTheServer(t *testing.T) {
 // `acolyte mcp --print-config claude > .mcp.json` writes a file the client
 // parses, and where it goes is on stderr.
 func TestPrintConfig(t *testing.T) {
+	abs := filepath.Join(t.TempDir(), "my tools", "acolyte")
 	for _, c := range mcp.Clients {
-		var stdout, stderr bytes.Buffer
-		cmd := exec.Command(acolyteBin, "mcp", "--print-config", strings.ToUpper(c.Name))
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("--print-config %s: %v\n%s", c.Name, err, stderr.Bytes())
-		}
-		if stdout.String() != c.Config {
-			t.Errorf("--print-config %s printed on stdout\n%s\nwant only the config\n%s", c.Name, stdout.Bytes(), c.Config)
-		}
-		if s := parseConfig(t, c, stdout.String()); s.Command != "acolyte" {
-			t.Errorf("--print-config %s: server entry = %+v", c.Name, s)
-		}
-		if !strings.Contains(stderr.String(), c.File) || !strings.Contains(stderr.String(), c.Title) {
-			t.Errorf("--print-config %s should say on stderr where the config goes, got %q", c.Name, stderr.Bytes())
-		}
-		if c.Command != "" && !strings.Contains(stderr.String(), c.Command) {
-			t.Errorf("--print-config %s should show %q on stderr", c.Name, c.Command)
+		for _, command := range []string{"acolyte", abs} {
+			var stdout, stderr bytes.Buffer
+			args := []string{"mcp", "--print-config", strings.ToUpper(c.Name)}
+			if command != "acolyte" {
+				args = append(args, "--command", command)
+			}
+			cmd := exec.Command(acolyteBin, args...)
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("%s: %v\n%s", args, err, stderr.Bytes())
+			}
+			if stdout.String() != c.Config(command) {
+				t.Errorf("%s printed on stdout\n%s\nwant only the config\n%s", args, stdout.Bytes(), c.Config(command))
+			}
+			if s := parseConfig(t, c, stdout.String()); s.Command != command {
+				t.Errorf("%s: server entry = %+v, want command %q", args, s, command)
+			}
+			if !strings.Contains(stderr.String(), c.File) || !strings.Contains(stderr.String(), c.Title) {
+				t.Errorf("%s should say on stderr where the config goes, got %q", args, stderr.Bytes())
+			}
+			for _, reg := range c.Commands(command) {
+				if !strings.Contains(stderr.String(), reg[1]) {
+					t.Errorf("%s should show %q on stderr", args, reg[1])
+				}
+			}
 		}
 	}
 
-	cmd := exec.Command(acolyteBin, "mcp", "--print-config", "vscode")
+	cmd := exec.Command(acolyteBin, "mcp", "--print-config", "zed")
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 2 {
 		t.Fatalf("unknown client: %v, want exit status 2", err)
 	}
-	if !strings.Contains(string(out), `"vscode"`) || !strings.Contains(string(out), "claude, codex, cursor, gemini") {
+	if !strings.Contains(string(out), `"zed"`) || !strings.Contains(string(out), "claude, codex, cursor, gemini, vscode") {
 		t.Errorf("unknown client message should name it and the choices, got %s", out)
 	}
 }

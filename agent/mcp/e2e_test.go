@@ -218,7 +218,7 @@ func TestServesCommittedMemoriesAndWritesThroughToTheFile(t *testing.T) {
 		names = append(names, tool.Name)
 	}
 	slices.Sort(names)
-	if want := []string{"memory_add", "memory_list", "memory_remove", "memory_search"}; !slices.Equal(names, want) {
+	if want := []string{"memory_add", "memory_get", "memory_list", "memory_remove", "memory_search", "memory_update"}; !slices.Equal(names, want) {
 		t.Fatalf("tools = %v, want %v", names, want)
 	}
 
@@ -427,7 +427,7 @@ func TestSpeaksPlainJSONRPC(t *testing.T) {
 		}
 	}
 	request(2, "tools/list", `{}`, &tools)
-	if len(tools.Tools) != 4 {
+	if len(tools.Tools) != 6 {
 		t.Fatalf("tools/list = %+v", tools)
 	}
 	for _, tool := range tools.Tools {
@@ -482,5 +482,45 @@ func TestSearchSaysNoMemoryMatches(t *testing.T) {
 	hits = search(t, cs, "how do I fake the payment gateway?")
 	if len(hits.Memories) == 0 || hits.Memories[0].ID != mock.ID || hits.Note != "" {
 		t.Fatalf("a question the memories answer gave %+v; want %s first", hits, mock.ID)
+	}
+}
+
+// TestStdioFollowsTheClientsRoots: a client started from a global config
+// runs `acolyte mcp` in its own directory, outside the project, and names
+// the project as a root; the server serves that repository, over the
+// stdio transport's own framing, and user scope once the root is gone.
+func TestStdioFollowsTheClientsRoots(t *testing.T) {
+	f := newFixture(t, committedMemory)
+	cmd := exec.Command(acolyteBin, "mcp")
+	cmd.Dir, cmd.Env = t.TempDir(), f.env()
+	client := sdk.NewClient(&sdk.Implementation{Name: "global-config", Version: "1"}, nil)
+	client.AddRoots(&sdk.Root{URI: "file://" + filepath.ToSlash(f.repo), Name: "project"})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if hits := search(t, cs, "postgres container for integration tests"); !hasID(hits, committedMemory.ID) {
+		t.Fatalf("the server should serve the root's repository: %+v", hits)
+	}
+	var added toolbox.MemoryAdded
+	callTool(t, cs, "memory_add", map[string]any{"content": "The API server listens on port 8080"}, &added)
+	if added.Scope != "project" || !fileHasID(f.readMemories(t), added.ID) {
+		t.Errorf("memory_add = %+v, want it in the root's .acolyte/memories.jsonl", added)
+	}
+	client.RemoveRoots("file://" + filepath.ToSlash(f.repo))
+	client.AddRoots(&sdk.Root{URI: "file://" + filepath.ToSlash(t.TempDir()), Name: "scratch"})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		callTool(t, cs, "memory_add", map[string]any{"content": "The user likes terse commit messages"}, &added)
+		if added.Scope == "user" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the roots moved outside any repository memory_add still stores in %s", added.Scope)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

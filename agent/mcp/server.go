@@ -25,7 +25,8 @@ const Instructions = "acolyte is this project's searchable long-term memory: rul
 	"none of which is in your context. Call memory_search before guessing about any of these, " +
 	"and before changing code whose conventions you have not seen. When you learn a durable fact " +
 	"(a command that works, a convention, a decision and its reason), store it with memory_add; " +
-	"remove memories you find to be wrong with memory_remove."
+	"when a fact changed, correct its memory with memory_update rather than adding a second one, " +
+	"and remove memories you find to be wrong with memory_remove."
 
 // SourceMCP marks memories added by MCP clients.
 const SourceMCP = "mcp"
@@ -47,37 +48,50 @@ type Options struct {
 	Embedder string
 	// Logger receives the SDK's diagnostics; nil discards them.
 	Logger *slog.Logger
+	// Open, when set, makes each session follow its client's roots: it
+	// serves the first root inside a repository (see Host), and chooses
+	// again when the client says its roots changed. Leave it nil to serve
+	// the toolkit given alone, as `--repo DIR` asks.
+	Open Opener
 }
 
-// New returns an MCP server serving memory_search, memory_add, memory_remove
-// and memory_list over tk, plus the acolyte://status resource. Run it with
-// Server.Run on a transport, e.g. &sdk.StdioTransport{}.
+// New returns an MCP server serving the memory tools over tk, plus the
+// acolyte://status resource. Run it with Server.Run on a transport, e.g.
+// Transport(os.Stdin, os.Stdout); NewHost makes one per session instead.
 func New(tk memory.Toolkit, opts Options) *sdk.Server {
-	s, g := newServer(toolbox.MemoryToolsFor(tk, SourceMCP), opts)
-	s.AddResource(&sdk.Resource{
-		URI:         StatusURI,
-		Name:        "status",
-		Title:       "acolyte memory status",
-		Description: "How many memories are visible here, by scope and kind; the repository root and the embedder model.",
-		MIMEType:    "application/json",
-	}, g.statusHandler(tk, opts.Root, opts.Embedder))
-	return s
+	return NewHost(tk, opts).Server()
 }
 
-// newServer serves tools, each as an MCP tool with the same name, description
-// and input schema.
+// newServer serves tools alone, each as an MCP tool with the same name,
+// description and input schema: the tests' way to serve tools of their own.
 func newServer(tools []toolbox.Tool, opts Options) (*sdk.Server, *gate) {
+	g := newGate(opts.BeforeCall)
+	s := sdk.NewServer(implementation(opts), serverOptions(opts))
+	addTools(s, g, tools)
+	return s, g
+}
+
+func implementation(opts Options) *sdk.Implementation {
 	version := opts.Version
 	if version == "" {
 		version = "dev"
 	}
-	s := sdk.NewServer(&sdk.Implementation{Name: "acolyte", Version: version}, &sdk.ServerOptions{
+	return &sdk.Implementation{Name: "acolyte", Version: version}
+}
+
+func serverOptions(opts Options) *sdk.ServerOptions {
+	return &sdk.ServerOptions{
 		Instructions: Instructions,
 		Logger:       opts.Logger,
 		// Nothing is ever logged to the client, so do not advertise logging.
-		Capabilities: &sdk.ServerCapabilities{},
-	})
-	g := newGate(opts.BeforeCall)
+		Capabilities:              &sdk.ServerCapabilities{},
+		SupportedProtocolVersions: ProtocolVersions(),
+	}
+}
+
+// addTools serves tools on s through g, replacing any of the same name:
+// the SDK then tells the client the list changed.
+func addTools(s *sdk.Server, g *gate, tools []toolbox.Tool) {
 	for _, t := range tools {
 		tool := &sdk.Tool{
 			Name:        t.Name,
@@ -90,17 +104,18 @@ func newServer(tools []toolbox.Tool, opts Options) (*sdk.Server, *gate) {
 		}
 		s.AddTool(tool, g.toolHandler(t))
 	}
-	return s, g
 }
 
 // annotations tell clients which tools only read, so those that ask before
 // every write can let searches through without a prompt.
 func annotations(name string) *sdk.ToolAnnotations {
-	readOnly := name == "memory_search" || name == "memory_list"
+	readOnly := name == "memory_search" || name == "memory_list" || name == "memory_get"
 	a := &sdk.ToolAnnotations{ReadOnlyHint: readOnly, OpenWorldHint: new(false)}
 	if !readOnly {
-		a.DestructiveHint = new(name == "memory_remove")
-		a.IdempotentHint = name == "memory_remove"
+		// An update overwrites the old text, which is as gone as a removal.
+		changes := name == "memory_remove" || name == "memory_update"
+		a.DestructiveHint = new(changes)
+		a.IdempotentHint = changes
 	}
 	return a
 }

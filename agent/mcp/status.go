@@ -37,13 +37,16 @@ func countMemories(ctx context.Context, tk memory.Toolkit) (total int, counts ma
 	return len(mems), counts, nil
 }
 
-func (g *gate) statusHandler(tk memory.Toolkit, root, embedder string) sdk.ResourceHandler {
+func (s *session) statusHandler() sdk.ResourceHandler {
 	return func(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+		g := s.host.gate
 		if err := g.enter(ctx); err != nil {
 			return nil, err
 		}
 		defer g.leave()
-		total, counts, err := countMemories(ctx, tk)
+		bound := s.binding()
+		root, embedder := bound.Root, s.host.opts.Embedder
+		total, counts, err := countMemories(ctx, bound.Toolkit)
 		if err != nil {
 			return nil, fmt.Errorf("counting memories: %w", err)
 		}

@@ -68,6 +68,11 @@ type MemoryAdded struct {
 	Scope    string `json:"scope"`
 	Existing bool   `json:"existing,omitempty"`
 	Warning  string `json:"warning,omitempty"`
+	// Similar are the stored memories nearest the new one, so that the model
+	// can update or remove one the new fact repeats or contradicts instead
+	// of keeping both; empty when none is close.
+	Similar []MemoryHit `json:"similar,omitempty"`
+	Note    string      `json:"note,omitempty"`
 }
 
 // MemoryRemoved is the result of memory_remove.
@@ -106,6 +111,8 @@ func MemoryToolsFor(tk memory.Toolkit, source string) []Tool {
 		memoryAdd(tk, source),
 		memoryRemove(tk),
 		memoryList(tk),
+		memoryGet(tk),
+		memoryUpdate(tk),
 	}
 }
 
@@ -222,8 +229,7 @@ func memorySearch(tk memory.Toolkit) Tool {
 	return Tool{
 		Name:    "memory_search",
 		Summary: "search long-term memory (rules, conventions, past observations, user preferences)",
-		Description: "Search long-term memory: AGENTS.md rules, conventions, commands, past lessons, user preferences. " +
-			"Search before guessing.",
+		Description: "Search long-term memory: AGENTS.md rules, conventions, commands, past lessons, user preferences.",
 		Schema: schema(filterProps(obj{
 			"query": strMax("What to look for, in words or a question, e.g. \"how do I run the integration tests\". "+
 				"Give query, queries, or both.", maxQueryBytes),
@@ -303,14 +309,13 @@ func memoryAdd(tk memory.Toolkit, source string) Tool {
 	return Tool{
 		Name:    "memory_add",
 		Summary: "remember one fact for future tasks",
-		Description: "Remember one durable, self-contained fact: a convention, a working command, a decision and " +
-			"why, a user preference. No secrets.",
+		Description: "Remember one durable, self-contained fact: a convention, a command, a decision and why, " +
+			"a preference. No secrets.",
 		Schema: schema(obj{
 			"content": strMax(fmt.Sprintf("The fact, self-contained and specific, at most %d bytes of UTF-8: "+
 				"one fact per memory.", memory.MaxContentBytes), memory.MaxContentBytes),
-			"scope": obj{"type": "string", "enum": durableScopes(memory.ScopesOf(tk)),
-				"description": scopeHelp("project (default): shared with everyone who clones the repository, through "+
-					".acolyte/memories.jsonl; user: private to this user, in every project.", memory.ScopesOf(tk))},
+			"scope": obj{"type": "string", "enum": durableScopes(memory.ScopesOf(tk)), "default": memory.DefaultScope(tk),
+				"description": scopeHelp(addScopeHelp(tk), memory.ScopesOf(tk))},
 			"topic": strMax(fmt.Sprintf("Optional short single-line label to file it under, e.g. \"testing\"; at most %d bytes.",
 				maxTopicBytes), maxTopicBytes),
 		}, "content"),
@@ -319,6 +324,10 @@ func memoryAdd(tk memory.Toolkit, source string) Tool {
 			"scope":    obj{"type": "string", "enum": durableScopes(memory.ScopesOf(tk)), "description": "Where it was stored."},
 			"existing": obj{"type": "boolean", "description": "True when the same fact was already stored, so nothing was written."},
 			"warning":  str("Set when the memory was stored but could not be embedded yet; it is still found by its words."),
+			"similar": obj{"type": "array", "maxItems": maxSimilar, "items": hitSchema(true, memory.ScopesOf(tk)),
+				"description": "Stored memories close to the new one, nearest first. If one says the same thing or the opposite, " +
+					"update it with memory_update, or remove the stale one with memory_remove, rather than keep both."},
+			"note": str("Present with similar: what to do about them."),
 		}, "id", "scope"),
 		Call: func(ctx context.Context, raw json.RawMessage) (any, error) {
 			var a struct {
@@ -329,7 +338,7 @@ func memoryAdd(tk memory.Toolkit, source string) Tool {
 			if err := decodeText(raw, &a); err != nil {
 				return nil, err
 			}
-			scope := memory.ScopeProject
+			scope := memory.DefaultScope(tk)
 			if a.Scope != "" {
 				s, err := memory.ParseScopeIn(a.Scope, memory.ScopesOf(tk))
 				if err != nil {
@@ -338,7 +347,7 @@ func memoryAdd(tk memory.Toolkit, source string) Tool {
 				scope = s
 			}
 			if scope == memory.ScopeSession {
-				return nil, fieldErrorf("scope", "memory_add stores durable facts: use scope project or user")
+				return nil, fieldErrorf("scope", "memory_add stores durable facts: use scope %s", joinScopes(durableScopes(memory.ScopesOf(tk))))
 			}
 			if err := memory.ValidateContent(a.Content); err != nil {
 				return nil, fieldErrorf("content", "%v", err)
@@ -363,8 +372,15 @@ func memoryAdd(tk memory.Toolkit, source string) Tool {
 			case err != nil:
 				return nil, err
 			}
-			return MemoryAdded{ID: added.Memory.ID, Scope: string(added.Memory.Scope),
-				Existing: added.Existing, Warning: added.Warning}, nil
+			out := MemoryAdded{ID: added.Memory.ID, Scope: string(added.Memory.Scope),
+				Existing: added.Existing, Warning: added.Warning}
+			if !added.Existing {
+				out.Similar = similar(ctx, tk, added.Memory)
+			}
+			if len(out.Similar) > 0 {
+				out.Note = similarNote
+			}
+			return out, nil
 		},
 	}
 }
@@ -372,31 +388,30 @@ func memoryAdd(tk memory.Toolkit, source string) Tool {
 func memoryRemove(tk memory.Toolkit) Tool {
 	return Tool{
 		Name:        "memory_remove",
-		Summary:     "delete a wrong memory by id",
-		Description: "Delete a wrong or outdated memory by its id from memory_search.",
+		Summary:     "delete by id",
+		Description: "Delete wrong or outdated memories by id (or ids) from memory_search.",
 		Schema: schema(obj{
-			"id": str("The id of the memory to delete, as memory_search or memory_list returned it."),
-		}, "id"),
+			"id":  str("The id of the memory to delete, as memory_search or memory_list returned it."),
+			"ids": idsProp("The ids of the memories to delete: all are, or none when one cannot be."),
+		}),
 		Output: schema(obj{
 			"removed": obj{"type": "array", "items": hitSchema(false, memory.ScopesOf(tk)), "description": "The memories deleted."},
 		}, "removed"),
 		Call: func(ctx context.Context, raw json.RawMessage) (any, error) {
 			var a struct {
-				ID string `json:"id"`
+				ID  string   `json:"id"`
+				IDs []string `json:"ids"`
 			}
 			if err := decodeText(raw, &a); err != nil {
 				return nil, err
 			}
-			id := strings.TrimSpace(a.ID)
-			if id == "" {
-				return nil, fieldErrorf("id", "give the id of the memory to remove (from memory_search)")
-			}
-			removed, err := tk.Remove(ctx, id)
-			if errors.Is(err, memory.ErrNotFound) {
-				return nil, errorf(CodeNotFound, "no memory has id %q; search again for the current id", id)
-			}
+			ids, err := takeIDs(a.ID, a.IDs, "remove")
 			if err != nil {
 				return nil, err
+			}
+			removed, err := tk.Remove(ctx, ids...)
+			if err != nil {
+				return nil, editError(ctx, tk, ids, err)
 			}
 			out := MemoryRemoved{Removed: make([]MemoryHit, 0, len(removed))}
 			for _, m := range removed {
@@ -410,7 +425,7 @@ func memoryRemove(tk memory.Toolkit) Tool {
 func memoryList(tk memory.Toolkit) Tool {
 	return Tool{
 		Name:    "memory_list",
-		Summary: "list by scope, kind or topic",
+		Summary: "list by scope, kind, topic",
 		Description: "List memories by scope, kind or topic, without a query, oldest first, one page at a time: " +
 			"when the result has nextCursor, call again with the same filters and cursor set to it for the next page.",
 		Schema: schema(filterProps(obj{

@@ -313,3 +313,46 @@ func TestMemorySearchSaysNoMemoryMatches(t *testing.T) {
 		t.Fatalf("a question they answer: %+v", h)
 	}
 }
+
+// TestMemoryAddDefaultsToUserOutsideARepository: the agent's memory_add
+// agrees with the CLI's remember and the MCP server's: without a
+// repository no scope means user, the schema says so and offers no
+// project scope, and asking for project is refused naming what is offered.
+func TestMemoryAddDefaultsToUserOutsideARepository(t *testing.T) {
+	inRepo, store := agenttest.Open(t)
+	outside := memory.Scoped{Store: store, Visibility: memory.Visibility{SessionKey: inRepo.SessionKey}}
+	for _, c := range []struct {
+		tk   memory.Toolkit
+		want memory.Scope
+	}{{inRepo, memory.ScopeProject}, {outside, memory.ScopeUser}} {
+		tools := toolbox.MemoryTools(c.tk)
+		var add toolbox.Tool
+		for _, tool := range tools {
+			if tool.Name == "memory_add" {
+				add = tool
+			}
+		}
+		var s struct {
+			Properties struct {
+				Scope struct {
+					Default string   `json:"default"`
+					Enum    []string `json:"enum"`
+				} `json:"scope"`
+			} `json:"properties"`
+		}
+		if err := json.Unmarshal(add.Schema, &s); err != nil {
+			t.Fatal(err)
+		}
+		if s.Properties.Scope.Default != string(c.want) || slices.Contains(s.Properties.Scope.Enum, "project") != (c.want == memory.ScopeProject) {
+			t.Errorf("memory_add scope schema = %+v, want default %s", s.Properties.Scope, c.want)
+		}
+		res, err := call(t, tools, "memory_add", `{"content": "The user prefers short answers `+string(c.want)+`"}`)
+		if err != nil || res.(toolbox.MemoryAdded).Scope != string(c.want) {
+			t.Errorf("memory_add without a scope = %+v, %v; want scope %s", res, err, c.want)
+		}
+	}
+	_, err := call(t, toolbox.MemoryTools(outside), "memory_add", `{"content": "x is y", "scope": "project"}`)
+	if code(err) != toolbox.CodeInvalidArgs || !strings.Contains(err.Error(), `"project"`) || !strings.Contains(err.Error(), "user") {
+		t.Errorf("memory_add scope project outside a repository: %v", err)
+	}
+}

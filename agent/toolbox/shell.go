@@ -45,7 +45,7 @@ type ShellResult struct {
 func (w *Workspace) runShell() Tool {
 	return Tool{
 		Name:        "run_shell",
-		Summary:     "a shell command, if the user allows it",
+		Summary:     "a shell command, if allowed",
 		Description: "Run a command with sh -c in the workspace root, e.g. to build or test. The user may refuse it. Output is stdout and stderr combined, cut to 16 KiB.",
 		Schema: json.RawMessage(`{
   "type": "object",

@@ -683,7 +683,7 @@ type FileWritten struct {
 func (w *Workspace) editFile() Tool {
 	return Tool{
 		Name:    "edit_file",
-		Summary: "replace exact text, or create a file",
+		Summary: "replace exact text, or create",
 		Description: "Replace old with new in a file. old must match the file's text exactly (whitespace included) " +
 			"and exactly once: include surrounding lines to make it unique. With old empty, create a new file " +
 			"whose content is new.",

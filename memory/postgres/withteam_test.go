@@ -110,7 +110,8 @@ func TestWithTeam(t *testing.T) {
 		t.Fatalf("remove of one memory on each side: %+v (%v)", removed, err)
 	}
 
-	// The agent's (and the MCP server's) tools offer team only here.
+	// The agent's (and the MCP server's) tools offer team only here, and
+	// project in neither: these toolkits are outside any repository.
 	enums := func(tk memory.Toolkit) string {
 		var out []string
 		for _, tool := range toolbox.MemoryTools(tk) {
@@ -126,10 +127,10 @@ func TestWithTeam(t *testing.T) {
 		}
 		return strings.Join(out, " ")
 	}
-	if got := enums(tk); got != "memory_search=project,user,session,team memory_add=project,user,team" {
+	if got := enums(tk); got != "memory_search=user,session,team memory_add=user,team" {
 		t.Errorf("with a team database the tools offer %s", got)
 	}
-	if got := enums(local); got != "memory_search=project,user,session memory_add=project,user" {
+	if got := enums(local); got != "memory_search=user,session memory_add=user" {
 		t.Errorf("without one they offer %s", got)
 	}
 	for _, tool := range toolbox.MemoryTools(tk) {
