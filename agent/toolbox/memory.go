@@ -227,8 +227,8 @@ func hitsSchema(withCursor bool, scopes []memory.Scope) json.RawMessage {
 
 func memorySearch(tk memory.Toolkit) Tool {
 	return Tool{
-		Name:    "memory_search",
-		Summary: "search long-term memory (rules, conventions, past observations, user preferences)",
+		Name:        "memory_search",
+		Summary:     "search long-term memory (rules, conventions, past observations, user preferences)",
 		Description: "Search long-term memory: AGENTS.md rules, conventions, commands, past lessons, user preferences.",
 		Schema: schema(filterProps(obj{
 			"query": strMax("What to look for, in words or a question, e.g. \"how do I run the integration tests\". "+
