@@ -168,6 +168,11 @@ func (w *Workspace) refresh(ctx context.Context) (Imported, error) {
 	if statErr == nil && lastStamp != "" && lastStamp == stamp(before)+forgottenStamp(fbefore, fstatErr) {
 		return Imported{Skipped: true, Warnings: lastWarnings}, nil
 	}
+	// Right after acolyte's own write the stamp has not settled, but the
+	// writer's fingerprint vouches for the file (fingerprint.go).
+	if statErr == nil && w.fingerprinted(last) {
+		return Imported{Skipped: true, Warnings: lastWarnings}, nil
+	}
 	hash, err := hashFile(path)
 	if err != nil {
 		return Imported{Warnings: []string{fmt.Sprintf("project memories not imported: reading %s: %v", path, err)}}, nil
@@ -260,11 +265,41 @@ func importState(hash, stamp string, warnings []string) string {
 
 func parseImportState(s string) (hash, stamp string, warnings []string) {
 	head, rest, hasWarnings := strings.Cut(s, "\n")
-	hash, stamp, _ = strings.Cut(head, stampSep)
+	fields := strings.Split(head, stampSep)
+	hash = fields[0]
+	for _, f := range fields[1:] {
+		if !strings.HasPrefix(f, fingerprintPrefix) {
+			stamp = f
+		}
+	}
 	if hasWarnings {
 		warnings = strings.Split(rest, "\n")
 	}
 	return hash, stamp, warnings
+}
+
+// withFingerprint adds fp to an import state, on its first line.
+func withFingerprint(state string, fp fingerprint) string {
+	if fp.stamp == "" {
+		return state
+	}
+	head, rest, hasWarnings := strings.Cut(state, "\n")
+	head += stampSep + fp.String()
+	if hasWarnings {
+		return head + "\n" + rest
+	}
+	return head
+}
+
+// stateFingerprint is the fingerprint an import state holds, if any.
+func stateFingerprint(state string) (fingerprint, bool) {
+	head, _, _ := strings.Cut(state, "\n")
+	for _, f := range strings.Split(head, stampSep)[1:] {
+		if fp, ok := parseFingerprint(f); ok {
+			return fp, true
+		}
+	}
+	return fingerprint{}, false
 }
 
 // stampSep separates the content hash from the stat stamp in the state.
@@ -329,6 +364,11 @@ func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
 		fbefore, fstatErr := os.Stat(format.ForgottenPath(w.Repo.Root))
 		data, err := readMemories(w.Repo.Root)
 		hash, herr := fileHash(data, err)
+		var h hasher
+		if err == nil {
+			h = hashParts(data)
+			hash = hexSum(h)
+		}
 		if herr != nil {
 			out.Warnings = []string{fmt.Sprintf("project memories not imported: %v", herr)}
 			return nil
@@ -359,7 +399,13 @@ func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
 			}
 		}
 		stamps := w.settledStamps(before, statErr, fbefore, fstatErr)
-		return w.store.SetState(ctx, w.stateKey(), importState(withForgotten(hash, ts.data), stamps, out.Warnings))
+		// A file someone else wrote is fingerprinted, like stamped, only
+		// once settled: it may change again within its clock tick.
+		var fp fingerprint
+		if stamps != "" && h != nil {
+			fp = newFingerprint(joinStamps(w.Repo.Root, before), tailOf(data), h)
+		}
+		return w.store.SetState(ctx, w.stateKey(), withFingerprint(importState(withForgotten(hash, ts.data), stamps, out.Warnings), fp))
 	})
 	return out, err
 }
@@ -485,7 +531,7 @@ func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]me
 		if stats, err = w.store.ReplaceScope(ctx, memory.ScopeProject, w.Repo.Root, next); err != nil {
 			return fmt.Errorf("%s was written but the index was not updated (the next command retries): %w", path, err)
 		}
-		written, err := hashFile(path)
+		written, fp, err := hashFingerprinted(w.Repo.Root)
 		if err != nil {
 			return err
 		}
@@ -502,7 +548,7 @@ func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]me
 			kept, _ := format.DecodeAll(format.Dir+"/"+format.MemoriesFile, format.EncodeKeeping(next, d.InvalidLines))
 			state = importState(state, "", kept.Warnings())
 		}
-		if err := w.store.SetState(ctx, w.stateKey(), state); err != nil {
+		if err := w.store.SetState(ctx, w.stateKey(), withFingerprint(state, fp)); err != nil {
 			return err
 		}
 		if len(pending) > 0 {

@@ -123,3 +123,19 @@ func ReplaceLine(data []byte, m memory.Memory) ([][]byte, error) {
 	}
 	return [][]byte{data[:at], encodeRecord(m), data[end:]}, nil
 }
+
+// AppendLine returns m's line when it goes at the very end of a canonical
+// file whose last line is last (newline included): m's id sorts after
+// last's, as a new id, being time-ordered, almost always does. Otherwise it
+// returns ErrNotPatchable and the caller splices or rewrites instead. A
+// memory Decode would not read back is refused (CheckMemory).
+func AppendLine(last []byte, m memory.Memory) ([]byte, error) {
+	id, ok := lineID(last)
+	if !ok || len(last) == 0 || last[len(last)-1] != '\n' || id >= m.ID {
+		return nil, ErrNotPatchable
+	}
+	if err := CheckMemory(m); err != nil {
+		return nil, err
+	}
+	return encodeRecord(m), nil
+}
