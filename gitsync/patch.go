@@ -77,7 +77,11 @@ func (w *Workspace) patch(ctx context.Context, edit func(data []byte) ([][]byte,
 	}
 	h := hashParts(next...)
 	fp := newFingerprint(stampNow, tailOf(next...), h)
-	return w.store.SetState(ctx, w.stateKey(), withFingerprint(withForgotten(hexSum(h), ts.data), fp))
+	if err := w.store.SetState(ctx, w.stateKey(), withFingerprint(withForgotten(hexSum(h), ts.data), fp)); err != nil {
+		return err
+	}
+	w.saveShadow(next...)
+	return nil
 }
 
 // lockForPatch takes the .acolyte/ lock for a fast-path write and returns
@@ -236,7 +240,11 @@ func (w *Workspace) appendPatched(ctx context.Context, m memory.Memory, dedupe f
 		return err
 	}
 	next := newFingerprint(joinStamps(w.Repo.Root, fi), tailOf(tail, line), h)
-	return w.store.SetState(ctx, w.stateKey(), withFingerprint(hash, next))
+	if err := w.store.SetState(ctx, w.stateKey(), withFingerprint(hash, next)); err != nil {
+		return err
+	}
+	w.appendShadow(size, line)
+	return nil
 }
 
 // appendSynced writes line at offset size, the file's end, and syncs the

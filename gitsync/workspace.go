@@ -378,13 +378,25 @@ func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
 		// file, so later commands do not read it again.
 		var d format.Decoded
 		err = tooManyToIndex(data)
-		if err == nil {
+		diffed := false
+		if err == nil && terr == nil && h != nil {
+			last, lerr := w.store.GetState(ctx, w.stateKey())
+			if lerr != nil {
+				return lerr
+			}
+			if out, diffed, err = w.importDiff(ctx, data, hash, last, ts); err != nil {
+				return err
+			}
+		}
+		if err == nil && !diffed {
 			d, err = format.DecodeAll(format.Dir+"/"+format.MemoriesFile, data)
 		}
 		if err == nil {
 			err = terr
 		}
-		if err != nil {
+		if diffed {
+			// Only the lines that changed were read and indexed.
+		} else if err != nil {
 			// The last import stays searchable until the file is fixed.
 			out.Warnings = []string{fmt.Sprintf("project memories not re-imported, searching the last import: %v", err)}
 			out.Skipped = true
@@ -397,6 +409,9 @@ func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
 			if err := w.recordHandEdits(ctx, kept, out.Revised); err != nil {
 				return err
 			}
+		}
+		if !out.Skipped && h != nil {
+			w.saveShadow(data)
 		}
 		stamps := w.settledStamps(before, statErr, fbefore, fstatErr)
 		// A file someone else wrote is fingerprinted, like stamped, only
@@ -550,6 +565,9 @@ func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]me
 		}
 		if err := w.store.SetState(ctx, w.stateKey(), withFingerprint(state, fp)); err != nil {
 			return err
+		}
+		if data, err := os.ReadFile(path); err == nil {
+			w.saveShadow(data)
 		}
 		if len(pending) > 0 {
 			return w.setPendingHandEdits(ctx, nil)

@@ -1,0 +1,139 @@
+package gitsync
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/internal/atomicfile"
+	"github.com/acolyte-dev/acolyte/memory"
+)
+
+// A checkout, merge or pull that changes k memories should import k, not
+// decode the whole file and read every row of the index. So every import
+// and write also keeps a copy of the memories file as the index holds it,
+// the shadow, in the git directory beside git's own index (a cache of this
+// checkout, never committed). The next import walks the shadow and the new
+// file line by line, both in id order, decodes only the lines that differ
+// and puts or deletes just those rows. The shadow is trusted only when its
+// SHA-256 is the content hash the last import or write recorded, so a
+// shadow another acolyte home wrote, a torn one or a missing one costs the
+// whole import, never a wrong index.
+
+// maxDiffChanges is the most changed lines imported one by one; more are
+// cheaper as one ReplaceScope.
+const maxDiffChanges = 256
+
+// shadowPath is where this checkout's shadow lives.
+func (w *Workspace) shadowPath() string {
+	return filepath.Join(w.Repo.GitDir(), "acolyte", "imported.jsonl")
+}
+
+// saveShadow replaces the shadow with the parts in order, best effort: a
+// cache, not synced, and checked by hash before it is used.
+func (w *Workspace) saveShadow(parts ...[]byte) {
+	path := w.shadowPath()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return
+	}
+	if atomicfile.Write(path, atomicfile.Options{Perm: 0o644}, atomicfile.Bytes(parts...)) != nil {
+		os.Remove(path)
+	}
+}
+
+// appendShadow appends line to the shadow when it holds size bytes, the
+// file before the append, and removes it otherwise.
+func (w *Workspace) appendShadow(size int64, line []byte) {
+	path := w.shadowPath()
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return
+	}
+	fi, err := f.Stat()
+	if err == nil && fi.Size() == size {
+		_, err = f.WriteAt(line, size)
+	} else if err == nil {
+		err = errors.New("shadow out of step")
+	}
+	f.Close()
+	if err != nil {
+		os.Remove(path)
+	}
+}
+
+// importDiff brings the index from the shadow to data, the memories file
+// now, by their line diff, when the shadow is the file last imported,
+// the tombstones did not change, the last import warned of nothing and no
+// hand edit is pending. ok is false when it did nothing and the caller
+// imports the whole file.
+func (w *Workspace) importDiff(ctx context.Context, data []byte, hash, lastState string, ts tombstones) (out Imported, ok bool, err error) {
+	lastHash, _, warnings := parseImportState(lastState)
+	if len(warnings) > 0 || len(ts.warnings) > 0 || withForgotten(hash, ts.data) == lastHash {
+		return out, false, nil
+	}
+	lastFileHash, lastTombs, _ := strings.Cut(lastHash, "+")
+	if _, tombs, _ := strings.Cut(withForgotten(hash, ts.data), "+"); tombs != lastTombs {
+		return out, false, nil
+	}
+	if pending, err := w.pendingHandEdits(ctx); err != nil || len(pending) > 0 {
+		return out, false, err
+	}
+	shadow, err := os.ReadFile(w.shadowPath())
+	if err != nil || sha256Hex(shadow) != lastFileHash {
+		return out, false, nil
+	}
+	changes, removed, same, err := format.DiffLines(shadow, data, maxDiffChanges)
+	if err != nil {
+		return out, false, nil
+	}
+	var put []memory.Memory
+	for _, c := range changes {
+		m, err := format.DecodeLine(c.New)
+		if err != nil {
+			return out, false, nil // the whole import reports it
+		}
+		for _, t := range ts.list {
+			if t.Covers(m) {
+				return out, false, nil
+			}
+		}
+		m.Scope, m.ScopeKey = memory.ScopeProject, w.Repo.Root
+		if c.Old == nil {
+			out.Added++
+		} else {
+			old, err := format.DecodeLine(c.Old)
+			if err != nil {
+				return out, false, nil
+			}
+			out.Updated++
+			if old.UpdatedAt.Equal(m.UpdatedAt) && (old.Content != m.Content || old.Topic != m.Topic) {
+				out.Revised = append(out.Revised, m.ID)
+			}
+		}
+		put = append(put, m)
+	}
+	if len(removed) > 0 {
+		// A line a tombstone hid was never indexed: the whole import,
+		// which applies the tombstones, sorts that out. Delete removes
+		// nothing unless it finds every id.
+		if _, err := w.store.Delete(ctx, w.vis, removed...); errors.Is(err, memory.ErrNotFound) {
+			return Imported{}, false, nil
+		} else if err != nil {
+			return out, true, err
+		}
+	}
+	for _, m := range put {
+		added, err := w.store.Put(ctx, m)
+		if err != nil {
+			return out, true, err
+		}
+		if added.Warning != "" {
+			out.Warning = added.Warning
+		}
+	}
+	out.Removed, out.Unchanged = len(removed), same
+	return out, true, w.recordHandEdits(ctx, put, out.Revised)
+}
