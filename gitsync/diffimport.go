@@ -3,9 +3,11 @@ package gitsync
 import (
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/internal/atomicfile"
@@ -78,7 +80,8 @@ func (w *Workspace) importDiff(ctx context.Context, data []byte, hash, lastState
 	if _, tombs, _ := strings.Cut(withForgotten(hash, ts.data), "+"); tombs != lastTombs {
 		return out, false, nil
 	}
-	if pending, err := w.pendingHandEdits(ctx); err != nil || len(pending) > 0 {
+	pending, err := w.pendingHandEdits(ctx)
+	if err != nil {
 		return out, false, err
 	}
 	shadow, err := os.ReadFile(w.shadowPath())
@@ -135,5 +138,39 @@ func (w *Workspace) importDiff(ctx context.Context, data []byte, hash, lastState
 		}
 	}
 	out.Removed, out.Unchanged = len(removed), same
-	return out, true, w.recordHandEdits(ctx, put, out.Revised)
+	return out, true, w.recordHandEditsDiff(ctx, pending, put, removed, out.Revised)
+}
+
+// recordHandEditsDiff is recordHandEdits for an import of changed lines
+// alone: a pending hand edit of a memory whose line did not change stays,
+// one of a removed memory goes, and the changed ones are judged as
+// recordHandEdits judges every memory.
+func (w *Workspace) recordHandEditsDiff(ctx context.Context, pending map[string]time.Time, changed []memory.Memory, removed, revised []string) error {
+	next := maps.Clone(pending)
+	if next == nil {
+		next = map[string]time.Time{}
+	}
+	for _, id := range removed {
+		delete(next, id)
+	}
+	isRevised := make(map[string]bool, len(revised))
+	for _, id := range revised {
+		isRevised[id] = true
+	}
+	for _, m := range changed {
+		old, ok := pending[m.ID]
+		switch {
+		case IsDerived(m):
+			delete(next, m.ID)
+		case isRevised[m.ID]:
+			next[m.ID] = m.UpdatedAt
+		case ok && m.UpdatedAt.Equal(old):
+		default:
+			delete(next, m.ID)
+		}
+	}
+	if maps.EqualFunc(next, pending, time.Time.Equal) {
+		return nil
+	}
+	return w.setPendingHandEdits(ctx, next)
 }

@@ -173,22 +173,8 @@ func (w *Workspace) refresh(ctx context.Context) (Imported, error) {
 	if statErr == nil && w.fingerprinted(last) {
 		return Imported{Skipped: true, Warnings: lastWarnings}, nil
 	}
-	hash, err := hashFile(path)
-	if err != nil {
-		return Imported{Warnings: []string{fmt.Sprintf("project memories not imported: reading %s: %v", path, err)}}, nil
-	}
-	forgotten, err := readForgotten(w.Repo.Root)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return Imported{Warnings: []string{fmt.Sprintf("project memories not imported: reading %s: %v", fpath, err)}}, nil
-	}
-	hash = withForgotten(hash, forgotten)
-	if hash == lastHash || (hash == "absent" && lastHash == "") {
-		if s := w.settledStamps(before, statErr, fbefore, fstatErr); s != "" {
-			// Best effort: without the stamp the next run hashes again.
-			_ = w.store.SetState(ctx, w.stateKey(), importState(hash, s, lastWarnings))
-		}
-		return Imported{Skipped: true, Warnings: lastWarnings}, nil
-	}
+	// importFile reads and hashes the file once, and leaves the index
+	// alone when the content is what was last imported.
 	return w.importFile(ctx)
 }
 
@@ -374,16 +360,28 @@ func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
 			return nil
 		}
 		ts, terr := readTombstones(w.Repo.Root)
+		last, err := w.store.GetState(ctx, w.stateKey())
+		if err != nil {
+			return err
+		}
+		if lastHash, _, lastWarnings := parseImportState(last); terr == nil && (withForgotten(hash, ts.data) == lastHash || hash == "absent" && lastHash == "") {
+			// Touched, not changed (or changed back): only the stamps are new.
+			out = Imported{Skipped: true, Warnings: lastWarnings}
+			stamps := w.settledStamps(before, statErr, fbefore, fstatErr)
+			if stamps == "" || h == nil {
+				return nil
+			}
+			fp := newFingerprint(joinStamps(w.Repo.Root, before), tailOf(data), h)
+			// Best effort: without the stamp the next run reads the file again.
+			_ = w.store.SetState(ctx, w.stateKey(), withFingerprint(importState(lastHash, stamps, lastWarnings), fp))
+			return nil
+		}
 		// Too many to index is recorded with the hash like an unreadable
 		// file, so later commands do not read it again.
 		var d format.Decoded
 		err = tooManyToIndex(data)
 		diffed := false
 		if err == nil && terr == nil && h != nil {
-			last, lerr := w.store.GetState(ctx, w.stateKey())
-			if lerr != nil {
-				return lerr
-			}
 			if out, diffed, err = w.importDiff(ctx, data, hash, last, ts); err != nil {
 				return err
 			}
