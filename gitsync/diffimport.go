@@ -174,3 +174,69 @@ func (w *Workspace) recordHandEditsDiff(ctx context.Context, pending map[string]
 	}
 	return w.setPendingHandEdits(ctx, next)
 }
+
+// indexChanges brings the index from before to after, two versions of the
+// project memories: when exact (the index holds exactly before), by
+// putting and deleting the memories that differ, so that a sync changing
+// one rule in a large file touches one row instead of reading every row
+// as ReplaceScope does; otherwise, or past maxDiffChanges, by ReplaceScope.
+func (w *Workspace) indexChanges(ctx context.Context, exact bool, before, after []memory.Memory) (memory.ReplaceStats, error) {
+	replace := func() (memory.ReplaceStats, error) {
+		return w.store.ReplaceScope(ctx, memory.ScopeProject, w.Repo.Root, after)
+	}
+	if !exact {
+		return replace()
+	}
+	old := make(map[string]memory.Memory, len(before))
+	for _, m := range before {
+		old[m.ID] = m
+	}
+	var st memory.ReplaceStats
+	var put []memory.Memory
+	for _, m := range after {
+		prev, ok := old[m.ID]
+		delete(old, m.ID)
+		switch {
+		case ok && format.Same(prev, m):
+			st.Unchanged++
+			continue
+		case ok:
+			st.Updated++
+			if prev.UpdatedAt.Equal(m.UpdatedAt) && (prev.Content != m.Content || prev.Topic != m.Topic) {
+				st.Revised = append(st.Revised, m.ID)
+			}
+		default:
+			st.Added++
+		}
+		put = append(put, m)
+		if len(put) > maxDiffChanges {
+			return replace()
+		}
+	}
+	if len(old) > maxDiffChanges {
+		return replace()
+	}
+	removed := make([]string, 0, len(old))
+	for id := range old {
+		removed = append(removed, id)
+	}
+	if len(removed) > 0 {
+		if _, err := w.store.Delete(ctx, w.vis, removed...); errors.Is(err, memory.ErrNotFound) {
+			return replace()
+		} else if err != nil {
+			return st, err
+		}
+	}
+	for _, m := range put {
+		m.Scope, m.ScopeKey = memory.ScopeProject, w.Repo.Root
+		added, err := w.store.Put(ctx, m)
+		if err != nil {
+			return st, err
+		}
+		if added.Warning != "" {
+			st.Warning = added.Warning
+		}
+	}
+	st.Removed = len(removed)
+	return st, nil
+}

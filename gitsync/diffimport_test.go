@@ -97,3 +97,22 @@ func TestImportIgnoresAStaleShadow(t *testing.T) {
 		})
 	}
 }
+
+// A sync that changes one rule of a file whose index is exact updates
+// those rows alone, and the index still holds exactly the file: the rule's
+// new text in, the old one out, the stored memories untouched.
+func TestSyncIndexesOnlyTheChangedRule(t *testing.T) {
+	w := workspaceIn(t)
+	ctx := t.Context()
+	addAll(t, w, "the parser is hand written", "the cache is per request")
+	agents := w.Repo.Root + "/AGENTS.md"
+	for _, rule := range []string{"Run the tests with go test.", "Run the tests with make test."} {
+		if err := os.WriteFile(agents, []byte("# Rules\n\n- "+rule+"\n- Wrap errors with %w.\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	assertFileMatchesIndex(t, w, "the parser is hand written", "the cache is per request", "Run the tests with make test.", "Wrap errors with %w.")
+}

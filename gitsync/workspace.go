@@ -532,6 +532,7 @@ func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]me
 		if err != nil {
 			return err
 		}
+		indexed := slices.Clone(mems) // what the index holds, whatever edit does to mems
 		next, err := edit(mems)
 		if err != nil {
 			return err
@@ -540,8 +541,17 @@ func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]me
 		if err := format.WriteFileKeeping(path, next, d.InvalidLines); err != nil {
 			return err
 		}
-		// The file is now the truth; bring the index to it.
-		if stats, err = w.store.ReplaceScope(ctx, memory.ScopeProject, w.Repo.Root, next); err != nil {
+		// The file is now the truth; bring the index to it: by the
+		// memories that changed when the index held exactly mems (the
+		// file was what was last imported or written, and nothing was
+		// worked around), else by replacing the scope.
+		last, err := w.store.GetState(ctx, w.stateKey())
+		if err != nil {
+			return err
+		}
+		lastHash, _, warnings := parseImportState(last)
+		exact := lastHash == hash && len(warnings) == 0 && len(d.InvalidLines) == 0 && len(d.Duplicates) == 0
+		if stats, err = w.indexChanges(ctx, exact, indexed, next); err != nil {
 			return fmt.Errorf("%s was written but the index was not updated (the next command retries): %w", path, err)
 		}
 		written, fp, err := hashFingerprinted(w.Repo.Root)
