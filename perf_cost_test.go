@@ -328,17 +328,28 @@ func BenchmarkCostVersion(b *testing.B) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("build hello: %v\n%s", err, out)
 	}
-	var hellos []time.Duration
-	paired(b, func(b *testing.B, bin string) func(int) time.Duration {
-		dir, home := b.TempDir(), b.TempDir()
-		return func(int) time.Duration {
-			if bin == binary {
-				hellos = append(hellos, timed(b, hello, dir, home))
+	// hello is an arm of its own, timed in turn with the others.
+	arms := []*arm{{name: "hello", bin: hello}, {name: "now", bin: binary}}
+	if before := os.Getenv("ACOLYTE_BENCH_BEFORE"); before != "" {
+		arms = append(arms, &arm{name: "before", bin: before})
+	}
+	dir, home := b.TempDir(), b.TempDir()
+	for b.Loop() {
+		for _, a := range arms {
+			cpu := cpuSpent
+			args := []string{"--version"}
+			if a.name == "hello" {
+				args = nil
 			}
-			return timed(b, bin, dir, home, "--version")
+			a.times = append(a.times, timed(b, a.bin, dir, home, args...))
+			a.cpu = append(a.cpu, cpuSpent-cpu)
 		}
-	})
-	b.ReportMetric(ms(median(hellos)), "hello-ms")
+	}
+	for _, a := range arms {
+		b.ReportMetric(ms(median(a.times)), a.name+"-ms")
+		b.ReportMetric(ms(median(a.cpu)), a.name+"-cpu-ms")
+	}
+	b.ReportMetric(float64(median(arms[1].times))/float64(median(arms[0].times)), "now/hello")
 }
 
 // BenchmarkCostGitGrowth: how much .git grows over 100 commits that each
