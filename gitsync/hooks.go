@@ -94,11 +94,11 @@ func HookLine(name string) string {
 // (relative to the working tree, as git reads it), else the hooks folder of
 // the common git directory, which linked worktrees share.
 func (r *Repo) HooksDir() (string, error) {
-	cfg, err := r.repo.Config()
+	p, err := r.localConfig("core.hooksPath")
 	if err != nil {
 		return "", fmt.Errorf("read git config: %w", err)
 	}
-	if p := cfg.Raw.Section("core").Option("hooksPath"); p != "" {
+	if p != "" {
 		if strings.HasPrefix(p, "~/") {
 			home, err := os.UserHomeDir()
 			if err != nil {
@@ -174,11 +174,8 @@ func (r *Repo) HooksStatus(ctx context.Context) ([]HookState, bool, error) {
 }
 
 func (r *Repo) mergeDriver() string {
-	cfg, err := r.repo.Config()
-	if err != nil {
-		return ""
-	}
-	return cfg.Raw.Section("merge").Subsection(MergeDriverName).Option("driver")
+	driver, _ := r.localConfig("merge." + MergeDriverName + ".driver")
+	return driver
 }
 
 // Installed says what InstallHooks did.

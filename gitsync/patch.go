@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
@@ -33,11 +34,7 @@ import (
 // fails, the recorded hash no longer matches and the next command
 // re-imports.
 func (w *Workspace) patch(ctx context.Context, edit func(data []byte) ([][]byte, error), index func() error) error {
-	dir := filepath.Join(w.Repo.Root, format.Dir)
-	if _, err := os.Stat(dir); err != nil {
-		return format.ErrNotPatchable // the first write also creates .gitattributes
-	}
-	unlock, err := LockDir(ctx, dir)
+	unlock, last, err := w.lockForPatch(ctx)
 	if err != nil {
 		return err
 	}
@@ -50,19 +47,17 @@ func (w *Workspace) patch(ctx context.Context, edit func(data []byte) ([][]byte,
 	if err != nil {
 		return fmt.Errorf("read %s: %w", path, err)
 	}
-	last, err := w.store.GetState(ctx, w.stateKey())
-	if err != nil {
-		return err
-	}
-	// An import that worked around a problem (a line it could not read, an
-	// id on two lines) left the index short of the file: only the full
-	// rewrite, which keeps such lines, may touch it.
-	forgotten, err := readForgotten(w.Repo.Root)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("read %s: %w", forgottenRel, err)
-	}
-	if lastHash, _, warnings := parseImportState(last); lastHash != withForgotten(sha256Hex(data), forgotten) || len(warnings) > 0 {
-		return format.ErrNotPatchable
+	// The file must be what the index holds: the fingerprint says so
+	// without hashing it, and otherwise its hash must be the recorded one.
+	lastHash, _, _ := parseImportState(last)
+	if !w.fingerprinted(last) {
+		forgotten, err := readForgotten(w.Repo.Root)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("read %s: %w", forgottenRel, err)
+		}
+		if lastHash != withForgotten(sha256Hex(data), forgotten) {
+			return format.ErrNotPatchable
+		}
 	}
 	next, err := edit(data)
 	if err != nil || next == nil {
@@ -71,6 +66,7 @@ func (w *Workspace) patch(ctx context.Context, edit func(data []byte) ([][]byte,
 	if err := writeAtomic(path, next...); err != nil {
 		return err
 	}
+	stampNow := currentStamp(w.Repo.Root)
 	if indexed, err := w.indexWritten(ctx, path, index); !indexed {
 		return err
 	}
@@ -79,7 +75,56 @@ func (w *Workspace) patch(ctx context.Context, edit func(data []byte) ([][]byte,
 	if err != nil {
 		return err
 	}
-	return w.store.SetState(ctx, w.stateKey(), withForgotten(sha256Hex(next...), ts.data))
+	h := hashParts(next...)
+	fp := newFingerprint(stampNow, tailOf(next...), h)
+	if err := w.store.SetState(ctx, w.stateKey(), withFingerprint(withForgotten(hexSum(h), ts.data), fp)); err != nil {
+		return err
+	}
+	w.saveShadow(next...)
+	return nil
+}
+
+// lockForPatch takes the .acolyte/ lock for a fast-path write and returns
+// the import state, or format.ErrNotPatchable when the fast path may not
+// run: no .acolyte/ yet (the first write also creates .gitattributes), or
+// an import that worked around a problem (a line it could not read, an id
+// on two lines) and left the index short of the file, which only the full
+// rewrite, keeping such lines, may touch.
+func (w *Workspace) lockForPatch(ctx context.Context) (unlock func(), state string, err error) {
+	dir := filepath.Join(w.Repo.Root, format.Dir)
+	if _, err := os.Stat(dir); err != nil {
+		return nil, "", format.ErrNotPatchable
+	}
+	unlock, err = LockDir(ctx, dir)
+	if err != nil {
+		return nil, "", err
+	}
+	state, err = w.store.GetState(ctx, w.stateKey())
+	if err == nil {
+		if _, _, warnings := parseImportState(state); len(warnings) > 0 {
+			err = format.ErrNotPatchable
+		}
+	}
+	if err != nil {
+		unlock()
+		return nil, "", err
+	}
+	return unlock, state, nil
+}
+
+// fingerprinted reports whether the memories file is the one the import
+// state's fingerprint was taken of, checked by stat and tail alone.
+func (w *Workspace) fingerprinted(state string) bool {
+	fp, ok := stateFingerprint(state)
+	if !ok {
+		return false
+	}
+	mf, err := openMemories(w.Repo.Root, os.O_RDONLY)
+	if err != nil {
+		return false
+	}
+	defer mf.Close()
+	return mf.matches(fp)
 }
 
 // sha256Hex is the content hash Refresh records, of the parts in order.
@@ -91,24 +136,129 @@ func sha256Hex(parts ...[]byte) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// errNotAppendable sends an add from the append path to the splice.
+var errNotAppendable = errors.New("memory does not go at the end of the file")
+
 // addPatched stores a prepared project memory through the fast path,
 // deduplicating against the index, which patch guarantees holds the file.
+// A new memory's id is time-ordered, so it almost always belongs at the
+// end: then it is appended in place (appendPatched), costing its own line
+// whatever the size of the file, and otherwise spliced in.
 func (w *Workspace) addPatched(ctx context.Context, m memory.Memory) (memory.Added, error) {
 	var out memory.Added
-	err := w.patch(ctx, func(data []byte) ([][]byte, error) {
+	dedupe := func() (bool, error) {
 		have, found, err := w.store.FindContent(ctx, memory.ScopeProject, w.Repo.Root, m.Content)
 		if err != nil || found {
 			out = memory.Added{Memory: have, Existing: true}
-			return nil, err
+			return true, err
 		}
 		out = memory.Added{Memory: m}
-		return format.InsertLine(data, m)
-	}, func() error {
+		return false, nil
+	}
+	put := func() error {
 		put, err := w.store.Put(ctx, m)
 		out.Warning = put.Warning
 		return err
-	})
+	}
+	err := w.appendPatched(ctx, m, dedupe, put)
+	if !errors.Is(err, errNotAppendable) {
+		return out, err
+	}
+	err = w.patch(ctx, func(data []byte) ([][]byte, error) {
+		if dup, err := dedupe(); dup || err != nil {
+			return nil, err
+		}
+		return format.InsertLine(data, m)
+	}, put)
 	return out, err
+}
+
+// appendPatched appends m's line to the memories file in place, when the
+// fingerprint vouches for the file and m sorts after its last line, and
+// returns errNotAppendable otherwise. It reads the file's tail, writes and
+// syncs one line, and resumes the whole-file hash from the fingerprint's
+// saved state. A failed write is truncated away, leaving the old file; a
+// crash of the machine before the sync can leave a torn last line, which
+// the next command reads as an invalid line and reports with its fix, and
+// which is only ever the write that had not returned.
+func (w *Workspace) appendPatched(ctx context.Context, m memory.Memory, dedupe func() (bool, error), index func() error) error {
+	unlock, last, err := w.lockForPatch(ctx)
+	if errors.Is(err, format.ErrNotPatchable) {
+		return errNotAppendable
+	}
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	fp, ok := stateFingerprint(last)
+	if !ok {
+		return errNotAppendable
+	}
+	mf, err := openMemories(w.Repo.Root, os.O_RDWR)
+	if err != nil {
+		return errNotAppendable
+	}
+	defer mf.Close()
+	h, ok := resumeHasher(fp.digest)
+	if !ok || !mf.matches(fp) {
+		return errNotAppendable
+	}
+	lastLine, _, ok := mf.lastLine()
+	if !ok {
+		return errNotAppendable
+	}
+	line, err := format.AppendLine(lastLine, m)
+	if errors.Is(err, format.ErrNotPatchable) {
+		return errNotAppendable
+	}
+	if err != nil {
+		return err
+	}
+	if dup, err := dedupe(); dup || err != nil {
+		return err
+	}
+	path := format.MemoriesPath(w.Repo.Root)
+	size := mf.info.Size()
+	if err := appendSynced(mf.f, size, line); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	fi, err := mf.f.Stat()
+	if err != nil {
+		return err
+	}
+	if err := index(); err != nil {
+		return fmt.Errorf("%s was written but the index was not updated (the next command retries): %w", path, err)
+	}
+	h.Write(line)
+	lastHash, _, _ := parseImportState(last)
+	hash := hexSum(h)
+	if _, tombs, ok := strings.Cut(lastHash, "+"); ok {
+		hash += "+" + tombs // forgotten.jsonl is as the fingerprint found it
+	}
+	tail, err := mf.readTail(tailBytes)
+	if err != nil {
+		return err
+	}
+	next := newFingerprint(joinStamps(w.Repo.Root, fi), tailOf(tail, line), h)
+	if err := w.store.SetState(ctx, w.stateKey(), withFingerprint(hash, next)); err != nil {
+		return err
+	}
+	w.appendShadow(size, line)
+	return nil
+}
+
+// appendSynced writes line at offset size, the file's end, and syncs the
+// file; on failure it cuts the file back to size, so a full disk leaves the
+// old file.
+func appendSynced(f *os.File, size int64, line []byte) error {
+	_, err := f.WriteAt(line, size)
+	if err == nil {
+		err = f.Sync()
+	}
+	if err != nil {
+		_ = f.Truncate(size)
+	}
+	return err
 }
 
 // removePatched forgets project memories through the fast path: their

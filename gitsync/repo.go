@@ -5,61 +5,147 @@
 package gitsync
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
-
-	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // Repo is one git working tree: the main checkout or a linked worktree.
+//
+// It reads what every command needs (the worktree's root, HEAD) from the
+// git directory's files itself and asks the git command for the rest, so
+// that no command links a git implementation: go-git, which this used,
+// brought its SSH and OpenPGP transports and their package initialisation
+// into every process, the no-op hook's included.
 type Repo struct {
 	// Root is the working tree's top directory, with symlinks resolved; it
 	// is also the project's scope key, so each checkout has its own index.
 	Root string
-	repo *git.Repository
 }
 
 // ErrNotRepo means the directory is not inside a git working tree.
 var ErrNotRepo = errors.New("not inside a git repository")
 
 // Discover finds the working tree that contains dir, from any subfolder and
-// in linked worktrees.
+// in linked worktrees: the nearest directory, dir or above it, holding a
+// .git directory or a .git file that names one ("gitdir: ...").
 func Discover(dir string) (*Repo, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
 	}
-	r, err := git.PlainOpenWithOptions(abs, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
-	if errors.Is(err, git.ErrRepositoryNotExists) {
-		return nil, fmt.Errorf("%w: %s", ErrNotRepo, abs)
-	}
-	if err != nil {
+	if _, err := os.Stat(abs); err != nil {
 		return nil, fmt.Errorf("open git repository at %s: %w", abs, err)
 	}
-	wt, err := r.Worktree()
-	if err != nil {
-		return nil, fmt.Errorf("%s is a bare repository; run acolyte in a working tree: %w", abs, err)
+	for d := abs; ; {
+		fi, err := os.Stat(filepath.Join(d, ".git"))
+		switch {
+		case err == nil && (fi.IsDir() || isGitFile(filepath.Join(d, ".git"))):
+			root, err := filepath.EvalSymlinks(d)
+			if err != nil {
+				return nil, err
+			}
+			return &Repo{Root: root}, nil
+		case err == nil:
+			return nil, fmt.Errorf("open git repository at %s: %s is neither a directory nor a \"gitdir:\" file", abs, filepath.Join(d, ".git"))
+		case !errors.Is(err, fs.ErrNotExist):
+			return nil, fmt.Errorf("open git repository at %s: %w", abs, err)
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return nil, fmt.Errorf("%w: %s", ErrNotRepo, abs)
+		}
+		d = parent
 	}
-	root, err := filepath.EvalSymlinks(wt.Filesystem.Root())
-	if err != nil {
-		return nil, err
-	}
-	return &Repo{Root: root, repo: r}, nil
+}
+
+// isGitFile reports whether path is a linked worktree's or submodule's
+// .git file.
+func isGitFile(path string) bool {
+	b, err := os.ReadFile(path)
+	return err == nil && bytes.HasPrefix(b, []byte("gitdir: "))
 }
 
 // Head returns the commit HEAD points at, or "" in a repository with no
-// commits yet.
+// commits yet. It follows symbolic refs through the worktree's git
+// directory and the common one, loose refs before packed-refs, as git does.
 func (r *Repo) Head() string {
-	ref, err := r.repo.Head()
+	gitDir, common := r.GitDir(), r.CommonDir()
+	ref := "HEAD"
+	for range 5 {
+		b, err := os.ReadFile(filepath.Join(refDir(gitDir, common, ref), filepath.FromSlash(ref)))
+		if err != nil {
+			return packedRef(common, ref)
+		}
+		v := strings.TrimSpace(string(b))
+		target, symbolic := strings.CutPrefix(v, "ref: ")
+		if !symbolic {
+			if isHash(v) {
+				return v
+			}
+			return ""
+		}
+		ref = strings.TrimSpace(target)
+	}
+	return ""
+}
+
+// refDir is where a ref's loose file lives: HEAD and the worktree's own
+// refs in its git directory, the shared ones in the common directory.
+func refDir(gitDir, common, ref string) string {
+	if ref == "HEAD" || strings.HasPrefix(ref, "refs/worktree/") || strings.HasPrefix(ref, "refs/bisect/") {
+		return gitDir
+	}
+	return common
+}
+
+// packedRef looks ref up in packed-refs; "" when it is not there.
+func packedRef(common, ref string) string {
+	b, err := os.ReadFile(filepath.Join(common, "packed-refs"))
 	if err != nil {
 		return ""
 	}
-	return ref.Hash().String()
+	for _, line := range strings.Split(string(b), "\n") {
+		hash, name, ok := strings.Cut(strings.TrimSpace(line), " ")
+		if ok && name == ref && isHash(hash) {
+			return hash
+		}
+	}
+	return ""
+}
+
+func isHash(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// localConfig is one key of the repository's own git config (not the
+// user's or the system's), or "" when it is not set.
+func (r *Repo) localConfig(key string) (string, error) {
+	cmd := exec.Command("git", "config", "--local", "--get", key)
+	cmd.Dir = r.Root
+	out, err := cmd.Output()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && exit.ExitCode() == 1 {
+		return "", nil // not set
+	}
+	if err != nil {
+		return "", fmt.Errorf("git config --get %s: %w", key, err)
+	}
+	return strings.TrimRight(string(out), "\n"), nil
 }
 
 // Dir is the .acolyte directory of the working tree.
@@ -85,16 +171,15 @@ func (r *Repo) GitDir() string {
 // FileAt reads a file's content as committed at rev (a commit hash), for
 // provenance checks. It returns os.ErrNotExist when the path is absent.
 func (r *Repo) FileAt(rev, path string) ([]byte, error) {
-	c, err := r.repo.CommitObject(plumbing.NewHash(rev))
-	if err != nil {
+	ctx := context.Background()
+	if _, err := r.gitOutput(ctx, nil, "cat-file", "-e", rev+"^{commit}"); err != nil {
 		return nil, fmt.Errorf("commit %s: %w", rev, err)
 	}
-	f, err := c.File(filepath.ToSlash(path))
+	out, err := r.gitOutput(ctx, nil, "cat-file", "blob", rev+":"+filepath.ToSlash(path))
 	if err != nil {
 		return nil, os.ErrNotExist
 	}
-	s, err := f.Contents()
-	return []byte(s), err
+	return out, nil
 }
 
 // Uncommitted lists the files under paths (relative to the root) that are

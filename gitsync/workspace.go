@@ -168,22 +168,13 @@ func (w *Workspace) refresh(ctx context.Context) (Imported, error) {
 	if statErr == nil && lastStamp != "" && lastStamp == stamp(before)+forgottenStamp(fbefore, fstatErr) {
 		return Imported{Skipped: true, Warnings: lastWarnings}, nil
 	}
-	hash, err := hashFile(path)
-	if err != nil {
-		return Imported{Warnings: []string{fmt.Sprintf("project memories not imported: reading %s: %v", path, err)}}, nil
-	}
-	forgotten, err := readForgotten(w.Repo.Root)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return Imported{Warnings: []string{fmt.Sprintf("project memories not imported: reading %s: %v", fpath, err)}}, nil
-	}
-	hash = withForgotten(hash, forgotten)
-	if hash == lastHash || (hash == "absent" && lastHash == "") {
-		if s := w.settledStamps(before, statErr, fbefore, fstatErr); s != "" {
-			// Best effort: without the stamp the next run hashes again.
-			_ = w.store.SetState(ctx, w.stateKey(), importState(hash, s, lastWarnings))
-		}
+	// Right after acolyte's own write the stamp has not settled, but the
+	// writer's fingerprint vouches for the file (fingerprint.go).
+	if statErr == nil && w.fingerprinted(last) {
 		return Imported{Skipped: true, Warnings: lastWarnings}, nil
 	}
+	// importFile reads and hashes the file once, and leaves the index
+	// alone when the content is what was last imported.
 	return w.importFile(ctx)
 }
 
@@ -260,11 +251,41 @@ func importState(hash, stamp string, warnings []string) string {
 
 func parseImportState(s string) (hash, stamp string, warnings []string) {
 	head, rest, hasWarnings := strings.Cut(s, "\n")
-	hash, stamp, _ = strings.Cut(head, stampSep)
+	fields := strings.Split(head, stampSep)
+	hash = fields[0]
+	for _, f := range fields[1:] {
+		if !strings.HasPrefix(f, fingerprintPrefix) {
+			stamp = f
+		}
+	}
 	if hasWarnings {
 		warnings = strings.Split(rest, "\n")
 	}
 	return hash, stamp, warnings
+}
+
+// withFingerprint adds fp to an import state, on its first line.
+func withFingerprint(state string, fp fingerprint) string {
+	if fp.stamp == "" {
+		return state
+	}
+	head, rest, hasWarnings := strings.Cut(state, "\n")
+	head += stampSep + fp.String()
+	if hasWarnings {
+		return head + "\n" + rest
+	}
+	return head
+}
+
+// stateFingerprint is the fingerprint an import state holds, if any.
+func stateFingerprint(state string) (fingerprint, bool) {
+	head, _, _ := strings.Cut(state, "\n")
+	for _, f := range strings.Split(head, stampSep)[1:] {
+		if fp, ok := parseFingerprint(f); ok {
+			return fp, true
+		}
+	}
+	return fingerprint{}, false
 }
 
 // stampSep separates the content hash from the stat stamp in the state.
@@ -329,22 +350,51 @@ func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
 		fbefore, fstatErr := os.Stat(format.ForgottenPath(w.Repo.Root))
 		data, err := readMemories(w.Repo.Root)
 		hash, herr := fileHash(data, err)
+		var h hasher
+		if err == nil {
+			h = hashParts(data)
+			hash = hexSum(h)
+		}
 		if herr != nil {
 			out.Warnings = []string{fmt.Sprintf("project memories not imported: %v", herr)}
 			return nil
 		}
 		ts, terr := readTombstones(w.Repo.Root)
+		last, err := w.store.GetState(ctx, w.stateKey())
+		if err != nil {
+			return err
+		}
+		if lastHash, _, lastWarnings := parseImportState(last); terr == nil && (withForgotten(hash, ts.data) == lastHash || hash == "absent" && lastHash == "") {
+			// Touched, not changed (or changed back): only the stamps are new.
+			out = Imported{Skipped: true, Warnings: lastWarnings}
+			stamps := w.settledStamps(before, statErr, fbefore, fstatErr)
+			if stamps == "" || h == nil {
+				return nil
+			}
+			fp := newFingerprint(joinStamps(w.Repo.Root, before), tailOf(data), h)
+			// Best effort: without the stamp the next run reads the file again.
+			_ = w.store.SetState(ctx, w.stateKey(), withFingerprint(importState(lastHash, stamps, lastWarnings), fp))
+			return nil
+		}
 		// Too many to index is recorded with the hash like an unreadable
 		// file, so later commands do not read it again.
 		var d format.Decoded
 		err = tooManyToIndex(data)
-		if err == nil {
+		diffed := false
+		if err == nil && terr == nil && h != nil {
+			if out, diffed, err = w.importDiff(ctx, data, hash, last, ts); err != nil {
+				return err
+			}
+		}
+		if err == nil && !diffed {
 			d, err = format.DecodeAll(format.Dir+"/"+format.MemoriesFile, data)
 		}
 		if err == nil {
 			err = terr
 		}
-		if err != nil {
+		if diffed {
+			// Only the lines that changed were read and indexed.
+		} else if err != nil {
 			// The last import stays searchable until the file is fixed.
 			out.Warnings = []string{fmt.Sprintf("project memories not re-imported, searching the last import: %v", err)}
 			out.Skipped = true
@@ -358,8 +408,17 @@ func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
 				return err
 			}
 		}
+		if !out.Skipped && h != nil {
+			w.saveShadow(data)
+		}
 		stamps := w.settledStamps(before, statErr, fbefore, fstatErr)
-		return w.store.SetState(ctx, w.stateKey(), importState(withForgotten(hash, ts.data), stamps, out.Warnings))
+		// A file someone else wrote is fingerprinted, like stamped, only
+		// once settled: it may change again within its clock tick.
+		var fp fingerprint
+		if stamps != "" && h != nil {
+			fp = newFingerprint(joinStamps(w.Repo.Root, before), tailOf(data), h)
+		}
+		return w.store.SetState(ctx, w.stateKey(), withFingerprint(importState(withForgotten(hash, ts.data), stamps, out.Warnings), fp))
 	})
 	return out, err
 }
@@ -485,6 +544,7 @@ func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]me
 		if err != nil {
 			return err
 		}
+		indexed := slices.Clone(mems) // what the index holds, whatever edit does to mems
 		next, err := edit(mems)
 		if err != nil {
 			return err
@@ -493,15 +553,24 @@ func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]me
 		if err := format.WriteFileKeeping(path, next, d.InvalidLines); err != nil {
 			return err
 		}
-		// The file is now the truth; bring the index to it.
-		indexed, err := w.indexWritten(ctx, path, func() (err error) {
-			stats, err = w.store.ReplaceScope(ctx, memory.ScopeProject, w.Repo.Root, next)
-			return err
-		})
-		if !indexed {
+		// The file is now the truth; bring the index to it: by the
+		// memories that changed when the index held exactly mems (the
+		// file was what was last imported or written, and nothing was
+		// worked around), else by replacing the scope.
+		last, err := w.store.GetState(ctx, w.stateKey())
+		if err != nil {
 			return err
 		}
-		written, err := hashFile(path)
+		lastHash, _, warnings := parseImportState(last)
+		exact := lastHash == hash && len(warnings) == 0 && len(d.InvalidLines) == 0 && len(d.Duplicates) == 0
+		done, err := w.indexWritten(ctx, path, func() (err error) {
+			stats, err = w.indexChanges(ctx, exact, indexed, next)
+			return err
+		})
+		if !done {
+			return err
+		}
+		written, fp, err := hashFingerprinted(w.Repo.Root)
 		if err != nil {
 			return err
 		}
@@ -518,8 +587,11 @@ func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]me
 			kept, _ := format.DecodeAll(format.Dir+"/"+format.MemoriesFile, format.EncodeKeeping(next, d.InvalidLines))
 			state = importState(state, "", kept.Warnings())
 		}
-		if err := w.store.SetState(ctx, w.stateKey(), state); err != nil {
+		if err := w.store.SetState(ctx, w.stateKey(), withFingerprint(state, fp)); err != nil {
 			return err
+		}
+		if data, err := os.ReadFile(path); err == nil {
+			w.saveShadow(data)
 		}
 		if len(pending) > 0 {
 			return w.setPendingHandEdits(ctx, nil)

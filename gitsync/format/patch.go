@@ -3,6 +3,7 @@ package format
 import (
 	"bytes"
 	"errors"
+	"strings"
 
 	"github.com/acolyte-dev/acolyte/memory"
 )
@@ -122,4 +123,101 @@ func ReplaceLine(data []byte, m memory.Memory) ([][]byte, error) {
 		return nil, ErrNotPatchable
 	}
 	return [][]byte{data[:at], encodeRecord(m), data[end:]}, nil
+}
+
+// AppendLine returns m's line when it goes at the very end of a canonical
+// file whose last line is last (newline included): m's id sorts after
+// last's, as a new id, being time-ordered, almost always does. Otherwise it
+// returns ErrNotPatchable and the caller splices or rewrites instead. A
+// memory Decode would not read back is refused (CheckMemory).
+func AppendLine(last []byte, m memory.Memory) ([]byte, error) {
+	id, ok := lineID(last)
+	if !ok || len(last) == 0 || last[len(last)-1] != '\n' || id >= m.ID {
+		return nil, ErrNotPatchable
+	}
+	if err := CheckMemory(m); err != nil {
+		return nil, err
+	}
+	return encodeRecord(m), nil
+}
+
+// LineChange is one memory line that differs between two canonical files:
+// Old is nil for a memory only the new file holds.
+type LineChange struct {
+	Old, New []byte
+}
+
+// DiffLines compares two memories files line by line, walking both in id
+// order, without decoding a line that did not change: what changed, the ids
+// only old holds, and how many lines are the same. Either file out of
+// canonical order, a header that differs or more than max changes returns
+// ErrNotPatchable, for the caller to read the new file whole instead.
+func DiffLines(old, new []byte, max int) (changes []LineChange, removed []string, same int, err error) {
+	oh, orest, ok1 := bytes.Cut(old, []byte("\n"))
+	nh, nrest, ok2 := bytes.Cut(new, []byte("\n"))
+	if !ok1 || !ok2 || !bytes.Equal(oh, nh) {
+		return nil, nil, 0, ErrNotPatchable
+	}
+	next := func(rest []byte, prev string) (line []byte, id string, tail []byte, ok bool) {
+		end := bytes.IndexByte(rest, '\n')
+		if end < 0 {
+			return nil, "", nil, false
+		}
+		line = rest[:end+1]
+		id, ok = lineID(line)
+		return line, id, rest[end+1:], ok && id > prev
+	}
+	var oline, nline []byte
+	var oid, nid string
+	ok := true
+	advanceOld := func() {
+		if len(orest) == 0 {
+			oline = nil
+			return
+		}
+		var good bool
+		oline, oid, orest, good = next(orest, oid)
+		ok = ok && good
+	}
+	advanceNew := func() {
+		if len(nrest) == 0 {
+			nline = nil
+			return
+		}
+		var good bool
+		nline, nid, nrest, good = next(nrest, nid)
+		ok = ok && good
+	}
+	advanceOld()
+	advanceNew()
+	for ok && (oline != nil || nline != nil) {
+		switch {
+		case nline == nil || oline != nil && oid < nid:
+			removed = append(removed, oid)
+			advanceOld()
+		case oline == nil || nid < oid:
+			changes = append(changes, LineChange{New: nline})
+			advanceNew()
+		default:
+			if bytes.Equal(oline, nline) {
+				same++
+			} else {
+				changes = append(changes, LineChange{Old: oline, New: nline})
+			}
+			advanceOld()
+			advanceNew()
+		}
+		if len(changes)+len(removed) > max {
+			return nil, nil, 0, ErrNotPatchable
+		}
+	}
+	if !ok {
+		return nil, nil, 0, ErrNotPatchable
+	}
+	return changes, removed, same, nil
+}
+
+// DecodeLine decodes one memory line (newline optional) as Decode does.
+func DecodeLine(line []byte) (memory.Memory, error) {
+	return decodeRecord(strings.TrimSuffix(strings.TrimSuffix(string(line), "\n"), "\r"))
 }

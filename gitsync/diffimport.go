@@ -1,0 +1,242 @@
+package gitsync
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/internal/atomicfile"
+	"github.com/acolyte-dev/acolyte/memory"
+)
+
+// A checkout, merge or pull that changes k memories should import k, not
+// decode the whole file and read every row of the index. So every import
+// and write also keeps a copy of the memories file as the index holds it,
+// the shadow, in the git directory beside git's own index (a cache of this
+// checkout, never committed). The next import walks the shadow and the new
+// file line by line, both in id order, decodes only the lines that differ
+// and puts or deletes just those rows. The shadow is trusted only when its
+// SHA-256 is the content hash the last import or write recorded, so a
+// shadow another acolyte home wrote, a torn one or a missing one costs the
+// whole import, never a wrong index.
+
+// maxDiffChanges is the most changed lines imported one by one; more are
+// cheaper as one ReplaceScope.
+const maxDiffChanges = 256
+
+// shadowPath is where this checkout's shadow lives.
+func (w *Workspace) shadowPath() string {
+	return filepath.Join(w.Repo.GitDir(), "acolyte", "imported.jsonl")
+}
+
+// saveShadow replaces the shadow with the parts in order, best effort: a
+// cache, not synced, and checked by hash before it is used.
+func (w *Workspace) saveShadow(parts ...[]byte) {
+	path := w.shadowPath()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return
+	}
+	if atomicfile.Write(path, atomicfile.Options{Perm: 0o644}, atomicfile.Bytes(parts...)) != nil {
+		os.Remove(path)
+	}
+}
+
+// appendShadow appends line to the shadow when it holds size bytes, the
+// file before the append, and removes it otherwise.
+func (w *Workspace) appendShadow(size int64, line []byte) {
+	path := w.shadowPath()
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return
+	}
+	fi, err := f.Stat()
+	if err == nil && fi.Size() == size {
+		_, err = f.WriteAt(line, size)
+	} else if err == nil {
+		err = errors.New("shadow out of step")
+	}
+	f.Close()
+	if err != nil {
+		os.Remove(path)
+	}
+}
+
+// importDiff brings the index from the shadow to data, the memories file
+// now, by their line diff, when the shadow is the file last imported,
+// the tombstones did not change, the last import warned of nothing and no
+// hand edit is pending. ok is false when it did nothing and the caller
+// imports the whole file.
+func (w *Workspace) importDiff(ctx context.Context, data []byte, hash, lastState string, ts tombstones) (out Imported, ok bool, err error) {
+	lastHash, _, warnings := parseImportState(lastState)
+	if len(warnings) > 0 || len(ts.warnings) > 0 || withForgotten(hash, ts.data) == lastHash {
+		return out, false, nil
+	}
+	lastFileHash, lastTombs, _ := strings.Cut(lastHash, "+")
+	if _, tombs, _ := strings.Cut(withForgotten(hash, ts.data), "+"); tombs != lastTombs {
+		return out, false, nil
+	}
+	pending, err := w.pendingHandEdits(ctx)
+	if err != nil {
+		return out, false, err
+	}
+	shadow, err := os.ReadFile(w.shadowPath())
+	if err != nil || sha256Hex(shadow) != lastFileHash {
+		return out, false, nil
+	}
+	changes, removed, same, err := format.DiffLines(shadow, data, maxDiffChanges)
+	if err != nil {
+		return out, false, nil
+	}
+	var put []memory.Memory
+	for _, c := range changes {
+		m, err := format.DecodeLine(c.New)
+		if err != nil {
+			return out, false, nil // the whole import reports it
+		}
+		for _, t := range ts.list {
+			if t.Covers(m) {
+				return out, false, nil
+			}
+		}
+		m.Scope, m.ScopeKey = memory.ScopeProject, w.Repo.Root
+		if c.Old == nil {
+			out.Added++
+		} else {
+			old, err := format.DecodeLine(c.Old)
+			if err != nil {
+				return out, false, nil
+			}
+			out.Updated++
+			if old.UpdatedAt.Equal(m.UpdatedAt) && (old.Content != m.Content || old.Topic != m.Topic) {
+				out.Revised = append(out.Revised, m.ID)
+			}
+		}
+		put = append(put, m)
+	}
+	if len(removed) > 0 {
+		// A line a tombstone hid was never indexed: the whole import,
+		// which applies the tombstones, sorts that out. Delete removes
+		// nothing unless it finds every id.
+		if _, err := w.store.Delete(ctx, w.vis, removed...); errors.Is(err, memory.ErrNotFound) {
+			return Imported{}, false, nil
+		} else if err != nil {
+			return out, true, err
+		}
+	}
+	for _, m := range put {
+		added, err := w.store.Put(ctx, m)
+		if err != nil {
+			return out, true, err
+		}
+		if added.Warning != "" {
+			out.Warning = added.Warning
+		}
+	}
+	out.Removed, out.Unchanged = len(removed), same
+	return out, true, w.recordHandEditsDiff(ctx, pending, put, removed, out.Revised)
+}
+
+// recordHandEditsDiff is recordHandEdits for an import of changed lines
+// alone: a pending hand edit of a memory whose line did not change stays,
+// one of a removed memory goes, and the changed ones are judged as
+// recordHandEdits judges every memory.
+func (w *Workspace) recordHandEditsDiff(ctx context.Context, pending map[string]time.Time, changed []memory.Memory, removed, revised []string) error {
+	next := maps.Clone(pending)
+	if next == nil {
+		next = map[string]time.Time{}
+	}
+	for _, id := range removed {
+		delete(next, id)
+	}
+	isRevised := make(map[string]bool, len(revised))
+	for _, id := range revised {
+		isRevised[id] = true
+	}
+	for _, m := range changed {
+		old, ok := pending[m.ID]
+		switch {
+		case IsDerived(m):
+			delete(next, m.ID)
+		case isRevised[m.ID]:
+			next[m.ID] = m.UpdatedAt
+		case ok && m.UpdatedAt.Equal(old):
+		default:
+			delete(next, m.ID)
+		}
+	}
+	if maps.EqualFunc(next, pending, time.Time.Equal) {
+		return nil
+	}
+	return w.setPendingHandEdits(ctx, next)
+}
+
+// indexChanges brings the index from before to after, two versions of the
+// project memories: when exact (the index holds exactly before), by
+// putting and deleting the memories that differ, so that a sync changing
+// one rule in a large file touches one row instead of reading every row
+// as ReplaceScope does; otherwise, or past maxDiffChanges, by ReplaceScope.
+func (w *Workspace) indexChanges(ctx context.Context, exact bool, before, after []memory.Memory) (memory.ReplaceStats, error) {
+	replace := func() (memory.ReplaceStats, error) {
+		return w.store.ReplaceScope(ctx, memory.ScopeProject, w.Repo.Root, after)
+	}
+	if !exact {
+		return replace()
+	}
+	old := make(map[string]memory.Memory, len(before))
+	for _, m := range before {
+		old[m.ID] = m
+	}
+	var st memory.ReplaceStats
+	var put []memory.Memory
+	for _, m := range after {
+		prev, ok := old[m.ID]
+		delete(old, m.ID)
+		switch {
+		case ok && format.Same(prev, m):
+			st.Unchanged++
+			continue
+		case ok:
+			st.Updated++
+			if prev.UpdatedAt.Equal(m.UpdatedAt) && (prev.Content != m.Content || prev.Topic != m.Topic) {
+				st.Revised = append(st.Revised, m.ID)
+			}
+		default:
+			st.Added++
+		}
+		put = append(put, m)
+		if len(put) > maxDiffChanges {
+			return replace()
+		}
+	}
+	if len(old) > maxDiffChanges {
+		return replace()
+	}
+	removed := make([]string, 0, len(old))
+	for id := range old {
+		removed = append(removed, id)
+	}
+	if len(removed) > 0 {
+		if _, err := w.store.Delete(ctx, w.vis, removed...); errors.Is(err, memory.ErrNotFound) {
+			return replace()
+		} else if err != nil {
+			return st, err
+		}
+	}
+	for _, m := range put {
+		m.Scope, m.ScopeKey = memory.ScopeProject, w.Repo.Root
+		added, err := w.store.Put(ctx, m)
+		if err != nil {
+			return st, err
+		}
+		if added.Warning != "" {
+			st.Warning = added.Warning
+		}
+	}
+	st.Removed = len(removed)
+	return st, nil
+}

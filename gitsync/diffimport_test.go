@@ -1,0 +1,118 @@
+package gitsync
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/memory"
+)
+
+// outsideChange rewrites the memories file as a checkout would: one memory
+// edited, one removed, one added, the rest as they were.
+func outsideChange(t *testing.T, w *Workspace) {
+	t.Helper()
+	path := format.MemoriesPath(w.Repo.Root)
+	mems, err := format.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mems[0].Content = "the parser is generated now"
+	mems[0].UpdatedAt = mems[0].UpdatedAt.Add(time.Minute)
+	mems = append(mems[:1], mems[2:]...)
+	mems = append(mems, stored(memory.NewID(time.Now().Add(time.Hour)), "the scheduler runs at midnight UTC", t0))
+	if err := format.WriteFile(path, mems); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func addAll(t *testing.T, w *Workspace, contents ...string) {
+	t.Helper()
+	for _, c := range contents {
+		if _, err := w.Add(t.Context(), memory.Draft{Scope: memory.ScopeProject, Content: c}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// An import after a checkout that changed a few lines reads only those:
+// the line diff against the shadow finds the edit, the removal and the
+// addition, and the index ends up holding exactly the file.
+func TestImportReadsOnlyChangedLines(t *testing.T) {
+	w := workspaceIn(t)
+	ctx := t.Context()
+	addAll(t, w, "the parser is hand written", "the cache is per request", "logs go to stderr", "billing retries three times")
+	outsideChange(t, w)
+	data, err := readMemories(w.Repo.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, err := w.store.GetState(ctx, w.stateKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := readTombstones(w.Repo.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, diffed, err := w.importDiff(ctx, data, sha256Hex(data), last, ts)
+	if err != nil || !diffed {
+		t.Fatalf("importDiff = %+v, %v, %v; want the line diff to import the change", out, diffed, err)
+	}
+	if out.Added != 1 || out.Updated != 1 || out.Removed != 1 || out.Unchanged != 2 {
+		t.Fatalf("stats %+v, want 1 added, 1 updated, 1 removed, 2 unchanged", out.ReplaceStats)
+	}
+	if imp, err := w.Refresh(ctx); err != nil || imp.Skipped {
+		t.Fatalf("refresh: %+v, %v", imp, err)
+	}
+	assertFileMatchesIndex(t, w, "the parser is generated now", "logs go to stderr", "billing retries three times", "the scheduler runs at midnight UTC")
+}
+
+// A shadow that is not what the index holds (written by another acolyte
+// home, torn by a crash, edited) is never diffed against: the whole file is
+// imported and the index still ends up holding exactly the file.
+func TestImportIgnoresAStaleShadow(t *testing.T) {
+	for name, spoil := range map[string]func(t *testing.T, path string){
+		"missing": func(t *testing.T, path string) { os.Remove(path) },
+		"edited": func(t *testing.T, path string) {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, data[:len(data)-10], 0o644); err != nil {
+				t.Fatal(err)
+			}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			w := workspaceIn(t)
+			addAll(t, w, "the parser is hand written", "the cache is per request", "logs go to stderr")
+			spoil(t, w.shadowPath())
+			outsideChange(t, w)
+			if _, err := w.Refresh(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			assertFileMatchesIndex(t, w, "the parser is generated now", "logs go to stderr", "the scheduler runs at midnight UTC")
+		})
+	}
+}
+
+// A sync that changes one rule of a file whose index is exact updates
+// those rows alone, and the index still holds exactly the file: the rule's
+// new text in, the old one out, the stored memories untouched.
+func TestSyncIndexesOnlyTheChangedRule(t *testing.T) {
+	w := workspaceIn(t)
+	ctx := t.Context()
+	addAll(t, w, "the parser is hand written", "the cache is per request")
+	agents := w.Repo.Root + "/AGENTS.md"
+	for _, rule := range []string{"Run the tests with go test.", "Run the tests with make test."} {
+		if err := os.WriteFile(agents, []byte("# Rules\n\n- "+rule+"\n- Wrap errors with %w.\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	assertFileMatchesIndex(t, w, "the parser is hand written", "the cache is per request", "Run the tests with make test.", "Wrap errors with %w.")
+}
