@@ -226,8 +226,8 @@ func (w *Workspace) appendPatched(ctx context.Context, m memory.Memory, dedupe f
 	if err != nil {
 		return err
 	}
-	if err := index(); err != nil {
-		return fmt.Errorf("%s was written but the index was not updated (the next command retries): %w", path, err)
+	if indexed, err := w.indexWritten(ctx, path, index); !indexed {
+		return err
 	}
 	h.Write(line)
 	lastHash, _, _ := parseImportState(last)
