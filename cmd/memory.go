@@ -17,7 +17,7 @@ import (
 	"github.com/acolyte-dev/acolyte/memory/postgres"
 )
 
-var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print machine-readable JSON"}
+var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print machine-readable JSON", DisableDefaultText: true}
 
 func scopeFlag(usage string) *cli.StringFlag {
 	return &cli.StringFlag{Name: "scope", Usage: usage + ": " + strings.Join(names(memory.Scopes), ", ")}
@@ -33,7 +33,7 @@ func names[T ~string](xs []T) []string {
 
 // allowSecretFlag keeps a credential in the user's own user memory, the
 // one scope no one else reads; every other scope refuses it regardless.
-var allowSecretFlag = &cli.BoolFlag{Name: "allow-secret", Usage: "store a user memory even though it looks like a credential (user scope only)"}
+var allowSecretFlag = &cli.BoolFlag{Name: "allow-secret", Usage: "store a user memory even though it looks like a credential (user scope only)", DisableDefaultText: true}
 
 func rememberCommand() *cli.Command {
 	return &cli.Command{
@@ -50,11 +50,10 @@ func rememberCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			text := strings.Join(c.Args().Slice(), " ")
 			if c.NArg() == 0 || text == "-" {
-				b, err := io.ReadAll(io.LimitReader(c.App.Reader, memory.MaxContentBytes+1))
-				if err != nil {
-					return usage(fmt.Errorf("read the fact from stdin: %w", err))
+				var err error
+				if text, err = readStdin(c, "the fact", `acolyte remember "TEXT"`); err != nil {
+					return err
 				}
-				text = string(b)
 			}
 			kind, err := memory.ParseKind(c.String("kind"))
 			if err != nil {
@@ -104,7 +103,7 @@ type rememberJSON struct {
 func forgetCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "forget",
-		Usage:     "remove memories by id",
+		Usage:     "remove memories by id (or an unambiguous start of one)",
 		ArgsUsage: "ID...",
 		Flags:     []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
@@ -116,7 +115,11 @@ func forgetCommand() *cli.Command {
 				return err
 			}
 			defer w.Close()
-			removed, err := w.Toolkit.Remove(c.Context, c.Args().Slice()...)
+			ids, err := resolveIDs(c.Context, w, c.Args().Slice())
+			if err != nil {
+				return err
+			}
+			removed, err := w.Toolkit.Remove(c.Context, ids...)
 			if err != nil {
 				return err // an unknown id is memory.ErrNotFound: exit 1
 			}
@@ -194,7 +197,7 @@ func searchCommand() *cli.Command {
 			}
 			if len(results) == 0 {
 				// Like grep: finding nothing is an answer, told by the exit code.
-				return fail(errors.New("no memories match"))
+				return fail(errNoMatch)
 			}
 			if c.Bool("json") {
 				return nil
@@ -317,6 +320,35 @@ func reindexCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// maxStdinCount bounds how much of an oversized stdin is read to say its
+// size: a stream that does not end (remember < /dev/zero) is not waited on.
+const maxStdinCount = 64 << 20
+
+// readStdin reads what (the fact, the new text) from stdin, refusing, with
+// its real size, more than a memory holds, and saying how to give the
+// text when stdin holds none.
+func readStdin(c *cli.Context, what, example string) (string, error) {
+	// A little more than a memory holds: a file of 8192 bytes and its
+	// newline fits, and memory.ValidateContent judges what is read.
+	const readMax = memory.MaxContentBytes + 4096
+	b, err := io.ReadAll(io.LimitReader(c.App.Reader, readMax+1))
+	if err != nil {
+		return "", usage(fmt.Errorf("read %s from stdin: %w", what, err))
+	}
+	if len(b) > readMax {
+		n, err := io.Copy(io.Discard, io.LimitReader(c.App.Reader, maxStdinCount))
+		size := fmt.Sprintf("%d bytes", int64(len(b))+n)
+		if err == nil && n == maxStdinCount {
+			size = fmt.Sprintf("more than %d bytes", int64(len(b))+n)
+		}
+		return "", fmt.Errorf("%w: %s on stdin, the limit is %d; store one fact per memory", memory.ErrTooLarge, size, memory.MaxContentBytes)
+	}
+	if len(b) == 0 {
+		return "", usage(fmt.Errorf("no %s given: pass it as arguments (%s) or on stdin", what, example))
+	}
+	return string(b), nil
 }
 
 func printJSON(c *cli.Context, v any) error {
