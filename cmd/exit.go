@@ -9,6 +9,7 @@ import (
 	"github.com/acolyte-dev/acolyte/agent"
 	"github.com/acolyte-dev/acolyte/gitsync"
 	"github.com/acolyte-dev/acolyte/memory"
+	"github.com/acolyte-dev/acolyte/memory/postgres"
 )
 
 // Exit codes shared by every command.
@@ -75,6 +76,7 @@ var answers = []answer{
 	{memory.ErrSchemaTooNew, "schema_too_new", ExitUsage},
 	{memory.ErrNoTeam, "no_team", ExitUsage},
 	{errTeamUnreachable, "team_unreachable", ExitUsage},
+	{postgres.ErrConnectionLost, "team_unreachable", ExitUsage},
 	{gitsync.ErrLocked, "project_locked", ExitUsage},
 	{exec.ErrNotFound, "tool_missing", ExitUsage},
 	{context.Canceled, "canceled", ExitUsage},

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -205,7 +207,7 @@ func searchCommand() *cli.Command {
 			tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tSCORE\tSCOPE\tKIND\tSOURCE\tCONTENT")
 			for _, r := range results {
-				fmt.Fprintf(tw, "%s\t%.3f\t%s\t%s\t%s\t%s\n", r.ID, r.Score, r.Scope, r.Kind, termtext.Escape(r.Source), oneLine(r.Content, 100))
+				fmt.Fprintf(tw, "%s\t%.3f\t%s\t%s\t%s\t%s\n", r.ID, r.Score, r.Scope, r.Kind, termtext.Escape(r.Source), contentCell(c, r.Content))
 			}
 			return tw.Flush()
 		},
@@ -247,7 +249,7 @@ func listCommand() *cli.Command {
 			tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tSCOPE\tKIND\tSOURCE\tCONTENT")
 			for _, m := range list {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.ID, m.Scope, m.Kind, termtext.Escape(m.Source), oneLine(m.Content, 100))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.ID, m.Scope, m.Kind, termtext.Escape(m.Source), contentCell(c, m.Content))
 			}
 			return tw.Flush()
 		},
@@ -312,10 +314,10 @@ func reindexCommand() *cli.Command {
 				return printJSON(c, out)
 			}
 			if n, ok := out["embedded"]; ok {
-				fmt.Fprintf(c.App.Writer, "embedded %d memories with %s\n", n, embedderName(s))
+				fmt.Fprintf(c.App.Writer, "embedded %s with %s\n", plural(n.(int), "memory", "memories"), embedderName(s))
 			}
 			if tn, ok := out["team_embedded"]; ok {
-				fmt.Fprintf(c.App.Writer, "embedded %d team memories with %s\n", tn, embedderName(s))
+				fmt.Fprintf(c.App.Writer, "embedded %s with %s\n", plural(tn.(int), "team memory", "team memories"), embedderName(s))
 			}
 			return nil
 		},
@@ -355,6 +357,15 @@ func printJSON(c *cli.Context, v any) error {
 	enc := json.NewEncoder(c.App.Writer)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// contentCell is a memory's content in a table: cut to fit a line on a
+// terminal, whole when stdout is a pipe or a file, where a script reads it.
+func contentCell(c *cli.Context, content string) string {
+	if f, ok := c.App.Writer.(*os.File); ok && isTerminal(f) {
+		return oneLine(content, 100)
+	}
+	return oneLine(content, math.MaxInt)
 }
 
 // oneLine shortens content for a table cell, escaped for the terminal.

@@ -121,7 +121,7 @@ func printVectorModels(c *cli.Context, current string, vectors map[memory.Scope]
 		}
 	}
 	if stale > 0 && current != embedderName(nil) {
-		fmt.Fprintf(c.App.Writer, "%d memories are found by their words alone until you run `acolyte reindex`\n", stale)
+		fmt.Fprintf(c.App.Writer, "%s found by their words alone until you run `acolyte reindex`\n", plural(stale, "memory is", "memories are"))
 	}
 }
 

@@ -262,3 +262,12 @@ func hideDoubleDefaults(flags []cli.Flag) {
 		}
 	}
 }
+
+// plural is n and the words that go with it: "1 memory cites", "2
+// memories cite".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
