@@ -183,13 +183,22 @@ func ValidateContent(content string) error {
 // model reading the memory would see another fact than the one stored.
 func validateGlyphs(text string) error {
 	visible := false
+	// inCSI is inside a terminal control sequence (ESC [ ... final byte),
+	// whose parameters are printable but show nothing.
+	inCSI, afterESC := false, false
 	for i, r := range text {
 		if isBidiControl(r) {
 			return fmt.Errorf("%w: it contains the bidirectional control U+%04X at byte %d, which displays the text around it in another order than it is stored; remove it", ErrInvalidText, r, i)
 		}
-		if !unicode.IsControl(r) && !unicode.IsSpace(r) {
+		switch {
+		case afterESC && r == '[':
+			inCSI = true
+		case inCSI:
+			inCSI = r < 0x40 || r > 0x7e
+		case !unicode.IsControl(r) && !unicode.IsSpace(r):
 			visible = true
 		}
+		afterESC = r == 0x1b
 	}
 	if !visible {
 		return fmt.Errorf("%w: it holds only control characters; give the fact to remember as text", ErrInvalidText)
