@@ -77,6 +77,7 @@ var answers = []answer{
 	{memory.ErrNoTeam, "no_team", ExitUsage},
 	{errTeamUnreachable, "team_unreachable", ExitUsage},
 	{postgres.ErrConnectionLost, "team_unreachable", ExitUsage},
+	{postgres.ErrUnreachable, "team_unreachable", ExitUsage},
 	{gitsync.ErrLocked, "project_locked", ExitUsage},
 	{exec.ErrNotFound, "tool_missing", ExitUsage},
 	{context.Canceled, "canceled", ExitUsage},

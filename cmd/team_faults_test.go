@@ -61,6 +61,11 @@ func TestTeamDatabaseLostIsExplained(t *testing.T) {
 				t.Errorf("forget %s with the team database down: exit %d, %+v", typed, code, e.Error)
 			}
 		}
+		// A team write while it is down has the same code.
+		code, _, stderr := run("remember", "--json", "--scope", "team", "the wiki moved to docs.internal")
+		if code != cmd.ExitUsage || !strings.Contains(stderr, `"code":"team_unreachable"`) {
+			t.Errorf("team remember with the team database down: exit %d: %s", code, stderr)
+		}
 	})
 
 	t.Run("killed mid-write", func(t *testing.T) {
