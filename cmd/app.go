@@ -4,9 +4,9 @@ package cmd
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
-	"runtime/debug"
 
 	"github.com/urfave/cli/v2"
 
@@ -16,12 +16,51 @@ import (
 // Run runs the acolyte command line and returns the process exit code.
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	app := newApp(stdin, stdout, stderr)
+	args = interspersed(app, args)
 	err := app.RunContext(ctx, args)
 	if err == nil {
 		return ExitOK
 	}
-	fmt.Fprintf(stderr, "acolyte: %s\n", termtext.EscapeText(withholdSecrets(redact(err.Error(), args))))
+	msg := termtext.EscapeText(withholdSecrets(redact(err.Error(), args)))
+	if wantsJSON(args) {
+		printJSONError(stderr, err, msg)
+	} else {
+		fmt.Fprintf(stderr, "acolyte: %s\n", msg)
+	}
 	return exitCode(err)
+}
+
+// wantsJSON says whether the line asks for --json: then an error is
+// printed as JSON too (cmd/JSON.md, "Errors"). interspersed has put every
+// flag before the first --.
+func wantsJSON(args []string) bool {
+	for _, a := range args[1:] {
+		switch a {
+		case "--":
+			return false
+		case "--json", "-json", "--json=true", "-json=true":
+			return true
+		}
+	}
+	return false
+}
+
+// jsonError is what a command run with --json prints on stderr when it
+// fails (cmd/JSON.md, "Errors").
+type jsonError struct {
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+		Exit    int    `json:"exit"`
+	} `json:"error"`
+}
+
+func printJSONError(w io.Writer, err error, msg string) {
+	var out jsonError
+	out.Error.Code, out.Error.Message, out.Error.Exit = errorCode(err), msg, exitCode(err)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(out) // nothing left to report a failed write of the report to
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
@@ -44,15 +83,6 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		// With no command, or one that does not exist.
 		Action: notACommand,
 	}
-}
-
-// version is the module version go install recorded, or "dev" for a build
-// from a checkout.
-func version() string {
-	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
-		return info.Main.Version
-	}
-	return "dev"
 }
 
 // commands is the whole CLI surface, in the order help shows it. The global
@@ -87,11 +117,17 @@ func commands() []*cli.Command {
 		uiCommand(),
 		// Measurement.
 		benchCommand(),
+		// The shell.
+		completionCommand(),
 	}
 	var wire func(cs []*cli.Command)
 	wire = func(cs []*cli.Command) {
 		for _, c := range cs {
-			c.Flags = append(c.Flags, globalFlags()...)
+			hideDoubleDefaults(c.Flags)
+			// Accepted after the command name, but listed once, in
+			// acolyte --help, and named at the end of the command's help.
+			c.Flags = append(c.Flags, hiddenFlags(globalFlags())...)
+			c.CustomHelpTemplate = commandHelp(c)
 			// urfave/cli would print its own usage text, echoing the bad
 			// argument, which may be a secret pasted in the wrong place.
 			c.OnUsageError = onUsageError

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"strconv"
@@ -23,7 +24,7 @@ const (
 
 func embedderFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: flagEmbedder, EnvVars: []string{"ACOLYTE_EMBEDDER"}, Usage: "embedder: static (built in, offline), gemini or openai (default: gemini when GEMINI_API_KEY or GOOGLE_API_KEY is set, else static)"},
+		&cli.StringFlag{Name: flagEmbedder, EnvVars: []string{"ACOLYTE_EMBEDDER"}, Usage: "embedder: static (built in, offline), gemini (sends memory text to Google) or openai (sends it to --embed-url); an API key alone never chooses one", Value: "static"},
 		&cli.StringFlag{Name: flagEmbedModel, EnvVars: []string{"ACOLYTE_EMBED_MODEL"}, Usage: "embedding model for gemini or openai (default: " + gemini.DefaultModel + ", " + openai.DefaultModel + ")"},
 		&cli.StringFlag{Name: flagEmbedURL, EnvVars: []string{"ACOLYTE_EMBED_URL"}, Usage: "OpenAI-compatible endpoint for --embedder openai (default: " + openai.DefaultBaseURL + ", Ollama)"},
 		&cli.StringFlag{Name: flagEmbedDim, EnvVars: []string{"ACOLYTE_EMBED_DIM"}, Usage: "vector dimension to request (default: the model's own)"},
@@ -34,7 +35,8 @@ func embedderFlags() []cli.Flag {
 // embedder and the model so the two never bill different keys.
 func geminiKey() string { return gemini.KeyFromEnv(os.Getenv) }
 
-// chooseEmbedder builds the embedder the settings name.
+// chooseEmbedder builds the embedder the settings name: the built-in one
+// unless the user chose another.
 func chooseEmbedder(c *cli.Context) (memory.Embedder, error) {
 	dim := 0
 	if d := global(c, flagEmbedDim); d != "" {
@@ -44,16 +46,15 @@ func chooseEmbedder(c *cli.Context) (memory.Embedder, error) {
 		}
 		dim = n
 	}
-	key := geminiKey()
+	// Only a choice the user made (flag, ACOLYTE_EMBEDDER, config.json)
+	// sends memory text anywhere: an API key set in the shell for
+	// something else chooses nothing.
 	name := global(c, flagEmbedder)
-	if name == "" && key != "" {
-		name = "gemini"
-	}
 	switch name {
 	case "", "static":
 		return static.New(), nil
 	case "gemini":
-		e, err := gemini.New(c.Context, gemini.Config{APIKey: key, Model: global(c, flagEmbedModel), Dim: dim})
+		e, err := gemini.New(c.Context, gemini.Config{APIKey: geminiKey(), Model: global(c, flagEmbedModel), Dim: dim})
 		if err != nil {
 			return nil, usage(err)
 		}
@@ -67,4 +68,16 @@ func chooseEmbedder(c *cli.Context) (memory.Embedder, error) {
 	default:
 		return nil, usage(fmt.Errorf("unknown embedder %q: use static, gemini or openai", name))
 	}
+}
+
+// textDestination says where memory text goes to be embedded: "" for the
+// built-in embedder, which sends it nowhere.
+func textDestination(c *cli.Context) string {
+	switch global(c, flagEmbedder) {
+	case "gemini":
+		return "Google's Gemini API (generativelanguage.googleapis.com), to embed it"
+	case "openai":
+		return cmp.Or(global(c, flagEmbedURL), openai.DefaultBaseURL) + ", to embed it"
+	}
+	return ""
 }

@@ -37,7 +37,7 @@ const (
 
 func globalFlags() []cli.Flag {
 	return append([]cli.Flag{
-		&cli.StringFlag{Name: flagHome, EnvVars: []string{"ACOLYTE_HOME"}, Usage: "where acolyte keeps its database and config (default: $XDG_DATA_HOME/acolyte)"},
+		&cli.StringFlag{Name: flagHome, EnvVars: []string{"ACOLYTE_HOME"}, Usage: "where acolyte keeps its database (default: $XDG_DATA_HOME/acolyte; settings live in $XDG_CONFIG_HOME/acolyte/config.json)"},
 		&cli.StringFlag{Name: flagSession, EnvVars: []string{"ACOLYTE_SESSION"}, Usage: "session id for session-scope memories"},
 		&cli.StringFlag{Name: flagTeamDB, EnvVars: []string{"ACOLYTE_TEAM_DB"}, Usage: "the team database, a PostgreSQL `URL` (the PG* variables and ~/.pgpass fill in what it leaves out); enables the team scope"},
 		&cli.StringFlag{Name: flagTeam, EnvVars: []string{"ACOLYTE_TEAM"}, Usage: "your team's `NAME` in the team database"},
@@ -47,7 +47,7 @@ func globalFlags() []cli.Flag {
 
 // global reads a global setting wherever it was given: a flag before the
 // command (acolyte --repo D search) or after it (acolyte search --repo D),
-// its environment variable, or the same key in $ACOLYTE_HOME/config.json.
+// its environment variable, or the same key in config.json (settingsFile).
 func global(c *cli.Context, name string) string {
 	for _, ctx := range c.Lineage() {
 		if ctx.IsSet(name) {
@@ -65,7 +65,7 @@ func global(c *cli.Context, name string) string {
 	return ""
 }
 
-// settings is $ACOLYTE_HOME/config.json, a flat object of setting names to
+// settings is config.json (settingsFile), a flat object of setting names to
 // strings, e.g. {"embedder": "openai", "embed-model": "nomic-embed-text"}.
 // It is read once per process and kept on the App.
 type settings struct {
@@ -82,11 +82,11 @@ func loadSettings(c *cli.Context) *settings {
 		return st
 	}
 	st := &settings{}
-	if dir, err := home(c); err == nil {
-		path := filepath.Join(dir, "config.json")
+	if path, err := settingsFile(c); err != nil {
+		st.err = err
+	} else if path != "" {
 		b, err := os.ReadFile(path)
 		switch {
-		case errors.Is(err, fs.ErrNotExist):
 		case err != nil:
 			st.err = usage(fmt.Errorf("read the settings: %w", err))
 		default:
@@ -98,6 +98,45 @@ func loadSettings(c *cli.Context) *settings {
 	}
 	c.App.Metadata[settingsKey] = st
 	return st
+}
+
+// configDir is where acolyte's settings live: $XDG_CONFIG_HOME/acolyte
+// (~/.config/acolyte; os.UserConfigDir's place on macOS and Windows).
+func configDir() (string, error) {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return "", usage(fmt.Errorf("cannot find the configuration directory; set XDG_CONFIG_HOME: %w", err))
+	}
+	return filepath.Join(dir, "acolyte"), nil
+}
+
+// settingsFile is the config.json to read, "" when there is none: the one
+// in configDir, else the one in the data directory, where acolyte kept it
+// before, with a note on stderr to move it.
+func settingsFile(c *cli.Context) (string, error) {
+	dir, err := configDir()
+	if err != nil {
+		return "", err
+	}
+	current := filepath.Join(dir, "config.json")
+	legacy := ""
+	if data, err := home(c); err == nil {
+		legacy = filepath.Join(data, "config.json")
+	}
+	_, currentErr := os.Stat(current)
+	_, legacyErr := os.Stat(legacy)
+	switch {
+	case currentErr == nil && legacyErr == nil && legacy != current:
+		fmt.Fprintf(c.App.ErrWriter, "note: %s is not read, %s is; move what it holds there and remove it\n", legacy, current)
+		return current, nil
+	case currentErr == nil || !errors.Is(currentErr, fs.ErrNotExist):
+		return current, nil // an unreadable one is reported by the read
+	case legacyErr == nil:
+		fmt.Fprintf(c.App.ErrWriter, "note: reading the settings from %s, where acolyte kept them before; move them to %s (mkdir -p %s && mv %s %s)\n",
+			legacy, current, dir, legacy, current)
+		return legacy, nil
+	}
+	return "", nil
 }
 
 // checkSettings stops a command when config.json is unusable.
@@ -226,6 +265,17 @@ func nearestName(typed string, names []string) string {
 
 func configValue(c *cli.Context, name string) string {
 	return loadSettings(c).values[name]
+}
+
+// setting reads a command's own flag that config.json may also set: the
+// flag or its variable, else config.json, else the flag's default.
+func setting(c *cli.Context, name string) string {
+	if !c.IsSet(name) {
+		if v := configValue(c, name); v != "" {
+			return v
+		}
+	}
+	return c.String(name)
 }
 
 // home is acolyte's data directory: $ACOLYTE_HOME, else the XDG data dir.

@@ -4,6 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/acolyte-dev/acolyte/gitsync"
@@ -33,6 +37,40 @@ func TestExitCode(t *testing.T) {
 	} {
 		if got := exitCode(tc.err); got != tc.want {
 			t.Errorf("%s: exitCode = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+// Every error code cmd/exit.go can give is documented in JSON.md's
+// "Errors" table with its exit code, and the table lists no other.
+func TestErrorCodesMatchDoc(t *testing.T) {
+	b, err := os.ReadFile("JSON.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(b), "\n## Errors\n")
+	if !ok {
+		t.Fatal("JSON.md has no Errors section")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	row := regexp.MustCompile("(?m)^\\| `([a-z_]+)` \\| ([0-9]) \\|")
+	documented := map[string]int{}
+	for _, m := range row.FindAllStringSubmatch(section, -1) {
+		exit, _ := strconv.Atoi(m[2])
+		documented[m[1]] = exit
+	}
+	coded := map[string]int{errorCodeUnknown: ExitUsage}
+	for _, a := range answers {
+		coded[a.code] = a.exit
+	}
+	for code, exit := range coded {
+		if got, ok := documented[code]; !ok || got != exit {
+			t.Errorf("code %q exits %d; JSON.md documents it as %d (listed: %v)", code, exit, got, ok)
+		}
+	}
+	for code := range documented {
+		if _, ok := coded[code]; !ok {
+			t.Errorf("JSON.md documents code %q, which cmd/exit.go never gives", code)
 		}
 	}
 }

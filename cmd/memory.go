@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -20,7 +22,7 @@ import (
 	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
 
-var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print machine-readable JSON"}
+var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print machine-readable JSON", DisableDefaultText: true}
 
 func scopeFlag(usage string) *cli.StringFlag {
 	return &cli.StringFlag{Name: "scope", Usage: usage + ": " + strings.Join(names(memory.Scopes), ", ")}
@@ -36,7 +38,7 @@ func names[T ~string](xs []T) []string {
 
 // allowSecretFlag keeps a credential in the user's own user memory, the
 // one scope no one else reads; every other scope refuses it regardless.
-var allowSecretFlag = &cli.BoolFlag{Name: "allow-secret", Usage: "store a user memory even though it looks like a credential (user scope only)"}
+var allowSecretFlag = &cli.BoolFlag{Name: "allow-secret", Usage: "store a user memory even though it looks like a credential (user scope only)", DisableDefaultText: true}
 
 func rememberCommand() *cli.Command {
 	return &cli.Command{
@@ -54,11 +56,10 @@ func rememberCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			text := strings.Join(c.Args().Slice(), " ")
 			if c.NArg() == 0 || text == "-" {
-				b, err := io.ReadAll(io.LimitReader(c.App.Reader, memory.MaxContentBytes+1))
-				if err != nil {
-					return usage(fmt.Errorf("read the fact from stdin: %w", err))
+				var err error
+				if text, err = readStdin(c, "the fact", `acolyte remember "TEXT"`); err != nil {
+					return err
 				}
-				text = string(b)
 			}
 			kind, err := memory.ParseKind(c.String("kind"))
 			if err != nil {
@@ -113,7 +114,7 @@ type rememberJSON struct {
 func forgetCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "forget",
-		Usage:     "remove memories by id",
+		Usage:     "remove memories by id (or an unambiguous start of one)",
 		ArgsUsage: "ID...",
 		Flags:     []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
@@ -125,7 +126,11 @@ func forgetCommand() *cli.Command {
 				return err
 			}
 			defer w.Close()
-			removed, err := w.Toolkit.Remove(c.Context, c.Args().Slice()...)
+			ids, err := resolveIDs(c.Context, w, c.Args().Slice())
+			if err != nil {
+				return err
+			}
+			removed, err := w.Toolkit.Remove(c.Context, ids...)
 			if err != nil {
 				return err // an unknown id is memory.ErrNotFound: exit 1
 			}
@@ -209,7 +214,7 @@ func searchCommand() *cli.Command {
 			}
 			if len(results) == 0 {
 				// Like grep: finding nothing is an answer, told by the exit code.
-				return fail(errors.New("no memories match"))
+				return fail(errNoMatch)
 			}
 			if c.Bool("json") {
 				return nil
@@ -217,7 +222,7 @@ func searchCommand() *cli.Command {
 			tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tSCORE\tSCOPE\tKIND\tSOURCE\tCONTENT")
 			for _, r := range results {
-				fmt.Fprintf(tw, "%s\t%.3f\t%s\t%s\t%s\t%s\n", r.ID, r.Score, r.Scope, r.Kind, termtext.Escape(r.Source), oneLine(r.Content, 100))
+				fmt.Fprintf(tw, "%s\t%.3f\t%s\t%s\t%s\t%s\n", r.ID, r.Score, r.Scope, r.Kind, termtext.Escape(r.Source), contentCell(c, r.Content))
 			}
 			return tw.Flush()
 		},
@@ -259,7 +264,7 @@ func listCommand() *cli.Command {
 			tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tSCOPE\tKIND\tSOURCE\tCONTENT")
 			for _, m := range list {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.ID, m.Scope, m.Kind, termtext.Escape(m.Source), oneLine(m.Content, 100))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.ID, m.Scope, m.Kind, termtext.Escape(m.Source), contentCell(c, m.Content))
 			}
 			return tw.Flush()
 		},
@@ -339,20 +344,58 @@ func reindexCommand() *cli.Command {
 				return printJSON(c, out)
 			}
 			if n, ok := out["embedded"]; ok {
-				fmt.Fprintf(c.App.Writer, "embedded %d memories with %s\n", n, embedderName(s))
+				fmt.Fprintf(c.App.Writer, "embedded %s with %s\n", plural(n.(int), "memory", "memories"), embedderName(s))
 			}
 			if tn, ok := out["team_embedded"]; ok {
-				fmt.Fprintf(c.App.Writer, "embedded %d team memories with %s\n", tn, embedderName(s))
+				fmt.Fprintf(c.App.Writer, "embedded %s with %s\n", plural(tn.(int), "team memory", "team memories"), embedderName(s))
 			}
 			return nil
 		},
 	}
 }
 
+// maxStdinCount bounds how much of an oversized stdin is read to say its
+// size: a stream that does not end (remember < /dev/zero) is not waited on.
+const maxStdinCount = 64 << 20
+
+// readStdin reads what (the fact, the new text) from stdin, refusing, with
+// its real size, more than a memory holds, and saying how to give the
+// text when stdin holds none.
+func readStdin(c *cli.Context, what, example string) (string, error) {
+	// A little more than a memory holds: a file of 8192 bytes and its
+	// newline fits, and memory.ValidateContent judges what is read.
+	const readMax = memory.MaxContentBytes + 4096
+	b, err := io.ReadAll(io.LimitReader(c.App.Reader, readMax+1))
+	if err != nil {
+		return "", usage(fmt.Errorf("read %s from stdin: %w", what, err))
+	}
+	if len(b) > readMax {
+		n, err := io.Copy(io.Discard, io.LimitReader(c.App.Reader, maxStdinCount))
+		size := fmt.Sprintf("%d bytes", int64(len(b))+n)
+		if err == nil && n == maxStdinCount {
+			size = fmt.Sprintf("more than %d bytes", int64(len(b))+n)
+		}
+		return "", fmt.Errorf("%w: %s on stdin, the limit is %d; store one fact per memory", memory.ErrTooLarge, size, memory.MaxContentBytes)
+	}
+	if len(b) == 0 {
+		return "", usage(fmt.Errorf("no %s given: pass it as arguments (%s) or on stdin", what, example))
+	}
+	return string(b), nil
+}
+
 func printJSON(c *cli.Context, v any) error {
 	enc := json.NewEncoder(c.App.Writer)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// contentCell is a memory's content in a table: cut to fit a line on a
+// terminal, whole when stdout is a pipe or a file, where a script reads it.
+func contentCell(c *cli.Context, content string) string {
+	if f, ok := c.App.Writer.(*os.File); ok && isTerminal(f) {
+		return oneLine(content, 100)
+	}
+	return oneLine(content, math.MaxInt)
 }
 
 // oneLine shortens content for a table cell, escaped for the terminal.

@@ -35,7 +35,7 @@ func promptCommand() *cli.Command {
 				return usage(err)
 			}
 			var counter agent.TokenCounter
-			if c.Bool("stats") && c.String("provider") == "gemini" && geminiKey() != "" {
+			if c.Bool("stats") && setting(c, "provider") == "gemini" && geminiKey() != "" {
 				if m, err := openModel(c); err == nil {
 					counter = m.(agent.TokenCounter)
 				}

@@ -30,11 +30,3 @@ func repairStore(c *cli.Context) (sqlite.Repaired, error) {
 	}
 	return r, nil
 }
-
-// plural says n of a thing, in the right number.
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}

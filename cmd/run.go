@@ -48,7 +48,9 @@ func agentFlags() []cli.Flag {
 }
 
 // agentSettingNames are the agent flags config.json may also set.
-func agentSettingNames() []string { return []string{"context-budget", "timeout", "session-max-age"} }
+func agentSettingNames() []string {
+	return []string{"provider", "model", "base-url", "context-budget", "timeout", "session-max-age"}
+}
 
 // defaultRequestTimeout bounds one model request: a slow local model can
 // take minutes on a long answer, a stuck connection should not take hours.
@@ -95,15 +97,15 @@ func openModel(c *cli.Context) (agent.Model, error) { return openModelWaiting(c,
 
 // openModelWaiting is openModel with onWait told about each retry's wait.
 func openModelWaiting(c *cli.Context, onWait func(agent.Wait)) (agent.Model, error) {
-	switch p := c.String("provider"); p {
+	switch p := setting(c, "provider"); p {
 	case "gemini":
-		m, err := gemini.New(c.Context, gemini.Config{APIKey: geminiKey(), Model: c.String("model"), BaseURL: c.String("base-url"), OnWait: onWait})
+		m, err := gemini.New(c.Context, gemini.Config{APIKey: geminiKey(), Model: setting(c, "model"), BaseURL: setting(c, "base-url"), OnWait: onWait})
 		if err != nil {
 			return nil, usage(err)
 		}
 		return m, nil
 	case "openai":
-		m, err := openai.New(openai.Config{BaseURL: c.String("base-url"), APIKey: os.Getenv("OPENAI_API_KEY"), Model: c.String("model"), OnWait: onWait})
+		m, err := openai.New(openai.Config{BaseURL: setting(c, "base-url"), APIKey: os.Getenv("OPENAI_API_KEY"), Model: setting(c, "model"), OnWait: onWait})
 		if err != nil {
 			return nil, usage(err)
 		}

@@ -21,10 +21,11 @@ func TestMain(m *testing.M) {
 	})
 }
 
-// isolate gives a script its own acolyte home, no API key, a git identity
+// isolate gives a script its own acolyte home and settings, no API key, a git identity
 // and no system git config, so nothing of the machine's reaches it.
 func isolate(env *testscript.Env) {
 	env.Setenv("ACOLYTE_HOME", filepath.Join(env.WorkDir, ".acolyte-home"))
+	env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, ".config"))
 	env.Setenv("GEMINI_API_KEY", "")
 	env.Setenv("GOOGLE_API_KEY", "")
 	env.Setenv("GIT_AUTHOR_NAME", "Test")

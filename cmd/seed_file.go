@@ -41,7 +41,7 @@ func seedCommand() *cli.Command {
 				fmt.Fprintf(c.App.Writer, "added %d of %d seeds to %s\n", res.Added, res.Total, format.Dir+"/"+format.MemoriesFile)
 			}
 			if len(res.Refused) > 0 {
-				return fail(fmt.Errorf("%d seeds were not imported (see above); fix them in the file and run acolyte seed again", len(res.Refused)))
+				return fail(fmt.Errorf("%s not imported (see above); fix them in the file and run acolyte seed again", plural(len(res.Refused), "seed was", "seeds were")))
 			}
 			return nil
 		},

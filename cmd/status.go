@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"sort"
 
 	"github.com/urfave/cli/v2"
@@ -23,6 +24,13 @@ func statusCommand() *cli.Command {
 				return err
 			}
 			defer w.Close()
+			if w.Workspace != nil {
+				// Like every other command: a pull or seed without hooks
+				// is counted as soon as it is there.
+				if _, err := w.Workspace.Refresh(c.Context); err != nil {
+					return err
+				}
+			}
 			counts, err := w.Store.Counts(c.Context, w.Visibility)
 			if err != nil {
 				return err
@@ -39,7 +47,8 @@ func statusCommand() *cli.Command {
 				Team     string                               `json:"team,omitempty"`
 				Counts   map[memory.Scope]map[memory.Kind]int `json:"counts"`
 				Vectors  map[memory.Scope]map[string]int      `json:"vectors"`
-			}{w.Store.Path(), w.Store.Damaged(), embedderName(w.Store), "", "", counts, vectors}
+				SentTo   []string                             `json:"text_sent_to"`
+			}{w.Store.Path(), w.Store.Damaged(), embedderName(w.Store), "", "", counts, vectors, textSentTo(c)}
 			if w.Team != nil {
 				// The local store holds no team memories; the team database counts them.
 				// Status is about local memory too: a slow team database
@@ -66,6 +75,12 @@ func statusCommand() *cli.Command {
 				fmt.Fprintf(c.App.Writer, "damaged   %s; run `acolyte reindex --repair`\n", termtext.EscapeText(st.Damaged))
 			}
 			fmt.Fprintf(c.App.Writer, "embedder  %s\n", st.Embedder)
+			if len(st.SentTo) == 0 {
+				fmt.Fprintln(c.App.Writer, "text      stays on this machine")
+			}
+			for _, to := range st.SentTo {
+				fmt.Fprintf(c.App.Writer, "text      sent to %s\n", to)
+			}
 			if st.Project != "" {
 				fmt.Fprintf(c.App.Writer, "project   %s\n", st.Project)
 			}
@@ -111,7 +126,7 @@ func printVectorModels(c *cli.Context, current string, vectors map[memory.Scope]
 		}
 	}
 	if stale > 0 && current != embedderName(nil) {
-		fmt.Fprintf(c.App.Writer, "%d memories are found by their words alone until you run `acolyte reindex`\n", stale)
+		fmt.Fprintf(c.App.Writer, "%s found by their words alone until you run `acolyte reindex`\n", plural(stale, "memory is", "memories are"))
 	}
 }
 
@@ -120,4 +135,22 @@ func embedderName(s *sqlite.Store) string {
 		return "none (lexical search only)"
 	}
 	return s.Embedder().Model()
+}
+
+// textSentTo lists where memory text leaves this machine for: the
+// embedder's service, and the team database for team memories.
+func textSentTo(c *cli.Context) []string {
+	out := []string{}
+	if to := textDestination(c); to != "" {
+		out = append(out, to)
+	}
+	if dsn, _, err := teamSettings(c); err == nil && dsn != "" {
+		where := "the team database"
+		// Only the host: the URL may hold a password.
+		if u, err := url.Parse(dsn); err == nil && u.Host != "" {
+			where += " at " + u.Host
+		}
+		out = append(out, where+", for team memories")
+	}
+	return out
 }

@@ -68,7 +68,7 @@ func refusedError(refused []gitsync.Refusal) error {
 	if len(refused) == 0 {
 		return nil
 	}
-	return fail(fmt.Errorf("%d rules or seeds were not written (see above); fix them where they are, then run acolyte sync again", len(refused)))
+	return fail(fmt.Errorf("%s not written (see above); fix them where they are, then run acolyte sync again", plural(len(refused), "rule or seed was", "rules or seeds were")))
 }
 
 func hooksCommand() *cli.Command {
@@ -215,7 +215,7 @@ func staleCommand() *cli.Command {
 				}
 			}
 			if len(stale) > 0 {
-				return fail(fmt.Errorf("%d memories cite changed files; verify them, then acolyte forget the wrong ones", len(stale)))
+				return fail(fmt.Errorf("%s changed files; verify them, then acolyte forget the wrong ones", plural(len(stale), "memory cites", "memories cite")))
 			}
 			return nil
 		},

@@ -131,37 +131,10 @@ func membershipCommand(grant bool) *cli.Command {
 		ArgsUsage: "ROLE",
 		Flags:     []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
+			// The documented form puts the flags after ROLE (team grant
+			// alice --team platform); interspersed reads them there.
 			url, team, asJSON := global(c, flagTeamDB), global(c, flagTeam), c.Bool("json")
 			args := c.Args().Slice()
-			// The documented form puts the flags after ROLE (team grant
-			// alice --team platform), where the flag parser, which stops at
-			// the first argument, leaves them: read them here.
-			for len(args) > 1 {
-				flag, value, hasValue := strings.Cut(strings.TrimLeft(args[1], "-"), "=")
-				if !strings.HasPrefix(args[1], "-") {
-					break
-				}
-				if flag == "json" && !hasValue {
-					asJSON, args = true, slices.Delete(args, 1, 2)
-					continue
-				}
-				if flag != flagTeam && flag != flagTeamDB {
-					return usage(fmt.Errorf("team %s: unknown flag %s after ROLE; use --team, --team-db or --json", name, args[1]))
-				}
-				n := 1
-				if !hasValue {
-					if len(args) < 3 {
-						return usage(fmt.Errorf("team %s: %s needs a value", name, args[1]))
-					}
-					value, n = args[2], 2
-				}
-				if flag == flagTeam {
-					team = value
-				} else {
-					url = value
-				}
-				args = slices.Delete(args, 1, 1+n)
-			}
 			switch {
 			case len(args) != 1:
 				return usage(fmt.Errorf("team %s takes one database role: acolyte team %s ROLE --team NAME", name, name))

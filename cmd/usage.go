@@ -108,6 +108,9 @@ func onUsageError(c *cli.Context, err error, _ bool) error {
 		} else if c.Command.Name == "remember" {
 			how = `to remember text that starts with "-", put it after --: acolyte remember -- "TEXT", or pipe it: acolyte remember < FILE`
 		}
+		if name, ok := strings.CutPrefix(arg, "-"); ok && len(name) > 1 && !strings.HasPrefix(name, "-") {
+			arg = "--" + name // the flag package names every flag with one dash; people type two
+		}
 		if unshowable(arg) {
 			return usage(fmt.Errorf("%san argument of %d bytes starts with \"-\" but is not a flag (not shown, it may be a secret); %s", who, len(arg), how))
 		}
@@ -199,4 +202,72 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// hiddenFlags hides flags from a command's help: the global flags are
+// listed once, by acolyte --help, and named by commandHelp.
+func hiddenFlags(flags []cli.Flag) []cli.Flag {
+	for _, f := range flags {
+		switch f := f.(type) {
+		case *cli.StringFlag:
+			f.Hidden = true
+		case *cli.BoolFlag:
+			f.Hidden = true
+		}
+	}
+	return flags
+}
+
+// commandHelp is a command's help: urfave/cli's, and one line naming the
+// global flags it also takes.
+func commandHelp(c *cli.Command) string {
+	var names []string
+	for _, f := range globalFlags() {
+		names = append(names, "--"+f.Names()[0])
+	}
+	tmpl := cli.CommandHelpTemplate
+	if len(c.Subcommands) > 0 {
+		tmpl = cli.SubcommandHelpTemplate
+	}
+	return tmpl + "\nGLOBAL OPTIONS:\n   " + strings.Join(names, ", ") + " (see acolyte --help)\n"
+}
+
+// ownDefault finds a default that a flag's usage text states itself.
+var ownDefault = regexp.MustCompile(`\s*\(default:? ([^()]*)\)$`)
+
+// hideDoubleDefaults keeps a number or duration flag whose usage states
+// its default from printing a second one: urfave/cli adds "(default: 0)"
+// for a zero value, after the usage's own "(default: all)". The usage's
+// default becomes the flag's default text.
+func hideDoubleDefaults(flags []cli.Flag) {
+	move := func(usage, defaultText *string) {
+		if m := ownDefault.FindStringSubmatchIndex(*usage); m != nil && *defaultText == "" {
+			*defaultText = (*usage)[m[2]:m[3]]
+			*usage = (*usage)[:m[0]]
+		}
+	}
+	for _, f := range flags {
+		switch f := f.(type) {
+		case *cli.IntFlag:
+			move(&f.Usage, &f.DefaultText)
+		case *cli.DurationFlag:
+			move(&f.Usage, &f.DefaultText)
+		case *cli.Float64Flag:
+			move(&f.Usage, &f.DefaultText)
+		case *cli.BoolFlag:
+			// A switch is off unless given; "(default: false)" says nothing.
+			if !f.DisableDefaultText {
+				f.DisableDefaultText = true
+			}
+		}
+	}
+}
+
+// plural is n and the words that go with it: "1 memory cites", "2
+// memories cite".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

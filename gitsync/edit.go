@@ -28,7 +28,7 @@ func (w *Workspace) Edit(ctx context.Context, id string, r memory.Revision) (mem
 		return memory.Scoped{Store: w.store, Visibility: w.vis, Guard: RefuseSecret}.Edit(ctx, id, r)
 	}
 	if IsDerived(m) {
-		return memory.Memory{}, fmt.Errorf("%s is derived from %s; edit that file and run `acolyte sync`", id, m.Source)
+		return memory.Memory{}, fmt.Errorf("%w: %s is derived from %s; edit that file and run `acolyte sync`", ErrDerivedKind, id, m.Source)
 	}
 	if err := RefuseSecret(r.Revised(m)); err != nil {
 		return memory.Memory{}, err

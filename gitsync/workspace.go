@@ -666,8 +666,9 @@ func (w *Workspace) Add(ctx context.Context, d memory.Draft) (memory.Added, erro
 	return out, nil
 }
 
-// ErrDerivedKind refuses a project memory of a kind that only Derive writes.
-var ErrDerivedKind = errors.New("rules and seeds are derived from files")
+// ErrDerivedKind refuses a project memory of a kind that only Derive
+// writes, and an edit or removal of one: its file is edited instead.
+var ErrDerivedKind = errors.New("rules and seeds are edited in their files")
 
 // refuseDerivedKind keeps users from storing a project rule or seed by hand:
 // sync owns every rule and every seed from seeds.json, so such a memory
@@ -697,7 +698,7 @@ func (w *Workspace) Remove(ctx context.Context, ids ...string) ([]memory.Memory,
 			return nil, err
 		}
 		if m.Scope == memory.ScopeProject && IsDerived(m) {
-			return nil, fmt.Errorf("%s is derived from %s; edit that file and run `acolyte sync` to remove it", id, m.Source)
+			return nil, fmt.Errorf("%w: %s is derived from %s; edit that file and run `acolyte sync` to remove it", ErrDerivedKind, id, m.Source)
 		}
 		if m.Scope == memory.ScopeProject {
 			project = append(project, m)

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -179,7 +180,44 @@ func ValidateContent(content string) error {
 	if len(content) > MaxContentBytes {
 		return fmt.Errorf("%w: %d bytes, the limit is %d; store one fact per memory", ErrTooLarge, len(content), MaxContentBytes)
 	}
+	return validateGlyphs(content)
+}
+
+// validateGlyphs refuses text that shows something else than it holds, or
+// nothing: only control characters (escape sequences, backspaces), or a
+// bidirectional override or isolate, which reorders how the text around it
+// is displayed ("Trojan Source"), so that a reviewer of .acolyte/ or a
+// model reading the memory would see another fact than the one stored.
+func validateGlyphs(text string) error {
+	visible := false
+	// inCSI is inside a terminal control sequence (ESC [ ... final byte),
+	// whose parameters are printable but show nothing.
+	inCSI, afterESC := false, false
+	for i, r := range text {
+		if isBidiControl(r) {
+			return fmt.Errorf("%w: it contains the bidirectional control U+%04X at byte %d, which displays the text around it in another order than it is stored; remove it", ErrInvalidText, r, i)
+		}
+		switch {
+		case afterESC && r == '[':
+			inCSI = true
+		case inCSI:
+			inCSI = r < 0x40 || r > 0x7e
+		case !unicode.IsControl(r) && !unicode.IsSpace(r):
+			visible = true
+		}
+		afterESC = r == 0x1b
+	}
+	if !visible {
+		return fmt.Errorf("%w: it holds only control characters; give the fact to remember as text", ErrInvalidText)
+	}
 	return nil
+}
+
+// isBidiControl says whether r is an explicit bidirectional embedding,
+// override or isolate (U+202A-U+202E, U+2066-U+2069). The implicit marks
+// (LRM, RLM, ALM) do not reorder text and are left alone.
+func isBidiControl(r rune) bool {
+	return (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069)
 }
 
 // Validate checks a memory's fields.
@@ -207,6 +245,9 @@ func (m *Memory) Validate() error {
 func ValidateTopic(topic string) error {
 	if !utf8.ValidString(topic) || strings.ContainsAny(topic, "\x00\n") || len(topic) > MaxTopicBytes {
 		return fmt.Errorf("%w: topic must be a single line of at most %d bytes", ErrInvalidText, MaxTopicBytes)
+	}
+	if strings.IndexFunc(topic, isBidiControl) >= 0 {
+		return fmt.Errorf("%w: the topic contains a bidirectional control (U+202A-U+202E, U+2066-U+2069), which displays it in another order than it is stored; remove it", ErrInvalidText)
 	}
 	return nil
 }

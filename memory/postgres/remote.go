@@ -2,7 +2,9 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
@@ -110,10 +112,19 @@ func (r *Remote) connect(ctx context.Context) (*Store, error) {
 	return s, nil
 }
 
-// bounded explains an error of a call that ran out of time.
+// ErrConnectionLost is a team call whose connection closed before the
+// answer: the server stopped, restarted or was killed, or the network
+// dropped.
+var ErrConnectionLost = errors.New("the team database closed the connection before answering")
+
+// bounded explains an error of a call that ran out of time, or lost its
+// connection, which pgx reports as a bare "unexpected EOF".
 func bounded(ctx context.Context, what string, err error) error {
 	if err != nil && ctx.Err() != nil {
 		return fmt.Errorf("%s: %w (no answer within the call's bound of at most %s; the team database or the network to it is slow)", what, err, CallTimeout)
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return fmt.Errorf("%s: %w (its server stopped, restarted or was killed, or the network dropped: %w); a write in flight is rolled back unless it had committed, so look with acolyte list --scope team before retrying", what, ErrConnectionLost, err)
 	}
 	return err
 }

@@ -78,10 +78,14 @@ func connect(ctx context.Context, url string) (*pgx.Conn, error) {
 	return conn, nil
 }
 
+// ErrUnreachable marks a failed connection to the team database; its
+// text starts the message connectError makes.
+var ErrUnreachable = errors.New("connect to the team database")
+
 // connectError explains a failed connection without the URL, which may
 // hold a password.
 func connectError(err error) error {
-	return fmt.Errorf("connect to the team database: %w; check --team-db (or ACOLYTE_TEAM_DB, or the PG* variables and ~/.pgpass)", err)
+	return fmt.Errorf("%w: %w; check --team-db (or ACOLYTE_TEAM_DB, or the PG* variables and ~/.pgpass)", ErrUnreachable, err)
 }
 
 // Open connects to the team database at url and checks that its schema is

@@ -294,6 +294,9 @@ func (s *Store) Prepare(vis memory.Visibility, d memory.Draft) (memory.Memory, e
 		CreatedAt: now,
 		UpdatedAt: now,
 	}
+	// Counted here too, not only when a row is written: a project memory
+	// is returned from its file write, before the index holds it.
+	m.Tokens = memory.EstimateTokens(m.Content)
 	switch d.Scope {
 	case memory.ScopeProject:
 		m.ScopeKey = vis.ProjectKey
