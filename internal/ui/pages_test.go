@@ -23,10 +23,10 @@ import (
 
 // hostile is what a clone, a model or a pasted file can put in a memory:
 // markup that would run in the page, and terminal escapes (OSC 52 writes
-// the clipboard, OSC 8 hides a link, CSI rewrites the screen, U+202E
-// reverses text).
+// the clipboard, OSC 8 hides a link, CSI rewrites the screen). A bidi
+// override (U+202E) cannot be stored at all any more (memory.Validate).
 const hostile = "Deploy notes <script>alert(1)</script> <img src=x onerror=alert(2)> " +
-	"\x1b]52;c;cm0gLXJmIH4=\x07 \x1b]8;;http://attacker.example\x1b\\docs\x1b]8;;\x1b\\ \x1b[2J\u202egnp.exe"
+	"\x1b]52;c;cm0gLXJmIH4=\x07 \x1b]8;;http://attacker.example\x1b\\docs\x1b]8;;\x1b\\ \x1b[2Jgnp.exe"
 
 // ids of the memory cards a page shows, in order.
 func cardIDs(body string) []string {
@@ -54,7 +54,7 @@ func TestHostileTextIsShownAsText(t *testing.T) {
 		}
 		// The whole text is there, every character of it visible.
 		for _, shown := range []string{"&lt;script&gt;alert(1)&lt;/script&gt;", "&lt;img src=x onerror=alert(2)&gt;",
-			`\x1b]52;c;cm0gLXJmIH4=\x07`, `\x1b]8;;http://attacker.example\x1b\docs`, `\x1b[2J\u202egnp.exe`} {
+			`\x1b]52;c;cm0gLXJmIH4=\x07`, `\x1b]8;;http://attacker.example\x1b\docs`, `\x1b[2Jgnp.exe`} {
 			if !strings.Contains(body, shown) {
 				t.Errorf("%s does not show %q", path, shown)
 			}
