@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/acolyte-dev/acolyte/gitsync/format"
 )
 
 // BenchmarkLockWaits16: 16 processes each remembering 10 project facts at
@@ -23,7 +25,19 @@ func BenchmarkLockWaits16(b *testing.B) {
 	}
 	for _, bin := range binaries {
 		b.Run("binary="+bin.name, func(b *testing.B) {
-			repo, home, _ := projectWith(b, 10_000)
+			// Set up by the binary measured: each build indexes with its
+			// own schema.
+			repo, home := b.TempDir(), b.TempDir()
+			gitRepo(b, repo)
+			if err := format.WriteFile(format.MemoriesPath(repo), facts(10_000)); err != nil {
+				b.Fatal(err)
+			}
+			setup := exec.Command(bin.path, "list", "--limit", "1")
+			setup.Dir = repo
+			setup.Env = append(os.Environ(), "ACOLYTE_HOME="+home, "GEMINI_API_KEY=", "GOOGLE_API_KEY=")
+			if out, err := setup.CombinedOutput(); err != nil {
+				b.Fatalf("%v: %s", err, out)
+			}
 			round := 0
 			for b.Loop() {
 				round++
