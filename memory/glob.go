@@ -20,7 +20,8 @@ import (
 //     depth: `*.tsx` matches `web/app/page.tsx`, `migrations/` matches
 //     `db/migrations/1.sql`;
 //   - a glob with one is anchored at the root: `cmd/*.go` matches
-//     `cmd/app.go` and not `x/cmd/app.go`; a leading `/` or `./` is dropped;
+//     `cmd/app.go` and not `x/cmd/app.go`; so is one with a leading `/` or
+//     `./`, which is then dropped (`./Makefile` is the root's Makefile);
 //   - `**` as a whole segment matches any number of segments, none
 //     included: `cmd/**/*.go`, `**/migrations`; a trailing `/**` (or `/`)
 //     matches everything inside the folder and not the folder itself;
@@ -174,6 +175,10 @@ func cleanGlob(g string) string {
 }
 
 func compileGlob(g string) (compiledGlob, error) {
+	// As in gitignore, a slash at the start or in the middle anchors the
+	// glob; a trailing one does not. A leading ./ or / is dropped only
+	// once it has anchored the glob.
+	anchored := strings.Contains(strings.TrimRight(strings.TrimSpace(g), "/"), "/")
 	g = cleanGlob(g)
 	var c compiledGlob
 	for {
@@ -183,9 +188,6 @@ func compileGlob(g string) (compiledGlob, error) {
 		}
 		g, c.inside = t, true
 	}
-	// As in gitignore, a slash at the start or in the middle anchors the
-	// glob; a trailing one does not.
-	anchored := strings.Contains(g, "/")
 	for {
 		t, ok := strings.CutSuffix(g, "/**")
 		if !ok || t == "" {
@@ -206,8 +208,8 @@ func compileGlob(g string) (compiledGlob, error) {
 	for _, alt := range alts {
 		var segs []string
 		for n, s := range strings.Split(alt, "/") {
-			if s == "" {
-				continue // a//b is a/b, as a path would be cleaned
+			if s == "" || s == "." {
+				continue // a//b and a/./b are a/b, as a path would be cleaned
 			}
 			if s == "**" && len(segs) > 0 && segs[len(segs)-1] == "**" {
 				continue
