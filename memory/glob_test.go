@@ -138,7 +138,7 @@ func FuzzMatchGlob(f *testing.F) {
 		g := strings.TrimSpace(glob)
 		clean := path.Clean(file)
 		plain := strings.Contains(g, "/") && !strings.ContainsAny(g, "{}!^") && !strings.Contains(g, "**") &&
-			!strings.HasPrefix(g, "/") && !strings.HasPrefix(g, ".") && !strings.HasSuffix(g, "/") && !strings.Contains(g, "//") &&
+			!strings.HasPrefix(g, "/") && !strings.HasPrefix(g, ".") && !strings.HasSuffix(g, "/") && !strings.Contains(g, "//") && !strings.Contains("/"+g+"/", "/./") &&
 			file == clean && file != "" && !strings.HasPrefix(file, "/") && !strings.HasPrefix(file, ".")
 		if plain {
 			// The glob matches the file or a folder it lies in.
