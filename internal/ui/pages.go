@@ -149,6 +149,21 @@ func forgetListed(ctx context.Context) {
 }
 
 // one finds a visible memory by id, described as the list shows it.
+// requested is the memory the request's path names, or false once the
+// answer (not found, or the failure) has been written.
+func (s *Server) requested(w http.ResponseWriter, r *http.Request) (card, bool) {
+	c, err := s.one(r.Context(), r.PathValue("id"))
+	if errors.Is(err, memory.ErrNotFound) {
+		refuse(w, http.StatusNotFound, "no memory with that id is visible here")
+		return card{}, false
+	}
+	if err != nil {
+		failed(w, err)
+		return card{}, false
+	}
+	return c, true
+}
+
 func (s *Server) one(ctx context.Context, id string) (card, error) {
 	mems, err := s.visible(ctx)
 	if err != nil {
@@ -185,13 +200,8 @@ type editPage struct {
 }
 
 func (s *Server) editForm(w http.ResponseWriter, r *http.Request) {
-	c, err := s.one(r.Context(), r.PathValue("id"))
-	if errors.Is(err, memory.ErrNotFound) {
-		refuse(w, http.StatusNotFound, "no memory with that id is visible here")
-		return
-	}
-	if err != nil {
-		failed(w, err)
+	c, ok := s.requested(w, r)
+	if !ok {
 		return
 	}
 	s.render(w, r, http.StatusOK, "edit", "Edit", editPage{Card: c, Text: termtext.EscapeText(c.Content), Topic: termtext.Escape(c.Topic), Return: back(r), Review: r.FormValue("review") == "1"})
@@ -199,17 +209,12 @@ func (s *Server) editForm(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) edit(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	c, err := s.one(r.Context(), id)
-	if errors.Is(err, memory.ErrNotFound) {
-		refuse(w, http.StatusNotFound, "no memory with that id is visible here")
-		return
-	}
-	if err != nil {
-		failed(w, err)
+	c, ok := s.requested(w, r)
+	if !ok {
 		return
 	}
 	page := editPage{Card: c, Text: r.PostFormValue("content"), Topic: r.PostFormValue("topic"), Return: back(r), Review: r.PostFormValue("review") == "1"}
-	_, err = s.cfg.Toolkit.Edit(r.Context(), id, memory.Revision{Content: page.Text, Topic: page.Topic})
+	_, err := s.cfg.Toolkit.Edit(r.Context(), id, memory.Revision{Content: page.Text, Topic: page.Topic})
 	forgetListed(r.Context())
 	if err != nil {
 		page.Error = termtext.EscapeText(err.Error())
@@ -238,13 +243,8 @@ type forgetPage struct {
 }
 
 func (s *Server) forgetForm(w http.ResponseWriter, r *http.Request) {
-	c, err := s.one(r.Context(), r.PathValue("id"))
-	if errors.Is(err, memory.ErrNotFound) {
-		refuse(w, http.StatusNotFound, "no memory with that id is visible here")
-		return
-	}
-	if err != nil {
-		failed(w, err)
+	c, ok := s.requested(w, r)
+	if !ok {
 		return
 	}
 	s.render(w, r, http.StatusOK, "forget", "Forget", forgetPage{Card: c, Return: back(r)})
@@ -252,16 +252,11 @@ func (s *Server) forgetForm(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) forget(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	c, err := s.one(r.Context(), id)
-	if errors.Is(err, memory.ErrNotFound) {
-		refuse(w, http.StatusNotFound, "no memory with that id is visible here")
+	c, ok := s.requested(w, r)
+	if !ok {
 		return
 	}
-	if err != nil {
-		failed(w, err)
-		return
-	}
-	_, err = s.cfg.Toolkit.Remove(r.Context(), id)
+	_, err := s.cfg.Toolkit.Remove(r.Context(), id)
 	forgetListed(r.Context())
 	if err != nil {
 		s.render(w, r, http.StatusUnprocessableEntity, "forget", "Forget", forgetPage{Card: c, Return: back(r), Error: termtext.EscapeText(err.Error())})
@@ -374,11 +369,7 @@ func (s *Server) review(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) keep(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	if _, err := s.one(r.Context(), id); errors.Is(err, memory.ErrNotFound) {
-		refuse(w, http.StatusNotFound, "no memory with that id is visible here")
-		return
-	} else if err != nil {
-		failed(w, err)
+	if _, ok := s.requested(w, r); !ok {
 		return
 	}
 	if err := s.markReviewed(r.Context(), id); err != nil {
