@@ -7,6 +7,7 @@ import (
 	"os/exec"
 
 	"github.com/acolyte-dev/acolyte/agent"
+	"github.com/acolyte-dev/acolyte/agent/toolbox"
 	"github.com/acolyte-dev/acolyte/gitsync"
 	"github.com/acolyte-dev/acolyte/memory"
 	"github.com/acolyte-dev/acolyte/memory/postgres"
@@ -87,7 +88,7 @@ var answers = []answer{
 	{errNoMatch, "no_match", ExitFail},
 	{memory.ErrAmbiguousID, "ambiguous_id", ExitFail},
 	{memory.ErrNotFound, "not_found", ExitFail},
-	{gitsync.ErrDerivedKind, "derived", ExitFail},
+	{gitsync.ErrDerivedKind, toolbox.CodeDerived, ExitFail},
 	{memory.ErrEmpty, "empty", ExitFail},
 	{memory.ErrTooLarge, "too_large", ExitFail},
 	{memory.ErrInvalidText, "invalid_text", ExitFail},
