@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -356,7 +357,8 @@ func withTeam(c *cli.Context, w *workspace) error {
 	// local memory with it: nothing connects until a call needs the team
 	// (a hook, a project remember or sync never does), every call is
 	// bounded (postgres.Remote), and a search or listing that also reads
-	// local memory waits for the team at most teamWait.
+	// local memory waits for the team as long as its pace says
+	// (memory.TeamPace), at most memory.PaceMax.
 	budget := teamCommandBudget
 	if longLived(c.Command.Name) {
 		budget = 0
@@ -364,65 +366,76 @@ func withTeam(c *cli.Context, w *workspace) error {
 	ts := postgres.NewRemote(url, w.Store.Embedder(), budget)
 	w.Team = ts
 	w.Visibility.Team = team
-	slow := slowTeam{w.Store, url, new(time.Time)}
 	w.Toolkit = memory.WithTeam{Local: w.Toolkit, Team: ts, Visibility: w.Visibility, Refuse: gitsync.RefuseSecret,
-		TeamWait: slow.wait(c.Context),
+		Pacer: &teamPacer{ctx: c.Context, store: w.Store, key: teamPaceKey(url), learn: !longLived(c.Command.Name)},
 		Warn: func(err error) {
 			fmt.Fprintln(c.App.ErrWriter, "warning: team memories are left out:", termtext.EscapeText(err.Error()))
-			slow.mark(c.Context, err)
 		}}
 	return nil
 }
 
-// slowTeam remembers, in the local store, that a team database just left
-// a search waiting its whole teamWait, so that the searches after it, for
-// teamSlowFor, wait only teamWaitWhenSlow: a slow team database makes one
-// search a minute wait teamWait, not every one. A mark is renewed only when
-// half expired, so that a search that waited briefly does not also pay
-// for a write.
-type slowTeam struct {
+// teamPacer keeps a memory.TeamPace for one team database in the local
+// store's state, so that every command starts from what the commands
+// before it measured. Only short-lived commands learn answer times: each
+// connects anew, and its time to answer is what the next one will take,
+// while a long-lived process reuses its connection and would teach a wait
+// too short for them. Both learn from waits that ran out.
+type teamPacer struct {
+	ctx   context.Context
 	store *sqlite.Store
-	url   string
-	since *time.Time // when the current mark was set; zero: none
+	key   string
+	learn bool
+
+	mu sync.Mutex
 }
 
-const (
-	teamSlowFor      = time.Minute
-	teamWaitWhenSlow = 20 * time.Millisecond
-)
-
-func (s slowTeam) key() string {
-	sum := sha256.Sum256([]byte(s.url))
-	return "team-slow:" + hex.EncodeToString(sum[:8])
+func teamPaceKey(url string) string {
+	sum := sha256.Sum256([]byte(url))
+	return "team-pace:" + hex.EncodeToString(sum[:8])
 }
 
-func (s slowTeam) wait(ctx context.Context) time.Duration {
-	v, err := s.store.GetState(ctx, s.key())
-	if err != nil || v == "" {
-		return teamWait
+func (p *teamPacer) load() memory.TeamPace {
+	v, err := p.store.GetState(p.ctx, p.key)
+	if err != nil {
+		// Without the state, the wait is the longest, as at first.
+		return memory.TeamPace{}
 	}
-	at, err := time.Parse(time.RFC3339Nano, v)
-	if err != nil || time.Since(at) > teamSlowFor {
-		return teamWait
-	}
-	*s.since = at
-	return teamWaitWhenSlow
+	return memory.ParseTeamPace(v)
 }
 
-func (s slowTeam) mark(ctx context.Context, err error) {
-	if errors.Is(err, memory.ErrTeamSlow) && time.Since(*s.since) > teamSlowFor/2 {
-		// Best effort: without the mark the next search waits teamWait.
-		_ = s.store.SetState(ctx, s.key(), time.Now().UTC().Format(time.RFC3339Nano))
+// update changes the kept pace; best effort, since a lost update only
+// makes a later search wait longer or shorter once.
+func (p *teamPacer) update(change func(*memory.TeamPace)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pace := p.load()
+	was := pace
+	change(&pace)
+	if pace != was {
+		_ = p.store.SetState(p.ctx, p.key, pace.String())
 	}
 }
 
-// teamWait is how long a command that also reads local memory waits for
-// the team database, to connect and then to answer, beside its local work:
-// a wedged server costs a search this, not the bound of a team call
-// (postgres.CallTimeout), and a search never hangs on it. A healthy server
-// connects and answers a 10k-memory team search in well under it
-// (CONTRIBUTING.md, "Team memory").
-const teamWait = time.Second
+func (p *teamPacer) Wait() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.load().Wait(time.Now())
+}
+
+func (p *teamPacer) Answered(took time.Duration) {
+	p.update(func(pace *memory.TeamPace) {
+		if p.learn {
+			pace.Answered(took)
+		} else if pace.Backoff > 0 || !pace.SlowUntil.IsZero() {
+			// An answer still says the team is back.
+			pace.Backoff, pace.SlowUntil = 0, time.Time{}
+		}
+	})
+}
+
+func (p *teamPacer) LeftOut(waited time.Duration) {
+	p.update(func(pace *memory.TeamPace) { pace.LeftOut(time.Now(), waited) })
+}
 
 // teamCommandBudget bounds all the team calls of one CLI command together:
 // a command that makes several (forget looks each id up, then deletes)

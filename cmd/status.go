@@ -52,8 +52,8 @@ func statusCommand() *cli.Command {
 			if w.Team != nil {
 				// The local store holds no team memories; the team database counts them.
 				// Status is about local memory too: a slow team database
-				// costs it teamWait at most, and a warning.
-				ctx, cancel := context.WithTimeout(c.Context, teamWait)
+				// costs it memory.PaceMax at most, and a warning.
+				ctx, cancel := context.WithTimeout(c.Context, memory.PaceMax)
 				team, err := w.Team.Counts(ctx, w.Visibility)
 				cancel()
 				if err != nil {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/acolyte-dev/acolyte/memory"
 	"github.com/acolyte-dev/acolyte/memory/postgres"
 	"github.com/acolyte-dev/acolyte/memory/postgres/pgtest"
 )
@@ -15,7 +17,7 @@ import (
 // Local work never waits for the team database: through a fault proxy that
 // slows every packet or stalls them all, hooks, a project remember, sync
 // and check never connect, an unscoped search answers from local memory
-// within teamWait and says the team part was left out, and a team-scoped
+// within the wait its pace learned (memory.TeamPace) and says the team part was left out, and a team-scoped
 // command fails within its call's bound instead of taking minutes.
 func TestTeamCallsNeverHoldUpLocalWork(t *testing.T) {
 	srv := pgtest.Start(t)
@@ -35,6 +37,17 @@ func TestTeamCallsNeverHoldUpLocalWork(t *testing.T) {
 	w.git(root, "commit", "-q", "--allow-empty", "-m", "init")
 	w.acolyte(root, "hooks", "install")
 	w.acolyte(root, "remember", "--scope", "team", "staging is reached through bastion-2")
+	// While the team is healthy, unscoped searches find its memories, and
+	// each teaches the pace how long the team takes to answer.
+	var learned time.Duration
+	for range memory.PaceSamples {
+		start := time.Now()
+		if out := w.acolyte(root, "search", "how is staging reached"); !strings.Contains(out, "bastion-2") {
+			t.Fatalf("a search with a healthy team database did not find the team's memory: %q", out)
+		}
+		learned = max(learned, time.Since(start))
+	}
+	t.Logf("healthy team: the slowest of %d unscoped searches took %v", memory.PaceSamples, learned.Round(time.Millisecond))
 	before := p.Accepted()
 
 	p.Delay(300 * time.Millisecond)
@@ -49,6 +62,7 @@ func TestTeamCallsNeverHoldUpLocalWork(t *testing.T) {
 
 	// The figures for CONTRIBUTING.md ("Team memory"), printed with -v;
 	// the bounds are asserted below, and speed is not.
+	var stderr string
 	timed := func(env []string, name string, args ...string) time.Duration {
 		saved := w.env
 		w.env = env
@@ -57,7 +71,7 @@ func TestTeamCallsNeverHoldUpLocalWork(t *testing.T) {
 		if name == "git" {
 			w.git(root, args...)
 		} else {
-			w.acolyteSplit(t, root, args...)
+			_, stderr = w.acolyteSplit(t, root, args...)
 		}
 		return time.Since(start)
 	}
@@ -66,6 +80,17 @@ func TestTeamCallsNeverHoldUpLocalWork(t *testing.T) {
 		env  []string
 	}{{"no team database", nil}, {"team database at 300 ms a packet", w.env}} {
 		first := timed(c.env, "acolyte", "search", "API server port")
+		if c.env != nil {
+			// The first search after the team turned slow waits what the
+			// pace learned, not the longest wait: a team that answered in
+			// tens of milliseconds has not for a few hundred.
+			waited := regexp.MustCompile(`waited ([0-9.]+m?s)\)`).FindStringSubmatch(stderr)
+			if waited == nil {
+				t.Errorf("the first search with a slow team did not say how long it waited: %q", stderr)
+			} else if d, _ := time.ParseDuration(waited[1]); d >= memory.PaceMax && learned < memory.PaceMax/4 {
+				t.Errorf("the first search with a slow team waited %v although healthy searches took at most %v", d, learned.Round(time.Millisecond))
+			}
+		}
 		next := timed(c.env, "acolyte", "search", "API server port")
 		checkout := timed(c.env, "git", "checkout", "-q", "main")
 		timed(c.env, "git", "checkout", "-q", "topic")

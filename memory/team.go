@@ -44,6 +44,10 @@ type WithTeam struct {
 	// local stores too (no scope given): past it the team's results are
 	// left out rather than hold up the local ones. Zero: no bound.
 	TeamWait time.Duration
+	// Pacer, when set, chooses that bound for each call in TeamWait's
+	// place and is told how the call went, so the bound follows how long
+	// the team database takes to answer (see TeamPace).
+	Pacer TeamPacer
 	// Warn, when set, is told why the team side of such a search or
 	// listing failed, and the local results are returned alone: a team
 	// database that is down or slow must not take local memory with it.
@@ -55,29 +59,41 @@ type WithTeam struct {
 // bounded by TeamWait; wait returns its answer, or, when Warn is set, nil
 // for a failure, which it reports. stop abandons it.
 func teamSide[T any](ctx context.Context, t WithTeam, what string, f func(context.Context) (T, error)) (wait func() (T, error), stop func()) {
+	bound := t.TeamWait
+	if t.Pacer != nil {
+		bound = t.Pacer.Wait()
+	}
 	cancel := func() {}
-	if t.TeamWait > 0 {
-		ctx, cancel = context.WithTimeout(ctx, t.TeamWait)
+	if bound > 0 {
+		ctx, cancel = context.WithTimeout(ctx, bound)
 	}
 	type answer struct {
-		v   T
-		err error
+		v    T
+		err  error
+		took time.Duration
 	}
 	ch := make(chan answer, 1)
+	start := time.Now()
 	go func() {
 		v, err := f(ctx)
-		ch <- answer{v, err}
+		ch <- answer{v, err, time.Since(start)}
 	}()
 	return func() (T, error) {
 		defer cancel()
 		a := <-ch
 		if a.err == nil {
+			if t.Pacer != nil {
+				t.Pacer.Answered(a.took)
+			}
 			return a.v, nil
 		}
 		var zero T
 		err := fmt.Errorf("%s: %w", what, a.err)
 		if ctx.Err() != nil {
-			err = fmt.Errorf("%s: %w (waited %s): %w", what, ErrTeamSlow, t.TeamWait, a.err)
+			err = fmt.Errorf("%s: %w (waited %s): %w", what, ErrTeamSlow, bound, a.err)
+			if t.Pacer != nil {
+				t.Pacer.LeftOut(bound)
+			}
 		}
 		if t.Warn == nil {
 			return zero, err
@@ -88,6 +104,15 @@ func teamSide[T any](ctx context.Context, t WithTeam, what string, f func(contex
 		}
 		return zero, nil
 	}, cancel
+}
+
+// TeamPacer chooses how long the team side of a search or listing may
+// take, and learns from each: cmd's keeps a TeamPace in the local store,
+// so that each short-lived command starts from what the last ones saw.
+type TeamPacer interface {
+	Wait() time.Duration
+	Answered(took time.Duration)
+	LeftOut(waited time.Duration)
 }
 
 // teamNoteKey marks a context whose caller wants to hear, beside the
