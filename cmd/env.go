@@ -20,7 +20,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/acolyte-dev/acolyte/gitsync"
-	"github.com/acolyte-dev/acolyte/internal/termtext"
 	"github.com/acolyte-dev/acolyte/memory"
 	"github.com/acolyte-dev/acolyte/memory/postgres"
 	"github.com/acolyte-dev/acolyte/memory/sqlite"
@@ -369,7 +368,7 @@ func withTeam(c *cli.Context, w *workspace) error {
 	w.Toolkit = memory.WithTeam{Local: w.Toolkit, Team: ts, Visibility: w.Visibility, Refuse: gitsync.RefuseSecret,
 		Pacer: &teamPacer{ctx: c.Context, store: w.Store, key: teamPaceKey(url), learn: !longLived(c.Command.Name)},
 		Warn: func(err error) {
-			fmt.Fprintln(c.App.ErrWriter, "warning: team memories are left out:", termtext.EscapeText(err.Error()))
+			warn(c, warnTeamLeftOut, "team memories are left out: "+err.Error())
 		}}
 	return nil
 }
@@ -518,7 +517,7 @@ func bindWorkspace(c *cli.Context, s *sqlite.Store, dir string, need bool) (*wor
 	case err == nil:
 		w.Repo, w.Root = repo, repo.Root
 		w.Workspace = gitsync.NewWorkspace(repo, s, global(c, flagSession))
-		w.Workspace.Warn = func(msg string) { fmt.Fprintln(c.App.ErrWriter, "warning:", termtext.EscapeText(msg)) }
+		w.Workspace.Warn = func(msg string) { warn(c, warnOther, msg) }
 		w.Toolkit = w.Workspace
 		w.Visibility = memory.Visibility{ProjectKey: repo.Root, SessionKey: global(c, flagSession)}
 		warnBrokenHooks(c, repo)
@@ -553,7 +552,7 @@ func warnBrokenHooks(c *cli.Context, repo *gitsync.Repo) {
 		return // the command's own work reports what is wrong with the repository
 	}
 	if msg != "" {
-		fmt.Fprintln(c.App.ErrWriter, "warning:", msg)
+		warn(c, warnOther, msg)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -72,5 +73,28 @@ func TestErrorCodesMatchDoc(t *testing.T) {
 		if _, ok := coded[code]; !ok {
 			t.Errorf("JSON.md documents code %q, which cmd/exit.go never gives", code)
 		}
+	}
+}
+
+// Every warning code warn is given is in JSON.md's Warnings table, and
+// the table lists no other.
+func TestWarningCodesMatchDoc(t *testing.T) {
+	b, err := os.ReadFile("JSON.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(b), "\n## Warnings\n")
+	if !ok {
+		t.Fatal("JSON.md has no Warnings section")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	var documented []string
+	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z_]+)` \\|").FindAllStringSubmatch(section, -1) {
+		documented = append(documented, m[1])
+	}
+	slices.Sort(documented)
+	coded := slices.Sorted(slices.Values(warningCodes))
+	if !slices.Equal(documented, coded) {
+		t.Errorf("JSON.md documents warning codes %v; cmd/warn.go gives %v", documented, coded)
 	}
 }

@@ -85,7 +85,7 @@ func rememberCommand() *cli.Command {
 				return err // exitCode tells refused content (1) from a broken store (2)
 			}
 			if added.Warning != "" {
-				fmt.Fprintln(c.App.ErrWriter, "warning:", termtext.EscapeText(added.Warning))
+				warn(c, warnOther, added.Warning)
 			}
 			if c.Bool("json") {
 				return printJSON(c, rememberJSON{added.Memory, added.Existing, added.Warning})

@@ -57,7 +57,7 @@ func statusCommand() *cli.Command {
 				team, err := w.Team.Counts(ctx, w.Visibility)
 				cancel()
 				if err != nil {
-					fmt.Fprintln(c.App.ErrWriter, "warning: team memories are left out:", termtext.EscapeText(err.Error()))
+					warn(c, warnTeamLeftOut, "team memories are left out: "+err.Error())
 				}
 				for k := range counts[memory.ScopeTeam] {
 					counts[memory.ScopeTeam][k] = team[k]

@@ -55,7 +55,7 @@ func syncCommand() *cli.Command {
 // which rules or seeds were refused. They name places, never text.
 func printRefusals(c *cli.Context, warnings, refused []gitsync.Refusal) {
 	for _, f := range warnings {
-		fmt.Fprintf(c.App.ErrWriter, "warning: %s\n", termtext.EscapeText(fmt.Sprint(f)))
+		warn(c, warnOther, fmt.Sprint(f))
 	}
 	for _, f := range refused {
 		fmt.Fprintf(c.App.ErrWriter, "refused: %s\n", termtext.EscapeText(fmt.Sprint(f)))
