@@ -35,8 +35,11 @@ const (
 	// wedged server costs a search this, not the bound of a team call.
 	PaceMax = time.Second
 	// PaceFloor is the shortest learned wait: below it, a busy machine's
-	// scheduling alone would leave a healthy team's answers out.
-	PaceFloor = 100 * time.Millisecond
+	// scheduling and a collector's pauses alone would leave a healthy
+	// team's answers out, as a loaded 2-core machine showed a loopback
+	// team that answers in tens of milliseconds taking over 100 (Linux
+	// keeps TCP's own timeout at 200 ms or more for the same reason).
+	PaceFloor = 250 * time.Millisecond
 	// PaceSamples is how many answers are measured before the learned
 	// wait is trusted; fewer say little of the variation.
 	PaceSamples = 3
