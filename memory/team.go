@@ -56,7 +56,7 @@ type WithTeam struct {
 }
 
 // teamSide runs f on the team database beside the caller's local work,
-// bounded by TeamWait; wait returns its answer, or, when Warn is set, nil
+// bounded by TeamWait, or by what Pacer says when set; wait returns its answer, or, when Warn is set, nil
 // for a failure, which it reports. stop abandons it.
 func teamSide[T any](ctx context.Context, t WithTeam, what string, f func(context.Context) (T, error)) (wait func() (T, error), stop func()) {
 	bound := t.TeamWait
