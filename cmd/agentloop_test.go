@@ -1139,6 +1139,12 @@ func stopSignal(t *testing.T, command string, sig syscall.Signal) {
 		for _, field := range strings.Fields(string(raw)) {
 			var pid int
 			fmt.Sscan(field, &pid)
+			// A SIGKILL is acted on when its target next runs, which on a
+			// loaded machine can be after acolyte has exited; a child that
+			// was never killed sleeps for 300 s.
+			for end := time.Now().Add(2 * time.Second); alive(pid) && time.Now().Before(end); {
+				time.Sleep(20 * time.Millisecond)
+			}
 			if alive(pid) {
 				syscall.Kill(pid, syscall.SIGKILL)
 				t.Errorf("child %d survived %s", pid, sig)
