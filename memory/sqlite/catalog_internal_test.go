@@ -548,3 +548,33 @@ func TestAppendWithoutRoomChangesNothing(t *testing.T) {
 	wantC.vecs = append(wantC.vecs, 1, 2, 3)
 	sameCatalog(t, got, wantC)
 }
+
+// Two processes taking turns to remember append to the same file, each
+// after the other's append, and a search in either sees every memory.
+func TestAppendsFromTwoProcessesInTurn(t *testing.T) {
+	ctx := t.Context()
+	a := catalogStore(t)
+	b, err := Open(ctx, a.path, wordVectors{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	path := a.catalogPath(a.model())
+	first := inode(t, path)
+	for i := range 6 {
+		s := []*Store{a, b}[i%2]
+		if _, err := s.Add(ctx, memory.Visibility{}, memory.Draft{Content: fmt.Sprintf("fact %d from process %d about queues", i, i%2)}); err != nil {
+			t.Fatal(err)
+		}
+		savedMatchesDatabase(t, s)
+	}
+	if !os.SameFile(first, inode(t, path)) {
+		t.Fatal("adds in turn rewrote the catalog instead of appending")
+	}
+	for _, s := range []*Store{a, b} {
+		res, err := s.Search(ctx, memory.Visibility{}, memory.Query{Text: "fact 5 from process 1 about queues"})
+		if err != nil || len(res) == 0 || res[0].Memory.Content != "fact 5 from process 1 about queues" {
+			t.Fatalf("search: %+v, %v", res, err)
+		}
+	}
+}
