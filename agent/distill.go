@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/acolyte-dev/acolyte/agent/toolbox"
 	"github.com/acolyte-dev/acolyte/memory"
@@ -35,7 +36,10 @@ A fact is one self-contained sentence that stays true and useful later: a projec
 scope: project for facts about this repository, user for the user's preferences in any project, session for what matters only in this session.
 Do not record: the task itself, results of memory_search (they are already stored), secrets, guesses, temporary state. If nothing qualifies, call memory_observe with no facts.`
 
-var observeSchema = `{
+// observeSchema is built on first use: marshalling the scopes at package
+// init cost every acolyte process, not only the one that distills.
+var observeSchema = sync.OnceValue(func() string {
+	return `{
   "type": "object",
   "properties": {
     "facts": {
@@ -53,6 +57,7 @@ var observeSchema = `{
   },
   "required": ["facts"]
 }`
+})
 
 // Fact is one fact the observer proposed.
 type Fact struct {
@@ -117,7 +122,7 @@ func Distill(ctx context.Context, m Model, tk memory.Toolkit, history []Message)
 	resp, err := m.Generate(ctx, Request{
 		System:   distillPrompt,
 		Messages: []Message{{Role: RoleUser, Parts: []Part{{Text: transcript}}}},
-		Tools:    []ToolDecl{{Name: "memory_observe", Description: "Record the facts worth remembering.", Schema: json.RawMessage(observeSchema)}},
+		Tools:    []ToolDecl{{Name: "memory_observe", Description: "Record the facts worth remembering.", Schema: json.RawMessage(observeSchema())}},
 		// Forced, so a reply in prose cannot silently store nothing.
 		ForceTool: "memory_observe",
 	})

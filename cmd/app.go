@@ -120,6 +120,7 @@ func commands() []*cli.Command {
 		// The shell.
 		completionCommand(),
 	}
+	globalLine := globalHelpLine()
 	var wire func(cs []*cli.Command)
 	wire = func(cs []*cli.Command) {
 		for _, c := range cs {
@@ -127,7 +128,7 @@ func commands() []*cli.Command {
 			// Accepted after the command name, but listed once, in
 			// acolyte --help, and named at the end of the command's help.
 			c.Flags = append(c.Flags, hiddenFlags(globalFlags())...)
-			c.CustomHelpTemplate = commandHelp(c)
+			c.CustomHelpTemplate = commandHelp(c, globalLine)
 			// urfave/cli would print its own usage text, echoing the bad
 			// argument, which may be a secret pasted in the wrong place.
 			c.OnUsageError = onUsageError

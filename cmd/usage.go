@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/urfave/cli/v2"
 
@@ -60,8 +61,9 @@ func redact(msg string, args []string) string {
 	return msg
 }
 
-// quoted finds the Go-quoted strings (%q) in a message.
-var quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+// quoted finds the Go-quoted strings (%q) in a message; compiled on first
+// use, as only a failing command's message needs it.
+var quoted = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"(?:[^"\\]|\\.)*"`) })
 
 // withholdSecrets is the last guard before an error is printed: a quoted
 // value in it that looks like a credential (a seed's content, a setting
@@ -72,7 +74,7 @@ func withholdSecrets(msg string) string {
 	if _, found := secrets.Detect(msg); !found {
 		return msg
 	}
-	msg = quoted.ReplaceAllStringFunc(msg, func(q string) string {
+	msg = quoted().ReplaceAllStringFunc(msg, func(q string) string {
 		s, err := strconv.Unquote(q)
 		if err != nil {
 			s = q
@@ -218,22 +220,49 @@ func hiddenFlags(flags []cli.Flag) []cli.Flag {
 	return flags
 }
 
-// commandHelp is a command's help: urfave/cli's, and one line naming the
-// global flags it also takes.
-func commandHelp(c *cli.Command) string {
-	var names []string
-	for _, f := range globalFlags() {
-		names = append(names, "--"+f.Names()[0])
-	}
+// commandHelp is a command's help: urfave/cli's, and the line naming the
+// global flags it also takes (globalHelpLine).
+func commandHelp(c *cli.Command, globalLine string) string {
 	tmpl := cli.CommandHelpTemplate
 	if len(c.Subcommands) > 0 {
 		tmpl = cli.SubcommandHelpTemplate
 	}
-	return tmpl + "\nGLOBAL OPTIONS:\n   " + strings.Join(names, ", ") + " (see acolyte --help)\n"
+	return tmpl + globalLine
 }
 
-// ownDefault finds a default that a flag's usage text states itself.
-var ownDefault = regexp.MustCompile(`\s*\(default:? ([^()]*)\)$`)
+// globalHelpLine names the global flags for the end of each command's help.
+// It is built once per app, not once per command: every process builds
+// every command's help template, and asking each flag its names cost
+// start-up about a third of a millisecond when repeated for each command.
+func globalHelpLine() string {
+	var names []string
+	for _, f := range globalFlags() {
+		names = append(names, "--"+f.Names()[0])
+	}
+	return "\nGLOBAL OPTIONS:\n   " + strings.Join(names, ", ") + " (see acolyte --help)\n"
+}
+
+// ownDefault splits a usage text that ends by stating its own default,
+// "... (default: all)" or "... (default all)", into the text before it and
+// the default. It is plain string work, not a regular expression, because
+// every process runs it over every flag of every command at start-up.
+func ownDefault(usage string) (rest, def string, ok bool) {
+	body, found := strings.CutSuffix(usage, ")")
+	if !found {
+		return "", "", false
+	}
+	open := strings.LastIndexAny(body, "()")
+	if open < 0 || body[open] != '(' {
+		return "", "", false
+	}
+	def, found = strings.CutPrefix(body[open+1:], "default: ")
+	if !found {
+		if def, found = strings.CutPrefix(body[open+1:], "default "); !found {
+			return "", "", false
+		}
+	}
+	return strings.TrimRight(body[:open], " \t\n\f\r"), def, true
+}
 
 // hideDoubleDefaults keeps a number or duration flag whose usage states
 // its default from printing a second one: urfave/cli adds "(default: 0)"
@@ -241,9 +270,9 @@ var ownDefault = regexp.MustCompile(`\s*\(default:? ([^()]*)\)$`)
 // default becomes the flag's default text.
 func hideDoubleDefaults(flags []cli.Flag) {
 	move := func(usage, defaultText *string) {
-		if m := ownDefault.FindStringSubmatchIndex(*usage); m != nil && *defaultText == "" {
-			*defaultText = (*usage)[m[2]:m[3]]
-			*usage = (*usage)[:m[0]]
+		if rest, def, ok := ownDefault(*usage); ok && *defaultText == "" {
+			*defaultText = def
+			*usage = rest
 		}
 	}
 	for _, f := range flags {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -200,12 +201,15 @@ func BenchmarkSearch10kDirect(b *testing.B) {
 	}
 }
 
-// BenchmarkAdd1k and BenchmarkAdd5k measure memory_add of a project memory
+// BenchmarkAdd1k, Add5k and Add100k measure memory_add of a project memory
 // as a client sees it: the real binary over stdio, in a repository whose
-// .acolyte/memories.jsonl already holds that many memories. A project add
-// rewrites the file and indexes the memory, so its cost grows with the file.
-func BenchmarkAdd1k(b *testing.B) { benchmarkAdd(b, 1_000) }
-func BenchmarkAdd5k(b *testing.B) { benchmarkAdd(b, 5_000) }
+// .acolyte/memories.jsonl already holds that many memories, written
+// directly, then imported by the first call (untimed; about 20 s at 100k).
+// A project add appends to the file and indexes one memory, so its cost
+// should not grow with the file (issue #25's goal: 10 ms at 100k).
+func BenchmarkAdd1k(b *testing.B)   { benchmarkAdd(b, 1_000) }
+func BenchmarkAdd5k(b *testing.B)   { benchmarkAdd(b, 5_000) }
+func BenchmarkAdd100k(b *testing.B) { benchmarkAdd(b, 100_000) }
 
 func benchmarkAdd(b *testing.B, n int) {
 	scratch := openStore(b, filepath.Join(b.TempDir(), "scratch.db"))
@@ -215,8 +219,15 @@ func benchmarkAdd(b *testing.B, n int) {
 		mems[i].Scope = memory.ScopeProject
 	}
 	f := newFixture(b, mems...)
+	// The first command imports .acolyte/, which clients pay once; at 100k
+	// it outlasts a tool call's timeout, so a plain command runs it.
+	imp := exec.Command(acolyteBin, "list", "--limit", "1")
+	imp.Dir, imp.Env = f.repo, f.env()
+	if out, err := imp.CombinedOutput(); err != nil {
+		b.Fatalf("import: %v\n%s", err, out)
+	}
 	cs := f.connect(b)
-	search(b, cs, benchQueries[0]) // the first call imports .acolyte/; clients pay it once
+	search(b, cs, benchQueries[0])
 
 	durations := make([]time.Duration, 0, b.N)
 	b.ResetTimer()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -211,8 +212,10 @@ const migration6 = `-- Keys by team. Vectors and sketches of one team that point
 
 // schemaName is what Init accepts as the schema of acolyte's tables: the
 // name is written into the functions of migration 6, inside identifiers
-// and string literals, so it is kept to what needs no quoting.
-var schemaName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
+// and string literals, so it is kept to what needs no quoting. Compiled on
+// first use, since every acolyte process links this package and few talk to
+// a team database.
+var schemaName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`) })
 
 // tableSchema is the schema holding acolyte's tables, found as Init's
 // statements find them.
@@ -225,7 +228,7 @@ func tableSchema(ctx context.Context, tx pgx.Tx) (string, error) {
 	if s == nil {
 		return "", fmt.Errorf("find the schema of team_memories: no such table on the search path")
 	}
-	if !schemaName.MatchString(*s) {
+	if !schemaName().MatchString(*s) {
 		return "", fmt.Errorf("acolyte's tables are in schema %q; team init supports a schema named in lowercase letters, digits and '_' only: move them (ALTER TABLE ... SET SCHEMA) or set search_path to such a schema", *s)
 	}
 	return *s, nil

@@ -102,7 +102,7 @@ func enableVector(ctx context.Context, tx pgx.Tx) (bool, error) {
 		WHERE x.extname = 'vector'`).Scan(&ext); err != nil {
 		return false, fmt.Errorf("find the schema of the vector extension: %w", err)
 	}
-	if !schemaName.MatchString(ext) {
+	if !schemaName().MatchString(ext) {
 		return false, fmt.Errorf("the vector extension is in schema %q; team init supports a schema named in lowercase letters, digits and '_' only", ext)
 	}
 	if _, err := tx.Exec(ctx, strings.NewReplacer("@schema@", schema, "@vector@", ext).Replace(vectorSchema)); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 
@@ -195,12 +196,13 @@ type InitReport struct {
 }
 
 // teamName is what a team may be called: it becomes part of a role name
-// (63 bytes at most in PostgreSQL) and of error messages.
-var teamName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,39}$`)
+// (63 bytes at most in PostgreSQL) and of error messages. Compiled on first
+// use, like schemaName.
+var teamName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,39}$`) })
 
 // CheckTeam validates a team name.
 func CheckTeam(name string) error {
-	if !teamName.MatchString(name) {
+	if !teamName().MatchString(name) {
 		return fmt.Errorf("team name %q is not valid: use 1 to 40 lowercase letters, digits, '-' or '_', starting with a letter or digit", name)
 	}
 	return nil

@@ -1,17 +1,13 @@
 package sqlite
 
 import (
-	"bufio"
-	"bytes"
 	"cmp"
 	"context"
 	"crypto/sha256"
 	"database/sql"
 	"encoding/binary"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -21,7 +17,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/acolyte-dev/acolyte/internal/atomicfile"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -37,13 +32,11 @@ import (
 // The file is laid out in columns at aligned offsets so that a search maps
 // it and reads it where it lies: a fresh process spends about a millisecond
 // less than copying 1 MB of vectors into new memory (measured at 10k
-// memories). A file is only ever replaced by rename, never rewritten, so a
-// mapping stays valid while another process publishes a newer catalog.
+// memories). A file is replaced by rename, or grown in place only past
+// what every reader of it has decoded (appendCatalog, catalogfile.go), so
+// a mapping stays valid while another process publishes a newer catalog.
 
-const (
-	generationKey = "generation"
-	catalogMagic  = "acolyte-catalog/2\n"
-)
+const generationKey = "generation"
 
 // currentGeneration names the database's state for the catalog: its random
 // id (set when the schema was created) and its write count, so a catalog
@@ -348,9 +341,23 @@ func (s *Store) buildCatalog(ctx context.Context, model string) (*catalog, error
 // reading more back costs about as much as a rebuild.
 const patchLimit = 2000
 
-// patchCatalog returns a copy of old with the memories of touched read
-// again inside tx, which has bumped the generation.
-func (s *Store) patchCatalog(tx *txn, old *catalog, touched map[int64]bool) (*catalog, error) {
+// catalogPatch is what a write transaction read back about the memories
+// it touched, to bring the catalog of generation before to generation gen
+// once it has committed.
+type catalogPatch struct {
+	model, before, gen string
+	touched            map[int64]bool
+	// fresh holds the touched memories that still exist, by seq.
+	fresh []catalogRow
+	// old is the catalog of generation before, held until publishCatalog;
+	// nil for a patch that only adds memories, which is appended to the
+	// file instead (appendCatalog) and needs it only if that fails.
+	old *catalog
+}
+
+// readTouched reads back, inside tx, what the catalog holds about the
+// memories of touched, in seq order, and the generation they belong to.
+func readTouched(tx *txn, model string, touched map[int64]bool) ([]catalogRow, string, error) {
 	seqs := make([]int64, 0, len(touched))
 	for seq := range touched {
 		seqs = append(seqs, seq)
@@ -360,25 +367,38 @@ func (s *Store) patchCatalog(tx *txn, old *catalog, touched map[int64]bool) (*ca
 	gen := ""
 	for start := 0; start < len(seqs); start += 500 {
 		chunk := seqs[start:min(start+500, len(seqs))]
-		args := []any{old.model}
+		args := []any{model}
 		for _, seq := range chunk {
 			args = append(args, seq)
 		}
 		rows, err := tx.tx.QueryContext(tx.ctx, catalogQuery(`WHERE m.seq IN (`+strings.TrimSuffix(strings.Repeat("?,", len(chunk)), ",")+`)`), args...)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		g, err := readCatalogRows(rows, func(r catalogRow) { fresh = append(fresh, r) })
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		gen = cmp.Or(g, gen)
 	}
 	if gen == "" {
 		if err := tx.queryRow(`SELECT ` + currentGeneration).Scan(&gen); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
+	return fresh, gen, nil
+}
+
+// onlyAdds says whether the patch adds memories and removes or changes
+// none that the catalog may hold: every touched seq still exists and is
+// new, which appendCatalog checks against the file's last seq.
+func (p *catalogPatch) onlyAdds() bool {
+	return len(p.fresh) == len(p.touched)
+}
+
+// mergeCatalog returns a copy of p.old with p's memories read again.
+func mergeCatalog(p *catalogPatch) *catalog {
+	old, fresh := p.old, p.fresh
 	b := newCatalogBuilder(old.model)
 	n := len(old.seqs) + len(fresh)
 	c := b.c
@@ -394,7 +414,7 @@ func (s *Store) patchCatalog(tx *txn, old *catalog, touched map[int64]bool) (*ca
 			r := fresh[j]
 			b.add(r.seq, r.scope, r.key, r.kind, r.scale, r.vec)
 		}
-		if touched[seq] {
+		if p.touched[seq] {
 			continue
 		}
 		at := int32(-1)
@@ -412,75 +432,61 @@ func (s *Store) patchCatalog(tx *txn, old *catalog, touched map[int64]bool) (*ca
 		r := fresh[j]
 		b.add(r.seq, r.scope, r.key, r.kind, r.scale, r.vec)
 	}
-	b.c.generation = gen
-	return b.c, nil
-}
-
-// patchedCatalog is patchCatalog of the saved catalog of generation
-// before, or nil when there is none or patching is not worth it.
-func (s *Store) patchedCatalog(tx *txn, before string) *catalog {
-	if len(tx.touched) == 0 || len(tx.touched) > patchLimit {
-		return nil
-	}
-	old := s.savedCatalog(before)
-	if old == nil {
-		return nil
-	}
-	defer s.releaseCatalog(old)
-	c, err := s.patchCatalog(tx, old, tx.touched)
-	if err != nil {
-		return nil
-	}
+	c.generation = p.gen
 	return c
 }
 
-// publishCatalog saves c, read inside a write transaction that has since
-// committed, for the next search in this process and in others.
-func (s *Store) publishCatalog(c *catalog) {
+// patchedCatalog reads back what tx touched, for publishCatalog to bring
+// the catalog of generation before along; nil when there is no catalog to
+// patch or patching is not worth it.
+func (s *Store) patchedCatalog(tx *txn, before string) *catalogPatch {
+	if len(tx.touched) == 0 || len(tx.touched) > patchLimit {
+		return nil
+	}
+	model := s.model()
+	fresh, gen, err := readTouched(tx, model, tx.touched)
+	if err != nil {
+		return nil
+	}
+	p := &catalogPatch{model: model, before: before, gen: gen, touched: tx.touched, fresh: fresh}
+	if p.onlyAdds() {
+		return p
+	}
+	if p.old = s.savedCatalog(before); p.old == nil {
+		return nil
+	}
+	return p
+}
+
+// publishCatalog brings the saved catalog to p's generation, for the next
+// search in this process and in others, once p's transaction has
+// committed. Memories only added are appended to the file in place
+// (appendCatalog): a user's remember beside 100k memories used to copy and
+// rewrite a 12 MB file. Anything else, or an append the file has no room
+// for, writes a patched copy.
+func (s *Store) publishCatalog(p *catalogPatch) {
+	if p.old == nil {
+		if appendCatalog(s.catalogPath(p.model), p) == nil {
+			// The next search maps the file, which now holds the rows.
+			s.catalogMu.Lock()
+			defer s.catalogMu.Unlock()
+			if s.kept != nil {
+				s.releaseLocked(s.kept)
+				s.kept = nil
+			}
+			return
+		}
+		if p.old = s.savedCatalog(p.before); p.old == nil {
+			return
+		}
+	}
+	defer s.releaseCatalog(p.old)
+	c := mergeCatalog(p)
 	// Only a cache: a failed write leaves the next search to rebuild.
 	_ = writeCatalog(s.catalogPath(c.model), c)
 	s.catalogMu.Lock()
 	defer s.catalogMu.Unlock()
 	s.keepLocked(c)
-}
-
-// The file: magic; a header of model, generation, dim, the groups, the
-// number of memories and of vectors; then, each column starting at an
-// offset aligned for its type and all little-endian, seqs, groups, vecAt,
-// kinds, scales and vecs.
-func writeCatalog(path string, c *catalog) error {
-	var head bytes.Buffer
-	head.WriteString(catalogMagic)
-	putString(&head, c.model)
-	putString(&head, c.generation)
-	putUint(&head, uint64(c.dim))
-	putUint(&head, uint64(len(c.scopes)))
-	for i := range c.scopes {
-		putString(&head, string(c.scopes[i]))
-		putString(&head, c.keys[i])
-	}
-	putUint(&head, uint64(len(c.seqs)))
-	putUint(&head, uint64(len(c.scales)))
-	pad(&head, 8)
-
-	atomicfile.RemoveStale(filepath.Dir(path), staleTempAge, filepath.Base(path))
-	removeLegacyTemps(path, staleTempAge)
-	// A catalog is a cache rebuilt from the database whenever it is missing
-	// or stale, so it skips the fsyncs a file of record needs.
-	return atomicfile.Write(path, atomicfile.Options{Perm: 0o600}, func(f io.Writer) error {
-		w := bufio.NewWriterSize(f, 64<<10)
-		w.Write(head.Bytes())
-		writeColumn(w, c.seqs, func(b []byte, v int64) { binary.LittleEndian.PutUint64(b, uint64(v)) })
-		writeColumn(w, c.groups, binary.LittleEndian.PutUint32)
-		writeColumn(w, c.vecAt, func(b []byte, v int32) { binary.LittleEndian.PutUint32(b, uint32(v)) })
-		w.Write(c.kinds)
-		// The columns so far are 17 bytes a memory; the scales need 4-byte alignment.
-		w.Write(make([]byte, (4-(head.Len()+17*len(c.seqs))%4)%4))
-		writeColumn(w, c.scales, func(b []byte, v float32) { binary.LittleEndian.PutUint32(b, math.Float32bits(v)) })
-		writeColumn(w, c.vecs, func(b []byte, v int8) { b[0] = byte(v) })
-		// bufio keeps the first error and Flush returns it.
-		return w.Flush()
-	})
 }
 
 // staleTempAge is how old a catalog temporary file must be before the next
@@ -499,163 +505,5 @@ func removeLegacyTemps(path string, age time.Duration) {
 		if info, err := os.Lstat(t); err == nil && info.Mode().IsRegular() && time.Since(info.ModTime()) >= age {
 			_ = os.Remove(t)
 		}
-	}
-}
-
-// writeColumn writes xs little-endian: its memory as it lies where the
-// machine is little-endian, else one value at a time. Errors stick in w.
-func writeColumn[T int64 | int32 | uint32 | float32 | int8](w *bufio.Writer, xs []T, put func([]byte, T)) {
-	if len(xs) == 0 {
-		return
-	}
-	size := int(unsafe.Sizeof(xs[0]))
-	if littleEndian {
-		w.Write(unsafe.Slice((*byte)(unsafe.Pointer(&xs[0])), size*len(xs)))
-		return
-	}
-	var b [8]byte
-	for _, x := range xs {
-		put(b[:size], x)
-		w.Write(b[:size])
-	}
-}
-
-func pad(b *bytes.Buffer, align int) {
-	for b.Len()%align != 0 {
-		b.WriteByte(0)
-	}
-}
-
-func putString(b *bytes.Buffer, s string) {
-	putUint(b, uint64(len(s)))
-	b.WriteString(s)
-}
-
-func putUint(b *bytes.Buffer, v uint64) {
-	b.Write(binary.AppendUvarint(nil, v))
-}
-
-var errBadCatalog = errors.New("search catalog is unreadable")
-
-// readCatalog maps the file at path and reads it in place.
-func readCatalog(path, model string) (*catalog, error) {
-	data, unmap, err := mapFile(path)
-	if err != nil {
-		return nil, err
-	}
-	c, err := decodeCatalog(data, model)
-	if err != nil {
-		unmap()
-		return nil, err
-	}
-	c.unmap = unmap
-	return c, nil
-}
-
-// decodeCatalog reads a catalog from b, pointing into b where it can: the
-// caller must keep b unchanged for as long as the catalog is used.
-func decodeCatalog(b []byte, model string) (*catalog, error) {
-	if !bytes.HasPrefix(b, []byte(catalogMagic)) {
-		return nil, errBadCatalog
-	}
-	r := catalogReader{b: b, at: len(catalogMagic)}
-	if r.string() != model {
-		return nil, errBadCatalog
-	}
-	c := &catalog{model: model, generation: r.string(), dim: int(r.uint())}
-	groups := int(r.uint())
-	for range groups {
-		if r.err != nil {
-			return nil, r.err
-		}
-		c.scopes = append(c.scopes, memory.Scope(r.string()))
-		c.keys = append(c.keys, r.string())
-	}
-	n, nv := int(r.uint()), int(r.uint())
-	if r.err != nil || n < 0 || nv < 0 || nv > n || c.dim < 0 || c.dim > 1<<16 {
-		return nil, errBadCatalog
-	}
-	r.align(8)
-	c.seqs = column[int64](r.take(8*n), binary.LittleEndian.Uint64)
-	c.groups = column[uint32](r.take(4*n), binary.LittleEndian.Uint32)
-	c.vecAt = column[int32](r.take(4*n), binary.LittleEndian.Uint32)
-	c.kinds = r.take(n)
-	r.align(4)
-	c.scales = column[float32](r.take(4*nv), func(b []byte) float32 {
-		return math.Float32frombits(binary.LittleEndian.Uint32(b))
-	})
-	raw := r.take(nv * c.dim)
-	if r.err != nil || r.at != len(b) {
-		return nil, errBadCatalog
-	}
-	if len(raw) > 0 {
-		c.vecs = unsafe.Slice((*int8)(unsafe.Pointer(&raw[0])), len(raw))
-	}
-	for i := range n {
-		if int(c.groups[i]) >= groups || c.vecAt[i] < -1 || int(c.vecAt[i]) >= nv || (i > 0 && c.seqs[i] <= c.seqs[i-1]) {
-			return nil, errBadCatalog
-		}
-	}
-	return c, nil
-}
-
-// littleEndian is whether this machine stores numbers as the file does.
-var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
-
-// column views b as a []T in place when the machine's byte order and b's
-// alignment allow, and otherwise decodes a copy with get.
-func column[T int64 | int32 | uint32 | float32, U uint64 | uint32 | float32](b []byte, get func([]byte) U) []T {
-	var zero T
-	size := int(unsafe.Sizeof(zero))
-	if len(b) == 0 {
-		return nil
-	}
-	if littleEndian && uintptr(unsafe.Pointer(&b[0]))%uintptr(size) == 0 {
-		return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), len(b)/size)
-	}
-	out := make([]T, len(b)/size)
-	for i := range out {
-		out[i] = T(get(b[i*size:]))
-	}
-	return out
-}
-
-type catalogReader struct {
-	b   []byte
-	at  int
-	err error
-}
-
-func (r *catalogReader) uint() uint64 {
-	if r.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(r.b[r.at:])
-	if n <= 0 {
-		r.err = errBadCatalog
-		return 0
-	}
-	r.at += n
-	return v
-}
-
-func (r *catalogReader) string() string {
-	n := r.uint()
-	return string(r.take(int(min(n, math.MaxInt32))))
-}
-
-func (r *catalogReader) take(n int) []byte {
-	if r.err != nil || n < 0 || n > len(r.b)-r.at {
-		r.err = errBadCatalog
-		return nil
-	}
-	out := r.b[r.at : r.at+n : r.at+n]
-	r.at += n
-	return out
-}
-
-func (r *catalogReader) align(n int) {
-	for r.at%n != 0 && r.err == nil {
-		r.take(1)
 	}
 }

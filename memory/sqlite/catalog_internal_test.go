@@ -1,7 +1,9 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -300,5 +302,279 @@ func TestCatalogWriteRemovesStaleTemporaryFiles(t *testing.T) {
 	}
 	if _, err := os.Stat(path); err != nil {
 		t.Errorf("the catalog itself: %v", err)
+	}
+}
+
+// inode identifies the file at path, so a test can tell an append in place
+// from a rewrite by rename.
+func inode(t *testing.T, path string) os.FileInfo {
+	t.Helper()
+	info, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info
+}
+
+// savedMatchesDatabase fails unless the catalog file is at the database's
+// generation and holds what a rebuild from the tables would.
+func savedMatchesDatabase(t *testing.T, s *Store) {
+	t.Helper()
+	ctx := t.Context()
+	gen, err := s.generation(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved, err := readCatalog(s.catalogPath(s.model()), s.model())
+	if err != nil {
+		t.Fatalf("read the saved catalog: %v", err)
+	}
+	defer saved.unmap()
+	if saved.generation != gen {
+		t.Fatalf("the saved catalog is at %s, the database at %s", saved.generation, gen)
+	}
+	checkCatalogInvariants(t, saved)
+	rebuilt, err := s.buildCatalog(ctx, s.model())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := entries(saved), entries(rebuilt); !reflect.DeepEqual(got, want) {
+		t.Fatalf("saved catalog differs from a rebuild:\n got %v\nwant %v", got, want)
+	}
+}
+
+// catalogStore is a store of 20 project rules whose catalog a search has
+// saved.
+func catalogStore(t *testing.T) *Store {
+	t.Helper()
+	ctx := t.Context()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "acolyte.db"), wordVectors{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	var ms []memory.Memory
+	for i := range 20 {
+		ms = append(ms, memory.Memory{ID: fmt.Sprintf("p%02d", i), Kind: memory.KindRule, Content: fmt.Sprintf("project rule %d", i)})
+	}
+	if _, err := s.ReplaceScope(ctx, memory.ScopeProject, "/src/app", ms); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Search(ctx, memory.Visibility{}, memory.Query{Text: "rule"}); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// A remember appends its row to the catalog file in place, in an existing
+// group or a new one, and the file then equals one rebuilt from the
+// tables; a write that changes a row rewrites it, and appends go on after.
+func TestAddsAppendToTheCatalogInPlace(t *testing.T) {
+	ctx := t.Context()
+	s := catalogStore(t)
+	path := s.catalogPath(s.model())
+	first := inode(t, path)
+	var user memory.Memory
+	for i := range 5 {
+		r, err := s.Add(ctx, memory.Visibility{}, memory.Draft{Content: fmt.Sprintf("a user fact about caches, number %d", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		user = r.Memory
+	}
+	if _, err := s.Add(ctx, memory.Visibility{SessionKey: "s1"}, memory.Draft{Content: "a session note", Scope: memory.ScopeSession}); err != nil {
+		t.Fatal(err)
+	}
+	if !os.SameFile(first, inode(t, path)) || first.Size() != inode(t, path).Size() {
+		t.Fatal("adding memories rewrote the catalog instead of appending to it")
+	}
+	savedMatchesDatabase(t, s)
+
+	if _, err := s.Delete(ctx, memory.Visibility{}, user.ID); err != nil {
+		t.Fatal(err)
+	}
+	rewritten := inode(t, path)
+	if os.SameFile(first, rewritten) {
+		t.Fatal("a delete was appended; it must rewrite the catalog")
+	}
+	savedMatchesDatabase(t, s)
+	if _, err := s.Add(ctx, memory.Visibility{}, memory.Draft{Content: "one more user fact"}); err != nil {
+		t.Fatal(err)
+	}
+	if !os.SameFile(rewritten, inode(t, path)) {
+		t.Fatal("an add after a rewrite did not append")
+	}
+	savedMatchesDatabase(t, s)
+	res, err := s.Search(ctx, memory.Visibility{}, memory.Query{Text: "one more user fact"})
+	if err != nil || len(res) == 0 || res[0].Memory.Content != "one more user fact" {
+		t.Fatalf("search after appends: %+v, %v", res, err)
+	}
+}
+
+// A crash part way through an append, simulated three ways, leaves a file
+// no search trusts: the rows written but not the head (the head still
+// names the generation before), a head half written (its checksum fails),
+// and a file cut short. The next search rebuilds it.
+func TestACrashMidAppendIsRebuilt(t *testing.T) {
+	for _, damage := range []struct {
+		name string
+		do   func(t *testing.T, path string, before []byte)
+	}{
+		{"rows without head", func(t *testing.T, path string, before []byte) {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			copy(b[catalogFixedSize:], before[catalogFixedSize:catalogFixedSize+256])
+			writeInPlace(t, path, b)
+		}},
+		{"torn head", func(t *testing.T, path string, _ []byte) {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The generation written, the counts that end the payload
+			// not yet: without the checksum this head would be trusted.
+			end := catalogFixedSize + 8 + int(binary.LittleEndian.Uint32(b[catalogFixedSize:]))
+			b[end-2]--
+			b[end-1]--
+			writeInPlace(t, path, b)
+		}},
+		{"cut short", func(t *testing.T, path string, _ []byte) {
+			info := inode(t, path)
+			if err := os.Truncate(path, info.Size()-100); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(damage.name, func(t *testing.T) {
+			ctx := t.Context()
+			s := catalogStore(t)
+			path := s.catalogPath(s.model())
+			before, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Add(ctx, memory.Visibility{}, memory.Draft{Content: "the appended fact about uploads"}); err != nil {
+				t.Fatal(err)
+			}
+			damage.do(t, path, before)
+			gen, _ := s.generation(ctx)
+			if c, err := readCatalog(path, s.model()); err == nil {
+				stale := c.generation != gen
+				c.unmap()
+				if !stale {
+					t.Fatal("the damaged catalog still claims the database's generation")
+				}
+			}
+			// A new Store, as the next process: nothing kept in memory.
+			s2, err := Open(ctx, s.path, wordVectors{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s2.Close()
+			res, err := s2.Search(ctx, memory.Visibility{}, memory.Query{Text: "appended fact about uploads"})
+			if err != nil || len(res) == 0 || res[0].Memory.Content != "the appended fact about uploads" {
+				t.Fatalf("search after the crash: %+v, %v", res, err)
+			}
+			savedMatchesDatabase(t, s2)
+		})
+	}
+}
+
+// writeInPlace overwrites the file at path without replacing it, as a
+// writer killed mid-append would have left it.
+func writeInPlace(t *testing.T, path string, b []byte) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteAt(b, 0); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// An append the file has no room for, or that does not follow its last
+// row, leaves the file as it was, for publishCatalog to rewrite it.
+func TestAppendWithoutRoomChangesNothing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "catalog")
+	c := sampleCatalog()
+	if err := writeCatalog(path, c); err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := func(seq int64) catalogRow {
+		return catalogRow{seq: seq, scope: memory.ScopeUser, kind: 1, scale: 1, vec: []int8{1, 2, 3}}
+	}
+	var tooMany []catalogRow
+	for i := range catalogRoom(len(c.seqs)) + 1 {
+		tooMany = append(tooMany, row(1<<41+int64(i)))
+	}
+	for name, p := range map[string]*catalogPatch{
+		"more rows than room": {model: c.model, before: c.generation, gen: "0f3a:8", fresh: tooMany},
+		"before the last row": {model: c.model, before: c.generation, gen: "0f3a:8", fresh: []catalogRow{row(10)}},
+		"another generation":  {model: c.model, before: "0f3a:6", gen: "0f3a:7", fresh: []catalogRow{row(1 << 41)}},
+		"another model":       {model: "test:other/3", before: c.generation, gen: "0f3a:8", fresh: []catalogRow{row(1 << 41)}},
+	} {
+		if err := appendCatalog(path, p); err == nil {
+			t.Errorf("%s: appended", name)
+		}
+		if got, _ := os.ReadFile(path); !bytes.Equal(got, want) {
+			t.Fatalf("%s: a refused append changed the file", name)
+		}
+	}
+	// And one that fits: the sample plus the row, as a rewrite would hold.
+	p := &catalogPatch{model: c.model, before: c.generation, gen: "0f3a:8", fresh: []catalogRow{row(1 << 41)}}
+	if err := appendCatalog(path, p); err != nil {
+		t.Fatal(err)
+	}
+	got, err := readCatalog(path, c.model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.unmap()
+	wantC := sampleCatalog()
+	wantC.generation = "0f3a:8"
+	wantC.seqs = append(wantC.seqs, 1<<41)
+	wantC.groups = append(wantC.groups, 0)
+	wantC.kinds = append(wantC.kinds, 1)
+	wantC.vecAt = append(wantC.vecAt, 3)
+	wantC.scales = append(wantC.scales, 1)
+	wantC.vecs = append(wantC.vecs, 1, 2, 3)
+	sameCatalog(t, got, wantC)
+}
+
+// Two processes taking turns to remember append to the same file, each
+// after the other's append, and a search in either sees every memory.
+func TestAppendsFromTwoProcessesInTurn(t *testing.T) {
+	ctx := t.Context()
+	a := catalogStore(t)
+	b, err := Open(ctx, a.path, wordVectors{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	path := a.catalogPath(a.model())
+	first := inode(t, path)
+	for i := range 6 {
+		s := []*Store{a, b}[i%2]
+		if _, err := s.Add(ctx, memory.Visibility{}, memory.Draft{Content: fmt.Sprintf("fact %d from process %d about queues", i, i%2)}); err != nil {
+			t.Fatal(err)
+		}
+		savedMatchesDatabase(t, s)
+	}
+	if !os.SameFile(first, inode(t, path)) {
+		t.Fatal("adds in turn rewrote the catalog instead of appending")
+	}
+	for _, s := range []*Store{a, b} {
+		res, err := s.Search(ctx, memory.Visibility{}, memory.Query{Text: "fact 5 from process 1 about queues"})
+		if err != nil || len(res) == 0 || res[0].Memory.Content != "fact 5 from process 1 about queues" {
+			t.Fatalf("search: %+v, %v", res, err)
+		}
 	}
 }

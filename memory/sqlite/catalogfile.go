@@ -1,0 +1,481 @@
+package sqlite
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"unsafe"
+
+	"github.com/acolyte-dev/acolyte/internal/atomicfile"
+	"github.com/acolyte-dev/acolyte/memory"
+)
+
+// The catalog file. Each column has room beyond the memories it holds, so
+// a write that only adds memories (a user's remember) appends their rows
+// in place instead of copying the whole file (12 MB at 100k memories):
+//
+//	magic
+//	fixed: headCap, rowCap, vecCap, dim (uint32 each), never changed
+//	head: payload length and CRC-32C (uint32 each), then the payload:
+//	      model, generation, the groups, the number of memories and of
+//	      vectors; headCap bytes in all, the rest unused
+//	columns, each at an offset aligned for its type and sized by its
+//	      capacity: seqs, groups, vecAt, kinds (rowCap each), scales and
+//	      vecs (vecCap each)
+//
+// All numbers are little-endian. An append writes the new rows past the
+// ones the head counts, then the head, last: a reader decodes the head
+// once and reads only the rows it counts, so rows written after it never
+// change what it reads. A head caught half written fails its CRC, and one
+// a crash left unwritten names the generation before the write, which the
+// database has passed: either way the next search rebuilds. Like the
+// renamed files, nothing is synced: the catalog is a cache of the database.
+const catalogMagic = "acolyte-catalog/3\n"
+
+const catalogFixedSize = len(catalogMagic) + 16
+
+// catalogLayout is the fixed part of a file: where everything lies.
+type catalogLayout struct {
+	headCap, rowCap, vecCap, dim int64
+}
+
+// catalogOffsets are where a layout's columns start, and where it ends.
+type catalogOffsets struct {
+	seqs, groups, vecAt, kinds, scales, vecs, end int64
+}
+
+func alignUp(n, to int64) int64 { return (n + to - 1) / to * to }
+
+func (l catalogLayout) offsets() catalogOffsets {
+	var o catalogOffsets
+	o.seqs = alignUp(int64(catalogFixedSize)+l.headCap, 8)
+	o.groups = o.seqs + 8*l.rowCap
+	o.vecAt = o.groups + 4*l.rowCap
+	o.kinds = o.vecAt + 4*l.rowCap
+	o.scales = alignUp(o.kinds+l.rowCap, 4)
+	o.vecs = o.scales + 4*l.vecCap
+	o.end = o.vecs + l.vecCap*l.dim
+	return o
+}
+
+// catalogRoom is how many rows a written file keeps free for appends: a
+// sixteenth of what it holds, at least 256, so a rewrite of the whole file
+// comes once every n/16 remembers and the room costs about 6% more disk.
+func catalogRoom(n int) int { return max(n/16, 256) }
+
+// headRoom is the spare space in the head for new groups (a new project's
+// or session's key) and a longer generation.
+const headRoom = 1024
+
+// catalogHead is the payload of the head.
+type catalogHead struct {
+	model, generation string
+	scopes            []memory.Scope
+	keys              []string
+	n, nv             int
+}
+
+func (h *catalogHead) encode() []byte {
+	var b bytes.Buffer
+	b.Write(make([]byte, 8)) // length and CRC, filled in below
+	putString(&b, h.model)
+	putString(&b, h.generation)
+	putUint(&b, uint64(len(h.scopes)))
+	for i := range h.scopes {
+		putString(&b, string(h.scopes[i]))
+		putString(&b, h.keys[i])
+	}
+	putUint(&b, uint64(h.n))
+	putUint(&b, uint64(h.nv))
+	out := b.Bytes()
+	binary.LittleEndian.PutUint32(out, uint32(len(out)-8))
+	binary.LittleEndian.PutUint32(out[4:], crc32.Checksum(out[8:], crcTable))
+	return out
+}
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// decodeHead reads the head region of a file.
+func decodeHead(head []byte) (catalogHead, error) {
+	var h catalogHead
+	if len(head) < 8 {
+		return h, errBadCatalog
+	}
+	size := binary.LittleEndian.Uint32(head)
+	if uint64(size) > uint64(len(head)-8) {
+		return h, errBadCatalog
+	}
+	payload := head[8 : 8+size]
+	if crc32.Checksum(payload, crcTable) != binary.LittleEndian.Uint32(head[4:]) {
+		return h, errBadCatalog
+	}
+	r := catalogReader{b: payload}
+	h.model, h.generation = r.string(), r.string()
+	groups := r.uint()
+	for range groups {
+		if r.err != nil {
+			return h, errBadCatalog
+		}
+		h.scopes = append(h.scopes, memory.Scope(r.string()))
+		h.keys = append(h.keys, r.string())
+	}
+	n, nv := r.uint(), r.uint()
+	if r.err != nil || r.at != len(payload) || n > math.MaxInt32 || nv > n {
+		return h, errBadCatalog
+	}
+	h.n, h.nv = int(n), int(nv)
+	return h, nil
+}
+
+// decodeLayout reads the fixed part of a file of size bytes.
+func decodeLayout(b []byte, size int64) (catalogLayout, catalogOffsets, error) {
+	if len(b) < catalogFixedSize || !bytes.HasPrefix(b, []byte(catalogMagic)) {
+		return catalogLayout{}, catalogOffsets{}, errBadCatalog
+	}
+	f := b[len(catalogMagic):]
+	l := catalogLayout{
+		headCap: int64(binary.LittleEndian.Uint32(f)),
+		rowCap:  int64(binary.LittleEndian.Uint32(f[4:])),
+		vecCap:  int64(binary.LittleEndian.Uint32(f[8:])),
+		dim:     int64(binary.LittleEndian.Uint32(f[12:])),
+	}
+	if l.headCap < 8 || l.vecCap > l.rowCap || l.dim > 1<<16 {
+		return l, catalogOffsets{}, errBadCatalog
+	}
+	o := l.offsets()
+	if o.end != size {
+		return l, o, errBadCatalog
+	}
+	return l, o, nil
+}
+
+// writeCatalog writes c to path as a new file, with room to append to.
+func writeCatalog(path string, c *catalog) error {
+	n, nv := len(c.seqs), len(c.scales)
+	head := (&catalogHead{model: c.model, generation: c.generation, scopes: c.scopes, keys: c.keys, n: n, nv: nv}).encode()
+	l := catalogLayout{headCap: int64(len(head) + headRoom), rowCap: int64(n + catalogRoom(n)), dim: int64(c.dim)}
+	if c.dim > 0 {
+		l.vecCap = int64(nv + catalogRoom(nv))
+	}
+	if l.rowCap > math.MaxUint32 {
+		return fmt.Errorf("write the search catalog: %d memories is too many", n)
+	}
+	o := l.offsets()
+	fixed := []byte(catalogMagic)
+	for _, v := range []int64{l.headCap, l.rowCap, l.vecCap, l.dim} {
+		fixed = binary.LittleEndian.AppendUint32(fixed, uint32(v))
+	}
+
+	atomicfile.RemoveStale(filepath.Dir(path), staleTempAge, filepath.Base(path))
+	removeLegacyTemps(path, staleTempAge)
+	// A catalog is a cache rebuilt from the database whenever it is missing
+	// or stale, so it skips the fsyncs a file of record needs.
+	return atomicfile.Write(path, atomicfile.Options{Perm: 0o600}, func(f io.Writer) error {
+		w := &offsetWriter{w: bufio.NewWriterSize(f, 64<<10)}
+		w.Write(fixed)
+		w.Write(head)
+		w.zeroTo(o.seqs)
+		writeColumn(w, c.seqs, func(b []byte, v int64) { binary.LittleEndian.PutUint64(b, uint64(v)) })
+		w.zeroTo(o.groups)
+		writeColumn(w, c.groups, binary.LittleEndian.PutUint32)
+		w.zeroTo(o.vecAt)
+		writeColumn(w, c.vecAt, func(b []byte, v int32) { binary.LittleEndian.PutUint32(b, uint32(v)) })
+		w.zeroTo(o.kinds)
+		w.Write(c.kinds)
+		w.zeroTo(o.scales)
+		writeColumn(w, c.scales, func(b []byte, v float32) { binary.LittleEndian.PutUint32(b, math.Float32bits(v)) })
+		w.zeroTo(o.vecs)
+		writeColumn(w, c.vecs, func(b []byte, v int8) { b[0] = byte(v) })
+		w.zeroTo(o.end)
+		// bufio keeps the first error and Flush returns it.
+		return w.w.Flush()
+	})
+}
+
+// offsetWriter counts what it writes, so columns land at their offsets.
+type offsetWriter struct {
+	w  *bufio.Writer
+	at int64
+}
+
+func (w *offsetWriter) Write(b []byte) (int, error) {
+	w.at += int64(len(b))
+	return w.w.Write(b)
+}
+
+var zeros [64 << 10]byte
+
+func (w *offsetWriter) zeroTo(at int64) {
+	for w.at < at {
+		w.Write(zeros[:min(at-w.at, int64(len(zeros)))])
+	}
+}
+
+// writeColumn writes xs little-endian: its memory as it lies where the
+// machine is little-endian, else one value at a time. Errors stick in w.
+func writeColumn[T int64 | int32 | uint32 | float32 | int8](w io.Writer, xs []T, put func([]byte, T)) {
+	if len(xs) == 0 {
+		return
+	}
+	size := int(unsafe.Sizeof(xs[0]))
+	if littleEndian {
+		w.Write(unsafe.Slice((*byte)(unsafe.Pointer(&xs[0])), size*len(xs)))
+		return
+	}
+	var b [8]byte
+	for _, x := range xs {
+		put(b[:size], x)
+		w.Write(b[:size])
+	}
+}
+
+func putString(b *bytes.Buffer, s string) {
+	putUint(b, uint64(len(s)))
+	b.WriteString(s)
+}
+
+func putUint(b *bytes.Buffer, v uint64) {
+	b.Write(binary.AppendUvarint(nil, v))
+}
+
+var errBadCatalog = errors.New("search catalog is unreadable")
+
+// readCatalog maps the file at path and reads it in place.
+func readCatalog(path, model string) (*catalog, error) {
+	data, unmap, err := mapFile(path)
+	if err != nil {
+		return nil, err
+	}
+	c, err := decodeCatalog(data, model)
+	if err != nil {
+		unmap()
+		return nil, err
+	}
+	c.unmap = unmap
+	return c, nil
+}
+
+// decodeCatalog reads a catalog from b, pointing into b where it can: the
+// caller must keep the rows it counts unchanged for as long as the catalog
+// is used (appends write only past them).
+func decodeCatalog(b []byte, model string) (*catalog, error) {
+	l, o, err := decodeLayout(b, int64(len(b)))
+	if err != nil {
+		return nil, err
+	}
+	h, err := decodeHead(b[catalogFixedSize : int64(catalogFixedSize)+l.headCap])
+	if err != nil || h.model != model || int64(h.n) > l.rowCap || int64(h.nv) > l.vecCap {
+		return nil, errBadCatalog
+	}
+	n, nv := int64(h.n), int64(h.nv)
+	c := &catalog{model: model, generation: h.generation, dim: int(l.dim), scopes: h.scopes, keys: h.keys}
+	c.seqs = column[int64](b[o.seqs:o.seqs+8*n], binary.LittleEndian.Uint64)
+	c.groups = column[uint32](b[o.groups:o.groups+4*n], binary.LittleEndian.Uint32)
+	c.vecAt = column[int32](b[o.vecAt:o.vecAt+4*n], binary.LittleEndian.Uint32)
+	if n > 0 {
+		c.kinds = b[o.kinds : o.kinds+n : o.kinds+n]
+	}
+	c.scales = column[float32](b[o.scales:o.scales+4*nv], func(b []byte) float32 {
+		return math.Float32frombits(binary.LittleEndian.Uint32(b))
+	})
+	if raw := b[o.vecs : o.vecs+nv*l.dim]; len(raw) > 0 {
+		c.vecs = unsafe.Slice((*int8)(unsafe.Pointer(&raw[0])), len(raw))
+	}
+	groups := len(c.scopes)
+	for i := range int(n) {
+		if int(c.groups[i]) >= groups || c.vecAt[i] < -1 || int64(c.vecAt[i]) >= nv || (i > 0 && c.seqs[i] <= c.seqs[i-1]) {
+			return nil, errBadCatalog
+		}
+	}
+	return c, nil
+}
+
+// littleEndian is whether this machine stores numbers as the file does.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// column views b as a []T in place when the machine's byte order and b's
+// alignment allow, and otherwise decodes a copy with get.
+func column[T int64 | int32 | uint32 | float32, U uint64 | uint32 | float32](b []byte, get func([]byte) U) []T {
+	var zero T
+	size := int(unsafe.Sizeof(zero))
+	if len(b) == 0 {
+		return nil
+	}
+	if littleEndian && uintptr(unsafe.Pointer(&b[0]))%uintptr(size) == 0 {
+		return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), len(b)/size)
+	}
+	out := make([]T, len(b)/size)
+	for i := range out {
+		out[i] = T(get(b[i*size:]))
+	}
+	return out
+}
+
+type catalogReader struct {
+	b   []byte
+	at  int
+	err error
+}
+
+func (r *catalogReader) uint() uint64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(r.b[r.at:])
+	if n <= 0 {
+		r.err = errBadCatalog
+		return 0
+	}
+	r.at += n
+	return v
+}
+
+func (r *catalogReader) string() string {
+	n := r.uint()
+	return string(r.take(int(min(n, math.MaxInt32))))
+}
+
+func (r *catalogReader) take(n int) []byte {
+	if r.err != nil || n < 0 || n > len(r.b)-r.at {
+		r.err = errBadCatalog
+		return nil
+	}
+	out := r.b[r.at : r.at+n : r.at+n]
+	r.at += n
+	return out
+}
+
+// errNoRoom is an append the file cannot take in place.
+var errNoRoom = errors.New("the search catalog has no room for the append")
+
+// appendCatalog appends the memories p adds to the file at path, if it
+// holds the catalog of generation p.before and has room for them: their
+// rows past the counted ones, then the head naming generation p.gen.
+func appendCatalog(path string, p *catalogPatch) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	fixed := make([]byte, catalogFixedSize)
+	if _, err := f.ReadAt(fixed, 0); err != nil {
+		return err
+	}
+	l, o, err := decodeLayout(fixed, st.Size())
+	if err != nil {
+		return err
+	}
+	headBytes := make([]byte, l.headCap)
+	if _, err := f.ReadAt(headBytes, int64(catalogFixedSize)); err != nil {
+		return err
+	}
+	h, err := decodeHead(headBytes)
+	if err != nil {
+		return err
+	}
+	if h.model != p.model || h.generation != p.before || int64(h.n) > l.rowCap || int64(h.nv) > l.vecCap {
+		return errNoRoom
+	}
+	last := int64(math.MinInt64)
+	if h.n > 0 {
+		var b [8]byte
+		if _, err := f.ReadAt(b[:], o.seqs+8*int64(h.n-1)); err != nil {
+			return err
+		}
+		last = int64(binary.LittleEndian.Uint64(b[:]))
+	}
+	rows, err := appendRows(&h, l, last, p.fresh)
+	if err != nil {
+		return err
+	}
+	n, nv := int64(h.n), int64(h.nv)
+	for _, w := range []struct {
+		b  []byte
+		at int64
+	}{
+		{rows.seqs, o.seqs + 8*n}, {rows.groups, o.groups + 4*n}, {rows.vecAt, o.vecAt + 4*n},
+		{rows.kinds, o.kinds + n}, {rows.scales, o.scales + 4*nv}, {rows.vecs, o.vecs + nv*l.dim},
+	} {
+		if _, err := f.WriteAt(w.b, w.at); err != nil {
+			return err
+		}
+	}
+	h.n += len(p.fresh)
+	h.nv += len(rows.scales) / 4
+	h.generation = p.gen
+	head := h.encode()
+	if int64(len(head)) > l.headCap {
+		return errNoRoom // checked in appendRows; kept as the last guard
+	}
+	_, err = f.WriteAt(head, int64(catalogFixedSize))
+	return err
+}
+
+// encodedRows are new rows, column by column, as the file holds them.
+type encodedRows struct {
+	seqs, groups, vecAt, kinds, scales, vecs []byte
+}
+
+// appendRows encodes fresh, which must all follow last, as rows after the
+// h.n rows of a file laid out as l, adding any new group to h. A vector
+// of another dimension is left out, as catalogBuilder.add leaves it out;
+// a first vector in a file laid out without any needs a rewrite.
+func appendRows(h *catalogHead, l catalogLayout, last int64, fresh []catalogRow) (encodedRows, error) {
+	var e encodedRows
+	if int64(h.n+len(fresh)) > l.rowCap {
+		return e, errNoRoom
+	}
+	nv := h.nv
+	for _, r := range fresh {
+		if r.seq <= last {
+			return e, errNoRoom
+		}
+		last = r.seq
+		g := -1
+		for i := range h.scopes {
+			if h.scopes[i] == r.scope && h.keys[i] == r.key {
+				g = i
+				break
+			}
+		}
+		if g < 0 {
+			g = len(h.scopes)
+			h.scopes = append(h.scopes, r.scope)
+			h.keys = append(h.keys, r.key)
+		}
+		at := int32(-1)
+		if len(r.vec) > 0 && l.dim == 0 {
+			return e, errNoRoom
+		}
+		if len(r.vec) > 0 && int64(len(r.vec)) == l.dim {
+			if int64(nv) >= l.vecCap {
+				return e, errNoRoom
+			}
+			at = int32(nv)
+			nv++
+			e.scales = binary.LittleEndian.AppendUint32(e.scales, math.Float32bits(r.scale))
+			e.vecs = append(e.vecs, unsafe.Slice((*byte)(unsafe.Pointer(&r.vec[0])), len(r.vec))...)
+		}
+		e.seqs = binary.LittleEndian.AppendUint64(e.seqs, uint64(r.seq))
+		e.groups = binary.LittleEndian.AppendUint32(e.groups, uint32(g))
+		e.vecAt = binary.LittleEndian.AppendUint32(e.vecAt, uint32(at))
+		e.kinds = append(e.kinds, r.kind)
+	}
+	probe := *h
+	probe.n, probe.nv = h.n+len(fresh), nv
+	if int64(len(probe.encode())) > l.headCap {
+		return e, errNoRoom
+	}
+	return e, nil
+}
