@@ -187,6 +187,13 @@ func (w *Workspace) indexChanges(ctx context.Context, exact bool, before, after 
 	if !exact {
 		return replace()
 	}
+	return w.indexDiff(ctx, before, after, replace)
+}
+
+// indexDiff puts and deletes the memories that differ between before, what
+// the index holds, and after; past maxDiffChanges, or when a row to delete
+// is missing, it calls replace instead.
+func (w *Workspace) indexDiff(ctx context.Context, before, after []memory.Memory, replace func() (memory.ReplaceStats, error)) (memory.ReplaceStats, error) {
 	old := make(map[string]memory.Memory, len(before))
 	for _, m := range before {
 		old[m.ID] = m

@@ -38,11 +38,21 @@ type Workspace struct {
 	// settle is how long after its last change the memories file's stamp
 	// is trusted (settleTime; tests shorten it).
 	settle time.Duration
+	// now is the clock the pre-commit hook stamps hand edits with; nil is
+	// time.Now (tests fix it, to compare two runs byte for byte).
+	now func() time.Time
 	// Warn, when set, is told each problem in the memories file that a
 	// command worked around (a duplicate id, an unreadable line, an
 	// unreadable file), once per command, so that the CLI can print it while
 	// user and session memories keep working.
 	Warn func(message string)
+}
+
+func (w *Workspace) clock() time.Time {
+	if w.now != nil {
+		return w.now()
+	}
+	return time.Now()
 }
 
 func (w *Workspace) warn(messages []string) {
