@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -241,6 +242,9 @@ func (w *Workspace) vouchedWorktree(ctx context.Context, staged []byte) (worktre
 	if !w.vouched(last) {
 		return wt, false, nil
 	}
+	if bytes.Equal(staged, wt.data) {
+		return wt, true, nil // the usual case after a commit: no diff to walk
+	}
 	if wt.changes, wt.removed, _, err = format.DiffLines(staged, wt.data, maxVerifiedChanges); err != nil {
 		return wt, false, nil
 	}
@@ -364,10 +368,9 @@ func (w *Workspace) preCommitFast(ctx context.Context, ix *index, d Derivation, 
 	if !ok {
 		return res, false, nil
 	}
-	encoded := bytes.Join(sp.parts, nil)
 	blob := s.blob
-	if !bytes.Equal(s.data, encoded) {
-		if blob, err = w.stage(ctx, encoded); err != nil {
+	if !partsEqual(sp.parts, s.data) {
+		if blob, err = w.stage(ctx, sp.parts...); err != nil {
 			return res, true, err
 		}
 		res.Changes, res.Staged = Diff(sp.current, sp.next), true
@@ -385,9 +388,14 @@ func (w *Workspace) preCommitFast(ctx context.Context, ix *index, d Derivation, 
 	return res, true, err
 }
 
-// stage writes encoded as the staged memories file and returns its blob id.
-func (w *Workspace) stage(ctx context.Context, encoded []byte) (string, error) {
-	out, err := w.Repo.gitOutput(ctx, encoded, "hash-object", "-w", "--stdin")
+// stage writes parts, in order, as the staged memories file and returns
+// its blob id.
+func (w *Workspace) stage(ctx context.Context, parts ...[]byte) (string, error) {
+	readers := make([]io.Reader, len(parts))
+	for i, p := range parts {
+		readers[i] = bytes.NewReader(p)
+	}
+	out, err := w.Repo.gitOutputFrom(ctx, io.MultiReader(readers...), "hash-object", "-w", "--stdin")
 	if err != nil {
 		return "", err
 	}
@@ -423,8 +431,7 @@ func (w *Workspace) syncFromStaged(ctx context.Context, s stagedFile, wt worktre
 	if !ok || len(Diff(sp.held, sp.next)) > maxDiffChanges {
 		return Synced{}, false, nil
 	}
-	encoded := bytes.Join(sp.parts, nil)
-	if bytes.Equal(encoded, wt.data) {
+	if partsEqual(sp.parts, wt.data) {
 		out.Import, err = w.Refresh(ctx)
 		return out, true, err
 	}
@@ -441,7 +448,7 @@ func (w *Workspace) syncFromStaged(ctx context.Context, s stagedFile, wt worktre
 		}
 		return sp.parts, nil
 	}, func() (err error) {
-		out.Import.ReplaceStats, err = w.indexSpliced(ctx, sp, encoded, wt.ts.list)
+		out.Import.ReplaceStats, err = w.indexSpliced(ctx, sp, bytes.Count(wt.data, []byte("\n"))-1, wt.ts.list)
 		return err
 	})
 	if errors.Is(err, format.ErrNotPatchable) {
@@ -475,14 +482,15 @@ func (w *Workspace) compactsToItself(wt worktreeFile, now time.Time) bool {
 }
 
 // indexSpliced brings the index, which holds the file before the splice,
-// to encoded, by the rows the splice changed; the stats count every other
-// memory of the file as unchanged, as a whole comparison would. When the
-// index turns out not to hold those rows, it takes the whole file.
-func (w *Workspace) indexSpliced(ctx context.Context, sp spliced, encoded []byte, ts []format.Tombstone) (memory.ReplaceStats, error) {
+// of lines memory lines, to the file after it, by the rows the splice
+// changed; the stats count every other memory of the file as unchanged, as
+// a whole comparison would. When the index turns out not to hold those
+// rows, it takes the whole file.
+func (w *Workspace) indexSpliced(ctx context.Context, sp spliced, lines int, ts []format.Tombstone) (memory.ReplaceStats, error) {
 	whole := false
 	st, err := w.indexDiff(ctx, sp.held, sp.next, func() (memory.ReplaceStats, error) {
 		whole = true
-		d, err := format.DecodeAll(memoriesRel, encoded)
+		d, err := format.DecodeAll(memoriesRel, bytes.Join(sp.parts, nil))
 		if err != nil {
 			return memory.ReplaceStats{}, err
 		}
@@ -490,7 +498,18 @@ func (w *Workspace) indexSpliced(ctx context.Context, sp spliced, encoded []byte
 		return w.store.ReplaceScope(ctx, memory.ScopeProject, w.Repo.Root, kept)
 	})
 	if err == nil && !whole {
-		st.Unchanged += bytes.Count(encoded, []byte("\n")) - 1 - len(sp.next)
+		st.Unchanged += lines - len(sp.held)
 	}
 	return st, err
+}
+
+// partsEqual reports whether parts, in order, are data.
+func partsEqual(parts [][]byte, data []byte) bool {
+	for _, p := range parts {
+		if len(p) > len(data) || !bytes.Equal(p, data[:len(p)]) {
+			return false
+		}
+		data = data[len(p):]
+	}
+	return len(data) == 0
 }
