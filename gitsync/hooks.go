@@ -606,7 +606,7 @@ func (w *Workspace) preCommitFull(ctx context.Context, ix *index, d Derivation, 
 		}
 	}
 	if blob != "" && len(decoded.InvalidLines) == 0 && !slices.ContainsFunc(next, func(m memory.Memory) bool { return covered(ts.list, m) }) {
-		w.saveVerified(verifiedBlob{Memories: blob, Forgotten: ix.entries[forgottenRel].blob, Derived: derivedIDs(next)})
+		w.saveVerified(verifiedBlob{Memories: blob, Forgotten: ix.entries[forgottenRel].blob, SHA256: sha256Hex(encoded), Derived: derivedIDs(next)})
 	}
 	// The worktree may hold more (unstaged edits); it follows its own files.
 	synced, err := w.sync(ctx, edits, now)

@@ -63,6 +63,14 @@ func (w *Workspace) patch(ctx context.Context, edit func(data []byte) ([][]byte,
 	if err != nil || next == nil {
 		return err
 	}
+	return w.writePatched(ctx, next, index)
+}
+
+// writePatched writes next over the memories file, which the caller holds
+// the lock for and knows the index holds, then has index bring the index
+// to it and records the new file's hash, fingerprint and shadow.
+func (w *Workspace) writePatched(ctx context.Context, next [][]byte, index func() error) error {
+	path := format.MemoriesPath(w.Repo.Root)
 	if err := writeAtomic(path, next...); err != nil {
 		return err
 	}

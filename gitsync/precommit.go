@@ -50,6 +50,10 @@ type verifiedBlob struct {
 	// forgotten.jsonl as staged; Forgotten is empty when none was.
 	Memories  string `json:"memories"`
 	Forgotten string `json:"forgotten,omitempty"`
+	// SHA256 is Memories' content hash, as an import state records a
+	// file's: while the worktree file the import state vouches for has it,
+	// that file is the staged one, and git need not inflate the blob.
+	SHA256 string `json:"sha256"`
 	// Derived are the ids of the rule and seed lines Memories holds.
 	Derived []string `json:"derived"`
 	Build   string   `json:"build"`
@@ -161,13 +165,14 @@ type stagedFile struct {
 }
 
 // verifiedStaged reads the staged memories file and vouches for it from
-// the record: it is the verified blob, or differs from it only by lines
-// that pass verifyChanges. ok is false when it cannot vouch.
-func (w *Workspace) verifiedStaged(ix *index) (stagedFile, bool, error) {
+// the record v: it is the verified blob, or differs from it only by lines
+// that pass verifyChanges. When the worktree file wt is the verified blob,
+// by content hash, its bytes are used instead of asking git for them. ok is
+// false when it cannot vouch.
+func (w *Workspace) verifiedStaged(ix *index, v verifiedBlob, wt worktreeFile) (stagedFile, bool, error) {
 	var s stagedFile
-	v, ok := w.loadVerified()
 	e, staged := ix.entries[memoriesRel]
-	if !ok || !staged || e.mode != "100644" {
+	if !staged || e.mode != "100644" {
 		return s, false, nil
 	}
 	s.blob = e.blob
@@ -178,9 +183,6 @@ func (w *Workspace) verifiedStaged(ix *index) (stagedFile, bool, error) {
 		return s, false, nil
 	}
 	var err error
-	if s.data, err = ix.cat(s.blob); err != nil {
-		return s, false, err
-	}
 	var forgotten []byte
 	if s.forgottenBlob != "" {
 		if forgotten, err = ix.cat(s.forgottenBlob); err != nil {
@@ -191,6 +193,13 @@ func (w *Workspace) verifiedStaged(ix *index) (stagedFile, bool, error) {
 		return s, false, nil
 	}
 	s.derived = setOf(v.Derived)
+	if s.blob == v.Memories && v.SHA256 != "" && wt.fileHash == v.SHA256 {
+		s.data = wt.data
+		return s, true, nil
+	}
+	if s.data, err = ix.cat(s.blob); err != nil {
+		return s, false, err
+	}
 	if s.blob == v.Memories {
 		return s, true, nil
 	}
@@ -203,6 +212,7 @@ func (w *Workspace) verifiedStaged(ix *index) (stagedFile, bool, error) {
 	if err != nil {
 		return s, false, nil
 	}
+	var ok bool
 	s.derived, ok = verifyChanges(changes, removed, s.derived, s.ts.list)
 	return s, ok, nil
 }
@@ -214,22 +224,25 @@ const memoriesRel = format.Dir + "/" + format.MemoriesFile
 type worktreeFile struct {
 	data []byte
 	ts   tombstones
+	// last is the import state that vouched for it, fileHash the content
+	// hash it records.
+	last, fileHash string
 	// changes and removed are its line diff from the staged file: Old is
 	// the staged line, New the worktree's.
 	changes []format.LineChange
 	removed []string
 }
 
-// vouchedWorktree reads the worktree's memories file and its diff from the
-// staged one. ok is false when the import state does not vouch for it, or
-// the diff cannot be taken.
-func (w *Workspace) vouchedWorktree(ctx context.Context, staged []byte) (worktreeFile, bool, error) {
+// vouchedWorktree reads the worktree's memories file and tombstones. ok is
+// false when the import state does not vouch for them.
+func (w *Workspace) vouchedWorktree(ctx context.Context) (worktreeFile, bool, error) {
 	var wt worktreeFile
 	last, err := w.store.GetState(ctx, w.stateKey())
 	if err != nil {
 		return wt, false, err
 	}
-	if _, _, warnings := parseImportState(last); len(warnings) > 0 || !w.vouched(last) {
+	lastHash, _, warnings := parseImportState(last)
+	if len(warnings) > 0 || !w.vouched(last) {
 		return wt, false, nil
 	}
 	if wt.data, err = readMemories(w.Repo.Root); err != nil {
@@ -242,13 +255,20 @@ func (w *Workspace) vouchedWorktree(ctx context.Context, staged []byte) (worktre
 	if !w.vouched(last) {
 		return wt, false, nil
 	}
-	if bytes.Equal(staged, wt.data) {
-		return wt, true, nil // the usual case after a commit: no diff to walk
-	}
-	if wt.changes, wt.removed, _, err = format.DiffLines(staged, wt.data, maxVerifiedChanges); err != nil {
-		return wt, false, nil
-	}
+	wt.last = last
+	wt.fileHash, _, _ = strings.Cut(lastHash, "+")
 	return wt, true, nil
+}
+
+// diffFrom takes the worktree file's line diff from the staged one; false
+// when either is out of canonical order or they differ too much.
+func (wt *worktreeFile) diffFrom(staged []byte) bool {
+	if bytes.Equal(staged, wt.data) {
+		return true // the usual case after a commit: no diff to walk
+	}
+	var err error
+	wt.changes, wt.removed, _, err = format.DiffLines(staged, wt.data, maxVerifiedChanges)
+	return err == nil
 }
 
 // vouched reports whether the memories file is the one the import state
@@ -351,12 +371,16 @@ func spliceDerived(data []byte, derivedInFile map[string]bool, derived []memory.
 // change, not the file. ok is false when it did nothing and the caller
 // takes the full path.
 func (w *Workspace) preCommitFast(ctx context.Context, ix *index, d Derivation, res HookResult) (HookResult, bool, error) {
-	s, ok, err := w.verifiedStaged(ix)
+	v, ok := w.loadVerified()
+	if !ok {
+		return res, false, nil
+	}
+	wt, ok, err := w.vouchedWorktree(ctx)
 	if err != nil || !ok {
 		return res, false, err
 	}
-	wt, ok, err := w.vouchedWorktree(ctx, s.data)
-	if err != nil || !ok {
+	s, ok, err := w.verifiedStaged(ix, v, wt)
+	if err != nil || !ok || !wt.diffFrom(s.data) {
 		return res, false, err
 	}
 	edits, ok, err := w.stagedHandEdits(ctx, s, wt)
@@ -378,7 +402,7 @@ func (w *Workspace) preCommitFast(ctx context.Context, ix *index, d Derivation, 
 			return res, true, err
 		}
 	}
-	w.saveVerified(verifiedBlob{Memories: blob, Forgotten: s.forgottenBlob, Derived: derivedIDs(sp.next)})
+	w.saveVerified(verifiedBlob{Memories: blob, Forgotten: s.forgottenBlob, SHA256: hexSum(hashParts(sp.parts...)), Derived: derivedIDs(sp.next)})
 	synced, ok, err := w.syncFromStaged(ctx, s, wt, edits, now)
 	if err == nil && !ok {
 		synced, err = w.sync(ctx, edits, now)
@@ -442,12 +466,7 @@ func (w *Workspace) syncFromStaged(ctx context.Context, s stagedFile, wt worktre
 	if err := tooManyToIndex(wt.data); err != nil {
 		return out, true, err
 	}
-	err = w.patch(ctx, func(data []byte) ([][]byte, error) {
-		if !bytes.Equal(data, wt.data) {
-			return nil, format.ErrNotPatchable // changed since it was read
-		}
-		return sp.parts, nil
-	}, func() (err error) {
+	err = w.patchVouched(ctx, wt.last, sp.parts, func() (err error) {
 		out.Import.ReplaceStats, err = w.indexSpliced(ctx, sp, bytes.Count(wt.data, []byte("\n"))-1, wt.ts.list)
 		return err
 	})
@@ -458,6 +477,22 @@ func (w *Workspace) syncFromStaged(ctx context.Context, s stagedFile, wt worktre
 		err = w.setPendingHandEdits(ctx, nil)
 	}
 	return out, true, err
+}
+
+// patchVouched writes parts over the memories file, under the lock, when
+// the import state is still last and still vouches for the file: the one
+// read with it, whose index the caller's index func updates. Otherwise it
+// is format.ErrNotPatchable.
+func (w *Workspace) patchVouched(ctx context.Context, last string, parts [][]byte, index func() error) error {
+	unlock, state, err := w.lockForPatch(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if state != last || !w.vouched(state) {
+		return format.ErrNotPatchable
+	}
+	return w.writePatched(ctx, parts, index)
 }
 
 // compactsToItself reports whether tidyTombstones would leave the

@@ -2,6 +2,8 @@ package gitsync
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -125,16 +127,16 @@ func outcomeOf(t *testing.T, w *Workspace, res HookResult, err error) hookOutcom
 func TestPreCommitFastPathWritesWhatTheFullPathWrites(t *testing.T) {
 	secret := secretstest.Credentials[0].Content
 	cases := []struct {
-		name string
-		fast bool
-		edit func(t *testing.T, w *Workspace)
+		name          string
+		fast, refused bool
+		edit          func(t *testing.T, w *Workspace)
 	}{
-		{"one rule changed", true, func(t *testing.T, w *Workspace) {
+		{"one rule changed", true, false, func(t *testing.T, w *Workspace) {
 			writeFiles(t, w.Repo.Root, map[string]string{"AGENTS.md": "# Rules\n\n- Run the tests with go test -race.\n- Wrap errors with %w.\n"})
 			runGit(t, w.Repo.Root, "add", "AGENTS.md")
 		}},
-		{"nothing changed", true, func(t *testing.T, w *Workspace) {}},
-		{"rules added, removed and a seed changed", true, func(t *testing.T, w *Workspace) {
+		{"nothing changed", true, false, func(t *testing.T, w *Workspace) {}},
+		{"rules added, removed and a seed changed", true, false, func(t *testing.T, w *Workspace) {
 			writeFiles(t, w.Repo.Root, map[string]string{
 				"AGENTS.md":           "# Rules\n\n- Wrap errors with %w.\n- Never push on Fridays.\n",
 				"api/AGENTS.md":       "- Handlers return JSON.\n",
@@ -143,47 +145,54 @@ func TestPreCommitFastPathWritesWhatTheFullPathWrites(t *testing.T) {
 			os.Remove(filepath.Join(w.Repo.Root, "docs/AGENTS.md"))
 			runGit(t, w.Repo.Root, "add", "-A", "AGENTS.md", "api", "docs", ".acolyte/seeds.json")
 		}},
-		{"a rule changed in the worktree only", true, func(t *testing.T, w *Workspace) {
+		{"a rule changed in the worktree only", true, false, func(t *testing.T, w *Workspace) {
 			writeFiles(t, w.Repo.Root, map[string]string{"AGENTS.md": "# Rules\n\n- Run the tests.\n"})
 		}},
-		{"a memory remembered and staged beside a rule", true, func(t *testing.T, w *Workspace) {
+		{"a memory remembered and staged beside a rule", true, false, func(t *testing.T, w *Workspace) {
 			remember(t, w, "the cache is warmed on startup")
 			writeFiles(t, w.Repo.Root, map[string]string{"AGENTS.md": "# Rules\n\n- Run the tests with make.\n"})
 			runGit(t, w.Repo.Root, "add", "-A")
 		}},
-		{"a memory remembered, not staged", true, func(t *testing.T, w *Workspace) {
+		{"a memory remembered, not staged", true, false, func(t *testing.T, w *Workspace) {
 			remember(t, w, "the cache is warmed on startup")
 			writeFiles(t, w.Repo.Root, map[string]string{"AGENTS.md": "# Rules\n\n- Run the tests with make.\n"})
 			runGit(t, w.Repo.Root, "add", "AGENTS.md")
 		}},
-		{"a hand edit an import recorded, staged", true, func(t *testing.T, w *Workspace) {
+		{"a hand edit an import recorded, staged", true, false, func(t *testing.T, w *Workspace) {
 			replaceInFile(t, format.MemoriesPath(w.Repo.Root), "stored fact number 7", "stored fact number seven")
 			w.Refresh(t.Context())
 			runGit(t, w.Repo.Root, "add", "-A")
 		}},
-		{"a hand edit staged, not imported", false, func(t *testing.T, w *Workspace) {
+		{"a hand edit staged, not imported", false, false, func(t *testing.T, w *Workspace) {
 			replaceInFile(t, format.MemoriesPath(w.Repo.Root), "stored fact number 7", "stored fact number seven")
 			runGit(t, w.Repo.Root, "add", "-A")
 		}},
-		{"a memory forgotten and staged", false, func(t *testing.T, w *Workspace) {
+		{"a memory forgotten and staged", false, false, func(t *testing.T, w *Workspace) {
 			m := stored(fmt.Sprintf("01J%023d", 30), "stored fact number 3", t0)
 			if err := w.removePatched(t.Context(), []memory.Memory{m}, t0.Add(time.Hour)); err != nil {
 				t.Fatal(err)
 			}
 			runGit(t, w.Repo.Root, "add", "-A")
 		}},
-		{"a secret in a stored line the worktree adds", true, func(t *testing.T, w *Workspace) {
+		{"a secret in a stored line the worktree adds", true, false, func(t *testing.T, w *Workspace) {
 			m := stored("01K00000000000000000000000", secret, t0)
 			appendLine(t, w, m)
 			w.Refresh(t.Context())
 		}},
-		{"a secret in a staged line's topic", false, func(t *testing.T, w *Workspace) {
+		{"a secret in a staged line's topic", false, true, func(t *testing.T, w *Workspace) {
 			m := stored("01K00000000000000000000000", "a harmless fact", t0)
 			m.Topic = secret
 			appendLine(t, w, m)
 			runGit(t, w.Repo.Root, "add", "-A")
 		}},
-		{"a staged line out of canonical form", false, func(t *testing.T, w *Workspace) {
+		{"a secret in a staged line's paths, the line imported first", false, true, func(t *testing.T, w *Workspace) {
+			m := stored("01K00000000000000000000000", "a harmless fact", t0)
+			m.Paths = []string{"docs/" + secret}
+			appendLine(t, w, m)
+			w.Refresh(t.Context())
+			runGit(t, w.Repo.Root, "add", "-A")
+		}},
+		{"a staged line out of canonical form", false, false, func(t *testing.T, w *Workspace) {
 			f, err := os.OpenFile(format.MemoriesPath(w.Repo.Root), os.O_APPEND|os.O_WRONLY, 0)
 			if err != nil {
 				t.Fatal(err)
@@ -202,6 +211,9 @@ func TestPreCommitFastPathWritesWhatTheFullPathWrites(t *testing.T) {
 				res, tookFast, err := preCommitBy(t, w, fast)
 				if fast && tookFast != c.fast {
 					t.Errorf("fast path taken: %v, want %v", tookFast, c.fast)
+				}
+				if refused := errors.Is(err, ErrRefused); refused != c.refused {
+					t.Errorf("refused: %v (%v), want %v", refused, err, c.refused)
 				}
 				outcomes[i] = outcomeOf(t, w, res, err)
 			}
@@ -265,5 +277,32 @@ func appendLine(t *testing.T, w *Workspace, m memory.Memory) {
 	}
 	if err := os.WriteFile(path, format.Encode(append(mems, m)), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A record another build of acolyte wrote vouches for nothing: its secret
+// detector may have let through what this one refuses.
+func TestVerifiedBlobIsTiedToTheBuildThatChecked(t *testing.T) {
+	w := precommitRepo(t)
+	v, ok := w.loadVerified()
+	if !ok || v.SHA256 == "" || len(v.Derived) != 4 {
+		t.Fatalf("recorded %+v, %v", v, ok)
+	}
+	v.Build = "another build"
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(w.verifiedPath(), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := w.loadVerified(); ok {
+		t.Error("a record of another build was trusted")
+	}
+	if _, fast, err := preCommitBy(t, w, true); fast || err != nil {
+		t.Errorf("fast path taken: %v, %v", fast, err)
+	}
+	if v, ok := w.loadVerified(); !ok || v.Build != buildKey() {
+		t.Errorf("the full path did not record its own check: %+v", v)
 	}
 }
