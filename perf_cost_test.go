@@ -290,11 +290,14 @@ func BenchmarkCostCheckout(b *testing.B) {
 }
 
 // BenchmarkCostCommitRule: `git commit` of a change to one AGENTS.md rule,
-// with the pre-commit hook syncing it into n project memories.
+// with the pre-commit hook syncing it into n project memories. The file
+// holds n memories with the two rules, n-2 stored: at 100k, n stored and
+// two rules would pass MaxIndexedMemories, and the hook's sync of the
+// worktree would fail on every commit.
 func BenchmarkCostCommitRule(b *testing.B) {
 	forSizes(b, func(b *testing.B, n int) {
 		paired(b, func(b *testing.B, bin string) func(int) time.Duration {
-			repo, home, _ := hookedProject(b, bin, n)
+			repo, home, _ := hookedProject(b, bin, n-2)
 			agents := filepath.Join(repo, "AGENTS.md")
 			write := func(i int) {
 				text := fmt.Sprintf("# Rules\n\n- Run the tests with go test, round %d.\n- Wrap errors with %%w.\n", i)
