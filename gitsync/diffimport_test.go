@@ -1,6 +1,8 @@
 package gitsync
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -115,4 +117,52 @@ func TestSyncIndexesOnlyTheChangedRule(t *testing.T) {
 		}
 	}
 	assertFileMatchesIndex(t, w, "the parser is hand written", "the cache is per request", "Run the tests with make test.", "Wrap errors with %w.")
+}
+
+// The shadow's note (shadow.go) lets an import trust it without hashing
+// it, but never past a write in place: here the shadow is rewritten to
+// what the memories file now holds, keeping its size, last bytes and
+// modification time, so that only its change time shows. Trusted, it
+// would make the edit invisible to the line diff.
+func TestShadowNoteDoesNotHideAnInPlaceRewrite(t *testing.T) {
+	w := workspaceIn(t)
+	contents := []string{"alpha is one"}
+	for i := range 60 { // past the 4 KiB of tail the note hashes
+		contents = append(contents, fmt.Sprintf("fact number %d is about the build", i))
+	}
+	addAll(t, w, contents...)
+	last, err := w.store.GetState(t.Context(), w.stateKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lastHash, _, _ := parseImportState(last)
+	if !w.shadowNoted(lastHash) {
+		t.Fatal("a write left no note for its shadow")
+	}
+	shadow := w.shadowPath()
+	fi, err := os.Stat(shadow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(shadow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := bytes.Replace(data, []byte("alpha is one"), []byte("ALPHA IS ONE"), 1)
+	time.Sleep(10 * time.Millisecond) // a new change time even on coarse clocks
+	for _, path := range []string{shadow, format.MemoriesPath(w.Repo.Root)} {
+		if err := os.WriteFile(path, edited, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chtimes(shadow, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if w.shadowNoted(lastHash) {
+		t.Error("the note still vouches for a shadow rewritten in place")
+	}
+	if _, err := w.Refresh(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	assertFileMatchesIndex(t, w, append([]string{"ALPHA IS ONE"}, contents[1:]...)...)
 }

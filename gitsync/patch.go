@@ -88,7 +88,7 @@ func (w *Workspace) writePatched(ctx context.Context, next [][]byte, index func(
 	if err := w.store.SetState(ctx, w.stateKey(), withFingerprint(withForgotten(hexSum(h), ts.data), fp)); err != nil {
 		return err
 	}
-	w.saveShadow(next...)
+	w.keepShadow(hexSum(h), next...)
 	return nil
 }
 
@@ -239,7 +239,8 @@ func (w *Workspace) appendPatched(ctx context.Context, m memory.Memory, dedupe f
 	}
 	h.Write(line)
 	lastHash, _, _ := parseImportState(last)
-	hash := hexSum(h)
+	fileSum := hexSum(h)
+	hash := fileSum
 	if _, tombs, ok := strings.Cut(lastHash, "+"); ok {
 		hash += "+" + tombs // forgotten.jsonl is as the fingerprint found it
 	}
@@ -251,7 +252,8 @@ func (w *Workspace) appendPatched(ctx context.Context, m memory.Memory, dedupe f
 	if err := w.store.SetState(ctx, w.stateKey(), withFingerprint(hash, next)); err != nil {
 		return err
 	}
-	w.appendShadow(size, line)
+	prevSum, _, _ := strings.Cut(lastHash, "+")
+	w.appendShadow(size, line, prevSum, fileSum)
 	return nil
 }
 

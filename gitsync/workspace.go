@@ -359,11 +359,13 @@ func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
 		before, statErr := os.Stat(path)
 		fbefore, fstatErr := os.Stat(format.ForgottenPath(w.Repo.Root))
 		data, err := readMemories(w.Repo.Root)
-		hash, herr := fileHash(data, err)
 		var h hasher
+		hash, herr := "", err
 		if err == nil {
-			h = hashParts(data)
+			h = hashParts(data) // once: the fingerprint keeps its state
 			hash = hexSum(h)
+		} else {
+			hash, herr = fileHash(nil, err)
 		}
 		if herr != nil {
 			out.Warnings = []string{fmt.Sprintf("project memories not imported: %v", herr)}
@@ -419,7 +421,7 @@ func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
 			}
 		}
 		if !out.Skipped && h != nil {
-			w.saveShadow(data)
+			w.keepShadow(hash, data)
 		}
 		stamps := w.settledStamps(before, statErr, fbefore, fstatErr)
 		// A file someone else wrote is fingerprinted, like stamped, only
@@ -601,7 +603,7 @@ func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]me
 			return err
 		}
 		if data, err := os.ReadFile(path); err == nil {
-			w.saveShadow(data)
+			w.keepShadow(sha256Hex(data), data)
 		}
 		if len(pending) > 0 {
 			return w.setPendingHandEdits(ctx, nil)
