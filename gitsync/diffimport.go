@@ -1,6 +1,7 @@
 package gitsync
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"maps"
@@ -45,12 +46,16 @@ func (w *Workspace) importDiff(ctx context.Context, data []byte, hash, lastState
 	if err != nil {
 		return out, false, err
 	}
-	shadow, ok := w.readShadow(lastFileHash)
+	sh, ok := w.readShadow(lastFileHash)
 	if !ok {
 		return out, false, nil
 	}
-	changes, removed, same, err := format.DiffLines(shadow, data, maxDiffChanges)
+	fromBase, removedFromBase, _, err := format.DiffLines(sh.base, data, maxJournal+maxDiffChanges)
 	if err != nil {
+		return out, false, nil
+	}
+	changes, removed, journal, ok := sh.changes(fromBase, removedFromBase)
+	if !ok || len(changes)+len(removed) > maxDiffChanges {
 		return out, false, nil
 	}
 	var put []memory.Memory
@@ -98,8 +103,12 @@ func (w *Workspace) importDiff(ctx context.Context, data []byte, hash, lastState
 			out.Warning = added.Warning
 		}
 	}
-	out.Removed, out.Unchanged = len(removed), same
-	return out, true, w.recordHandEditsDiff(ctx, pending, put, removed, out.Revised)
+	out.Removed, out.Unchanged = len(removed), bytes.Count(data, []byte("\n"))-1-len(put)
+	if err := w.recordHandEditsDiff(ctx, pending, put, removed, out.Revised); err != nil {
+		return out, true, err
+	}
+	w.keepJournal(sh, journal, hash, data)
+	return out, true, nil
 }
 
 // recordHandEditsDiff is recordHandEdits for an import of changed lines

@@ -420,7 +420,7 @@ func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
 				return err
 			}
 		}
-		if !out.Skipped && h != nil {
+		if !out.Skipped && h != nil && !diffed { // importDiff keeps its own
 			w.keepShadow(hash, data)
 		}
 		stamps := w.settledStamps(before, statErr, fbefore, fstatErr)

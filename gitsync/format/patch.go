@@ -316,3 +316,6 @@ func Splice(data []byte, remove map[string]bool, insert []memory.Memory) ([][]by
 	}
 	return out, nil
 }
+
+// LineID returns the id of a canonical memory line, which comes first.
+func LineID(line []byte) (string, bool) { return lineID(line) }
