@@ -158,17 +158,19 @@ func DiffLines(old, new []byte, max int) (changes []LineChange, removed []string
 	if !ok1 || !ok2 || !bytes.Equal(oh, nh) {
 		return nil, nil, 0, ErrNotPatchable
 	}
-	next := func(rest []byte, prev string) (line []byte, id string, tail []byte, ok bool) {
+	// Ids are compared in place: a copy of each would cost a large file
+	// an allocation per line.
+	next := func(rest []byte, prev []byte) (line []byte, id []byte, tail []byte, ok bool) {
 		end := bytes.IndexByte(rest, '\n')
 		if end < 0 {
-			return nil, "", nil, false
+			return nil, nil, nil, false
 		}
 		line = rest[:end+1]
-		id, ok = lineID(line)
-		return line, id, rest[end+1:], ok && id > prev
+		id, ok = lineIDBytes(line)
+		return line, id, rest[end+1:], ok && bytes.Compare(id, prev) > 0
 	}
 	var oline, nline []byte
-	var oid, nid string
+	var oid, nid []byte
 	ok := true
 	advanceOld := func() {
 		if len(orest) == 0 {
@@ -192,10 +194,10 @@ func DiffLines(old, new []byte, max int) (changes []LineChange, removed []string
 	advanceNew()
 	for ok && (oline != nil || nline != nil) {
 		switch {
-		case nline == nil || oline != nil && oid < nid:
-			removed = append(removed, oid)
+		case nline == nil || oline != nil && bytes.Compare(oid, nid) < 0:
+			removed = append(removed, string(oid))
 			advanceOld()
-		case oline == nil || nid < oid:
+		case oline == nil || bytes.Compare(nid, oid) < 0:
 			changes = append(changes, LineChange{New: nline})
 			advanceNew()
 		default:
