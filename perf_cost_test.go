@@ -264,8 +264,17 @@ func BenchmarkCostHookNoop(b *testing.B) {
 // BenchmarkCostCheckout: `git checkout` between two branches that differ
 // in one memory, with the hooks installed, less the same checkout without
 // them (git's own cost, measured beside it on a copy of the repository).
+// The CPU metrics count both checkouts; git-cpu-ms is the one without
+// hooks alone, so what the hook adds is their difference.
 func BenchmarkCostCheckout(b *testing.B) {
 	forSizes(b, func(b *testing.B, n int) {
+		gitCPU := map[string][]time.Duration{}
+		defer func() {
+			b.ReportMetric(ms(median(gitCPU[binary])), "now-git-cpu-ms")
+			if before := os.Getenv("ACOLYTE_BENCH_BEFORE"); before != "" {
+				b.ReportMetric(ms(median(gitCPU[before])), "before-git-cpu-ms")
+			}
+		}()
 		paired(b, func(b *testing.B, bin string) func(int) time.Duration {
 			repo, home, mems := hookedProject(b, bin, n)
 			plain := b.TempDir()
@@ -282,7 +291,9 @@ func BenchmarkCostCheckout(b *testing.B) {
 			branches := []string{"other", "-"}
 			return func(i int) time.Duration {
 				hooked := timedGit(b, bin, repo, home, "checkout", "-q", branches[i%2])
+				cpu := cpuSpent
 				own := timedGit(b, bin, plain, home, "checkout", "-q", branches[i%2])
+				gitCPU[bin] = append(gitCPU[bin], cpuSpent-cpu)
 				return hooked - own
 			}
 		})
