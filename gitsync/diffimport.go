@@ -1,16 +1,14 @@
 package gitsync
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"maps"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
-	"github.com/acolyte-dev/acolyte/internal/atomicfile"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -21,50 +19,14 @@ import (
 // checkout, never committed). The next import walks the shadow and the new
 // file line by line, both in id order, decodes only the lines that differ
 // and puts or deletes just those rows. The shadow is trusted only when its
-// SHA-256 is the content hash the last import or write recorded, so a
-// shadow another acolyte home wrote, a torn one or a missing one costs the
-// whole import, never a wrong index.
+// content hash is the one the last import or write recorded (shadow.go
+// says how that is known without hashing it), so a shadow another acolyte
+// home wrote, a torn one or a missing one costs the whole import, never a
+// wrong index.
 
 // maxDiffChanges is the most changed lines imported one by one; more are
 // cheaper as one ReplaceScope.
 const maxDiffChanges = 256
-
-// shadowPath is where this checkout's shadow lives.
-func (w *Workspace) shadowPath() string {
-	return filepath.Join(w.Repo.GitDir(), "acolyte", "imported.jsonl")
-}
-
-// saveShadow replaces the shadow with the parts in order, best effort: a
-// cache, not synced, and checked by hash before it is used.
-func (w *Workspace) saveShadow(parts ...[]byte) {
-	path := w.shadowPath()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return
-	}
-	if atomicfile.Write(path, atomicfile.Options{Perm: 0o644}, atomicfile.Bytes(parts...)) != nil {
-		os.Remove(path)
-	}
-}
-
-// appendShadow appends line to the shadow when it holds size bytes, the
-// file before the append, and removes it otherwise.
-func (w *Workspace) appendShadow(size int64, line []byte) {
-	path := w.shadowPath()
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
-	if err != nil {
-		return
-	}
-	fi, err := f.Stat()
-	if err == nil && fi.Size() == size {
-		_, err = f.WriteAt(line, size)
-	} else if err == nil {
-		err = errors.New("shadow out of step")
-	}
-	f.Close()
-	if err != nil {
-		os.Remove(path)
-	}
-}
 
 // importDiff brings the index from the shadow to data, the memories file
 // now, by their line diff, when the shadow is the file last imported,
@@ -84,12 +46,16 @@ func (w *Workspace) importDiff(ctx context.Context, data []byte, hash, lastState
 	if err != nil {
 		return out, false, err
 	}
-	shadow, err := os.ReadFile(w.shadowPath())
-	if err != nil || sha256Hex(shadow) != lastFileHash {
+	sh, ok := w.readShadow(lastFileHash)
+	if !ok {
 		return out, false, nil
 	}
-	changes, removed, same, err := format.DiffLines(shadow, data, maxDiffChanges)
+	fromBase, removedFromBase, _, err := format.DiffLines(sh.base, data, maxJournal+maxDiffChanges)
 	if err != nil {
+		return out, false, nil
+	}
+	changes, removed, journal, ok := sh.changes(fromBase, removedFromBase)
+	if !ok || len(changes)+len(removed) > maxDiffChanges {
 		return out, false, nil
 	}
 	var put []memory.Memory
@@ -137,8 +103,12 @@ func (w *Workspace) importDiff(ctx context.Context, data []byte, hash, lastState
 			out.Warning = added.Warning
 		}
 	}
-	out.Removed, out.Unchanged = len(removed), same
-	return out, true, w.recordHandEditsDiff(ctx, pending, put, removed, out.Revised)
+	out.Removed, out.Unchanged = len(removed), bytes.Count(data, []byte("\n"))-1-len(put)
+	if err := w.recordHandEditsDiff(ctx, pending, put, removed, out.Revised); err != nil {
+		return out, true, err
+	}
+	w.keepJournal(sh, journal, hash, data)
+	return out, true, nil
 }
 
 // recordHandEditsDiff is recordHandEdits for an import of changed lines
@@ -187,6 +157,13 @@ func (w *Workspace) indexChanges(ctx context.Context, exact bool, before, after 
 	if !exact {
 		return replace()
 	}
+	return w.indexDiff(ctx, before, after, replace)
+}
+
+// indexDiff puts and deletes the memories that differ between before, what
+// the index holds, and after; past maxDiffChanges, or when a row to delete
+// is missing, it calls replace instead.
+func (w *Workspace) indexDiff(ctx context.Context, before, after []memory.Memory, replace func() (memory.ReplaceStats, error)) (memory.ReplaceStats, error) {
 	old := make(map[string]memory.Memory, len(before))
 	for _, m := range before {
 		old[m.ID] = m

@@ -1,7 +1,10 @@
 package gitsync
 
 import (
+	"bytes"
+	"fmt"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -115,4 +118,112 @@ func TestSyncIndexesOnlyTheChangedRule(t *testing.T) {
 		}
 	}
 	assertFileMatchesIndex(t, w, "the parser is hand written", "the cache is per request", "Run the tests with make test.", "Wrap errors with %w.")
+}
+
+// The shadow's note (shadow.go) lets an import trust it without hashing
+// it, but never past a write in place: here the shadow is rewritten to
+// what the memories file now holds, keeping its size, last bytes and
+// modification time, so that only its change time shows. Trusted, it
+// would make the edit invisible to the line diff.
+func TestShadowNoteDoesNotHideAnInPlaceRewrite(t *testing.T) {
+	w := workspaceIn(t)
+	contents := []string{"alpha is one"}
+	for i := range 60 { // past the 4 KiB of tail the note hashes
+		contents = append(contents, fmt.Sprintf("fact number %d is about the build", i))
+	}
+	addAll(t, w, contents...)
+	last, err := w.store.GetState(t.Context(), w.stateKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lastHash, _, _ := parseImportState(last)
+	if n, ok := w.noted(); !ok || n.hash != lastHash {
+		t.Fatalf("a write left no note for its shadow: %+v, %v", n, ok)
+	}
+	shadow := w.shadowPath()
+	fi, err := os.Stat(shadow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(shadow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := bytes.Replace(data, []byte("alpha is one"), []byte("ALPHA IS ONE"), 1)
+	time.Sleep(10 * time.Millisecond) // a new change time even on coarse clocks
+	for _, path := range []string{shadow, format.MemoriesPath(w.Repo.Root)} {
+		if err := os.WriteFile(path, edited, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chtimes(shadow, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := w.noted(); ok {
+		t.Error("the note still vouches for a shadow rewritten in place")
+	}
+	if _, err := w.Refresh(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	assertFileMatchesIndex(t, w, append([]string{"ALPHA IS ONE"}, contents[1:]...)...)
+}
+
+// Checkouts back and forth between branches that edit, remove and add
+// lines import by the line diff against a shadow that is not rewritten:
+// the journal beside it carries what changed since its base, including a
+// line a later checkout puts back as the base had it. The index must hold
+// exactly the file after each one.
+func TestJournalFollowsCheckoutsBackAndForth(t *testing.T) {
+	w := workspaceIn(t)
+	root := w.Repo.Root
+	var base []memory.Memory
+	for i := range 30 {
+		base = append(base, stored(fmt.Sprintf("01J%023d", i), fmt.Sprintf("fact number %d is about the build", i), t0))
+	}
+	commitMemories(t, root, "base", base)
+	branch := func(name string, change func(mems []memory.Memory) []memory.Memory) {
+		runGit(t, root, "checkout", "-q", "-b", name, "master")
+		commitMemories(t, root, name, change(slices.Clone(base)))
+	}
+	branch("one", func(mems []memory.Memory) []memory.Memory {
+		mems[3] = edited(mems[3], "fact three, as branch one has it", t0.Add(time.Minute))
+		mems = slices.Delete(mems, 5, 6)
+		return append(mems, stored("01K00000000000000000000001", "a fact only branch one has", t0))
+	})
+	branch("two", func(mems []memory.Memory) []memory.Memory {
+		mems[3] = edited(mems[3], "fact three, as branch two has it", t0.Add(2*time.Minute))
+		mems[7] = edited(mems[7], "fact seven, as branch two has it", t0.Add(2*time.Minute))
+		return mems
+	})
+	runGit(t, root, "checkout", "-q", "master")
+	if _, err := w.Refresh(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	journaled := false
+	for _, name := range []string{"one", "master", "two", "one", "two", "master", "one"} {
+		runGit(t, root, "checkout", "-q", name)
+		imp, err := w.Refresh(t.Context())
+		if err != nil || imp.Skipped {
+			t.Fatalf("checkout %s: %+v, %v", name, imp, err)
+		}
+		if _, err := os.Stat(w.shadowJournalPath()); err == nil {
+			journaled = true
+		}
+		data, err := os.ReadFile(format.MemoriesPath(root))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mems, err := format.Decode("", data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for _, m := range mems {
+			want = append(want, m.Content)
+		}
+		assertFileMatchesIndex(t, w, want...)
+	}
+	if !journaled {
+		t.Error("no checkout left a journal: every import rewrote the shadow")
+	}
 }

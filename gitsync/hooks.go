@@ -11,9 +11,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/memory"
 )
 
 // Hooks are the git hooks acolyte installs, and what each does.
@@ -530,7 +530,18 @@ func (w *Workspace) preCommit(ctx context.Context) (HookResult, error) {
 	if len(d.Refused) > 0 {
 		return res, ErrRefused
 	}
-	rel := format.Dir + "/" + format.MemoriesFile
+	if fast, ok, err := w.preCommitFast(ctx, ix, d, res); ok || err != nil {
+		return fast, err
+	}
+	return w.preCommitFull(ctx, ix, d, res)
+}
+
+// preCommitFull is preCommit over the whole staged file: decoded, refreshed,
+// encoded and scanned for secrets. The blob it leaves staged is recorded as
+// verified, for the next commit to start from (precommit.go).
+func (w *Workspace) preCommitFull(ctx context.Context, ix *index, d Derivation, res HookResult) (HookResult, error) {
+	rel := memoriesRel
+	var err error
 	var staged []byte
 	if e, ok := ix.entries[rel]; ok {
 		if staged, err = ix.cat(e.blob); err != nil {
@@ -568,7 +579,7 @@ func (w *Workspace) preCommit(ctx context.Context) (HookResult, error) {
 	if err != nil {
 		return res, err
 	}
-	now := time.Now()
+	now := w.clock()
 	current = stampHandEdits(current, edits, now)
 	next := Refresh(current, d.Memories)
 	encoded := format.EncodeKeeping(next, decoded.InvalidLines)
@@ -584,19 +595,18 @@ func (w *Workspace) preCommit(ctx context.Context) (HookResult, error) {
 	if len(res.Refused) > 0 {
 		return res, ErrRefused
 	}
+	blob := ix.entries[rel].blob
 	if (len(staged) > 0 || len(next) > 0) && !bytes.Equal(staged, encoded) {
-		blob, err := w.Repo.gitOutput(ctx, encoded, "hash-object", "-w", "--stdin")
-		if err != nil {
-			return res, err
-		}
-		info := "100644," + strings.TrimSpace(string(blob)) + "," + rel
-		if _, err := w.Repo.gitOutput(ctx, nil, "update-index", "--add", "--cacheinfo", info); err != nil {
+		if blob, err = w.stage(ctx, encoded); err != nil {
 			return res, err
 		}
 		res.Changes, res.Staged = Diff(current, next), true
 		if err := w.stageHelpers(ctx, ix); err != nil {
 			return res, err
 		}
+	}
+	if blob != "" && len(decoded.InvalidLines) == 0 && !slices.ContainsFunc(next, func(m memory.Memory) bool { return covered(ts.list, m) }) {
+		w.saveVerified(verifiedBlob{Memories: blob, Forgotten: ix.entries[forgottenRel].blob, SHA256: sha256Hex(encoded), Derived: derivedIDs(next)})
 	}
 	// The worktree may hold more (unstaged edits); it follows its own files.
 	synced, err := w.sync(ctx, edits, now)

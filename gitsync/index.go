@@ -250,11 +250,19 @@ func (c *catFile) read(blob string) ([]byte, error) {
 
 // gitOutput runs the git command in the working tree and returns its stdout.
 func (r *Repo) gitOutput(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
+	var in io.Reader
+	if stdin != nil {
+		in = bytes.NewReader(stdin)
+	}
+	return r.gitOutputFrom(ctx, in, args...)
+}
+
+// gitOutputFrom is gitOutput reading stdin from a reader: a large file
+// written in parts need not be joined first.
+func (r *Repo) gitOutputFrom(ctx context.Context, stdin io.Reader, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = r.Root
-	if stdin != nil {
-		cmd.Stdin = bytes.NewReader(stdin)
-	}
+	cmd.Stdin = stdin
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -63,6 +63,14 @@ func (w *Workspace) patch(ctx context.Context, edit func(data []byte) ([][]byte,
 	if err != nil || next == nil {
 		return err
 	}
+	return w.writePatched(ctx, next, index)
+}
+
+// writePatched writes next over the memories file, which the caller holds
+// the lock for and knows the index holds, then has index bring the index
+// to it and records the new file's hash, fingerprint and shadow.
+func (w *Workspace) writePatched(ctx context.Context, next [][]byte, index func() error) error {
+	path := format.MemoriesPath(w.Repo.Root)
 	if err := writeAtomic(path, next...); err != nil {
 		return err
 	}
@@ -80,7 +88,7 @@ func (w *Workspace) patch(ctx context.Context, edit func(data []byte) ([][]byte,
 	if err := w.store.SetState(ctx, w.stateKey(), withFingerprint(withForgotten(hexSum(h), ts.data), fp)); err != nil {
 		return err
 	}
-	w.saveShadow(next...)
+	w.keepShadow(hexSum(h), next...)
 	return nil
 }
 
@@ -231,7 +239,8 @@ func (w *Workspace) appendPatched(ctx context.Context, m memory.Memory, dedupe f
 	}
 	h.Write(line)
 	lastHash, _, _ := parseImportState(last)
-	hash := hexSum(h)
+	fileSum := hexSum(h)
+	hash := fileSum
 	if _, tombs, ok := strings.Cut(lastHash, "+"); ok {
 		hash += "+" + tombs // forgotten.jsonl is as the fingerprint found it
 	}
@@ -243,7 +252,8 @@ func (w *Workspace) appendPatched(ctx context.Context, m memory.Memory, dedupe f
 	if err := w.store.SetState(ctx, w.stateKey(), withFingerprint(hash, next)); err != nil {
 		return err
 	}
-	w.appendShadow(size, line)
+	prevSum, _, _ := strings.Cut(lastHash, "+")
+	w.appendShadow(size, line, prevSum, fileSum)
 	return nil
 }
 

@@ -38,11 +38,21 @@ type Workspace struct {
 	// settle is how long after its last change the memories file's stamp
 	// is trusted (settleTime; tests shorten it).
 	settle time.Duration
+	// now is the clock the pre-commit hook stamps hand edits with; nil is
+	// time.Now (tests fix it, to compare two runs byte for byte).
+	now func() time.Time
 	// Warn, when set, is told each problem in the memories file that a
 	// command worked around (a duplicate id, an unreadable line, an
 	// unreadable file), once per command, so that the CLI can print it while
 	// user and session memories keep working.
 	Warn func(message string)
+}
+
+func (w *Workspace) clock() time.Time {
+	if w.now != nil {
+		return w.now()
+	}
+	return time.Now()
 }
 
 func (w *Workspace) warn(messages []string) {
@@ -349,11 +359,13 @@ func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
 		before, statErr := os.Stat(path)
 		fbefore, fstatErr := os.Stat(format.ForgottenPath(w.Repo.Root))
 		data, err := readMemories(w.Repo.Root)
-		hash, herr := fileHash(data, err)
 		var h hasher
+		hash, herr := "", err
 		if err == nil {
-			h = hashParts(data)
+			h = hashParts(data) // once: the fingerprint keeps its state
 			hash = hexSum(h)
+		} else {
+			hash, herr = fileHash(nil, err)
 		}
 		if herr != nil {
 			out.Warnings = []string{fmt.Sprintf("project memories not imported: %v", herr)}
@@ -408,8 +420,8 @@ func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
 				return err
 			}
 		}
-		if !out.Skipped && h != nil {
-			w.saveShadow(data)
+		if !out.Skipped && h != nil && !diffed { // importDiff keeps its own
+			w.keepShadow(hash, data)
 		}
 		stamps := w.settledStamps(before, statErr, fbefore, fstatErr)
 		// A file someone else wrote is fingerprinted, like stamped, only
@@ -591,7 +603,7 @@ func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]me
 			return err
 		}
 		if data, err := os.ReadFile(path); err == nil {
-			w.saveShadow(data)
+			w.keepShadow(sha256Hex(data), data)
 		}
 		if len(pending) > 0 {
 			return w.setPendingHandEdits(ctx, nil)

@@ -158,17 +158,19 @@ func DiffLines(old, new []byte, max int) (changes []LineChange, removed []string
 	if !ok1 || !ok2 || !bytes.Equal(oh, nh) {
 		return nil, nil, 0, ErrNotPatchable
 	}
-	next := func(rest []byte, prev string) (line []byte, id string, tail []byte, ok bool) {
+	// Ids are compared in place: a copy of each would cost a large file
+	// an allocation per line.
+	next := func(rest []byte, prev []byte) (line []byte, id []byte, tail []byte, ok bool) {
 		end := bytes.IndexByte(rest, '\n')
 		if end < 0 {
-			return nil, "", nil, false
+			return nil, nil, nil, false
 		}
 		line = rest[:end+1]
-		id, ok = lineID(line)
-		return line, id, rest[end+1:], ok && id > prev
+		id, ok = lineIDBytes(line)
+		return line, id, rest[end+1:], ok && bytes.Compare(id, prev) > 0
 	}
 	var oline, nline []byte
-	var oid, nid string
+	var oid, nid []byte
 	ok := true
 	advanceOld := func() {
 		if len(orest) == 0 {
@@ -192,10 +194,10 @@ func DiffLines(old, new []byte, max int) (changes []LineChange, removed []string
 	advanceNew()
 	for ok && (oline != nil || nline != nil) {
 		switch {
-		case nline == nil || oline != nil && oid < nid:
-			removed = append(removed, oid)
+		case nline == nil || oline != nil && bytes.Compare(oid, nid) < 0:
+			removed = append(removed, string(oid))
 			advanceOld()
-		case oline == nil || nid < oid:
+		case oline == nil || bytes.Compare(nid, oid) < 0:
 			changes = append(changes, LineChange{New: nline})
 			advanceNew()
 		default:
@@ -221,3 +223,101 @@ func DiffLines(old, new []byte, max int) (changes []LineChange, removed []string
 func DecodeLine(line []byte) (memory.Memory, error) {
 	return decodeRecord(strings.TrimSuffix(strings.TrimSuffix(string(line), "\n"), "\r"))
 }
+
+// CanonicalLine decodes one memory line (newline included) and reports
+// whether it is exactly the line Encode writes for that memory: then a
+// file of such lines in id order, after the header, is canonical, and a
+// line can be checked without reading the rest of the file.
+func CanonicalLine(line []byte) (memory.Memory, bool) {
+	m, err := DecodeLine(line)
+	if err != nil || CheckMemory(m) != nil {
+		return memory.Memory{}, false
+	}
+	return m, bytes.Equal(encodeRecord(m), line)
+}
+
+// LinesByID returns the lines (newline included) of a memories file whose
+// ids are in ids, reading no line whole but by its id. A line without the
+// id first is ErrNotPatchable.
+func LinesByID(data []byte, ids map[string]bool) (map[string][]byte, error) {
+	out := make(map[string][]byte, len(ids))
+	var bad bool
+	err := eachLine(data, func(_ int, l []byte) bool {
+		id, ok := lineIDBytes(l)
+		if !ok {
+			bad = true
+			return false
+		}
+		if ids[string(id)] {
+			out[string(id)] = l
+		}
+		return true
+	})
+	if err != nil || bad {
+		return nil, ErrNotPatchable
+	}
+	return out, nil
+}
+
+// lineIDBytes is lineID without copying the id.
+func lineIDBytes(line []byte) ([]byte, bool) {
+	rest, ok := bytes.CutPrefix(line, []byte(idPrefix))
+	if !ok {
+		return nil, false
+	}
+	id, _, ok := bytes.Cut(rest, []byte(`"`))
+	return id, ok
+}
+
+// Splice removes the lines of the ids in remove from a canonical memories
+// file and puts the encoded memories of insert, sorted by id, in their
+// places: what Encode gives for the file's memories changed so, as parts
+// to write in order. Every id in remove must be found, and no inserted id
+// may be left on a line that stays; otherwise it is ErrNotPatchable.
+func Splice(data []byte, remove map[string]bool, insert []memory.Memory) ([][]byte, error) {
+	for i := 1; i < len(insert); i++ {
+		if insert[i-1].ID >= insert[i].ID {
+			return nil, ErrNotPatchable
+		}
+	}
+	nl := bytes.IndexByte(data, '\n')
+	if nl < 0 {
+		return nil, ErrNotPatchable
+	}
+	out := [][]byte{}
+	from, found, next := 0, 0, 0
+	bad := false
+	err := eachLine(data, func(start int, l []byte) bool {
+		id, ok := lineIDBytes(l)
+		if !ok {
+			bad = true
+			return false
+		}
+		for next < len(insert) && insert[next].ID <= string(id) {
+			if insert[next].ID == string(id) && !remove[insert[next].ID] {
+				bad = true // the id would be on two lines
+				return false
+			}
+			out = append(out, data[from:start], encodeRecord(insert[next]))
+			from = start
+			next++
+		}
+		if remove[string(id)] {
+			found++
+			out = append(out, data[from:start])
+			from = start + len(l)
+		}
+		return true
+	})
+	if err != nil || bad || found != len(remove) {
+		return nil, ErrNotPatchable
+	}
+	out = append(out, data[from:])
+	for _, m := range insert[next:] {
+		out = append(out, encodeRecord(m))
+	}
+	return out, nil
+}
+
+// LineID returns the id of a canonical memory line, which comes first.
+func LineID(line []byte) (string, bool) { return lineID(line) }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/acolyte-dev/acolyte/memory"
@@ -55,4 +56,61 @@ func setOf(ids ...string) map[string]bool {
 		out[id] = true
 	}
 	return out
+}
+
+// Splice must give exactly what Encode gives for the memories changed so,
+// and CanonicalLine must accept each line Encode writes and nothing else.
+func TestSpliceMatchesTheCanonicalEncoding(t *testing.T) {
+	var mems []memory.Memory
+	for i := range 5 {
+		mems = append(mems, stored(fmt.Sprintf("01B%d", 2*i), fmt.Sprintf("fact number %d", i), t0))
+	}
+	data := Encode(mems)
+	cases := []struct {
+		remove []string
+		insert []string
+	}{
+		{nil, []string{"01A0"}},
+		{nil, []string{"01C0", "01C1"}},
+		{[]string{"01B4"}, []string{"01B4"}},
+		{[]string{"01B0", "01B8"}, []string{"01B1", "01B9"}},
+		{[]string{"01B0", "01B2", "01B4", "01B6", "01B8"}, nil},
+		{[]string{"01B2"}, []string{"01A", "01B2", "01B3", "01Z"}},
+	}
+	for _, c := range cases {
+		var ins []memory.Memory
+		for _, id := range c.insert {
+			ins = append(ins, stored(id, "new fact "+id, t0))
+		}
+		parts, err := Splice(data, setOf(c.remove...), ins)
+		if err != nil {
+			t.Fatalf("splice %v %v: %v", c.remove, c.insert, err)
+		}
+		want := slices.DeleteFunc(slices.Clone(mems), func(m memory.Memory) bool { return slices.Contains(c.remove, m.ID) })
+		if got, want := bytes.Join(parts, nil), Encode(append(want, ins...)); !bytes.Equal(got, want) {
+			t.Errorf("splice %v %v:\n%s\nwant\n%s", c.remove, c.insert, got, want)
+		}
+	}
+	if _, err := Splice(data, nil, []memory.Memory{stored("01B2", "again", t0)}); !errors.Is(err, ErrNotPatchable) {
+		t.Errorf("inserting an id a kept line has: %v, want ErrNotPatchable", err)
+	}
+	if _, err := Splice(data, setOf("nope"), nil); !errors.Is(err, ErrNotPatchable) {
+		t.Errorf("removing an id the file lacks: %v, want ErrNotPatchable", err)
+	}
+	lines, err := LinesByID(data, setOf("01B2", "01B8", "nope"))
+	if err != nil || len(lines) != 2 {
+		t.Fatalf("LinesByID: %d lines, %v", len(lines), err)
+	}
+	if m, ok := CanonicalLine(lines["01B2"]); !ok || m.ID != "01B2" {
+		t.Errorf("CanonicalLine refused a line Encode wrote: %q", lines["01B2"])
+	}
+	for _, l := range []string{
+		strings.Replace(string(lines["01B2"]), "\n", "\r\n", 1),
+		strings.Replace(string(lines["01B2"]), `,"kind"`, `, "kind"`, 1),
+		`{"id":"01B2"}` + "\n",
+	} {
+		if _, ok := CanonicalLine([]byte(l)); ok {
+			t.Errorf("CanonicalLine accepted %q", l)
+		}
+	}
 }

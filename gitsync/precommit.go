@@ -1,0 +1,550 @@
+package gitsync
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/internal/atomicfile"
+	"github.com/acolyte-dev/acolyte/memory"
+)
+
+// A commit that changes one rule used to cost the pre-commit hook the whole
+// memories file, twice: decoded, re-encoded and scanned for secrets, staged
+// side and worktree side, 3.6 s of CPU at 100k memories (issue #25). What a
+// commit changes is its staged change, so the hook now works from what it
+// checked before. Each run records the staged memories blob it left behind,
+// by git's object id, as verified: canonical, every line a valid memory that
+// the staged tombstones do not cover, no secret in a stored memory, and the
+// ids of its derived lines (verifiedBlob). The next commit starts from that
+// blob: the staged file is either it, or its line diff against it, and only
+// the lines that diff adds are decoded and scanned; the derived lines are
+// found by id and spliced (format.Splice), which gives the bytes the full
+// path would encode. The worktree follows the same way, by its line diff
+// against the staged file. Anything this cannot vouch for (no record, a
+// different build of acolyte, a line that is not canonical, a secret, a
+// file changed behind the index's back) takes the full path, which is
+// always correct and records the blob it leaves for the next commit.
+
+// maxVerifiedChanges is the most changed lines the hook checks one by one
+// against a verified blob; more are cheaper decoded whole.
+const maxVerifiedChanges = 1024
+
+// verifiedBlob is what the last pre-commit hook knew of the memories blob
+// it staged or found staged. It is a fact about the blobs' content, so it
+// stays true whatever happens to the commit; Build ties it to the secret
+// detector that checked it.
+type verifiedBlob struct {
+	// Memories and Forgotten are git object ids of memories.jsonl and
+	// forgotten.jsonl as staged; Forgotten is empty when none was.
+	Memories  string `json:"memories"`
+	Forgotten string `json:"forgotten,omitempty"`
+	// SHA256 is Memories' content hash, as an import state records a
+	// file's: while the worktree file the import state vouches for has it,
+	// that file is the staged one, and git need not inflate the blob.
+	SHA256 string `json:"sha256"`
+	// Derived are the ids of the rule and seed lines Memories holds.
+	Derived []string `json:"derived"`
+	Build   string   `json:"build"`
+}
+
+func (w *Workspace) verifiedPath() string {
+	return filepath.Join(w.Repo.GitDir(), "acolyte", "verified.json")
+}
+
+// buildKey names the running acolyte binary by path, size and time: a
+// blob another build verified may hold what this build's detector refuses.
+func buildKey() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	fi, err := os.Stat(exe)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%s|%d|%d", exe, fi.Size(), fi.ModTime().UnixNano())
+}
+
+func (w *Workspace) loadVerified() (verifiedBlob, bool) {
+	var v verifiedBlob
+	data, err := os.ReadFile(w.verifiedPath())
+	if err != nil || json.Unmarshal(data, &v) != nil || v.Memories == "" {
+		return v, false
+	}
+	key := buildKey()
+	return v, key != "" && v.Build == key
+}
+
+// saveVerified records v, best effort: without it the next commit takes
+// the full path.
+func (w *Workspace) saveVerified(v verifiedBlob) {
+	v.Build = buildKey()
+	path := w.verifiedPath()
+	data, err := json.Marshal(v)
+	if err != nil || v.Build == "" || os.MkdirAll(filepath.Dir(path), 0o755) != nil {
+		return
+	}
+	if atomicfile.Write(path, atomicfile.Options{Perm: 0o644}, atomicfile.Bytes(data)) != nil {
+		os.Remove(path)
+	}
+}
+
+// derivedIDs are the ids of the derived memories among mems.
+func derivedIDs(mems []memory.Memory) []string {
+	var out []string
+	for _, m := range mems {
+		if IsDerived(m) {
+			out = append(out, m.ID)
+		}
+	}
+	return out
+}
+
+func setOf(ids []string) map[string]bool {
+	out := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		out[id] = true
+	}
+	return out
+}
+
+func covered(ts []format.Tombstone, m memory.Memory) bool {
+	for _, t := range ts {
+		if t.Covers(m) {
+			return true
+		}
+	}
+	return false
+}
+
+// verifyChanges checks the lines a file adds to a verified one (the new
+// side of changes, from format.DiffLines): each canonical, not covered by
+// ts, and, when stored, free of secrets; derived is updated to the new
+// file's derived ids. ok is false when any line fails, and the caller
+// takes the full path, which refuses or reports it as it always has.
+func verifyChanges(changes []format.LineChange, removed []string, derived map[string]bool, ts []format.Tombstone) (map[string]bool, bool) {
+	out := maps.Clone(derived)
+	for _, id := range removed {
+		delete(out, id)
+	}
+	for _, c := range changes {
+		m, ok := format.CanonicalLine(c.New)
+		if !ok || covered(ts, m) {
+			return nil, false
+		}
+		delete(out, m.ID)
+		if IsDerived(m) {
+			// Every derived line is replaced by what its file derives
+			// now, so a secret in one never reaches the commit.
+			out[m.ID] = true
+		} else if _, found := format.FindSecret(m); found {
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+// stagedFile is the staged memories file, verified.
+type stagedFile struct {
+	blob, forgottenBlob string
+	data                []byte
+	ts                  tombstones
+	derived             map[string]bool
+}
+
+// verifiedStaged reads the staged memories file and vouches for it from
+// the record v: it is the verified blob, or differs from it only by lines
+// that pass verifyChanges. When the worktree file wt is the verified blob,
+// by content hash, its bytes are used instead of asking git for them. ok is
+// false when it cannot vouch.
+func (w *Workspace) verifiedStaged(ix *index, v verifiedBlob, wt worktreeFile) (stagedFile, bool, error) {
+	var s stagedFile
+	e, staged := ix.entries[memoriesRel]
+	if !staged || e.mode != "100644" {
+		return s, false, nil
+	}
+	s.blob = e.blob
+	if fe, ok := ix.entries[forgottenRel]; ok {
+		s.forgottenBlob = fe.blob
+	}
+	if s.forgottenBlob != v.Forgotten {
+		return s, false, nil
+	}
+	var err error
+	var forgotten []byte
+	if s.forgottenBlob != "" {
+		if forgotten, err = ix.cat(s.forgottenBlob); err != nil {
+			return s, false, err
+		}
+	}
+	if s.ts, err = decodeTombstones(forgotten); err != nil || len(s.ts.warnings) > 0 {
+		return s, false, nil
+	}
+	s.derived = setOf(v.Derived)
+	if s.blob == v.Memories && v.SHA256 != "" && wt.fileHash == v.SHA256 {
+		s.data = wt.data
+		return s, true, nil
+	}
+	if s.data, err = ix.cat(s.blob); err != nil {
+		return s, false, err
+	}
+	if s.blob == v.Memories {
+		return s, true, nil
+	}
+	// A pruned blob (a commit abandoned long ago) is no base.
+	base, err := ix.cat(v.Memories)
+	if err != nil {
+		return s, false, nil
+	}
+	changes, removed, _, err := format.DiffLines(base, s.data, maxVerifiedChanges)
+	if err != nil {
+		return s, false, nil
+	}
+	var ok bool
+	s.derived, ok = verifyChanges(changes, removed, s.derived, s.ts.list)
+	return s, ok, nil
+}
+
+const memoriesRel = format.Dir + "/" + format.MemoriesFile
+
+// worktreeFile is the worktree's memories file, when the index holds
+// exactly it: the import state's stamp or fingerprint vouches for it.
+type worktreeFile struct {
+	data []byte
+	ts   tombstones
+	// last is the import state that vouched for it, fileHash the content
+	// hash it records.
+	last, fileHash string
+	// changes and removed are its line diff from the staged file: Old is
+	// the staged line, New the worktree's.
+	changes []format.LineChange
+	removed []string
+}
+
+// vouchedWorktree reads the worktree's memories file and tombstones. ok is
+// false when the import state does not vouch for them.
+func (w *Workspace) vouchedWorktree(ctx context.Context) (worktreeFile, bool, error) {
+	var wt worktreeFile
+	last, err := w.store.GetState(ctx, w.stateKey())
+	if err != nil {
+		return wt, false, err
+	}
+	lastHash, _, warnings := parseImportState(last)
+	if len(warnings) > 0 || !w.vouched(last) {
+		return wt, false, nil
+	}
+	if wt.data, err = readMemories(w.Repo.Root); err != nil {
+		return wt, false, nil
+	}
+	if wt.ts, err = readTombstones(w.Repo.Root); err != nil || len(wt.ts.warnings) > 0 {
+		return wt, false, nil
+	}
+	// Read between two checks, so it is the file they vouch for.
+	if !w.vouched(last) {
+		return wt, false, nil
+	}
+	wt.last = last
+	wt.fileHash, _, _ = strings.Cut(lastHash, "+")
+	return wt, true, nil
+}
+
+// diffFrom takes the worktree file's line diff from the staged one; false
+// when either is out of canonical order or they differ too much.
+func (wt *worktreeFile) diffFrom(staged []byte) bool {
+	if bytes.Equal(staged, wt.data) {
+		return true // the usual case after a commit: no diff to walk
+	}
+	var err error
+	wt.changes, wt.removed, _, err = format.DiffLines(staged, wt.data, maxVerifiedChanges)
+	return err == nil
+}
+
+// vouched reports whether the memories file is the one the import state
+// was recorded for, by its settled stamp or the writer's fingerprint.
+func (w *Workspace) vouched(state string) bool {
+	_, lastStamp, _ := parseImportState(state)
+	fi, err := os.Stat(format.MemoriesPath(w.Repo.Root))
+	if err != nil {
+		return false
+	}
+	ffi, ferr := os.Stat(format.ForgottenPath(w.Repo.Root))
+	if ferr != nil && !errors.Is(ferr, fs.ErrNotExist) {
+		return false
+	}
+	if lastStamp != "" && lastStamp == stamp(fi)+forgottenStamp(ffi, ferr) {
+		return true
+	}
+	return w.fingerprinted(state)
+}
+
+// stagedHandEdits is handEditsToStamp for the staged file, from the
+// worktree's diff: the index holds the worktree file, so a memory is told
+// apart from its indexed version only on a line where the two files differ.
+func (w *Workspace) stagedHandEdits(ctx context.Context, s stagedFile, wt worktreeFile) (map[string]time.Time, bool, error) {
+	pending, err := w.pendingHandEdits(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	var file, indexed []memory.Memory
+	for _, c := range wt.changes {
+		if c.Old == nil {
+			continue
+		}
+		sm, serr := format.DecodeLine(c.Old)
+		wm, werr := format.DecodeLine(c.New)
+		if serr != nil || werr != nil {
+			return nil, false, nil
+		}
+		if !covered(s.ts.list, sm) {
+			file = append(file, sm)
+		}
+		if !covered(wt.ts.list, wm) {
+			indexed = append(indexed, wm)
+		}
+	}
+	found := handEdits(file, indexed)
+	if pending == nil {
+		return found, true, nil
+	}
+	maps.Copy(pending, found)
+	return pending, true, nil
+}
+
+// spliced is a memories file with its derived lines (and the lines hand
+// edits restamp) replaced: held are those lines as the file holds them,
+// current the same with hand edits stamped, next what replaces them, parts
+// the new file.
+type spliced struct {
+	held, current, next []memory.Memory
+	parts               [][]byte
+}
+
+// spliceDerived does to data what Refresh does to the whole file: its lines
+// with ids in derivedInFile, in derived or in edits are decoded, stamped and
+// refreshed, and spliced back. data must be vouched for: canonical, and no
+// line of it covered by ts.
+func spliceDerived(data []byte, derivedInFile map[string]bool, derived []memory.Memory, edits map[string]time.Time, ts []format.Tombstone, now time.Time) (spliced, bool) {
+	wanted := maps.Clone(derivedInFile)
+	for _, m := range derived {
+		wanted[m.ID] = true
+	}
+	for id := range edits {
+		wanted[id] = true
+	}
+	lines, err := format.LinesByID(data, wanted)
+	if err != nil {
+		return spliced{}, false
+	}
+	var out spliced
+	for _, id := range slices.Sorted(maps.Keys(lines)) {
+		m, err := format.DecodeLine(lines[id])
+		if err != nil || covered(ts, m) {
+			return spliced{}, false
+		}
+		out.held = append(out.held, m)
+	}
+	out.current = stampHandEdits(slices.Clone(out.held), edits, now)
+	out.next = Refresh(slices.Clone(out.current), derived)
+	remove := make(map[string]bool, len(out.held))
+	for _, m := range out.held {
+		remove[m.ID] = true
+	}
+	if out.parts, err = format.Splice(data, remove, out.next); err != nil {
+		return spliced{}, false
+	}
+	return out, true
+}
+
+// preCommitFast is preCommit from the verified blob: it costs the staged
+// change, not the file. ok is false when it did nothing and the caller
+// takes the full path.
+func (w *Workspace) preCommitFast(ctx context.Context, ix *index, d Derivation, res HookResult) (HookResult, bool, error) {
+	v, ok := w.loadVerified()
+	if !ok {
+		return res, false, nil
+	}
+	wt, ok, err := w.vouchedWorktree(ctx)
+	if err != nil || !ok {
+		return res, false, err
+	}
+	s, ok, err := w.verifiedStaged(ix, v, wt)
+	if err != nil || !ok || !wt.diffFrom(s.data) {
+		return res, false, err
+	}
+	edits, ok, err := w.stagedHandEdits(ctx, s, wt)
+	if err != nil || !ok {
+		return res, false, err
+	}
+	now := w.clock()
+	sp, ok := spliceDerived(s.data, s.derived, d.Memories, edits, s.ts.list, now)
+	if !ok {
+		return res, false, nil
+	}
+	blob := s.blob
+	if !partsEqual(sp.parts, s.data) {
+		if blob, err = w.stage(ctx, sp.parts...); err != nil {
+			return res, true, err
+		}
+		res.Changes, res.Staged = Diff(sp.current, sp.next), true
+		if err := w.stageHelpers(ctx, ix); err != nil {
+			return res, true, err
+		}
+	}
+	w.saveVerified(verifiedBlob{Memories: blob, Forgotten: s.forgottenBlob, SHA256: hexSum(hashParts(sp.parts...)), Derived: derivedIDs(sp.next)})
+	synced, ok, err := w.syncFromStaged(ctx, s, wt, edits, now)
+	if err == nil && !ok {
+		synced, err = w.sync(ctx, edits, now)
+	}
+	res.Import = synced.Import
+	res.Warnings = append(res.Warnings, synced.Refused...)
+	return res, true, err
+}
+
+// stage writes parts, in order, as the staged memories file and returns
+// its blob id.
+func (w *Workspace) stage(ctx context.Context, parts ...[]byte) (string, error) {
+	readers := make([]io.Reader, len(parts))
+	for i, p := range parts {
+		readers[i] = bytes.NewReader(p)
+	}
+	out, err := w.Repo.gitOutputFrom(ctx, io.MultiReader(readers...), "hash-object", "-w", "--stdin")
+	if err != nil {
+		return "", err
+	}
+	blob := strings.TrimSpace(string(out))
+	info := "100644," + blob + "," + memoriesRel
+	if _, err := w.Repo.gitOutput(ctx, nil, "update-index", "--add", "--cacheinfo", info); err != nil {
+		return "", err
+	}
+	return blob, nil
+}
+
+// syncFromStaged is sync for a worktree file vouched for by its diff from
+// the staged file: the lines it adds are checked as the staged ones were,
+// its derived lines are spliced, and the file is patched in place with the
+// rows that changed. ok is false when it did nothing and the caller syncs
+// in full.
+func (w *Workspace) syncFromStaged(ctx context.Context, s stagedFile, wt worktreeFile, edits map[string]time.Time, now time.Time) (Synced, bool, error) {
+	// The lines both files share were checked against the staged
+	// tombstones only.
+	if !bytes.Equal(wt.ts.data, s.ts.data) {
+		return Synced{}, false, nil
+	}
+	derived, ok := verifyChanges(wt.changes, wt.removed, s.derived, wt.ts.list)
+	if !ok || !w.compactsToItself(wt, now) {
+		return Synced{}, false, nil
+	}
+	dw, err := DeriveWorktree(w.Repo.Root)
+	if err != nil {
+		return Synced{}, true, err
+	}
+	out := Synced{Warnings: dw.Skipped, Refused: dw.Refused}
+	sp, ok := spliceDerived(wt.data, derived, dw.Memories, edits, wt.ts.list, now)
+	if !ok || len(Diff(sp.held, sp.next)) > maxDiffChanges {
+		return Synced{}, false, nil
+	}
+	if partsEqual(sp.parts, wt.data) {
+		out.Import, err = w.Refresh(ctx)
+		return out, true, err
+	}
+	// What change checks before it writes.
+	if err := EnsureAttributes(w.Repo.Root); err != nil {
+		return out, true, err
+	}
+	if err := tooManyToIndex(wt.data); err != nil {
+		return out, true, err
+	}
+	err = w.patchVouched(ctx, wt.last, sp.parts, func() (err error) {
+		out.Import.ReplaceStats, err = w.indexSpliced(ctx, sp, bytes.Count(wt.data, []byte("\n"))-1, wt.ts.list)
+		return err
+	})
+	if errors.Is(err, format.ErrNotPatchable) {
+		return Synced{}, false, nil
+	}
+	if err == nil && len(edits) > 0 {
+		err = w.setPendingHandEdits(ctx, nil)
+	}
+	return out, true, err
+}
+
+// patchVouched writes parts over the memories file, under the lock, when
+// the import state is still last and still vouches for the file: the one
+// read with it, whose index the caller's index func updates. Otherwise it
+// is format.ErrNotPatchable.
+func (w *Workspace) patchVouched(ctx context.Context, last string, parts [][]byte, index func() error) error {
+	unlock, state, err := w.lockForPatch(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if state != last || !w.vouched(state) {
+		return format.ErrNotPatchable
+	}
+	return w.writePatched(ctx, parts, index)
+}
+
+// compactsToItself reports whether tidyTombstones would leave the
+// worktree's tombstones as they are; it asks the file only about their ids.
+func (w *Workspace) compactsToItself(wt worktreeFile, now time.Time) bool {
+	if len(wt.ts.list) == 0 {
+		return true
+	}
+	ids := make(map[string]bool, len(wt.ts.list))
+	for _, t := range wt.ts.list {
+		ids[t.ID] = true
+	}
+	lines, err := format.LinesByID(wt.data, ids)
+	if err != nil {
+		return false
+	}
+	inFile := make(map[string]bool, len(lines))
+	for id := range lines {
+		inFile[id] = true
+	}
+	return bytes.Equal(format.EncodeForgotten(format.Compact(wt.ts.list, inFile, now)), wt.ts.data)
+}
+
+// indexSpliced brings the index, which holds the file before the splice,
+// of lines memory lines, to the file after it, by the rows the splice
+// changed; the stats count every other memory of the file as unchanged, as
+// a whole comparison would. When the index turns out not to hold those
+// rows, it takes the whole file.
+func (w *Workspace) indexSpliced(ctx context.Context, sp spliced, lines int, ts []format.Tombstone) (memory.ReplaceStats, error) {
+	whole := false
+	st, err := w.indexDiff(ctx, sp.held, sp.next, func() (memory.ReplaceStats, error) {
+		whole = true
+		d, err := format.DecodeAll(memoriesRel, bytes.Join(sp.parts, nil))
+		if err != nil {
+			return memory.ReplaceStats{}, err
+		}
+		kept, _ := format.Forget(d.Memories, ts)
+		return w.store.ReplaceScope(ctx, memory.ScopeProject, w.Repo.Root, kept)
+	})
+	if err == nil && !whole {
+		st.Unchanged += lines - len(sp.held)
+	}
+	return st, err
+}
+
+// partsEqual reports whether parts, in order, are data.
+func partsEqual(parts [][]byte, data []byte) bool {
+	for _, p := range parts {
+		if len(p) > len(data) || !bytes.Equal(p, data[:len(p)]) {
+			return false
+		}
+		data = data[len(p):]
+	}
+	return len(data) == 0
+}

@@ -1,0 +1,308 @@
+package gitsync
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/secrets/secretstest"
+	"github.com/acolyte-dev/acolyte/memory"
+)
+
+// precommitRepo is a repository whose memories and rules the pre-commit
+// hook committed once, so that it holds a verified blob, as after any
+// commit made with the hook installed. Every run of it is identical, so two
+// of them are twins.
+func precommitRepo(t *testing.T) *Workspace {
+	t.Helper()
+	w := workspaceIn(t)
+	w.settle = 0
+	clock := time.Date(2026, 2, 3, 4, 5, 6, 0, time.UTC)
+	w.now = func() time.Time { return clock }
+	root := w.Repo.Root
+	var mems []memory.Memory
+	for i := range 40 {
+		mems = append(mems, stored(fmt.Sprintf("01J%023d", 10*i), fmt.Sprintf("stored fact number %d", i), t0))
+	}
+	writeFiles(t, root, map[string]string{
+		"AGENTS.md":           "# Rules\n\n- Run the tests with go test.\n- Wrap errors with %w.\n",
+		"docs/AGENTS.md":      "- Docs are written in British English.\n",
+		".acolyte/seeds.json": `[{"content": "The project is a Go CLI."}]` + "\n",
+	})
+	commitMemories(t, root, "init", mems)
+	if _, err := w.Refresh(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := w.RunHook(t.Context(), "pre-commit", nil); err != nil || !res.Staged {
+		t.Fatalf("first pre-commit: %+v, %v", res, err)
+	}
+	runGit(t, root, "commit", "-qm", "rules")
+	if _, ok := w.loadVerified(); !ok {
+		t.Fatal("the full path recorded no verified blob")
+	}
+	return w
+}
+
+// preCommitBy runs the hook's work as preCommit does, through the fast
+// path when fast and the full path otherwise, and says whether the fast
+// path did it.
+func preCommitBy(t *testing.T, w *Workspace, fast bool) (HookResult, bool, error) {
+	t.Helper()
+	ix, err := readIndex(t.Context(), w.Repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.close()
+	d, err := derive(ix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := HookResult{Warnings: d.Skipped, Refused: d.Refused}
+	if len(d.Refused) > 0 {
+		return res, false, ErrRefused
+	}
+	if fast {
+		if res, ok, err := w.preCommitFast(t.Context(), ix, d, res); ok || err != nil {
+			return res, ok, err
+		}
+	}
+	res, err = w.preCommitFull(t.Context(), ix, d, res)
+	return res, false, err
+}
+
+// hookOutcome is everything a pre-commit run leaves that a user or the
+// next command sees.
+type hookOutcome struct {
+	Staged, Worktree, Forgotten string
+	Changes                     []Change
+	Restaged                    bool
+	Warnings, Refused           []Refusal
+	Import                      memory.ReplaceStats
+	Indexed                     []string
+	Err                         string
+}
+
+func outcomeOf(t *testing.T, w *Workspace, res HookResult, err error) hookOutcome {
+	t.Helper()
+	root := w.Repo.Root
+	o := hookOutcome{Changes: res.Changes, Restaged: res.Staged, Warnings: res.Warnings, Refused: res.Refused, Import: res.Import.ReplaceStats}
+	if err != nil {
+		o.Err = err.Error()
+	}
+	o.Staged, _ = tryGit(root, nil, "show", ":"+memoriesRel)
+	worktree, _ := os.ReadFile(format.MemoriesPath(root))
+	forgotten, _ := os.ReadFile(format.ForgottenPath(root))
+	o.Worktree, o.Forgotten = string(worktree), string(forgotten)
+	if _, err := w.Refresh(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	indexed, err := w.List(t.Context(), memory.Filter{Scope: memory.ScopeProject})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range indexed {
+		// The index stamps a derived memory, which has no time, when it
+		// takes it.
+		if IsDerived(m) {
+			m.UpdatedAt = time.Time{}
+		}
+		o.Indexed = append(o.Indexed, m.ID+" "+m.UpdatedAt.Format(time.RFC3339Nano)+" "+m.Content)
+	}
+	slices.Sort(o.Indexed)
+	return o
+}
+
+// The fast path of the pre-commit hook must leave exactly what the full
+// path leaves: the same staged bytes, worktree file, index and report, on
+// real repositories, for every kind of staged change; and take the full
+// path itself wherever it cannot vouch for the staged file.
+func TestPreCommitFastPathWritesWhatTheFullPathWrites(t *testing.T) {
+	secret := secretstest.Credentials[0].Content
+	cases := []struct {
+		name          string
+		fast, refused bool
+		edit          func(t *testing.T, w *Workspace)
+	}{
+		{"one rule changed", true, false, func(t *testing.T, w *Workspace) {
+			writeFiles(t, w.Repo.Root, map[string]string{"AGENTS.md": "# Rules\n\n- Run the tests with go test -race.\n- Wrap errors with %w.\n"})
+			runGit(t, w.Repo.Root, "add", "AGENTS.md")
+		}},
+		{"nothing changed", true, false, func(t *testing.T, w *Workspace) {}},
+		{"rules added, removed and a seed changed", true, false, func(t *testing.T, w *Workspace) {
+			writeFiles(t, w.Repo.Root, map[string]string{
+				"AGENTS.md":           "# Rules\n\n- Wrap errors with %w.\n- Never push on Fridays.\n",
+				"api/AGENTS.md":       "- Handlers return JSON.\n",
+				".acolyte/seeds.json": `[{"content": "The project is a Go CLI with a web UI."}]` + "\n",
+			})
+			os.Remove(filepath.Join(w.Repo.Root, "docs/AGENTS.md"))
+			runGit(t, w.Repo.Root, "add", "-A", "AGENTS.md", "api", "docs", ".acolyte/seeds.json")
+		}},
+		{"a rule changed in the worktree only", true, false, func(t *testing.T, w *Workspace) {
+			writeFiles(t, w.Repo.Root, map[string]string{"AGENTS.md": "# Rules\n\n- Run the tests.\n"})
+		}},
+		{"a memory remembered and staged beside a rule", true, false, func(t *testing.T, w *Workspace) {
+			remember(t, w, "the cache is warmed on startup")
+			writeFiles(t, w.Repo.Root, map[string]string{"AGENTS.md": "# Rules\n\n- Run the tests with make.\n"})
+			runGit(t, w.Repo.Root, "add", "-A")
+		}},
+		{"a memory remembered, not staged", true, false, func(t *testing.T, w *Workspace) {
+			remember(t, w, "the cache is warmed on startup")
+			writeFiles(t, w.Repo.Root, map[string]string{"AGENTS.md": "# Rules\n\n- Run the tests with make.\n"})
+			runGit(t, w.Repo.Root, "add", "AGENTS.md")
+		}},
+		{"a hand edit an import recorded, staged", true, false, func(t *testing.T, w *Workspace) {
+			replaceInFile(t, format.MemoriesPath(w.Repo.Root), "stored fact number 7", "stored fact number seven")
+			w.Refresh(t.Context())
+			runGit(t, w.Repo.Root, "add", "-A")
+		}},
+		{"a hand edit staged, not imported", false, false, func(t *testing.T, w *Workspace) {
+			replaceInFile(t, format.MemoriesPath(w.Repo.Root), "stored fact number 7", "stored fact number seven")
+			runGit(t, w.Repo.Root, "add", "-A")
+		}},
+		{"a memory forgotten and staged", false, false, func(t *testing.T, w *Workspace) {
+			m := stored(fmt.Sprintf("01J%023d", 30), "stored fact number 3", t0)
+			if err := w.removePatched(t.Context(), []memory.Memory{m}, t0.Add(time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+			runGit(t, w.Repo.Root, "add", "-A")
+		}},
+		{"a secret in a stored line the worktree adds", true, false, func(t *testing.T, w *Workspace) {
+			m := stored("01K00000000000000000000000", secret, t0)
+			appendLine(t, w, m)
+			w.Refresh(t.Context())
+		}},
+		{"a secret in a staged line's topic", false, true, func(t *testing.T, w *Workspace) {
+			m := stored("01K00000000000000000000000", "a harmless fact", t0)
+			m.Topic = secret
+			appendLine(t, w, m)
+			runGit(t, w.Repo.Root, "add", "-A")
+		}},
+		{"a secret in a staged line's paths, the line imported first", false, true, func(t *testing.T, w *Workspace) {
+			m := stored("01K00000000000000000000000", "a harmless fact", t0)
+			m.Paths = []string{"docs/" + secret}
+			appendLine(t, w, m)
+			w.Refresh(t.Context())
+			runGit(t, w.Repo.Root, "add", "-A")
+		}},
+		{"a staged line out of canonical form", false, false, func(t *testing.T, w *Workspace) {
+			f, err := os.OpenFile(format.MemoriesPath(w.Repo.Root), os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(f, `{"id":"01K00000000000000000000000", "kind":"stored","content":"spaced","source":"cli","created":"2025-03-01T12:00:00.123Z","updated":"2025-03-01T12:00:00.123Z"}`+"\n")
+			f.Close()
+			runGit(t, w.Repo.Root, "add", "-A")
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var outcomes [2]hookOutcome
+			for i, fast := range []bool{true, false} {
+				w := precommitRepo(t)
+				c.edit(t, w)
+				res, tookFast, err := preCommitBy(t, w, fast)
+				if fast && tookFast != c.fast {
+					t.Errorf("fast path taken: %v, want %v", tookFast, c.fast)
+				}
+				if refused := errors.Is(err, ErrRefused); refused != c.refused {
+					t.Errorf("refused: %v (%v), want %v", refused, err, c.refused)
+				}
+				outcomes[i] = outcomeOf(t, w, res, err)
+			}
+			fastOut, fullOut := outcomes[0], outcomes[1]
+			// The twins live in different directories.
+			if fastOut.Err != "" || fullOut.Err != "" {
+				fastOut.Err, fullOut.Err = filepath.Base(fastOut.Err), filepath.Base(fullOut.Err)
+			}
+			fv, wv := reflect.ValueOf(fastOut), reflect.ValueOf(fullOut)
+			for i := range fv.NumField() {
+				if a, b := fv.Field(i).Interface(), wv.Field(i).Interface(); !reflect.DeepEqual(a, b) {
+					if as, ok := a.([]string); ok {
+						bs := b.([]string)
+						a = slices.DeleteFunc(slices.Clone(as), func(s string) bool { return slices.Contains(bs, s) })
+						b = slices.DeleteFunc(slices.Clone(bs), func(s string) bool { return slices.Contains(as, s) })
+					}
+					t.Errorf("%s: the fast path left\n%+v\nthe full path\n%+v", fv.Type().Field(i).Name, a, b)
+					continue
+				}
+				if false {
+					t.Errorf("%s: the fast path left\n%+v\nthe full path\n%+v", fv.Type().Field(i).Name, fv.Field(i), wv.Field(i))
+				}
+			}
+		})
+	}
+}
+
+// remember is Add without its random id: the same in both twins.
+func remember(t *testing.T, w *Workspace, content string) {
+	t.Helper()
+	m := stored("01K00000000000000000000001", content, t0)
+	m.ScopeKey = w.Repo.Root
+	if _, err := w.addPatched(t.Context(), m); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func replaceInFile(t *testing.T, path, old, new string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil || !bytes.Contains(data, []byte(old)) {
+		t.Fatalf("%s holds no %q: %v", path, old, err)
+	}
+	if err := os.WriteFile(path, bytes.Replace(data, []byte(old), []byte(new), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// appendLine writes m at the end of the worktree's memories file by hand,
+// past acolyte's secret guard, as a hand edit or a merge could.
+func appendLine(t *testing.T, w *Workspace, m memory.Memory) {
+	t.Helper()
+	path := format.MemoriesPath(w.Repo.Root)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mems, err := format.Decode("", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, format.Encode(append(mems, m)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A record another build of acolyte wrote vouches for nothing: its secret
+// detector may have let through what this one refuses.
+func TestVerifiedBlobIsTiedToTheBuildThatChecked(t *testing.T) {
+	w := precommitRepo(t)
+	v, ok := w.loadVerified()
+	if !ok || v.SHA256 == "" || len(v.Derived) != 4 {
+		t.Fatalf("recorded %+v, %v", v, ok)
+	}
+	v.Build = "another build"
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(w.verifiedPath(), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := w.loadVerified(); ok {
+		t.Error("a record of another build was trusted")
+	}
+	if _, fast, err := preCommitBy(t, w, true); fast || err != nil {
+		t.Errorf("fast path taken: %v, %v", fast, err)
+	}
+	if v, ok := w.loadVerified(); !ok || v.Build != buildKey() {
+		t.Errorf("the full path did not record its own check: %+v", v)
+	}
+}
