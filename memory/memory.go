@@ -195,7 +195,7 @@ func validateGlyphs(text string) error {
 	inCSI, afterESC := false, false
 	for i, r := range text {
 		if isBidiControl(r) {
-			return fmt.Errorf("%w: it contains the bidirectional control U+%04X at byte %d, which displays the text around it in another order than it is stored; remove it", ErrInvalidText, r, i)
+			return bidiError(r, i)
 		}
 		switch {
 		case afterESC && r == '[':
@@ -205,12 +205,41 @@ func validateGlyphs(text string) error {
 		case !unicode.IsControl(r) && !unicode.IsSpace(r):
 			visible = true
 		}
+		if visible {
+			// The rest can only hold a bidirectional control, which a
+			// search for its lead byte finds faster than decoding every
+			// rune: validating a large memories file spent a tenth of
+			// its time here.
+			if at, r := indexBidi(text[i:]); at >= 0 {
+				return bidiError(r, i+at)
+			}
+			return nil
+		}
 		afterESC = r == 0x1b
 	}
-	if !visible {
-		return fmt.Errorf("%w: it holds only control characters; give the fact to remember as text", ErrInvalidText)
+	return fmt.Errorf("%w: it holds only control characters; give the fact to remember as text", ErrInvalidText)
+}
+
+func bidiError(r rune, at int) error {
+	return fmt.Errorf("%w: it contains the bidirectional control U+%04X at byte %d, which displays the text around it in another order than it is stored; remove it", ErrInvalidText, r, at)
+}
+
+// indexBidi is the byte offset and rune of the first bidirectional control
+// in s, or -1. Every one is encoded as 0xE2 and two continuation bytes, and
+// no rune's encoding holds 0xE2 but at its start, so each 0xE2 found is
+// where decoding s rune by rune would stand.
+func indexBidi(s string) (int, rune) {
+	for i := 0; i < len(s); i++ {
+		j := strings.IndexByte(s[i:], 0xE2)
+		if j < 0 {
+			return -1, 0
+		}
+		i += j
+		if r, _ := utf8.DecodeRuneInString(s[i:]); isBidiControl(r) {
+			return i, r
+		}
 	}
-	return nil
+	return -1, 0
 }
 
 // isBidiControl says whether r is an explicit bidirectional embedding,
