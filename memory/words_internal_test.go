@@ -3,6 +3,7 @@ package memory
 import (
 	"slices"
 	"testing"
+	"unicode"
 )
 
 // Words derived from one another share a base; short words and words
@@ -44,4 +45,40 @@ func TestWordsSplitIdentifiers(t *testing.T) {
 			t.Errorf("Words(%q) = %q; want %q", text, got, want)
 		}
 	}
+}
+
+// splitByRune is splitIdentifier without its ASCII path.
+func splitByRune(s string) []string {
+	rs := []rune(s)
+	var parts []string
+	start := 0
+	for i := 1; i < len(rs); i++ {
+		prev, cur := rs[i-1], rs[i]
+		boundary := false
+		switch {
+		case unicode.IsLower(prev) && unicode.IsUpper(cur):
+			boundary = true
+		case unicode.IsUpper(prev) && unicode.IsUpper(cur) && i+1 < len(rs) && unicode.IsLower(rs[i+1]) && !pluralAcronym(rs, i+1):
+			boundary = true
+		case unicode.IsDigit(prev) != unicode.IsDigit(cur) && (unicode.IsLetter(prev) || unicode.IsLetter(cur)):
+			boundary = true
+		}
+		if boundary {
+			parts = append(parts, string(rs[start:i]))
+			start = i
+		}
+	}
+	return append(parts, string(rs[start:]))
+}
+
+// FuzzSplitIdentifier: the ASCII path splits as the rune-by-rune one.
+func FuzzSplitIdentifier(f *testing.F) {
+	for _, s := range []string{"runTool", "HTTPServer", "IDs", "APIsFor", "http2Server", "v2", "don't", "a_b-c", "URLs", "", "ABCs1", "x9Y"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := splitIdentifier(s), splitByRune(s); !slices.Equal(got, want) {
+			t.Fatalf("splitIdentifier(%q) = %q, want %q", s, got, want)
+		}
+	})
 }
