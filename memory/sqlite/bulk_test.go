@@ -186,3 +186,24 @@ func TestBulkImportKeepsVectorsUpToAFailedBatch(t *testing.T) {
 		t.Fatalf("lexical search after a failed embedding: %v, %v", rs, err)
 	}
 }
+
+// BenchmarkImportEmptyScope is a fresh clone's first import of n project
+// memories into an empty index, in process: bulkAdd, with the vectors and
+// lexical texts worked out beside SQLite.
+func BenchmarkImportEmptyScope(b *testing.B) {
+	ms := bulkSample(20_000)
+	for b.Loop() {
+		b.StopTimer()
+		s, err := Open(b.Context(), filepath.Join(b.TempDir(), "acolyte.db"), static.New())
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		if _, err := s.ReplaceScope(b.Context(), memory.ScopeProject, "/src/app", append([]memory.Memory(nil), ms...)); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		s.Close()
+		b.StartTimer()
+	}
+}
