@@ -101,17 +101,16 @@ func Check(root string) (Report, error) {
 	}
 	var lines map[string]int // only a file with a secret needs its line numbers
 	var storedSecrets []string
-	for _, m := range existing {
-		if sec, found := format.FindSecret(m); found {
-			if lines == nil {
-				lines = lineNumbers(data)
-			}
-			line := lines[m.ID]
-			report.Problems = append(report.Problems, Problem{Line: line, Message: fmt.Sprintf("%s %s; delete that line, rotate the credential and rewrite it without the secret",
-				sec.Name(m, fmt.Sprintf("on line %d", line)), sec.Phrase())})
-			if !IsDerived(m) && sec.Field != "id" {
-				storedSecrets = append(storedSecrets, m.ID)
-			}
+	for _, found := range format.FindSecrets(existing) {
+		m, sec := existing[found.Index], found.Secret
+		if lines == nil {
+			lines = lineNumbers(data)
+		}
+		line := lines[m.ID]
+		report.Problems = append(report.Problems, Problem{Line: line, Message: fmt.Sprintf("%s %s; delete that line, rotate the credential and rewrite it without the secret",
+			sec.Name(m, fmt.Sprintf("on line %d", line)), sec.Phrase())})
+		if !IsDerived(m) && sec.Field != "id" {
+			storedSecrets = append(storedSecrets, m.ID)
 		}
 	}
 	if deriveErr == nil {
