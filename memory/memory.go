@@ -11,6 +11,8 @@ package memory
 import (
 	"errors"
 	"fmt"
+	"iter"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -125,16 +127,29 @@ type Field struct{ Name, Text string }
 // (TestFieldsCoverEveryText). Scope, kind and author are acolyte's own
 // words; ScopeKey is the checkout's path or the session's name.
 func (m Memory) Fields() []Field {
-	out := make([]Field, 0, 5+len(m.Paths)+len(m.Globs))
-	out = append(out, Field{"id", m.ID}, Field{"content", m.Content}, Field{"topic", m.Topic},
-		Field{"source", m.Source}, Field{"commit", m.Commit})
-	for _, p := range m.Paths {
-		out = append(out, Field{"paths", p})
+	return slices.AppendSeq(make([]Field, 0, 5+len(m.Paths)+len(m.Globs)), m.AllFields())
+}
+
+// AllFields is Fields one at a time, without a slice of them: the secret
+// scan of every memory of a large file allocated one slice per memory.
+func (m *Memory) AllFields() iter.Seq[Field] {
+	return func(yield func(Field) bool) {
+		for _, f := range [...]Field{{"id", m.ID}, {"content", m.Content}, {"topic", m.Topic}, {"source", m.Source}, {"commit", m.Commit}} {
+			if !yield(f) {
+				return
+			}
+		}
+		for _, p := range m.Paths {
+			if !yield(Field{"paths", p}) {
+				return
+			}
+		}
+		for _, g := range m.Globs {
+			if !yield(Field{"globs", g}) {
+				return
+			}
+		}
 	}
-	for _, g := range m.Globs {
-		out = append(out, Field{"globs", g})
-	}
-	return out
 }
 
 // Errors callers can test for with errors.Is.

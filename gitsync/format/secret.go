@@ -23,7 +23,7 @@ type Secret struct {
 // or through gitsync.RefuseSecret, so that no road checks only the content
 // and forgets a topic, a source, a commit, a path or an id.
 func FindSecret(m memory.Memory) (Secret, bool) {
-	for _, f := range m.Fields() {
+	for f := range m.AllFields() {
 		if f.Text == "" {
 			continue
 		}
