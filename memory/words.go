@@ -55,6 +55,9 @@ func identifierWholes(text string) []string {
 	for _, field := range strings.FieldsFunc(text, func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' && r != '-'
 	}) {
+		if plainWord(field) {
+			continue // one part, as Words would find it; most words of prose
+		}
 		parts := Words(field)
 		if len(parts) < 2 {
 			continue
@@ -65,6 +68,21 @@ func identifierWholes(text string) []string {
 		}
 	}
 	return out
+}
+
+// plainWord reports whether s is ASCII letters, lower case after the
+// first: a word Words leaves whole, which identifierWholes can skip
+// without splitting it (FuzzIdentifierWholes).
+func plainWord(s string) bool {
+	if s == "" || !('a' <= s[0] && s[0] <= 'z' || 'A' <= s[0] && s[0] <= 'Z') {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if s[i] < 'a' || s[i] > 'z' {
+			return false
+		}
+	}
+	return true
 }
 
 // splitIdentifier breaks camelCase, PascalCase and ACRONYMWord boundaries and

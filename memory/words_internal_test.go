@@ -2,6 +2,7 @@ package memory
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"unicode"
 )
@@ -79,6 +80,27 @@ func FuzzSplitIdentifier(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		if got, want := splitIdentifier(s), splitByRune(s); !slices.Equal(got, want) {
 			t.Fatalf("splitIdentifier(%q) = %q, want %q", s, got, want)
+		}
+	})
+}
+
+// FuzzIdentifierWholes: skipping plain words gives the wholes that
+// splitting every field gives.
+func FuzzIdentifierWholes(f *testing.F) {
+	for _, s := range []string{"The runTool and parse_config, HTTPServer v2", "IDs of URLs", "naïve café-bar", "Don't stop", "a-b c_d E"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		var want []string
+		for _, field := range strings.FieldsFunc(text, func(r rune) bool {
+			return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' && r != '-'
+		}) {
+			if parts := Words(field); len(parts) >= 2 && !slices.Contains(want, strings.Join(parts, "")) {
+				want = append(want, strings.Join(parts, ""))
+			}
+		}
+		if got := identifierWholes(text); !slices.Equal(got, want) {
+			t.Fatalf("identifierWholes(%q) = %q, want %q", text, got, want)
 		}
 	})
 }
