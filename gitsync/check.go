@@ -101,22 +101,25 @@ func Check(root string) (Report, error) {
 	}
 	var lines map[string]int // only a file with a secret needs its line numbers
 	var storedSecrets []string
-	for _, m := range existing {
-		if sec, found := format.FindSecret(m); found {
-			if lines == nil {
-				lines = lineNumbers(data)
-			}
-			line := lines[m.ID]
-			report.Problems = append(report.Problems, Problem{Line: line, Message: fmt.Sprintf("%s %s; delete that line, rotate the credential and rewrite it without the secret",
-				sec.Name(m, fmt.Sprintf("on line %d", line)), sec.Phrase())})
-			if !IsDerived(m) && sec.Field != "id" {
-				storedSecrets = append(storedSecrets, m.ID)
-			}
+	for _, found := range format.FindSecrets(existing) {
+		m, sec := existing[found.Index], found.Secret
+		if lines == nil {
+			lines = lineNumbers(data)
+		}
+		line := lines[m.ID]
+		report.Problems = append(report.Problems, Problem{Line: line, Message: fmt.Sprintf("%s %s; delete that line, rotate the credential and rewrite it without the secret",
+			sec.Name(m, fmt.Sprintf("on line %d", line)), sec.Phrase())})
+		if !IsDerived(m) && sec.Field != "id" {
+			storedSecrets = append(storedSecrets, m.ID)
 		}
 	}
 	if deriveErr == nil {
-		refreshed := Refresh(existing, derived)
-		report.Changes = Diff(existing, refreshed)
+		// Only derived memories, and any whose id a derived one takes, can
+		// change: a large file's stored memories would pass through
+		// Refresh and Diff unchanged, copied and compared for nothing.
+		derivable := derivableAmong(existing, derived)
+		refreshed := Refresh(derivable, derived)
+		report.Changes = Diff(derivable, refreshed)
 		if len(report.Changes) > 0 {
 			report.Problems = append(report.Problems, Problem{Message: fmt.Sprintf("%d rule and seed memories differ from AGENTS.md and %s/%s", len(report.Changes), format.Dir, SeedsFile)})
 		} else if missing && len(refreshed) > 0 {
@@ -144,6 +147,24 @@ func Check(root string) (Report, error) {
 		report.Fix = "run `" + FixCommand + "` and commit " + rel
 	}
 	return report, nil
+}
+
+// derivableAmong is the memories of existing that Refresh(existing,
+// derived) may drop or replace: the derived ones, and any whose id a
+// derived memory takes. Refresh and Diff over them alone give the changes
+// they give over all of existing.
+func derivableAmong(existing, derived []memory.Memory) []memory.Memory {
+	taken := make(map[string]bool, len(derived))
+	for _, d := range derived {
+		taken[d.ID] = true
+	}
+	var out []memory.Memory
+	for _, m := range existing {
+		if IsDerived(m) || taken[m.ID] {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // checkForgotten reads forgotten.jsonl for Check: it returns the memories

@@ -3,6 +3,8 @@ package gitsync
 import (
 	"encoding/json"
 	"os"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -138,5 +140,34 @@ func TestCheckFindsForgottenLinesAndBadTombstones(t *testing.T) {
 	report, err = Check(root)
 	if err != nil || report.OK || !strings.Contains(report.Problems[0].Message, "forgotten.jsonl:1") {
 		t.Fatalf("report = %+v, %v", report, err)
+	}
+}
+
+// TestCheckDiffsOnlyWhatRefreshCanChange: the changes Check computes from
+// the derived memories and those whose id a derived one takes are the
+// changes Refresh and Diff give over the whole file, in either order of
+// the file.
+func TestCheckDiffsOnlyWhatRefreshCanChange(t *testing.T) {
+	rule := func(id, content string) memory.Memory {
+		return memory.Memory{ID: id, Scope: memory.ScopeProject, Kind: memory.KindRule, Content: content, Source: "AGENTS.md#Rules"}
+	}
+	existing := []memory.Memory{
+		stored("01A", "a stored fact", t0),
+		rule("r-1", "an unchanged rule"),
+		rule("r-2", "a rule that changes"),
+		rule("r-3", "a rule that is gone"),
+		stored("r-4", "a stored fact whose id a rule takes", t0),
+		{ID: "s-1", Scope: memory.ScopeProject, Kind: memory.KindSeed, Content: "a seed", Source: SeedsFile},
+		stored("z-1", "a later stored fact", t0),
+	}
+	derived := []memory.Memory{rule("r-1", "an unchanged rule"), rule("r-2", "the rule, changed"), rule("r-4", "a rule"), rule("r-5", "a new rule")}
+	reversed := slices.Clone(existing)
+	slices.Reverse(reversed)
+	for _, mems := range [][]memory.Memory{existing, reversed} {
+		want := Diff(mems, Refresh(mems, derived))
+		sub := derivableAmong(mems, derived)
+		if got := Diff(sub, Refresh(sub, derived)); !reflect.DeepEqual(got, want) || len(want) != 5 {
+			t.Errorf("over the derivable memories:\n%+v\nover all:\n%+v", got, want)
+		}
 	}
 }

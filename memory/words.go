@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Words splits text into lowercase words, breaking identifiers apart the way
@@ -54,6 +55,9 @@ func identifierWholes(text string) []string {
 	for _, field := range strings.FieldsFunc(text, func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' && r != '-'
 	}) {
+		if plainWord(field) {
+			continue // one part, as Words would find it; most words of prose
+		}
 		parts := Words(field)
 		if len(parts) < 2 {
 			continue
@@ -66,9 +70,27 @@ func identifierWholes(text string) []string {
 	return out
 }
 
+// plainWord reports whether s is ASCII letters, lower case after the
+// first: a word Words leaves whole, which identifierWholes can skip
+// without splitting it (FuzzIdentifierWholes).
+func plainWord(s string) bool {
+	if s == "" || !('a' <= s[0] && s[0] <= 'z' || 'A' <= s[0] && s[0] <= 'Z') {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if s[i] < 'a' || s[i] > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
 // splitIdentifier breaks camelCase, PascalCase and ACRONYMWord boundaries and
 // separates letters from digits.
 func splitIdentifier(s string) []string {
+	if parts, ok := splitASCIIIdentifier(s); ok {
+		return parts
+	}
 	rs := []rune(s)
 	var parts []string
 	start := 0
@@ -91,6 +113,41 @@ func splitIdentifier(s string) []string {
 		}
 	}
 	return append(parts, string(rs[start:]))
+}
+
+// splitASCIIIdentifier is splitIdentifier for ASCII s, where each byte is
+// a rune and unicode's classes are the ASCII ranges: the parts are slices
+// of s rather than strings built from its runes, which was most of what
+// deriving the lexical text of an imported memory cost.
+// FuzzSplitIdentifier holds the two together. ok is false for other s.
+func splitASCIIIdentifier(s string) (parts []string, ok bool) {
+	lower := func(c byte) bool { return 'a' <= c && c <= 'z' }
+	upper := func(c byte) bool { return 'A' <= c && c <= 'Z' }
+	digit := func(c byte) bool { return '0' <= c && c <= '9' }
+	start := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return nil, false
+		}
+		if i == 0 {
+			continue
+		}
+		prev, cur := s[i-1], s[i]
+		boundary := false
+		switch {
+		case lower(prev) && upper(cur):
+			boundary = true
+		case upper(prev) && upper(cur) && i+1 < len(s) && lower(s[i+1]) && !(s[i+1] == 's' && (i+2 == len(s) || !lower(s[i+2]))):
+			boundary = true // the S in HTTPServer starts a new word; the s of IDs does not
+		case digit(prev) != digit(cur) && (lower(prev) || upper(prev) || lower(cur) || upper(cur)):
+			boundary = true
+		}
+		if boundary {
+			parts = append(parts, s[start:i])
+			start = i
+		}
+	}
+	return append(parts, s[start:]), true
 }
 
 // pluralAcronym reports whether the lowercase letter at rs[i], after

@@ -193,3 +193,30 @@ func fuzzMergeInput(p []byte) []byte {
 	}
 	return []byte(b.String())
 }
+
+// FuzzParseLayoutTime: a time parseLayoutTime reads is the time
+// time.Parse reads, in UTC at millisecond precision, as parseTime keeps it;
+// and every time appendTime writes is one it reads.
+func FuzzParseLayoutTime(f *testing.F) {
+	for _, s := range []string{"2026-01-01T00:00:00.000Z", "2024-02-29T23:59:59.999Z", "2025-02-29T00:00:00.000Z", "0000-01-01T00:00:00.000Z",
+		"9999-12-31T23:59:59.999Z", "2026-04-31T00:00:00.000Z", "2026-01-01T24:00:00.000Z", "2026-01-01T00:00:60.000Z", "2026-1-01T00:00:00.000Z",
+		"2026-01-01T00:00:00.000+00:00", "2026-01-01 00:00:00.000Z", "+026-01-01T00:00:00.000Z"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		fast, ok := parseLayoutTime(s)
+		slow, err := time.Parse(time.RFC3339Nano, s)
+		if ok && (err != nil || fast != slow.UTC().Truncate(time.Millisecond)) {
+			t.Fatalf("parseLayoutTime(%q) = %v, time.Parse %v, %v", s, fast, slow, err)
+		}
+		if ok && string(appendTime(nil, fast)) != s {
+			t.Fatalf("parseLayoutTime(%q) = %v, which writes as %s", s, fast, appendTime(nil, fast))
+		}
+		if err == nil && slow.Year() >= 0 && slow.Year() <= 9999 {
+			written := string(appendTime(nil, slow))
+			if back, ok := parseLayoutTime(written); !ok || back != slow.UTC().Truncate(time.Millisecond) {
+				t.Fatalf("appendTime wrote %s for %v, read back %v, %v", written, slow, back, ok)
+			}
+		}
+	})
+}

@@ -1,6 +1,10 @@
 package format
 
 import (
+	"runtime"
+	"slices"
+	"sync"
+
 	"github.com/acolyte-dev/acolyte/gitsync/secrets"
 	"github.com/acolyte-dev/acolyte/memory"
 )
@@ -19,7 +23,7 @@ type Secret struct {
 // or through gitsync.RefuseSecret, so that no road checks only the content
 // and forgets a topic, a source, a commit, a path or an id.
 func FindSecret(m memory.Memory) (Secret, bool) {
-	for _, f := range m.Fields() {
+	for f := range m.AllFields() {
 		if f.Text == "" {
 			continue
 		}
@@ -49,4 +53,40 @@ func (s Secret) Name(m memory.Memory, where string) string {
 		return "the memory " + where
 	}
 	return "memory " + m.ID
+}
+
+// SecretAt is a memory of a list that holds a credential: its index in the
+// list, and where in it the credential is.
+type SecretAt struct {
+	Index int
+	Secret
+}
+
+// FindSecrets is FindSecret over every memory of mems, in mems' order. A
+// large list is scanned on every CPU, as DecodeAll decodes one: the scan was
+// about half of what `acolyte check` spent on 100k memories, and each
+// memory's scan is independent of the others'.
+func FindSecrets(mems []memory.Memory) []SecretAt {
+	scan := func(lo, hi int) []SecretAt {
+		var out []SecretAt
+		for i := lo; i < hi; i++ {
+			if sec, found := FindSecret(mems[i]); found {
+				out = append(out, SecretAt{i, sec})
+			}
+		}
+		return out
+	}
+	workers := runtime.GOMAXPROCS(0)
+	if len(mems) < 10_000 || workers < 2 {
+		return scan(0, len(mems))
+	}
+	chunk := (len(mems) + workers - 1) / workers
+	found := make([][]SecretAt, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := min(w*chunk, len(mems)), min((w+1)*chunk, len(mems))
+		wg.Go(func() { found[w] = scan(lo, hi) })
+	}
+	wg.Wait()
+	return slices.Concat(found...)
 }

@@ -129,3 +129,23 @@ func TestMergeLeavesOutSecretsAndSaysWhich(t *testing.T) {
 		t.Fatalf("report %q: want the id and never the secret", joined)
 	}
 }
+
+// TestDecodeFindsADuplicateAfterAscendingLines: DecodeAll indexes ids only
+// from the first one out of order, from the lines before it, blank and
+// invalid ones among them; a duplicate of any earlier line is still found
+// and placed at its line.
+func TestDecodeFindsADuplicateAfterAscendingLines(t *testing.T) {
+	a, b, c := stored("01A", "fact a", t0), stored("01B", "fact b", t0), stored("01C", "fact c", t0)
+	newerA := edited(a, "fact a, edited", t0.Add(time.Minute))
+	data := fileHead + line(a) + "\n" + `{"id":"01AB","kind":"nope","content":"x"}` + "\n" + line(b) + line(c) + line(newerA) + line(b)
+	d, err := DecodeAll("m", []byte(data))
+	if err != nil || len(d.Invalid) != 1 || d.Invalid[0].Line != 4 {
+		t.Fatalf("DecodeAll = %+v, %v", d, err)
+	}
+	if got := string(Encode(d.Memories)); got != string(Encode([]memory.Memory{newerA, b, c})) {
+		t.Fatalf("kept:\n%s", got)
+	}
+	if len(d.Duplicates) != 1 || d.Duplicates[0].Line != 2 || !strings.Contains(d.Duplicates[0].Error(), "also on line 7") {
+		t.Fatalf("duplicates: %v", d.Duplicates)
+	}
+}

@@ -2,6 +2,7 @@ package secrets
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -84,21 +85,34 @@ func familyRules() []secretRule {
 	}
 }
 
-// commandPasswords find a password given as a command's argument. Each
-// has one group, the password (the first that matched, for alternatives).
-var commandPasswords = []func() *regexp.Regexp{
+// commandPassword finds a password given as a command's argument: re has
+// one group, the password (the first that matched, for alternatives).
+type commandPassword struct {
+	// flag holds the literals, one of which is in every match of re (the
+	// flag that precedes the password). The rule's keywords are common in
+	// prose ("after a failed login"), where the flag almost never is, and
+	// a backtracking regexp over such a line cost more than the rest of
+	// the scan of a large memories file.
+	flag []string
+	re   func() *regexp.Regexp
+}
+
+var commandPasswords = []commandPassword{
 	// mysql -pSECRET: glued, since -p alone prompts.
-	lazyRegexp(`\b(?:mysql|mysqldump|mysqladmin|mariadb|mysqlsh)\b[^\n]*?\s-p([^\s'"-][^\s'"]*)`),
-	lazyRegexp(`\bcurl\b[^\n]*?\s(?:-u|--user)\s*['"]?[^\s:'"]+:([^\s'"@]+)`),
-	lazyRegexp(`\bsshpass\b[^\n]*?\s-p\s*(?:'([^']+)'|"([^"]+)"|(\S+))`),
-	lazyRegexp(`\b(?:docker|podman|nerdctl|helm|buildah|skopeo|oras|crane|cf|oc|az\s+acr)\b[^\n]*?\blogin\b[^\n]*?\s(?:-p|--password)(?:\s+|=)(?:'([^']+)'|"([^"]+)"|(\S+))`),
-	lazyRegexp(`\bredis-cli\b[^\n]*?\s(?:-a|--pass)\s+(?:'([^']+)'|"([^"]+)"|(\S+))`),
-	lazyRegexp(`\s--password\s+(?:'([^']+)'|"([^"]+)"|([^\s-]\S*))`),
+	{[]string{"-p"}, lazyRegexp(`\b(?:mysql|mysqldump|mysqladmin|mariadb|mysqlsh)\b[^\n]*?\s-p([^\s'"-][^\s'"]*)`)},
+	{[]string{"-u"}, lazyRegexp(`\bcurl\b[^\n]*?\s(?:-u|--user)\s*['"]?[^\s:'"]+:([^\s'"@]+)`)},
+	{[]string{"-p"}, lazyRegexp(`\bsshpass\b[^\n]*?\s-p\s*(?:'([^']+)'|"([^"]+)"|(\S+))`)},
+	{[]string{"-p"}, lazyRegexp(`\b(?:docker|podman|nerdctl|helm|buildah|skopeo|oras|crane|cf|oc|az\s+acr)\b[^\n]*?\blogin\b[^\n]*?\s(?:-p|--password)(?:\s+|=)(?:'([^']+)'|"([^"]+)"|(\S+))`)},
+	{[]string{"-a", "-p"}, lazyRegexp(`\bredis-cli\b[^\n]*?\s(?:-a|--pass)\s+(?:'([^']+)'|"([^"]+)"|(\S+))`)},
+	{[]string{"--password"}, lazyRegexp(`\s--password\s+(?:'([^']+)'|"([^"]+)"|([^\s-]\S*))`)},
 }
 
 func findCommandPassword(line string, hit func(start, end int)) {
-	for _, re := range commandPasswords {
-		for _, m := range re().FindAllStringSubmatchIndex(line, -1) {
+	for _, c := range commandPasswords {
+		if !slices.ContainsFunc(c.flag, func(f string) bool { return strings.Contains(line, f) }) {
+			continue
+		}
+		for _, m := range c.re().FindAllStringSubmatchIndex(line, -1) {
 			for g := 2; g+1 < len(m); g += 2 {
 				if m[g] >= 0 && commandValue(line[m[g]:m[g+1]]) {
 					hit(m[g], m[g+1])

@@ -1,6 +1,9 @@
 package secrets
 
-import "strings"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // normalize undoes what hides a credential from the rules without
 // changing it: invisible characters inside it (zero-width spaces and
@@ -77,6 +80,15 @@ func splitLength(text string, i int) int {
 var invisibles = []string{"\u00ad", "\u200b", "\u200c", "\u200d", "\u2060", "\ufeff"}
 
 func hasInvisible(text string) bool {
+	// Every invisible is outside ASCII, and most texts are ASCII: one pass
+	// over the bytes instead of one search per invisible.
+	ascii := true
+	for i := 0; i < len(text) && ascii; i++ {
+		ascii = text[i] < utf8.RuneSelf
+	}
+	if ascii {
+		return false
+	}
 	for _, r := range invisibles {
 		if strings.Contains(text, r) {
 			return true
@@ -88,6 +100,10 @@ func hasInvisible(text string) bool {
 // hasSplit reports whether splitAt would join anything in text, looking
 // only at its backticks and line breaks.
 func hasSplit(text string) bool {
+	// Most texts hold neither, which IndexByte finds faster than IndexAny.
+	if strings.IndexByte(text, '\n') < 0 && strings.IndexByte(text, '`') < 0 {
+		return false
+	}
 	for i := 0; i < len(text); {
 		j := strings.IndexAny(text[i:], "`\n")
 		if j < 0 {

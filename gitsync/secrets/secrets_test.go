@@ -3,6 +3,7 @@ package secrets
 import (
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -245,4 +246,28 @@ func TestPasswordWordsAreFound(t *testing.T) {
 // TestFresh measures the detector alone against the second held-out table.
 func TestFresh(t *testing.T) {
 	measure(t, "fresh", secretstest.Fresh, secretstest.FreshLookalikes)
+}
+
+// FuzzCommandPasswordFlags holds each command-password regexp to the flags
+// findCommandPassword looks for before running it: every match holds one,
+// so skipping a line that holds none skips nothing the regexp would find.
+func FuzzCommandPasswordFlags(f *testing.F) {
+	for _, c := range append(append(secretstest.Credentials, secretstest.Unseen...), secretstest.Fresh...) {
+		f.Add(c.Content)
+	}
+	for _, s := range []string{"mysql -pS3cret db", "docker login -u me -p s3cr3tPass registry", "podman login --password=x9Yq2 reg",
+		"redis-cli -a hunter22 ping", "redis-cli --pass hunter22", "run it with --password  p4ssw0rd", "curl --user a:b https://x",
+		"sshpass -p'abc' ssh", "curl -ua:b x", "mysql\t-px db", "the cli login after a failed login"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		for i, c := range commandPasswords {
+			for _, m := range c.re().FindAllStringIndex(line, -1) {
+				match := line[m[0]:m[1]]
+				if !slices.ContainsFunc(c.flag, func(flag string) bool { return strings.Contains(match, flag) }) {
+					t.Errorf("command password regexp %d matches %q, which holds none of %q", i, match, c.flag)
+				}
+			}
+		}
+	})
 }

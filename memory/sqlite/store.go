@@ -428,6 +428,13 @@ func (s *Store) replace(ctx context.Context, ms []memory.Memory, within *scopeRe
 	if len(changed) == 0 && len(remove) == 0 {
 		return st, nil
 	}
+	if within != nil && len(have) == 0 && len(changed) >= bulkMin {
+		warning, err := s.bulkAdd(ctx, changed)
+		if !errors.Is(err, errNoBulkSeqs) {
+			st.Warning = warning
+			return st, s.explain(err)
+		}
+	}
 	vecs, warning := s.embed(ctx, changed)
 	st.Warning = warning
 	err := s.inTx(ctx, func(tx *txn) error {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -181,4 +183,45 @@ func BenchmarkEmbedDocument(b *testing.B) {
 	benchmarkEmbed(b, memory.PurposeDocument,
 		"Tool execution layers: runTool() in agent/toolbox dispatches each call to the registered tool, "+
 			"wraps its error with the tool name and returns the JSON result to the model loop.")
+}
+
+// TestIndexedVocabularyFindsWhatTheTableFinds: a large batch looks tokens up
+// by hash, a small one by the table's binary search; both find the same
+// index for every token of the table and none for others, so a memory's
+// vector does not depend on the batch it was embedded in.
+func TestIndexedVocabularyFindsWhatTheTableFinds(t *testing.T) {
+	e := New()
+	table, err := e.load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	indexed := e.vocabulary(table, indexedBatch)
+	if _, ok := indexed.(wordIndex); !ok {
+		t.Fatalf("a batch of %d texts looks tokens up in %T", indexedBatch, indexed)
+	}
+	for i := range table.Len() {
+		w := table.Word(i)
+		if got, want := indexed.Find(w), table.Find(w); got != want {
+			t.Fatalf("token %q: by hash %d, by binary search %d", w, got, want)
+		}
+	}
+	for _, w := range []string{"", "zzzzqqq", "##", "##zzq", "Cache"} {
+		if got, want := indexed.Find(w), table.Find(w); got != want {
+			t.Fatalf("%q: by hash %d, by binary search %d", w, got, want)
+		}
+	}
+	texts := make([]string, indexedBatch)
+	for i := range texts {
+		texts[i] = fmt.Sprintf("The thumbnailer deduplicates HTTPServer uploads, naïvely, %d times", i)
+	}
+	batch, err := e.Embed(t.Context(), memory.PurposeDocument, texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, text := range texts {
+		one, err := e.Embed(t.Context(), memory.PurposeDocument, []string{text})
+		if err != nil || !slices.Equal(one[0], batch[i]) {
+			t.Fatalf("text %d: alone %v, %v; in a batch %v", i, one, err, batch[i])
+		}
+	}
 }

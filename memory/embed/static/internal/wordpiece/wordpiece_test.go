@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"encoding/json"
 	"os"
+	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/acolyte-dev/acolyte/memory/embed/static/internal/wordvec"
 )
@@ -134,6 +136,70 @@ func FuzzTokenize(f *testing.F) {
 		for _, id := range Tokenize(v, s) {
 			if id < 0 || id >= len(v.tokens) {
 				t.Fatalf("Tokenize(%q) gave id %d outside the vocabulary", s, id)
+			}
+		}
+	})
+}
+
+// piecesByRune is appendPieces as it was, building each candidate from the
+// word's runes: the reference FuzzPiecesMatchRuneSplit holds it to.
+func piecesByRune(ids []int, v Vocabulary, word string) []int {
+	if i := v.Find(word); i >= 0 {
+		return append(ids, i)
+	}
+	rs := []rune(word)
+	if len(rs) > maxWordRunes {
+		return ids
+	}
+	mark := len(ids)
+	for start := 0; start < len(rs); {
+		found := -1
+		end := len(rs)
+		for ; end > start; end-- {
+			piece := string(rs[start:end])
+			if start > 0 {
+				piece = Continuation + piece
+			}
+			if found = v.Find(piece); found >= 0 {
+				break
+			}
+		}
+		if found < 0 {
+			return ids[:mark]
+		}
+		ids = append(ids, found)
+		start = end
+	}
+	return ids
+}
+
+// FuzzPiecesMatchRuneSplit: whatever the text, normalize leaves valid
+// UTF-8, and every word of it splits into the pieces the rune-by-rune
+// split finds, in the real table and in a small one that leaves most
+// words in several pieces or unknown.
+func FuzzPiecesMatchRuneSplit(f *testing.F) {
+	for _, s := range []string{"unaffable runTool", "héllo wörld naïve", "日本語のテキスト", "deduplicates thumbnailer", "aaaa", "x" + strings.Repeat("ab", 60), "ﬁle Ǆ ß", "a\xffb"} {
+		f.Add(s)
+	}
+	data, err := os.ReadFile("../../tokvec.bin")
+	if err != nil {
+		f.Fatal(err)
+	}
+	table, err := wordvec.Open(string(data))
+	if err != nil {
+		f.Fatal(err)
+	}
+	small := vocabOf("un", "##aff", "##able", "a", "##a", "##b", "b", "h", "##é", "##llo", "日", "##本", "ö", "##ö", "de", "##dup")
+	f.Fuzz(func(t *testing.T, text string) {
+		norm := normalize(text)
+		if !utf8.ValidString(norm) {
+			t.Fatalf("normalize(%q) = %q, not valid UTF-8", text, norm)
+		}
+		for _, word := range preTokenize(norm) {
+			for _, v := range []Vocabulary{table, small} {
+				if got, want := appendPieces(nil, v, word), piecesByRune(nil, v, word); !slices.Equal(got, want) {
+					t.Fatalf("pieces of %q: %v, want %v", word, got, want)
+				}
 			}
 		}
 	})
