@@ -63,13 +63,20 @@ func (s *Store) bulkAdd(ctx context.Context, ms []memory.Memory) (string, error)
 			return err
 		}
 		defer restore()
-		var last int64
-		if err := tx.queryRow(`SELECT coalesce(max(seq), 0) FROM memories`).Scan(&last); err != nil {
+		var (
+			last int64
+			have int
+		)
+		if err := tx.queryRow(`SELECT coalesce(max(seq), 0), count(*) FROM memories`).Scan(&last, &have); err != nil {
 			return err
 		}
 		if last > math.MaxInt64-int64(len(ms)) {
 			// SQLite would pick random free seqs, which upsert leaves to it.
 			return errNoBulkSeqs
+		}
+		recreate, err := tx.dropIndexFor(bulkIndex, have, len(ms))
+		if err != nil {
+			return err
 		}
 		rows := make([]prepared, len(ms))
 		nowMs := s.now().UnixMilli()
@@ -93,9 +100,46 @@ func (s *Store) bulkAdd(ctx context.Context, ms []memory.Memory) (string, error)
 				return err
 			}
 		}
+		if err := recreate(); err != nil {
+			return err
+		}
 		return insertLexical(tx, ms, rows, last+1)
 	})
 	return warning, err
+}
+
+// bulkIndex is the index of memories that a bulk import builds after its
+// rows rather than row by row. It orders rows by content hash, which is
+// random, so each INSERT of 64 rows touched 64 leaf pages all over it and
+// copied each to the statement journal first; CREATE INDEX sorts the
+// rows once and writes its pages in order. The other indexes take rows
+// in the order a fresh file holds them (ids, seqs and one model), at
+// their ends.
+const bulkIndex = "memories_by_scope"
+
+// dropIndexFor drops index name inside the transaction when the n rows
+// about to be written are at least as many as the table holds, so that
+// building it afresh costs no more than the rows it saves; recreate puts
+// it back, from its own definition in the schema, before the transaction
+// commits. A transaction that fails rolls the drop back with the rest.
+func (t *txn) dropIndexFor(name string, have, n int) (recreate func() error, err error) {
+	if have > n {
+		return func() error { return nil }, nil
+	}
+	var def string
+	if err := t.queryRow(`SELECT sql FROM sqlite_schema WHERE type = 'index' AND name = ?`, name).Scan(&def); err != nil {
+		return nil, fmt.Errorf("read index %s: %w", name, err)
+	}
+	// DDL takes no bound parameters; name is our own constant.
+	if _, err := t.tx.ExecContext(t.stmtCtx, `DROP INDEX `+name); err != nil {
+		return nil, err
+	}
+	return func() error {
+		if _, err := t.tx.ExecContext(t.stmtCtx, def); err != nil {
+			return fmt.Errorf("recreate index %s: %w", name, err)
+		}
+		return nil
+	}, nil
 }
 
 // largerCache raises the connection's page cache to bulkCache for the

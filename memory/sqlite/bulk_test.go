@@ -75,6 +75,28 @@ func dumpIndex(t *testing.T, s *Store) []string {
 	return out
 }
 
+// schemaOf is every table, index and trigger as the schema defines it.
+func schemaOf(t *testing.T, s *Store) []string {
+	t.Helper()
+	rows, err := s.db.QueryContext(t.Context(), `SELECT type || ' ' || name || ' ' || tbl_name || ' ' || coalesce(sql, '') FROM sqlite_schema ORDER BY name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var def string
+		if err := rows.Scan(&def); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, def)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // TestBulkImportMatchesUpsert: an import into an empty scope, written in
 // bulk, leaves the rows, vectors, lexical index and search results that
 // the row-by-row upsert leaves, beside another scope's memories.
@@ -125,6 +147,15 @@ func TestBulkImportMatchesUpsert(t *testing.T) {
 		if _, err := s.db.ExecContext(ctx, `INSERT INTO memories_fts (memories_fts) VALUES ('integrity-check')`); err != nil {
 			t.Fatalf("lexical index: %v", err)
 		}
+		// Every index holds exactly its table's rows, the one the bulk
+		// import built after them (bulkIndex) included.
+		var check string
+		if err := s.db.QueryRowContext(ctx, `PRAGMA integrity_check`).Scan(&check); err != nil || check != "ok" {
+			t.Fatalf("integrity check: %q, %v", check, err)
+		}
+	}
+	if a, b := schemaOf(t, bulk), schemaOf(t, rows); !reflect.DeepEqual(a, b) {
+		t.Fatalf("schema after a bulk import:\n%q\nrow by row:\n%q", a, b)
 	}
 	vis := memory.Visibility{ProjectKey: key}
 	for _, q := range []string{"how are large uploads handled", "run tool", "HTTP server retry", "billing shard lock note 4242", "area cache"} {
