@@ -2,12 +2,14 @@ package sqlite
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 	"runtime"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/acolyte-dev/acolyte/memory"
 )
@@ -73,6 +75,12 @@ func (s *Store) bulkAdd(ctx context.Context, ms []memory.Memory) (string, error)
 		if last > math.MaxInt64-int64(len(ms)) {
 			// SQLite would pick random free seqs, which upsert leaves to it.
 			return errNoBulkSeqs
+		}
+		if have == 0 {
+			// The rows written are then every memory: the catalog is built
+			// as they are written, and the first search need not read them
+			// back (see patchedCatalog).
+			tx.built = newCatalogBuilder(s.model())
 		}
 		recreate, err := tx.dropIndexFor(bulkIndex, have, len(ms))
 		if err != nil {
@@ -182,6 +190,17 @@ func (s *Store) insertMemories(tx *txn, ms []memory.Memory, rows []prepared, fir
 			args = append(args, seq, m.ID, string(m.Scope), m.ScopeKey, string(m.Kind), m.Content, m.Topic, m.Source, r.hash,
 				created, updated, m.Tokens, m.Commit, r.paths, r.globs)
 			tx.touched[seq] = true
+			if tx.built != nil {
+				// What buildCatalog would read back: the vector is this
+				// model's and of this content.
+				var scale float32
+				var vec []int8
+				if len(r.vec) > 4 {
+					scale = math.Float32frombits(binary.LittleEndian.Uint32(r.vec))
+					vec = unsafe.Slice((*int8)(unsafe.Pointer(&r.vec[4])), len(r.vec)-4)
+				}
+				tx.built.add(seq, m.Scope, m.ScopeKey, kindCode(m.Kind), scale, vec)
+			}
 		}
 		q := `INSERT INTO memories (seq, id, scope, scope_key, kind, content, topic, source, content_hash, created_at, updated_at, tokens, commit_hash, paths, globs) VALUES ` +
 			placeholders(len(group), cols)

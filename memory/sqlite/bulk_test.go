@@ -238,3 +238,51 @@ func BenchmarkImportEmptyScope(b *testing.B) {
 		b.StartTimer()
 	}
 }
+
+// TestBulkImportSavesTheCatalog: a bulk import into an empty database
+// leaves the search catalog, kept and in its file, at the new generation
+// and exactly as a rebuild from the tables makes it, so the first search
+// reads no row back; with the embedder failing part way too.
+func TestBulkImportSavesTheCatalog(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		embedder memory.Embedder
+	}{
+		{"vectors", static.New()},
+		{"failed batch", &failAfter{Embedder: static.New()}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := t.Context()
+			s, err := Open(ctx, filepath.Join(t.TempDir(), "acolyte.db"), tc.embedder)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if _, err := s.ReplaceScope(ctx, memory.ScopeProject, "/src/app", bulkSample(3*embedBatch+17)); err != nil {
+				t.Fatal(err)
+			}
+			savedMatchesDatabase(t, s)
+			gen, err := s.generation(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			kept := s.savedCatalog(gen)
+			if kept == nil {
+				t.Fatal("no catalog kept at the import's generation")
+			}
+			defer s.releaseCatalog(kept)
+			rebuilt, err := s.buildCatalog(ctx, s.model())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(kept.seqs, rebuilt.seqs) || !reflect.DeepEqual(kept.groups, rebuilt.groups) ||
+				!reflect.DeepEqual(kept.scopes, rebuilt.scopes) || !reflect.DeepEqual(kept.keys, rebuilt.keys) ||
+				!reflect.DeepEqual(kept.kinds, rebuilt.kinds) || !reflect.DeepEqual(kept.vecAt, rebuilt.vecAt) ||
+				!reflect.DeepEqual(kept.scales, rebuilt.scales) || !reflect.DeepEqual(kept.vecs, rebuilt.vecs) ||
+				kept.dim != rebuilt.dim || kept.generation != rebuilt.generation {
+				t.Fatalf("kept catalog differs from a rebuild: %d memories, %d vectors; rebuilt %d, %d",
+					len(kept.seqs), len(kept.scales), len(rebuilt.seqs), len(rebuilt.scales))
+			}
+		})
+	}
+}
