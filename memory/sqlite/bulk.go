@@ -2,12 +2,14 @@ package sqlite
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 	"runtime"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/acolyte-dev/acolyte/memory"
 )
@@ -63,13 +65,26 @@ func (s *Store) bulkAdd(ctx context.Context, ms []memory.Memory) (string, error)
 			return err
 		}
 		defer restore()
-		var last int64
-		if err := tx.queryRow(`SELECT coalesce(max(seq), 0) FROM memories`).Scan(&last); err != nil {
+		var (
+			last int64
+			have int
+		)
+		if err := tx.queryRow(`SELECT coalesce(max(seq), 0), count(*) FROM memories`).Scan(&last, &have); err != nil {
 			return err
 		}
 		if last > math.MaxInt64-int64(len(ms)) {
 			// SQLite would pick random free seqs, which upsert leaves to it.
 			return errNoBulkSeqs
+		}
+		if have == 0 {
+			// The rows written are then every memory: the catalog is built
+			// as they are written, and the first search need not read them
+			// back (see patchedCatalog).
+			tx.built = newCatalogBuilder(s.model())
+		}
+		recreate, err := tx.dropIndexFor(bulkIndex, have, len(ms))
+		if err != nil {
+			return err
 		}
 		rows := make([]prepared, len(ms))
 		nowMs := s.now().UnixMilli()
@@ -93,9 +108,46 @@ func (s *Store) bulkAdd(ctx context.Context, ms []memory.Memory) (string, error)
 				return err
 			}
 		}
+		if err := recreate(); err != nil {
+			return err
+		}
 		return insertLexical(tx, ms, rows, last+1)
 	})
 	return warning, err
+}
+
+// bulkIndex is the index of memories that a bulk import builds after its
+// rows rather than row by row. It orders rows by content hash, which is
+// random, so each INSERT of 64 rows touched 64 leaf pages all over it and
+// copied each to the statement journal first; CREATE INDEX sorts the
+// rows once and writes its pages in order. The other indexes take rows
+// in the order a fresh file holds them (ids, seqs and one model), at
+// their ends.
+const bulkIndex = "memories_by_scope"
+
+// dropIndexFor drops index name inside the transaction when the n rows
+// about to be written are at least as many as the table holds, so that
+// building it afresh costs no more than the rows it saves; recreate puts
+// it back, from its own definition in the schema, before the transaction
+// commits. A transaction that fails rolls the drop back with the rest.
+func (t *txn) dropIndexFor(name string, have, n int) (recreate func() error, err error) {
+	if have > n {
+		return func() error { return nil }, nil
+	}
+	var def string
+	if err := t.queryRow(`SELECT sql FROM sqlite_schema WHERE type = 'index' AND name = ?`, name).Scan(&def); err != nil {
+		return nil, fmt.Errorf("read index %s: %w", name, err)
+	}
+	// DDL takes no bound parameters; name is our own constant.
+	if _, err := t.tx.ExecContext(t.stmtCtx, `DROP INDEX `+name); err != nil {
+		return nil, err
+	}
+	return func() error {
+		if _, err := t.tx.ExecContext(t.stmtCtx, def); err != nil {
+			return fmt.Errorf("recreate index %s: %w", name, err)
+		}
+		return nil
+	}, nil
 }
 
 // largerCache raises the connection's page cache to bulkCache for the
@@ -138,6 +190,17 @@ func (s *Store) insertMemories(tx *txn, ms []memory.Memory, rows []prepared, fir
 			args = append(args, seq, m.ID, string(m.Scope), m.ScopeKey, string(m.Kind), m.Content, m.Topic, m.Source, r.hash,
 				created, updated, m.Tokens, m.Commit, r.paths, r.globs)
 			tx.touched[seq] = true
+			if tx.built != nil {
+				// What buildCatalog would read back: the vector is this
+				// model's and of this content.
+				var scale float32
+				var vec []int8
+				if len(r.vec) > 4 {
+					scale = math.Float32frombits(binary.LittleEndian.Uint32(r.vec))
+					vec = unsafe.Slice((*int8)(unsafe.Pointer(&r.vec[4])), len(r.vec)-4)
+				}
+				tx.built.add(seq, m.Scope, m.ScopeKey, kindCode(m.Kind), scale, vec)
+			}
 		}
 		q := `INSERT INTO memories (seq, id, scope, scope_key, kind, content, topic, source, content_hash, created_at, updated_at, tokens, commit_hash, paths, globs) VALUES ` +
 			placeholders(len(group), cols)

@@ -75,6 +75,28 @@ func dumpIndex(t *testing.T, s *Store) []string {
 	return out
 }
 
+// schemaOf is every table, index and trigger as the schema defines it.
+func schemaOf(t *testing.T, s *Store) []string {
+	t.Helper()
+	rows, err := s.db.QueryContext(t.Context(), `SELECT type || ' ' || name || ' ' || tbl_name || ' ' || coalesce(sql, '') FROM sqlite_schema ORDER BY name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var def string
+		if err := rows.Scan(&def); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, def)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // TestBulkImportMatchesUpsert: an import into an empty scope, written in
 // bulk, leaves the rows, vectors, lexical index and search results that
 // the row-by-row upsert leaves, beside another scope's memories.
@@ -125,6 +147,15 @@ func TestBulkImportMatchesUpsert(t *testing.T) {
 		if _, err := s.db.ExecContext(ctx, `INSERT INTO memories_fts (memories_fts) VALUES ('integrity-check')`); err != nil {
 			t.Fatalf("lexical index: %v", err)
 		}
+		// Every index holds exactly its table's rows, the one the bulk
+		// import built after them (bulkIndex) included.
+		var check string
+		if err := s.db.QueryRowContext(ctx, `PRAGMA integrity_check`).Scan(&check); err != nil || check != "ok" {
+			t.Fatalf("integrity check: %q, %v", check, err)
+		}
+	}
+	if a, b := schemaOf(t, bulk), schemaOf(t, rows); !reflect.DeepEqual(a, b) {
+		t.Fatalf("schema after a bulk import:\n%q\nrow by row:\n%q", a, b)
 	}
 	vis := memory.Visibility{ProjectKey: key}
 	for _, q := range []string{"how are large uploads handled", "run tool", "HTTP server retry", "billing shard lock note 4242", "area cache"} {
@@ -205,5 +236,53 @@ func BenchmarkImportEmptyScope(b *testing.B) {
 		b.StopTimer()
 		s.Close()
 		b.StartTimer()
+	}
+}
+
+// TestBulkImportSavesTheCatalog: a bulk import into an empty database
+// leaves the search catalog, kept and in its file, at the new generation
+// and exactly as a rebuild from the tables makes it, so the first search
+// reads no row back; with the embedder failing part way too.
+func TestBulkImportSavesTheCatalog(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		embedder memory.Embedder
+	}{
+		{"vectors", static.New()},
+		{"failed batch", &failAfter{Embedder: static.New()}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := t.Context()
+			s, err := Open(ctx, filepath.Join(t.TempDir(), "acolyte.db"), tc.embedder)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if _, err := s.ReplaceScope(ctx, memory.ScopeProject, "/src/app", bulkSample(3*embedBatch+17)); err != nil {
+				t.Fatal(err)
+			}
+			savedMatchesDatabase(t, s)
+			gen, err := s.generation(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			kept := s.savedCatalog(gen)
+			if kept == nil {
+				t.Fatal("no catalog kept at the import's generation")
+			}
+			defer s.releaseCatalog(kept)
+			rebuilt, err := s.buildCatalog(ctx, s.model())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(kept.seqs, rebuilt.seqs) || !reflect.DeepEqual(kept.groups, rebuilt.groups) ||
+				!reflect.DeepEqual(kept.scopes, rebuilt.scopes) || !reflect.DeepEqual(kept.keys, rebuilt.keys) ||
+				!reflect.DeepEqual(kept.kinds, rebuilt.kinds) || !reflect.DeepEqual(kept.vecAt, rebuilt.vecAt) ||
+				!reflect.DeepEqual(kept.scales, rebuilt.scales) || !reflect.DeepEqual(kept.vecs, rebuilt.vecs) ||
+				kept.dim != rebuilt.dim || kept.generation != rebuilt.generation {
+				t.Fatalf("kept catalog differs from a rebuild: %d memories, %d vectors; rebuilt %d, %d",
+					len(kept.seqs), len(kept.scales), len(rebuilt.seqs), len(rebuilt.scales))
+			}
+		})
 	}
 }

@@ -353,6 +353,9 @@ type catalogPatch struct {
 	// nil for a patch that only adds memories, which is appended to the
 	// file instead (appendCatalog) and needs it only if that fails.
 	old *catalog
+	// whole, when not nil, is the catalog of generation gen entire, which
+	// the transaction built as it wrote (txn.built): nothing to patch.
+	whole *catalog
 }
 
 // readTouched reads back, inside tx, what the catalog holds about the
@@ -440,6 +443,13 @@ func mergeCatalog(p *catalogPatch) *catalog {
 // the catalog of generation before along; nil when there is no catalog to
 // patch or patching is not worth it.
 func (s *Store) patchedCatalog(tx *txn, before string) *catalogPatch {
+	if tx.built != nil {
+		c := tx.built.c
+		if err := tx.queryRow(`SELECT ` + currentGeneration).Scan(&c.generation); err != nil {
+			return nil
+		}
+		return &catalogPatch{model: c.model, gen: c.generation, whole: c}
+	}
 	if len(tx.touched) == 0 || len(tx.touched) > patchLimit {
 		return nil
 	}
@@ -465,6 +475,14 @@ func (s *Store) patchedCatalog(tx *txn, before string) *catalogPatch {
 // rewrite a 12 MB file. Anything else, or an append the file has no room
 // for, writes a patched copy.
 func (s *Store) publishCatalog(p *catalogPatch) {
+	if p.whole != nil {
+		// Only a cache: a failed write leaves the next process to rebuild.
+		_ = writeCatalog(s.catalogPath(p.model), p.whole)
+		s.catalogMu.Lock()
+		defer s.catalogMu.Unlock()
+		s.keepLocked(p.whole)
+		return
+	}
 	if p.old == nil {
 		if appendCatalog(s.catalogPath(p.model), p) == nil {
 			// The next search maps the file, which now holds the rows.

@@ -652,6 +652,10 @@ type txn struct {
 	stmts   map[string]*sql.Stmt
 	// touched holds the seqs the transaction wrote or removed.
 	touched map[int64]bool
+	// built, when not nil, is the whole catalog as the transaction leaves
+	// it, built by a writer that knew it wrote every memory (bulkAdd into
+	// an empty table): patchedCatalog then reads nothing back.
+	built *catalogBuilder
 }
 
 func (t *txn) stmt(q string) (*sql.Stmt, error) {
