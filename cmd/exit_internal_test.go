@@ -45,15 +45,7 @@ func TestExitCode(t *testing.T) {
 // Every error code cmd/exit.go can give is documented in JSON.md's
 // "Errors" table with its exit code, and the table lists no other.
 func TestErrorCodesMatchDoc(t *testing.T) {
-	b, err := os.ReadFile("JSON.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(b), "\n## Errors\n")
-	if !ok {
-		t.Fatal("JSON.md has no Errors section")
-	}
-	section, _, _ = strings.Cut(section, "\n## ")
+	section := jsonDocSection(t, "Errors")
 	row := regexp.MustCompile("(?m)^\\| `([a-z_]+)` \\| ([0-9]) \\|")
 	documented := map[string]int{}
 	for _, m := range row.FindAllStringSubmatch(section, -1) {
@@ -79,15 +71,7 @@ func TestErrorCodesMatchDoc(t *testing.T) {
 // Every warning code warn is given is in JSON.md's Warnings table, and
 // the table lists no other.
 func TestWarningCodesMatchDoc(t *testing.T) {
-	b, err := os.ReadFile("JSON.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(b), "\n## Warnings\n")
-	if !ok {
-		t.Fatal("JSON.md has no Warnings section")
-	}
-	section, _, _ = strings.Cut(section, "\n## ")
+	section := jsonDocSection(t, "Warnings")
 	var documented []string
 	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z_]+)` \\|").FindAllStringSubmatch(section, -1) {
 		documented = append(documented, m[1])
@@ -97,4 +81,19 @@ func TestWarningCodesMatchDoc(t *testing.T) {
 	if !slices.Equal(documented, coded) {
 		t.Errorf("JSON.md documents warning codes %v; cmd/warn.go gives %v", documented, coded)
 	}
+}
+
+// jsonDocSection is the text of JSON.md's "## heading" section.
+func jsonDocSection(t *testing.T, heading string) string {
+	t.Helper()
+	b, err := os.ReadFile("JSON.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(b), "\n## "+heading+"\n")
+	if !ok {
+		t.Fatalf("JSON.md has no %s section", heading)
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	return section
 }
