@@ -828,11 +828,16 @@ func testMigrateToVersion6(t *testing.T, c *cluster) {
 		v5 = append(v5, postgres.Migration(v))
 	}
 	c.srv.Admin(t, db, append(v5, "UPDATE acolyte_schema SET version = 5")...)
-	for role, q := range map[string][]string{
-		"bob": {`INSERT INTO team_memories (id, team, kind, content, content_hash, lexical, created_at, updated_at, tokens)
+	// In order: alice's planted rows point at bob's memory, which must
+	// exist first (a map would run them in either order).
+	for _, step := range []struct {
+		role string
+		q    []string
+	}{
+		{"bob", []string{`INSERT INTO team_memories (id, team, kind, content, content_hash, lexical, created_at, updated_at, tokens)
 				VALUES ('01JBBBBBBBBBBBBBBBBBBBBBBB', 'blue', 'stored', 'blue deploys on Monday', 'hb', 'blue deploys on Monday', now(), now(), 5)`,
-			`INSERT INTO team_embeddings (id, team, model, vec) VALUES ('01JBBBBBBBBBBBBBBBBBBBBBBB', 'blue', 'm', '\x0000803f')`},
-		"alice": {`INSERT INTO team_memories (id, team, kind, content, content_hash, lexical, created_at, updated_at, tokens)
+			`INSERT INTO team_embeddings (id, team, model, vec) VALUES ('01JBBBBBBBBBBBBBBBBBBBBBBB', 'blue', 'm', '\x0000803f')`}},
+		{"alice", []string{`INSERT INTO team_memories (id, team, kind, content, content_hash, lexical, created_at, updated_at, tokens)
 				VALUES ('01JAAAAAAAAAAAAAAAAAAAAAAA', 'red', 'stored', 'The staging database is reached through bastion-2', 'ha',
 				        'The staging database is reached through bastion 2', now(), now(), 12)`,
 			`INSERT INTO team_embeddings (id, team, model, vec) VALUES ('01JAAAAAAAAAAAAAAAAAAAAAAA', 'red', 'm', '\x0000803f')`,
@@ -842,8 +847,9 @@ func testMigrateToVersion6(t *testing.T, c *cluster) {
 			`INSERT INTO team_sketches (id, model, team, cell, sketch) VALUES ('01JBBBBBBBBBBBBBBBBBBBBBBB', 'm', 'red', 0, B'1')`,
 			`INSERT INTO team_memories (id, team, kind, content, content_hash, lexical, created_at, updated_at, tokens)
 				VALUES ('01JGGGGGGGGGGGGGGGGGGGGGGG', 'red', 'stored', 'gone soon', 'hg', 'gone soon', now(), now(), 2)`,
-			`DELETE FROM team_memories WHERE id = '01JGGGGGGGGGGGGGGGGGGGGGGG'`},
+			`DELETE FROM team_memories WHERE id = '01JGGGGGGGGGGGGGGGGGGGGGGG'`}},
 	} {
+		role, q := step.role, step.q
 		conn, err := pgx.Connect(ctx, c.srv.URL(role, db))
 		if err != nil {
 			t.Fatal(err)
