@@ -89,7 +89,10 @@ func teamSide[T any](ctx context.Context, t WithTeam, what string, f func(contex
 		}
 		var zero T
 		err := fmt.Errorf("%s: %w", what, a.err)
-		if ctx.Err() != nil {
+		// The bound may surface first as the driver's own deadline (a
+		// socket deadline set from ctx's), before ctx itself reports it.
+		ranOut := ctx.Err() != nil || errors.Is(a.err, context.DeadlineExceeded) || (bound > 0 && a.took >= bound)
+		if ranOut {
 			err = fmt.Errorf("%s: %w (waited %s): %w", what, ErrTeamSlow, bound, a.err)
 			if t.Pacer != nil {
 				t.Pacer.LeftOut(bound)
