@@ -24,11 +24,7 @@ const idPrefix = `{"id":"`
 
 // lineID returns the id of a canonical memory line.
 func lineID(line []byte) (string, bool) {
-	rest, ok := bytes.CutPrefix(line, []byte(idPrefix))
-	if !ok {
-		return "", false
-	}
-	id, _, ok := bytes.Cut(rest, []byte(`"`))
+	id, ok := lineIDBytes(line)
 	return string(id), ok
 }
 
@@ -56,73 +52,18 @@ func eachLine(data []byte, fn func(start int, line []byte) bool) error {
 // InsertLine adds the encoded memory m to a memories file in id order. New
 // ids are time-ordered, so the place is almost always the end.
 func InsertLine(data []byte, m memory.Memory) ([][]byte, error) {
-	line := encodeRecord(m)
-	at := len(data)
-	var bad bool
-	err := eachLine(data, func(start int, l []byte) bool {
-		id, ok := lineID(l)
-		switch {
-		case !ok || id == m.ID:
-			bad = true
-			return false
-		case id > m.ID:
-			at = start
-			return false
-		}
-		return true
-	})
-	if err != nil || bad {
-		return nil, ErrNotPatchable
-	}
-	return [][]byte{data[:at], line, data[at:]}, nil
+	return Splice(data, nil, []memory.Memory{m})
 }
 
 // RemoveLines drops the lines of the memories with these ids. Every id must
 // be found exactly once.
 func RemoveLines(data []byte, ids map[string]bool) ([][]byte, error) {
-	// The kept runs of lines, in order, sharing data's memory.
-	var out [][]byte
-	from := 0
-	found := 0
-	var bad bool
-	err := eachLine(data, func(start int, l []byte) bool {
-		id, ok := lineID(l)
-		if !ok {
-			bad = true
-			return false
-		}
-		if ids[id] {
-			found++
-			out = append(out, data[from:start])
-			from = start + len(l)
-		}
-		return true
-	})
-	if err != nil || bad || found != len(ids) {
-		return nil, ErrNotPatchable
-	}
-	return append(out, data[from:]), nil
+	return Splice(data, ids, nil)
 }
 
 // ReplaceLine swaps the line of m's id for m's encoding.
 func ReplaceLine(data []byte, m memory.Memory) ([][]byte, error) {
-	var at, end int
-	err := eachLine(data, func(start int, l []byte) bool {
-		id, ok := lineID(l)
-		if !ok {
-			at, end = -1, -1
-			return false
-		}
-		if id == m.ID {
-			at, end = start, start+len(l)
-			return false
-		}
-		return true
-	})
-	if err != nil || at <= 0 {
-		return nil, ErrNotPatchable
-	}
-	return [][]byte{data[:at], encodeRecord(m), data[end:]}, nil
+	return Splice(data, map[string]bool{m.ID: true}, []memory.Memory{m})
 }
 
 // AppendLine returns m's line when it goes at the very end of a canonical
@@ -279,10 +220,6 @@ func Splice(data []byte, remove map[string]bool, insert []memory.Memory) ([][]by
 		if insert[i-1].ID >= insert[i].ID {
 			return nil, ErrNotPatchable
 		}
-	}
-	nl := bytes.IndexByte(data, '\n')
-	if nl < 0 {
-		return nil, ErrNotPatchable
 	}
 	out := [][]byte{}
 	from, found, next := 0, 0, 0
