@@ -50,6 +50,8 @@ func (w *Workspace) importDiff(ctx context.Context, data []byte, hash, lastState
 	if !ok {
 		return out, false, nil
 	}
+	// Every line taken from the base is decoded before this returns.
+	defer sh.close()
 	fromBase, removedFromBase, _, err := format.DiffLines(sh.base, data, maxJournal+maxDiffChanges)
 	if err != nil {
 		return out, false, nil

@@ -15,6 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/acolyte-dev/acolyte/internal/atomicfile"
+	"github.com/acolyte-dev/acolyte/internal/mapfile"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -255,7 +256,7 @@ var errBadCatalog = errors.New("search catalog is unreadable")
 
 // readCatalog maps the file at path and reads it in place.
 func readCatalog(path, model string) (*catalog, error) {
-	data, unmap, err := mapFile(path)
+	data, unmap, err := mapfile.Map(path)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,6 @@
 //go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
 
-package sqlite
+package mapfile
 
 import (
 	"fmt"
@@ -8,10 +8,9 @@ import (
 	"syscall"
 )
 
-// mapFile maps the file at path read-only. The catalog files it serves are
-// replaced by rename and never written in place, so the mapping cannot
-// change under its reader.
-func mapFile(path string) (data []byte, unmap func(), err error) {
+// Map maps the file at path read-only; unmap releases it, after which
+// nothing may touch data. An empty file cannot be mapped and is an error.
+func Map(path string) (data []byte, unmap func(), err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
