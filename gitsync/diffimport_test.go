@@ -3,6 +3,7 @@ package gitsync
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"testing"
@@ -225,5 +226,149 @@ func TestJournalFollowsCheckoutsBackAndForth(t *testing.T) {
 	}
 	if !journaled {
 		t.Error("no checkout left a journal: every import rewrote the shadow")
+	}
+}
+
+// A forget and an edit through the fast path put their lines in the
+// shadow's journal instead of rewriting its base, and base and journal
+// still make exactly the file: after every write, and after the checkout
+// whose import then diffs against them. A memory added and forgotten again
+// leaves no entry behind: the base never had it.
+func TestFastPathWritesGoToTheShadowsJournal(t *testing.T) {
+	w := workspaceIn(t)
+	ctx := t.Context()
+	addAll(t, w, "the parser is hand written", "the cache is per request", "logs go to stderr", "billing retries three times")
+	mems, err := format.ReadFile(format.MemoriesPath(w.Repo.Root))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := os.ReadFile(w.shadowPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	baseInfo, err := os.Stat(w.shadowPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var added memory.Added
+	steps := []struct {
+		name  string
+		write func() error
+	}{
+		{"forget a line the base has", func() error { _, err := w.Remove(ctx, mems[1].ID); return err }},
+		{"edit a line the base has", func() error {
+			_, err := w.Edit(ctx, mems[2].ID, memory.Revision{Content: "logs go to stdout"})
+			return err
+		}},
+		{"add a line", func() (err error) {
+			added, err = w.Add(ctx, memory.Draft{Scope: memory.ScopeProject, Content: "the queue drains on shutdown"})
+			return err
+		}},
+		{"edit a line only the journal has", func() error {
+			_, err := w.Edit(ctx, added.Memory.ID, memory.Revision{Content: "the queue drains on SIGTERM"})
+			return err
+		}},
+		{"forget a line only the journal has", func() error { _, err := w.Remove(ctx, added.Memory.ID); return err }},
+	}
+	for _, step := range steps {
+		if err := step.write(); err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		assertShadowMakesTheFile(t, w, step.name)
+	}
+	if journal, err := os.ReadFile(w.shadowJournalPath()); err != nil || bytes.Contains(journal, []byte(added.Memory.ID)) {
+		t.Errorf("journal %q (%v): want it to hold the forget and the edit of the base's lines and nothing of %s", journal, err, added.Memory.ID)
+	}
+	now, err := os.ReadFile(w.shadowPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	nowInfo, err := os.Stat(w.shadowPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(now, base) || !os.SameFile(baseInfo, nowInfo) {
+		t.Error("a fast-path write rewrote the shadow's base")
+	}
+
+	outsideChange(t, w)
+	data, err := readMemories(w.Repo.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, err := w.store.GetState(ctx, w.stateKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := readTombstones(w.Repo.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, diffed, err := w.importDiff(ctx, data, sha256Hex(data), last, ts); err != nil || !diffed {
+		t.Fatalf("importDiff = %+v, %v, %v; want the checkout imported by line diff", out, diffed, err)
+	}
+	decoded, err := format.Decode("", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, m := range decoded {
+		want = append(want, m.Content)
+	}
+	assertFileMatchesIndex(t, w, want...)
+}
+
+// assertShadowMakesTheFile checks that the shadow's base with its journal
+// applied is the memories file, byte for byte.
+func assertShadowMakesTheFile(t *testing.T, w *Workspace, after string) {
+	t.Helper()
+	n, ok := w.noted()
+	if !ok {
+		t.Fatalf("after %s: the shadow has no note vouching for it", after)
+	}
+	base, err := os.ReadFile(w.shadowPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	header, rest, _ := bytes.Cut(base, []byte("\n"))
+	lines := map[string][]byte{}
+	for _, l := range bytes.SplitAfter(rest, []byte("\n")) {
+		if id, ok := format.LineID(l); ok {
+			lines[id] = l
+		}
+	}
+	if n.journalHash != "" {
+		data, err := os.ReadFile(w.shadowJournalPath())
+		if err != nil {
+			t.Fatal(err)
+		}
+		journal, ok := decodeJournal(data)
+		if !ok || sha256Hex(data) != n.journalHash {
+			t.Fatalf("after %s: the journal does not decode or is not the one the note names", after)
+		}
+		for id, l := range journal {
+			if l == nil {
+				if lines[id] == nil {
+					t.Errorf("after %s: the journal removes %s, which the base does not have", after, id)
+				}
+				delete(lines, id)
+			} else {
+				lines[id] = l
+			}
+		}
+	}
+	made := append(header, '\n')
+	for _, id := range slices.Sorted(maps.Keys(lines)) {
+		made = append(made, lines[id]...)
+	}
+	file, err := os.ReadFile(format.MemoriesPath(w.Repo.Root))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(made, file) {
+		t.Errorf("after %s: base and journal make\n%s\nwant the file\n%s", after, made, file)
+	}
+	if sha256Hex(file) != n.hash {
+		t.Errorf("after %s: the note names another file", after)
 	}
 }

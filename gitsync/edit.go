@@ -41,7 +41,7 @@ func (w *Workspace) Edit(ctx context.Context, id string, r memory.Revision) (mem
 	if err := RefuseSecret(m); err != nil {
 		return memory.Memory{}, err
 	}
-	err = w.patch(ctx, func(data []byte) ([][]byte, error) {
+	err = w.patch(ctx, map[string][]byte{m.ID: format.Line(m)}, func(data []byte) ([][]byte, error) {
 		return format.ReplaceLine(data, m)
 	}, func() error {
 		_, err := w.store.Put(ctx, m)

@@ -32,8 +32,9 @@ import (
 // for no change, or format.ErrNotPatchable; index then
 // brings the index to the new file. The file is written first: if index
 // fails, the recorded hash no longer matches and the next command
-// re-imports.
-func (w *Workspace) patch(ctx context.Context, edit func(data []byte) ([][]byte, error), index func() error) error {
+// re-imports. lines are the lines the edit changes, by id: the new line,
+// or nil for a line it removes (see followShadow).
+func (w *Workspace) patch(ctx context.Context, lines map[string][]byte, edit func(data []byte) ([][]byte, error), index func() error) error {
 	unlock, last, err := w.lockForPatch(ctx)
 	if err != nil {
 		return err
@@ -63,13 +64,15 @@ func (w *Workspace) patch(ctx context.Context, edit func(data []byte) ([][]byte,
 	if err != nil || next == nil {
 		return err
 	}
-	return w.writePatched(ctx, next, index)
+	return w.writePatched(ctx, last, lines, next, index)
 }
 
 // writePatched writes next over the memories file, which the caller holds
-// the lock for and knows the index holds, then has index bring the index
-// to it and records the new file's hash, fingerprint and shadow.
-func (w *Workspace) writePatched(ctx context.Context, next [][]byte, index func() error) error {
+// the lock for and knows the index holds as the import state last says,
+// then has index bring the index to it and records the new file's hash,
+// fingerprint and shadow. lines are the lines that differ, by id, as patch
+// takes them; nil when the caller does not know them.
+func (w *Workspace) writePatched(ctx context.Context, last string, lines map[string][]byte, next [][]byte, index func() error) error {
 	path := format.MemoriesPath(w.Repo.Root)
 	if err := writeAtomic(path, next...); err != nil {
 		return err
@@ -88,7 +91,9 @@ func (w *Workspace) writePatched(ctx context.Context, next [][]byte, index func(
 	if err := w.store.SetState(ctx, w.stateKey(), withFingerprint(withForgotten(hexSum(h), ts.data), fp)); err != nil {
 		return err
 	}
-	w.keepShadow(hexSum(h), next...)
+	lastHash, _, _ := parseImportState(last)
+	prevSum, _, _ := strings.Cut(lastHash, "+")
+	w.followShadow(prevSum, lines, hexSum(h), next)
 	return nil
 }
 
@@ -172,7 +177,7 @@ func (w *Workspace) addPatched(ctx context.Context, m memory.Memory) (memory.Add
 	if !errors.Is(err, errNotAppendable) {
 		return out, err
 	}
-	err = w.patch(ctx, func(data []byte) ([][]byte, error) {
+	err = w.patch(ctx, map[string][]byte{m.ID: format.Line(m)}, func(data []byte) ([][]byte, error) {
 		if dup, err := dedupe(); dup || err != nil {
 			return nil, err
 		}
@@ -275,12 +280,14 @@ func appendSynced(f *os.File, size int64, line []byte) error {
 // tombstones first, then their lines.
 func (w *Workspace) removePatched(ctx context.Context, mems []memory.Memory, now time.Time) error {
 	gone := make(map[string]bool, len(mems))
+	lines := make(map[string][]byte, len(mems))
 	ids := make([]string, 0, len(mems))
 	for _, m := range mems {
 		gone[m.ID] = true
+		lines[m.ID] = nil
 		ids = append(ids, m.ID)
 	}
-	return w.patch(ctx, func(data []byte) ([][]byte, error) {
+	return w.patch(ctx, lines, func(data []byte) ([][]byte, error) {
 		next, err := format.RemoveLines(data, gone)
 		if err != nil {
 			return nil, err

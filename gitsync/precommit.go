@@ -492,7 +492,7 @@ func (w *Workspace) patchVouched(ctx context.Context, last string, parts [][]byt
 	if state != last || !w.vouched(state) {
 		return format.ErrNotPatchable
 	}
-	return w.writePatched(ctx, parts, index)
+	return w.writePatched(ctx, state, nil, parts, index)
 }
 
 // compactsToItself reports whether tidyTombstones would leave the

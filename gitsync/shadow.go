@@ -309,6 +309,80 @@ func (sh shadow) changes(fromBase []format.LineChange, removedFromBase []string)
 	return changes, removed, journal, true
 }
 
+// followShadow brings the shadow along a write that made the file of prev
+// the file of hash, whose parts are next, by changing the lines in lines
+// (an id's new line, or nil for a line removed): while the note vouches
+// for the shadow as the file of prev, the changes go into the journal, as
+// an import's do, instead of a rewrite of the whole base (22 MB at 100k
+// memories, a tenth of a forget's CPU). Otherwise, or with lines nil, or
+// past maxJournal, the base is rewritten from next.
+func (w *Workspace) followShadow(prev string, lines map[string][]byte, hash string, next [][]byte) {
+	n, noted := w.noted()
+	if lines == nil || !noted || n.hash != prev {
+		w.keepShadow(hash, next...)
+		return
+	}
+	sh := shadow{baseHash: n.baseHash, journal: map[string][]byte{}}
+	if n.journalHash != "" {
+		var ok bool
+		if sh, ok = w.readShadowJournal(n); !ok {
+			w.keepShadow(hash, next...)
+			return
+		}
+	}
+	// The journal holds a line the base has (changed) or lacks (added).
+	// Removing the latter removes its entry; the former, or a line the
+	// journal does not hold, which the base then has, becomes a "-".
+	added, err := w.addedInJournal(sh, lines)
+	if err != nil {
+		w.keepShadow(hash, next...)
+		return
+	}
+	for id, line := range lines {
+		if line == nil && added[id] {
+			delete(sh.journal, id)
+		} else {
+			sh.journal[id] = line
+		}
+	}
+	if len(sh.journal) > maxJournal {
+		w.keepShadow(hash, next...)
+		return
+	}
+	w.keepJournal(sh, sh.journal, hash, nil)
+}
+
+// addedInJournal returns which of the removed lines in lines the journal
+// holds and the base lacks, asking the base only when the journal holds
+// a line for one.
+func (w *Workspace) addedInJournal(sh shadow, lines map[string][]byte) (map[string]bool, error) {
+	ask := map[string]bool{}
+	for id, line := range lines {
+		if line == nil && sh.journal[id] != nil {
+			ask[id] = true
+		}
+	}
+	if len(ask) == 0 {
+		return nil, nil
+	}
+	base, release, err := mapfile.Map(w.shadowPath())
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	inBase, err := format.LinesByID(base, ask)
+	if err != nil {
+		return nil, err
+	}
+	added := map[string]bool{}
+	for id := range ask {
+		if inBase[id] == nil {
+			added[id] = true
+		}
+	}
+	return added, nil
+}
+
 // appendShadow follows an append of line to the memories file, which held
 // size bytes before it and the file of prev, now that of hash: into the
 // journal when there is one, else onto a base holding size bytes. A

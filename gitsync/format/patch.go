@@ -256,5 +256,9 @@ func Splice(data []byte, remove map[string]bool, insert []memory.Memory) ([][]by
 	return out, nil
 }
 
+// Line is m's line in a canonical file, LF included: what the splices put
+// in the file for m.
+func Line(m memory.Memory) []byte { return encodeRecord(m) }
+
 // LineID returns the id of a canonical memory line, which comes first.
 func LineID(line []byte) (string, bool) { return lineID(line) }
