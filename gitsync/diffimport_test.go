@@ -357,7 +357,7 @@ func assertShadowMakesTheFile(t *testing.T, w *Workspace, after string) {
 			}
 		}
 	}
-	made := append(header, '\n')
+	made := append(bytes.Clone(header), '\n')
 	for _, id := range slices.Sorted(maps.Keys(lines)) {
 		made = append(made, lines[id]...)
 	}

@@ -367,6 +367,27 @@ func spliceDerived(data []byte, derivedInFile map[string]bool, derived []memory.
 	return out, true
 }
 
+// changedLines are the lines the splice changes, by id, as
+// Workspace.patch takes them: the new line, or nil for one it removes.
+// Derived lines it re-encodes as they were are left out.
+func (sp spliced) changedLines() map[string][]byte {
+	lines := make(map[string][]byte, len(sp.held))
+	was := make(map[string][]byte, len(sp.held))
+	for _, m := range sp.held {
+		lines[m.ID] = nil
+		was[m.ID] = format.Line(m)
+	}
+	for _, m := range sp.next {
+		line := format.Line(m)
+		if bytes.Equal(line, was[m.ID]) {
+			delete(lines, m.ID)
+		} else {
+			lines[m.ID] = line
+		}
+	}
+	return lines
+}
+
 // preCommitFast is preCommit from the verified blob: it costs the staged
 // change, not the file. ok is false when it did nothing and the caller
 // takes the full path.
@@ -466,7 +487,7 @@ func (w *Workspace) syncFromStaged(ctx context.Context, s stagedFile, wt worktre
 	if err := tooManyToIndex(wt.data); err != nil {
 		return out, true, err
 	}
-	err = w.patchVouched(ctx, wt.last, sp.parts, func() (err error) {
+	err = w.patchVouched(ctx, wt.last, sp.changedLines(), sp.parts, func() (err error) {
 		out.Import.ReplaceStats, err = w.indexSpliced(ctx, sp, bytes.Count(wt.data, []byte("\n"))-1, wt.ts.list)
 		return err
 	})
@@ -482,8 +503,9 @@ func (w *Workspace) syncFromStaged(ctx context.Context, s stagedFile, wt worktre
 // patchVouched writes parts over the memories file, under the lock, when
 // the import state is still last and still vouches for the file: the one
 // read with it, whose index the caller's index func updates. Otherwise it
-// is format.ErrNotPatchable.
-func (w *Workspace) patchVouched(ctx context.Context, last string, parts [][]byte, index func() error) error {
+// is format.ErrNotPatchable. lines are the lines that change, as patch
+// takes them.
+func (w *Workspace) patchVouched(ctx context.Context, last string, lines map[string][]byte, parts [][]byte, index func() error) error {
 	unlock, state, err := w.lockForPatch(ctx)
 	if err != nil {
 		return err
@@ -492,7 +514,7 @@ func (w *Workspace) patchVouched(ctx context.Context, last string, parts [][]byt
 	if state != last || !w.vouched(state) {
 		return format.ErrNotPatchable
 	}
-	return w.writePatched(ctx, state, nil, parts, index)
+	return w.writePatched(ctx, state, lines, parts, index)
 }
 
 // compactsToItself reports whether tidyTombstones would leave the
