@@ -40,6 +40,30 @@ func addAll(t *testing.T, w *Workspace, contents ...string) {
 	}
 }
 
+// importByDiff imports the memories file as it is now by its line diff
+// from the shadow, failing the test if the diff cannot import it, and
+// returns what it did and the file.
+func importByDiff(t *testing.T, w *Workspace) (Imported, []byte) {
+	t.Helper()
+	data, err := readMemories(w.Repo.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, err := w.store.GetState(t.Context(), w.stateKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := readTombstones(w.Repo.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, diffed, err := w.importDiff(t.Context(), data, sha256Hex(data), last, ts)
+	if err != nil || !diffed {
+		t.Fatalf("importDiff = %+v, %v, %v; want the line diff to import the change", out, diffed, err)
+	}
+	return out, data
+}
+
 // An import after a checkout that changed a few lines reads only those:
 // the line diff against the shadow finds the edit, the removal and the
 // addition, and the index ends up holding exactly the file.
@@ -48,22 +72,7 @@ func TestImportReadsOnlyChangedLines(t *testing.T) {
 	ctx := t.Context()
 	addAll(t, w, "the parser is hand written", "the cache is per request", "logs go to stderr", "billing retries three times")
 	outsideChange(t, w)
-	data, err := readMemories(w.Repo.Root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	last, err := w.store.GetState(ctx, w.stateKey())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts, err := readTombstones(w.Repo.Root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, diffed, err := w.importDiff(ctx, data, sha256Hex(data), last, ts)
-	if err != nil || !diffed {
-		t.Fatalf("importDiff = %+v, %v, %v; want the line diff to import the change", out, diffed, err)
-	}
+	out, _ := importByDiff(t, w)
 	if out.Added != 1 || out.Updated != 1 || out.Removed != 1 || out.Unchanged != 2 {
 		t.Fatalf("stats %+v, want 1 added, 1 updated, 1 removed, 2 unchanged", out.ReplaceStats)
 	}
@@ -292,21 +301,7 @@ func TestFastPathWritesGoToTheShadowsJournal(t *testing.T) {
 	}
 
 	outsideChange(t, w)
-	data, err := readMemories(w.Repo.Root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	last, err := w.store.GetState(ctx, w.stateKey())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts, err := readTombstones(w.Repo.Root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out, diffed, err := w.importDiff(ctx, data, sha256Hex(data), last, ts); err != nil || !diffed {
-		t.Fatalf("importDiff = %+v, %v, %v; want the checkout imported by line diff", out, diffed, err)
-	}
+	_, data := importByDiff(t, w)
 	decoded, err := format.Decode("", data)
 	if err != nil {
 		t.Fatal(err)
