@@ -306,18 +306,20 @@ func lexical(words []string, postings, kin [][]int64, v *view) lexicalMatch {
 	var matched []int
 	for j, w := range words {
 		held := make([]int, 0, len(postings[j]))
+		find := seqFinder(v.c.seqs)
 		for _, seq := range postings[j] {
 			// A memory written after the catalog was read is not in it; the
 			// next search sees it.
-			if i := v.c.index(seq); i >= 0 && v.visible[i] {
+			if i := find(seq); i >= 0 && v.visible[i] {
 				held = append(held, i)
 			}
 		}
 		slices.Sort(held)
 		held = slices.Compact(held)
 		var near []int
+		find = seqFinder(v.c.seqs)
 		for _, seq := range kin[j] {
-			if i := v.c.index(seq); i >= 0 && v.visible[i] {
+			if i := find(seq); i >= 0 && v.visible[i] {
 				if _, holds := slices.BinarySearch(held, i); !holds {
 					near = append(near, i)
 				}
@@ -354,33 +356,110 @@ func lexical(words []string, postings, kin [][]int64, v *view) lexicalMatch {
 	return m
 }
 
+// seqFinder returns what catalog.index does, the position of a seq among
+// the ascending seqs or -1, for seqs asked in ascending order as FTS5
+// lists them: each lookup gallops on from where the last one ended, so a
+// word that 5k of 100k memories hold costs a few steps a seq, not the
+// 17 of a binary search over the whole catalog. A seq below the last one
+// asked (the joined words' seqs, appended after a word's own) starts
+// over from the first position.
+func seqFinder(seqs []int64) func(seq int64) int {
+	from := 0 // every seq before from is below the last seq asked
+	var last int64
+	return func(seq int64) int {
+		if seq < last {
+			from = 0
+		}
+		last = seq
+		// Gallop: widen the step until seqs[from+step-1] >= seq, then
+		// search the last step's span.
+		lo, step := from, 1
+		for lo+step <= len(seqs) && seqs[lo+step-1] < seq {
+			lo += step
+			step *= 2
+		}
+		hi := min(lo+step, len(seqs))
+		for lo < hi {
+			mid := int(uint(lo+hi) >> 1)
+			if seqs[mid] < seq {
+				lo = mid + 1
+			} else {
+				hi = mid
+			}
+		}
+		at := lo
+		from = at
+		if at < len(seqs) && seqs[at] == seq {
+			return at
+		}
+		return -1
+	}
+}
+
 // postings returns the seqs of the memories whose lexical index holds
 // word (after FTS5's stemming), visible or not. SQLite joins the rowids
 // into one string: a common word matches thousands of memories, and one
 // row each through database/sql cost a microsecond apiece, twice what
 // parsing the string does.
 func (s *Store) postings(ctx context.Context, word string) ([]int64, error) {
-	return s.match(ctx, "body : "+ftsPhrase(word))
+	return s.match(ctx, "body : "+ftsPhrase(word), 0)
 }
 
 // ftsPhrase quotes a word as an FTS5 phrase.
 func ftsPhrase(w string) string { return `"` + strings.ReplaceAll(w, `"`, `""`) + `"` }
 
-// match returns the seqs of the memories that match an FTS5 query.
-func (s *Store) match(ctx context.Context, query string) ([]int64, error) {
+// match returns the seqs of the memories that match an FTS5 query, in the
+// order FTS5 lists them (ascending); with limit > 0, at most limit of them.
+func (s *Store) match(ctx context.Context, query string, limit int) ([]int64, error) {
 	var list sql.NullString
-	err := s.db.QueryRowContext(ctx, `SELECT group_concat(rowid) FROM memories_fts WHERE memories_fts MATCH ?`, query).Scan(&list)
+	var err error
+	if limit > 0 {
+		// FTS5 hands its rows over one at a time, so the limit also
+		// spares it reading the rest of a common word's doclist.
+		err = s.db.QueryRowContext(ctx, `SELECT group_concat(rowid) FROM
+			(SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)`, query, limit).Scan(&list)
+	} else {
+		err = s.db.QueryRowContext(ctx, `SELECT group_concat(rowid) FROM memories_fts WHERE memories_fts MATCH ?`, query).Scan(&list)
+	}
 	if err != nil {
 		return nil, s.explain(fmt.Errorf("lexical search: %w", err))
 	}
-	var seqs []int64
-	for field := range strings.SplitSeq(list.String, ",") {
+	return parseRowids(list.String)
+}
+
+// parseRowids reads the comma-separated rowids of group_concat. Rowids
+// are seqs, short runs of digits, which it reads without strconv: at
+// 100k memories a search parsed 20k of them, and strings.SplitSeq with
+// strconv.ParseInt cost a tenth of its lexical lookups.
+func parseRowids(list string) ([]int64, error) {
+	if list == "" {
+		return nil, nil
+	}
+	seqs := make([]int64, 0, strings.Count(list, ",")+1)
+	start := 0
+	for i := 0; i <= len(list); i++ {
+		if i < len(list) && list[i] != ',' {
+			continue
+		}
+		field := list[start:i]
+		start = i + 1
 		if field == "" {
 			continue
 		}
-		seq, err := strconv.ParseInt(field, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("lexical search: rowid %q: %w", field, err)
+		var seq int64
+		plain := len(field) <= 18 // no overflow
+		for j := 0; plain && j < len(field); j++ {
+			if c := field[j]; c >= '0' && c <= '9' {
+				seq = seq*10 + int64(c-'0')
+			} else {
+				plain = false
+			}
+		}
+		if !plain {
+			var err error
+			if seq, err = strconv.ParseInt(field, 10, 64); err != nil {
+				return nil, fmt.Errorf("lexical search: rowid %q: %w", field, err)
+			}
 		}
 		seqs = append(seqs, seq)
 	}
@@ -408,7 +487,7 @@ func (s *Store) kinPostings(ctx context.Context, word string) ([]int64, error) {
 	}
 	// The memories that hold the word itself are known already; leaving
 	// them out here saves joining and parsing their rowids again.
-	return s.match(ctx, "("+strings.Join(alts, " OR ")+") NOT body : "+ftsPhrase(word))
+	return s.match(ctx, "("+strings.Join(alts, " OR ")+") NOT body : "+ftsPhrase(word), 0)
 }
 
 // quantize stores a unit vector as a float32 scale and one signed byte per
