@@ -58,3 +58,17 @@ func TestParseRowids(t *testing.T) {
 		t.Fatal("parseRowids took a rowid that is no number")
 	}
 }
+
+// TestRareOutweigh: at 100k memories two words held by one and two
+// memories outweigh four common words, not five.
+func TestRareOutweigh(t *testing.T) {
+	rare := [][]int64{{1}, {2, 3}, {}}
+	for common, want := range map[int]bool{0: true, 4: true, 5: false} {
+		if got := rareOutweigh(rare, common, 100_000); got != want {
+			t.Errorf("rareOutweigh(%d common) = %t, want %t", common, got, want)
+		}
+	}
+	if rareOutweigh(nil, 1, 10) {
+		t.Error("no rare word outweighs a common one")
+	}
+}
