@@ -389,7 +389,7 @@ func seqFinder(seqs []int64) func(seq int64) int {
 // row each through database/sql cost a microsecond apiece, twice what
 // parsing the string does.
 func (s *Store) postings(ctx context.Context, word string) ([]int64, error) {
-	return s.match(ctx, "body : "+ftsPhrase(word), 0)
+	return s.match(ctx, "body : "+ftsPhrase(word))
 }
 
 // lookups returns, for each of terms (the words of text), the seqs of
@@ -448,8 +448,22 @@ const nearMaxHeld = 1000
 // search looks up no kin and no joined pairs: each costs a lookup as dear
 // as a rare word's own, and a near-duplicate holds the words themselves.
 func (s *Store) nearPostings(ctx context.Context, words []string) (rare []string, postings [][]int64, common []string, err error) {
+	// FTS5 hands its rows over one at a time, so the limit also spares it
+	// reading the rest of a common word's doclist. The statement is
+	// prepared once for all the words: parsing its subquery cost about as
+	// much as a rare word's lookup.
+	stmt, err := s.db.PrepareContext(ctx, `SELECT group_concat(rowid) FROM
+		(SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)`)
+	if err != nil {
+		return nil, nil, nil, s.explain(fmt.Errorf("lexical search: %w", err))
+	}
+	defer stmt.Close()
 	for _, w := range words {
-		seqs, err := s.match(ctx, "body : "+ftsPhrase(w), nearMaxHeld+1)
+		var list sql.NullString
+		if err := stmt.QueryRowContext(ctx, "body : "+ftsPhrase(w), nearMaxHeld+1).Scan(&list); err != nil {
+			return nil, nil, nil, s.explain(fmt.Errorf("lexical search: %w", err))
+		}
+		seqs, err := parseRowids(list.String)
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -490,18 +504,10 @@ func rareOutweigh(rarePostings [][]int64, common, n int) bool {
 func ftsPhrase(w string) string { return `"` + strings.ReplaceAll(w, `"`, `""`) + `"` }
 
 // match returns the seqs of the memories that match an FTS5 query, in the
-// order FTS5 lists them (ascending); with limit > 0, at most limit of them.
-func (s *Store) match(ctx context.Context, query string, limit int) ([]int64, error) {
+// order FTS5 lists them (ascending).
+func (s *Store) match(ctx context.Context, query string) ([]int64, error) {
 	var list sql.NullString
-	var err error
-	if limit > 0 {
-		// FTS5 hands its rows over one at a time, so the limit also
-		// spares it reading the rest of a common word's doclist.
-		err = s.db.QueryRowContext(ctx, `SELECT group_concat(rowid) FROM
-			(SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)`, query, limit).Scan(&list)
-	} else {
-		err = s.db.QueryRowContext(ctx, `SELECT group_concat(rowid) FROM memories_fts WHERE memories_fts MATCH ?`, query).Scan(&list)
-	}
+	err := s.db.QueryRowContext(ctx, `SELECT group_concat(rowid) FROM memories_fts WHERE memories_fts MATCH ?`, query).Scan(&list)
 	if err != nil {
 		return nil, s.explain(fmt.Errorf("lexical search: %w", err))
 	}
@@ -568,7 +574,7 @@ func (s *Store) kinPostings(ctx context.Context, word string) ([]int64, error) {
 	}
 	// The memories that hold the word itself are known already; leaving
 	// them out here saves joining and parsing their rowids again.
-	return s.match(ctx, "("+strings.Join(alts, " OR ")+") NOT body : "+ftsPhrase(word), 0)
+	return s.match(ctx, "("+strings.Join(alts, " OR ")+") NOT body : "+ftsPhrase(word))
 }
 
 // quantize stores a unit vector as a float32 scale and one signed byte per
