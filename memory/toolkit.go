@@ -65,6 +65,12 @@ type Query struct {
 	// others (see pathFloor), and OnlyPath keeps only those.
 	Paths    []string
 	OnlyPath bool
+	// Near asks for the memories nearest Text rather than a ranked
+	// answer: what memory_add shows beside a fact it just stored, so that
+	// the agent sees a duplicate or a contradiction. An engine may leave
+	// out what costs it much and tells little about a near memory, such
+	// as the words that a large share of its memories hold.
+	Near bool
 }
 
 // Result is one memory returned by a search, with its fused score.

@@ -229,7 +229,10 @@ func memoryUpdate(tk memory.Toolkit) Tool {
 // turn that success into an error.
 func similar(ctx context.Context, tk memory.Toolkit, m memory.Memory) []MemoryHit {
 	ctx, _ = memory.NoteTeam(ctx)
-	results, err := tk.Search(ctx, memory.Query{Text: m.Content, Filter: memory.Filter{Limit: maxSimilar + 1}})
+	// Near: a duplicate shares the fact's rare words and lies close in
+	// vector space, which spares the search the postings of its common
+	// words (at 100k memories most of what memory_add cost).
+	results, err := tk.Search(ctx, memory.Query{Text: m.Content, Near: true, Filter: memory.Filter{Limit: maxSimilar + 1}})
 	if err != nil {
 		return nil
 	}

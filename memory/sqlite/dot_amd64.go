@@ -12,3 +12,10 @@ var haveDotAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 //
 //go:noescape
 func dot8AVX2(query *float32, q *int8, n int) float32
+
+// dot8x4AVX2 is dot8AVX2 of the same query with four int8 vectors at once,
+// each result equal to dot8AVX2's to the bit; n must be a positive
+// multiple of 8.
+//
+//go:noescape
+func dot8x4AVX2(query *float32, q0, q1, q2, q3 *int8, n int, out *[4]float32)

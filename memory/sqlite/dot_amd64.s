@@ -39,3 +39,104 @@ sum:
 	VZEROUPPER
 	MOVSS        X0, ret+24(FP)
 	RET
+
+// func dot8x4AVX2(query *float32, q0 *int8, q1 *int8, q2 *int8, q3 *int8, n int, out *[4]float32)
+// dot8AVX2 for four vectors at once: each vector's sums are the same, in
+// the same order, so each result is dot8AVX2's to the bit; the four
+// chains of dependent FMAs overlap where one chain waited on the last.
+TEXT ·dot8x4AVX2(SB), NOSPLIT, $0-56
+	MOVQ query+0(FP), SI
+	MOVQ q0+8(FP), R8
+	MOVQ q1+16(FP), R9
+	MOVQ q2+24(FP), R10
+	MOVQ q3+32(FP), R11
+	MOVQ n+40(FP), CX
+	MOVQ out+48(FP), DX
+	XORQ AX, AX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+x4loop16:
+	CMPQ CX, $16
+	JL   x4tail8
+	VMOVUPS     (SI), Y14
+	VMOVUPS     32(SI), Y15
+	VPMOVSXBD   (R8)(AX*1), Y8
+	VPMOVSXBD   8(R8)(AX*1), Y9
+	VPMOVSXBD   (R9)(AX*1), Y10
+	VPMOVSXBD   8(R9)(AX*1), Y11
+	VCVTDQ2PS   Y8, Y8
+	VCVTDQ2PS   Y9, Y9
+	VCVTDQ2PS   Y10, Y10
+	VCVTDQ2PS   Y11, Y11
+	VFMADD231PS Y14, Y8, Y0
+	VFMADD231PS Y15, Y9, Y1
+	VFMADD231PS Y14, Y10, Y2
+	VFMADD231PS Y15, Y11, Y3
+	VPMOVSXBD   (R10)(AX*1), Y12
+	VPMOVSXBD   8(R10)(AX*1), Y13
+	VPMOVSXBD   (R11)(AX*1), Y8
+	VPMOVSXBD   8(R11)(AX*1), Y9
+	VCVTDQ2PS   Y12, Y12
+	VCVTDQ2PS   Y13, Y13
+	VCVTDQ2PS   Y8, Y8
+	VCVTDQ2PS   Y9, Y9
+	VFMADD231PS Y14, Y12, Y4
+	VFMADD231PS Y15, Y13, Y5
+	VFMADD231PS Y14, Y8, Y6
+	VFMADD231PS Y15, Y9, Y7
+	ADDQ $16, AX
+	ADDQ $64, SI
+	SUBQ $16, CX
+	JMP  x4loop16
+
+x4tail8:
+	CMPQ CX, $8
+	JL   x4sum
+	VMOVUPS     (SI), Y14
+	VPMOVSXBD   (R8)(AX*1), Y8
+	VPMOVSXBD   (R9)(AX*1), Y9
+	VPMOVSXBD   (R10)(AX*1), Y10
+	VPMOVSXBD   (R11)(AX*1), Y11
+	VCVTDQ2PS   Y8, Y8
+	VCVTDQ2PS   Y9, Y9
+	VCVTDQ2PS   Y10, Y10
+	VCVTDQ2PS   Y11, Y11
+	VFMADD231PS Y14, Y8, Y0
+	VFMADD231PS Y14, Y9, Y2
+	VFMADD231PS Y14, Y10, Y4
+	VFMADD231PS Y14, Y11, Y6
+
+x4sum:
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	MOVSS        X0, 0(DX)
+	VADDPS       Y3, Y2, Y2
+	VEXTRACTF128 $1, Y2, X3
+	VADDPS       X3, X2, X2
+	VHADDPS      X2, X2, X2
+	VHADDPS      X2, X2, X2
+	MOVSS        X2, 4(DX)
+	VADDPS       Y5, Y4, Y4
+	VEXTRACTF128 $1, Y4, X5
+	VADDPS       X5, X4, X4
+	VHADDPS      X4, X4, X4
+	VHADDPS      X4, X4, X4
+	MOVSS        X4, 8(DX)
+	VADDPS       Y7, Y6, Y6
+	VEXTRACTF128 $1, Y6, X7
+	VADDPS       X7, X6, X6
+	VHADDPS      X6, X6, X6
+	VHADDPS      X6, X6, X6
+	MOVSS        X6, 12(DX)
+	VZEROUPPER
+	RET

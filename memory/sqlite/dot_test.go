@@ -43,3 +43,54 @@ func BenchmarkDot8(b *testing.B) {
 		}
 	})
 }
+
+// The four-vector kernel must give each vector exactly what dot8 gives
+// it, so that a search's cosines, and so its ranking, do not change.
+func TestDot8x4MatchesDot8(t *testing.T) {
+	if !haveDotAVX2 {
+		t.Skip("no AVX2 kernel on this CPU")
+	}
+	r := rand.New(rand.NewPCG(3, 5))
+	for n := 8; n <= 392; n += 8 {
+		query := make([]float32, n)
+		for i := range query {
+			query[i] = float32(r.NormFloat64())
+		}
+		var qs [4][]int8
+		for v := range qs {
+			qs[v] = make([]int8, n)
+			for i := range qs[v] {
+				qs[v][i] = int8(r.IntN(255) - 127)
+			}
+		}
+		var got [4]float32
+		dot8x4AVX2(&query[0], &qs[0][0], &qs[1][0], &qs[2][0], &qs[3][0], n, &got)
+		for v := range qs {
+			if want := dot8(query, qs[v]); math.Float32bits(got[v]) != math.Float32bits(want) && got[v] != want {
+				t.Fatalf("n=%d, vector %d: dot8x4 = %v, dot8 = %v", n, v, got[v], want)
+			}
+		}
+	}
+}
+
+// BenchmarkCosines100k is the vector side's pass over 100k memories of
+// 256 dimensions, the built-in embedder's.
+func BenchmarkCosines100k(b *testing.B) {
+	const n, dim = 100_000, 256
+	r := rand.New(rand.NewPCG(1, 2))
+	c := &catalog{dim: dim, vecAt: make([]int32, n), scales: make([]float32, n), vecs: make([]int8, n*dim)}
+	at := make([]int32, n)
+	for i := range n {
+		c.vecAt[i], c.scales[i], at[i] = int32(i), 1/127.0, int32(i)
+	}
+	for i := range c.vecs {
+		c.vecs[i] = int8(r.IntN(255) - 127)
+	}
+	query := make([]float32, dim)
+	for i := range query {
+		query[i] = float32(r.NormFloat64())
+	}
+	for b.Loop() {
+		cosines(query, c, at)
+	}
+}

@@ -68,48 +68,21 @@ func (s *Store) Search(ctx context.Context, vis memory.Visibility, q memory.Quer
 		}
 		saved <- s.vectorSide(ctx, c, vis, q.Filter, topicSeqs, texts, words)
 	}()
-	// Kin rescue the words that few memories hold (see memory.KinMaxHeld). An
-	// identifier's whole has none of its own: its parts have them.
 	postings := make([][][]int64, len(texts))
 	kin := make([][][]int64, len(texts))
+	// common[i] are the words of text i that a Near search leaves out
+	// for now, and nearTerms[i] the words it looked up.
+	common := make([][]string, len(texts))
+	nearTerms := make([][]string, len(texts))
 	for i, text := range texts {
-		postings[i] = make([][]int64, len(terms[i]))
-		kin[i] = make([][]int64, len(terms[i]))
-		wholes := memory.IdentifierWholes(text)
-		for j, w := range terms[i] {
-			if postings[i][j], err = s.postings(ctx, w); err != nil {
+		if q.Near {
+			if nearTerms[i], postings[i], common[i], err = s.nearPostings(ctx, terms[i]); err != nil {
 				break
 			}
-			if q.Method == memory.MethodVector || len(postings[i][j]) > memory.KinMaxHeld || slices.Contains(wholes, w) {
-				continue
-			}
-			if kin[i][j], err = s.kinPostings(ctx, w); err != nil {
-				break
-			}
+			kin[i] = make([][]int64, len(nearTerms[i]))
+			continue
 		}
-		if err != nil {
-			break
-		}
-		// A memory that writes two adjacent words of the text as one
-		// ("codepaths" for "code paths") holds both: the joined word's
-		// memories count as holding each part exactly.
-		looked := 0
-		for _, p := range memory.WordPairs(text) {
-			a, b := slices.Index(terms[i], p[0]), slices.Index(terms[i], p[1])
-			if a < 0 || b < 0 {
-				continue
-			}
-			if looked++; looked > memory.MaxQueryTerms {
-				break // the same bound as the words themselves
-			}
-			var joined []int64
-			if joined, err = s.postings(ctx, p[0]+p[1]); err != nil {
-				break
-			}
-			postings[i][a] = append(postings[i][a], joined...)
-			postings[i][b] = append(postings[i][b], joined...)
-		}
-		if err != nil {
+		if postings[i], kin[i], err = s.lookups(ctx, text, terms[i], q.Method); err != nil {
 			break
 		}
 	}
@@ -127,6 +100,20 @@ func (s *Store) Search(ctx context.Context, vis memory.Visibility, q memory.Quer
 		}
 		defer s.releaseCatalog(c)
 		side = s.vectorSide(ctx, c, vis, q.Filter, topicSeqs, texts, words)
+	}
+	for i, text := range texts {
+		if !q.Near {
+			continue
+		}
+		if rareOutweigh(postings[i], len(common[i]), side.view.count) {
+			terms[i] = nearTerms[i]
+			continue
+		}
+		// The words left out could outweigh the rest: the text is ranked
+		// as an ordinary search ranks it.
+		if postings[i], kin[i], err = s.lookups(ctx, text, terms[i], q.Method); err != nil {
+			return nil, err
+		}
 	}
 
 	v := side.view
@@ -306,18 +293,20 @@ func lexical(words []string, postings, kin [][]int64, v *view) lexicalMatch {
 	var matched []int
 	for j, w := range words {
 		held := make([]int, 0, len(postings[j]))
+		find := seqFinder(v.c.seqs)
 		for _, seq := range postings[j] {
 			// A memory written after the catalog was read is not in it; the
 			// next search sees it.
-			if i := v.c.index(seq); i >= 0 && v.visible[i] {
+			if i := find(seq); i >= 0 && v.visible[i] {
 				held = append(held, i)
 			}
 		}
 		slices.Sort(held)
 		held = slices.Compact(held)
 		var near []int
+		find = seqFinder(v.c.seqs)
 		for _, seq := range kin[j] {
-			if i := v.c.index(seq); i >= 0 && v.visible[i] {
+			if i := find(seq); i >= 0 && v.visible[i] {
 				if _, holds := slices.BinarySearch(held, i); !holds {
 					near = append(near, i)
 				}
@@ -354,6 +343,46 @@ func lexical(words []string, postings, kin [][]int64, v *view) lexicalMatch {
 	return m
 }
 
+// seqFinder returns what catalog.index does, the position of a seq among
+// the ascending seqs or -1, for seqs asked in ascending order as FTS5
+// lists them: each lookup gallops on from where the last one ended, so a
+// word that 5k of 100k memories hold costs a few steps a seq, not the
+// 17 of a binary search over the whole catalog. A seq below the last one
+// asked (the joined words' seqs, appended after a word's own) starts
+// over from the first position.
+func seqFinder(seqs []int64) func(seq int64) int {
+	from := 0 // every seq before from is below the last seq asked
+	var last int64
+	return func(seq int64) int {
+		if seq < last {
+			from = 0
+		}
+		last = seq
+		// Gallop: widen the step until seqs[from+step-1] >= seq, then
+		// search the last step's span.
+		lo, step := from, 1
+		for lo+step <= len(seqs) && seqs[lo+step-1] < seq {
+			lo += step
+			step *= 2
+		}
+		hi := min(lo+step, len(seqs))
+		for lo < hi {
+			mid := int(uint(lo+hi) >> 1)
+			if seqs[mid] < seq {
+				lo = mid + 1
+			} else {
+				hi = mid
+			}
+		}
+		at := lo
+		from = at
+		if at < len(seqs) && seqs[at] == seq {
+			return at
+		}
+		return -1
+	}
+}
+
 // postings returns the seqs of the memories whose lexical index holds
 // word (after FTS5's stemming), visible or not. SQLite joins the rowids
 // into one string: a common word matches thousands of memories, and one
@@ -363,24 +392,161 @@ func (s *Store) postings(ctx context.Context, word string) ([]int64, error) {
 	return s.match(ctx, "body : "+ftsPhrase(word))
 }
 
+// lookups returns, for each of terms (the words of text), the seqs of
+// the memories that hold it, and of those that hold only a kin of it.
+func (s *Store) lookups(ctx context.Context, text string, terms []string, method memory.Method) (postings, kin [][]int64, err error) {
+	postings = make([][]int64, len(terms))
+	kin = make([][]int64, len(terms))
+	// Kin rescue the words that few memories hold (see memory.KinMaxHeld). An
+	// identifier's whole has none of its own: its parts have them.
+	wholes := memory.IdentifierWholes(text)
+	for j, w := range terms {
+		if postings[j], err = s.postings(ctx, w); err != nil {
+			return nil, nil, err
+		}
+		if method == memory.MethodVector || len(postings[j]) > memory.KinMaxHeld || slices.Contains(wholes, w) {
+			continue
+		}
+		if kin[j], err = s.kinPostings(ctx, w); err != nil {
+			return nil, nil, err
+		}
+	}
+	// A memory that writes two adjacent words of the text as one
+	// ("codepaths" for "code paths") holds both: the joined word's
+	// memories count as holding each part exactly.
+	looked := 0
+	for _, p := range memory.WordPairs(text) {
+		a, b := slices.Index(terms, p[0]), slices.Index(terms, p[1])
+		if a < 0 || b < 0 {
+			continue
+		}
+		if looked++; looked > memory.MaxQueryTerms {
+			break // the same bound as the words themselves
+		}
+		joined, err := s.postings(ctx, p[0]+p[1])
+		if err != nil {
+			return nil, nil, err
+		}
+		postings[a] = append(postings[a], joined...)
+		postings[b] = append(postings[b], joined...)
+	}
+	return postings, kin, nil
+}
+
+// nearMaxHeld is the most memories a word may be held by, visible or
+// not, for a Near search to look it up. Reading a word's postings costs
+// about half a microsecond per memory that holds it: at 100k memories a
+// new fact of nine words, four of them in 5% of the memories each, paid
+// 5 ms for their postings, for words whose IDF is a third of a rare
+// word's. Below 1,000 memories no word is ever left out.
+const nearMaxHeld = 1000
+
+// nearPostings looks up the words of a Near search, each as far as
+// nearMaxHeld+1 memories. It returns those that at most nearMaxHeld
+// memories hold, with the seqs of those memories, and apart the common
+// ones, which the search leaves out when rareOutweigh says so. A Near
+// search looks up no kin and no joined pairs: each costs a lookup as dear
+// as a rare word's own, and a near-duplicate holds the words themselves.
+func (s *Store) nearPostings(ctx context.Context, words []string) (rare []string, postings [][]int64, common []string, err error) {
+	// FTS5 hands its rows over one at a time, so the limit also spares it
+	// reading the rest of a common word's doclist. The statement is
+	// prepared once for all the words: parsing its subquery cost about as
+	// much as a rare word's lookup.
+	stmt, err := s.db.PrepareContext(ctx, `SELECT group_concat(rowid) FROM
+		(SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)`)
+	if err != nil {
+		return nil, nil, nil, s.explain(fmt.Errorf("lexical search: %w", err))
+	}
+	defer stmt.Close()
+	for _, w := range words {
+		var list sql.NullString
+		if err := stmt.QueryRowContext(ctx, "body : "+ftsPhrase(w), nearMaxHeld+1).Scan(&list); err != nil {
+			return nil, nil, nil, s.explain(fmt.Errorf("lexical search: %w", err))
+		}
+		seqs, err := parseRowids(list.String)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if len(seqs) > nearMaxHeld {
+			common = append(common, w)
+			continue
+		}
+		rare = append(rare, w)
+		postings = append(postings, seqs)
+	}
+	return rare, postings, common, nil
+}
+
+// rareOutweigh reports whether a Near search may leave out the common
+// words of a text: when the rare words that some memory holds weigh at
+// least as much as the common ones could (each at most the IDF of
+// nearMaxHeld+1 of the n visible memories), a near-duplicate, which shares
+// the rare words, outranks whatever merely shares the common ones. A
+// text of common words only ("the billing service retries failed jobs"
+// among 50k memories that each say a service, an action and a moment)
+// needs them to tell its duplicate from the memories that share all but
+// one of them, and is looked up whole.
+func rareOutweigh(rarePostings [][]int64, common, n int) bool {
+	if common == 0 {
+		return true
+	}
+	n = max(n, nearMaxHeld+1)
+	rare := 0.0
+	for _, p := range rarePostings {
+		if len(p) > 0 {
+			rare += memory.TermIDF(n, len(p))
+		}
+	}
+	return rare >= float64(common)*memory.TermIDF(n, nearMaxHeld+1)
+}
+
 // ftsPhrase quotes a word as an FTS5 phrase.
 func ftsPhrase(w string) string { return `"` + strings.ReplaceAll(w, `"`, `""`) + `"` }
 
-// match returns the seqs of the memories that match an FTS5 query.
+// match returns the seqs of the memories that match an FTS5 query, in the
+// order FTS5 lists them (ascending).
 func (s *Store) match(ctx context.Context, query string) ([]int64, error) {
 	var list sql.NullString
 	err := s.db.QueryRowContext(ctx, `SELECT group_concat(rowid) FROM memories_fts WHERE memories_fts MATCH ?`, query).Scan(&list)
 	if err != nil {
 		return nil, s.explain(fmt.Errorf("lexical search: %w", err))
 	}
-	var seqs []int64
-	for field := range strings.SplitSeq(list.String, ",") {
+	return parseRowids(list.String)
+}
+
+// parseRowids reads the comma-separated rowids of group_concat. Rowids
+// are seqs, short runs of digits, which it reads without strconv: at
+// 100k memories a search parsed 20k of them, and strings.SplitSeq with
+// strconv.ParseInt cost a tenth of its lexical lookups.
+func parseRowids(list string) ([]int64, error) {
+	if list == "" {
+		return nil, nil
+	}
+	seqs := make([]int64, 0, strings.Count(list, ",")+1)
+	start := 0
+	for i := 0; i <= len(list); i++ {
+		if i < len(list) && list[i] != ',' {
+			continue
+		}
+		field := list[start:i]
+		start = i + 1
 		if field == "" {
 			continue
 		}
-		seq, err := strconv.ParseInt(field, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("lexical search: rowid %q: %w", field, err)
+		var seq int64
+		plain := len(field) <= 18 // no overflow
+		for j := 0; plain && j < len(field); j++ {
+			if c := field[j]; c >= '0' && c <= '9' {
+				seq = seq*10 + int64(c-'0')
+			} else {
+				plain = false
+			}
+		}
+		if !plain {
+			var err error
+			if seq, err = strconv.ParseInt(field, 10, 64); err != nil {
+				return nil, fmt.Errorf("lexical search: rowid %q: %w", field, err)
+			}
 		}
 		seqs = append(seqs, seq)
 	}
@@ -441,8 +607,21 @@ func cosines(query []float32, c *catalog, at []int32) []float32 {
 		return nil
 	}
 	out := make([]float32, len(at))
-	for j, i := range at {
-		k := c.vecAt[i]
+	j := 0
+	if haveDotAVX2 && len(query) > 0 && len(query)%8 == 0 {
+		// Four vectors a call: one vector's sums are a chain of dependent
+		// FMAs, and four chains side by side keep the CPU busy. The
+		// cosines are dot8's to the bit (TestDot8x4MatchesDot8), so a
+		// search ranks as before.
+		var sums [4]float32
+		for ; j+4 <= len(at); j += 4 {
+			k0, k1, k2, k3 := c.vecAt[at[j]], c.vecAt[at[j+1]], c.vecAt[at[j+2]], c.vecAt[at[j+3]]
+			dot8x4AVX2(&query[0], &c.vector(k0)[0], &c.vector(k1)[0], &c.vector(k2)[0], &c.vector(k3)[0], len(query), &sums)
+			out[j], out[j+1], out[j+2], out[j+3] = sums[0]*c.scales[k0], sums[1]*c.scales[k1], sums[2]*c.scales[k2], sums[3]*c.scales[k3]
+		}
+	}
+	for ; j < len(at); j++ {
+		k := c.vecAt[at[j]]
 		out[j] = dot8(query, c.vector(k)) * c.scales[k]
 	}
 	return out

@@ -77,3 +77,66 @@ func BenchmarkSearchPaths(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkNearNewFact100k measures what memory_add pays in the store
+// after it stores a fact at 100k memories: the fact is added, then the
+// store is searched with its content for the nearest memories (agent/
+// toolbox's similar), as a ranked search (near=false) and as a Near one,
+// both on one store, so the two compare in one process. The memories are
+// those of agent/mcp's BenchmarkAdd100k.
+func BenchmarkNearNewFact100k(b *testing.B) {
+	s, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "acolyte.db"), static.New())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.ReplaceScope(ctx, memory.ScopeUser, "", runbookMemories(100_000)); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := s.Search(ctx, nowhere, memory.Query{Text: "warm up", Filter: memory.Filter{Limit: 4}}); err != nil {
+		b.Fatal(err)
+	}
+	added := 0
+	for _, near := range []bool{false, true} {
+		b.Run(fmt.Sprintf("near=%t", near), func(b *testing.B) {
+			for b.Loop() {
+				content := fmt.Sprintf("Benchmark fact %d: the nightly job %d writes its report to reports/%d.csv", added, added, added)
+				added++
+				if _, err := s.Add(ctx, nowhere, memory.Draft{Content: content, Scope: memory.ScopeUser, Kind: memory.KindStored}); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := s.Search(ctx, nowhere, memory.Query{Text: content, Near: near, Filter: memory.Filter{Limit: 4}}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// runbookMemories are n memories of the shape agent/mcp's benchmarks
+// store: a service, an action and a moment, each shared by many.
+func runbookMemories(n int) []memory.Memory {
+	services := []string{"billing", "auth", "search", "webhook", "scheduler", "gateway", "mailer", "reporting",
+		"inventory", "checkout", "profile", "audit", "export", "import", "cache", "queue", "storage", "metrics",
+		"ledger", "catalog"}
+	actions := []string{"retries failed jobs", "logs every request", "rotates its keys", "is rolled back",
+		"warms its cache", "pages the on-call engineer", "reads from the replica", "batches writes",
+		"validates the schema", "streams results", "rate limits clients", "compresses payloads",
+		"expires sessions", "shards by tenant", "migrates data", "signs responses", "drops stale entries",
+		"emits traces", "reloads its config", "locks rows"}
+	whens := []string{"after a deploy", "at midnight UTC", "when the queue backs up", "on a schema change",
+		"before a release", "during load tests", "when a tenant is deleted", "after a failover",
+		"when the disk fills", "on every pull request", "when tokens expire", "after an outage",
+		"at the end of each sprint", "when the feature flag flips", "for enterprise tenants",
+		"in the staging cluster", "on Mondays", "when latency exceeds 200ms", "during backups",
+		"when a webhook fails", "after key rotation", "while migrating", "on cold start",
+		"when memory is low", "for archived accounts"}
+	ms := make([]memory.Memory, n)
+	for i := range ms {
+		ms[i] = memory.Memory{ID: fmt.Sprintf("r%07d", i), Kind: memory.KindStored,
+			Content: fmt.Sprintf("The %s service %s %s (runbook %d)", services[i%len(services)],
+				actions[(i/len(services))%len(actions)], whens[(i/(len(services)*len(actions)))%len(whens)], i),
+			CreatedAt: time.Unix(0, 0)}
+	}
+	return ms
+}
