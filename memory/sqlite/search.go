@@ -608,11 +608,13 @@ func cosines(query []float32, c *catalog, at []int32) []float32 {
 	}
 	out := make([]float32, len(at))
 	j := 0
-	if haveDotAVX2 && len(query) > 0 && len(query)%8 == 0 {
+	if haveDotAVX2 && len(query) > 0 && len(query)%8 == 0 && len(query) == c.dim {
 		// Four vectors a call: one vector's sums are a chain of dependent
 		// FMAs, and four chains side by side keep the CPU busy. The
 		// cosines are dot8's to the bit (TestDot8x4MatchesDot8), so a
-		// search ranks as before.
+		// search ranks as before. The kernel reads len(query) bytes of
+		// each vector unchecked, so a query of another length than the
+		// catalog's takes dot8, whose slicing checks it.
 		var sums [4]float32
 		for ; j+4 <= len(at); j += 4 {
 			k0, k1, k2, k3 := c.vecAt[at[j]], c.vecAt[at[j+1]], c.vecAt[at[j+2]], c.vecAt[at[j+3]]
