@@ -45,10 +45,11 @@ type prepared struct {
 // bulkAdd writes ms, none of which the scope holds (a fresh clone's first
 // import), to the same rows, lexical rows and vectors upsert would, in one
 // transaction: plain multi-row INSERTs in the order of ms, seqs assigned
-// as SQLite would assign them one by one, and the lexical rows last and
-// together. The vectors and lexical texts are worked out in batches across
-// the cores while SQLite writes the batches before them. It returns
-// upsert's warning when the embedder fails.
+// as SQLite would assign them one by one, and each batch's lexical rows
+// right after its other rows. The vectors and lexical texts are worked out
+// in batches across the cores while SQLite writes the batches before them,
+// so the workers' part and FTS5's overlap instead of FTS5 running alone on
+// one core at the end. It returns upsert's warning when the embedder fails.
 func (s *Store) bulkAdd(ctx context.Context, ms []memory.Memory) (string, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	batches := s.prepareBatches(ctx, ms)
@@ -86,7 +87,6 @@ func (s *Store) bulkAdd(ctx context.Context, ms []memory.Memory) (string, error)
 		if err != nil {
 			return err
 		}
-		rows := make([]prepared, len(ms))
 		nowMs := s.now().UnixMilli()
 		for b := range batches.done {
 			batch, err := batches.next(ctx, b)
@@ -103,15 +103,15 @@ func (s *Store) bulkAdd(ctx context.Context, ms []memory.Memory) (string, error)
 					batch.rows[i].vec = nil
 				}
 			}
-			copy(rows[lo:], batch.rows)
-			if err := s.insertMemories(tx, ms[lo:lo+len(batch.rows)], rows[lo:lo+len(batch.rows)], last+1+int64(lo), nowMs); err != nil {
+			group, first := ms[lo:lo+len(batch.rows)], last+1+int64(lo)
+			if err := s.insertMemories(tx, group, batch.rows, first, nowMs); err != nil {
+				return err
+			}
+			if err := insertLexical(tx, group, batch.rows, first); err != nil {
 				return err
 			}
 		}
-		if err := recreate(); err != nil {
-			return err
-		}
-		return insertLexical(tx, ms, rows, last+1)
+		return recreate()
 	})
 	return warning, err
 }
@@ -220,18 +220,18 @@ func (s *Store) insertMemories(tx *txn, ms []memory.Memory, rows []prepared, fir
 				return err
 			}
 		}
-		for i := range group {
-			rows[lo+i].vec = nil // written; only the lexical texts wait for the end
-		}
 	}
 	return nil
 }
 
 // insertLexical writes the lexical rows of ms, whose seqs start at first,
-// after every other row and one per statement, as upsert does: FTS5
-// flushes its pending terms at every statement savepoint, which each
-// multi-row INSERT opens, so rows written 64 at a time cost as much as one
-// at a time (measured), in more and smaller segments.
+// one per statement, as upsert does. FTS5 flushes its pending terms into a
+// new segment at every statement savepoint, and every multi-row INSERT
+// that names its rowids opens one (SQLite checks each named rowid is an
+// integer, which may abort the statement), so these rows go after the
+// other rows of their batch: the next batch's first INSERT flushes them,
+// one segment of embedBatch memories each. Rows written 64 at a time cost
+// as much as one at a time (measured), in more and smaller segments.
 func insertLexical(tx *txn, ms []memory.Memory, rows []prepared, first int64) error {
 	for i := range ms {
 		if err := tx.checkCancel(i); err != nil {
