@@ -15,8 +15,27 @@ import (
 
 // Run runs the acolyte command line and returns the process exit code.
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return run(ctx, args, stdin, stdout, stderr, false)
+}
+
+// Main is Run for the acolyte process itself: it also sets the garbage
+// collector for the command it runs (see collectorFor), which a test that
+// runs commands in its own process must not have set for it.
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return run(ctx, args, stdin, stdout, stderr, true)
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, setCollector bool) int {
 	app := newApp(stdin, stdout, stderr)
 	args = interspersed(app, args)
+	if setCollector {
+		// interspersed has moved any global flag after the command name.
+		command := ""
+		if len(args) > 1 {
+			command = args[1]
+		}
+		collectorFor(command)
+	}
 	err := app.RunContext(ctx, args)
 	if err == nil {
 		return ExitOK

@@ -16,7 +16,7 @@ import (
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"acolyte": func() {
-			os.Exit(cmd.Run(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr))
+			os.Exit(cmd.Main(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr))
 		},
 	})
 }
