@@ -16,6 +16,7 @@ import (
 
 	"github.com/acolyte-dev/acolyte/agent/mcp"
 	"github.com/acolyte-dev/acolyte/agent/toolbox"
+	"github.com/acolyte-dev/acolyte/internal/benchdata"
 	"github.com/acolyte-dev/acolyte/memory"
 	"github.com/acolyte-dev/acolyte/memory/embed/static"
 	"github.com/acolyte-dev/acolyte/memory/sqlite"
@@ -155,26 +156,9 @@ var benchQueries = []string{"postgres container for integration tests", "how are
 
 // syntheticMemories are n distinct facts about an imaginary codebase.
 func syntheticMemories(b testing.TB, store *sqlite.Store, n int) []memory.Memory {
-	services := []string{"billing", "auth", "search", "webhook", "scheduler", "gateway", "mailer", "reporting",
-		"inventory", "checkout", "profile", "audit", "export", "import", "cache", "queue", "storage", "metrics",
-		"ledger", "catalog"}
-	actions := []string{"retries failed jobs", "logs every request", "rotates its keys", "is rolled back",
-		"warms its cache", "pages the on-call engineer", "reads from the replica", "batches writes",
-		"validates the schema", "streams results", "rate limits clients", "compresses payloads",
-		"expires sessions", "shards by tenant", "migrates data", "signs responses", "drops stale entries",
-		"emits traces", "reloads its config", "locks rows"}
-	whens := []string{"after a deploy", "at midnight UTC", "when the queue backs up", "on a schema change",
-		"before a release", "during load tests", "when a tenant is deleted", "after a failover",
-		"when the disk fills", "on every pull request", "when tokens expire", "after an outage",
-		"at the end of each sprint", "when the feature flag flips", "for enterprise tenants",
-		"in the staging cluster", "on Mondays", "when latency exceeds 200ms", "during backups",
-		"when a webhook fails", "after key rotation", "while migrating", "on cold start",
-		"when memory is low", "for archived accounts"}
 	mems := make([]memory.Memory, 0, n)
 	for i := range n {
-		content := fmt.Sprintf("The %s service %s %s (runbook %d)",
-			services[i%len(services)], actions[(i/len(services))%len(actions)],
-			whens[(i/(len(services)*len(actions)))%len(whens)], i)
+		content := benchdata.Runbook(i)
 		m, err := store.Prepare(memory.Visibility{}, memory.Draft{Content: content, Scope: memory.ScopeUser})
 		if err != nil {
 			b.Fatal(err)

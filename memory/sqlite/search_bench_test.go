@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acolyte-dev/acolyte/internal/benchdata"
 	"github.com/acolyte-dev/acolyte/memory"
 	"github.com/acolyte-dev/acolyte/memory/embed/static"
 	"github.com/acolyte-dev/acolyte/memory/sqlite"
@@ -116,26 +117,10 @@ func BenchmarkNearNewFact100k(b *testing.B) {
 // runbookMemories are n memories of the shape agent/mcp's benchmarks
 // store: a service, an action and a moment, each shared by many.
 func runbookMemories(n int) []memory.Memory {
-	services := []string{"billing", "auth", "search", "webhook", "scheduler", "gateway", "mailer", "reporting",
-		"inventory", "checkout", "profile", "audit", "export", "import", "cache", "queue", "storage", "metrics",
-		"ledger", "catalog"}
-	actions := []string{"retries failed jobs", "logs every request", "rotates its keys", "is rolled back",
-		"warms its cache", "pages the on-call engineer", "reads from the replica", "batches writes",
-		"validates the schema", "streams results", "rate limits clients", "compresses payloads",
-		"expires sessions", "shards by tenant", "migrates data", "signs responses", "drops stale entries",
-		"emits traces", "reloads its config", "locks rows"}
-	whens := []string{"after a deploy", "at midnight UTC", "when the queue backs up", "on a schema change",
-		"before a release", "during load tests", "when a tenant is deleted", "after a failover",
-		"when the disk fills", "on every pull request", "when tokens expire", "after an outage",
-		"at the end of each sprint", "when the feature flag flips", "for enterprise tenants",
-		"in the staging cluster", "on Mondays", "when latency exceeds 200ms", "during backups",
-		"when a webhook fails", "after key rotation", "while migrating", "on cold start",
-		"when memory is low", "for archived accounts"}
 	ms := make([]memory.Memory, n)
 	for i := range ms {
 		ms[i] = memory.Memory{ID: fmt.Sprintf("r%07d", i), Kind: memory.KindStored,
-			Content: fmt.Sprintf("The %s service %s %s (runbook %d)", services[i%len(services)],
-				actions[(i/len(services))%len(actions)], whens[(i/(len(services)*len(actions)))%len(whens)], i),
+			Content:   benchdata.Runbook(i),
 			CreatedAt: time.Unix(0, 0)}
 	}
 	return ms
