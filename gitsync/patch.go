@@ -91,9 +91,7 @@ func (w *Workspace) writePatched(ctx context.Context, last string, lines map[str
 	if err := w.store.SetState(ctx, w.stateKey(), withFingerprint(withForgotten(hexSum(h), ts.data), fp)); err != nil {
 		return err
 	}
-	lastHash, _, _ := parseImportState(last)
-	prevSum, _, _ := strings.Cut(lastHash, "+")
-	w.followShadow(prevSum, lines, hexSum(h), next)
+	w.followShadow(importedFileHash(last), lines, hexSum(h), next)
 	return nil
 }
 
@@ -257,8 +255,7 @@ func (w *Workspace) appendPatched(ctx context.Context, m memory.Memory, dedupe f
 	if err := w.store.SetState(ctx, w.stateKey(), withFingerprint(hash, next)); err != nil {
 		return err
 	}
-	prevSum, _, _ := strings.Cut(lastHash, "+")
-	w.appendShadow(size, line, prevSum, fileSum)
+	w.appendShadow(size, line, importedFileHash(last), fileSum)
 	return nil
 }
 

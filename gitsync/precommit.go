@@ -241,7 +241,7 @@ func (w *Workspace) vouchedWorktree(ctx context.Context) (worktreeFile, bool, er
 	if err != nil {
 		return wt, false, err
 	}
-	lastHash, _, warnings := parseImportState(last)
+	_, _, warnings := parseImportState(last)
 	if len(warnings) > 0 || !w.vouched(last) {
 		return wt, false, nil
 	}
@@ -256,7 +256,7 @@ func (w *Workspace) vouchedWorktree(ctx context.Context) (worktreeFile, bool, er
 		return wt, false, nil
 	}
 	wt.last = last
-	wt.fileHash, _, _ = strings.Cut(lastHash, "+")
+	wt.fileHash = importedFileHash(last)
 	return wt, true, nil
 }
 

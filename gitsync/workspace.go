@@ -260,6 +260,14 @@ func importState(hash, stamp string, warnings []string) string {
 	return s
 }
 
+// importedFileHash is the content hash of the memories file alone that the
+// import state s records, without forgotten.jsonl's part.
+func importedFileHash(s string) string {
+	hash, _, _ := parseImportState(s)
+	file, _, _ := strings.Cut(hash, "+")
+	return file
+}
+
 func parseImportState(s string) (hash, stamp string, warnings []string) {
 	head, rest, hasWarnings := strings.Cut(s, "\n")
 	fields := strings.Split(head, stampSep)

@@ -101,17 +101,14 @@ func (s *Store) Search(ctx context.Context, vis memory.Visibility, q memory.Quer
 		defer s.releaseCatalog(c)
 		side = s.vectorSide(ctx, c, vis, q.Filter, topicSeqs, texts, words)
 	}
-	for i, text := range texts {
-		if !q.Near {
-			continue
-		}
+	for i := 0; q.Near && i < len(texts); i++ {
 		if rareOutweigh(postings[i], len(common[i]), side.view.count) {
 			terms[i] = nearTerms[i]
 			continue
 		}
 		// The words left out could outweigh the rest: the text is ranked
 		// as an ordinary search ranks it.
-		if postings[i], kin[i], err = s.lookups(ctx, text, terms[i], q.Method); err != nil {
+		if postings[i], kin[i], err = s.lookups(ctx, texts[i], terms[i], q.Method); err != nil {
 			return nil, err
 		}
 	}
