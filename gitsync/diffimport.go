@@ -1,7 +1,6 @@
 package gitsync
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"maps"
@@ -29,74 +28,134 @@ import (
 const maxDiffChanges = 256
 
 // importDiff brings the index from the shadow to data, the memories file
-// now, by their line diff, when the shadow is the file last imported,
-// the tombstones did not change, the last import warned of nothing and no
-// hand edit is pending. ok is false when it did nothing and the caller
-// imports the whole file.
+// now, whose content hash is hash, by their line diff (planDiff, then
+// applyDiff). ok is false when it did nothing and the caller imports the
+// whole file.
 func (w *Workspace) importDiff(ctx context.Context, data []byte, hash, lastState string, ts tombstones) (out Imported, ok bool, err error) {
-	lastHash, _, warnings := parseImportState(lastState)
-	if len(warnings) > 0 || len(ts.warnings) > 0 || withForgotten(hash, ts.data) == lastHash {
+	lastHash, _, _ := parseImportState(lastState)
+	if withForgotten(hash, ts.data) == lastHash {
 		return out, false, nil
 	}
+	p, err := w.planDiff(ctx, data, lastState, ts)
+	if p == nil || err != nil {
+		return out, false, err
+	}
+	return w.applyDiff(ctx, p, hash, data)
+}
+
+// diffPlan is an import by line diff worked out from the shadow and the
+// new file, before anything is written: the memories to put and the ids
+// to delete. It holds the shadow open until applied or closed.
+type diffPlan struct {
+	sh      shadow
+	journal map[string][]byte
+	pending map[string]time.Time
+	put     []memory.Memory
+	removed []string
+	out     Imported
+}
+
+// close releases a plan that will not be applied.
+func (p *diffPlan) close() {
+	if p != nil {
+		p.sh.close()
+	}
+}
+
+// planDiff works out the import of data, the memories file now, as its
+// line diff from the shadow, when the shadow is the file last imported,
+// the tombstones did not change, the last import warned of nothing and no
+// hand edit is pending. It needs no content hash of data, so a caller can
+// hash the file beside it: at 100k memories each is a sixth of a
+// checkout's hook. A nil plan means the whole file must be imported; so
+// does a file whose content is what was last imported, which the caller
+// tells by the hash.
+func (w *Workspace) planDiff(ctx context.Context, data []byte, lastState string, ts tombstones) (*diffPlan, error) {
+	lastHash, _, warnings := parseImportState(lastState)
+	if len(warnings) > 0 || len(ts.warnings) > 0 {
+		return nil, nil
+	}
 	lastFileHash, lastTombs, _ := strings.Cut(lastHash, "+")
-	if _, tombs, _ := strings.Cut(withForgotten(hash, ts.data), "+"); tombs != lastTombs {
-		return out, false, nil
+	if _, tombs, _ := strings.Cut(withForgotten("", ts.data), "+"); tombs != lastTombs {
+		return nil, nil
 	}
 	pending, err := w.pendingHandEdits(ctx)
 	if err != nil {
-		return out, false, err
+		return nil, err
 	}
 	sh, ok := w.readShadow(lastFileHash)
 	if !ok {
-		return out, false, nil
+		return nil, nil
 	}
-	// Every line taken from the base is decoded before this returns.
-	defer sh.close()
-	fromBase, removedFromBase, _, err := format.DiffLines(sh.base, data, maxJournal+maxDiffChanges)
+	p := &diffPlan{sh: sh, pending: pending}
+	if ok := w.planChanges(p, data, ts); !ok {
+		p.close()
+		return nil, nil
+	}
+	return p, nil
+}
+
+// planChanges fills p with the lines that differ between the shadow and
+// data, decoded; false means they cannot be imported one by one.
+func (w *Workspace) planChanges(p *diffPlan, data []byte, ts tombstones) bool {
+	fromBase, removedFromBase, same, err := format.DiffLines(p.sh.base, data, maxJournal+maxDiffChanges)
 	if err != nil {
-		return out, false, nil
+		return false
 	}
-	changes, removed, journal, ok := sh.changes(fromBase, removedFromBase)
+	changes, removed, journal, ok := p.sh.changes(fromBase, removedFromBase)
 	if !ok || len(changes)+len(removed) > maxDiffChanges {
-		return out, false, nil
+		return false
 	}
-	var put []memory.Memory
 	for _, c := range changes {
 		m, err := format.DecodeLine(c.New)
 		if err != nil {
-			return out, false, nil // the whole import reports it
+			return false // the whole import reports it
 		}
 		for _, t := range ts.list {
 			if t.Covers(m) {
-				return out, false, nil
+				return false
 			}
 		}
 		m.Scope, m.ScopeKey = memory.ScopeProject, w.Repo.Root
 		if c.Old == nil {
-			out.Added++
+			p.out.Added++
 		} else {
 			old, err := format.DecodeLine(c.Old)
 			if err != nil {
-				return out, false, nil
+				return false
 			}
-			out.Updated++
+			p.out.Updated++
 			if old.UpdatedAt.Equal(m.UpdatedAt) && (old.Content != m.Content || old.Topic != m.Topic) {
-				out.Revised = append(out.Revised, m.ID)
+				p.out.Revised = append(p.out.Revised, m.ID)
 			}
 		}
-		put = append(put, m)
+		p.put = append(p.put, m)
 	}
-	if len(removed) > 0 {
+	// Every line of data is one DiffLines found the same as the base's or
+	// one it returned.
+	p.out.Removed, p.out.Unchanged = len(removed), same+len(fromBase)-len(p.put)
+	p.removed, p.journal = removed, journal
+	return true
+}
+
+// applyDiff writes a plan to the index and keeps the shadow's journal for
+// data, whose content hash is hash. ok is false when the index did not
+// hold what the plan assumed, and nothing was written; the caller then
+// imports the whole file.
+func (w *Workspace) applyDiff(ctx context.Context, p *diffPlan, hash string, data []byte) (out Imported, ok bool, err error) {
+	defer p.close()
+	if len(p.removed) > 0 {
 		// A line a tombstone hid was never indexed: the whole import,
 		// which applies the tombstones, sorts that out. Delete removes
 		// nothing unless it finds every id.
-		if _, err := w.store.Delete(ctx, w.vis, removed...); errors.Is(err, memory.ErrNotFound) {
+		if _, err := w.store.Delete(ctx, w.vis, p.removed...); errors.Is(err, memory.ErrNotFound) {
 			return Imported{}, false, nil
 		} else if err != nil {
-			return out, true, err
+			return p.out, true, err
 		}
 	}
-	for _, m := range put {
+	out = p.out
+	for _, m := range p.put {
 		added, err := w.store.Put(ctx, m)
 		if err != nil {
 			return out, true, err
@@ -105,11 +164,10 @@ func (w *Workspace) importDiff(ctx context.Context, data []byte, hash, lastState
 			out.Warning = added.Warning
 		}
 	}
-	out.Removed, out.Unchanged = len(removed), bytes.Count(data, []byte("\n"))-1-len(put)
-	if err := w.recordHandEditsDiff(ctx, pending, put, removed, out.Revised); err != nil {
+	if err := w.recordHandEditsDiff(ctx, p.pending, p.put, p.removed, out.Revised); err != nil {
 		return out, true, err
 	}
-	w.keepJournal(sh, journal, hash, data)
+	w.keepJournal(p.sh, p.journal, hash, data)
 	return out, true, nil
 }
 

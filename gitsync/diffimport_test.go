@@ -82,6 +82,54 @@ func TestImportReadsOnlyChangedLines(t *testing.T) {
 	assertFileMatchesIndex(t, w, "the parser is generated now", "logs go to stderr", "billing retries three times", "the scheduler runs at midnight UTC")
 }
 
+// Refresh works out the line diff while it hashes the file, before it
+// knows whether the content changed. A checkout's change is imported by
+// that diff, the counts those of the file; a file rewritten with the same
+// bytes is found unchanged by its hash, and the diff worked out for it is
+// dropped: nothing is written to the index or to the shadow's journal.
+func TestRefreshDiffsBesideTheHash(t *testing.T) {
+	w := workspaceIn(t)
+	ctx := t.Context()
+	addAll(t, w, "the parser is hand written", "the cache is per request", "logs go to stderr", "billing retries three times")
+	outsideChange(t, w)
+	imp, err := w.Refresh(ctx)
+	if err != nil || imp.Skipped || imp.Added != 1 || imp.Updated != 1 || imp.Removed != 1 || imp.Unchanged != 2 {
+		t.Fatalf("refresh after a checkout = %+v, %v; want 1 added, 1 updated, 1 removed, 2 unchanged", imp, err)
+	}
+	if _, err := os.Stat(w.shadowJournalPath()); err != nil {
+		t.Fatalf("the diff import kept no journal: %v", err)
+	}
+	assertFileMatchesIndex(t, w, "the parser is generated now", "logs go to stderr", "billing retries three times", "the scheduler runs at midnight UTC")
+
+	path := format.MemoriesPath(w.Repo.Root)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	journal, err := os.ReadFile(w.shadowJournalPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	note, err := os.ReadFile(w.shadowNotePath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(path)
+	if err := os.WriteFile(path, data, 0o644); err != nil { // a new inode, the same bytes
+		t.Fatal(err)
+	}
+	if imp, err := w.Refresh(ctx); err != nil || !imp.Skipped || imp.Added+imp.Updated+imp.Removed != 0 {
+		t.Fatalf("refresh of the same bytes = %+v, %v; want it skipped", imp, err)
+	}
+	if got, _ := os.ReadFile(w.shadowJournalPath()); !bytes.Equal(got, journal) {
+		t.Fatalf("the shadow's journal changed for a file that did not:\n%s\nwant\n%s", got, journal)
+	}
+	if got, _ := os.ReadFile(w.shadowNotePath()); !bytes.Equal(got, note) {
+		t.Fatalf("the shadow's note changed for a file that did not: %q, want %q", got, note)
+	}
+	assertFileMatchesIndex(t, w, "the parser is generated now", "logs go to stderr", "billing retries three times", "the scheduler runs at midnight UTC")
+}
+
 // A shadow that is not what the index holds (written by another acolyte
 // home, torn by a crash, edited) is never diffed against: the whole file is
 // imported and the index still ends up holding exactly the file.

@@ -368,25 +368,43 @@ func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
 		before, statErr := os.Stat(path)
 		fbefore, fstatErr := os.Stat(format.ForgottenPath(w.Repo.Root))
 		data, err := readMemories(w.Repo.Root)
+		present := err == nil
+		hash := ""
+		if !present {
+			if hash, err = fileHash(nil, err); err != nil {
+				out.Warnings = []string{fmt.Sprintf("project memories not imported: %v", err)}
+				return nil
+			}
+		}
+		// The file is hashed on one core while the other works out its
+		// line diff from the shadow (planDiff), which needs no hash.
+		var hashed sync.WaitGroup
 		var h hasher
-		hash, herr := "", err
-		if err == nil {
-			h = hashParts(data) // once: the fingerprint keeps its state
-			hash = hexSum(h)
-		} else {
-			hash, herr = fileHash(nil, err)
+		if present {
+			hashed.Go(func() {
+				h = hashParts(data) // once: the fingerprint keeps its state
+				hash = hexSum(h)
+			})
 		}
-		if herr != nil {
-			out.Warnings = []string{fmt.Sprintf("project memories not imported: %v", herr)}
-			return nil
-		}
+		defer hashed.Wait()
 		ts, terr := readTombstones(w.Repo.Root)
 		last, err := w.store.GetState(ctx, w.stateKey())
 		if err != nil {
 			return err
 		}
+		// Too many to index is recorded with the hash like an unreadable
+		// file, so later commands do not read it again.
+		tooMany := tooManyToIndex(data)
+		var plan *diffPlan
+		if present && terr == nil && tooMany == nil {
+			if plan, err = w.planDiff(ctx, data, last, ts); err != nil {
+				return err
+			}
+		}
+		hashed.Wait()
 		if lastHash, _, lastWarnings := parseImportState(last); terr == nil && (withForgotten(hash, ts.data) == lastHash || hash == "absent" && lastHash == "") {
 			// Touched, not changed (or changed back): only the stamps are new.
+			plan.close()
 			out = Imported{Skipped: true, Warnings: lastWarnings}
 			stamps := w.settledStamps(before, statErr, fbefore, fstatErr)
 			if stamps == "" || h == nil {
@@ -397,13 +415,11 @@ func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
 			_ = w.store.SetState(ctx, w.stateKey(), withFingerprint(importState(lastHash, stamps, lastWarnings), fp))
 			return nil
 		}
-		// Too many to index is recorded with the hash like an unreadable
-		// file, so later commands do not read it again.
 		var d format.Decoded
-		err = tooManyToIndex(data)
+		err = tooMany
 		diffed := false
-		if err == nil && terr == nil && h != nil {
-			if out, diffed, err = w.importDiff(ctx, data, hash, last, ts); err != nil {
+		if plan != nil {
+			if out, diffed, err = w.applyDiff(ctx, plan, hash, data); err != nil {
 				return err
 			}
 		}
@@ -419,27 +435,8 @@ func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
 			// The last import stays searchable until the file is fixed.
 			out.Warnings = []string{fmt.Sprintf("project memories not re-imported, searching the last import: %v", err)}
 			out.Skipped = true
-		} else {
-			out.Warnings = append(d.Warnings(), ts.warnings...)
-			kept, _ := format.Forget(d.Memories, ts.list)
-			// The shadow is written while the index takes the rows: at a
-			// fresh clone of 100k memories its 22 MB went to the disk on
-			// the critical path after a bulk import that keeps one core
-			// busy. Written early, it is still trusted only for the hash
-			// the import state records below, so a failed import leaves
-			// it unused.
-			var shadowed sync.WaitGroup
-			if h != nil {
-				shadowed.Go(func() { w.keepShadow(hash, data) })
-			}
-			out.ReplaceStats, err = w.store.ReplaceScope(ctx, memory.ScopeProject, w.Repo.Root, kept)
-			if err == nil {
-				err = w.recordHandEdits(ctx, kept, out.Revised)
-			}
-			shadowed.Wait()
-			if err != nil {
-				return err
-			}
+		} else if out, err = w.importDecoded(ctx, d, ts, hash, data); err != nil {
+			return err
 		}
 		stamps := w.settledStamps(before, statErr, fbefore, fstatErr)
 		// A file someone else wrote is fingerprinted, like stamped, only
@@ -451,6 +448,28 @@ func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
 		return w.store.SetState(ctx, w.stateKey(), withFingerprint(importState(withForgotten(hash, ts.data), stamps, out.Warnings), fp))
 	})
 	return out, err
+}
+
+// importDecoded replaces the project's rows with d, the whole memories
+// file decoded, less what the tombstones cover, and keeps data, whose
+// content hash is hash (nil when there is no file), as the shadow.
+func (w *Workspace) importDecoded(ctx context.Context, d format.Decoded, ts tombstones, hash string, data []byte) (out Imported, err error) {
+	out.Warnings = append(d.Warnings(), ts.warnings...)
+	kept, _ := format.Forget(d.Memories, ts.list)
+	// The shadow is written while the index takes the rows: at a fresh
+	// clone of 100k memories its 22 MB went to the disk on the critical
+	// path after a bulk import that keeps one core busy. Written early, it
+	// is still trusted only for the hash the import state records, so a
+	// failed import leaves it unused.
+	var shadowed sync.WaitGroup
+	if data != nil {
+		shadowed.Go(func() { w.keepShadow(hash, data) })
+	}
+	defer shadowed.Wait()
+	if out.ReplaceStats, err = w.store.ReplaceScope(ctx, memory.ScopeProject, w.Repo.Root, kept); err != nil {
+		return out, err
+	}
+	return out, w.recordHandEdits(ctx, kept, out.Revised)
 }
 
 // readForWrite reads the memories file for a writer: an id on two lines is
