@@ -110,4 +110,32 @@ func TestNearFindsDuplicatesAmong50k(t *testing.T) {
 			t.Errorf("Near search for %q: %v, want four of %v", unnumbered, got, want)
 		}
 	}
+	// A fact whose common words outweigh its rare ones is ranked as a
+	// ranked search ranks it, though the Near search read the rare words'
+	// postings first and does not read them again.
+	for _, text := range []string{
+		"Benchmark fact 7: the nightly job 7 writes its report to reports/7.csv",
+		"runbook 4321 and runbook 12345 say the billing service batches writes after a deploy",
+	} {
+		near, err := s.Search(ctx, nowhere, memory.Query{Text: text, Near: true, Filter: memory.Filter{Limit: 8}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ranked, err := s.Search(ctx, nowhere, memory.Query{Text: text, Filter: memory.Filter{Limit: 8}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(near) == 0 || !slices.EqualFunc(near, ranked, func(a, b memory.Result) bool { return a.ID == b.ID && a.Score == b.Score }) {
+			t.Errorf("Near search for %q, which falls back to ranking:\n%v\nwant the ranked search's\n%v", text, scored(near), scored(ranked))
+		}
+	}
+}
+
+// scored lists results as id and score, for a failure message.
+func scored(rs []memory.Result) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = fmt.Sprintf("%s %.4f", r.ID, r.Score)
+	}
+	return out
 }

@@ -82,7 +82,7 @@ func (s *Store) Search(ctx context.Context, vis memory.Visibility, q memory.Quer
 			kin[i] = make([][]int64, len(nearTerms[i]))
 			continue
 		}
-		if postings[i], kin[i], err = s.lookups(ctx, text, terms[i], q.Method); err != nil {
+		if postings[i], kin[i], err = s.lookups(ctx, text, terms[i], q.Method, nil); err != nil {
 			break
 		}
 	}
@@ -107,8 +107,13 @@ func (s *Store) Search(ctx context.Context, vis memory.Visibility, q memory.Quer
 			continue
 		}
 		// The words left out could outweigh the rest: the text is ranked
-		// as an ordinary search ranks it.
-		if postings[i], kin[i], err = s.lookups(ctx, texts[i], terms[i], q.Method); err != nil {
+		// as an ordinary search ranks it, with the rare words' postings,
+		// read whole, not read again.
+		read := make(map[string][]int64, len(nearTerms[i]))
+		for j, w := range nearTerms[i] {
+			read[w] = postings[i][j]
+		}
+		if postings[i], kin[i], err = s.lookups(ctx, texts[i], terms[i], q.Method, read); err != nil {
 			return nil, err
 		}
 	}
@@ -391,14 +396,17 @@ func (s *Store) postings(ctx context.Context, word string) ([]int64, error) {
 
 // lookups returns, for each of terms (the words of text), the seqs of
 // the memories that hold it, and of those that hold only a kin of it.
-func (s *Store) lookups(ctx context.Context, text string, terms []string, method memory.Method) (postings, kin [][]int64, err error) {
+// read holds postings already read whole, which are not looked up again.
+func (s *Store) lookups(ctx context.Context, text string, terms []string, method memory.Method, read map[string][]int64) (postings, kin [][]int64, err error) {
 	postings = make([][]int64, len(terms))
 	kin = make([][]int64, len(terms))
 	// Kin rescue the words that few memories hold (see memory.KinMaxHeld). An
 	// identifier's whole has none of its own: its parts have them.
 	wholes := memory.IdentifierWholes(text)
 	for j, w := range terms {
-		if postings[j], err = s.postings(ctx, w); err != nil {
+		if p, ok := read[w]; ok {
+			postings[j] = p
+		} else if postings[j], err = s.postings(ctx, w); err != nil {
 			return nil, nil, err
 		}
 		if method == memory.MethodVector || len(postings[j]) > memory.KinMaxHeld || slices.Contains(wholes, w) {
@@ -632,8 +640,14 @@ func cosines(query []float32, c *catalog, at []int32) []float32 {
 // It also returns the text's relevance, as described at memory.RelevanceFloor.
 func fuse(lex lexicalMatch, cos []float32, v *view) (map[int64]float64, float64) {
 	candidates := make(map[int64]float64, len(lex.top)+memory.CandidatePool)
+	// The lexical candidates by catalog position, for the pass over every
+	// vector: a map lookup for each was a tenth of a search at 100k.
+	lexical := make([]bool, len(v.c.seqs))
 	for _, c := range lex.top {
 		candidates[c.Seq] = 0
+		if i := v.c.index(c.Seq); i >= 0 {
+			lexical[i] = true
+		}
 	}
 	mean, spread := memory.MeanDeviation(cos)
 	if spread > 0 {
@@ -646,7 +660,7 @@ func fuse(lex lexicalMatch, cos []float32, v *view) (map[int64]float64, float64)
 				continue
 			}
 			seq := v.c.seqs[i]
-			if _, lexical := candidates[seq]; lexical {
+			if lexical[i] {
 				candidates[seq] = z
 			} else {
 				proposals.Push(seq, z)
