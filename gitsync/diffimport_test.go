@@ -102,18 +102,7 @@ func TestRefreshDiffsBesideTheHash(t *testing.T) {
 	assertFileMatchesIndex(t, w, "the parser is generated now", "logs go to stderr", "billing retries three times", "the scheduler runs at midnight UTC")
 
 	path := format.MemoriesPath(w.Repo.Root)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	journal, err := os.ReadFile(w.shadowJournalPath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	note, err := os.ReadFile(w.shadowNotePath())
-	if err != nil {
-		t.Fatal(err)
-	}
+	data, journal, note := readOrFail(t, path), readOrFail(t, w.shadowJournalPath()), readOrFail(t, w.shadowNotePath())
 	os.Remove(path)
 	if err := os.WriteFile(path, data, 0o644); err != nil { // a new inode, the same bytes
 		t.Fatal(err)
@@ -128,6 +117,15 @@ func TestRefreshDiffsBesideTheHash(t *testing.T) {
 		t.Fatalf("the shadow's note changed for a file that did not: %q, want %q", got, note)
 	}
 	assertFileMatchesIndex(t, w, "the parser is generated now", "logs go to stderr", "billing retries three times", "the scheduler runs at midnight UTC")
+}
+
+func readOrFail(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }
 
 // A shadow that is not what the index holds (written by another acolyte
