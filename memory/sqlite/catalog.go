@@ -32,8 +32,8 @@ import (
 // The file is laid out in columns at aligned offsets so that a search maps
 // it and reads it where it lies: a fresh process spends about a millisecond
 // less than copying 1 MB of vectors into new memory (measured at 10k
-// memories). A file is replaced by rename, or grown in place only past
-// what every reader of it has decoded (appendCatalog, catalogfile.go), so
+// memories). A file is replaced by rename, or patched in place only where
+// no reader of it reads what it changes (patchCatalog, catalogfile.go), so
 // a mapping stays valid while another process publishes a newer catalog.
 
 const generationKey = "generation"
@@ -105,7 +105,7 @@ func (c *catalog) view(vis memory.Visibility, f memory.Filter, topicSeqs map[int
 	kind := kindCode(f.Kind)
 	v := &view{c: c, visible: make([]bool, len(c.seqs)), withVec: make([]int32, 0, len(c.scales))}
 	for i, seq := range c.seqs {
-		if !groupOK[c.groups[i]] || (f.Kind != "" && c.kinds[i] != kind) || (topicSeqs != nil && !topicSeqs[seq]) {
+		if c.kinds[i] == kindGone || !groupOK[c.groups[i]] || (f.Kind != "" && c.kinds[i] != kind) || (topicSeqs != nil && !topicSeqs[seq]) {
 			continue
 		}
 		v.visible[i] = true
@@ -116,6 +116,10 @@ func (c *catalog) view(vis memory.Visibility, f memory.Filter, topicSeqs map[int
 	}
 	return v
 }
+
+// kindGone is the kind of a row whose memory a patch in place removed:
+// views leave it out, and a rewrite drops it. kindCode never returns it.
+const kindGone uint8 = 0xff
 
 func kindCode(k memory.Kind) uint8 {
 	for i, known := range memory.Kinds {
@@ -150,7 +154,17 @@ func (s *Store) model() string {
 	return s.embedder.Model()
 }
 
+// catalogPath names the catalog file of model, and of this version of the
+// file format, so that two versions of acolyte sharing a database each
+// keep their own file instead of rebuilding the other's.
 func (s *Store) catalogPath(model string) string {
+	sum := sha256.Sum256([]byte(model + "\x00" + catalogMagic))
+	return s.path + "-catalog-" + hex.EncodeToString(sum[:6])
+}
+
+// legacyCatalogPath is where version 3 of the file was kept, which a
+// rebuild removes: 12 MB at 100k memories that nothing would read again.
+func (s *Store) legacyCatalogPath(model string) string {
 	sum := sha256.Sum256([]byte(model))
 	return s.path + "-catalog-" + hex.EncodeToString(sum[:6])
 }
@@ -197,6 +211,7 @@ func (s *Store) rebuildCatalog(ctx context.Context) (*catalog, error) {
 	}
 	// The file is only a cache; failing to save it costs the next search time, not correctness.
 	_ = writeCatalog(s.catalogPath(model), c)
+	_ = os.Remove(s.legacyCatalogPath(model))
 	s.catalogMu.Lock()
 	defer s.catalogMu.Unlock()
 	s.keepLocked(c)
@@ -349,9 +364,8 @@ type catalogPatch struct {
 	touched            map[int64]bool
 	// fresh holds the touched memories that still exist, by seq.
 	fresh []catalogRow
-	// old is the catalog of generation before, held until publishCatalog;
-	// nil for a patch that only adds memories, which is appended to the
-	// file instead (appendCatalog) and needs it only if that fails.
+	// old is the catalog of generation before, which a rewrite starts from
+	// when the patch does not fit in place (patchCatalog).
 	old *catalog
 	// whole, when not nil, is the catalog of generation gen entire, which
 	// the transaction built as it wrote (txn.built): nothing to patch.
@@ -392,13 +406,6 @@ func readTouched(tx *txn, model string, touched map[int64]bool) ([]catalogRow, s
 	return fresh, gen, nil
 }
 
-// onlyAdds says whether the patch adds memories and removes or changes
-// none that the catalog may hold: every touched seq still exists and is
-// new, which appendCatalog checks against the file's last seq.
-func (p *catalogPatch) onlyAdds() bool {
-	return len(p.fresh) == len(p.touched)
-}
-
 // mergeCatalog returns a copy of p.old with p's memories read again.
 func mergeCatalog(p *catalogPatch) *catalog {
 	old, fresh := p.old, p.fresh
@@ -417,7 +424,7 @@ func mergeCatalog(p *catalogPatch) *catalog {
 			r := fresh[j]
 			b.add(r.seq, r.scope, r.key, r.kind, r.scale, r.vec)
 		}
-		if p.touched[seq] {
+		if p.touched[seq] || old.kinds[i] == kindGone {
 			continue
 		}
 		at := int32(-1)
@@ -458,22 +465,15 @@ func (s *Store) patchedCatalog(tx *txn, before string) *catalogPatch {
 	if err != nil {
 		return nil
 	}
-	p := &catalogPatch{model: model, before: before, gen: gen, touched: tx.touched, fresh: fresh}
-	if p.onlyAdds() {
-		return p
-	}
-	if p.old = s.savedCatalog(before); p.old == nil {
-		return nil
-	}
-	return p
+	return &catalogPatch{model: model, before: before, gen: gen, touched: tx.touched, fresh: fresh}
 }
 
 // publishCatalog brings the saved catalog to p's generation, for the next
 // search in this process and in others, once p's transaction has
-// committed. Memories only added are appended to the file in place
-// (appendCatalog): a user's remember beside 100k memories used to copy and
-// rewrite a 12 MB file. Anything else, or an append the file has no room
-// for, writes a patched copy.
+// committed. The file is patched in place (patchCatalog): a user's
+// remember beside 100k memories used to copy and rewrite a 12 MB file, and
+// so did a checkout's hook changing one memory, for 58% of its time. A
+// patch the file has no room for writes a patched copy.
 func (s *Store) publishCatalog(p *catalogPatch) {
 	if p.whole != nil {
 		// Only a cache: a failed write leaves the next process to rebuild.
@@ -483,20 +483,18 @@ func (s *Store) publishCatalog(p *catalogPatch) {
 		s.keepLocked(p.whole)
 		return
 	}
-	if p.old == nil {
-		if appendCatalog(s.catalogPath(p.model), p) == nil {
-			// The next search maps the file, which now holds the rows.
-			s.catalogMu.Lock()
-			defer s.catalogMu.Unlock()
-			if s.kept != nil {
-				s.releaseLocked(s.kept)
-				s.kept = nil
-			}
-			return
+	if patchCatalog(s.catalogPath(p.model), p) == nil {
+		// The next search maps the file, which now holds the patch.
+		s.catalogMu.Lock()
+		defer s.catalogMu.Unlock()
+		if s.kept != nil {
+			s.releaseLocked(s.kept)
+			s.kept = nil
 		}
-		if p.old = s.savedCatalog(p.before); p.old == nil {
-			return
-		}
+		return
+	}
+	if p.old = s.savedCatalog(p.before); p.old == nil {
+		return
 	}
 	defer s.releaseCatalog(p.old)
 	c := mergeCatalog(p)

@@ -155,6 +155,9 @@ func TestRecallTimesKeptToTheMinute(t *testing.T) {
 func entries(c *catalog) map[int64]string {
 	out := map[int64]string{}
 	for i, seq := range c.seqs {
+		if c.kinds[i] == kindGone {
+			continue // removed in place: no search sees it
+		}
 		vec := "none"
 		if at := c.vecAt[i]; at >= 0 {
 			vec = fmt.Sprint(c.scales[at], c.vector(at))
@@ -393,21 +396,98 @@ func TestAddsAppendToTheCatalogInPlace(t *testing.T) {
 	if _, err := s.Delete(ctx, memory.Visibility{}, user.ID); err != nil {
 		t.Fatal(err)
 	}
-	rewritten := inode(t, path)
-	if os.SameFile(first, rewritten) {
-		t.Fatal("a delete was appended; it must rewrite the catalog")
+	if !os.SameFile(first, inode(t, path)) {
+		t.Fatal("a delete rewrote the catalog instead of patching it")
 	}
 	savedMatchesDatabase(t, s)
 	if _, err := s.Add(ctx, memory.Visibility{}, memory.Draft{Content: "one more user fact"}); err != nil {
 		t.Fatal(err)
 	}
-	if !os.SameFile(rewritten, inode(t, path)) {
-		t.Fatal("an add after a rewrite did not append")
+	if !os.SameFile(first, inode(t, path)) {
+		t.Fatal("an add after a delete did not append")
 	}
 	savedMatchesDatabase(t, s)
 	res, err := s.Search(ctx, memory.Visibility{}, memory.Query{Text: "one more user fact"})
 	if err != nil || len(res) == 0 || res[0].Memory.Content != "one more user fact" {
 		t.Fatalf("search after appends: %+v, %v", res, err)
+	}
+}
+
+// A write that changes or removes memories patches the catalog file in
+// place, as an add appends to it: the changed memory's new vector goes
+// past the others, the removed one's row is marked, and the file then
+// equals one rebuilt from the tables; a search finds the new text and
+// not the removed memory.
+func TestChangesAndRemovalsPatchTheCatalogInPlace(t *testing.T) {
+	ctx := t.Context()
+	s := catalogStore(t)
+	path := s.catalogPath(s.model())
+	first := inode(t, path)
+	rules, err := s.List(ctx, memory.Visibility{ProjectKey: "/src/app"}, memory.Filter{Scope: memory.ScopeProject})
+	if err != nil || len(rules) != 20 {
+		t.Fatalf("list: %d, %v", len(rules), err)
+	}
+	changed := rules[3]
+	changed.Content = "deploys go out on tuesdays"
+	if _, err := s.Put(ctx, changed); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Delete(ctx, memory.Visibility{ProjectKey: "/src/app"}, rules[5].ID); err != nil {
+		t.Fatal(err)
+	}
+	if !os.SameFile(first, inode(t, path)) {
+		t.Fatal("a change or a removal rewrote the catalog instead of patching it")
+	}
+	savedMatchesDatabase(t, s)
+	saved, err := readCatalog(path, s.model())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer saved.unmap()
+	if v := saved.view(memory.Visibility{ProjectKey: "/src/app"}, memory.Filter{}, nil); v.count != 19 || len(v.withVec) != 19 {
+		t.Fatalf("the patched catalog shows %d memories, %d with vectors; want the 19 left", v.count, len(v.withVec))
+	}
+	res, err := s.Search(ctx, memory.Visibility{ProjectKey: "/src/app"}, memory.Query{Text: "deploys on tuesdays", Method: memory.MethodVector, Filter: memory.Filter{Limit: 20}})
+	if err != nil || len(res) == 0 || res[0].ID != changed.ID {
+		t.Fatalf("vector search for the changed text: %+v, %v", res, err)
+	}
+	for _, r := range res {
+		if r.ID == rules[5].ID {
+			t.Fatalf("the removed memory %s is still found", r.ID)
+		}
+	}
+}
+
+// A catalog mapped before a patch in place reads what it read before,
+// all through: a search in another process keeps its view of the rows it
+// counted while this one changes them.
+func TestAMappedCatalogKeepsItsRowsThroughAPatch(t *testing.T) {
+	ctx := t.Context()
+	s := catalogStore(t)
+	path := s.catalogPath(s.model())
+	mapped, err := readCatalog(path, s.model())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mapped.unmap()
+	before := entries(mapped)
+	rules, err := s.List(ctx, memory.Visibility{ProjectKey: "/src/app"}, memory.Filter{Scope: memory.ScopeProject})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range rules[:4] {
+		m.Content += ", and then some"
+		if _, err := s.Put(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Delete(ctx, memory.Visibility{ProjectKey: "/src/app"}, rules[10].ID, rules[11].ID); err != nil {
+		t.Fatal(err)
+	}
+	savedMatchesDatabase(t, s)
+	checkCatalogInvariants(t, mapped)
+	if got := entries(mapped); !reflect.DeepEqual(got, before) {
+		t.Fatalf("a patch changed a catalog mapped before it:\n got %v\nwant %v", got, before)
 	}
 }
 
@@ -496,9 +576,10 @@ func writeInPlace(t *testing.T, path string, b []byte) {
 	}
 }
 
-// An append the file has no room for, or that does not follow its last
-// row, leaves the file as it was, for publishCatalog to rewrite it.
-func TestAppendWithoutRoomChangesNothing(t *testing.T) {
+// A patch the file has no room for, of a row it does not hold or that
+// moves a row to another group, leaves the file as it was, for
+// publishCatalog to rewrite it.
+func TestPatchWithoutRoomChangesNothing(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "catalog")
 	c := sampleCatalog()
 	if err := writeCatalog(path, c); err != nil {
@@ -516,21 +597,23 @@ func TestAppendWithoutRoomChangesNothing(t *testing.T) {
 		tooMany = append(tooMany, row(1<<41+int64(i)))
 	}
 	for name, p := range map[string]*catalogPatch{
-		"more rows than room": {model: c.model, before: c.generation, gen: "0f3a:8", fresh: tooMany},
-		"before the last row": {model: c.model, before: c.generation, gen: "0f3a:8", fresh: []catalogRow{row(10)}},
-		"another generation":  {model: c.model, before: "0f3a:6", gen: "0f3a:7", fresh: []catalogRow{row(1 << 41)}},
-		"another model":       {model: "test:other/3", before: c.generation, gen: "0f3a:8", fresh: []catalogRow{row(1 << 41)}},
+		"more rows than room":  {model: c.model, before: c.generation, gen: "0f3a:8", fresh: tooMany},
+		"a row the file lacks": {model: c.model, before: c.generation, gen: "0f3a:8", fresh: []catalogRow{row(10)}},
+		"a row in another group": {model: c.model, before: c.generation, gen: "0f3a:8",
+			fresh: []catalogRow{{seq: 5, scope: memory.ScopeUser, kind: 1, scale: 1, vec: []int8{1, 2, 3}}}},
+		"another generation": {model: c.model, before: "0f3a:6", gen: "0f3a:7", fresh: []catalogRow{row(1 << 41)}},
+		"another model":      {model: "test:other/3", before: c.generation, gen: "0f3a:8", fresh: []catalogRow{row(1 << 41)}},
 	} {
-		if err := appendCatalog(path, p); err == nil {
-			t.Errorf("%s: appended", name)
+		if err := patchCatalog(path, p); err == nil {
+			t.Errorf("%s: patched", name)
 		}
 		if got, _ := os.ReadFile(path); !bytes.Equal(got, want) {
-			t.Fatalf("%s: a refused append changed the file", name)
+			t.Fatalf("%s: a refused patch changed the file", name)
 		}
 	}
 	// And one that fits: the sample plus the row, as a rewrite would hold.
 	p := &catalogPatch{model: c.model, before: c.generation, gen: "0f3a:8", fresh: []catalogRow{row(1 << 41)}}
-	if err := appendCatalog(path, p); err != nil {
+	if err := patchCatalog(path, p); err != nil {
 		t.Fatal(err)
 	}
 	got, err := readCatalog(path, c.model)

@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -20,8 +21,9 @@ import (
 )
 
 // The catalog file. Each column has room beyond the memories it holds, so
-// a write that only adds memories (a user's remember) appends their rows
-// in place instead of copying the whole file (12 MB at 100k memories):
+// a write that adds, changes or removes a few memories patches the file in
+// place (patchCatalog) instead of copying it whole (12 MB at 100k
+// memories):
 //
 //	magic
 //	fixed: headCap, rowCap, vecCap, dim (uint32 each), never changed
@@ -32,17 +34,23 @@ import (
 //	      capacity: seqs, groups, vecAt, kinds (rowCap each), scales and
 //	      vecs (vecCap each)
 //
-// All numbers are little-endian. An append writes the new rows past the
-// ones the head counts, then the head, last: a reader decodes the head
-// once and reads only the rows it counts, so rows written after it never
-// change what it reads. A head caught half written fails its CRC, and one
-// a crash left unwritten names the generation before the write, which the
-// database has passed: either way the next search rebuilds. The appended
-// rows are synced before the head is written, so not even a power loss
-// leaves a head counting rows the disk never got. The renamed files are
-// not synced: the catalog is a cache of the database, and a file a crash
-// cut short fails its magic or layout and is rebuilt.
-const catalogMagic = "acolyte-catalog/3\n"
+// All numbers are little-endian. A patch writes new rows and new vectors
+// past the ones the head counts, changes a counted row only in its kind
+// (kindGone for a memory removed) and its vector index (a changed memory's
+// new vector goes past the counted ones), then writes the head, last. A
+// reader decodes the head once, copies the kinds and vector indexes of the
+// rows it counts, and reads only those rows and vectors, so nothing a
+// patch writes changes what it reads. A head caught half written fails its
+// CRC, and one a crash left unwritten names the generation before the
+// write, which the database has passed: either way the next search
+// rebuilds. The patch is synced before the head is written, so not even a
+// power loss leaves a head over rows the disk never got. The renamed files
+// are not synced: the catalog is a cache of the database, and a file a
+// crash cut short fails its magic or layout and is rebuilt.
+//
+// Version 4 added the changes in place; a version 3 reader would count a
+// removed row, so the version is also in the file's name (catalogPath).
+const catalogMagic = "acolyte-catalog/4\n"
 
 const catalogFixedSize = len(catalogMagic) + 16
 
@@ -134,7 +142,7 @@ func decodeHead(head []byte) (catalogHead, error) {
 		h.keys = append(h.keys, r.string())
 	}
 	n, nv := r.uint(), r.uint()
-	if r.err != nil || r.at != len(payload) || n > math.MaxInt32 || nv > n {
+	if r.err != nil || r.at != len(payload) || n > math.MaxInt32 || nv > math.MaxInt32 {
 		return h, errBadCatalog
 	}
 	h.n, h.nv = int(n), int(nv)
@@ -270,8 +278,8 @@ func readCatalog(path, model string) (*catalog, error) {
 }
 
 // decodeCatalog reads a catalog from b, pointing into b where it can: the
-// caller must keep the rows it counts unchanged for as long as the catalog
-// is used (appends write only past them).
+// caller must keep the seqs, groups and vectors it counts unchanged for as
+// long as the catalog is used (patches write only past them).
 func decodeCatalog(b []byte, model string) (*catalog, error) {
 	l, o, err := decodeLayout(b, int64(len(b)))
 	if err != nil {
@@ -285,9 +293,12 @@ func decodeCatalog(b []byte, model string) (*catalog, error) {
 	c := &catalog{model: model, generation: h.generation, dim: int(l.dim), scopes: h.scopes, keys: h.keys}
 	c.seqs = column[int64](b[o.seqs:o.seqs+8*n], binary.LittleEndian.Uint64)
 	c.groups = column[uint32](b[o.groups:o.groups+4*n], binary.LittleEndian.Uint32)
-	c.vecAt = column[int32](b[o.vecAt:o.vecAt+4*n], binary.LittleEndian.Uint32)
+	// A patch in place may change the kinds and vector indexes of counted
+	// rows under this mapping, so they are copied; nothing else this
+	// catalog reads is ever written again (see the format above).
+	c.vecAt = slices.Clone(column[int32](b[o.vecAt:o.vecAt+4*n], binary.LittleEndian.Uint32))
 	if n > 0 {
-		c.kinds = b[o.kinds : o.kinds+n : o.kinds+n]
+		c.kinds = slices.Clone(b[o.kinds : o.kinds+n])
 	}
 	c.scales = column[float32](b[o.scales:o.scales+4*nv], func(b []byte) float32 {
 		return math.Float32frombits(binary.LittleEndian.Uint32(b))
@@ -359,13 +370,14 @@ func (r *catalogReader) take(n int) []byte {
 	return out
 }
 
-// errNoRoom is an append the file cannot take in place.
-var errNoRoom = errors.New("the search catalog has no room for the append")
+// errNoRoom is a patch the file cannot take in place.
+var errNoRoom = errors.New("the search catalog has no room for the patch")
 
-// appendCatalog appends the memories p adds to the file at path, if it
-// holds the catalog of generation p.before and has room for them: their
-// rows past the counted ones, then the head naming generation p.gen.
-func appendCatalog(path string, p *catalogPatch) error {
+// patchCatalog brings the file at path from generation p.before to p.gen
+// in place, if it holds the catalog of p.before and has room: the
+// memories p adds as rows past the counted ones, and those it changes or
+// removes in the rows that hold them (see the format above), then the head.
+func patchCatalog(path string, p *catalogPatch) error {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return err
@@ -394,31 +406,36 @@ func appendCatalog(path string, p *catalogPatch) error {
 	if h.model != p.model || h.generation != p.before || int64(h.n) > l.rowCap || int64(h.nv) > l.vecCap {
 		return errNoRoom
 	}
-	last := int64(math.MinInt64)
-	if h.n > 0 {
-		var b [8]byte
-		if _, err := f.ReadAt(b[:], o.seqs+8*int64(h.n-1)); err != nil {
-			return err
-		}
-		last = int64(binary.LittleEndian.Uint64(b[:]))
-	}
-	rows, err := appendRows(&h, l, last, p.fresh)
+	rows := catalogRows{f: f, o: o, n: int64(h.n)}
+	e, err := patchRows(&h, l, rows, p)
 	if err != nil {
 		return err
 	}
 	n, nv := int64(h.n), int64(h.nv)
-	for _, w := range []struct {
+	writes := []struct {
 		b  []byte
 		at int64
 	}{
-		{rows.seqs, o.seqs + 8*n}, {rows.groups, o.groups + 4*n}, {rows.vecAt, o.vecAt + 4*n},
-		{rows.kinds, o.kinds + n}, {rows.scales, o.scales + 4*nv}, {rows.vecs, o.vecs + nv*l.dim},
-	} {
+		{e.seqs, o.seqs + 8*n}, {e.groups, o.groups + 4*n}, {e.vecAt, o.vecAt + 4*n},
+		{e.kinds, o.kinds + n}, {e.scales, o.scales + 4*nv}, {e.vecs, o.vecs + nv*l.dim},
+	}
+	for _, c := range e.changed {
+		var vecAt [4]byte
+		binary.LittleEndian.PutUint32(vecAt[:], uint32(c.vecAt))
+		writes = append(writes, struct {
+			b  []byte
+			at int64
+		}{vecAt[:], o.vecAt + 4*c.row}, struct {
+			b  []byte
+			at int64
+		}{[]byte{c.kind}, o.kinds + c.row})
+	}
+	for _, w := range writes {
 		if _, err := f.WriteAt(w.b, w.at); err != nil {
 			return err
 		}
 	}
-	// The rows reach the disk before the head that counts them: a power
+	// The patch reaches the disk before the head that counts it: a power
 	// loss must not leave a head whose CRC holds over rows that were never
 	// written, which no check would catch. The head itself is not synced;
 	// one that is lost names the generation before, and the next search
@@ -427,49 +444,92 @@ func appendCatalog(path string, p *catalogPatch) error {
 	if err := f.Sync(); err != nil {
 		return err
 	}
-	h.n += len(p.fresh)
-	h.nv += len(rows.scales) / 4
+	h.n += len(e.seqs) / 8
+	h.nv += len(e.scales) / 4
 	h.generation = p.gen
 	head := h.encode()
 	if int64(len(head)) > l.headCap {
-		return errNoRoom // checked in appendRows; kept as the last guard
+		return errNoRoom // checked in patchRows; kept as the last guard
 	}
 	_, err = f.WriteAt(head, int64(catalogFixedSize))
 	return err
 }
 
-// encodedRows are new rows, column by column, as the file holds them.
-type encodedRows struct {
-	seqs, groups, vecAt, kinds, scales, vecs []byte
+// catalogRows reads the counted rows of a catalog file one value at a
+// time: a patch looks up a few rows by seq, which costs a few reads of 8
+// bytes instead of reading a column of 100k rows.
+type catalogRows struct {
+	f *os.File
+	o catalogOffsets
+	n int64
 }
 
-// appendRows encodes fresh, which must all follow last, as rows after the
-// h.n rows of a file laid out as l, adding any new group to h. A vector
-// of another dimension is left out, as catalogBuilder.add leaves it out;
-// a first vector in a file laid out without any needs a rewrite.
-func appendRows(h *catalogHead, l catalogLayout, last int64, fresh []catalogRow) (encodedRows, error) {
-	var e encodedRows
-	if int64(h.n+len(fresh)) > l.rowCap {
-		return e, errNoRoom
+func (r catalogRows) read(at int64, size int) (uint64, error) {
+	var b [8]byte
+	if _, err := r.f.ReadAt(b[:size], at); err != nil {
+		return 0, err
 	}
-	nv := h.nv
-	for _, r := range fresh {
-		if r.seq <= last {
-			return e, errNoRoom
+	return binary.LittleEndian.Uint64(b[:]), nil
+}
+
+// find returns the row that holds seq, or -1.
+func (r catalogRows) find(seq int64) (int64, error) {
+	lo, hi := int64(0), r.n
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		v, err := r.read(r.o.seqs+8*mid, 8)
+		if err != nil {
+			return -1, err
 		}
-		last = r.seq
-		g := -1
-		for i := range h.scopes {
-			if h.scopes[i] == r.scope && h.keys[i] == r.key {
-				g = i
-				break
-			}
+		switch at := int64(v); {
+		case at == seq:
+			return mid, nil
+		case at < seq:
+			lo = mid + 1
+		default:
+			hi = mid
 		}
-		if g < 0 {
-			g = len(h.scopes)
-			h.scopes = append(h.scopes, r.scope)
-			h.keys = append(h.keys, r.key)
+	}
+	return -1, nil
+}
+
+// encodedRows are new rows, column by column, as the file holds them, and
+// the changes to counted rows.
+type encodedRows struct {
+	seqs, groups, vecAt, kinds, scales, vecs []byte
+	changed                                  []rowChange
+}
+
+// rowChange is a counted row's new kind and vector index.
+type rowChange struct {
+	row   int64
+	kind  uint8
+	vecAt int32
+}
+
+// patchRows encodes what p does to the rows of a file laid out as l whose
+// head is h, adding any new group to h: a memory past the last counted seq
+// becomes a new row, one that a counted row holds changes that row in
+// place, and a touched seq p no longer holds marks its row removed. Every
+// new vector goes past the counted ones. A vector of another dimension is
+// left out, as catalogBuilder.add leaves it out; a first vector in a file
+// laid out without any, a memory that moved to another group, or a patch
+// past the file's room needs a rewrite.
+func patchRows(h *catalogHead, l catalogLayout, rows catalogRows, p *catalogPatch) (encodedRows, error) {
+	var e encodedRows
+	last := int64(math.MinInt64)
+	if rows.n > 0 {
+		v, err := rows.read(rows.o.seqs+8*(rows.n-1), 8)
+		if err != nil {
+			return e, err
 		}
+		last = int64(v)
+	}
+	nv, added := h.nv, 0
+	fresh := make(map[int64]bool, len(p.fresh))
+	for _, r := range p.fresh {
+		fresh[r.seq] = true
+		g := groupIn(h, r.scope, r.key)
 		at := int32(-1)
 		if len(r.vec) > 0 && l.dim == 0 {
 			return e, errNoRoom
@@ -483,15 +543,58 @@ func appendRows(h *catalogHead, l catalogLayout, last int64, fresh []catalogRow)
 			e.scales = binary.LittleEndian.AppendUint32(e.scales, math.Float32bits(r.scale))
 			e.vecs = append(e.vecs, unsafe.Slice((*byte)(unsafe.Pointer(&r.vec[0])), len(r.vec))...)
 		}
+		if r.seq <= last {
+			row, err := rows.find(r.seq)
+			if err != nil {
+				return e, err
+			}
+			if row < 0 {
+				return e, errNoRoom
+			}
+			if was, err := rows.read(rows.o.groups+4*row, 4); err != nil || uint32(was) != g {
+				return e, errNoRoom
+			}
+			e.changed = append(e.changed, rowChange{row: row, kind: r.kind, vecAt: at})
+			continue
+		}
+		if int64(h.n+added) >= l.rowCap {
+			return e, errNoRoom
+		}
+		added++
+		last = r.seq
 		e.seqs = binary.LittleEndian.AppendUint64(e.seqs, uint64(r.seq))
-		e.groups = binary.LittleEndian.AppendUint32(e.groups, uint32(g))
+		e.groups = binary.LittleEndian.AppendUint32(e.groups, g)
 		e.vecAt = binary.LittleEndian.AppendUint32(e.vecAt, uint32(at))
 		e.kinds = append(e.kinds, r.kind)
 	}
+	for seq := range p.touched {
+		if fresh[seq] || seq > last {
+			continue
+		}
+		row, err := rows.find(seq)
+		if err != nil {
+			return e, err
+		}
+		if row >= 0 {
+			e.changed = append(e.changed, rowChange{row: row, kind: kindGone, vecAt: -1})
+		}
+	}
 	probe := *h
-	probe.n, probe.nv = h.n+len(fresh), nv
+	probe.n, probe.nv = h.n+added, nv
 	if int64(len(probe.encode())) > l.headCap {
 		return e, errNoRoom
 	}
 	return e, nil
+}
+
+// groupIn returns the group of scope and key in h, adding it if new.
+func groupIn(h *catalogHead, scope memory.Scope, key string) uint32 {
+	for i := range h.scopes {
+		if h.scopes[i] == scope && h.keys[i] == key {
+			return uint32(i)
+		}
+	}
+	h.scopes = append(h.scopes, scope)
+	h.keys = append(h.keys, key)
+	return uint32(len(h.scopes) - 1)
 }
