@@ -458,6 +458,51 @@ func TestChangesAndRemovalsPatchTheCatalogInPlace(t *testing.T) {
 	}
 }
 
+// Removed rows stay in the file, marked, until they pass an eighth of its
+// rows; the removal that would pass that rewrites the file without them.
+func TestRemovedRowsAreDroppedPastAnEighth(t *testing.T) {
+	ctx := t.Context()
+	s := catalogStore(t) // 20 rules: two removed rows fit, a third does not
+	path := s.catalogPath(s.model())
+	first := inode(t, path)
+	rules, err := s.List(ctx, memory.Visibility{ProjectKey: "/src/app"}, memory.Filter{Scope: memory.ScopeProject})
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := func() catalogHead {
+		t.Helper()
+		c, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, _, err := decodeLayout(c, int64(len(c)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := decodeHead(c[catalogFixedSize : int64(catalogFixedSize)+l.headCap])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	for i, m := range rules[:3] {
+		if _, err := s.Delete(ctx, memory.Visibility{ProjectKey: "/src/app"}, m.ID); err != nil {
+			t.Fatal(err)
+		}
+		savedMatchesDatabase(t, s)
+		h := head()
+		if i < 2 {
+			if !os.SameFile(first, inode(t, path)) || h.gone != i+1 || h.n != 20 {
+				t.Fatalf("after %d removals: rewritten %t, %d of %d rows marked removed; want the file patched, %d marked", i+1, !os.SameFile(first, inode(t, path)), h.gone, h.n, i+1)
+			}
+			continue
+		}
+		if os.SameFile(first, inode(t, path)) || h.gone != 0 || h.n != 17 {
+			t.Fatalf("after 3 removals: rewritten %t, %d of %d rows marked removed; want a rewrite holding the 17 left", !os.SameFile(first, inode(t, path)), h.gone, h.n)
+		}
+	}
+}
+
 // A catalog mapped before a patch in place reads what it read before,
 // all through: a search in another process keeps its view of the rows it
 // counted while this one changes them.

@@ -28,8 +28,9 @@ import (
 //	magic
 //	fixed: headCap, rowCap, vecCap, dim (uint32 each), never changed
 //	head: payload length and CRC-32C (uint32 each), then the payload:
-//	      model, generation, the groups, the number of memories and of
-//	      vectors; headCap bytes in all, the rest unused
+//	      model, generation, the groups, the number of memories, of
+//	      vectors and of rows marked removed; headCap bytes in all, the
+//	      rest unused
 //	columns, each at an offset aligned for its type and sized by its
 //	      capacity: seqs, groups, vecAt, kinds (rowCap each), scales and
 //	      vecs (vecCap each)
@@ -93,6 +94,9 @@ type catalogHead struct {
 	scopes            []memory.Scope
 	keys              []string
 	n, nv             int
+	// gone counts the rows marked kindGone, which a patch keeps under an
+	// eighth of the rows by rewriting the file instead.
+	gone int
 }
 
 func (h *catalogHead) encode() []byte {
@@ -107,6 +111,7 @@ func (h *catalogHead) encode() []byte {
 	}
 	putUint(&b, uint64(h.n))
 	putUint(&b, uint64(h.nv))
+	putUint(&b, uint64(h.gone))
 	out := b.Bytes()
 	binary.LittleEndian.PutUint32(out, uint32(len(out)-8))
 	binary.LittleEndian.PutUint32(out[4:], crc32.Checksum(out[8:], castagnoli()))
@@ -141,11 +146,11 @@ func decodeHead(head []byte) (catalogHead, error) {
 		h.scopes = append(h.scopes, memory.Scope(r.string()))
 		h.keys = append(h.keys, r.string())
 	}
-	n, nv := r.uint(), r.uint()
-	if r.err != nil || r.at != len(payload) || n > math.MaxInt32 || nv > math.MaxInt32 {
+	n, nv, gone := r.uint(), r.uint(), r.uint()
+	if r.err != nil || r.at != len(payload) || n > math.MaxInt32 || nv > math.MaxInt32 || gone > n {
 		return h, errBadCatalog
 	}
-	h.n, h.nv = int(n), int(nv)
+	h.n, h.nv, h.gone = int(n), int(nv), int(gone)
 	return h, nil
 }
 
@@ -174,7 +179,8 @@ func decodeLayout(b []byte, size int64) (catalogLayout, catalogOffsets, error) {
 // writeCatalog writes c to path as a new file, with room to append to.
 func writeCatalog(path string, c *catalog) error {
 	n, nv := len(c.seqs), len(c.scales)
-	head := (&catalogHead{model: c.model, generation: c.generation, scopes: c.scopes, keys: c.keys, n: n, nv: nv}).encode()
+	gone := bytes.Count(c.kinds, []byte{kindGone})
+	head := (&catalogHead{model: c.model, generation: c.generation, scopes: c.scopes, keys: c.keys, n: n, nv: nv, gone: gone}).encode()
 	l := catalogLayout{headCap: int64(len(head) + headRoom), rowCap: int64(n + catalogRoom(n)), dim: int64(c.dim)}
 	if c.dim > 0 {
 		l.vecCap = int64(nv + catalogRoom(nv))
@@ -554,6 +560,11 @@ func patchRows(h *catalogHead, l catalogLayout, rows catalogRows, p *catalogPatc
 			if was, err := rows.read(rows.o.groups+4*row, 4); err != nil || uint32(was) != g {
 				return e, errNoRoom
 			}
+			if kind, err := rows.read(rows.o.kinds+row, 1); err != nil {
+				return e, err
+			} else if uint8(kind) == kindGone {
+				h.gone-- // a seq taken again after its memory was removed
+			}
 			e.changed = append(e.changed, rowChange{row: row, kind: r.kind, vecAt: at})
 			continue
 		}
@@ -575,13 +586,21 @@ func patchRows(h *catalogHead, l catalogLayout, rows catalogRows, p *catalogPatc
 		if err != nil {
 			return e, err
 		}
-		if row >= 0 {
-			e.changed = append(e.changed, rowChange{row: row, kind: kindGone, vecAt: -1})
+		if row < 0 {
+			continue
 		}
+		if kind, err := rows.read(rows.o.kinds+row, 1); err != nil {
+			return e, err
+		} else if uint8(kind) != kindGone {
+			h.gone++
+		}
+		e.changed = append(e.changed, rowChange{row: row, kind: kindGone, vecAt: -1})
 	}
 	probe := *h
 	probe.n, probe.nv = h.n+added, nv
-	if int64(len(probe.encode())) > l.headCap {
+	// Removed rows cost every search a look, so past an eighth of the
+	// rows the file is rewritten without them.
+	if probe.gone*8 > probe.n || int64(len(probe.encode())) > l.headCap {
 		return e, errNoRoom
 	}
 	return e, nil
