@@ -418,23 +418,17 @@ func patchCatalog(path string, p *catalogPatch) error {
 		return err
 	}
 	n, nv := int64(h.n), int64(h.nv)
-	writes := []struct {
+	type write struct {
 		b  []byte
 		at int64
-	}{
+	}
+	writes := []write{
 		{e.seqs, o.seqs + 8*n}, {e.groups, o.groups + 4*n}, {e.vecAt, o.vecAt + 4*n},
 		{e.kinds, o.kinds + n}, {e.scales, o.scales + 4*nv}, {e.vecs, o.vecs + nv*l.dim},
 	}
 	for _, c := range e.changed {
-		var vecAt [4]byte
-		binary.LittleEndian.PutUint32(vecAt[:], uint32(c.vecAt))
-		writes = append(writes, struct {
-			b  []byte
-			at int64
-		}{vecAt[:], o.vecAt + 4*c.row}, struct {
-			b  []byte
-			at int64
-		}{[]byte{c.kind}, o.kinds + c.row})
+		vecAt := binary.LittleEndian.AppendUint32(nil, uint32(c.vecAt))
+		writes = append(writes, write{vecAt, o.vecAt + 4*c.row}, write{[]byte{c.kind}, o.kinds + c.row})
 	}
 	for _, w := range writes {
 		if _, err := f.WriteAt(w.b, w.at); err != nil {
