@@ -27,22 +27,6 @@ import (
 // cheaper as one ReplaceScope.
 const maxDiffChanges = 256
 
-// importDiff brings the index from the shadow to data, the memories file
-// now, whose content hash is hash, by their line diff (planDiff, then
-// applyDiff). ok is false when it did nothing and the caller imports the
-// whole file.
-func (w *Workspace) importDiff(ctx context.Context, data []byte, hash, lastState string, ts tombstones) (out Imported, ok bool, err error) {
-	lastHash, _, _ := parseImportState(lastState)
-	if withForgotten(hash, ts.data) == lastHash {
-		return out, false, nil
-	}
-	p, err := w.planDiff(ctx, data, lastState, ts)
-	if p == nil || err != nil {
-		return out, false, err
-	}
-	return w.applyDiff(ctx, p, hash, data)
-}
-
 // diffPlan is an import by line diff worked out from the shadow and the
 // new file, before anything is written: the memories to put and the ids
 // to delete. It holds the shadow open until applied or closed.

@@ -57,9 +57,13 @@ func importByDiff(t *testing.T, w *Workspace) (Imported, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, diffed, err := w.importDiff(t.Context(), data, sha256Hex(data), last, ts)
+	p, err := w.planDiff(t.Context(), data, last, ts)
+	if err != nil || p == nil {
+		t.Fatalf("planDiff = %v, %v; want a plan to import the change by its line diff", p, err)
+	}
+	out, diffed, err := w.applyDiff(t.Context(), p, sha256Hex(data), data)
 	if err != nil || !diffed {
-		t.Fatalf("importDiff = %+v, %v, %v; want the line diff to import the change", out, diffed, err)
+		t.Fatalf("applyDiff = %+v, %v, %v; want the line diff to import the change", out, diffed, err)
 	}
 	return out, data
 }

@@ -145,12 +145,13 @@ func readAcolyteFile(root, name string) ([]byte, error) {
 // readSized reads f to its end, size bytes when it was stat'ed, and at
 // most limit+1 bytes if it grew since.
 //
-// The buffer is made at the file's size and filled by read(2) alone:
+// The buffer is made at the file's size and filled by read(2):
 // io.ReadAll grows its own by doubling (six copies of a 22 MB file), and
-// a bytes.Buffer grown to size zeroes it first, which was a fifth of a
+// a bytes.Buffer grown to size clears it first, which was a fifth of a
 // checkout's hook at 100k memories, most of it in faulting the pages in
-// twice over. A fresh allocation of that size comes zeroed from the
-// kernel, so read(2) is the first to touch it.
+// for the clearing. make clears only memory the heap used before; in a
+// command that reads the file once, memory that large is new from the
+// kernel, already zero, so read(2) is the first to touch it.
 func readSized(f *os.File, size, limit int64) ([]byte, error) {
 	buf := make([]byte, size+1) // the byte over tells a file that grew
 	n, err := io.ReadFull(f, buf)

@@ -158,14 +158,15 @@ func (s *Store) model() string {
 // file format, so that two versions of acolyte sharing a database each
 // keep their own file instead of rebuilding the other's.
 func (s *Store) catalogPath(model string) string {
-	sum := sha256.Sum256([]byte(model + "\x00" + catalogMagic))
-	return s.path + "-catalog-" + hex.EncodeToString(sum[:6])
+	return s.catalogFile(model + "\x00" + catalogMagic)
 }
 
 // legacyCatalogPath is where version 3 of the file was kept, which a
 // rebuild removes: 12 MB at 100k memories that nothing would read again.
-func (s *Store) legacyCatalogPath(model string) string {
-	sum := sha256.Sum256([]byte(model))
+func (s *Store) legacyCatalogPath(model string) string { return s.catalogFile(model) }
+
+func (s *Store) catalogFile(key string) string {
+	sum := sha256.Sum256([]byte(key))
 	return s.path + "-catalog-" + hex.EncodeToString(sum[:6])
 }
 

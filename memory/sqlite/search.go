@@ -641,7 +641,8 @@ func cosines(query []float32, c *catalog, at []int32) []float32 {
 func fuse(lex lexicalMatch, cos []float32, v *view) (map[int64]float64, float64) {
 	candidates := make(map[int64]float64, len(lex.top)+memory.CandidatePool)
 	// The lexical candidates by catalog position, for the pass over every
-	// vector: a map lookup for each was a tenth of a search at 100k.
+	// vector: a map lookup for each was a sixth of a ranked search at
+	// 100k (11.3 against 9.5 ms).
 	lexical := make([]bool, len(v.c.seqs))
 	for _, c := range lex.top {
 		candidates[c.Seq] = 0
