@@ -413,24 +413,61 @@ func (w *Workspace) preCommitFast(ctx context.Context, ix *index, d Derivation, 
 	if !ok {
 		return res, false, nil
 	}
-	blob := s.blob
+	// Staging the new blob is git compressing the whole file, about half
+	// of a commit at 100k memories, and the worktree sync writes the same
+	// change to the worktree file and the search index: they touch
+	// different files, so they run side by side.
+	var staging <-chan stageResult
 	if !partsEqual(sp.parts, s.data) {
-		if blob, err = w.stage(ctx, sp.parts...); err != nil {
+		if err := EnsureAttributes(w.Repo.Root); err != nil {
 			return res, true, err
 		}
-		res.Changes, res.Staged = Diff(sp.current, sp.next), true
-		if err := w.stageHelpers(ctx, ix); err != nil {
-			return res, true, err
-		}
+		staging = w.stageAsync(ctx, ix, sp.parts)
 	}
-	w.saveVerified(verifiedBlob{Memories: blob, Forgotten: s.forgottenBlob, SHA256: hexSum(hashParts(sp.parts...)), Derived: derivedIDs(sp.next)})
 	synced, ok, err := w.syncFromStaged(ctx, s, wt, edits, now)
 	if err == nil && !ok {
 		synced, err = w.sync(ctx, edits, now)
 	}
 	res.Import = synced.Import
 	res.Warnings = append(res.Warnings, synced.Refused...)
+	blob, sum := s.blob, ""
+	if staging != nil {
+		// Waited for whatever the sync did: the hook must not end while
+		// git is still writing the index.
+		st := <-staging
+		if st.err != nil {
+			return res, true, st.err
+		}
+		blob, sum = st.blob, st.sha256
+		res.Changes, res.Staged = Diff(sp.current, sp.next), true
+	} else {
+		sum = hexSum(hashParts(sp.parts...))
+	}
+	w.saveVerified(verifiedBlob{Memories: blob, Forgotten: s.forgottenBlob, SHA256: sum, Derived: derivedIDs(sp.next)})
 	return res, true, err
+}
+
+// stageResult is what stageAsync did: the blob it staged and its SHA-256.
+type stageResult struct {
+	blob, sha256 string
+	err          error
+}
+
+// stageAsync stages parts as the memories file, and the helper files
+// beside it that the index lacks, in a goroutine, and sends what it did.
+// The caller has written the helper files (EnsureAttributes).
+func (w *Workspace) stageAsync(ctx context.Context, ix *index, parts [][]byte) <-chan stageResult {
+	done := make(chan stageResult, 1)
+	go func() {
+		var st stageResult
+		st.blob, st.err = w.stage(ctx, parts...)
+		if st.err == nil {
+			st.err = w.stageHelpers(ctx, ix)
+		}
+		st.sha256 = hexSum(hashParts(parts...))
+		done <- st
+	}()
+	return done
 }
 
 // stage writes parts, in order, as the staged memories file and returns
