@@ -432,11 +432,11 @@ func (w *Workspace) preCommitFast(ctx context.Context, ix *index, d Derivation, 
 	res.Warnings = append(res.Warnings, synced.Refused...)
 	blob, sum := s.blob, ""
 	if staging != nil {
-		// Waited for whatever the sync did: the hook must not end while
-		// git is still writing the index.
+		// Waited for even after a failed sync: the hook must not end
+		// while git is still writing the index.
 		st := <-staging
 		if st.err != nil {
-			return res, true, st.err
+			return res, true, errors.Join(st.err, err)
 		}
 		blob, sum = st.blob, st.sha256
 		res.Changes, res.Staged = Diff(sp.current, sp.next), true

@@ -306,3 +306,46 @@ func TestVerifiedBlobIsTiedToTheBuildThatChecked(t *testing.T) {
 		t.Errorf("the full path did not record its own check: %+v", v)
 	}
 }
+
+// A stage that fails (here git cannot lock the index) fails the hook, and
+// the blob it wrote is not recorded as verified: the next commit must not
+// start from a blob the index never held. The worktree sync that ran beside
+// it is kept, and the next run stages what it left.
+func TestAFailedStageFailsTheHookAndIsNotVerified(t *testing.T) {
+	w := precommitRepo(t)
+	root := w.Repo.Root
+	before, ok := w.loadVerified()
+	if !ok {
+		t.Fatal("no verified blob to start from")
+	}
+	stagedBefore := runGit(t, root, "show", ":"+memoriesRel)
+	writeFiles(t, root, map[string]string{"AGENTS.md": "# Rules\n\n- Run the tests with go test -race.\n- Wrap errors with %w.\n"})
+	runGit(t, root, "add", "AGENTS.md")
+	lock := filepath.Join(root, ".git", "index.lock")
+	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, fast, err := preCommitBy(t, w, true)
+	if !fast || err == nil || !bytes.Contains([]byte(err.Error()), []byte("index.lock")) {
+		t.Fatalf("fast path %v, error %v; want the fast path to fail on the locked index", fast, err)
+	}
+	if got := runGit(t, root, "show", ":"+memoriesRel); got != stagedBefore {
+		t.Error("the staged memories changed though staging failed")
+	}
+	if v, _ := w.loadVerified(); v.Memories != before.Memories {
+		t.Errorf("verified blob moved to %s, which the index does not hold", v.Memories)
+	}
+	if data, err := os.ReadFile(format.MemoriesPath(root)); err != nil || !bytes.Contains(data, []byte("go test -race")) {
+		t.Errorf("the worktree file lacks the new rule: %v", err)
+	}
+
+	if err := os.Remove(lock); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := w.RunHook(t.Context(), "pre-commit", nil); err != nil || !res.Staged {
+		t.Fatalf("pre-commit after the lock was gone: %+v, %v", res, err)
+	}
+	if got := runGit(t, root, "show", ":"+memoriesRel); !bytes.Contains([]byte(got), []byte("go test -race")) {
+		t.Error("the next run did not stage the new rule")
+	}
+}
