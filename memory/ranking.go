@@ -77,6 +77,19 @@ func NewTopN(n int) TopN { return TopN{newTopN(n)} }
 // Push offers a candidate.
 func (t TopN) Push(seq int64, score float64) { t.t.push(scored{seq, score}) }
 
+// Admits reports whether Push would keep a candidate now. It is cheap and
+// inlined, so a caller that offers many candidates, most of them turned
+// away (the vector side of a search at 100k memories offers about half of
+// them), tests first and calls Push only for the rest.
+func (t TopN) Admits(seq int64, score float64) bool {
+	k := t.t
+	if len(k.xs) < k.n {
+		return true
+	}
+	last := k.xs[k.n-1]
+	return score > last.score || score == last.score && seq < last.seq
+}
+
 // Best returns the candidates kept, best first.
 func (t TopN) Best() []Scored {
 	out := make([]Scored, len(t.t.xs))

@@ -339,7 +339,9 @@ func lexical(words []string, postings, kin [][]int64, v *view) lexicalMatch {
 	}
 	top := memory.NewTopN(memory.CandidatePool)
 	for _, i := range matched {
-		top.Push(v.c.seqs[i], m.exact[i])
+		if seq := v.c.seqs[i]; top.Admits(seq, m.exact[i]) {
+			top.Push(seq, m.exact[i])
+		}
 	}
 	m.top = top.Best()
 	return m
@@ -659,7 +661,7 @@ func fuse(lex lexicalMatch, cos []float32, v *view) (map[int64]float64, float64)
 			seq := v.c.seqs[i]
 			if lexical[i] {
 				candidates[seq] = z
-			} else {
+			} else if proposals.Admits(seq, z) {
 				proposals.Push(seq, z)
 			}
 		}
