@@ -464,7 +464,9 @@ func (w *Workspace) stageAsync(ctx context.Context, ix *index, parts [][]byte) <
 		if st.err == nil {
 			st.err = w.stageHelpers(ctx, ix)
 		}
-		st.sha256 = hexSum(hashParts(parts...))
+		if st.err == nil {
+			st.sha256 = hexSum(hashParts(parts...))
+		}
 		done <- st
 	}()
 	return done

@@ -172,7 +172,7 @@ func (s *Store) catalogFile(key string) string {
 
 func (s *Store) generation(ctx context.Context) (string, error) {
 	var gen string
-	if err := s.queryRow(ctx, `SELECT `+currentGeneration).Scan(&gen); err != nil {
+	if err := s.db.QueryRowContext(ctx, `SELECT `+currentGeneration).Scan(&gen); err != nil {
 		return "", s.explain(err)
 	}
 	return gen, nil
@@ -389,11 +389,7 @@ func readTouched(tx *txn, model string, touched map[int64]bool) ([]catalogRow, s
 		for _, seq := range chunk {
 			args = append(args, seq)
 		}
-		st, err := tx.stmt(catalogQuery(`WHERE m.seq IN (` + strings.TrimSuffix(strings.Repeat("?,", len(chunk)), ",") + `)`))
-		if err != nil {
-			return nil, "", err
-		}
-		rows, err := st.QueryContext(tx.ctx, args...)
+		rows, err := tx.tx.QueryContext(tx.ctx, catalogQuery(`WHERE m.seq IN (`+strings.TrimSuffix(strings.Repeat("?,", len(chunk)), ",")+`)`), args...)
 		if err != nil {
 			return nil, "", err
 		}

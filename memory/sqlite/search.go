@@ -457,13 +457,17 @@ const nearMaxHeld = 1000
 func (s *Store) nearPostings(ctx context.Context, words []string) (rare []string, postings [][]int64, common []string, err error) {
 	// FTS5 hands its rows over one at a time, so the limit also spares it
 	// reading the rest of a common word's doclist. The statement is
-	// prepared once (Store.prepared): parsing its subquery cost about as
+	// prepared once for all the words: parsing its subquery cost about as
 	// much as a rare word's lookup.
-	const nearQuery = `SELECT group_concat(rowid) FROM
-		(SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)`
+	stmt, err := s.db.PrepareContext(ctx, `SELECT group_concat(rowid) FROM
+		(SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)`)
+	if err != nil {
+		return nil, nil, nil, s.explain(fmt.Errorf("lexical search: %w", err))
+	}
+	defer stmt.Close()
 	for _, w := range words {
 		var list sql.NullString
-		if err := s.queryRow(ctx, nearQuery, "body : "+ftsPhrase(w), nearMaxHeld+1).Scan(&list); err != nil {
+		if err := stmt.QueryRowContext(ctx, "body : "+ftsPhrase(w), nearMaxHeld+1).Scan(&list); err != nil {
 			return nil, nil, nil, s.explain(fmt.Errorf("lexical search: %w", err))
 		}
 		seqs, err := parseRowids(list.String)
@@ -510,7 +514,7 @@ func ftsPhrase(w string) string { return `"` + strings.ReplaceAll(w, `"`, `""`) 
 // order FTS5 lists them (ascending).
 func (s *Store) match(ctx context.Context, query string) ([]int64, error) {
 	var list sql.NullString
-	err := s.queryRow(ctx, `SELECT group_concat(rowid) FROM memories_fts WHERE memories_fts MATCH ?`, query).Scan(&list)
+	err := s.db.QueryRowContext(ctx, `SELECT group_concat(rowid) FROM memories_fts WHERE memories_fts MATCH ?`, query).Scan(&list)
 	if err != nil {
 		return nil, s.explain(fmt.Errorf("lexical search: %w", err))
 	}
@@ -748,7 +752,7 @@ func (s *Store) results(ctx context.Context, ranked []int64, scores map[int64]fl
 	for i, seq := range ranked {
 		args[i] = seq
 	}
-	rows, err := s.query(ctx, `SELECT `+memoryColumns+` FROM memories m WHERE m.seq IN (`+marks+`)`, args...)
+	rows, err := s.db.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories m WHERE m.seq IN (`+marks+`)`, args...)
 	if err != nil {
 		return nil, s.explain(err)
 	}
@@ -788,7 +792,7 @@ func (s *Store) results(ctx context.Context, ranked []int64, scores map[int64]fl
 	// update waits for the database only briefly.
 	ctx, cancel := context.WithTimeout(ctx, recallWriteWait)
 	defer cancel()
-	_, _ = s.exec(ctx, `UPDATE memories SET recalled_at = ? WHERE recalled_at < ? AND seq IN (`+marks+`)`,
+	_, _ = s.db.ExecContext(ctx, `UPDATE memories SET recalled_at = ? WHERE recalled_at < ? AND seq IN (`+marks+`)`,
 		append([]any{now.UnixMilli(), now.Add(-memory.RecallGranularity).UnixMilli()}, args...)...)
 	return out, nil
 }

@@ -45,67 +45,6 @@ type Store struct {
 	// kept is the catalog of the last search, reused while the database's
 	// generation stays the same (a long-lived MCP server or agent).
 	kept *catalog
-
-	// stmts are the statements prepared once for the Store's life
-	// (prepared).
-	stmtMu sync.Mutex
-	stmts  map[string]*sql.Stmt
-}
-
-// maxPrepared bounds the statements a Store keeps prepared. Its fixed
-// statements number a few dozen; a statement built from its arguments (an
-// IN list of n seqs) adds one for each n it meets, and past the bound is
-// prepared for each use, as every statement once was.
-const maxPrepared = 128
-
-// prepared returns q prepared on the Store's database for the Store's
-// life, or nil when the bound is reached or preparing fails, and the
-// caller runs q unprepared, which reports any error itself. A long-lived
-// process (an MCP server, the agent) runs the same statements on every
-// call: parsing them again was about 7% of memory_add's CPU at 100k
-// memories.
-func (s *Store) prepared(ctx context.Context, q string) *sql.Stmt {
-	s.stmtMu.Lock()
-	defer s.stmtMu.Unlock()
-	if st, ok := s.stmts[q]; ok {
-		return st
-	}
-	if s.stmts == nil {
-		s.stmts = make(map[string]*sql.Stmt)
-	}
-	if len(s.stmts) >= maxPrepared {
-		return nil
-	}
-	st, err := s.db.PrepareContext(ctx, q)
-	if err != nil {
-		return nil
-	}
-	s.stmts[q] = st
-	return st
-}
-
-// query is db.QueryContext through prepared.
-func (s *Store) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	if st := s.prepared(ctx, q); st != nil {
-		return st.QueryContext(ctx, args...)
-	}
-	return s.db.QueryContext(ctx, q, args...)
-}
-
-// queryRow is db.QueryRowContext through prepared.
-func (s *Store) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
-	if st := s.prepared(ctx, q); st != nil {
-		return st.QueryRowContext(ctx, args...)
-	}
-	return s.db.QueryRowContext(ctx, q, args...)
-}
-
-// exec is db.ExecContext through prepared.
-func (s *Store) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	if st := s.prepared(ctx, q); st != nil {
-		return st.ExecContext(ctx, args...)
-	}
-	return s.db.ExecContext(ctx, q, args...)
 }
 
 // Open opens (creating if needed) the store at path. The embedder places new
@@ -159,12 +98,6 @@ func (s *Store) Close() error {
 		s.kept = nil
 	}
 	s.catalogMu.Unlock()
-	s.stmtMu.Lock()
-	for q, st := range s.stmts {
-		st.Close()
-		delete(s.stmts, q)
-	}
-	s.stmtMu.Unlock()
 	return s.db.Close()
 }
 
@@ -276,7 +209,7 @@ func scanMemory(row scanner) (int64, memory.Memory, error) {
 // Get returns the memory with this id that is visible from vis.
 func (s *Store) Get(ctx context.Context, vis memory.Visibility, id string) (memory.Memory, error) {
 	where, args := visible(vis, memory.Filter{})
-	row := s.queryRow(ctx, `SELECT `+memoryColumns+` FROM memories m WHERE m.id = ? AND `+where,
+	row := s.db.QueryRowContext(ctx, `SELECT `+memoryColumns+` FROM memories m WHERE m.id = ? AND `+where,
 		append([]any{id}, args...)...)
 	_, m, err := scanMemory(row)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -327,7 +260,7 @@ func (s *Store) Add(ctx context.Context, vis memory.Visibility, d memory.Draft) 
 // use it to deduplicate against the index instead of decoding the whole
 // memories file.
 func (s *Store) FindContent(ctx context.Context, scope memory.Scope, key, content string) (memory.Memory, bool, error) {
-	_, m, err := scanMemory(s.queryRow(ctx, `SELECT `+memoryColumns+` FROM memories m
+	_, m, err := scanMemory(s.db.QueryRowContext(ctx, `SELECT `+memoryColumns+` FROM memories m
 		WHERE m.scope = ? AND m.scope_key = ? AND m.content_hash = ? LIMIT 1`,
 		scope, key, memory.ContentHash(content)))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -715,7 +648,6 @@ type txn struct {
 	// 141k memories about 6% of its time; writers check ctx between rows
 	// (checkCancel) instead, so a cancelled import still stops promptly.
 	stmtCtx context.Context
-	store   *Store
 	tx      *sql.Tx
 	stmts   map[string]*sql.Stmt
 	// touched holds the seqs the transaction wrote or removed.
@@ -730,15 +662,9 @@ func (t *txn) stmt(q string) (*sql.Stmt, error) {
 	if st, ok := t.stmts[q]; ok {
 		return st, nil
 	}
-	var st *sql.Stmt
-	if shared := t.store.prepared(t.stmtCtx, q); shared != nil {
-		// The transaction's connection reuses what it prepared before.
-		st = t.tx.StmtContext(t.stmtCtx, shared)
-	} else {
-		var err error
-		if st, err = t.tx.PrepareContext(t.stmtCtx, q); err != nil {
-			return nil, err
-		}
+	st, err := t.tx.PrepareContext(t.stmtCtx, q)
+	if err != nil {
+		return nil, err
 	}
 	t.stmts[q] = st
 	return st, nil
@@ -783,7 +709,7 @@ func (s *Store) inTx(ctx context.Context, fn func(*txn) error) error {
 	if err != nil {
 		return err
 	}
-	t := &txn{ctx: ctx, stmtCtx: context.WithoutCancel(ctx), store: s, tx: tx, stmts: map[string]*sql.Stmt{}, touched: map[int64]bool{}}
+	t := &txn{ctx: ctx, stmtCtx: context.WithoutCancel(ctx), tx: tx, stmts: map[string]*sql.Stmt{}, touched: map[int64]bool{}}
 	var before string
 	if err := t.queryRow(`SELECT ` + currentGeneration).Scan(&before); err != nil {
 		tx.Rollback()
@@ -948,7 +874,7 @@ func (s *Store) Reindex(ctx context.Context, all bool, progress func(done, total
 // GetState reads a bookkeeping value; a missing key reads as "".
 func (s *Store) GetState(ctx context.Context, key string) (string, error) {
 	var v string
-	err := s.queryRow(ctx, `SELECT value FROM state WHERE key = ?`, key).Scan(&v)
+	err := s.db.QueryRowContext(ctx, `SELECT value FROM state WHERE key = ?`, key).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}
@@ -960,7 +886,7 @@ func (s *Store) SetState(ctx context.Context, key, value string) error {
 	if err := s.refuseIfDamaged(ctx); err != nil {
 		return err
 	}
-	_, err := s.exec(ctx, `INSERT INTO state (key, value) VALUES (?, ?)
+	_, err := s.db.ExecContext(ctx, `INSERT INTO state (key, value) VALUES (?, ?)
 		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, key, value)
 	return s.explain(err)
 }
