@@ -28,7 +28,8 @@ import (
 //   - a glob that matches a folder matches every file in it, as ignoring
 //     a folder ignores its files: `migrations` matches `db/migrations/1.sql`;
 //   - within a segment `*`, `?`, `[a-z]`, `[!a-z]` (or `[^a-z]`) and `\`
-//     are path.Match's, and `{a,b}` lists alternatives, nested or not;
+//     are path.Match's, and `{a,b}` lists alternatives, nested or not,
+//     each read as a glob of its own (`{migrations/,*.sql}`);
 //     `**` inside a segment (`**.ts`) is a plain `*`;
 //   - matching is case-sensitive, as git's is by default.
 //
@@ -150,11 +151,17 @@ func MatchesAny(globs, paths []string) bool {
 	return false
 }
 
-// compiledGlob is a glob split into its alternatives' segments.
+// compiledGlob is a glob split into its alternatives, each a list of
+// segments.
 type compiledGlob struct {
-	alternatives [][]string
-	// inside says the glob names a folder (a trailing / or /**): it
-	// matches what lies within, not the folder itself.
+	alternatives []globAlternative
+}
+
+// globAlternative is one of a glob's {a,b} alternatives, compiled.
+type globAlternative struct {
+	segments []string
+	// inside says the alternative names a folder (a trailing / or /**):
+	// it matches what lies within, not the folder itself.
 	inside bool
 }
 
@@ -174,60 +181,73 @@ func cleanGlob(g string) string {
 	}
 }
 
+// compileGlob expands a glob's braces first and then reads each
+// alternative as a glob of its own, so that {migrations/,*.sql} means what
+// migrations/ and *.sql mean apart: a glob in braces matches what it
+// matches alone.
 func compileGlob(g string) (compiledGlob, error) {
+	alts, err := expandBraces(strings.TrimSpace(g))
+	if err != nil {
+		return compiledGlob{}, err
+	}
+	var c compiledGlob
+	for _, alt := range alts {
+		a, err := compileAlternative(alt)
+		if err != nil {
+			return compiledGlob{}, err
+		}
+		c.alternatives = append(c.alternatives, a)
+	}
+	return c, nil
+}
+
+// compileAlternative compiles one glob without braces.
+func compileAlternative(g string) (globAlternative, error) {
 	// As in gitignore, a slash at the start or in the middle anchors the
 	// glob; a trailing one does not. A leading ./ or / is dropped only
 	// once it has anchored the glob.
 	anchored := strings.Contains(strings.TrimRight(strings.TrimSpace(g), "/"), "/")
 	g = cleanGlob(g)
-	var c compiledGlob
+	var a globAlternative
 	for {
 		t, ok := strings.CutSuffix(g, "/")
 		if !ok {
 			break
 		}
-		g, c.inside = t, true
+		g, a.inside = t, true
 	}
 	for {
 		t, ok := strings.CutSuffix(g, "/**")
 		if !ok || t == "" {
 			break
 		}
-		g, c.inside = t, true
+		g, a.inside = t, true
 	}
 	if g == "" {
-		return c, errors.New("it names no file")
+		return a, errors.New("it names no file")
 	}
 	if !anchored && g != "**" {
 		g = "**/" + g
 	}
-	alts, err := expandBraces(g)
-	if err != nil {
-		return c, err
-	}
-	for _, alt := range alts {
-		var segs []string
-		for n, s := range strings.Split(alt, "/") {
-			if s == "" || s == "." {
-				continue // a//b and a/./b are a/b, as a path would be cleaned
-			}
-			if s == "**" && len(segs) > 0 && segs[len(segs)-1] == "**" {
-				continue
-			}
-			if s != "**" {
-				s = bangClass(s)
-				if _, err := path.Match(s, ""); err != nil {
-					return c, fmt.Errorf("its part %d (between slashes) is not a valid pattern: check its [ ] and \\; write migrations/** or *.{ts,tsx}", n+1)
-				}
-			}
-			segs = append(segs, s)
+	for n, s := range strings.Split(g, "/") {
+		if s == "" || s == "." {
+			continue // a//b and a/./b are a/b, as a path would be cleaned
 		}
-		if len(segs) == 0 {
-			return c, errors.New("it names no file")
+		if s == "**" && len(a.segments) > 0 && a.segments[len(a.segments)-1] == "**" {
+			continue
 		}
-		c.alternatives = append(c.alternatives, segs)
+		if s != "**" {
+			s = bangClass(s)
+			if _, err := path.Match(s, ""); err != nil {
+				return a, fmt.Errorf("its part %d (between slashes) is not a valid pattern: check its [ ] and \\; write migrations/** or *.{ts,tsx}", n+1)
+			}
+		}
+		a.segments = append(a.segments, s)
 	}
-	return c, nil
+	if len(a.segments) == 0 {
+		return a, errors.New("it names no file")
+	}
+	return a, nil
 }
 
 // bangClass spells gitignore's negated class [!…] as path.Match's [^…].
@@ -326,7 +346,7 @@ func (c compiledGlob) match(p string) bool {
 	}
 	file := strings.Split(p, "/")
 	for _, alt := range c.alternatives {
-		if matchSegments(alt, file, c.inside) {
+		if matchSegments(alt.segments, file, alt.inside) {
 			return true
 		}
 	}

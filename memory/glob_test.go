@@ -42,6 +42,11 @@ func TestMatchGlob(t *testing.T) {
 		{"a/**/b/**/c", []string{"a/b/c", "a/x/b/y/z/c", "a/b/c/d.txt"}, []string{"a/c", "b/c"}},
 		{"**.ts", []string{"a.ts", "x/a.ts"}, []string{"x/a.go"}},
 		{"*.TSX", []string{"A.TSX"}, []string{"a.tsx"}},
+		// Each alternative in braces is read as a glob of its own: one
+		// may be anchored, or name a folder, and its neighbours not.
+		{"{migrations/,*.sql}", []string{"db/migrations/1.go", "x/a.sql"}, []string{"migrations", "a.go"}},
+		{"{0/,zz}", []string{"1/0/0", "0/x"}, []string{"0", "1/0"}},
+		{"{cmd/*.go,Makefile}", []string{"cmd/a.go", "x/Makefile"}, []string{"x/cmd/a.go"}},
 	} {
 		for _, p := range c.yes {
 			if !memory.MatchGlob(c.glob, p) {
@@ -78,6 +83,7 @@ func TestValidateGlobs(t *testing.T) {
 		"src/[a-":                          "not a valid pattern",
 		"src/{a,b":                         "without its }",
 		"src/a}":                           "without its {",
+		"{,a}":                             "names no file",
 		"a\nb":                             "one line",
 		"a\x1b[2Jb":                        "control characters",
 		"\xff.go":                          "UTF-8",
@@ -119,7 +125,7 @@ func FuzzMatchGlob(f *testing.F) {
 	for _, s := range [][2]string{
 		{"cmd/*.go", "cmd/app.go"}, {"*.tsx", "web/a.tsx"}, {"migrations/**", "migrations/1.sql"},
 		{"src/**/*.{ts,tsx}", "src/a/b.tsx"}, {"[!a]?", "bc"}, {`a\*b/c`, "a*b/c"}, {"a/**/b/**/c/**/d", "a/b/c/d/e"},
-		{"{a,{b,c}}/x", "c/x"}, {"**/**/**/x", strings.Repeat("a/", 100) + "x"},
+		{"{a,{b,c}}/x", "c/x"}, {"**/**/**/x", strings.Repeat("a/", 100) + "x"}, {"0/", "1/0/0"},
 	} {
 		f.Add(s[0], s[1])
 	}
