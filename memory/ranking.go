@@ -90,6 +90,17 @@ func (t TopN) Admits(seq int64, score float64) bool {
 	return score > last.score || score == last.score && seq < last.seq
 }
 
+// Last returns the worst candidate kept, once n are kept: a candidate
+// scoring below it is turned away. ok is false while there is room.
+func (t TopN) Last() (last Scored, ok bool) {
+	k := t.t
+	if len(k.xs) < k.n {
+		return Scored{}, false
+	}
+	x := k.xs[k.n-1]
+	return Scored{x.seq, x.score}, true
+}
+
 // Best returns the candidates kept, best first.
 func (t TopN) Best() []Scored {
 	out := make([]Scored, len(t.t.xs))
