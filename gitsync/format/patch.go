@@ -3,6 +3,7 @@ package format
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/acolyte-dev/acolyte/memory"
@@ -58,12 +59,82 @@ func InsertLine(data []byte, m memory.Memory) ([][]byte, error) {
 // RemoveLines drops the lines of the memories with these ids. Every id must
 // be found exactly once.
 func RemoveLines(data []byte, ids map[string]bool) ([][]byte, error) {
+	if parts, ok := spliceFound(data, ids, nil); ok {
+		return parts, nil
+	}
 	return Splice(data, ids, nil)
 }
 
 // ReplaceLine swaps the line of m's id for m's encoding.
 func ReplaceLine(data []byte, m memory.Memory) ([][]byte, error) {
+	if parts, ok := spliceFound(data, map[string]bool{m.ID: true}, &m); ok {
+		return parts, nil
+	}
 	return Splice(data, map[string]bool{m.ID: true}, []memory.Memory{m})
+}
+
+// maxFound is the most lines spliceFound looks up one by one; more are
+// cheaper found in one pass (Splice).
+const maxFound = 64
+
+// spliceFound is Splice for removals, or the replacement of one line by a
+// memory of the same id, in a canonical file: it finds each line by binary
+// search over the lines in id order, reading about log2(n) of them, where
+// Splice reads every line (at 100k memories, a tenth of a forget's time).
+// It reports false when a line is not found, as it would not be in a file
+// out of order, for the caller to splice the whole file instead.
+func spliceFound(data []byte, remove map[string]bool, replace *memory.Memory) ([][]byte, bool) {
+	if len(remove) == 0 || len(remove) > maxFound {
+		return nil, false
+	}
+	header := bytes.IndexByte(data, '\n')
+	if header < 0 || data[len(data)-1] != '\n' {
+		return nil, false
+	}
+	type span struct{ start, end int }
+	spans := make([]span, 0, len(remove))
+	for id := range remove {
+		start, end, ok := findLine(data, header+1, id)
+		if !ok {
+			return nil, false
+		}
+		spans = append(spans, span{start, end})
+	}
+	slices.SortFunc(spans, func(a, b span) int { return a.start - b.start })
+	parts := make([][]byte, 0, 2*len(spans)+1)
+	from := 0
+	for _, sp := range spans {
+		parts = append(parts, data[from:sp.start])
+		if replace != nil {
+			parts = append(parts, encodeRecord(*replace))
+		}
+		from = sp.end
+	}
+	return append(parts, data[from:]), true
+}
+
+// findLine returns where the line of id lies in data, whose memory lines
+// start at first and, as in a canonical file, ascend by id.
+func findLine(data []byte, first int, id string) (start, end int, ok bool) {
+	lo, hi := first, len(data) // lo is a line's start; hi one's start or the end
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		start := lo + bytes.LastIndexByte(data[lo:mid], '\n') + 1
+		end := start + bytes.IndexByte(data[start:], '\n') + 1
+		lineID, ok := lineIDBytes(data[start:end])
+		if !ok {
+			return 0, 0, false
+		}
+		switch c := bytes.Compare(lineID, []byte(id)); {
+		case c == 0:
+			return start, end, true
+		case c < 0:
+			lo = end
+		default:
+			hi = start
+		}
+	}
+	return 0, 0, false
 }
 
 // AppendLine returns m's line when it goes at the very end of a canonical

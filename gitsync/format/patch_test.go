@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -111,6 +112,54 @@ func TestSpliceMatchesTheCanonicalEncoding(t *testing.T) {
 	} {
 		if _, ok := CanonicalLine([]byte(l)); ok {
 			t.Errorf("CanonicalLine accepted %q", l)
+		}
+	}
+}
+
+// spliceFound, which finds lines by binary search, must give what Splice
+// gives, line for line, for a file in id order; in a file out of order it
+// may miss a line, and then says so, but never removes another.
+func TestSpliceFoundMatchesSplice(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for round := range 400 {
+		var mems []memory.Memory
+		for i := range r.IntN(300) {
+			mems = append(mems, stored(fmt.Sprintf("01K%05d", 3*i+r.IntN(3)), fmt.Sprintf("fact %d", i), t0))
+		}
+		data := Encode(mems)
+		if round%4 == 3 && len(mems) > 1 {
+			// The same lines out of order: hand-edited, or merged badly.
+			lines := bytes.SplitAfter(data, []byte("\n"))
+			body := lines[1 : len(lines)-1]
+			r.Shuffle(len(body), func(i, j int) { body[i], body[j] = body[j], body[i] })
+			data = bytes.Join(lines, nil)
+		}
+		remove := map[string]bool{}
+		for range 1 + r.IntN(4) {
+			if len(mems) > 0 && r.IntN(5) > 0 {
+				remove[mems[r.IntN(len(mems))].ID] = true
+			} else {
+				remove[fmt.Sprintf("01K%05d", r.IntN(1000))] = true // maybe none has it
+			}
+		}
+		want, wantErr := Splice(data, remove, nil)
+		if got, ok := spliceFound(data, remove, nil); ok && (wantErr != nil || !bytes.Equal(bytes.Join(got, nil), bytes.Join(want, nil))) {
+			t.Fatalf("round %d: removing %v, spliceFound gave\n%s\nSplice (%v)\n%s", round, remove, bytes.Join(got, nil), wantErr, bytes.Join(want, nil))
+		} else if !ok && wantErr == nil && round%4 != 3 {
+			t.Fatalf("round %d: spliceFound missed a line of %v in a file in order", round, remove)
+		}
+		got, gotErr := RemoveLines(data, remove)
+		if (gotErr == nil) != (wantErr == nil) || !bytes.Equal(bytes.Join(got, nil), bytes.Join(want, nil)) {
+			t.Fatalf("round %d: RemoveLines(%v) = %v, Splice %v", round, remove, gotErr, wantErr)
+		}
+		if len(mems) > 0 {
+			m := mems[r.IntN(len(mems))]
+			m.Content = "revised"
+			got, gotErr := ReplaceLine(data, m)
+			want, wantErr := Splice(data, map[string]bool{m.ID: true}, []memory.Memory{m})
+			if round%4 != 3 && ((gotErr == nil) != (wantErr == nil) || !bytes.Equal(bytes.Join(got, nil), bytes.Join(want, nil))) {
+				t.Fatalf("round %d: ReplaceLine(%s) = %v, Splice %v", round, m.ID, gotErr, wantErr)
+			}
 		}
 	}
 }
