@@ -465,9 +465,18 @@ func needRepo(c *cli.Context) (*workspace, error) {
 	return w, nil
 }
 
+// databasePath is where the database is, in the data directory.
+func databasePath(c *cli.Context) (string, error) {
+	dir, err := home(c)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "acolyte.db"), nil
+}
+
 // openStore opens the database with the configured embedder.
 func openStore(c *cli.Context) (*sqlite.Store, error) {
-	dir, err := home(c)
+	db, err := databasePath(c)
 	if err != nil {
 		return nil, err
 	}
@@ -475,7 +484,6 @@ func openStore(c *cli.Context) (*sqlite.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	db := filepath.Join(dir, "acolyte.db")
 	if err := gitsync.CheckHome(c.Context, db); err != nil {
 		return nil, usage(err)
 	}
@@ -517,6 +525,7 @@ func bindWorkspace(c *cli.Context, s *sqlite.Store, dir string, need bool) (*wor
 	case err == nil:
 		w.Repo, w.Root = repo, repo.Root
 		w.Workspace = gitsync.NewWorkspace(repo, s, global(c, flagSession))
+		w.Workspace.IndexID = gitsync.IndexIdentity(s.Path())
 		w.Workspace.Warn = func(msg string) { warn(c, warnOther, msg) }
 		w.Toolkit = w.Workspace
 		w.Visibility = memory.Visibility{ProjectKey: repo.Root, SessionKey: global(c, flagSession)}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -160,6 +161,12 @@ func hookCommand() *cli.Command {
 			if c.NArg() == 0 {
 				return usage(fmt.Errorf("hook needs a name: %s", strings.Join(gitsync.Hooks, ", ")))
 			}
+			if imp, ok := quickHook(c); ok {
+				for _, msg := range imp.Warnings {
+					warn(c, warnOther, msg)
+				}
+				return nil
+			}
 			w, err := needRepo(c)
 			if err != nil {
 				return err
@@ -180,6 +187,24 @@ func hookCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// quickHook answers a hook that has nothing to import without opening the
+// database (gitsync.QuickHook); ok is false when the hook must run.
+func quickHook(c *cli.Context) (gitsync.Imported, bool) {
+	db, err := databasePath(c)
+	if err != nil {
+		return gitsync.Imported{}, false
+	}
+	dir, err := filepath.Abs(global(c, flagRepo))
+	if err != nil {
+		return gitsync.Imported{}, false
+	}
+	repo, err := gitsync.Discover(dir)
+	if err != nil {
+		return gitsync.Imported{}, false
+	}
+	return gitsync.QuickHook(repo, gitsync.IndexIdentity(db), c.Args().First(), c.Args().Tail())
 }
 
 func staleCommand() *cli.Command {

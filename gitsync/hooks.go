@@ -494,15 +494,28 @@ func (w *Workspace) RunHook(ctx context.Context, name string, args []string) (Ho
 		if len(args) >= 3 && args[2] != "1" {
 			return HookResult{Skipped: "file checkout"}, nil
 		}
-		imp, err := w.Refresh(ctx)
-		return HookResult{Import: imp}, err
+		return w.importHook(ctx)
 	case "post-merge", "post-rewrite":
-		imp, err := w.Refresh(ctx)
-		return HookResult{Import: imp}, err
+		return w.importHook(ctx)
 	case "pre-commit":
 		return w.preCommit(ctx)
 	}
 	return HookResult{}, fmt.Errorf("unknown hook %q: acolyte handles %s", name, strings.Join(Hooks, ", "))
+}
+
+// importHook brings the index up to date after git changed the worktree.
+// When there was nothing to import it also makes sure the copy of the
+// import state is there, so that the next such hook is answered without
+// the index (QuickHook): a state recorded before the copy existed, or by a
+// process that kept none, is copied here.
+func (w *Workspace) importHook(ctx context.Context) (HookResult, error) {
+	imp, err := w.Refresh(ctx)
+	if err == nil && imp.Skipped && w.IndexID != "" {
+		if state, err := w.store.GetState(ctx, w.stateKey()); err == nil && state != "" {
+			w.copyImportState(state)
+		}
+	}
+	return HookResult{Import: imp}, err
 }
 
 // preCommit makes the commit carry the memories that its own content

@@ -12,3 +12,6 @@ import (
 func stamp(os.FileInfo) string { return "" }
 
 func lastChange(fi os.FileInfo) time.Time { return fi.ModTime() }
+
+// fileIdentity is empty where the platform gives no inode.
+func fileIdentity(os.FileInfo) string { return "" }

@@ -29,3 +29,12 @@ func lastChange(fi os.FileInfo) time.Time {
 	}
 	return t
 }
+
+// fileIdentity is the device and inode of a file.
+func fileIdentity(fi os.FileInfo) string {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("%d:%d", st.Dev, st.Ino)
+}
