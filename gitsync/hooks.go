@@ -503,14 +503,12 @@ func (w *Workspace) RunHook(ctx context.Context, name string, args []string) (Ho
 	return HookResult{}, fmt.Errorf("unknown hook %q: acolyte handles %s", name, strings.Join(Hooks, ", "))
 }
 
-// importHook brings the index up to date after git changed the worktree.
-// When there was nothing to import it also makes sure the copy of the
-// import state is there, so that the next such hook is answered without
-// the index (QuickHook): a state recorded before the copy existed, or by a
-// process that kept none, is copied here.
+// importHook brings the index up to date after git changed the worktree,
+// and copies the import state it leaves, so that the next such hook with
+// nothing to import is answered without the index (QuickHook).
 func (w *Workspace) importHook(ctx context.Context) (HookResult, error) {
 	imp, err := w.Refresh(ctx)
-	if err == nil && imp.Skipped && w.IndexID != "" {
+	if err == nil {
 		if state, err := w.store.GetState(ctx, w.stateKey()); err == nil && state != "" {
 			w.copyImportState(state)
 		}

@@ -99,7 +99,7 @@ func (w *Workspace) writePatched(ctx context.Context, last string, lines map[str
 		return err
 	}
 	fp := newFingerprint(stampNow, tailOf(next...), h())
-	if err := w.setImportState(ctx, withFingerprint(withForgotten(hexSum(h()), ts.data), fp)); err != nil {
+	if err := w.store.SetState(ctx, w.stateKey(), withFingerprint(withForgotten(hexSum(h()), ts.data), fp)); err != nil {
 		return err
 	}
 	w.followShadow(importedFileHash(last), lines, hexSum(h()), next)
@@ -263,7 +263,7 @@ func (w *Workspace) appendPatched(ctx context.Context, m memory.Memory, dedupe f
 		return err
 	}
 	next := newFingerprint(joinStamps(w.Repo.Root, fi), tailOf(tail, line), h)
-	if err := w.setImportState(ctx, withFingerprint(hash, next)); err != nil {
+	if err := w.store.SetState(ctx, w.stateKey(), withFingerprint(hash, next)); err != nil {
 		return err
 	}
 	w.appendShadow(size, line, importedFileHash(last), fileSum)

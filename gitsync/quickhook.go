@@ -1,7 +1,6 @@
 package gitsync
 
 import (
-	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -16,11 +15,13 @@ import (
 // the hook's answer, nothing to import, needs only the import state and two
 // stats. Opening SQLite to read that state was about 2 ms of a 10 ms hook
 // at 100k memories: the first statement reads the schema and opens the
-// WAL's files. So every import state a Workspace records is also copied to
-// <gitdir>/acolyte/import-state, with the identity of the index it was
-// recorded in, and QuickHook answers from the copy while it still
-// describes both the index and the files, as git's index answers for a
-// file whose stat has not moved.
+// WAL's files. So each hook that runs copies the import state it leaves to
+// <gitdir>/acolyte/import-state, with the identity of the index it is
+// recorded in, and QuickHook answers the next hook from the copy while it
+// still describes both the index and the files, as git's index answers for
+// a file whose stat has not moved. Only hooks write the copy: a remember or
+// an MCP memory_add does not pay for it, and leaves it naming the file as
+// it was before, which no longer matches.
 //
 // The copy is trusted to skip an import, never to do one. Missing, torn,
 // older than the index's own state or written for another index, it fails
@@ -55,29 +56,22 @@ func IndexIdentity(path string) string {
 	return abs + "\t" + id
 }
 
-// setImportState records the import state in the index and then, for
-// QuickHook, in the copy. The copy follows the index: a crash between the
-// two leaves it older, and an older state names an older file.
-func (w *Workspace) setImportState(ctx context.Context, state string) error {
-	if err := w.store.SetState(ctx, w.stateKey(), state); err != nil {
-		return err
-	}
-	w.copyImportState(state)
-	return nil
-}
-
-// copyImportState writes the copy; best effort, like the shadow, since a
-// missing copy costs the next hook 2 ms and nothing else.
+// copyImportState writes the copy when it does not already say state;
+// best effort, like the shadow, since a missing copy costs the next hook
+// 2 ms and nothing else.
 func (w *Workspace) copyImportState(state string) {
 	path := importStateCopyPath(w.Repo)
 	if w.IndexID == "" {
 		os.Remove(path)
 		return
 	}
+	data := importStateCopy + "\n" + w.IndexID + "\n" + w.stateKey() + "\n" + state
+	if old, err := os.ReadFile(path); err == nil && string(old) == data {
+		return
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return
 	}
-	data := importStateCopy + "\n" + w.IndexID + "\n" + w.stateKey() + "\n" + state
 	if atomicfile.Write(path, atomicfile.Options{Perm: 0o644}, atomicfile.Bytes([]byte(data))) != nil {
 		os.Remove(path)
 	}

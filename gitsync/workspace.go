@@ -229,7 +229,7 @@ func (w *Workspace) deriveUnsynced(ctx context.Context, lastHash string) (Import
 		if out.ReplaceStats, err = w.store.ReplaceScope(ctx, memory.ScopeProject, w.Repo.Root, mems); err != nil {
 			return err
 		}
-		return w.setImportState(ctx, importState(key, "", warnings))
+		return w.store.SetState(ctx, w.stateKey(), importState(key, "", warnings))
 	})
 	out.Warnings = warnings
 	return out, err
@@ -416,7 +416,7 @@ func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
 			}
 			fp := newFingerprint(joinStamps(w.Repo.Root, before), tailOf(data), h)
 			// Best effort: without the stamp the next run reads the file again.
-			_ = w.setImportState(ctx, withFingerprint(importState(lastHash, stamps, lastWarnings), fp))
+			_ = w.store.SetState(ctx, w.stateKey(), withFingerprint(importState(lastHash, stamps, lastWarnings), fp))
 			return nil
 		}
 		var d format.Decoded
@@ -449,7 +449,7 @@ func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
 		if stamps != "" && h != nil {
 			fp = newFingerprint(joinStamps(w.Repo.Root, before), tailOf(data), h)
 		}
-		return w.setImportState(ctx, withFingerprint(importState(withForgotten(hash, ts.data), stamps, out.Warnings), fp))
+		return w.store.SetState(ctx, w.stateKey(), withFingerprint(importState(withForgotten(hash, ts.data), stamps, out.Warnings), fp))
 	})
 	return out, err
 }
@@ -640,7 +640,7 @@ func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]me
 			kept, _ := format.DecodeAll(format.Dir+"/"+format.MemoriesFile, format.EncodeKeeping(next, d.InvalidLines))
 			state = importState(state, "", kept.Warnings())
 		}
-		if err := w.setImportState(ctx, withFingerprint(state, fp)); err != nil {
+		if err := w.store.SetState(ctx, w.stateKey(), withFingerprint(state, fp)); err != nil {
 			return err
 		}
 		if data, err := os.ReadFile(path); err == nil {
