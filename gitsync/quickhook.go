@@ -38,8 +38,11 @@ func importStateCopyPath(r *Repo) string {
 
 // IndexIdentity names the index database at path for the copy: its
 // absolute path and its file's identity (device and inode), so that a
-// database removed and made again, or restored, is another index. It is
-// empty, and no copy is kept, where the system gives no file identity.
+// database removed and made again, or restored, is another index. Should
+// the system give the new file the old inode, the copy names a database
+// that never imported the file; the hook then skips an import that the
+// next command does. It is empty, and no copy is kept, where the system
+// gives no file identity.
 func IndexIdentity(path string) string {
 	abs, err := filepath.Abs(path)
 	if err != nil {
