@@ -525,7 +525,6 @@ func bindWorkspace(c *cli.Context, s *sqlite.Store, dir string, need bool) (*wor
 	case err == nil:
 		w.Repo, w.Root = repo, repo.Root
 		w.Workspace = gitsync.NewWorkspace(repo, s, global(c, flagSession))
-		w.Workspace.IndexID = gitsync.IndexIdentity(s.Path())
 		w.Workspace.Warn = func(msg string) { warn(c, warnOther, msg) }
 		w.Toolkit = w.Workspace
 		w.Visibility = memory.Visibility{ProjectKey: repo.Root, SessionKey: global(c, flagSession)}

@@ -172,6 +172,8 @@ func hookCommand() *cli.Command {
 				return err
 			}
 			defer w.Close()
+			// The hook leaves a copy of the import state for the next one.
+			w.Workspace.IndexID = gitsync.IndexIdentity(w.Store.Path())
 			res, err := w.Workspace.RunHook(c.Context, c.Args().First(), c.Args().Tail())
 			printRefusals(c, res.Warnings, res.Refused)
 			if errors.Is(err, gitsync.ErrRefused) {
