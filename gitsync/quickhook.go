@@ -1,8 +1,6 @@
 package gitsync
 
 import (
-	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -110,18 +108,12 @@ func QuickHook(repo *Repo, indexID, name string, args []string) (imp Imported, o
 	if GuardDir(repo.Root) != nil {
 		return Imported{}, false
 	}
-	before, statErr := os.Stat(format.MemoriesPath(repo.Root))
-	if statErr != nil {
-		return Imported{}, false // no file: Refresh derives from the instruction files
-	}
-	fbefore, fstatErr := os.Stat(format.ForgottenPath(repo.Root))
-	if fstatErr != nil && !errors.Is(fstatErr, fs.ErrNotExist) {
-		return Imported{}, false
-	}
-	_, lastStamp, warnings := parseImportState(state)
-	if !(lastStamp != "" && lastStamp == stamp(before)+forgottenStamp(fbefore, fstatErr)) && !w.fingerprinted(state) {
+	// With no memories file Refresh derives from the instruction files.
+	before, err := os.Stat(format.MemoriesPath(repo.Root))
+	if err != nil || !w.stateHolds(state, before) {
 		return Imported{}, false
 	}
 	RemoveStaleTemps(repo.Root) // as Refresh does on every command
+	_, _, warnings := parseImportState(state)
 	return Imported{Skipped: true, Warnings: warnings}, true
 }

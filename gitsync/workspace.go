@@ -170,7 +170,7 @@ func (w *Workspace) refresh(ctx context.Context) (Imported, error) {
 	if err != nil {
 		return Imported{}, err
 	}
-	lastHash, lastStamp, lastWarnings := parseImportState(last)
+	lastHash, _, lastWarnings := parseImportState(last)
 	if err := GuardDir(w.Repo.Root); err != nil {
 		return Imported{Skipped: true, Warnings: []string{fmt.Sprintf("project memories not imported: %v", err)}}, nil
 	}
@@ -178,19 +178,26 @@ func (w *Workspace) refresh(ctx context.Context) (Imported, error) {
 	if errors.Is(statErr, fs.ErrNotExist) {
 		return w.deriveUnsynced(ctx, lastHash)
 	}
-	fpath := format.ForgottenPath(w.Repo.Root)
-	fbefore, fstatErr := os.Stat(fpath)
-	if statErr == nil && lastStamp != "" && lastStamp == stamp(before)+forgottenStamp(fbefore, fstatErr) {
-		return Imported{Skipped: true, Warnings: lastWarnings}, nil
-	}
-	// Right after acolyte's own write the stamp has not settled, but the
-	// writer's fingerprint vouches for the file (fingerprint.go).
-	if statErr == nil && w.fingerprinted(last) {
+	if statErr == nil && w.stateHolds(last, before) {
 		return Imported{Skipped: true, Warnings: lastWarnings}, nil
 	}
 	// importFile reads and hashes the file once, and leaves the index
 	// alone when the content is what was last imported.
 	return w.importFile(ctx)
+}
+
+// stateHolds reports whether the import state still describes the
+// memories file, whose stat is memories, without reading it: the settled
+// stamp the state records is the file's (with forgotten.jsonl's), or,
+// right after acolyte's own write, before the stamp has settled, the
+// writer's fingerprint vouches for it (fingerprint.go).
+func (w *Workspace) stateHolds(state string, memories os.FileInfo) bool {
+	_, lastStamp, _ := parseImportState(state)
+	fbefore, fstatErr := os.Stat(format.ForgottenPath(w.Repo.Root))
+	if lastStamp != "" && lastStamp == stamp(memories)+forgottenStamp(fbefore, fstatErr) {
+		return true
+	}
+	return w.fingerprinted(state)
 }
 
 // unsyncedPrefix marks an import state that holds rules derived on read,
