@@ -99,7 +99,13 @@ func EnsureAttributes(root string) error {
 	dir := filepath.Join(root, format.Dir)
 	// Tombstones are a set that only grows but for compaction and reverts,
 	// which union merges exactly; no driver is needed for them.
-	if err := ensureLines(filepath.Join(dir, attributesFile), format.MemoriesFile+" merge=union", format.ForgottenFile+" merge=union"); err != nil {
+	attrs := []string{format.MemoriesFile + " merge=union", format.ForgottenFile + " merge=union"}
+	if split, err := isSplit(root); err != nil {
+		return err
+	} else if split {
+		attrs = append(attrs, shardsUnionAttribute)
+	}
+	if err := ensureLines(filepath.Join(dir, attributesFile), attrs...); err != nil {
 		return err
 	}
 	return ensureLines(filepath.Join(dir, ignoreFile), "/"+lockFile, "/"+atomicfile.TempPrefix+"*")
@@ -192,6 +198,7 @@ func withForgotten(hash string, forgotten []byte) string {
 // writer is still running is left alone.
 func RemoveStaleTemps(root string) {
 	atomicfile.RemoveStale(filepath.Join(root, format.Dir), staleTempAge)
+	atomicfile.RemoveStale(filepath.Join(root, filepath.FromSlash(shardsRel)), staleTempAge)
 	atomicfile.RemoveStaleMatching(root, staleTempAge, func(name string) bool {
 		return strings.HasPrefix(name, atomicfile.TempPrefix+mergeTempPrefix)
 	})

@@ -44,7 +44,7 @@ func tooManyToIndex(data []byte) error {
 // acolyteFiles are the files acolyte writes in .acolyte/ (seeds.json is
 // only read, through an os.Root, and a link out of it is skipped with a
 // warning like an instruction file's).
-var acolyteFiles = []string{format.MemoriesFile, format.ForgottenFile, lockFile, attributesFile, ignoreFile}
+var acolyteFiles = []string{format.MemoriesFile, format.ShardsDir, format.ForgottenFile, lockFile, attributesFile, ignoreFile}
 
 // GuardDir refuses, with the path and the fix, a .acolyte/ under root that
 // is, or holds as one of acolyte's files, a symlink resolving outside root
@@ -80,7 +80,7 @@ func GuardDir(root string) error {
 			resolved = "a path that does not exist"
 		}
 		kind := "a regular file"
-		if rel == format.Dir {
+		if rel == format.Dir || rel == shardsRel {
 			kind = "a directory"
 		}
 		return fmt.Errorf("%s %w (to %s); acolyte neither reads nor writes project memory outside the checkout. "+

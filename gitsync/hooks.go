@@ -375,7 +375,7 @@ func (r *Repo) InstallMergeDriver(ctx context.Context, command string) error {
 	if err := r.git(ctx, "config", "merge."+MergeDriverName+".driver", command); err != nil {
 		return err
 	}
-	return ensureLines(r.infoAttributes(), mergeAttribute)
+	return ensureLines(r.infoAttributes(), mergeAttribute, shardsMergeAttribute)
 }
 
 func (r *Repo) infoAttributes() string {
@@ -404,8 +404,10 @@ func (r *Repo) UninstallHooks(ctx context.Context) error {
 			}
 		}
 	}
-	if err := removeLine(r.infoAttributes(), mergeAttribute); err != nil {
-		return err
+	for _, line := range []string{mergeAttribute, shardsMergeAttribute} {
+		if err := removeLine(r.infoAttributes(), line); err != nil {
+			return err
+		}
 	}
 	if r.mergeDriver() != "" {
 		return r.git(ctx, "config", "--remove-section", "merge."+MergeDriverName)

@@ -117,6 +117,9 @@ func (w *Workspace) lockForPatch(ctx context.Context) (unlock func(), state stri
 	if _, err := os.Stat(dir); err != nil {
 		return nil, "", format.ErrNotPatchable
 	}
+	if split, err := isSplit(w.Repo.Root); split || err != nil {
+		return nil, "", format.ErrNotPatchable
+	}
 	unlock, err = LockDir(ctx, dir)
 	if err != nil {
 		return nil, "", err

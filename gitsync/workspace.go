@@ -174,6 +174,14 @@ func (w *Workspace) refresh(ctx context.Context) (Imported, error) {
 	if err := GuardDir(w.Repo.Root); err != nil {
 		return Imported{Skipped: true, Warnings: []string{fmt.Sprintf("project memories not imported: %v", err)}}, nil
 	}
+	if split, err := isSplit(w.Repo.Root); err != nil {
+		return Imported{Skipped: true, Warnings: []string{fmt.Sprintf("project memories not imported: %v", err)}}, nil
+	} else if split {
+		if files, ok := stateFiles(last); ok && filesHold(w.Repo.Root, files) {
+			return Imported{Skipped: true, Warnings: lastWarnings}, nil
+		}
+		return w.importSplit(ctx)
+	}
 	before, statErr := os.Stat(path)
 	if errors.Is(statErr, fs.ErrNotExist) {
 		return w.deriveUnsynced(ctx, lastHash)
@@ -192,6 +200,12 @@ func (w *Workspace) refresh(ctx context.Context) (Imported, error) {
 // right after acolyte's own write, before the stamp has settled, the
 // writer's fingerprint vouches for it (fingerprint.go).
 func (w *Workspace) stateHolds(state string, memories os.FileInfo) bool {
+	if files, ok := stateFiles(state); ok {
+		return filesHold(w.Repo.Root, files)
+	}
+	if split, err := isSplit(w.Repo.Root); split || err != nil {
+		return false // split since: the state describes one file
+	}
 	_, lastStamp, _ := parseImportState(state)
 	fbefore, fstatErr := os.Stat(format.ForgottenPath(w.Repo.Root))
 	if lastStamp != "" && lastStamp == stamp(memories)+forgottenStamp(fbefore, fstatErr) {
@@ -284,7 +298,7 @@ func parseImportState(s string) (hash, stamp string, warnings []string) {
 	fields := strings.Split(head, stampSep)
 	hash = fields[0]
 	for _, f := range fields[1:] {
-		if !strings.HasPrefix(f, fingerprintPrefix) {
+		if !strings.HasPrefix(f, fingerprintPrefix) && !strings.HasPrefix(f, filesPrefix) {
 			stamp = f
 		}
 	}
@@ -592,6 +606,12 @@ func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]me
 		return stats, err
 	}
 	err := w.locked(ctx, func() error {
+		if split, err := isSplit(w.Repo.Root); split || err != nil {
+			if err == nil {
+				stats, err = w.changeSplit(ctx, edit)
+			}
+			return err
+		}
 		path := format.MemoriesPath(w.Repo.Root)
 		d, hash, err := w.readForWrite()
 		if err != nil {
@@ -610,19 +630,30 @@ func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]me
 			return err
 		}
 		next = stampHandEdits(next, pending, time.Now())
-		if err := format.WriteFileKeeping(path, next, d.InvalidLines); err != nil {
-			return err
-		}
-		// The file is now the truth; bring the index to it: by the
-		// memories that changed when the index held exactly mems (the
-		// file was what was last imported or written, and nothing was
-		// worked around), else by replacing the scope.
+		// The index is brought to the file by the memories that changed
+		// when it held exactly mems (the file was what was last imported
+		// or written, and nothing was worked around), else by replacing
+		// the scope.
 		last, err := w.store.GetState(ctx, w.stateKey())
 		if err != nil {
 			return err
 		}
 		lastHash, _, warnings := parseImportState(last)
 		exact := lastHash == hash && len(warnings) == 0 && len(d.InvalidLines) == 0 && len(d.Duplicates) == 0
+		if len(next) > format.SplitAt {
+			// The write that takes the project past one file splits it.
+			parts := []format.Part{{File: format.MemoriesFile, Decoded: d}}
+			if err := w.writeSplitIndexed(ctx, splitProject{}, parts, indexed, next, exact, &stats); err != nil {
+				return err
+			}
+			if len(pending) > 0 {
+				return w.setPendingHandEdits(ctx, nil)
+			}
+			return nil
+		}
+		if err := format.WriteFileKeeping(path, next, d.InvalidLines); err != nil {
+			return err
+		}
 		done, err := w.indexWritten(ctx, path, func() (err error) {
 			stats, err = w.indexChanges(ctx, exact, indexed, next)
 			return err
@@ -825,17 +856,16 @@ type Synced struct {
 // storedSecrets reports the stored memories of the file that hold a
 // secret in any field, as a hand edit or a merge without the driver can
 // leave them: sync keeps them, since the file is the truth and dropping a
-// line unasked loses it, but says so, with the fix, as check does.
-func storedSecrets(raw []byte, mems []memory.Memory) []Refusal {
+// line unasked loses it, but says so, with the fix, as check does. locate
+// says which file, and which line of it, holds an id.
+func storedSecrets(locate lineLocator, mems []memory.Memory) []Refusal {
 	var out []Refusal
-	lines := lineNumbers(raw)
-	rel := format.Dir + "/" + format.MemoriesFile
 	for _, m := range mems {
 		sec, found := format.FindSecret(m)
 		if !found || IsDerived(m) {
 			continue
 		}
-		line := lines[m.ID]
+		rel, line := locate(m.ID)
 		fix := "run `acolyte forget " + m.ID + "`"
 		if sec.Field == "id" {
 			fix = "delete that line"
@@ -844,6 +874,48 @@ func storedSecrets(raw []byte, mems []memory.Memory) []Refusal {
 			Message: fmt.Sprintf("%s %s; %s, rotate the credential and commit %s", sec.Name(m, fmt.Sprintf("on line %d", line)), sec.Phrase(), fix, rel)})
 	}
 	return out
+}
+
+// lineLocator says which file holds a memory's line, relative to the
+// worktree root, and at which line; it is built only when a message needs
+// it.
+type lineLocator func(id string) (rel string, line int)
+
+// oneFileLocator locates lines in the one memories file, whose bytes are raw.
+func oneFileLocator(raw []byte) lineLocator {
+	var lines map[string]int
+	return func(id string) (string, int) {
+		if lines == nil {
+			lines = lineNumbers(raw)
+		}
+		return memoriesRel, lines[id]
+	}
+}
+
+// locator locates lines in a split project's files.
+func (p splitProject) locator() lineLocator {
+	var where map[string]struct {
+		rel  string
+		line int
+	}
+	return func(id string) (string, int) {
+		if where == nil {
+			where = make(map[string]struct {
+				rel  string
+				line int
+			})
+			for _, f := range p.files {
+				for id, line := range lineNumbers(f.data) {
+					where[id] = struct {
+						rel  string
+						line int
+					}{format.Dir + "/" + f.rel, line}
+				}
+			}
+		}
+		w := where[id]
+		return w.rel, w.line
+	}
 }
 
 // Sync reconciles both directions: rules and seeds are re-derived from
@@ -869,20 +941,17 @@ func (w *Workspace) sync(ctx context.Context, pending map[string]time.Time, now 
 	}
 	out := Synced{Warnings: d.Skipped, Refused: d.Refused}
 	derived := d.Memories
-	raw, err := readMemories(w.Repo.Root)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return out, err
-	}
-	decoded, err := format.DecodeAll(format.Dir+"/"+format.MemoriesFile, raw)
+	read, err := readProject(w.Repo.Root)
 	if err != nil {
 		return out, err
 	}
+	decoded := read.decoded
 	ts, err := w.tidyTombstones(ctx, decoded.Memories, now)
 	if err != nil {
 		return out, err
 	}
 	current, _ := format.Forget(decoded.Memories, ts.list)
-	out.Refused = append(out.Refused, storedSecrets(raw, current)...)
+	out.Refused = append(out.Refused, storedSecrets(read.locate, current)...)
 	// The index still holds what the file said at the last import, which
 	// is how a hand edit that kept its updated time is told apart. While
 	// the file is what was last imported there is nothing to tell apart,
@@ -894,7 +963,7 @@ func (w *Workspace) sync(ctx context.Context, pending map[string]time.Time, now 
 		return out, err
 	}
 	var indexed []memory.Memory
-	if lastHash, _, _ := parseImportState(last); lastHash != withForgotten(sha256Hex(raw), ts.data) {
+	if lastHash, _, _ := parseImportState(last); lastHash != read.hash(ts) {
 		if indexed, err = w.store.List(ctx, w.vis, memory.Filter{Scope: memory.ScopeProject}); err != nil {
 			return out, err
 		}
@@ -902,7 +971,7 @@ func (w *Workspace) sync(ctx context.Context, pending map[string]time.Time, now 
 	current = stampHandEdits(MarkHandEdits(current, indexed, now), pending, now)
 	// Comparing bytes, not memories, also rewrites a file that a union
 	// merge left out of order.
-	if next := Refresh(current, derived); (len(raw) > 0 || len(next) > 0) && !bytes.Equal(raw, format.EncodeKeeping(next, decoded.InvalidLines)) {
+	if next := Refresh(current, derived); read.differs(next) {
 		out.Import.ReplaceStats, err = w.change(ctx, func(mems []memory.Memory) ([]memory.Memory, error) {
 			mems = stampHandEdits(MarkHandEdits(mems, indexed, now), pending, now)
 			next := Refresh(mems, derived)

@@ -1,0 +1,574 @@
+package gitsync
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/memory"
+)
+
+// The split layout (format.SplitAt) as the workspace reads and writes it.
+// A split project is one whose .acolyte/memories/ directory exists; its
+// memories are the inbox's and every shard's, read as one set
+// (format.Join). A write puts each memory in its shard and empties the
+// inbox after the shards are written, so a crash between the two leaves
+// lines in both, which Join resolves and the next write finishes.
+//
+// The import state of a split project records each file's stamp and
+// content hash (splitState): a command stats the files, re-hashes only
+// those whose stamp moved (a shard is about 90 KB at 100k memories), and
+// imports only when a content hash differs.
+
+// shardsRel is the shards' directory, relative to the worktree root.
+const shardsRel = format.Dir + "/" + format.ShardsDir
+
+// isSplit reports whether the project under root is split.
+func isSplit(root string) (bool, error) {
+	fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(shardsRel)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("checking %s: %w", shardsRel, err)
+	}
+	if !fi.IsDir() && fi.Mode()&fs.ModeSymlink == 0 {
+		return false, fmt.Errorf("%s is a file, where acolyte keeps a directory of memory shards; move it away and run `%s`", shardsRel, FixCommand)
+	}
+	return true, nil
+}
+
+// shardFiles lists the shards under root by their path under .acolyte/, in
+// name order. A name that is not a shard's (an editor's backup, a killed
+// writer's temporary file) is not read; check reports it.
+func shardFiles(root string) (shards, strays []string, err error) {
+	entries, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(shardsRel)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("listing %s: %w", shardsRel, err)
+	}
+	for _, e := range entries {
+		if _, ok := format.ParseShardFile(e.Name()); ok && e.Type().IsRegular() {
+			shards = append(shards, format.ShardsDir+"/"+e.Name())
+		} else {
+			strays = append(strays, format.ShardsDir+"/"+e.Name())
+		}
+	}
+	return shards, strays, nil
+}
+
+// projectFile is one memories file of a project as read: its path under
+// .acolyte/ and its bytes (nil when it is missing).
+type projectFile struct {
+	rel  string
+	data []byte
+}
+
+// splitProject is a split project as read for an import or a write: the
+// inbox first, then each shard in name order, and forgotten.jsonl.
+type splitProject struct {
+	files []projectFile
+	tombs tombstones
+}
+
+// readSplit reads a split project through readAcolyteFile, each file
+// guarded and bounded as the one file is.
+func readSplit(root string) (splitProject, error) {
+	var p splitProject
+	if err := GuardDir(root); err != nil {
+		return p, err
+	}
+	shards, _, err := shardFiles(root)
+	if err != nil {
+		return p, err
+	}
+	for _, rel := range append([]string{format.MemoriesFile}, shards...) {
+		data, err := readAcolyteFile(root, rel)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return p, err
+		}
+		p.files = append(p.files, projectFile{rel: rel, data: data})
+	}
+	if p.tombs, err = readTombstones(root); err != nil {
+		return p, err
+	}
+	return p, nil
+}
+
+// decode decodes every file and joins them (format.Join). It fails as
+// DecodeAll does, on the first file that cannot be read as a whole.
+func (p splitProject) decode() (format.Decoded, []format.Part, error) {
+	parts := make([]format.Part, 0, len(p.files))
+	total := 0
+	for _, f := range p.files {
+		total += bytes.Count(f.data, []byte("\n"))
+	}
+	if total > MaxIndexedMemories+len(p.files) {
+		return format.Decoded{}, nil, fmt.Errorf("%s: %w: its files have %d lines, and acolyte indexes at most %d project memories. "+
+			"Find what filled them (`git log --stat -- %s`), remove those lines by hand, then run `acolyte sync`", shardsRel, ErrTooLarge, total, MaxIndexedMemories, format.Dir)
+	}
+	for _, f := range p.files {
+		d, err := format.DecodeAll(format.Dir+"/"+f.rel, f.data)
+		if err != nil {
+			return format.Decoded{}, nil, err
+		}
+		parts = append(parts, format.Part{File: f.rel, Decoded: d})
+	}
+	return format.Join(parts), parts, nil
+}
+
+// hash is the project's content hash as an import state records it: of
+// each file's name and content hash, and forgotten.jsonl's.
+func (p splitProject) hash() string {
+	var b strings.Builder
+	for _, f := range p.files {
+		if f.data != nil {
+			b.WriteString(f.rel + " " + sha256Hex(f.data) + "\n")
+		}
+	}
+	return withForgotten("split-"+sha256Hex([]byte(b.String())), p.tombs.data)
+}
+
+// encodeSplit is the files a split project of mems is written as: every
+// shard that holds a memory, and the inbox as its header, each keeping the
+// lines it held that are not valid memories (which have no id to place
+// them by). A shard left with nothing is absent, its data nil.
+func encodeSplit(mems []memory.Memory, parts []format.Part) []projectFile {
+	keep := make(map[string][]string)
+	for _, p := range parts {
+		keep[p.File] = p.Decoded.InvalidLines
+	}
+	byShard := format.Shard(mems)
+	names := []string{}
+	for s := range byShard {
+		names = append(names, format.ShardFile(s))
+	}
+	for _, p := range parts {
+		if p.File != format.MemoriesFile {
+			names = append(names, p.File)
+		}
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	out := []projectFile{{rel: format.MemoriesFile, data: format.EncodeKeeping(nil, keep[format.MemoriesFile])}}
+	for _, rel := range names {
+		shard, _ := format.ParseShardFile(rel)
+		f := projectFile{rel: rel}
+		if group := byShard[shard]; len(group) > 0 || len(keep[rel]) > 0 {
+			f.data = format.EncodeKeeping(group, keep[rel])
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// writeSplit writes the files of next that differ from the project as
+// read: shards first, then the inbox, and removes shards left empty. Every
+// memory is checked as the decoder will read it back, and one that would
+// not be is refused, by id, before anything is written.
+func writeSplit(root string, read splitProject, next []projectFile) error {
+	have := make(map[string][]byte, len(read.files))
+	for _, f := range read.files {
+		have[f.rel] = f.data
+	}
+	// The inbox goes last: until it is written its lines are also in the
+	// shards, which a reader resolves.
+	ordered := append(slices.Clone(next[1:]), next[0])
+	for _, f := range ordered {
+		path := filepath.Join(root, format.Dir, filepath.FromSlash(f.rel))
+		old := have[f.rel]
+		switch {
+		case f.data == nil && old != nil:
+			if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("removing the empty shard %s/%s: %w", format.Dir, f.rel, err)
+			}
+		case f.data != nil && !bytes.Equal(old, f.data):
+			if err := writeAtomic(path, f.data); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkMemories refuses, by id, memories a file could not be read back
+// with, before any file is written.
+func checkMemories(mems []memory.Memory, where string) error {
+	var bad []error
+	for _, m := range mems {
+		if err := format.CheckMemory(m); err != nil {
+			bad = append(bad, err)
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("not writing %s: %w", where, errors.Join(bad...))
+	}
+	return nil
+}
+
+// fileRecord is what a split project's import state holds of one file:
+// its stamp, once settled (empty before), and its content hash.
+type fileRecord struct {
+	stamp, hash string
+}
+
+// filesPrefix marks the split project's file table in the import state's
+// first line.
+const filesPrefix = "files="
+
+// withFiles adds the file table to an import state's first line.
+func withFiles(state string, files map[string]fileRecord) string {
+	names := make([]string, 0, len(files))
+	for rel := range files {
+		names = append(names, rel)
+	}
+	slices.Sort(names)
+	var b strings.Builder
+	b.WriteString(filesPrefix)
+	for i, rel := range names {
+		if i > 0 {
+			b.WriteByte(';')
+		}
+		r := files[rel]
+		b.WriteString(rel + "," + r.stamp + "," + r.hash)
+	}
+	head, rest, hasWarnings := strings.Cut(state, "\n")
+	head += stampSep + b.String()
+	if hasWarnings {
+		return head + "\n" + rest
+	}
+	return head
+}
+
+// stateFiles is the file table an import state holds; ok is false for the
+// state of a project that is not split.
+func stateFiles(state string) (map[string]fileRecord, bool) {
+	head, _, _ := strings.Cut(state, "\n")
+	for _, f := range strings.Split(head, stampSep)[1:] {
+		table, ok := strings.CutPrefix(f, filesPrefix)
+		if !ok {
+			continue
+		}
+		files := make(map[string]fileRecord)
+		for _, entry := range strings.Split(table, ";") {
+			fields := strings.Split(entry, ",")
+			if len(fields) != 3 {
+				return nil, false
+			}
+			files[fields[0]] = fileRecord{stamp: fields[1], hash: fields[2]}
+		}
+		return files, true
+	}
+	return nil, false
+}
+
+// projectFiles are the files a split project's import state covers, by
+// path under .acolyte/: the inbox, forgotten.jsonl and the shards.
+func projectFiles(root string) ([]string, error) {
+	shards, _, err := shardFiles(root)
+	if err != nil {
+		return nil, err
+	}
+	return append([]string{format.MemoriesFile, format.ForgottenFile}, shards...), nil
+}
+
+// filesHold reports whether the files under root are still those the
+// table describes: each by its stamp while that is recorded and unmoved,
+// else by its content hash, so a file written within its clock tick (whose
+// stamp was not yet settled) costs a re-read of that file alone.
+func filesHold(root string, files map[string]fileRecord) bool {
+	rels, err := projectFiles(root)
+	if err != nil {
+		return false
+	}
+	seen := 0
+	for _, rel := range rels {
+		path := filepath.Join(root, format.Dir, filepath.FromSlash(rel))
+		fi, err := os.Stat(path)
+		r, recorded := files[rel]
+		if errors.Is(err, fs.ErrNotExist) && !recorded {
+			continue
+		}
+		if err != nil || !recorded {
+			return false
+		}
+		seen++
+		if r.stamp != "" && r.stamp == stamp(fi) {
+			continue
+		}
+		data, err := readAcolyteFile(root, rel)
+		if err != nil || sha256Hex(data) != r.hash {
+			return false
+		}
+	}
+	return seen == len(files)
+}
+
+// recordFiles is the file table for the project's files as they are now,
+// given the content of those a caller holds (written or read under the
+// lock); any other file is read to hash it. A stamp is recorded only once
+// settled (settledStamp), and stat'ed before the hash it vouches for.
+func recordFiles(root string, known map[string][]byte, settle time.Duration) (map[string]fileRecord, error) {
+	rels, err := projectFiles(root)
+	if err != nil {
+		return nil, err
+	}
+	files := make(map[string]fileRecord, len(rels))
+	for _, rel := range rels {
+		path := filepath.Join(root, format.Dir, filepath.FromSlash(rel))
+		before, statErr := os.Stat(path)
+		if errors.Is(statErr, fs.ErrNotExist) {
+			continue
+		}
+		data, ok := known[rel]
+		if !ok || data == nil {
+			if data, err = readAcolyteFile(root, rel); err != nil {
+				return nil, err
+			}
+		}
+		files[rel] = fileRecord{stamp: settledStamp(path, before, statErr, settle), hash: sha256Hex(data)}
+	}
+	return files, nil
+}
+
+// shardsMergeAttribute routes the shards to the acolyte merge driver, as
+// mergeAttribute routes the one file: each shard merges by id as the file
+// does.
+const shardsMergeAttribute = "/" + shardsRel + "/*.jsonl merge=" + MergeDriverName
+
+// shardsUnionAttribute is the shards' line in .acolyte/.gitattributes, the
+// union fallback of a clone without acolyte's driver.
+const shardsUnionAttribute = format.ShardsDir + "/*.jsonl merge=union"
+
+// routeShards gives the shards the merge driver in a repository whose
+// memories file has it, for a driver installed before the project split.
+func (r *Repo) routeShards() error {
+	attrs, err := os.ReadFile(r.infoAttributes())
+	if err != nil || !slices.Contains(strings.Split(string(attrs), "\n"), mergeAttribute) {
+		return nil
+	}
+	return ensureLines(r.infoAttributes(), shardsMergeAttribute)
+}
+
+// changeSplit is change for a split project: every file read and joined,
+// edited as one set, and only the files whose bytes differ written.
+func (w *Workspace) changeSplit(ctx context.Context, edit func([]memory.Memory) ([]memory.Memory, error)) (memory.ReplaceStats, error) {
+	p, err := readSplit(w.Repo.Root)
+	if err != nil {
+		return memory.ReplaceStats{}, err
+	}
+	if len(p.tombs.warnings) > 0 {
+		return memory.ReplaceStats{}, fmt.Errorf("%w: %s", format.ErrInvalidFile, p.tombs.warnings[0])
+	}
+	d, parts, err := p.decode()
+	if err != nil {
+		return memory.ReplaceStats{}, err
+	}
+	w.warn(d.Warnings())
+	d.Memories, _ = format.Forget(d.Memories, p.tombs.list)
+	hash := p.hash()
+	last, err := w.store.GetState(ctx, w.stateKey())
+	if err != nil {
+		return memory.ReplaceStats{}, err
+	}
+	lastHash, _, warnings := parseImportState(last)
+	exact := lastHash == hash && len(warnings) == 0 && len(d.InvalidLines) == 0 && len(d.Duplicates) == 0
+	return w.editSplit(ctx, p, parts, d.Memories, hash, exact, edit)
+}
+
+// editSplit runs edit over mems, the project's memories as read into p and
+// parts (hash is p's content hash; exact says the index holds exactly
+// mems), writes the result split and brings the index to it. A project
+// that is not yet split comes here from change once it would hold more
+// than format.SplitAt memories, with p holding no file: every shard is
+// written, then the inbox is left as its header.
+func (w *Workspace) editSplit(ctx context.Context, p splitProject, parts []format.Part, mems []memory.Memory, hash string, exact bool,
+	edit func([]memory.Memory) ([]memory.Memory, error)) (memory.ReplaceStats, error) {
+	var stats memory.ReplaceStats
+	pending, err := w.handEditsToStamp(ctx, mems, hash)
+	if err != nil {
+		return stats, err
+	}
+	indexed := slices.Clone(mems)
+	next, err := edit(mems)
+	if err != nil {
+		return stats, err
+	}
+	next = stampHandEdits(next, pending, time.Now())
+	if err := w.writeSplitIndexed(ctx, p, parts, indexed, next, exact, &stats); err != nil {
+		return stats, err
+	}
+	if len(pending) > 0 {
+		return stats, w.setPendingHandEdits(ctx, nil)
+	}
+	return stats, nil
+}
+
+// writeSplitIndexed writes next as a split project over p, brings the
+// index from indexed to it, and records the files in the import state.
+func (w *Workspace) writeSplitIndexed(ctx context.Context, p splitProject, parts []format.Part, indexed, next []memory.Memory, exact bool, stats *memory.ReplaceStats) error {
+	if err := checkMemories(next, shardsRel); err != nil {
+		return err
+	}
+	files := encodeSplit(next, parts)
+	if err := os.MkdirAll(filepath.Join(w.Repo.Root, filepath.FromSlash(shardsRel)), 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", shardsRel, err)
+	}
+	if err := EnsureAttributes(w.Repo.Root); err != nil {
+		return err
+	}
+	if err := w.Repo.routeShards(); err != nil {
+		return err
+	}
+	if err := writeSplit(w.Repo.Root, p, files); err != nil {
+		return err
+	}
+	done, err := w.indexWritten(ctx, shardsRel, func() (err error) {
+		*stats, err = w.indexChanges(ctx, exact, indexed, next)
+		return err
+	})
+	if !done {
+		return err
+	}
+	// edit may have added tombstones (a forget).
+	ts, err := readTombstones(w.Repo.Root)
+	if err != nil {
+		return err
+	}
+	written := splitProject{files: files, tombs: ts}
+	var warnings []string
+	for _, f := range files {
+		if !slices.ContainsFunc(parts, func(pt format.Part) bool { return pt.File == f.rel && len(pt.Decoded.InvalidLines) > 0 }) {
+			continue
+		}
+		// Recorded like an import's warnings: every command goes on naming
+		// the kept lines, at their new place.
+		kept, _ := format.DecodeAll(format.Dir+"/"+f.rel, f.data)
+		warnings = append(warnings, kept.Warnings()...)
+	}
+	return w.recordSplit(ctx, written, warnings)
+}
+
+// recordSplit records p, as now on disk, in the import state: its content
+// hash, the warnings its import gave, and each file's stamp and hash.
+func (w *Workspace) recordSplit(ctx context.Context, p splitProject, warnings []string) error {
+	known := map[string][]byte{format.ForgottenFile: p.tombs.data}
+	for _, f := range p.files {
+		known[f.rel] = f.data
+	}
+	files, err := recordFiles(w.Repo.Root, known, w.settle)
+	if err != nil {
+		return err
+	}
+	return w.store.SetState(ctx, w.stateKey(), withFiles(importState(p.hash(), "", warnings), files))
+}
+
+// importSplit makes the index equal to a split project, under the lock.
+// A project that cannot be read as a whole (conflict markers, a newer
+// format) leaves the last import searchable and says why.
+func (w *Workspace) importSplit(ctx context.Context) (Imported, error) {
+	var out Imported
+	err := w.locked(ctx, func() error {
+		p, err := readSplit(w.Repo.Root)
+		if err != nil {
+			out = Imported{Skipped: true, Warnings: []string{fmt.Sprintf("project memories not re-imported, searching the last import: %v", err)}}
+			return nil
+		}
+		last, err := w.store.GetState(ctx, w.stateKey())
+		if err != nil {
+			return err
+		}
+		hash := p.hash()
+		if lastHash, _, lastWarnings := parseImportState(last); lastHash == hash {
+			// Touched, not changed: only the stamps are new.
+			out = Imported{Skipped: true, Warnings: lastWarnings}
+			return w.recordSplit(ctx, p, lastWarnings)
+		}
+		d, _, err := p.decode()
+		if err != nil {
+			out = Imported{Skipped: true, Warnings: []string{fmt.Sprintf("project memories not re-imported, searching the last import: %v", err)}}
+			return nil
+		}
+		if out, err = w.importDecoded(ctx, d, p.tombs, hash, nil); err != nil {
+			return err
+		}
+		return w.recordSplit(ctx, p, out.Warnings)
+	})
+	return out, err
+}
+
+// projectRead is a project read whole, in either layout, for sync.
+type projectRead struct {
+	decoded format.Decoded
+	locate  lineLocator
+	// raw is the one file's bytes, when the project is not split.
+	raw   []byte
+	split *splitProject
+	parts []format.Part
+}
+
+// readProject reads and decodes the project under root, split or not.
+func readProject(root string) (projectRead, error) {
+	split, err := isSplit(root)
+	if err != nil {
+		return projectRead{}, err
+	}
+	if split {
+		p, err := readSplit(root)
+		if err != nil {
+			return projectRead{}, err
+		}
+		d, parts, err := p.decode()
+		if err != nil {
+			return projectRead{}, err
+		}
+		return projectRead{decoded: d, locate: p.locator(), split: &p, parts: parts}, nil
+	}
+	raw, err := readMemories(root)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return projectRead{}, err
+	}
+	d, err := format.DecodeAll(memoriesRel, raw)
+	if err != nil {
+		return projectRead{}, err
+	}
+	return projectRead{decoded: d, locate: oneFileLocator(raw), raw: raw}, nil
+}
+
+// hash is the content hash an import of the project records, with the
+// tombstones ts.
+func (r projectRead) hash(ts tombstones) string {
+	if r.split != nil {
+		p := *r.split
+		p.tombs = ts
+		return p.hash()
+	}
+	return withForgotten(sha256Hex(r.raw), ts.data)
+}
+
+// differs reports whether writing next would change the project's files:
+// a byte that differs, or a project that next would split.
+func (r projectRead) differs(next []memory.Memory) bool {
+	if r.split != nil {
+		files := encodeSplit(next, r.parts)
+		have := make(map[string][]byte, len(r.split.files))
+		for _, f := range r.split.files {
+			have[f.rel] = f.data
+		}
+		return slices.ContainsFunc(files, func(f projectFile) bool { return !bytes.Equal(have[f.rel], f.data) })
+	}
+	if len(next) > format.SplitAt {
+		return true
+	}
+	return (len(r.raw) > 0 || len(next) > 0) && !bytes.Equal(r.raw, format.EncodeKeeping(next, r.decoded.InvalidLines))
+}

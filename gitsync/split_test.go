@@ -1,0 +1,264 @@
+package gitsync
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/memory"
+)
+
+// storedMemories makes n stored project memories with time-ordered ids.
+func storedMemories(n int) []memory.Memory {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	mems := make([]memory.Memory, n)
+	for i := range mems {
+		at := t0.Add(time.Duration(i) * time.Second)
+		mems[i] = memory.Memory{ID: fmt.Sprintf("01J%023d", i), Kind: memory.KindStored, Content: fmt.Sprintf("fact number %d about how the tests run", i), CreatedAt: at, UpdatedAt: at}
+	}
+	return mems
+}
+
+// splitWorkspace is a workspace whose project holds n memories, written as
+// one file and synced: past format.SplitAt, the sync splits it.
+func splitWorkspace(t *testing.T, n int) (*Workspace, []memory.Memory) {
+	t.Helper()
+	w := workspaceIn(t)
+	mems := storedMemories(n)
+	if err := os.MkdirAll(filepath.Join(w.Repo.Root, format.Dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := format.WriteFile(format.MemoriesPath(w.Repo.Root), mems); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return w, mems
+}
+
+// onDisk reads what a split project's files hold: every memory by the
+// shard file it is in, and the inbox's bytes.
+func onDisk(t *testing.T, root string) (where map[string]string, inbox []byte) {
+	t.Helper()
+	where = make(map[string]string)
+	shards, strays, err := shardFiles(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(strays) > 0 {
+		t.Errorf("stray files in %s: %v", shardsRel, strays)
+	}
+	for _, rel := range shards {
+		data, err := os.ReadFile(filepath.Join(root, format.Dir, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mems, err := format.Decode(rel, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(data, format.Encode(mems)) {
+			t.Errorf("%s is not canonical", rel)
+		}
+		for _, m := range mems {
+			where[m.ID] = rel
+		}
+	}
+	inbox, err = os.ReadFile(format.MemoriesPath(root))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return where, inbox
+}
+
+func TestSyncSplitsAProjectPastSplitAt(t *testing.T) {
+	w, mems := splitWorkspace(t, format.SplitAt+1)
+	where, inbox := onDisk(t, w.Repo.Root)
+	if !bytes.Equal(inbox, format.Encode(nil)) {
+		t.Errorf("the inbox holds more than its header:\n%.300s", inbox)
+	}
+	if len(where) != len(mems) {
+		t.Fatalf("the shards hold %d memories, want %d", len(where), len(mems))
+	}
+	for _, m := range mems {
+		if want := format.ShardFile(format.ShardOf(m.ID)); where[m.ID] != want {
+			t.Fatalf("%s is in %q, want %s", m.ID, where[m.ID], want)
+		}
+	}
+	if got := len(projectContents(t, w)); got != len(mems) {
+		t.Errorf("the index holds %d memories, want %d", got, len(mems))
+	}
+	attrs, err := os.ReadFile(filepath.Join(w.Repo.Root, format.Dir, attributesFile))
+	if err != nil || !strings.Contains(string(attrs), shardsUnionAttribute) {
+		t.Errorf(".acolyte/.gitattributes lacks %q: %q, %v", shardsUnionAttribute, attrs, err)
+	}
+	if rep, err := Check(w.Repo.Root); err != nil || !rep.OK {
+		t.Errorf("check of the split project: %+v, %v", rep, err)
+	}
+	// A second sync changes nothing.
+	before, _ := onDisk(t, w.Repo.Root)
+	if s, err := w.Sync(t.Context()); err != nil || len(s.Changes) > 0 {
+		t.Fatalf("second sync: %+v, %v", s, err)
+	}
+	after, _ := onDisk(t, w.Repo.Root)
+	if len(before) != len(after) {
+		t.Errorf("a second sync moved memories: %d → %d", len(before), len(after))
+	}
+}
+
+// A split project is written shard by shard: an add, an edit and a forget
+// each rewrite the shard of the memory they touch and no other file but
+// forgotten.jsonl.
+func TestWritesToASplitProjectTouchOnlyTheirShard(t *testing.T) {
+	w, mems := splitWorkspace(t, format.SplitAt+10)
+	ctx := t.Context()
+	mtimes := func() map[string]time.Time {
+		out := make(map[string]time.Time)
+		shards, _, _ := shardFiles(w.Repo.Root)
+		for _, rel := range append(shards, format.MemoriesFile) {
+			fi, err := os.Stat(filepath.Join(w.Repo.Root, format.Dir, rel))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[rel] = fi.ModTime()
+		}
+		return out
+	}
+	// Old enough that a rewrite within the clock's tick still shows.
+	old := time.Now().Add(-time.Hour)
+	age := func() {
+		shards, _, _ := shardFiles(w.Repo.Root)
+		for _, rel := range append(shards, format.MemoriesFile) {
+			os.Chtimes(filepath.Join(w.Repo.Root, format.Dir, rel), old, old)
+		}
+	}
+	changed := func(before map[string]time.Time) []string {
+		var out []string
+		for rel, at := range mtimes() {
+			if !at.Equal(before[rel]) {
+				out = append(out, rel)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+
+	age()
+	if _, err := w.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	before := mtimes()
+	added, err := w.Add(ctx, memory.Draft{Scope: memory.ScopeProject, Kind: memory.KindStored, Content: "the release branch is cut on Thursdays"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := changed(before), []string{format.ShardFile(format.ShardOf(added.Memory.ID))}; !slices.Equal(got, want) {
+		t.Errorf("an add rewrote %v, want %v", got, want)
+	}
+
+	age()
+	before = mtimes()
+	target := mems[7]
+	if _, err := w.Edit(ctx, target.ID, memory.Revision{Content: "fact number 7, revised"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := changed(before), []string{format.ShardFile(format.ShardOf(target.ID))}; !slices.Equal(got, want) {
+		t.Errorf("an edit rewrote %v, want %v", got, want)
+	}
+
+	age()
+	before = mtimes()
+	gone := mems[9]
+	if _, err := w.Remove(ctx, gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := changed(before), []string{format.ShardFile(format.ShardOf(gone.ID))}; !slices.Equal(got, want) {
+		t.Errorf("a forget rewrote %v, want %v", got, want)
+	}
+	where, _ := onDisk(t, w.Repo.Root)
+	if _, ok := where[gone.ID]; ok {
+		t.Errorf("the forgotten %s is still in %s", gone.ID, where[gone.ID])
+	}
+	if where[added.Memory.ID] == "" {
+		t.Errorf("the added %s is in no shard", added.Memory.ID)
+	}
+	got := projectContents(t, w)
+	if !slices.Contains(got, "fact number 7, revised") || slices.Contains(got, gone.Content) || !slices.Contains(got, "the release branch is cut on Thursdays") {
+		t.Errorf("the index does not follow the writes")
+	}
+	if rep, err := Check(w.Repo.Root); err != nil || !rep.OK {
+		t.Errorf("check after the writes: %+v, %v", rep, err)
+	}
+}
+
+
+// A shard changed behind acolyte's back (a checkout, a hand edit) is
+// imported by the next command, and so is a line an older acolyte wrote
+// to the inbox; the next write moves that line to its shard.
+func TestASplitProjectImportsOutsideChanges(t *testing.T) {
+	w, mems := splitWorkspace(t, format.SplitAt+1)
+	ctx := t.Context()
+	target := mems[3]
+	rel := format.ShardFile(format.ShardOf(target.ID))
+	path := filepath.Join(w.Repo.Root, format.Dir, rel)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := bytes.Replace(data, []byte(target.Content), []byte("fact number 3, edited by hand"), 1)
+	if err := os.WriteFile(path, edited, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	older := storedMemories(1)[0]
+	older.ID, older.Content = "01J99999999999999999999999", "written by an acolyte that predates the split"
+	inbox := format.Encode([]memory.Memory{older})
+	if err := os.WriteFile(format.MemoriesPath(w.Repo.Root), inbox, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := projectContents(t, w)
+	if !slices.Contains(got, "fact number 3, edited by hand") || !slices.Contains(got, older.Content) {
+		t.Fatalf("the outside changes were not imported")
+	}
+	if _, err := w.Add(ctx, memory.Draft{Scope: memory.ScopeProject, Kind: memory.KindStored, Content: "one more"}); err != nil {
+		t.Fatal(err)
+	}
+	where, inboxNow := onDisk(t, w.Repo.Root)
+	if !bytes.Equal(inboxNow, format.Encode(nil)) {
+		t.Errorf("the write left the inbox holding lines:\n%s", inboxNow)
+	}
+	if where[older.ID] != format.ShardFile(format.ShardOf(older.ID)) {
+		t.Errorf("the inbox's line went to %q", where[older.ID])
+	}
+}
+
+// The same id in the inbox and in a shard, as a merge across the split
+// leaves it, is read once: the later update wins, as in one file.
+func TestASplitProjectResolvesAnIDOnTwoFiles(t *testing.T) {
+	w, mems := splitWorkspace(t, format.SplitAt+1)
+	newer := mems[5]
+	newer.Content, newer.UpdatedAt = "fact number 5, the later edit", newer.UpdatedAt.Add(time.Hour)
+	if err := os.WriteFile(format.MemoriesPath(w.Repo.Root), format.Encode([]memory.Memory{newer}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := projectContents(t, w)
+	if !slices.Contains(got, newer.Content) || slices.Contains(got, mems[5].Content) {
+		t.Errorf("the later edit did not win")
+	}
+	if len(got) != len(mems) {
+		t.Errorf("%d memories, want %d", len(got), len(mems))
+	}
+	if _, err := w.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	where, inbox := onDisk(t, w.Repo.Root)
+	if !bytes.Equal(inbox, format.Encode(nil)) || where[newer.ID] == "" {
+		t.Errorf("sync did not move the inbox's line to its shard")
+	}
+}
