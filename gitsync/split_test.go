@@ -198,7 +198,6 @@ func TestWritesToASplitProjectTouchOnlyTheirShard(t *testing.T) {
 	}
 }
 
-
 // A shard changed behind acolyte's back (a checkout, a hand edit) is
 // imported by the next command, and so is a line an older acolyte wrote
 // to the inbox; the next write moves that line to its shard.
