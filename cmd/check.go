@@ -54,10 +54,14 @@ func checkCommand() *cli.Command {
 				fmt.Fprintf(out, "%s is up to date\n", report.File)
 			default:
 				for _, p := range report.Problems {
+					file := report.File
+					if p.File != "" {
+						file = p.File
+					}
 					if p.Line > 0 {
-						fmt.Fprintf(out, "%s:%d: %s\n", report.File, p.Line, termtext.EscapeText(p.Message))
+						fmt.Fprintf(out, "%s:%d: %s\n", file, p.Line, termtext.EscapeText(p.Message))
 					} else {
-						fmt.Fprintf(out, "%s: %s\n", report.File, termtext.EscapeText(p.Message))
+						fmt.Fprintf(out, "%s: %s\n", file, termtext.EscapeText(p.Message))
 					}
 				}
 				for _, f := range report.Refused {

@@ -2,9 +2,7 @@ package gitsync
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io/fs"
 	"slices"
 	"strings"
 
@@ -37,6 +35,9 @@ type Report struct {
 
 // Problem is one thing wrong with the file, at a line when it has one.
 type Problem struct {
+	// File is where the problem is, relative to the worktree root, when
+	// it is not Report.File: a split project's inbox or one of its shards.
+	File    string `json:"file,omitempty"`
 	Line    int    `json:"line,omitempty"`
 	Message string `json:"message"`
 }
@@ -54,11 +55,10 @@ type Change struct {
 // database: it is what hooks and CI run. It returns an error only when a file
 // cannot be read; everything wrong with the contents is in the Report.
 func Check(root string) (Report, error) {
-	rel := format.Dir + "/" + format.MemoriesFile
+	rel := memoriesRel
 	report := Report{File: rel}
-	data, err := readMemories(root)
-	missing := errors.Is(err, fs.ErrNotExist)
-	if err != nil && !missing {
+	split, err := isSplit(root)
+	if err != nil {
 		return report, fmt.Errorf("checking project memories: %w", err)
 	}
 	d, deriveErr := DeriveWorktree(root)
@@ -67,48 +67,28 @@ func Check(root string) (Report, error) {
 	}
 	derived := d.Memories
 	report.Warnings, report.Refused = d.Skipped, d.Refused
-	decoded, err := format.DecodeAll(rel, data)
-	if err != nil {
-		problem := Problem{Message: err.Error()}
-		var le *format.LineError
-		if errors.As(err, &le) {
-			problem = Problem{Line: le.Line, Message: le.Err.Error()}
-		}
-		report.Problems = append(report.Problems, problem)
-		report.Fix = "fix the line by hand, then run `" + FixCommand + "`"
-		if errors.Is(err, format.ErrConflictMarkers) {
-			report.Fix = "resolve the merge conflict, then run `" + FixCommand + "`"
-		}
-		return report, nil
+	var existing []memory.Memory
+	var locate lineLocator
+	var missing, unreadable bool
+	if split {
+		report.File = shardsRel + "/"
+		existing, locate, unreadable, err = checkSplitFiles(root, &report)
+	} else {
+		existing, locate, missing, unreadable, err = checkOneFile(root, &report)
 	}
-	existing, forgottenProblems := checkForgotten(root, decoded.Memories, data)
-	report.Problems = append(report.Problems, forgottenProblems...)
-	for _, le := range decoded.Invalid {
-		report.Problems = append(report.Problems, Problem{Line: le.Line, Message: le.Err.Error()})
+	if err != nil || unreadable {
+		return report, err
 	}
-	if len(decoded.Invalid) > 0 {
-		// sync keeps an unreadable line as it is, so it cannot fix it.
-		report.Fix = "fix or delete the lines named above by hand, then run `" + FixCommand + "` and commit " + rel
-	}
-	for _, dup := range decoded.Duplicates {
-		report.Problems = append(report.Problems, Problem{Line: dup.Line, Message: dup.Err.Error()})
-	}
-	// Duplicates and invalid lines are problems of their own, with their
-	// own lines; "not canonical" would only repeat them.
-	if !missing && len(decoded.Duplicates)+len(decoded.Invalid)+len(forgottenProblems) == 0 && !format.IsCanonical(data, existing) {
-		report.Problems = append(report.Problems, Problem{Message: "the file is not in canonical form (sorted by id, one memory per line, fixed key order), " +
-			"as a merge or rebase without acolyte's merge driver, or an edit by hand, leaves it"})
-	}
-	var lines map[string]int // only a file with a secret needs its line numbers
 	var storedSecrets []string
 	for _, found := range format.FindSecrets(existing) {
 		m, sec := existing[found.Index], found.Secret
-		if lines == nil {
-			lines = lineNumbers(data)
+		file, line := locate(m.ID)
+		p := Problem{Line: line, Message: fmt.Sprintf("%s %s; delete that line, rotate the credential and rewrite it without the secret",
+			sec.Name(m, fmt.Sprintf("on line %d", line)), sec.Phrase())}
+		if split {
+			p.File = file
 		}
-		line := lines[m.ID]
-		report.Problems = append(report.Problems, Problem{Line: line, Message: fmt.Sprintf("%s %s; delete that line, rotate the credential and rewrite it without the secret",
-			sec.Name(m, fmt.Sprintf("on line %d", line)), sec.Phrase())})
+		report.Problems = append(report.Problems, p)
 		if !IsDerived(m) && sec.Field != "id" {
 			storedSecrets = append(storedSecrets, m.ID)
 		}
@@ -137,14 +117,14 @@ func Check(root string) (Report, error) {
 				where[i] += fmt.Sprintf(":%d", f.Line)
 			}
 		}
-		report.Fix = "fix " + strings.Join(where, ", ") + " (remove each secret and rotate it; split or correct each invalid rule), then run `" + FixCommand + "` and commit " + rel
+		report.Fix = "fix " + strings.Join(where, ", ") + " (remove each secret and rotate it; split or correct each invalid rule), then run `" + FixCommand + "` and commit " + report.File
 	}
 	if len(storedSecrets) > 0 && report.Fix == "" {
 		// Sync keeps stored memories, so it cannot remove these.
-		report.Fix = "run `acolyte forget " + strings.Join(storedSecrets, " ") + "`, rotate the credentials, and commit " + rel
+		report.Fix = "run `acolyte forget " + strings.Join(storedSecrets, " ") + "`, rotate the credentials, and commit " + report.File
 	}
 	if !report.OK && report.Fix == "" {
-		report.Fix = "run `" + FixCommand + "` and commit " + rel
+		report.Fix = "run `" + FixCommand + "` and commit " + report.File
 	}
 	return report, nil
 }
@@ -172,7 +152,7 @@ func derivableAmong(existing, derived []memory.Memory) []memory.Memory {
 // tombstone, for a file out of canonical order, and for each memory line
 // still in the memories file although a tombstone covers it (data is the
 // memories file, for their line numbers).
-func checkForgotten(root string, mems []memory.Memory, data []byte) ([]memory.Memory, []Problem) {
+func checkForgotten(root string, mems []memory.Memory, locate lineLocator, split bool) ([]memory.Memory, []Problem) {
 	ts, err := readTombstones(root)
 	if err != nil {
 		return mems, []Problem{{Message: err.Error()}}
@@ -185,13 +165,14 @@ func checkForgotten(root string, mems []memory.Memory, data []byte) ([]memory.Me
 		problems = append(problems, Problem{Message: forgottenRel + " is not in canonical form (one tombstone per id, sorted by time), as a merge without acolyte leaves it"})
 	}
 	kept, forgotten := format.Forget(mems, ts.list)
-	var lines map[string]int
-	if len(forgotten) > 0 {
-		lines = lineNumbers(data)
-	}
 	for _, m := range forgotten {
-		problems = append(problems, Problem{Line: lines[m.ID], Message: fmt.Sprintf("memory %s was forgotten (%s) but its line is still here, "+
-			"as a merge without acolyte's merge driver leaves it; every command already hides it, and `%s` removes the line", m.ID, forgottenRel, FixCommand)})
+		file, line := locate(m.ID)
+		p := Problem{Line: line, Message: fmt.Sprintf("memory %s was forgotten (%s) but its line is still here, "+
+			"as a merge without acolyte's merge driver leaves it; every command already hides it, and `%s` removes the line", m.ID, forgottenRel, FixCommand)}
+		if split {
+			p.File = file
+		}
+		problems = append(problems, p)
 	}
 	return kept, problems
 }

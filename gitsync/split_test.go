@@ -261,3 +261,71 @@ func TestASplitProjectResolvesAnIDOnTwoFiles(t *testing.T) {
 		t.Errorf("sync did not move the inbox's line to its shard")
 	}
 }
+
+// check names each file of a split project that sync would rewrite, and
+// sync leaves them all as check wants them.
+func TestCheckNamesTheFileOfEachProblemInASplitProject(t *testing.T) {
+	w, mems := splitWorkspace(t, format.SplitAt+1)
+	root := w.Repo.Root
+	// A memory moved by hand into the wrong shard, a shard emptied to its
+	// header, and a line an older acolyte wrote to the inbox.
+	moved := mems[0]
+	home := format.ShardFile(format.ShardOf(moved.ID))
+	var wrong, emptied string
+	shards, _, _ := shardFiles(root)
+	for _, rel := range shards {
+		if rel != home && wrong == "" {
+			wrong = rel
+		} else if rel != home && rel != wrong && emptied == "" {
+			emptied = rel
+		}
+	}
+	read := func(rel string) []memory.Memory {
+		data, err := os.ReadFile(filepath.Join(root, format.Dir, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms, err := format.Decode(rel, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ms
+	}
+	write := func(rel string, ms []memory.Memory) {
+		if err := os.WriteFile(filepath.Join(root, format.Dir, rel), format.Encode(ms), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	emptiedHeld := read(emptied)
+	write(home, slices.DeleteFunc(read(home), func(m memory.Memory) bool { return m.ID == moved.ID }))
+	write(wrong, append(read(wrong), moved))
+	write(emptied, nil)
+	write(format.MemoriesFile, emptiedHeld)
+
+	rep, err := Check(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.OK {
+		t.Fatal("check passed a split project with misplaced lines")
+	}
+	want := map[string]string{
+		format.Dir + "/" + wrong:              "belongs in " + format.Dir + "/" + home,
+		format.Dir + "/" + emptied:            "holds no memory",
+		format.Dir + "/" + format.MemoriesFile: fmt.Sprintf("holds %d memories", len(emptiedHeld)),
+	}
+	for file, msg := range want {
+		if !slices.ContainsFunc(rep.Problems, func(p Problem) bool { return p.File == file && strings.Contains(p.Message, msg) }) {
+			t.Errorf("no problem in %s saying %q; got %+v", file, msg, rep.Problems)
+		}
+	}
+	if _, err := w.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := Check(root); err != nil || !rep.OK {
+		t.Errorf("check after sync: %+v, %v", rep.Problems, err)
+	}
+	if got := len(projectContents(t, w)); got != len(mems) {
+		t.Errorf("%d memories after sync, want %d", got, len(mems))
+	}
+}

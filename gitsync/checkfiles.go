@@ -1,0 +1,126 @@
+package gitsync
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/memory"
+)
+
+// checkOneFile reads and checks the one memories file for Check, adding
+// its problems to report. It returns the memories no tombstone covers and
+// where their lines are; unreadable is true when the file cannot be read
+// as a whole, which is then the only problem reported.
+func checkOneFile(root string, report *Report) (existing []memory.Memory, locate lineLocator, missing, unreadable bool, err error) {
+	data, err := readMemories(root)
+	missing = errors.Is(err, fs.ErrNotExist)
+	if err != nil && !missing {
+		return nil, nil, missing, false, fmt.Errorf("checking project memories: %w", err)
+	}
+	decoded, err := format.DecodeAll(memoriesRel, data)
+	if err != nil {
+		reportUnreadable(report, "", err)
+		return nil, nil, missing, true, nil
+	}
+	locate = oneFileLocator(data)
+	existing, forgottenProblems := checkForgotten(root, decoded.Memories, locate, false)
+	report.Problems = append(report.Problems, forgottenProblems...)
+	lineProblems(report, decoded, false)
+	// Duplicates and invalid lines are problems of their own, with their
+	// own lines; "not canonical" would only repeat them.
+	if !missing && len(decoded.Duplicates)+len(decoded.Invalid)+len(forgottenProblems) == 0 && !format.IsCanonical(data, existing) {
+		report.Problems = append(report.Problems, Problem{Message: "the file is not in canonical form (sorted by id, one memory per line, fixed key order), " +
+			"as a merge or rebase without acolyte's merge driver, or an edit by hand, leaves it"})
+	}
+	return existing, locate, missing, false, nil
+}
+
+// checkSplitFiles is checkOneFile for a split project: every file is
+// checked as the one file is, and besides, a memory in the inbox or in a
+// shard its id does not hash to is a problem that sync fixes.
+func checkSplitFiles(root string, report *Report) (existing []memory.Memory, locate lineLocator, unreadable bool, err error) {
+	p, err := readSplit(root)
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("checking project memories: %w", err)
+	}
+	var parts []format.Part
+	for _, f := range p.files {
+		rel := format.Dir + "/" + f.rel
+		d, err := format.DecodeAll(rel, f.data)
+		if err != nil {
+			reportUnreadable(report, rel, err)
+			return nil, nil, true, nil
+		}
+		parts = append(parts, format.Part{File: f.rel, Decoded: d})
+	}
+	joined := format.Join(parts)
+	locate = p.locator()
+	existing, forgottenProblems := checkForgotten(root, joined.Memories, locate, true)
+	report.Problems = append(report.Problems, forgottenProblems...)
+	lineProblems(report, joined, true)
+	for i, f := range p.files {
+		rel := format.Dir + "/" + f.rel
+		d := parts[i].Decoded
+		if f.rel == format.MemoriesFile {
+			if n := len(d.Memories); n > 0 {
+				report.Problems = append(report.Problems, Problem{File: rel, Message: fmt.Sprintf("holds %d memories, which a split project keeps in %s/, "+
+					"as an acolyte older than the split writes them; `%s` moves them to their shards", n, shardsRel, FixCommand)})
+			}
+			continue
+		}
+		shard, _ := format.ParseShardFile(f.rel)
+		for _, m := range format.MisplacedIn(shard, d.Memories) {
+			_, line := locate(m.ID)
+			report.Problems = append(report.Problems, Problem{File: rel, Line: line, Message: fmt.Sprintf("memory %s belongs in %s/%s, the shard its id hashes to; `%s` moves it",
+				m.ID, format.Dir, format.ShardFile(format.ShardOf(m.ID)), FixCommand)})
+		}
+		if len(d.Memories)+len(d.InvalidLines) == 0 {
+			report.Problems = append(report.Problems, Problem{File: rel, Message: fmt.Sprintf("holds no memory; `%s` removes it", FixCommand)})
+			continue
+		}
+		if len(d.Duplicates)+len(d.Invalid) == 0 && !bytes.Equal(f.data, format.Encode(d.Memories)) {
+			report.Problems = append(report.Problems, Problem{File: rel, Message: "the file is not in canonical form (sorted by id, one memory per line, fixed key order), " +
+				"as a merge or rebase without acolyte's merge driver, or an edit by hand, leaves it"})
+		}
+	}
+	return existing, locate, false, nil
+}
+
+// reportUnreadable makes err, a file that cannot be read as a whole, the
+// report's problem, with its fix. file is set for a split project's file.
+func reportUnreadable(report *Report, file string, err error) {
+	problem := Problem{File: file, Message: err.Error()}
+	var le *format.LineError
+	if errors.As(err, &le) {
+		problem = Problem{File: file, Line: le.Line, Message: le.Err.Error()}
+	}
+	report.Problems = append(report.Problems, problem)
+	report.Fix = "fix the line by hand, then run `" + FixCommand + "`"
+	if errors.Is(err, format.ErrConflictMarkers) {
+		report.Fix = "resolve the merge conflict, then run `" + FixCommand + "`"
+	}
+}
+
+// lineProblems adds d's invalid and duplicate lines to report; split says
+// to name each line's file.
+func lineProblems(report *Report, d format.Decoded, split bool) {
+	file := func(le *format.LineError) string {
+		if split {
+			return le.File
+		}
+		return ""
+	}
+	for _, le := range d.Invalid {
+		report.Problems = append(report.Problems, Problem{File: file(le), Line: le.Line, Message: le.Err.Error()})
+	}
+	if len(d.Invalid) > 0 {
+		// sync keeps an unreadable line as it is, so it cannot fix it.
+		report.Fix = "fix or delete the lines named above by hand, then run `" + FixCommand + "` and commit " + report.File
+	}
+	for _, dup := range d.Duplicates {
+		report.Problems = append(report.Problems, Problem{File: file(dup), Line: dup.Line, Message: dup.Err.Error()})
+	}
+}
