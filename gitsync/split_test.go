@@ -310,8 +310,8 @@ func TestCheckNamesTheFileOfEachProblemInASplitProject(t *testing.T) {
 		t.Fatal("check passed a split project with misplaced lines")
 	}
 	want := map[string]string{
-		format.Dir + "/" + wrong:              "belongs in " + format.Dir + "/" + home,
-		format.Dir + "/" + emptied:            "holds no memory",
+		format.Dir + "/" + wrong:               "belongs in " + format.Dir + "/" + home,
+		format.Dir + "/" + emptied:             "holds no memory",
 		format.Dir + "/" + format.MemoriesFile: fmt.Sprintf("holds %d memories", len(emptiedHeld)),
 	}
 	for file, msg := range want {
