@@ -543,6 +543,9 @@ func (w *Workspace) preCommit(ctx context.Context) (HookResult, error) {
 	if len(d.Refused) > 0 {
 		return res, ErrRefused
 	}
+	if stagedSplit(ix) {
+		return w.preCommitSplit(ctx, ix, d, res)
+	}
 	if fast, ok, err := w.preCommitFast(ctx, ix, d, res); ok || err != nil {
 		return fast, err
 	}
@@ -595,6 +598,9 @@ func (w *Workspace) preCommitFull(ctx context.Context, ix *index, d Derivation, 
 	now := w.clock()
 	current = stampHandEdits(current, edits, now)
 	next := Refresh(current, d.Memories)
+	if splitsOnCommit(next) {
+		return w.preCommitSplit(ctx, ix, d, res)
+	}
 	encoded := format.EncodeKeeping(next, decoded.InvalidLines)
 	lines := lineNumbers(encoded)
 	for _, m := range next {

@@ -66,6 +66,9 @@ func (w *Workspace) patch(ctx context.Context, lines map[string][]byte, edit fun
 	if err != nil || next == nil {
 		return err
 	}
+	if wouldSplit(next...) {
+		return format.ErrNotPatchable // change splits the project
+	}
 	return w.writePatched(ctx, last, lines, next, index)
 }
 
@@ -229,7 +232,7 @@ func (w *Workspace) appendPatched(ctx context.Context, m memory.Memory, dedupe f
 		return errNotAppendable
 	}
 	lastLine, _, ok := mf.lastLine()
-	if !ok {
+	if !ok || mf.mayHoldSplitAt() {
 		return errNotAppendable
 	}
 	line, err := format.AppendLine(lastLine, m)

@@ -410,7 +410,7 @@ func (w *Workspace) preCommitFast(ctx context.Context, ix *index, d Derivation, 
 	}
 	now := w.clock()
 	sp, ok := spliceDerived(s.data, s.derived, d.Memories, edits, s.ts.list, now)
-	if !ok {
+	if !ok || wouldSplit(sp.parts...) {
 		return res, false, nil
 	}
 	// Staging the new blob is git compressing the whole file, about half
@@ -475,6 +475,12 @@ func (w *Workspace) stageAsync(ctx context.Context, ix *index, parts [][]byte) <
 // stage writes parts, in order, as the staged memories file and returns
 // its blob id.
 func (w *Workspace) stage(ctx context.Context, parts ...[]byte) (string, error) {
+	return w.stageFile(ctx, memoriesRel, parts...)
+}
+
+// stageFile writes parts, in order, as the staged file rel (relative to
+// the worktree root) and returns its blob id.
+func (w *Workspace) stageFile(ctx context.Context, rel string, parts ...[]byte) (string, error) {
 	readers := make([]io.Reader, len(parts))
 	for i, p := range parts {
 		readers[i] = bytes.NewReader(p)
@@ -484,7 +490,7 @@ func (w *Workspace) stage(ctx context.Context, parts ...[]byte) (string, error) 
 		return "", err
 	}
 	blob := strings.TrimSpace(string(out))
-	info := "100644," + blob + "," + memoriesRel
+	info := "100644," + blob + "," + rel
 	if _, err := w.Repo.gitOutput(ctx, nil, "update-index", "--add", "--cacheinfo", info); err != nil {
 		return "", err
 	}

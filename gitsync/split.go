@@ -572,3 +572,31 @@ func (r projectRead) differs(next []memory.Memory) bool {
 	}
 	return (len(r.raw) > 0 || len(next) > 0) && !bytes.Equal(r.raw, format.EncodeKeeping(next, r.decoded.InvalidLines))
 }
+
+// wouldSplit reports whether a memories file of parts, in order, holds
+// more than format.SplitAt memories, which a write must split instead.
+func wouldSplit(parts ...[]byte) bool {
+	lines := 0
+	for _, p := range parts {
+		lines += bytes.Count(p, []byte("\n"))
+	}
+	return lines-1 > format.SplitAt
+}
+
+// minLineBytes is less than the shortest memory line, {"id":"x",...}, so
+// that a file under SplitAt times it holds fewer than SplitAt memories.
+const minLineBytes = 64
+
+// mayHoldSplitAt reports whether the file may hold format.SplitAt memories
+// already, so that one more must split it: by its size when that rules it
+// out, else by counting its lines.
+func (m *memoriesFile) mayHoldSplitAt() bool {
+	if m.info.Size() < format.SplitAt*minLineBytes {
+		return false
+	}
+	data := make([]byte, m.info.Size())
+	if _, err := m.f.ReadAt(data, 0); err != nil {
+		return true
+	}
+	return bytes.Count(data, []byte("\n"))-1 >= format.SplitAt
+}

@@ -17,6 +17,13 @@ func workspaceIn(t *testing.T) *Workspace {
 	t.Helper()
 	dir := t.TempDir()
 	runGit(t, dir, "init", "-q")
+	return workspaceAt(t, dir)
+}
+
+// workspaceAt is a workspace over the repository at dir, with an index of
+// its own.
+func workspaceAt(t *testing.T, dir string) *Workspace {
+	t.Helper()
 	repo, err := Discover(dir)
 	if err != nil {
 		t.Fatal(err)

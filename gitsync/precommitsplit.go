@@ -1,0 +1,141 @@
+package gitsync
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/memory"
+)
+
+// stagedSplit reports whether the index stages a split project: a file
+// under .acolyte/memories/.
+func stagedSplit(ix *index) bool {
+	for rel := range ix.entries {
+		if strings.HasPrefix(rel, shardsRel+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// readStagedSplit reads the memories files the index stages: the inbox and
+// every shard, as readSplit reads them from the worktree.
+func readStagedSplit(ix *index) (splitProject, error) {
+	var p splitProject
+	var shards []string
+	for rel := range ix.entries {
+		if name, ok := strings.CutPrefix(rel, format.Dir+"/"); ok && strings.HasPrefix(rel, shardsRel+"/") {
+			if _, ok := format.ParseShardFile(name); ok && !strings.Contains(strings.TrimPrefix(name, format.ShardsDir+"/"), "/") {
+				shards = append(shards, name)
+			}
+		}
+	}
+	slices.Sort(shards)
+	for _, rel := range append([]string{format.MemoriesFile}, shards...) {
+		var data []byte
+		if e, ok := ix.entries[format.Dir+"/"+rel]; ok {
+			var err error
+			if data, err = ix.cat(e.blob); err != nil {
+				return p, err
+			}
+		}
+		p.files = append(p.files, projectFile{rel: rel, data: data})
+	}
+	return p, nil
+}
+
+// preCommitSplit is preCommitFull for a project the index stages split, or
+// that this commit's memories would take past format.SplitAt: every staged
+// file is decoded, the derived memories refreshed, every memory scanned for
+// secrets, and the files whose bytes change staged, the emptied shards
+// removed from the index.
+func (w *Workspace) preCommitSplit(ctx context.Context, ix *index, d Derivation, res HookResult) (HookResult, error) {
+	p, err := readStagedSplit(ix)
+	if err != nil {
+		return res, err
+	}
+	var stagedForgotten []byte
+	if e, ok := ix.entries[forgottenRel]; ok {
+		if stagedForgotten, err = ix.cat(e.blob); err != nil {
+			return res, err
+		}
+	}
+	ts, err := decodeTombstones(stagedForgotten)
+	if err == nil && len(ts.warnings) > 0 {
+		err = errors.New(ts.warnings[0])
+	}
+	if err != nil {
+		return res, fmt.Errorf("the staged %s: %w; fix it, git add it, and commit again", forgottenRel, err)
+	}
+	p.tombs = ts
+	decoded, parts, err := p.decode()
+	if err != nil {
+		return res, fmt.Errorf("the staged %w; fix it, git add it, and commit again", err)
+	}
+	current, _ := format.Forget(decoded.Memories, ts.list)
+	edits, err := w.handEditsToStamp(ctx, current, p.hash())
+	if err != nil {
+		return res, err
+	}
+	now := w.clock()
+	current = stampHandEdits(current, edits, now)
+	next := Refresh(current, d.Memories)
+	files := encodeSplit(next, parts)
+	encoded := splitProject{files: files}
+	locate := encoded.locator()
+	for _, m := range next {
+		rel, line := locate(m.ID)
+		if f, found := secretRefusal(rel, line, m); found {
+			sec, _ := format.FindSecret(m)
+			f.Line = line
+			f.Message = fmt.Sprintf("%s %s; delete that line, rotate the credential and git add %s", sec.Name(m, fmt.Sprintf("on line %d", line)), sec.Phrase(), rel)
+			res.Refused = append(res.Refused, f)
+		}
+	}
+	if len(res.Refused) > 0 {
+		return res, ErrRefused
+	}
+	staged := make(map[string][]byte, len(p.files))
+	for _, f := range p.files {
+		staged[f.rel] = f.data
+	}
+	changed := false
+	for _, f := range files {
+		_, had := ix.entries[format.Dir+"/"+f.rel]
+		switch {
+		case f.data == nil && had:
+			if _, err := w.Repo.gitOutput(ctx, nil, "update-index", "--force-remove", "--", format.Dir+"/"+f.rel); err != nil {
+				return res, err
+			}
+			changed = true
+		case f.data != nil && (!had || !bytes.Equal(staged[f.rel], f.data)):
+			if _, err := w.stageFile(ctx, format.Dir+"/"+f.rel, f.data); err != nil {
+				return res, err
+			}
+			changed = true
+		}
+	}
+	if changed {
+		res.Changes, res.Staged = Diff(current, next), true
+		if err := EnsureAttributes(w.Repo.Root); err != nil {
+			return res, err
+		}
+		if err := w.stageHelpers(ctx, ix); err != nil {
+			return res, err
+		}
+	}
+	// The worktree may hold more (unstaged edits); it follows its own files.
+	synced, err := w.sync(ctx, edits, now)
+	res.Import = synced.Import
+	res.Warnings = append(res.Warnings, synced.Refused...)
+	return res, err
+}
+
+// splitsOnCommit reports whether the staged one file, decoded, would be
+// split by this commit: it holds more than format.SplitAt memories.
+func splitsOnCommit(mems []memory.Memory) bool { return len(mems) > format.SplitAt }

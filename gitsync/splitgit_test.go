@@ -1,0 +1,187 @@
+package gitsync
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/secrets/secretstest"
+	"github.com/acolyte-dev/acolyte/memory"
+)
+
+// stagedNames is what the next commit changes under .acolyte/.
+func stagedNames(t *testing.T, root string) []string {
+	t.Helper()
+	var out []string
+	for _, l := range strings.Split(strings.TrimSpace(runGit(t, root, "diff", "--cached", "--name-only")), "\n") {
+		if strings.HasPrefix(l, format.Dir+"/") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// The pre-commit hook of a split project stages the shards its rules
+// change, and no other memories file.
+func TestPreCommitStagesOnlyTheShardsARuleChanges(t *testing.T) {
+	w, _ := splitWorkspace(t, format.SplitAt+1)
+	root := w.Repo.Root
+	runGit(t, root, "add", "-A")
+	runGit(t, root, "commit", "-qm", "split")
+
+	writeFiles(t, root, map[string]string{"AGENTS.md": "- Run the tests with go test.\n"})
+	runGit(t, root, "add", "AGENTS.md")
+	res, err := w.RunHook(t.Context(), "pre-commit", nil)
+	if err != nil || !res.Staged {
+		t.Fatalf("pre-commit: %+v, %v", res, err)
+	}
+	rule := res.Changes[0]
+	want := []string{format.Dir + "/" + format.ShardFile(format.ShardOf(rule.ID))}
+	if got := stagedNames(t, root); !slices.Equal(got, want) {
+		t.Errorf("staged %v, want %v", got, want)
+	}
+	staged := runGit(t, root, "show", ":"+want[0])
+	if !strings.Contains(staged, "Run the tests with go test.") {
+		t.Errorf("the staged shard lacks the rule")
+	}
+	runGit(t, root, "commit", "-qm", "rule")
+	if rep, err := Check(root); err != nil || !rep.OK {
+		t.Errorf("check after the commit: %+v, %v", rep.Problems, err)
+	}
+
+	// A changed rule is a line removed from one shard and one added,
+	// perhaps to another.
+	writeFiles(t, root, map[string]string{"AGENTS.md": "- Run the tests with go test -race.\n"})
+	runGit(t, root, "add", "AGENTS.md")
+	res, err = w.RunHook(t.Context(), "pre-commit", nil)
+	if err != nil || !res.Staged {
+		t.Fatalf("second pre-commit: %+v, %v", res, err)
+	}
+	var shards []string
+	for _, c := range res.Changes {
+		shards = append(shards, format.Dir+"/"+format.ShardFile(format.ShardOf(c.ID)))
+	}
+	slices.Sort(shards)
+	if got := stagedNames(t, root); !slices.Equal(got, slices.Compact(shards)) {
+		t.Errorf("staged %v, want %v", got, shards)
+	}
+}
+
+// A secret put in a staged shard by hand blocks the commit, naming the
+// shard, on every road a shard reaches the index.
+func TestPreCommitRefusesASecretInAStagedShard(t *testing.T) {
+	w, mems := splitWorkspace(t, format.SplitAt+1)
+	root := w.Repo.Root
+	target := mems[11]
+	rel := format.Dir + "/" + format.ShardFile(format.ShardOf(target.ID))
+	path := filepath.Join(root, filepath.FromSlash(rel))
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := secretstest.Credentials[0].Content
+	if err := os.WriteFile(path, []byte(strings.Replace(string(data), target.Content, strings.ReplaceAll(strings.ReplaceAll(token, `\`, `\\`), `"`, `\"`), 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runGit(t, root, "add", "-A")
+	res, err := w.RunHook(t.Context(), "pre-commit", nil)
+	if !errors.Is(err, ErrRefused) {
+		t.Fatalf("pre-commit let a secret through: %+v, %v", res, err)
+	}
+	if len(res.Refused) != 1 || res.Refused[0].File != rel || res.Refused[0].Line == 0 {
+		t.Errorf("refusal %+v, want one naming %s and its line", res.Refused, rel)
+	}
+	for _, r := range res.Refused {
+		if strings.Contains(r.Message, token) {
+			t.Errorf("the refusal repeats the secret: %s", r.Message)
+		}
+	}
+}
+
+// Merges of a split project, with acolyte's driver and with the union
+// fallback: each shard merges as the one file does, by id.
+func TestASplitProjectMergesShardByShard(t *testing.T) {
+	for _, driver := range []bool{true, false} {
+		t.Run(map[bool]string{true: "driver", false: "union"}[driver], func(t *testing.T) {
+			var root string
+			if driver {
+				root = newDriverRepo(t)
+			} else {
+				root = t.TempDir()
+				runGit(t, root, "init", "-q", "-b", "main")
+			}
+			mems := storedMemories(format.SplitAt + 1)
+			if err := os.MkdirAll(filepath.Join(root, format.Dir), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := format.WriteFile(format.MemoriesPath(root), mems); err != nil {
+				t.Fatal(err)
+			}
+			w := workspaceAt(t, root)
+			if _, err := w.Sync(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			runGit(t, root, "add", "-A")
+			runGit(t, root, "commit", "-qm", "split")
+			if !driver {
+				attrs, _ := os.ReadFile(filepath.Join(root, format.Dir, attributesFile))
+				if !strings.Contains(string(attrs), shardsUnionAttribute) {
+					t.Fatalf("no union fallback for the shards: %q", attrs)
+				}
+			}
+			ctx := t.Context()
+			runGit(t, root, "checkout", "-q", "-b", "feature")
+			addedThere, err := w.Add(ctx, memory.Draft{Scope: memory.ScopeProject, Kind: memory.KindStored, Content: "added on feature"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.Edit(ctx, mems[1].ID, memory.Revision{Content: "edited on feature"}); err != nil {
+				t.Fatal(err)
+			}
+			runGit(t, root, "commit", "-qam", "feature")
+			runGit(t, root, "checkout", "-q", "main")
+			time.Sleep(5 * time.Millisecond) // ids and edits a millisecond apart
+			addedHere, err := w.Add(ctx, memory.Draft{Scope: memory.ScopeProject, Kind: memory.KindStored, Content: "added on main"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Forgotten on main from the shard feature edited, so that
+			// both sides change one shard.
+			k := slices.IndexFunc(mems[2:], func(m memory.Memory) bool { return format.ShardOf(m.ID) == format.ShardOf(mems[1].ID) }) + 2
+			gone := mems[k]
+			if _, err := w.Remove(ctx, gone.ID); err != nil {
+				t.Fatal(err)
+			}
+			runGit(t, root, "add", "-A")
+			runGit(t, root, "commit", "-qm", "main")
+			runGit(t, root, "merge", "-q", "--no-edit", "feature")
+
+			got := projectContents(t, w)
+			for _, want := range []string{addedThere.Memory.Content, addedHere.Memory.Content} {
+				if !slices.Contains(got, want) {
+					t.Errorf("the merge lost %q", want)
+				}
+			}
+			if slices.Contains(got, gone.Content) {
+				t.Errorf("the merge brought back the forgotten %s", gone.ID)
+			}
+			if !slices.Contains(got, "edited on feature") {
+				t.Errorf("the merge lost the edit made on feature")
+			}
+			if len(got) != len(mems)+1 {
+				t.Errorf("%d memories after the merge, want %d", len(got), len(mems)+1)
+			}
+			if _, err := w.Sync(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if rep, err := Check(root); err != nil || !rep.OK {
+				t.Errorf("check after merge and sync: %+v, %v", rep.Problems, err)
+			}
+		})
+	}
+}
