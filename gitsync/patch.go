@@ -173,6 +173,9 @@ var errNotAppendable = errors.New("memory does not go at the end of the file")
 // end: then it is appended in place (appendPatched), costing its own line
 // whatever the size of the file, and otherwise spliced in.
 func (w *Workspace) addPatched(ctx context.Context, m memory.Memory) (memory.Added, error) {
+	if split, err := isSplit(w.Repo.Root); split || err != nil {
+		return w.addSplit(ctx, m)
+	}
 	var out memory.Added
 	dedupe := func() (bool, error) {
 		have, found, err := w.store.FindContent(ctx, memory.ScopeProject, w.Repo.Root, m.Content)
@@ -293,6 +296,9 @@ func appendSynced(f *os.File, size int64, line []byte) error {
 // removePatched forgets project memories through the fast path: their
 // tombstones first, then their lines.
 func (w *Workspace) removePatched(ctx context.Context, mems []memory.Memory, now time.Time) error {
+	if split, err := isSplit(w.Repo.Root); split || err != nil {
+		return w.removeSplit(ctx, mems, now)
+	}
 	gone := make(map[string]bool, len(mems))
 	lines := make(map[string][]byte, len(mems))
 	ids := make([]string, 0, len(mems))

@@ -130,13 +130,16 @@ func (p splitProject) decode() (format.Decoded, []format.Part, error) {
 // hash is the project's content hash as an import state records it: of
 // each file's name and content hash, and forgotten.jsonl's.
 func (p splitProject) hash() string {
-	var b strings.Builder
+	files := make(map[string]fileRecord, len(p.files)+1)
 	for _, f := range p.files {
 		if f.data != nil {
-			b.WriteString(f.rel + " " + sha256Hex(f.data) + "\n")
+			files[f.rel] = fileRecord{hash: sha256Hex(f.data)}
 		}
 	}
-	return withForgotten("split-"+sha256Hex([]byte(b.String())), p.tombs.data)
+	if len(p.tombs.data) > 0 {
+		files[format.ForgottenFile] = fileRecord{hash: sha256Hex(p.tombs.data)}
+	}
+	return tableHash(files)
 }
 
 // encodeSplit is the files a split project of mems is written as: every
@@ -287,9 +290,17 @@ func projectFiles(root string) ([]string, error) {
 // else by its content hash, so a file written within its clock tick (whose
 // stamp was not yet settled) costs a re-read of that file alone.
 func filesHold(root string, files map[string]fileRecord) bool {
+	holds, _ := checkFiles(root, files, -1)
+	return holds
+}
+
+// checkFiles is filesHold that also, given settle >= 0, records in files
+// the stamp of each file that holds by its hash and has settled since,
+// and says whether it recorded any: the next check of that file is a stat.
+func checkFiles(root string, files map[string]fileRecord, settle time.Duration) (holds, restamped bool) {
 	rels, err := projectFiles(root)
 	if err != nil {
-		return false
+		return false, false
 	}
 	seen := 0
 	for _, rel := range rels {
@@ -300,7 +311,7 @@ func filesHold(root string, files map[string]fileRecord) bool {
 			continue
 		}
 		if err != nil || !recorded {
-			return false
+			return false, false
 		}
 		seen++
 		if r.stamp != "" && r.stamp == stamp(fi) {
@@ -308,10 +319,17 @@ func filesHold(root string, files map[string]fileRecord) bool {
 		}
 		data, err := readAcolyteFile(root, rel)
 		if err != nil || sha256Hex(data) != r.hash {
-			return false
+			return false, false
+		}
+		if settle >= 0 {
+			if s := settledStamp(path, fi, nil, settle); s != "" {
+				r.stamp = s
+				files[rel] = r
+				restamped = true
+			}
 		}
 	}
-	return seen == len(files)
+	return seen == len(files), restamped
 }
 
 // recordFiles is the file table for the project's files as they are now,
@@ -599,4 +617,18 @@ func (m *memoriesFile) mayHoldSplitAt() bool {
 		return true
 	}
 	return bytes.Count(data, []byte("\n"))-1 >= format.SplitAt
+}
+
+// restampSplit records the stamps checkFiles found settled in files, under
+// the lock and only while the import state is still last, so that a
+// write since is never overwritten.
+func (w *Workspace) restampSplit(ctx context.Context, last string, files map[string]fileRecord) error {
+	return w.locked(ctx, func() error {
+		now, err := w.store.GetState(ctx, w.stateKey())
+		if err != nil || now != last {
+			return err
+		}
+		hash, _, warnings := parseImportState(last)
+		return w.store.SetState(ctx, w.stateKey(), withFiles(importState(hash, "", warnings), files))
+	})
 }

@@ -2,6 +2,7 @@ package gitsync
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -327,5 +328,64 @@ func TestCheckNamesTheFileOfEachProblemInASplitProject(t *testing.T) {
 	}
 	if got := len(projectContents(t, w)); got != len(mems) {
 		t.Errorf("%d memories after sync, want %d", got, len(mems))
+	}
+}
+
+// While the import state vouches for every file, a write to a split
+// project takes the fast path, which reads and writes its own shard; a
+// shard changed behind acolyte's back, or lines in the inbox, send it to
+// the full path.
+func TestSplitWritesTakeTheFastPathOnlyWhileTheStateHolds(t *testing.T) {
+	w, mems := splitWorkspace(t, format.SplitAt+1)
+	w.settle = 0
+	ctx := t.Context()
+	if _, err := w.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	m, err := w.store.Prepare(w.vis, memory.Draft{Scope: memory.ScopeProject, Kind: memory.KindStored, Content: "added by the fast path"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.addSplit(ctx, m); err != nil {
+		t.Fatalf("add: %v", err)
+	}
+	edited := mems[20]
+	edited.Content, edited.UpdatedAt = "edited by the fast path", time.Now().UTC()
+	edited.Scope, edited.ScopeKey = memory.ScopeProject, w.Repo.Root
+	if err := w.editSplitLine(ctx, edited); err != nil {
+		t.Fatalf("edit: %v", err)
+	}
+	if err := w.removeSplit(ctx, []memory.Memory{mems[30]}, time.Now()); err != nil {
+		t.Fatalf("forget: %v", err)
+	}
+	got := projectContents(t, w)
+	if !slices.Contains(got, m.Content) || !slices.Contains(got, edited.Content) || slices.Contains(got, mems[30].Content) {
+		t.Fatal("the index does not follow the fast path's writes")
+	}
+	where, _ := onDisk(t, w.Repo.Root)
+	if where[m.ID] == "" || where[mems[30].ID] != "" {
+		t.Fatal("the shards do not follow the fast path's writes")
+	}
+	if rep, err := Check(w.Repo.Root); err != nil || !rep.OK {
+		t.Fatalf("check after the fast path's writes: %+v, %v", rep.Problems, err)
+	}
+	// Written behind acolyte's back: the state no longer vouches.
+	other := mems[40]
+	path := filepath.Join(w.Repo.Root, format.Dir, format.ShardFile(format.ShardOf(other.ID)))
+	data, _ := os.ReadFile(path)
+	if err := os.WriteFile(path, bytes.Replace(data, []byte(other.Content), []byte("changed by hand"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m2, _ := w.store.Prepare(w.vis, memory.Draft{Scope: memory.ScopeProject, Kind: memory.KindStored, Content: "after a hand edit"})
+	if _, err := w.addSplit(ctx, m2); !errors.Is(err, format.ErrNotPatchable) {
+		t.Fatalf("the fast path wrote over a shard changed behind its back: %v", err)
+	}
+	// Through Add, the full path imports the hand edit and stores the memory.
+	if _, err := w.Add(ctx, memory.Draft{Scope: memory.ScopeProject, Kind: memory.KindStored, Content: "after a hand edit"}); err != nil {
+		t.Fatal(err)
+	}
+	got = projectContents(t, w)
+	if !slices.Contains(got, "changed by hand") || !slices.Contains(got, "after a hand edit") {
+		t.Fatal("the full path lost the hand edit or the add")
 	}
 }

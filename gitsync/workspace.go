@@ -177,10 +177,20 @@ func (w *Workspace) refresh(ctx context.Context) (Imported, error) {
 	if split, err := isSplit(w.Repo.Root); err != nil {
 		return Imported{Skipped: true, Warnings: []string{fmt.Sprintf("project memories not imported: %v", err)}}, nil
 	} else if split {
-		if files, ok := stateFiles(last); ok && filesHold(w.Repo.Root, files) {
-			return Imported{Skipped: true, Warnings: lastWarnings}, nil
+		files, ok := stateFiles(last)
+		if !ok {
+			return w.importSplit(ctx)
 		}
-		return w.importSplit(ctx)
+		holds, restamped := checkFiles(w.Repo.Root, files, w.settle)
+		if !holds {
+			return w.importSplit(ctx)
+		}
+		if restamped {
+			// Best effort, as for the one file's stamp: without it the
+			// next command re-reads the files that settled.
+			_ = w.restampSplit(ctx, last, files)
+		}
+		return Imported{Skipped: true, Warnings: lastWarnings}, nil
 	}
 	before, statErr := os.Stat(path)
 	if errors.Is(statErr, fs.ErrNotExist) {
