@@ -451,6 +451,7 @@ func (w *Workspace) writeSplitIndexed(ctx context.Context, p splitProject, parts
 	if err := writeSplit(w.Repo.Root, p, files); err != nil {
 		return err
 	}
+	defer w.keepShardShadows(files)
 	done, err := w.indexWritten(ctx, shardsRel, func() (err error) {
 		*stats, err = w.indexChanges(ctx, exact, indexed, next)
 		return err
@@ -497,14 +498,20 @@ func (w *Workspace) recordSplit(ctx context.Context, p splitProject, warnings []
 func (w *Workspace) importSplit(ctx context.Context) (Imported, error) {
 	var out Imported
 	err := w.locked(ctx, func() error {
+		last, err := w.store.GetState(ctx, w.stateKey())
+		if err != nil {
+			return err
+		}
+		if files, ok := stateFiles(last); ok {
+			var done bool
+			if out, done, err = w.importShards(ctx, last, files); done || err != nil {
+				return err
+			}
+		}
 		p, err := readSplit(w.Repo.Root)
 		if err != nil {
 			out = Imported{Skipped: true, Warnings: []string{fmt.Sprintf("project memories not re-imported, searching the last import: %v", err)}}
 			return nil
-		}
-		last, err := w.store.GetState(ctx, w.stateKey())
-		if err != nil {
-			return err
 		}
 		hash := p.hash()
 		if lastHash, _, lastWarnings := parseImportState(last); lastHash == hash {
@@ -520,6 +527,7 @@ func (w *Workspace) importSplit(ctx context.Context) (Imported, error) {
 		if out, err = w.importDecoded(ctx, d, p.tombs, hash, nil); err != nil {
 			return err
 		}
+		w.keepShardShadows(p.files)
 		return w.recordSplit(ctx, p, out.Warnings)
 	})
 	return out, err

@@ -389,3 +389,84 @@ func TestSplitWritesTakeTheFastPathOnlyWhileTheStateHolds(t *testing.T) {
 		t.Fatal("the full path lost the hand edit or the add")
 	}
 }
+
+// A checkout that changes one shard is imported from that shard and its
+// shadow alone: an edit, a removal and an addition in it come to the
+// index as such. Without a shadow it trusts, the import runs whole.
+func TestAShardChangedOutsideIsImportedAlone(t *testing.T) {
+	w, mems := splitWorkspace(t, format.SplitAt+1)
+	w.settle = 0
+	ctx := t.Context()
+	if _, err := w.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	shard := format.ShardOf(mems[0].ID)
+	var in []memory.Memory
+	for _, m := range mems {
+		if format.ShardOf(m.ID) == shard {
+			in = append(in, m)
+		}
+	}
+	if len(in) < 3 {
+		t.Fatalf("shard %s holds %d memories", shard, len(in))
+	}
+	edited, gone := in[0], in[1]
+	edited.Content = "edited on another branch"
+	var added memory.Memory
+	for i := 0; ; i++ {
+		added = storedMemories(1)[0]
+		added.ID, added.Content = fmt.Sprintf("01K%023d", i), "added on another branch"
+		if format.ShardOf(added.ID) == shard {
+			break
+		}
+	}
+	next := append([]memory.Memory{edited, added}, in[2:]...)
+	rel := format.ShardFile(shard)
+	if err := os.WriteFile(filepath.Join(w.Repo.Root, format.Dir, rel), format.Encode(next), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	last, err := w.store.GetState(ctx, w.stateKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, ok := stateFiles(last)
+	if !ok {
+		t.Fatal("the import state of a split project has no file table")
+	}
+	var imp Imported
+	err = w.locked(ctx, func() (err error) {
+		imp, ok, err = w.importShards(ctx, last, files)
+		return err
+	})
+	if err != nil || !ok {
+		t.Fatalf("the shard was not imported alone: %v", err)
+	}
+	if imp.Added != 1 || imp.Updated != 1 || imp.Removed != 1 || imp.Unchanged != len(in)-2 {
+		t.Errorf("import %+v, want 1 added, 1 updated, 1 removed, %d unchanged", imp.ReplaceStats, len(in)-2)
+	}
+	got := projectContents(t, w)
+	if !slices.Contains(got, edited.Content) || !slices.Contains(got, added.Content) || slices.Contains(got, gone.Content) || len(got) != len(mems) {
+		t.Errorf("the index does not follow the shard")
+	}
+	// The shadow is what the index holds: one changed behind acolyte's
+	// back is not trusted.
+	next = next[1:]
+	if err := os.WriteFile(filepath.Join(w.Repo.Root, format.Dir, rel), format.Encode(next), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(w.shardShadowDir(), shard+".jsonl"), []byte("tampered"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	last, _ = w.store.GetState(ctx, w.stateKey())
+	files, _ = stateFiles(last)
+	err = w.locked(ctx, func() (err error) {
+		_, ok, err = w.importShards(ctx, last, files)
+		return err
+	})
+	if err != nil || ok {
+		t.Fatalf("imported against a shadow that is not what the index holds: ok %v, %v", ok, err)
+	}
+	if got := projectContents(t, w); slices.Contains(got, edited.Content) || len(got) != len(mems)-1 {
+		t.Errorf("the full import did not follow the shard")
+	}
+}

@@ -142,6 +142,11 @@ func (w *Workspace) patchSplit(ctx context.Context, edits map[string]shardEdit, 
 	if indexed, err := w.indexWritten(ctx, shardsRel, index); !indexed {
 		return err
 	}
+	shadows := make([]projectFile, len(out))
+	for i, f := range out {
+		shadows[i] = projectFile(f)
+	}
+	w.keepShardShadows(shadows)
 	if before != nil {
 		ts, err := readForgotten(w.Repo.Root)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
