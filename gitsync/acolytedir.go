@@ -45,6 +45,12 @@ func Update(ctx context.Context, root string, change func([]memory.Memory) ([]me
 		return err
 	}
 	defer unlock()
+	if split, err := isSplit(root); split || err != nil {
+		if err != nil {
+			return err
+		}
+		return updateSplit(root, change)
+	}
 	path := format.MemoriesPath(root)
 	data, err := readMemories(root)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -70,7 +76,37 @@ func Update(ctx context.Context, root string, change func([]memory.Memory) ([]me
 	if err != nil {
 		return err
 	}
+	if len(next) > format.SplitAt {
+		_, err := writeSplitFiles(root, splitProject{}, []format.Part{{File: format.MemoriesFile, Decoded: d}}, next)
+		return err
+	}
 	return format.WriteFileKeeping(path, next, d.InvalidLines)
+}
+
+// updateSplit is Update for a split project; the caller holds the lock.
+func updateSplit(root string, change func([]memory.Memory) ([]memory.Memory, error)) error {
+	p, err := readSplit(root)
+	if err != nil {
+		return err
+	}
+	if len(p.tombs.warnings) > 0 {
+		return fmt.Errorf("%w: %s", format.ErrInvalidFile, p.tombs.warnings[0])
+	}
+	d, parts, err := p.decode()
+	if err != nil {
+		return err
+	}
+	if len(d.Duplicates) > 0 {
+		le := d.Duplicates[0]
+		return &format.LineError{File: le.File, Line: le.Line, Err: fmt.Errorf("%w: %v; run `%s` first", format.ErrInvalidFile, le.Err, FixCommand)}
+	}
+	kept, _ := format.Forget(d.Memories, p.tombs.list)
+	next, err := change(kept)
+	if err != nil {
+		return err
+	}
+	_, err = writeSplitFiles(root, p, parts, next)
+	return err
 }
 
 // Names of the helper files inside .acolyte/.

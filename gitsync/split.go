@@ -204,6 +204,24 @@ func writeSplit(root string, read splitProject, next []projectFile) error {
 	return nil
 }
 
+// writeSplitFiles writes next as a split project over p, whose files were
+// read into parts, and returns the files it is now: the shards' directory
+// and its union fallback are made first (a project splitting for the first
+// time), and nothing is written when a memory would not read back.
+func writeSplitFiles(root string, p splitProject, parts []format.Part, next []memory.Memory) ([]projectFile, error) {
+	if err := checkMemories(next, shardsRel); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Join(root, filepath.FromSlash(shardsRel)), 0o755); err != nil {
+		return nil, fmt.Errorf("create %s: %w", shardsRel, err)
+	}
+	if err := EnsureAttributes(root); err != nil {
+		return nil, err
+	}
+	files := encodeSplit(next, parts)
+	return files, writeSplit(root, p, files)
+}
+
 // checkMemories refuses, by id, memories a file could not be read back
 // with, before any file is written.
 func checkMemories(mems []memory.Memory, where string) error {
@@ -435,20 +453,11 @@ func (w *Workspace) editSplit(ctx context.Context, p splitProject, parts []forma
 // writeSplitIndexed writes next as a split project over p, brings the
 // index from indexed to it, and records the files in the import state.
 func (w *Workspace) writeSplitIndexed(ctx context.Context, p splitProject, parts []format.Part, indexed, next []memory.Memory, exact bool, stats *memory.ReplaceStats) error {
-	if err := checkMemories(next, shardsRel); err != nil {
-		return err
-	}
-	files := encodeSplit(next, parts)
-	if err := os.MkdirAll(filepath.Join(w.Repo.Root, filepath.FromSlash(shardsRel)), 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", shardsRel, err)
-	}
-	if err := EnsureAttributes(w.Repo.Root); err != nil {
-		return err
-	}
 	if err := w.Repo.routeShards(); err != nil {
 		return err
 	}
-	if err := writeSplit(w.Repo.Root, p, files); err != nil {
+	files, err := writeSplitFiles(w.Repo.Root, p, parts, next)
+	if err != nil {
 		return err
 	}
 	defer w.keepShardShadows(files)

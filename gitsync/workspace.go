@@ -1037,14 +1037,14 @@ type StaleMemory struct {
 // or forget it.
 // It reads only the file and git, so CI can run it without a database.
 func (r *Repo) Stale(ctx context.Context) ([]StaleMemory, error) {
-	data, err := readMemories(r.Root)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	}
-	mems, err := format.Decode(format.Dir+"/"+format.MemoriesFile, data)
+	read, err := readProject(r.Root)
 	if err != nil {
 		return nil, err
 	}
+	if len(read.decoded.Invalid) > 0 {
+		return nil, read.decoded.Invalid[0]
+	}
+	mems := read.decoded.Memories
 	// Every reader sees the memories without those forgotten.jsonl covers.
 	ts, err := readTombstones(r.Root)
 	if err == nil && len(ts.warnings) > 0 {

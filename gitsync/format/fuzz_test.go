@@ -220,3 +220,53 @@ func FuzzParseLayoutTime(f *testing.F) {
 		}
 	})
 }
+
+// FuzzJoin: a file's lines dealt out over several files, as a merge across
+// the split or a crash during it leaves them, read back joined as the one
+// file reads: the same memories, each id resolved as Decode resolves it.
+// The file is split by the bytes of seed, not by shard, so that an id's
+// lines land in different files in every order.
+func FuzzJoin(f *testing.F) {
+	for i, s := range fuzzFiles() {
+		f.Add([]byte(s), []byte{byte(i), 3, 1})
+	}
+	f.Fuzz(func(t *testing.T, data, seed []byte) {
+		want, err := DecodeAll("f", data)
+		if err != nil || len(data) == 0 || len(seed) == 0 || len(want.Invalid) > 0 {
+			return
+		}
+		lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+		files := make([]string, 1+int(seed[0])%4)
+		for i := range files {
+			files[i] = lines[0] + "\n"
+		}
+		for i, l := range lines[1:] {
+			k := int(seed[i%len(seed)]) % len(files)
+			files[k] += l + "\n"
+		}
+		var parts []Part
+		for i, file := range files {
+			d, err := DecodeAll("f", []byte(file))
+			if err != nil {
+				t.Fatalf("part %d of a readable file is unreadable: %v", i, err)
+			}
+			parts = append(parts, Part{File: "f", Decoded: d})
+		}
+		got := Join(parts)
+		if len(got.Memories) != len(want.Memories) {
+			t.Fatalf("Join read %d memories, DecodeAll %d", len(got.Memories), len(want.Memories))
+		}
+		byID := make(map[string]memory.Memory, len(want.Memories))
+		for _, m := range want.Memories {
+			byID[m.ID] = m
+		}
+		for i, m := range got.Memories {
+			if i > 0 && got.Memories[i-1].ID >= m.ID {
+				t.Fatalf("Join is not sorted by id at %d", i)
+			}
+			if w, ok := byID[m.ID]; !ok || !Same(w, m) {
+				t.Fatalf("Join chose another version of %s than DecodeAll", m.ID)
+			}
+		}
+	})
+}
