@@ -106,6 +106,18 @@ func readForgotten(root string) ([]byte, error) {
 // readAcolyteFile reads .acolyte/name under root through GuardDir and an
 // os.Root, at most format.MaxFileBytes.
 func readAcolyteFile(root, name string) ([]byte, error) {
+	r, err := openGuarded(root)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return readAcolyteFileIn(r, name)
+}
+
+// openGuarded opens the worktree at root as an os.Root for reading
+// acolyte's files, once GuardDir lets it: a reader of many files (a split
+// project's shards) checks the directory once and opens each through it.
+func openGuarded(root string) (*os.Root, error) {
 	if err := GuardDir(root); err != nil {
 		return nil, err
 	}
@@ -117,7 +129,12 @@ func readAcolyteFile(root, name string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open the worktree: %w", err)
 	}
-	defer r.Close()
+	return r, nil
+}
+
+// readAcolyteFileIn is readAcolyteFile through r, a worktree openGuarded
+// opened.
+func readAcolyteFileIn(r *os.Root, name string) ([]byte, error) {
 	rel := format.Dir + "/" + name
 	f, err := r.Open(filepath.FromSlash(rel))
 	if errors.Is(err, fs.ErrNotExist) {

@@ -85,15 +85,17 @@ type splitProject struct {
 // guarded and bounded as the one file is.
 func readSplit(root string) (splitProject, error) {
 	var p splitProject
-	if err := GuardDir(root); err != nil {
+	r, err := openGuarded(root)
+	if err != nil {
 		return p, err
 	}
+	defer r.Close()
 	shards, _, err := shardFiles(root)
 	if err != nil {
 		return p, err
 	}
 	for _, rel := range append([]string{format.MemoriesFile}, shards...) {
-		data, err := readAcolyteFile(root, rel)
+		data, err := readAcolyteFileIn(r, rel)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return p, err
 		}
@@ -320,11 +322,17 @@ func checkFiles(root string, files map[string]fileRecord, settle time.Duration) 
 	if err != nil {
 		return false, false
 	}
+	var r *os.Root // opened for the first file whose stamp moved
+	defer func() {
+		if r != nil {
+			r.Close()
+		}
+	}()
 	seen := 0
 	for _, rel := range rels {
 		path := filepath.Join(root, format.Dir, filepath.FromSlash(rel))
 		fi, err := os.Stat(path)
-		r, recorded := files[rel]
+		rec, recorded := files[rel]
 		if errors.Is(err, fs.ErrNotExist) && !recorded {
 			continue
 		}
@@ -332,17 +340,22 @@ func checkFiles(root string, files map[string]fileRecord, settle time.Duration) 
 			return false, false
 		}
 		seen++
-		if r.stamp != "" && r.stamp == stamp(fi) {
+		if rec.stamp != "" && rec.stamp == stamp(fi) {
 			continue
 		}
-		data, err := readAcolyteFile(root, rel)
-		if err != nil || sha256Hex(data) != r.hash {
+		if r == nil {
+			if r, err = openGuarded(root); err != nil {
+				return false, false
+			}
+		}
+		data, err := readAcolyteFileIn(r, rel)
+		if err != nil || sha256Hex(data) != rec.hash {
 			return false, false
 		}
 		if settle >= 0 {
 			if s := settledStamp(path, fi, nil, settle); s != "" {
-				r.stamp = s
-				files[rel] = r
+				rec.stamp = s
+				files[rel] = rec
 				restamped = true
 			}
 		}
@@ -360,6 +373,12 @@ func recordFiles(root string, known map[string][]byte, settle time.Duration) (ma
 		return nil, err
 	}
 	files := make(map[string]fileRecord, len(rels))
+	var r *os.Root // opened for the first file the caller does not hold
+	defer func() {
+		if r != nil {
+			r.Close()
+		}
+	}()
 	for _, rel := range rels {
 		path := filepath.Join(root, format.Dir, filepath.FromSlash(rel))
 		before, statErr := os.Stat(path)
@@ -368,7 +387,12 @@ func recordFiles(root string, known map[string][]byte, settle time.Duration) (ma
 		}
 		data, ok := known[rel]
 		if !ok || data == nil {
-			if data, err = readAcolyteFile(root, rel); err != nil {
+			if r == nil {
+				if r, err = openGuarded(root); err != nil {
+					return nil, err
+				}
+			}
+			if data, err = readAcolyteFileIn(r, rel); err != nil {
 				return nil, err
 			}
 		}

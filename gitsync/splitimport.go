@@ -76,6 +76,11 @@ func (w *Workspace) importShards(ctx context.Context, last string, files map[str
 	if err != nil {
 		return out, false, nil
 	}
+	r, err := openGuarded(w.Repo.Root)
+	if err != nil {
+		return out, false, nil
+	}
+	defer r.Close()
 	next := make(map[string]fileRecord, len(files))
 	var changed []projectFile
 	present := make(map[string]bool, len(rels))
@@ -89,18 +94,18 @@ func (w *Workspace) importShards(ctx context.Context, last string, files map[str
 			return out, false, nil
 		}
 		present[rel] = true
-		r, recorded := files[rel]
-		if recorded && r.stamp != "" && r.stamp == stamp(fi) {
-			next[rel] = r
+		rec, recorded := files[rel]
+		if recorded && rec.stamp != "" && rec.stamp == stamp(fi) {
+			next[rel] = rec
 			continue
 		}
-		data, err := readAcolyteFile(w.Repo.Root, rel)
+		data, err := readAcolyteFileIn(r, rel)
 		if err != nil {
 			return out, false, nil
 		}
 		hash := sha256Hex(data)
 		next[rel] = fileRecord{stamp: settledStamp(path, fi, nil, w.settle), hash: hash}
-		if recorded && r.hash == hash {
+		if recorded && rec.hash == hash {
 			continue
 		}
 		if rel == format.MemoriesFile || rel == format.ForgottenFile {
