@@ -1,7 +1,6 @@
 package gitsync
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -46,15 +45,15 @@ func checkSplitFiles(root string, report *Report) (existing []memory.Memory, loc
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("checking project memories: %w", err)
 	}
-	var parts []format.Part
-	for _, f := range p.files {
-		rel := format.Dir + "/" + f.rel
-		d, err := format.DecodeAll(rel, f.data)
-		if err != nil {
-			reportUnreadable(report, rel, err)
-			return nil, nil, true, nil
+	parts, err := decodeFiles(p.files)
+	if err != nil {
+		var le *format.LineError
+		file := ""
+		if errors.As(err, &le) {
+			file = le.File
 		}
-		parts = append(parts, format.Part{File: f.rel, Decoded: d})
+		reportUnreadable(report, file, err)
+		return nil, nil, true, nil
 	}
 	joined := format.Join(parts)
 	locate = p.locator()
@@ -81,7 +80,7 @@ func checkSplitFiles(root string, report *Report) (existing []memory.Memory, loc
 			report.Problems = append(report.Problems, Problem{File: rel, Message: fmt.Sprintf("holds no memory; `%s` removes it", FixCommand)})
 			continue
 		}
-		if len(d.Duplicates)+len(d.Invalid) == 0 && !bytes.Equal(f.data, format.Encode(d.Memories)) {
+		if len(d.Duplicates)+len(d.Invalid) == 0 && !format.IsCanonical(f.data, d.Memories) {
 			report.Problems = append(report.Problems, Problem{File: rel, Message: "the file is not in canonical form (sorted by id, one memory per line, fixed key order), " +
 				"as a merge or rebase without acolyte's merge driver, or an edit by hand, leaves it"})
 		}

@@ -8,8 +8,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
@@ -79,6 +82,8 @@ type projectFile struct {
 type splitProject struct {
 	files []projectFile
 	tombs tombstones
+	// hashes memoizes sums.
+	hashes map[string]string
 }
 
 // readSplit reads a split project through readAcolyteFile, each file
@@ -110,7 +115,6 @@ func readSplit(root string) (splitProject, error) {
 // decode decodes every file and joins them (format.Join). It fails as
 // DecodeAll does, on the first file that cannot be read as a whole.
 func (p splitProject) decode() (format.Decoded, []format.Part, error) {
-	parts := make([]format.Part, 0, len(p.files))
 	total := 0
 	for _, f := range p.files {
 		total += bytes.Count(f.data, []byte("\n"))
@@ -119,29 +123,64 @@ func (p splitProject) decode() (format.Decoded, []format.Part, error) {
 		return format.Decoded{}, nil, fmt.Errorf("%s: %w: its files have %d lines, and acolyte indexes at most %d project memories. "+
 			"Find what filled them (`git log --stat -- %s`), remove those lines by hand, then run `acolyte sync`", shardsRel, ErrTooLarge, total, MaxIndexedMemories, format.Dir)
 	}
-	for _, f := range p.files {
-		d, err := format.DecodeAll(format.Dir+"/"+f.rel, f.data)
-		if err != nil {
-			return format.Decoded{}, nil, err
-		}
-		parts = append(parts, format.Part{File: f.rel, Decoded: d})
+	parts, err := decodeFiles(p.files)
+	if err != nil {
+		return format.Decoded{}, nil, err
 	}
 	return format.Join(parts), parts, nil
 }
 
-// hash is the project's content hash as an import state records it: of
-// each file's name and content hash, and forgotten.jsonl's.
-func (p splitProject) hash() string {
-	files := make(map[string]fileRecord, len(p.files)+1)
-	for _, f := range p.files {
-		if f.data != nil {
-			files[f.rel] = fileRecord{hash: sha256Hex(f.data)}
+// decodeFiles decodes each file (DecodeAll), on every CPU: a shard is too
+// small for DecodeAll to spread over them itself. The error is the first
+// file's, in order, that cannot be read as a whole.
+func decodeFiles(files []projectFile) ([]format.Part, error) {
+	parts := make([]format.Part, len(files))
+	errs := make([]error, len(files))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(files)) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(files); i = int(next.Add(1) - 1) {
+				f := files[i]
+				parts[i].File = f.rel
+				parts[i].Decoded, errs[i] = format.DecodeAll(format.Dir+"/"+f.rel, f.data)
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
 		}
 	}
-	if len(p.tombs.data) > 0 {
-		files[format.ForgottenFile] = fileRecord{hash: sha256Hex(p.tombs.data)}
+	return parts, nil
+}
+
+// hash is the project's content hash as an import state records it: of
+// each file's name and content hash, and forgotten.jsonl's.
+func (p *splitProject) hash() string {
+	files := make(map[string]fileRecord, len(p.files)+1)
+	for rel, sum := range p.sums() {
+		if rel != format.ForgottenFile || len(p.tombs.data) > 0 {
+			files[rel] = fileRecord{hash: sum}
+		}
 	}
 	return tableHash(files)
+}
+
+// sums is the content hash of each file p holds, forgotten.jsonl's
+// included, worked out once (22 MB at 100k memories).
+func (p *splitProject) sums() map[string]string {
+	if p.hashes == nil {
+		p.hashes = make(map[string]string, len(p.files)+1)
+		for _, f := range p.files {
+			if f.data != nil {
+				p.hashes[f.rel] = sha256Hex(f.data)
+			}
+		}
+		p.hashes[format.ForgottenFile] = sha256Hex(p.tombs.data)
+	}
+	return p.hashes
 }
 
 // encodeSplit is the files a split project of mems is written as: every
@@ -364,10 +403,10 @@ func checkFiles(root string, files map[string]fileRecord, settle time.Duration) 
 }
 
 // recordFiles is the file table for the project's files as they are now,
-// given the content of those a caller holds (written or read under the
-// lock); any other file is read to hash it. A stamp is recorded only once
+// given the content hashes of those a caller holds (written or read under
+// the lock); any other file is read to hash it. A stamp is recorded only once
 // settled (settledStamp), and stat'ed before the hash it vouches for.
-func recordFiles(root string, known map[string][]byte, settle time.Duration) (map[string]fileRecord, error) {
+func recordFiles(root string, known map[string]string, settle time.Duration) (map[string]fileRecord, error) {
 	rels, err := projectFiles(root)
 	if err != nil {
 		return nil, err
@@ -385,18 +424,20 @@ func recordFiles(root string, known map[string][]byte, settle time.Duration) (ma
 		if errors.Is(statErr, fs.ErrNotExist) {
 			continue
 		}
-		data, ok := known[rel]
-		if !ok || data == nil {
+		sum, ok := known[rel]
+		if !ok {
 			if r == nil {
 				if r, err = openGuarded(root); err != nil {
 					return nil, err
 				}
 			}
-			if data, err = readAcolyteFileIn(r, rel); err != nil {
+			data, err := readAcolyteFileIn(r, rel)
+			if err != nil {
 				return nil, err
 			}
+			sum = sha256Hex(data)
 		}
-		files[rel] = fileRecord{stamp: settledStamp(path, before, statErr, settle), hash: sha256Hex(data)}
+		files[rel] = fileRecord{stamp: settledStamp(path, before, statErr, settle), hash: sum}
 	}
 	return files, nil
 }
@@ -508,17 +549,13 @@ func (w *Workspace) writeSplitIndexed(ctx context.Context, p splitProject, parts
 		kept, _ := format.DecodeAll(format.Dir+"/"+f.rel, f.data)
 		warnings = append(warnings, kept.Warnings()...)
 	}
-	return w.recordSplit(ctx, written, warnings)
+	return w.recordSplit(ctx, &written, warnings)
 }
 
 // recordSplit records p, as now on disk, in the import state: its content
 // hash, the warnings its import gave, and each file's stamp and hash.
-func (w *Workspace) recordSplit(ctx context.Context, p splitProject, warnings []string) error {
-	known := map[string][]byte{format.ForgottenFile: p.tombs.data}
-	for _, f := range p.files {
-		known[f.rel] = f.data
-	}
-	files, err := recordFiles(w.Repo.Root, known, w.settle)
+func (w *Workspace) recordSplit(ctx context.Context, p *splitProject, warnings []string) error {
+	files, err := recordFiles(w.Repo.Root, p.sums(), w.settle)
 	if err != nil {
 		return err
 	}
@@ -550,18 +587,22 @@ func (w *Workspace) importSplit(ctx context.Context) (Imported, error) {
 		if lastHash, _, lastWarnings := parseImportState(last); lastHash == hash {
 			// Touched, not changed: only the stamps are new.
 			out = Imported{Skipped: true, Warnings: lastWarnings}
-			return w.recordSplit(ctx, p, lastWarnings)
+			return w.recordSplit(ctx, &p, lastWarnings)
 		}
 		d, _, err := p.decode()
 		if err != nil {
 			out = Imported{Skipped: true, Warnings: []string{fmt.Sprintf("project memories not re-imported, searching the last import: %v", err)}}
 			return nil
 		}
+		// The shadows are written while the index takes the rows, as the
+		// one file's is (importDecoded).
+		var shadowed sync.WaitGroup
+		shadowed.Go(func() { w.keepShardShadows(p.files) })
+		defer shadowed.Wait()
 		if out, err = w.importDecoded(ctx, d, p.tombs, hash, nil); err != nil {
 			return err
 		}
-		w.keepShardShadows(p.files)
-		return w.recordSplit(ctx, p, out.Warnings)
+		return w.recordSplit(ctx, &p, out.Warnings)
 	})
 	return out, err
 }

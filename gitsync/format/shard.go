@@ -82,41 +82,115 @@ type Part struct {
 // An id on lines of two files, as a merge across the split can leave it,
 // is resolved as on two lines of one file (the later update wins), and
 // the line dropped is reported in Duplicates. A memory in a shard it does
-// not hash to is read all the same; CheckShards reports it.
+// not hash to is read all the same; check reports it.
+//
+// Each part is sorted already (a canonical file is), so the parts are
+// merged, not sorted again: at 100k memories sorting the joined set was
+// half of `acolyte check`. An id on two files then comes out twice in a
+// row, which is where it is resolved.
 func Join(parts []Part) Decoded {
 	var out Decoded
-	where := make(map[string]string) // id → the file it was kept from
-	byID := make(map[string]int)     // id → index in out.Memories
-	for _, p := range parts {
+	lists := make([][]memory.Memory, len(parts))
+	total := 0
+	for i, p := range parts {
 		out.Duplicates = append(out.Duplicates, p.Decoded.Duplicates...)
 		out.Invalid = append(out.Invalid, p.Decoded.Invalid...)
 		out.InvalidLines = append(out.InvalidLines, p.Decoded.InvalidLines...)
-		for _, m := range p.Decoded.Memories {
-			i, dup := byID[m.ID]
-			if !dup {
-				byID[m.ID] = len(out.Memories)
-				where[m.ID] = p.File
-				out.Memories = append(out.Memories, m)
-				continue
-			}
-			prev := out.Memories[i]
-			if Same(prev, m) {
-				continue
-			}
-			winner, _ := pickLater(prev, m)
-			kept, dropped, droppedMem := where[m.ID], p.File, m
-			if Same(winner, m) {
-				kept, dropped, droppedMem = p.File, where[m.ID], prev
-				out.Memories[i] = m
-				where[m.ID] = p.File
-			}
-			out.Duplicates = append(out.Duplicates, &LineError{Dir + "/" + dropped, 0, fmt.Errorf("id %s is also in %s/%s, as after a merge across the split without acolyte's merge driver; "+
-				"that one is kept, as the merge driver would (the later update wins), and rewriting the project (`acolyte sync`) drops this line %s",
-				safeID(m.ID), Dir, kept, preview(droppedMem))})
+		ms := p.Decoded.Memories
+		if !slices.IsSortedFunc(ms, byID) {
+			ms = slices.Clone(ms)
+			slices.SortFunc(ms, byID)
+		}
+		lists[i] = ms
+		total += len(ms)
+	}
+	out.Memories = make([]memory.Memory, 0, total)
+	h := mergeHeap{lists: lists}
+	for i := range lists {
+		if len(lists[i]) > 0 {
+			h.parts = append(h.parts, i)
 		}
 	}
-	slices.SortFunc(out.Memories, func(a, b memory.Memory) int { return strings.Compare(a.ID, b.ID) })
+	h.init()
+	keptFrom := "" // the file the last memory of out.Memories came from
+	for len(h.parts) > 0 {
+		i := h.parts[0]
+		m := lists[i][0]
+		lists[i] = lists[i][1:]
+		h.fix()
+		n := len(out.Memories)
+		if n == 0 || out.Memories[n-1].ID != m.ID {
+			out.Memories = append(out.Memories, m)
+			keptFrom = parts[i].File
+			continue
+		}
+		prev := out.Memories[n-1]
+		if Same(prev, m) {
+			continue
+		}
+		winner, _ := pickLater(prev, m)
+		kept, dropped, droppedMem := keptFrom, parts[i].File, m
+		if Same(winner, m) {
+			kept, dropped, droppedMem = parts[i].File, keptFrom, prev
+			out.Memories[n-1] = m
+			keptFrom = parts[i].File
+		}
+		out.Duplicates = append(out.Duplicates, &LineError{Dir + "/" + dropped, 0, fmt.Errorf("id %s is also in %s/%s, as after a merge across the split without acolyte's merge driver; "+
+			"that one is kept, as the merge driver would (the later update wins), and rewriting the project (`acolyte sync`) drops this line %s",
+			safeID(m.ID), Dir, kept, preview(droppedMem))})
+	}
 	return out
+}
+
+func byID(a, b memory.Memory) int { return strings.Compare(a.ID, b.ID) }
+
+// mergeHeap orders the parts that still hold memories by the id of each
+// one's first memory; a part of lower index comes first on equal ids, so
+// the merge is deterministic.
+type mergeHeap struct {
+	lists [][]memory.Memory
+	parts []int
+}
+
+func (h *mergeHeap) less(a, b int) bool {
+	x, y := h.lists[h.parts[a]][0].ID, h.lists[h.parts[b]][0].ID
+	return x < y || x == y && h.parts[a] < h.parts[b]
+}
+
+func (h *mergeHeap) init() {
+	for i := len(h.parts)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
+// fix restores the heap after its top part lost its first memory, dropping
+// the part when it has none left.
+func (h *mergeHeap) fix() {
+	if len(h.lists[h.parts[0]]) == 0 {
+		last := len(h.parts) - 1
+		h.parts[0] = h.parts[last]
+		h.parts = h.parts[:last]
+	}
+	if len(h.parts) > 0 {
+		h.down(0)
+	}
+}
+
+func (h *mergeHeap) down(i int) {
+	for {
+		least, l, r := i, 2*i+1, 2*i+2
+		if l < len(h.parts) && h.less(l, least) {
+			least = l
+		}
+		if r < len(h.parts) && h.less(r, least) {
+			least = r
+		}
+		if least == i {
+			return
+		}
+		h.parts[i], h.parts[least] = h.parts[least], h.parts[i]
+		i = least
+	}
 }
 
 // MisplacedIn reports the memories of a shard's decoded file that belong to
