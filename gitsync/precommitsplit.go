@@ -55,6 +55,9 @@ func readStagedSplit(ix *index) (splitProject, error) {
 // secrets, and the files whose bytes change staged, the emptied shards
 // removed from the index.
 func (w *Workspace) preCommitSplit(ctx context.Context, ix *index, d Derivation, res HookResult) (HookResult, error) {
+	if fast, ok, err := w.preCommitShards(ctx, ix, d, res); ok || err != nil {
+		return fast, err
+	}
 	p, err := readStagedSplit(ix)
 	if err != nil {
 		return res, err
@@ -105,8 +108,11 @@ func (w *Workspace) preCommitSplit(ctx context.Context, ix *index, d Derivation,
 		staged[f.rel] = f.data
 	}
 	changed := false
-	for _, f := range files {
-		_, had := ix.entries[format.Dir+"/"+f.rel]
+	v := verifiedShards{Forgotten: ix.entries[forgottenRel].blob, Files: map[string][]string{}}
+	byShard := format.Shard(next)
+	for i, f := range files {
+		entry, had := ix.entries[format.Dir+"/"+f.rel]
+		blob := entry.blob
 		switch {
 		case f.data == nil && had:
 			if _, err := w.Repo.gitOutput(ctx, nil, "update-index", "--force-remove", "--", format.Dir+"/"+f.rel); err != nil {
@@ -114,12 +120,22 @@ func (w *Workspace) preCommitSplit(ctx context.Context, ix *index, d Derivation,
 			}
 			changed = true
 		case f.data != nil && (!had || !bytes.Equal(staged[f.rel], f.data)):
-			if _, err := w.stageFile(ctx, format.Dir+"/"+f.rel, f.data); err != nil {
+			if blob, err = w.stageFile(ctx, format.Dir+"/"+f.rel, f.data); err != nil {
 				return res, err
 			}
 			changed = true
 		}
+		// Verified for the next commit: a file left with no line the
+		// decoder works around (encodeSplit keeps invalid ones).
+		if f.data != nil && !keepsInvalid(parts, f.rel) {
+			shard, _ := format.ParseShardFile(f.rel)
+			v.Files[blob] = derivedIDs(byShard[shard])
+			if i == 0 {
+				v.Files[blob] = []string{} // the inbox, its header alone
+			}
+		}
 	}
+	w.saveVerifiedShards(v)
 	if changed {
 		res.Changes, res.Staged = Diff(current, next), true
 		if err := EnsureAttributes(w.Repo.Root); err != nil {
@@ -134,6 +150,17 @@ func (w *Workspace) preCommitSplit(ctx context.Context, ix *index, d Derivation,
 	res.Import = synced.Import
 	res.Warnings = append(res.Warnings, synced.Refused...)
 	return res, err
+}
+
+// keepsInvalid reports whether the file rel of parts held lines that are
+// not valid memories, which a write keeps.
+func keepsInvalid(parts []format.Part, rel string) bool {
+	for _, p := range parts {
+		if p.File == rel {
+			return len(p.Decoded.InvalidLines) > 0
+		}
+	}
+	return false
 }
 
 // splitsOnCommit reports whether the staged one file, decoded, would be

@@ -77,6 +77,16 @@ func TestPreCommitStagesOnlyTheShardsARuleChanges(t *testing.T) {
 func TestPreCommitRefusesASecretInAStagedShard(t *testing.T) {
 	w, mems := splitWorkspace(t, format.SplitAt+1)
 	root := w.Repo.Root
+	// Committed through the hook first, so that the fast path, which
+	// reads only the files it has not verified, is the one to refuse.
+	runGit(t, root, "add", "-A")
+	if _, err := w.RunHook(t.Context(), "pre-commit", nil); err != nil {
+		t.Fatal(err)
+	}
+	runGit(t, root, "commit", "-qm", "split")
+	if _, ok := w.loadVerifiedShards(); !ok {
+		t.Fatal("no verified files after the first commit")
+	}
 	target := mems[11]
 	rel := format.Dir + "/" + format.ShardFile(format.ShardOf(target.ID))
 	path := filepath.Join(root, filepath.FromSlash(rel))
@@ -183,5 +193,94 @@ func TestASplitProjectMergesShardByShard(t *testing.T) {
 				t.Errorf("check after merge and sync: %+v, %v", rep.Problems, err)
 			}
 		})
+	}
+}
+
+// The pre-commit hook's fast path for a split project stages exactly what
+// its full path stages, for each kind of change a commit brings, reading
+// only the shards it must.
+func TestPreCommitShardsStagesWhatTheFullPathStages(t *testing.T) {
+	clock := time.Date(2026, 2, 3, 4, 5, 6, 0, time.UTC)
+	twin := func() *Workspace {
+		w, _ := splitWorkspace(t, format.SplitAt+1)
+		w.settle = 0
+		w.now = func() time.Time { return clock }
+		writeFiles(t, w.Repo.Root, map[string]string{"AGENTS.md": "- Run the tests with go test.\n- Wrap errors with %w.\n"})
+		runGit(t, w.Repo.Root, "add", "-A")
+		if res, err := w.RunHook(t.Context(), "pre-commit", nil); err != nil || !res.Staged {
+			t.Fatalf("first pre-commit: %+v, %v", res, err)
+		}
+		runGit(t, w.Repo.Root, "commit", "-qm", "rules")
+		if _, ok := w.loadVerifiedShards(); !ok {
+			t.Fatal("the full path recorded no verified files")
+		}
+		return w
+	}
+	fast, full := twin(), twin()
+	mems := storedMemories(format.SplitAt + 1)
+	steps := []struct {
+		name   string
+		change func(w *Workspace)
+	}{
+		{"a rule changed", func(w *Workspace) {
+			writeFiles(t, w.Repo.Root, map[string]string{"AGENTS.md": "- Run the tests with go test -race.\n- Wrap errors with %w.\n"})
+		}},
+		{"a line added to a shard by hand", func(w *Workspace) {
+			m := storedMemories(1)[0]
+			m.ID, m.Content = "01K00000000000000000000001", "added to its shard by hand"
+			rel := format.ShardFile(format.ShardOf(m.ID))
+			path := filepath.Join(w.Repo.Root, format.Dir, rel)
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ms, err := format.Decode(rel, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, format.Encode(append(ms, m)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"a memory forgotten", func(w *Workspace) {
+			m := mems[100]
+			m.Scope, m.ScopeKey = memory.ScopeProject, w.Repo.Root
+			if err := w.removeSplit(t.Context(), []memory.Memory{m}, clock); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for _, step := range steps {
+		for _, w := range []*Workspace{fast, full} {
+			step.change(w)
+			runGit(t, w.Repo.Root, "add", "-A")
+		}
+		os.Remove(full.verifiedShardsPath())
+		ix, err := readIndex(t.Context(), fast.Repo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := derive(ix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, ok, err := fast.preCommitShards(t.Context(), ix, d, HookResult{})
+		ix.close()
+		if err != nil || !ok {
+			t.Fatalf("%s: the fast path did not run: %v", step.name, err)
+		}
+		if _, err := full.RunHook(t.Context(), "pre-commit", nil); err != nil {
+			t.Fatalf("%s: full path: %v", step.name, err)
+		}
+		if a, b := runGit(t, fast.Repo.Root, "write-tree"), runGit(t, full.Repo.Root, "write-tree"); a != b {
+			t.Fatalf("%s: the fast path staged another tree than the full path:\n%s", step.name,
+				runGit(t, fast.Repo.Root, "diff", "--cached", "--stat"))
+		}
+		for _, w := range []*Workspace{fast, full} {
+			runGit(t, w.Repo.Root, "commit", "-qm", step.name)
+			if rep, err := Check(w.Repo.Root); err != nil || !rep.OK {
+				t.Fatalf("%s: check after the commit: %+v, %v", step.name, rep.Problems, err)
+			}
+		}
 	}
 }
