@@ -214,7 +214,7 @@ func (w *Workspace) preCommitShards(ctx context.Context, ix *index, d Derivation
 		}
 	}
 	w.saveVerifiedShards(verifiedAfter(v, blobs, files, byShard, forgottenBlob))
-	synced, err := w.sync(ctx, edits, now)
+	synced, err := w.syncAfterCommit(ctx, edits, now)
 	res.Import = synced.Import
 	res.Warnings = append(res.Warnings, synced.Refused...)
 	return res, true, err

@@ -276,11 +276,68 @@ func TestPreCommitShardsStagesWhatTheFullPathStages(t *testing.T) {
 			t.Fatalf("%s: the fast path staged another tree than the full path:\n%s", step.name,
 				runGit(t, fast.Repo.Root, "diff", "--cached", "--stat"))
 		}
+		if a, b := worktreeMemories(t, fast.Repo.Root), worktreeMemories(t, full.Repo.Root); a != b {
+			t.Fatalf("%s: the fast path left another worktree than the full path", step.name)
+		}
 		for _, w := range []*Workspace{fast, full} {
 			runGit(t, w.Repo.Root, "commit", "-qm", step.name)
 			if rep, err := Check(w.Repo.Root); err != nil || !rep.OK {
 				t.Fatalf("%s: check after the commit: %+v, %v", step.name, rep.Problems, err)
 			}
 		}
+	}
+}
+
+// worktreeMemories is every memories file of the worktree at root, by
+// name, as one string.
+func worktreeMemories(t *testing.T, root string) string {
+	t.Helper()
+	shards, _, err := shardFiles(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, rel := range append([]string{format.MemoriesFile, format.ForgottenFile}, shards...) {
+		data, _ := os.ReadFile(filepath.Join(root, format.Dir, rel))
+		b.WriteString(rel + "\n" + string(data))
+	}
+	return b.String()
+}
+
+// The worktree's sync after a commit changes the derived memories of a
+// split project in their shards alone, from the index, as the full sync
+// would.
+func TestSyncShardsRewritesOnlyTheRulesShards(t *testing.T) {
+	w, _ := splitWorkspace(t, format.SplitAt+1)
+	ctx := t.Context()
+	writeFiles(t, w.Repo.Root, map[string]string{"AGENTS.md": "- Run the tests with go test.\n"})
+	if _, err := w.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	before := worktreeMemories(t, w.Repo.Root)
+	writeFiles(t, w.Repo.Root, map[string]string{"AGENTS.md": "- Run the tests with go test -race.\n"})
+	out, ok, err := w.syncShards(ctx, nil)
+	if err != nil || !ok {
+		t.Fatalf("syncShards did not run: %v", err)
+	}
+	if len(out.Changes) != 2 {
+		t.Errorf("changes %+v, want the old rule removed and the new one added", out.Changes)
+	}
+	fast := worktreeMemories(t, w.Repo.Root)
+	if fast == before {
+		t.Fatal("nothing was written")
+	}
+	if _, err := w.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if worktreeMemories(t, w.Repo.Root) != fast {
+		t.Error("the full sync changed what syncShards wrote")
+	}
+	got := projectContents(t, w)
+	if !slices.Contains(got, "Run the tests with go test -race.") || slices.Contains(got, "Run the tests with go test.") {
+		t.Errorf("the index does not follow the rule")
+	}
+	if rep, err := Check(w.Repo.Root); err != nil || !rep.OK {
+		t.Errorf("check: %+v, %v", rep.Problems, err)
 	}
 }
