@@ -72,6 +72,12 @@ CREATE VIRTUAL TABLE memories_fts USING fts5 (body, forms, tokenize = 'porter un
 ALTER TABLE memories ADD COLUMN globs TEXT NOT NULL DEFAULT '';
 CREATE INDEX memories_with_globs ON memories (seq) WHERE globs != '';
 `,
+	// 4: memories by kind, so that listing a project's rules and seeds
+	// (a split project's sync after a commit, list --kind rule) reads
+	// those rows, not the 100k stored beside them.
+	`
+CREATE INDEX memories_by_kind ON memories (kind, scope, scope_key);
+`,
 }
 
 // SchemaVersion is the schema this build of acolyte writes.

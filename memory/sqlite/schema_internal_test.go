@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -61,5 +62,34 @@ func TestSchema1DatabaseIsReindexed(t *testing.T) {
 		if len(rs) == 0 || rs[0].Content != c.want {
 			t.Errorf("%q found %v; want %q first", c.query, rs, c.want)
 		}
+	}
+}
+
+// Listing one kind of a project's memories reads that kind's rows through
+// memories_by_kind, not every row of the project.
+func TestListOfAKindUsesTheKindIndex(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "acolyte.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	where, args := visible(memory.Visibility{ProjectKey: "p"}, memory.Filter{Scope: memory.ScopeProject, Kind: memory.KindRule})
+	rows, err := s.db.QueryContext(ctx, `EXPLAIN QUERY PLAN SELECT `+memoryColumns+` FROM memories m WHERE `+where+` ORDER BY m.created_at, m.id`, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan += detail + "\n"
+	}
+	if !strings.Contains(plan, "memories_by_kind") {
+		t.Errorf("the plan does not use memories_by_kind:\n%s", plan)
 	}
 }
