@@ -298,9 +298,7 @@ func BenchmarkCostCheckout(b *testing.B) {
 			timedGit(b, bin, repo, home, "checkout", "-qb", "other")
 			edited := slices.Clone(mems)
 			edited[n/2].Content += ", on the other branch"
-			if err := format.WriteFile(format.MemoriesPath(repo), edited); err != nil {
-				b.Fatal(err)
-			}
+			writeLayout(b, repo, edited)
 			timedGit(b, bin, repo, home, "commit", "-qam", "edit one memory")
 			hook := filepath.Join(repo, ".git", "hooks", "post-checkout")
 			branches := []string{"other", "master"}
@@ -314,6 +312,23 @@ func BenchmarkCostCheckout(b *testing.B) {
 			}
 		})
 	})
+}
+
+// writeLayout writes mems as the project's memories, in the layout the
+// project has: one file, or a shard for each memory when split.
+func writeLayout(b *testing.B, repo string, mems []memory.Memory) {
+	b.Helper()
+	if _, err := os.Stat(filepath.Join(repo, format.Dir, format.ShardsDir)); err != nil {
+		if err := format.WriteFile(format.MemoriesPath(repo), mems); err != nil {
+			b.Fatal(err)
+		}
+		return
+	}
+	for shard, group := range format.Shard(mems) {
+		if err := format.WriteFile(filepath.Join(repo, format.Dir, filepath.FromSlash(format.ShardFile(shard))), group); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
 
 // headOf is the commit HEAD names in repo, read untimed.

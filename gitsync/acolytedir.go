@@ -136,15 +136,19 @@ func EnsureAttributes(root string) error {
 	// Tombstones are a set that only grows but for compaction and reverts,
 	// which union merges exactly; no driver is needed for them.
 	attrs := []string{format.MemoriesFile + " merge=union", format.ForgottenFile + " merge=union"}
-	if split, err := isSplit(root); err != nil {
+	ignores := []string{"/" + lockFile, "/" + atomicfile.TempPrefix + "*"}
+	split, err := isSplit(root)
+	if err != nil {
 		return err
-	} else if split {
+	}
+	if split {
 		attrs = append(attrs, shardsUnionAttribute)
+		ignores = append(ignores, "/"+format.ShardsDir+"/"+atomicfile.TempPrefix+"*")
 	}
 	if err := ensureLines(filepath.Join(dir, attributesFile), attrs...); err != nil {
 		return err
 	}
-	return ensureLines(filepath.Join(dir, ignoreFile), "/"+lockFile, "/"+atomicfile.TempPrefix+"*")
+	return ensureLines(filepath.Join(dir, ignoreFile), ignores...)
 }
 
 // mergeAttribute routes the memories file to the acolyte merge driver; it
@@ -234,7 +238,6 @@ func withForgotten(hash string, forgotten []byte) string {
 // writer is still running is left alone.
 func RemoveStaleTemps(root string) {
 	atomicfile.RemoveStale(filepath.Join(root, format.Dir), staleTempAge)
-	atomicfile.RemoveStale(filepath.Join(root, filepath.FromSlash(shardsRel)), staleTempAge)
 	atomicfile.RemoveStaleMatching(root, staleTempAge, func(name string) bool {
 		return strings.HasPrefix(name, atomicfile.TempPrefix+mergeTempPrefix)
 	})

@@ -367,11 +367,30 @@ func checkFiles(root string, files map[string]fileRecord, settle time.Duration) 
 			r.Close()
 		}
 	}()
+	var shardNames []string
+	for _, rel := range rels {
+		if name, ok := strings.CutPrefix(rel, format.ShardsDir+"/"); ok {
+			shardNames = append(shardNames, name)
+		}
+	}
+	shardStamps, fast := stampsAt(filepath.Join(root, filepath.FromSlash(shardsRel)), shardNames)
 	seen := 0
 	for _, rel := range rels {
 		path := filepath.Join(root, format.Dir, filepath.FromSlash(rel))
-		fi, err := os.Stat(path)
 		rec, recorded := files[rel]
+		var now string
+		var err error
+		if name, isShard := strings.CutPrefix(rel, format.ShardsDir+"/"); isShard && fast {
+			var ok bool
+			if now, ok = shardStamps[name]; !ok {
+				err = fs.ErrNotExist
+			}
+		} else {
+			var fi os.FileInfo
+			if fi, err = os.Stat(path); err == nil {
+				now = stamp(fi)
+			}
+		}
 		if errors.Is(err, fs.ErrNotExist) && !recorded {
 			continue
 		}
@@ -379,7 +398,7 @@ func checkFiles(root string, files map[string]fileRecord, settle time.Duration) 
 			return false, false
 		}
 		seen++
-		if rec.stamp != "" && rec.stamp == stamp(fi) {
+		if rec.stamp != "" && rec.stamp == now {
 			continue
 		}
 		if r == nil {
@@ -391,7 +410,7 @@ func checkFiles(root string, files map[string]fileRecord, settle time.Duration) 
 		if err != nil || sha256Hex(data) != rec.hash {
 			return false, false
 		}
-		if settle >= 0 {
+		if fi, err := os.Stat(path); err == nil && settle >= 0 {
 			if s := settledStamp(path, fi, nil, settle); s != "" {
 				rec.stamp = s
 				files[rel] = rec

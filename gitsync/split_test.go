@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/internal/atomicfile"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -468,5 +470,47 @@ func TestAShardChangedOutsideIsImportedAlone(t *testing.T) {
 	}
 	if got := projectContents(t, w); slices.Contains(got, edited.Content) || len(got) != len(mems)-1 {
 		t.Errorf("the full import did not follow the shard")
+	}
+}
+
+// stampsAt stamps a file as stamp does, where it is implemented, so that a
+// stamp recorded through either is matched by the other.
+func TestStampsAtIsStamp(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "00.jsonl"), []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, ok := stampsAt(dir, []string{"00.jsonl", "01.jsonl"})
+	if !ok {
+		t.Skip("stampsAt is not implemented here")
+	}
+	fi, err := os.Stat(filepath.Join(dir, "00.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := stamp(fi); got["00.jsonl"] != want || len(got) != 1 {
+		t.Errorf("stampsAt = %v, want 00.jsonl: %s and no entry for the missing 01.jsonl", got, want)
+	}
+}
+
+// A writer killed while it wrote a shard leaves a temporary file beside
+// it, which git ignores and the next write removes.
+func TestAKilledShardWritersFileIsIgnoredAndRemoved(t *testing.T) {
+	w, _ := splitWorkspace(t, format.SplitAt+1)
+	temp := filepath.Join(w.Repo.Root, format.Dir, format.ShardsDir, atomicfile.TempPrefix+"00.jsonl-p999999-1234")
+	if err := os.WriteFile(temp, []byte("half a shard"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if st := runGit(t, w.Repo.Root, "status", "--porcelain", "--untracked-files=all"); strings.Contains(st, atomicfile.TempPrefix) {
+		t.Errorf("git would commit the temporary file:\n%s", st)
+	}
+	if got := len(projectContents(t, w)); got != format.SplitAt+1 {
+		t.Errorf("%d memories beside a temporary file, want %d", got, format.SplitAt+1)
+	}
+	if _, err := w.Add(t.Context(), memory.Draft{Scope: memory.ScopeProject, Kind: memory.KindStored, Content: "written after the crash"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(temp); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the next write left the temporary file: %v", err)
 	}
 }
