@@ -2,13 +2,18 @@ package cmd_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/acolyte-dev/acolyte/cmd"
+	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/memory"
 )
 
 // TestMain lets the test binary act as the acolyte command, so every script
@@ -43,6 +48,30 @@ func TestScripts(t *testing.T) {
 			env.Setenv("PATH_SAVED", env.Getenv("PATH"))
 			return nil
 		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"memoriesfile": writeMemoriesFile,
+		},
 		RequireExplicitExec: true,
 	})
+}
+
+// writeMemoriesFile is the script command `memoriesfile N FILE`: FILE
+// becomes a memories file of N stored memories with time-ordered ids, the
+// same every run, as a project that size would hold.
+func writeMemoriesFile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: memoriesfile N FILE")
+	}
+	n, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	mems := make([]memory.Memory, n)
+	for i := range mems {
+		at := t0.Add(time.Duration(i) * time.Second)
+		mems[i] = memory.Memory{ID: fmt.Sprintf("01J%023d", i), Kind: memory.KindStored, Source: "cli",
+			Content: fmt.Sprintf("generated fact number %d about the build", i), CreatedAt: at, UpdatedAt: at}
+	}
+	path := ts.MkAbs(args[1])
+	ts.Check(os.MkdirAll(filepath.Dir(path), 0o755))
+	ts.Check(format.WriteFile(path, mems))
 }

@@ -6,7 +6,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/acolyte-dev/acolyte/gitsync"
-	"github.com/acolyte-dev/acolyte/gitsync/format"
 )
 
 func seedCommand() *cli.Command {
@@ -38,7 +37,7 @@ func seedCommand() *cli.Command {
 					return err
 				}
 			} else {
-				fmt.Fprintf(c.App.Writer, "added %d of %d seeds to %s\n", res.Added, res.Total, format.Dir+"/"+format.MemoriesFile)
+				fmt.Fprintf(c.App.Writer, "added %d of %d seeds to %s\n", res.Added, res.Total, gitsync.MemoriesLocation(repo.Root))
 			}
 			if len(res.Refused) > 0 {
 				return fail(fmt.Errorf("%s not imported (see above); fix them in the file and run acolyte seed again", plural(len(res.Refused), "seed was", "seeds were")))

@@ -21,7 +21,8 @@ func syncCommand() *cli.Command {
 		Usage: "re-derive rules and seeds into .acolyte/ and bring the index up to date",
 		Description: "Splits AGENTS.md (and CLAUDE.md with its @imports, GEMINI.md, nested AGENTS.md, .claude/rules,\n" +
 			".cursor/rules, .github/copilot-instructions.md, .github/instructions) into rules and reads\n" +
-			".acolyte/seeds.json, writes them to .acolyte/memories.jsonl, then indexes that file.\n" +
+			".acolyte/seeds.json, writes them to .acolyte/memories.jsonl (or, past 4,096 memories, to\n" +
+			"the shards in .acolyte/memories/), then indexes the files.\n" +
 			"Running it twice changes nothing the second time.",
 		Flags: []cli.Flag{jsonFlag},
 		Action: func(c *cli.Context) error {
@@ -41,7 +42,7 @@ func syncCommand() *cli.Command {
 				}
 			} else {
 				if len(res.Changes) > 0 {
-					fmt.Fprint(c.App.Writer, termtext.EscapeText(gitsync.FormatDiff(format.Dir+"/"+format.MemoriesFile, res.Changes)))
+					fmt.Fprint(c.App.Writer, termtext.EscapeText(gitsync.FormatDiff(gitsync.MemoriesLocation(w.Repo.Root), res.Changes)))
 				}
 				im := res.Import
 				fmt.Fprintf(c.App.Writer, "%d rule/seed changes; index: %d added, %d updated, %d removed, %d unchanged\n",
@@ -184,7 +185,7 @@ func hookCommand() *cli.Command {
 				return fail(err)
 			}
 			if res.Staged {
-				fmt.Fprintf(c.App.ErrWriter, "acolyte: %d rule/seed changes staged in %s/%s\n", len(res.Changes), format.Dir, format.MemoriesFile)
+				fmt.Fprintf(c.App.ErrWriter, "acolyte: %d rule/seed changes staged in %s\n", len(res.Changes), gitsync.MemoriesLocation(w.Repo.Root))
 			}
 			return nil
 		},

@@ -733,3 +733,13 @@ func (w *Workspace) restampSplit(ctx context.Context, last string, files map[str
 		return w.store.SetState(ctx, w.stateKey(), withFiles(importState(hash, "", warnings), files))
 	})
 }
+
+// MemoriesLocation names where the project under root keeps its memories,
+// relative to root, for messages: the one file, or the shards' directory
+// once the project is split.
+func MemoriesLocation(root string) string {
+	if split, err := isSplit(root); err == nil && split {
+		return shardsRel + "/"
+	}
+	return memoriesRel
+}

@@ -110,6 +110,18 @@ func (f *fixture) readMemories(t testing.TB) []memory.Memory {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A project past format.SplitAt keeps its memories in shards.
+	shards, err := filepath.Glob(filepath.Join(f.repo, format.Dir, format.ShardsDir, "*.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range shards {
+		more, err := format.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mems = append(mems, more...)
+	}
 	return mems
 }
 

@@ -188,9 +188,10 @@ func BenchmarkSearch10kDirect(b *testing.B) {
 // BenchmarkAdd1k, Add10k and Add100k measure memory_add of a project memory
 // as a client sees it: the real binary over stdio, in a repository whose
 // .acolyte/memories.jsonl already holds that many memories, written
-// directly, then imported by the first call (untimed; about 20 s at 100k).
-// A project add appends to the file and indexes one memory, so its cost
-// should not grow with the file (issue #25's goal: 10 ms at 100k).
+// directly, then synced (split past format.SplitAt) and imported before
+// the first call (untimed; about 20 s at 100k). A project add appends to
+// the file, or rewrites its shard, and indexes one memory, so its cost
+// should not grow with the project (issue #25's goal: 10 ms at 100k).
 func BenchmarkAdd1k(b *testing.B)   { benchmarkAdd(b, 1_000) }
 func BenchmarkAdd10k(b *testing.B)  { benchmarkAdd(b, 10_000) }
 func BenchmarkAdd100k(b *testing.B) { benchmarkAdd(b, 100_000) }
@@ -204,8 +205,10 @@ func benchmarkAdd(b *testing.B, n int) {
 	}
 	f := newFixture(b, mems...)
 	// The first command imports .acolyte/, which clients pay once; at 100k
-	// it outlasts a tool call's timeout, so a plain command runs it.
-	imp := exec.Command(acolyteBin, "list", "--limit", "1")
+	// it outlasts a tool call's timeout, so a plain command runs it. sync
+	// lays a project past format.SplitAt out in shards, as acolyte keeps
+	// one that size.
+	imp := exec.Command(acolyteBin, "sync")
 	imp.Dir, imp.Env = f.repo, f.env()
 	if out, err := imp.CombinedOutput(); err != nil {
 		b.Fatalf("import: %v\n%s", err, out)
