@@ -411,7 +411,7 @@ func checkFiles(root string, files map[string]fileRecord, settle time.Duration) 
 			return false, false
 		}
 		if fi, err := os.Stat(path); err == nil && settle >= 0 {
-			if s := settledStamp(path, fi, nil, settle); s != "" {
+			if s := settledStamp(path, fi, nil, shardSettle(fi, settle)); s != "" {
 				rec.stamp = s
 				files[rel] = rec
 				restamped = true
@@ -456,7 +456,11 @@ func recordFiles(root string, known map[string]string, settle time.Duration) (ma
 			}
 			sum = sha256Hex(data)
 		}
-		files[rel] = fileRecord{stamp: settledStamp(path, before, statErr, settle), hash: sum}
+		var st string
+		if statErr == nil {
+			st = settledStamp(path, before, statErr, shardSettle(before, settle))
+		}
+		files[rel] = fileRecord{stamp: st, hash: sum}
 	}
 	return files, nil
 }
@@ -742,4 +746,24 @@ func MemoriesLocation(root string) string {
 		return shardsRel + "/"
 	}
 	return memoriesRel
+}
+
+// fineSettle is how long a split project's file waits before its stamp is
+// trusted on a filesystem that keeps times finer than a millisecond: there
+// a later change gets a later time once the kernel's clock has ticked
+// (a few milliseconds), where settleTime allows for filesystems that keep
+// whole seconds. A long-lived writer (the MCP server, adding memories as
+// fast as a client asks) would otherwise re-hash every shard it wrote in
+// the last two seconds on each write: 31 ms an add at 100k.
+const fineSettle = 50 * time.Millisecond
+
+// shardSettle is settle for the file fi, shortened to fineSettle when its
+// modification time shows the filesystem keeps sub-millisecond times (a
+// whole-millisecond time, one in a million on such a filesystem, keeps
+// the long wait, which is only slower).
+func shardSettle(fi os.FileInfo, settle time.Duration) time.Duration {
+	if settle > fineSettle && fi.ModTime().Nanosecond()%int(time.Millisecond) != 0 {
+		return fineSettle
+	}
+	return settle
 }

@@ -514,3 +514,32 @@ func TestAKilledShardWritersFileIsIgnoredAndRemoved(t *testing.T) {
 		t.Errorf("the next write left the temporary file: %v", err)
 	}
 }
+
+// On a filesystem that keeps sub-millisecond times, a shard's stamp is
+// trusted once the kernel's clock has moved on, not two seconds later.
+func TestShardSettleIsShortWhereTimesAreFine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "00.jsonl")
+	if err := os.WriteFile(path, []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.ModTime().Nanosecond()%int(time.Millisecond) == 0 {
+		if got := shardSettle(fi, settleTime); got != settleTime {
+			t.Errorf("a whole-millisecond time settles in %v, want %v", got, settleTime)
+		}
+		t.Skip("this filesystem keeps whole milliseconds")
+	}
+	if got := shardSettle(fi, settleTime); got != fineSettle {
+		t.Errorf("settle %v, want %v", got, fineSettle)
+	}
+	if got := shardSettle(fi, 0); got != 0 {
+		t.Errorf("a shorter settle is kept: got %v", got)
+	}
+	time.Sleep(fineSettle + 10*time.Millisecond)
+	if settledStamp(path, fi, nil, shardSettle(fi, settleTime)) == "" {
+		t.Error("the shard's stamp is not trusted after fineSettle")
+	}
+}

@@ -104,7 +104,7 @@ func (w *Workspace) importShards(ctx context.Context, last string, files map[str
 			return out, false, nil
 		}
 		hash := sha256Hex(data)
-		next[rel] = fileRecord{stamp: settledStamp(path, fi, nil, w.settle), hash: hash}
+		next[rel] = fileRecord{stamp: settledStamp(path, fi, nil, shardSettle(fi, w.settle)), hash: hash}
 		if recorded && rec.hash == hash {
 			continue
 		}

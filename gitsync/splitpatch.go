@@ -87,7 +87,12 @@ func (w *Workspace) patchSplit(ctx context.Context, edits map[string]shardEdit, 
 	files, ok := stateFiles(state)
 	// An inbox holding lines (an older acolyte's writes) is for the full
 	// path to move to the shards.
-	if _, _, warnings := parseImportState(state); !ok || len(warnings) > 0 || files[format.MemoriesFile].hash != emptyInboxHash || !filesHold(w.Repo.Root, files) {
+	if _, _, warnings := parseImportState(state); !ok || len(warnings) > 0 || files[format.MemoriesFile].hash != emptyInboxHash {
+		return format.ErrNotPatchable
+	}
+	// The files that settled since are stamped in the state this write
+	// records, so a run of writes re-hashes only the last few.
+	if holds, _ := checkFiles(w.Repo.Root, files, w.settle); !holds {
 		return format.ErrNotPatchable
 	}
 	type written struct {
