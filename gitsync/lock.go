@@ -64,10 +64,6 @@ func LockDir(ctx context.Context, dir string) (unlock func(), err error) {
 	// rest go by their writer's liveness.
 	atomicfile.RemoveStale(dir, 0, format.MemoriesFile, format.ForgottenFile)
 	atomicfile.RemoveStale(dir, staleTempAge)
-	// Only shards are written in a split project's directory, each under
-	// this lock. Not every command does this, as it does the rest
-	// (RemoveStaleTemps): listing 256 shards is a fifth of a no-op hook.
-	atomicfile.RemoveStale(filepath.Join(dir, format.ShardsDir), 0)
 	return func() {
 		unlockFile(f)
 		f.Close()

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/internal/atomicfile"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -221,6 +222,11 @@ func encodeSplit(mems []memory.Memory, parts []format.Part) []projectFile {
 // memory is checked as the decoder will read it back, and one that would
 // not be is refused, by id, before anything is written.
 func writeSplit(root string, read splitProject, next []projectFile) error {
+	// Only shards are written in the shards' directory, each under the
+	// lock the caller holds, so a temporary file there is a killed
+	// writer's. Not every command looks, as for the rest of .acolyte/
+	// (RemoveStaleTemps): listing 256 shards is a fifth of a no-op hook.
+	atomicfile.RemoveStale(filepath.Join(root, filepath.FromSlash(shardsRel)), 0)
 	have := make(map[string][]byte, len(read.files))
 	for _, f := range read.files {
 		have[f.rel] = f.data

@@ -348,8 +348,17 @@ func TestSplitWritesTakeTheFastPathOnlyWhileTheStateHolds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	shardPath := filepath.Join(w.Repo.Root, format.Dir, format.ShardFile(format.ShardOf(m.ID)))
+	before, err := os.Stat(shardPath)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := w.addSplit(ctx, m); err != nil {
 		t.Fatalf("add: %v", err)
+	}
+	// A new id sorts last in its shard: the line is appended in place.
+	if after, err := os.Stat(shardPath); err != nil || !os.SameFile(before, after) || after.Size() <= before.Size() {
+		t.Errorf("the add did not append to its shard in place: %v", err)
 	}
 	edited := mems[20]
 	edited.Content, edited.UpdatedAt = "edited by the fast path", time.Now().UTC()
@@ -494,9 +503,10 @@ func TestStampsAtIsStamp(t *testing.T) {
 }
 
 // A writer killed while it wrote a shard leaves a temporary file beside
-// it, which git ignores and the next write removes.
+// it, which git ignores and the next write that rewrites a shard removes
+// (an add appends in place, and leaves it).
 func TestAKilledShardWritersFileIsIgnoredAndRemoved(t *testing.T) {
-	w, _ := splitWorkspace(t, format.SplitAt+1)
+	w, mems := splitWorkspace(t, format.SplitAt+1)
 	temp := filepath.Join(w.Repo.Root, format.Dir, format.ShardsDir, atomicfile.TempPrefix+"00.jsonl-p999999-1234")
 	if err := os.WriteFile(temp, []byte("half a shard"), 0o644); err != nil {
 		t.Fatal(err)
@@ -508,6 +518,9 @@ func TestAKilledShardWritersFileIsIgnoredAndRemoved(t *testing.T) {
 		t.Errorf("%d memories beside a temporary file, want %d", got, format.SplitAt+1)
 	}
 	if _, err := w.Add(t.Context(), memory.Draft{Scope: memory.ScopeProject, Kind: memory.KindStored, Content: "written after the crash"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Remove(t.Context(), mems[3].ID); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(temp); !errors.Is(err, fs.ErrNotExist) {

@@ -1,6 +1,7 @@
 package gitsync
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/internal/atomicfile"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -96,8 +98,8 @@ func (w *Workspace) patchSplit(ctx context.Context, edits map[string]shardEdit, 
 		return format.ErrNotPatchable
 	}
 	type written struct {
-		rel  string
-		data []byte
+		rel       string
+		old, data []byte
 	}
 	var out []written
 	for shard, edit := range edits {
@@ -122,7 +124,7 @@ func (w *Workspace) patchSplit(ctx context.Context, edits map[string]shardEdit, 
 			enc = format.Encode(next)
 		}
 		if string(enc) != string(data) {
-			out = append(out, written{rel, enc})
+			out = append(out, written{rel, data, enc})
 		}
 	}
 	if before != nil {
@@ -139,7 +141,7 @@ func (w *Workspace) patchSplit(ctx context.Context, edits map[string]shardEdit, 
 			delete(files, f.rel)
 			continue
 		}
-		if err := writeAtomic(path, f.data); err != nil {
+		if err := writeShard(w.Repo.Root, f.rel, f.old, f.data); err != nil {
 			return err
 		}
 		files[f.rel] = fileRecord{hash: sha256Hex(f.data)} // its stamp is not settled yet
@@ -149,7 +151,7 @@ func (w *Workspace) patchSplit(ctx context.Context, edits map[string]shardEdit, 
 	}
 	shadows := make([]projectFile, len(out))
 	for i, f := range out {
-		shadows[i] = projectFile(f)
+		shadows[i] = projectFile{rel: f.rel, data: f.data}
 	}
 	w.keepShardShadows(shadows)
 	if before != nil {
@@ -226,4 +228,35 @@ func (w *Workspace) editSplitLine(ctx context.Context, m memory.Memory) error {
 		_, err := w.store.Put(ctx, m)
 		return err
 	})
+}
+
+// writeShard replaces the shard file rel, whose bytes were old, with data.
+// A new memory's id is time-ordered, so it almost always sorts last in its
+// shard and data is old with one more line: that line is appended in place
+// and synced, as the one file's append is (appendPatched), which spares
+// the temporary file, the rename and the directory's sync that a rewrite
+// costs. Anything else is written whole, atomically.
+func writeShard(root, rel string, old, data []byte) error {
+	path := filepath.Join(root, format.Dir, filepath.FromSlash(rel))
+	if len(old) == 0 || !bytes.HasPrefix(data, old) {
+		atomicfile.RemoveStale(filepath.Dir(path), 0) // a killed writer's, under this lock
+		return writeAtomic(path, data)
+	}
+	r, err := openGuarded(root)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	f, err := r.OpenFile(filepath.FromSlash(format.Dir+"/"+rel), os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("writing %s/%s: %w", format.Dir, rel, err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || fi.Size() != int64(len(old)) {
+		return format.ErrNotPatchable // changed since it was read; the caller holds the lock, so not by acolyte
+	}
+	if err := appendSynced(f, int64(len(old)), data[len(old):]); err != nil {
+		return fmt.Errorf("writing %s/%s: %w", format.Dir, rel, err)
+	}
+	return nil
 }
