@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
-	"github.com/acolyte-dev/acolyte/internal/atomicfile"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -45,7 +44,10 @@ func (w *Workspace) keepShardShadows(files []projectFile) {
 			os.Remove(path)
 			continue
 		}
-		if atomicfile.Write(path, atomicfile.Options{Perm: 0o644}, atomicfile.Bytes(f.data)) != nil {
+		// Written in place, not renamed into place: a torn shadow fails
+		// its hash and costs one whole import, and a write here is on
+		// every add's path.
+		if os.WriteFile(path, f.data, 0o644) != nil {
 			os.Remove(path)
 		}
 	}

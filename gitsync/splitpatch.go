@@ -68,11 +68,26 @@ var emptyHash = sha256Hex(nil)
 // when it has nothing to do there.
 type shardEdit func(mems []memory.Memory) ([]memory.Memory, error)
 
+// appendEdit is the shardEdit of adding m. It also marks the edit as an
+// add, which patchSplit appends after the shard's last line without
+// decoding the shard when m's id sorts last (newShard).
+func appendEdit(m memory.Memory) shardEdit {
+	return func(mems []memory.Memory) ([]memory.Memory, error) { return append(mems, m), nil }
+}
+
 // patchSplit runs edits, by shard, on a split project whose import state
 // vouches for every file, then has index bring the index along and records
 // the new files. before runs under the lock ahead of any write (a forget
 // writes its tombstones there); it may return format.ErrNotPatchable.
 func (w *Workspace) patchSplit(ctx context.Context, edits map[string]shardEdit, before func() error, index func() error) error {
+	return w.patchShards(ctx, edits, nil, before, index)
+}
+
+// patchShards is patchSplit where adds, by shard, are new memories each to
+// go after its shard's last line: the line is appended to the shard's
+// bytes without decoding them, and only when an id does not sort last is
+// the shard decoded and edited (with appendEdit) instead.
+func (w *Workspace) patchShards(ctx context.Context, edits map[string]shardEdit, adds map[string]memory.Memory, before func() error, index func() error) error {
 	dir := filepath.Join(w.Repo.Root, format.Dir)
 	if split, err := isSplit(w.Repo.Root); err != nil || !split {
 		return format.ErrNotPatchable
@@ -102,31 +117,34 @@ func (w *Workspace) patchSplit(ctx context.Context, edits map[string]shardEdit, 
 		old, data []byte
 	}
 	var out []written
-	for shard, edit := range edits {
+	for shard := range shardsOf(edits, adds) {
 		rel := format.ShardFile(shard)
 		data, err := readAcolyteFile(w.Repo.Root, rel)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
-		d, err := format.DecodeAll(format.Dir+"/"+rel, data)
-		if err != nil || len(d.Invalid)+len(d.Duplicates) > 0 || len(format.MisplacedIn(shard, d.Memories)) > 0 {
-			return format.ErrNotPatchable
+		if m, ok := adds[shard]; ok {
+			if line, err := format.AppendLine(lastLine(data), m); err == nil {
+				out = append(out, written{rel, data, append(slices.Clip(data), line...)})
+				continue
+			} else if !errors.Is(err, format.ErrNotPatchable) {
+				return err
+			}
 		}
-		next, err := edit(d.Memories)
+		edit := edits[shard]
+		if m, ok := adds[shard]; ok {
+			edit = appendEdit(m)
+		}
+		enc, err := editShard(rel, shard, data, edit)
 		if err != nil {
 			return err
-		}
-		if err := checkMemories(next, format.Dir+"/"+rel); err != nil {
-			return err
-		}
-		var enc []byte
-		if len(next) > 0 {
-			enc = format.Encode(next)
 		}
 		if string(enc) != string(data) {
 			out = append(out, written{rel, data, enc})
 		}
 	}
+	// before runs once every edit is known to apply: a forget's tombstones
+	// are not written for a write that falls back to the full path.
 	if before != nil {
 		if err := before(); err != nil {
 			return err
@@ -170,30 +188,29 @@ func (w *Workspace) patchSplit(ctx context.Context, edits map[string]shardEdit, 
 // deduplicating against the index, which patchSplit guarantees holds the
 // project.
 func (w *Workspace) addSplit(ctx context.Context, m memory.Memory) (memory.Added, error) {
-	var out memory.Added
-	var dup bool
-	edit := func(mems []memory.Memory) ([]memory.Memory, error) {
+	out := memory.Added{Memory: m}
+	dedupe := func() error {
 		have, found, err := w.store.FindContent(ctx, memory.ScopeProject, w.Repo.Root, m.Content)
-		if err != nil {
-			return nil, err
+		if err == nil && found {
+			out = memory.Added{Memory: have, Existing: true}
+			return errDuplicate
 		}
-		if found {
-			out, dup = memory.Added{Memory: have, Existing: true}, true
-			return mems, nil
-		}
-		out = memory.Added{Memory: m}
-		return append(mems, m), nil
+		return err
 	}
-	err := w.patchSplit(ctx, map[string]shardEdit{format.ShardOf(m.ID): edit}, nil, func() error {
-		if dup {
-			return nil
-		}
+	err := w.patchShards(ctx, nil, map[string]memory.Memory{format.ShardOf(m.ID): m}, dedupe, func() error {
 		put, err := w.store.Put(ctx, m)
 		out.Warning = put.Warning
 		return err
 	})
+	if errors.Is(err, errDuplicate) {
+		return out, nil
+	}
 	return out, err
 }
+
+// errDuplicate stops an add whose content the project already holds,
+// before anything is written.
+var errDuplicate = errors.New("the project already holds this memory")
 
 // removeSplit forgets project memories of a split project: their
 // tombstones first, then their lines.
@@ -259,4 +276,62 @@ func writeShard(root, rel string, old, data []byte) error {
 		return fmt.Errorf("writing %s/%s: %w", format.Dir, rel, err)
 	}
 	return nil
+}
+
+// shardsOf is every shard edits or adds name.
+func shardsOf(edits map[string]shardEdit, adds map[string]memory.Memory) map[string]bool {
+	out := make(map[string]bool, len(edits)+len(adds))
+	for s := range edits {
+		out[s] = true
+	}
+	for s := range adds {
+		out[s] = true
+	}
+	return out
+}
+
+// lastLine is the last line of a memories file's bytes, newline included;
+// nil for a file of its header alone, or none.
+func lastLine(data []byte) []byte {
+	if len(data) == 0 || data[len(data)-1] != '\n' {
+		return nil
+	}
+	start := bytes.LastIndexByte(data[:len(data)-1], '\n') + 1
+	if start == 0 {
+		return nil // the header
+	}
+	return data[start:]
+}
+
+// editShard decodes the shard file rel, of shard, runs edit over its
+// memories and encodes the result (nil for none left). Only the memories
+// edit changed are checked as the decoder will read them back: the others
+// were just read. A shard the decoder must work around is for the full
+// path.
+func editShard(rel, shard string, data []byte, edit shardEdit) ([]byte, error) {
+	d, err := format.DecodeAll(format.Dir+"/"+rel, data)
+	if err != nil || len(d.Invalid)+len(d.Duplicates) > 0 || len(format.MisplacedIn(shard, d.Memories)) > 0 {
+		return nil, format.ErrNotPatchable
+	}
+	was := make(map[string]memory.Memory, len(d.Memories))
+	for _, m := range d.Memories {
+		was[m.ID] = m
+	}
+	next, err := edit(slices.Clone(d.Memories))
+	if err != nil {
+		return nil, err
+	}
+	var changed []memory.Memory
+	for _, m := range next {
+		if old, ok := was[m.ID]; !ok || !format.Same(old, m) {
+			changed = append(changed, m)
+		}
+	}
+	if err := checkMemories(changed, format.Dir+"/"+rel); err != nil {
+		return nil, err
+	}
+	if len(next) == 0 {
+		return nil, nil
+	}
+	return format.Encode(next), nil
 }

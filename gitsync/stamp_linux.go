@@ -1,7 +1,7 @@
 package gitsync
 
 import (
-	"fmt"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -28,7 +28,12 @@ func stampsAt(dir string, names []string) (stamps map[string]string, ok bool) {
 		} else if err != nil {
 			return nil, false
 		}
-		stamps[name] = fmt.Sprintf("%d:%d:%d:%d:%d", st.Size, st.Mtim.Nano(), st.Ctim.Nano(), st.Ino, st.Dev)
+		b := strconv.AppendInt(make([]byte, 0, 80), st.Size, 10)
+		b = strconv.AppendInt(append(b, ':'), st.Mtim.Nano(), 10)
+		b = strconv.AppendInt(append(b, ':'), st.Ctim.Nano(), 10)
+		b = strconv.AppendUint(append(b, ':'), st.Ino, 10)
+		b = strconv.AppendUint(append(b, ':'), st.Dev, 10)
+		stamps[name] = string(b)
 	}
 	return stamps, true
 }
