@@ -28,11 +28,11 @@ func stampsAt(dir string, names []string) (stamps map[string]string, ok bool) {
 		} else if err != nil {
 			return nil, false
 		}
-		b := strconv.AppendInt(make([]byte, 0, 80), st.Size, 10)
+		b := strconv.AppendInt(make([]byte, 0, 80), int64(st.Size), 10)
 		b = strconv.AppendInt(append(b, ':'), st.Mtim.Nano(), 10)
 		b = strconv.AppendInt(append(b, ':'), st.Ctim.Nano(), 10)
-		b = strconv.AppendUint(append(b, ':'), st.Ino, 10)
-		b = strconv.AppendUint(append(b, ':'), st.Dev, 10)
+		b = strconv.AppendUint(append(b, ':'), uint64(st.Ino), 10)
+		b = strconv.AppendUint(append(b, ':'), uint64(st.Dev), 10)
 		stamps[name] = string(b)
 	}
 	return stamps, true
