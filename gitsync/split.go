@@ -367,6 +367,14 @@ func checkFiles(root string, files map[string]fileRecord, settle time.Duration) 
 	if err != nil {
 		return false, false
 	}
+	holds, seen, restamped := checkRels(root, files, rels, settle)
+	return holds && seen == len(files), restamped
+}
+
+// checkRels is checkFiles for the files rels alone (paths under .acolyte/),
+// which may include files the table does not record but that do not
+// exist; seen counts those recorded.
+func checkRels(root string, files map[string]fileRecord, rels []string, settle time.Duration) (holds bool, seen int, restamped bool) {
 	var r *os.Root // opened for the first file whose stamp moved
 	defer func() {
 		if r != nil {
@@ -380,7 +388,6 @@ func checkFiles(root string, files map[string]fileRecord, settle time.Duration) 
 		}
 	}
 	shardStamps, fast := stampsAt(filepath.Join(root, filepath.FromSlash(shardsRel)), shardNames)
-	seen := 0
 	for _, rel := range rels {
 		path := filepath.Join(root, format.Dir, filepath.FromSlash(rel))
 		rec, recorded := files[rel]
@@ -401,7 +408,7 @@ func checkFiles(root string, files map[string]fileRecord, settle time.Duration) 
 			continue
 		}
 		if err != nil || !recorded {
-			return false, false
+			return false, seen, false
 		}
 		seen++
 		if rec.stamp != "" && rec.stamp == now {
@@ -409,12 +416,12 @@ func checkFiles(root string, files map[string]fileRecord, settle time.Duration) 
 		}
 		if r == nil {
 			if r, err = openGuarded(root); err != nil {
-				return false, false
+				return false, seen, false
 			}
 		}
 		data, err := readAcolyteFileIn(r, rel)
 		if err != nil || sha256Hex(data) != rec.hash {
-			return false, false
+			return false, seen, false
 		}
 		if fi, err := os.Stat(path); err == nil && settle >= 0 {
 			if s := settledStamp(path, fi, nil, shardSettle(fi, settle)); s != "" {
@@ -424,7 +431,7 @@ func checkFiles(root string, files map[string]fileRecord, settle time.Duration) 
 			}
 		}
 	}
-	return seen == len(files), restamped
+	return true, seen, restamped
 }
 
 // recordFiles is the file table for the project's files as they are now,

@@ -380,24 +380,42 @@ func TestSplitWritesTakeTheFastPathOnlyWhileTheStateHolds(t *testing.T) {
 	if rep, err := Check(w.Repo.Root); err != nil || !rep.OK {
 		t.Fatalf("check after the fast path's writes: %+v, %v", rep.Problems, err)
 	}
-	// Written behind acolyte's back: the state no longer vouches.
-	other := mems[40]
-	path := filepath.Join(w.Repo.Root, format.Dir, format.ShardFile(format.ShardOf(other.ID)))
-	data, _ := os.ReadFile(path)
-	if err := os.WriteFile(path, bytes.Replace(data, []byte(other.Content), []byte("changed by hand"), 1), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	// A shard written behind acolyte's back: the state no longer vouches
+	// for it, so a write to it takes the full path, which imports the
+	// change first; a write to another shard goes on, and leaves the
+	// changed shard's record as it was, for the next command to import.
 	m2, _ := w.store.Prepare(w.vis, memory.Draft{Scope: memory.ScopeProject, Kind: memory.KindStored, Content: "after a hand edit"})
+	shard := format.ShardOf(m2.ID)
+	i := slices.IndexFunc(mems, func(m memory.Memory) bool { return format.ShardOf(m.ID) == shard && m.ID != edited.ID && m.ID != mems[30].ID })
+	j := slices.IndexFunc(mems, func(m memory.Memory) bool { return format.ShardOf(m.ID) != shard && format.ShardOf(m.ID) != format.ShardOf(m2.ID) })
+	handEdit := func(m memory.Memory, text string) {
+		path := filepath.Join(w.Repo.Root, format.Dir, format.ShardFile(format.ShardOf(m.ID)))
+		data, _ := os.ReadFile(path)
+		if err := os.WriteFile(path, bytes.Replace(data, []byte(m.Content), []byte(text), 1), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	handEdit(mems[i], "changed by hand in the shard written to")
 	if _, err := w.addSplit(ctx, m2); !errors.Is(err, format.ErrNotPatchable) {
 		t.Fatalf("the fast path wrote over a shard changed behind its back: %v", err)
 	}
-	// Through Add, the full path imports the hand edit and stores the memory.
 	if _, err := w.Add(ctx, memory.Draft{Scope: memory.ScopeProject, Kind: memory.KindStored, Content: "after a hand edit"}); err != nil {
 		t.Fatal(err)
 	}
 	got = projectContents(t, w)
-	if !slices.Contains(got, "changed by hand") || !slices.Contains(got, "after a hand edit") {
+	if !slices.Contains(got, "changed by hand in the shard written to") || !slices.Contains(got, "after a hand edit") {
 		t.Fatal("the full path lost the hand edit or the add")
+	}
+	handEdit(mems[j], "changed by hand in another shard")
+	m3, _ := w.store.Prepare(w.vis, memory.Draft{Scope: memory.ScopeProject, Kind: memory.KindStored, Content: "written beside a hand edit"})
+	if format.ShardOf(m3.ID) == format.ShardOf(mems[j].ID) {
+		t.Skip("the new memory fell in the hand-edited shard")
+	}
+	if _, err := w.addSplit(ctx, m3); err != nil {
+		t.Fatalf("a write to another shard than the one changed: %v", err)
+	}
+	if got := projectContents(t, w); !slices.Contains(got, "changed by hand in another shard") || !slices.Contains(got, m3.Content) {
+		t.Fatal("the next command did not import the shard changed beside the write")
 	}
 }
 

@@ -18,10 +18,10 @@ import (
 )
 
 // A write to a split project costs its shards: while the import state's
-// file table still describes every file (filesHold, a stat each), the
-// index holds the project exactly, so a write reads, edits and rewrites
-// only the shards of the memories it touches, and records their new
-// hashes. Anything else (a file changed behind acolyte's back, an import
+// file table still describes the shards it touches (a stat each), the
+// index holds them exactly, so a write reads, edits and rewrites only
+// those shards, and records their new hashes beside the other files'
+// records, which it leaves as they were. Anything else (a file changed behind acolyte's back, an import
 // that worked around a bad line) returns format.ErrNotPatchable, and the
 // caller takes the full path, which reads every file and is always
 // correct.
@@ -107,9 +107,15 @@ func (w *Workspace) patchShards(ctx context.Context, edits map[string]shardEdit,
 	if _, _, warnings := parseImportState(state); !ok || len(warnings) > 0 || files[format.MemoriesFile].hash != emptyInboxHash {
 		return format.ErrNotPatchable
 	}
-	// The files that settled since are stamped in the state this write
-	// records, so a run of writes re-hashes only the last few.
-	if holds, _ := checkFiles(w.Repo.Root, files, w.settle); !holds {
+	// Only the shards this write touches must be what the index holds:
+	// the state it records keeps every other file's record as it was, so
+	// a file changed behind acolyte's back still fails the next check
+	// and is imported then. Those that settled since are stamped.
+	var touched []string
+	for shard := range shardsOf(edits, adds) {
+		touched = append(touched, format.ShardFile(shard))
+	}
+	if holds, _, _ := checkRels(w.Repo.Root, files, touched, w.settle); !holds {
 		return format.ErrNotPatchable
 	}
 	type written struct {
