@@ -363,12 +363,49 @@ func filesHold(root string, files map[string]fileRecord) bool {
 // the stamp of each file that holds by its hash and has settled since,
 // and says whether it recorded any: the next check of that file is a stat.
 func checkFiles(root string, files map[string]fileRecord, settle time.Duration) (holds, restamped bool) {
-	rels, err := projectFiles(root)
+	rels, listed, err := listedFiles(root, files, settle)
 	if err != nil {
 		return false, false
 	}
 	holds, seen, restamped := checkRels(root, files, rels, settle)
-	return holds && seen == len(files), restamped
+	if _, ok := files[shardsDirKey]; ok {
+		seen++
+	}
+	return holds && seen == len(files), restamped || listed
+}
+
+// shardsDirKey records, in a split project's file table, the stamp of the
+// shards' directory: while it holds, the directory has the shards the
+// table names, and a check needs no listing of it (a fifth of a no-op
+// hook). Creating, removing or renaming a file in it moves its stamp.
+const shardsDirKey = format.ShardsDir + "/"
+
+// listedFiles is projectFiles, taken from the table when the shards'
+// directory's stamp says it still holds the shards the table names.
+// listed reports that the directory was listed and its settled stamp
+// recorded in files, for the caller to keep.
+func listedFiles(root string, files map[string]fileRecord, settle time.Duration) (rels []string, listed bool, err error) {
+	dir := filepath.Join(root, filepath.FromSlash(shardsRel))
+	fi, statErr := os.Stat(dir)
+	if rec, ok := files[shardsDirKey]; ok && statErr == nil && rec.stamp != "" && rec.stamp == stamp(fi) {
+		rels = []string{format.MemoriesFile, format.ForgottenFile}
+		for rel := range files {
+			if strings.HasPrefix(rel, format.ShardsDir+"/") && rel != shardsDirKey {
+				rels = append(rels, rel)
+			}
+		}
+		return rels, false, nil
+	}
+	if rels, err = projectFiles(root); err != nil {
+		return nil, false, err
+	}
+	if statErr == nil && settle >= 0 {
+		if st := settledStamp(dir, fi, nil, shardSettle(fi, settle)); st != "" {
+			files[shardsDirKey] = fileRecord{stamp: st}
+			return rels, true, nil
+		}
+	}
+	return rels, false, nil
 }
 
 // checkRels is checkFiles for the files rels alone (paths under .acolyte/),

@@ -31,7 +31,7 @@ import (
 func tableHash(files map[string]fileRecord) string {
 	names := make([]string, 0, len(files))
 	for rel := range files {
-		if rel != format.ForgottenFile {
+		if rel != format.ForgottenFile && rel != shardsDirKey {
 			names = append(names, rel)
 		}
 	}
