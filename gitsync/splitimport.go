@@ -116,7 +116,7 @@ func (w *Workspace) importShards(ctx context.Context, last string, files map[str
 		changed = append(changed, projectFile{rel: rel, data: data})
 	}
 	for rel := range files {
-		if !present[rel] {
+		if !present[rel] && rel != shardsDirKey {
 			if _, isShard := format.ParseShardFile(rel); !isShard {
 				return out, false, nil
 			}
