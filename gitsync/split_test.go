@@ -386,8 +386,12 @@ func TestSplitWritesTakeTheFastPathOnlyWhileTheStateHolds(t *testing.T) {
 	// changed shard's record as it was, for the next command to import.
 	m2, _ := w.store.Prepare(w.vis, memory.Draft{Scope: memory.ScopeProject, Kind: memory.KindStored, Content: "after a hand edit"})
 	shard := format.ShardOf(m2.ID)
-	i := slices.IndexFunc(mems, func(m memory.Memory) bool { return format.ShardOf(m.ID) == shard && m.ID != edited.ID && m.ID != mems[30].ID })
-	j := slices.IndexFunc(mems, func(m memory.Memory) bool { return format.ShardOf(m.ID) != shard && format.ShardOf(m.ID) != format.ShardOf(m2.ID) })
+	i := slices.IndexFunc(mems, func(m memory.Memory) bool {
+		return format.ShardOf(m.ID) == shard && m.ID != edited.ID && m.ID != mems[30].ID
+	})
+	j := slices.IndexFunc(mems, func(m memory.Memory) bool {
+		return format.ShardOf(m.ID) != shard && format.ShardOf(m.ID) != format.ShardOf(m2.ID)
+	})
 	handEdit := func(m memory.Memory, text string) {
 		path := filepath.Join(w.Repo.Root, format.Dir, format.ShardFile(format.ShardOf(m.ID)))
 		data, _ := os.ReadFile(path)
