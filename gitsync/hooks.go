@@ -570,19 +570,11 @@ func (w *Workspace) preCommitFull(ctx context.Context, ix *index, d Derivation, 
 	}
 	// The commit's own tombstones say what it forgot; a memory line they
 	// cover (brought back by a merge without the driver) leaves the commit.
-	var stagedForgotten []byte
-	if e, ok := ix.entries[forgottenRel]; ok {
-		if stagedForgotten, err = ix.cat(e.blob); err != nil {
-			return res, err
-		}
-	}
-	ts, err := decodeTombstones(stagedForgotten)
-	if err == nil && len(ts.warnings) > 0 {
-		err = errors.New(ts.warnings[0])
-	}
+	ts, err := ix.stagedTombstones()
 	if err != nil {
-		return res, fmt.Errorf("the staged %s: %w; fix it, git add it, and commit again", forgottenRel, err)
+		return res, err
 	}
+	stagedForgotten := ts.data
 	// A line that is not a valid memory blocks no commit: it is kept as it
 	// is, after the memories, as every write keeps it (check still fails
 	// on it, and the sync below warns about it).

@@ -79,21 +79,37 @@ func buildKey() string {
 
 func (w *Workspace) loadVerified() (verifiedBlob, bool) {
 	var v verifiedBlob
-	data, err := os.ReadFile(w.verifiedPath())
-	if err != nil || json.Unmarshal(data, &v) != nil || v.Memories == "" {
-		return v, false
-	}
-	key := buildKey()
-	return v, key != "" && v.Build == key
+	ok := readRecord(w.verifiedPath(), &v) && v.Memories != ""
+	return v, ok && thisBuild(v.Build)
 }
 
 // saveVerified records v, best effort: without it the next commit takes
 // the full path.
 func (w *Workspace) saveVerified(v verifiedBlob) {
-	v.Build = buildKey()
-	path := w.verifiedPath()
+	if v.Build = buildKey(); v.Build != "" {
+		writeRecord(w.verifiedPath(), v)
+	}
+}
+
+// thisBuild reports whether a record names the running build (buildKey).
+func thisBuild(build string) bool {
+	key := buildKey()
+	return key != "" && build == key
+}
+
+// readRecord decodes the JSON record at path into v; false when there is
+// none that decodes.
+func readRecord(path string, v any) bool {
+	data, err := os.ReadFile(path)
+	return err == nil && json.Unmarshal(data, v) == nil
+}
+
+// writeRecord writes v as JSON at path, best effort: a record the hooks
+// keep in $GIT_DIR/acolyte only spares the next run work, so a failure
+// removes it rather than leave an old one.
+func writeRecord(path string, v any) {
 	data, err := json.Marshal(v)
-	if err != nil || v.Build == "" || os.MkdirAll(filepath.Dir(path), 0o755) != nil {
+	if err != nil || os.MkdirAll(filepath.Dir(path), 0o755) != nil {
 		return
 	}
 	if atomicfile.Write(path, atomicfile.Options{Perm: 0o644}, atomicfile.Bytes(data)) != nil {

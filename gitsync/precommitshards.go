@@ -4,16 +4,13 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
-	"github.com/acolyte-dev/acolyte/internal/atomicfile"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -50,25 +47,15 @@ func (w *Workspace) verifiedShardsPath() string {
 
 func (w *Workspace) loadVerifiedShards() (verifiedShards, bool) {
 	var v verifiedShards
-	data, err := os.ReadFile(w.verifiedShardsPath())
-	if err != nil || json.Unmarshal(data, &v) != nil || v.Files == nil {
-		return v, false
-	}
-	key := buildKey()
-	return v, key != "" && v.Build == key
+	ok := readRecord(w.verifiedShardsPath(), &v) && v.Files != nil
+	return v, ok && thisBuild(v.Build)
 }
 
 // saveVerifiedShards records v, best effort: without it the next commit
 // takes the full path.
 func (w *Workspace) saveVerifiedShards(v verifiedShards) {
-	v.Build = buildKey()
-	path := w.verifiedShardsPath()
-	data, err := json.Marshal(v)
-	if err != nil || v.Build == "" || os.MkdirAll(filepath.Dir(path), 0o755) != nil {
-		return
-	}
-	if atomicfile.Write(path, atomicfile.Options{Perm: 0o644}, atomicfile.Bytes(data)) != nil {
-		os.Remove(path)
+	if v.Build = buildKey(); v.Build != "" {
+		writeRecord(w.verifiedShardsPath(), v)
 	}
 }
 

@@ -62,18 +62,9 @@ func (w *Workspace) preCommitSplit(ctx context.Context, ix *index, d Derivation,
 	if err != nil {
 		return res, err
 	}
-	var stagedForgotten []byte
-	if e, ok := ix.entries[forgottenRel]; ok {
-		if stagedForgotten, err = ix.cat(e.blob); err != nil {
-			return res, err
-		}
-	}
-	ts, err := decodeTombstones(stagedForgotten)
-	if err == nil && len(ts.warnings) > 0 {
-		err = errors.New(ts.warnings[0])
-	}
+	ts, err := ix.stagedTombstones()
 	if err != nil {
-		return res, fmt.Errorf("the staged %s: %w; fix it, git add it, and commit again", forgottenRel, err)
+		return res, err
 	}
 	p.tombs = ts
 	decoded, parts, err := p.decode()
@@ -89,18 +80,11 @@ func (w *Workspace) preCommitSplit(ctx context.Context, ix *index, d Derivation,
 	current = stampHandEdits(current, edits, now)
 	next := Refresh(current, d.Memories)
 	files := encodeSplit(next, parts)
-	encoded := splitProject{files: files}
-	locate := encoded.locator()
-	for _, m := range next {
-		rel, line := locate(m.ID)
-		if f, found := secretRefusal(rel, line, m); found {
-			sec, _ := format.FindSecret(m)
-			f.Line = line
-			f.Message = fmt.Sprintf("%s %s; delete that line, rotate the credential and git add %s", sec.Name(m, fmt.Sprintf("on line %d", line)), sec.Phrase(), rel)
-			res.Refused = append(res.Refused, f)
-		}
+	encoded := make(map[string][]byte, len(files))
+	for _, f := range files {
+		encoded[f.rel] = f.data
 	}
-	if len(res.Refused) > 0 {
+	if res.Refused = secretRefusals(encoded, next); len(res.Refused) > 0 {
 		return res, ErrRefused
 	}
 	staged := make(map[string][]byte, len(p.files))
@@ -166,3 +150,23 @@ func keepsInvalid(parts []format.Part, rel string) bool {
 // splitsOnCommit reports whether the staged one file, decoded, would be
 // split by this commit: it holds more than format.SplitAt memories.
 func splitsOnCommit(mems []memory.Memory) bool { return len(mems) > format.SplitAt }
+
+// stagedTombstones reads the forgotten.jsonl the index stages (none when it
+// stages none), refusing one it cannot read whole, with the fix.
+func (ix *index) stagedTombstones() (tombstones, error) {
+	var data []byte
+	if e, ok := ix.entries[forgottenRel]; ok {
+		var err error
+		if data, err = ix.cat(e.blob); err != nil {
+			return tombstones{}, err
+		}
+	}
+	ts, err := decodeTombstones(data)
+	if err == nil && len(ts.warnings) > 0 {
+		err = errors.New(ts.warnings[0])
+	}
+	if err != nil {
+		return tombstones{}, fmt.Errorf("the staged %s: %w; fix it, git add it, and commit again", forgottenRel, err)
+	}
+	return ts, nil
+}
