@@ -119,32 +119,12 @@ func (w *Workspace) preCommitShards(ctx context.Context, ix *index, d Derivation
 	if len(read) > maxShardsRead {
 		return res, false, nil
 	}
-	var files []stagedShard
+	files, fresh, ok, err := readStagedShards(ix, staged, read, v)
+	if err != nil || !ok {
+		return res, err != nil, err
+	}
 	var current []memory.Memory
-	fresh := map[string]bool{} // ids of memories in files not verified before
-	for rel := range read {
-		f := stagedShard{rel: rel, blob: staged[rel]}
-		if f.blob != "" {
-			data, err := ix.cat(f.blob)
-			if err != nil {
-				return res, true, err
-			}
-			dec, err := format.DecodeAll(format.Dir+"/"+rel, data)
-			if err != nil || len(dec.Invalid)+len(dec.Duplicates) > 0 || !format.IsCanonical(data, dec.Memories) {
-				return res, false, nil
-			}
-			if shard, isShard := format.ParseShardFile(rel); isShard && len(format.MisplacedIn(shard, dec.Memories)) > 0 ||
-				rel == format.MemoriesFile && len(dec.Memories) > 0 {
-				return res, false, nil
-			}
-			f.mems = dec.Memories
-			if _, verified := v.Files[f.blob]; !verified {
-				for _, m := range f.mems {
-					fresh[m.ID] = true
-				}
-			}
-		}
-		files = append(files, f)
+	for _, f := range files {
 		current = append(current, f.mems...)
 	}
 	current, _ = format.Forget(current, ts.list)
@@ -310,4 +290,39 @@ func verifiedAfter(v verifiedShards, blobs map[string]string, read []stagedShard
 		out.Files[blob] = ids
 	}
 	return out
+}
+
+// readStagedShards reads and decodes the staged files read names (paths
+// under .acolyte/; staged gives their blobs, none for a shard this commit
+// creates), and the ids of the memories in those v does not vouch for.
+// ok is false, for the full path, when one is not what a verified file is:
+// canonical, every line a valid memory of its shard, and the inbox no more
+// than its header.
+func readStagedShards(ix *index, staged map[string]string, read map[string]bool, v verifiedShards) (files []stagedShard, fresh map[string]bool, ok bool, err error) {
+	fresh = map[string]bool{}
+	for rel := range read {
+		f := stagedShard{rel: rel, blob: staged[rel]}
+		if f.blob != "" {
+			data, err := ix.cat(f.blob)
+			if err != nil {
+				return nil, nil, false, err
+			}
+			dec, err := format.DecodeAll(format.Dir+"/"+rel, data)
+			if err != nil || len(dec.Invalid)+len(dec.Duplicates) > 0 || !format.IsCanonical(data, dec.Memories) {
+				return nil, nil, false, nil
+			}
+			if shard, isShard := format.ParseShardFile(rel); isShard && len(format.MisplacedIn(shard, dec.Memories)) > 0 ||
+				rel == format.MemoriesFile && len(dec.Memories) > 0 {
+				return nil, nil, false, nil
+			}
+			f.mems = dec.Memories
+			if _, verified := v.Files[f.blob]; !verified {
+				for _, m := range f.mems {
+					fresh[m.ID] = true
+				}
+			}
+		}
+		files = append(files, f)
+	}
+	return files, fresh, true, nil
 }

@@ -74,54 +74,9 @@ func (w *Workspace) importShards(ctx context.Context, last string, files map[str
 	if _, _, warnings := parseImportState(last); len(warnings) > 0 {
 		return out, false, nil
 	}
-	rels, err := projectFiles(w.Repo.Root)
-	if err != nil {
+	next, changed, ok := w.changedShards(files)
+	if !ok {
 		return out, false, nil
-	}
-	r, err := openGuarded(w.Repo.Root)
-	if err != nil {
-		return out, false, nil
-	}
-	defer r.Close()
-	next := make(map[string]fileRecord, len(files))
-	var changed []projectFile
-	present := make(map[string]bool, len(rels))
-	for _, rel := range rels {
-		path := filepath.Join(w.Repo.Root, format.Dir, filepath.FromSlash(rel))
-		fi, err := os.Stat(path)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return out, false, nil
-		}
-		present[rel] = true
-		rec, recorded := files[rel]
-		if recorded && rec.stamp != "" && rec.stamp == stamp(fi) {
-			next[rel] = rec
-			continue
-		}
-		data, err := readAcolyteFileIn(r, rel)
-		if err != nil {
-			return out, false, nil
-		}
-		hash := sha256Hex(data)
-		next[rel] = fileRecord{stamp: settledStamp(path, fi, nil, shardSettle(fi, w.settle)), hash: hash}
-		if recorded && rec.hash == hash {
-			continue
-		}
-		if rel == format.MemoriesFile || rel == format.ForgottenFile {
-			return out, false, nil // either may hide or hold any shard's memories
-		}
-		changed = append(changed, projectFile{rel: rel, data: data})
-	}
-	for rel := range files {
-		if !present[rel] && rel != shardsDirKey {
-			if _, isShard := format.ParseShardFile(rel); !isShard {
-				return out, false, nil
-			}
-			changed = append(changed, projectFile{rel: rel}) // removed
-		}
 	}
 	ts, err := readTombstones(w.Repo.Root)
 	if err != nil || len(ts.warnings) > 0 {
@@ -176,6 +131,63 @@ func (w *Workspace) importShards(ctx context.Context, last string, files map[str
 		out.Skipped = true
 	}
 	return out, true, w.store.SetState(ctx, w.stateKey(), withFiles(importState(tableHash(next), "", nil), next))
+}
+
+// changedShards compares the project's files with files, the import
+// state's table: it returns the table they make now and the shards whose
+// content changed (data nil for one removed). ok is false when the full
+// import must run: the inbox or forgotten.jsonl changed (either may hide
+// or hold any shard's memories), or a file cannot be read.
+func (w *Workspace) changedShards(files map[string]fileRecord) (next map[string]fileRecord, changed []projectFile, ok bool) {
+	rels, err := projectFiles(w.Repo.Root)
+	if err != nil {
+		return nil, nil, false
+	}
+	r, err := openGuarded(w.Repo.Root)
+	if err != nil {
+		return nil, nil, false
+	}
+	defer r.Close()
+	next = make(map[string]fileRecord, len(files))
+	present := make(map[string]bool, len(rels))
+	for _, rel := range rels {
+		path := filepath.Join(w.Repo.Root, format.Dir, filepath.FromSlash(rel))
+		fi, err := os.Stat(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, nil, false
+		}
+		present[rel] = true
+		rec, recorded := files[rel]
+		if recorded && rec.stamp != "" && rec.stamp == stamp(fi) {
+			next[rel] = rec
+			continue
+		}
+		data, err := readAcolyteFileIn(r, rel)
+		if err != nil {
+			return nil, nil, false
+		}
+		hash := sha256Hex(data)
+		next[rel] = fileRecord{stamp: settledStamp(path, fi, nil, shardSettle(fi, w.settle)), hash: hash}
+		if recorded && rec.hash == hash {
+			continue
+		}
+		if rel == format.MemoriesFile || rel == format.ForgottenFile {
+			return nil, nil, false // either may hide or hold any shard's memories
+		}
+		changed = append(changed, projectFile{rel: rel, data: data})
+	}
+	for rel := range files {
+		if !present[rel] && rel != shardsDirKey {
+			if _, isShard := format.ParseShardFile(rel); !isShard {
+				return nil, nil, false
+			}
+			changed = append(changed, projectFile{rel: rel}) // removed
+		}
+	}
+	return next, changed, true
 }
 
 // cleanShard decodes a shard file of shard, named rel, for importShards:

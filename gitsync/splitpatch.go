@@ -157,18 +157,14 @@ func (w *Workspace) patchShards(ctx context.Context, edits map[string]shardEdit,
 		}
 	}
 	for _, f := range out {
-		path := filepath.Join(dir, filepath.FromSlash(f.rel))
-		if f.data == nil {
-			if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("removing the empty shard %s/%s: %w", format.Dir, f.rel, err)
-			}
-			delete(files, f.rel)
-			continue
-		}
 		if err := writeShard(w.Repo.Root, f.rel, f.old, f.data); err != nil {
 			return err
 		}
-		files[f.rel] = fileRecord{hash: sha256Hex(f.data)} // its stamp is not settled yet
+		if f.data == nil {
+			delete(files, f.rel)
+		} else {
+			files[f.rel] = fileRecord{hash: sha256Hex(f.data)} // its stamp is not settled yet
+		}
 	}
 	if indexed, err := w.indexWritten(ctx, shardsRel, index); !indexed {
 		return err
@@ -253,7 +249,8 @@ func (w *Workspace) editSplitLine(ctx context.Context, m memory.Memory) error {
 	})
 }
 
-// writeShard replaces the shard file rel, whose bytes were old, with data.
+// writeShard replaces the shard file rel, whose bytes were old, with data,
+// or removes it for nil.
 // A new memory's id is time-ordered, so it almost always sorts last in its
 // shard and data is old with one more line: that line is appended in place
 // and synced, as the one file's append is (appendPatched), which spares
@@ -261,6 +258,12 @@ func (w *Workspace) editSplitLine(ctx context.Context, m memory.Memory) error {
 // costs. Anything else is written whole, atomically.
 func writeShard(root, rel string, old, data []byte) error {
 	path := filepath.Join(root, format.Dir, filepath.FromSlash(rel))
+	if data == nil {
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("removing the empty shard %s/%s: %w", format.Dir, rel, err)
+		}
+		return nil
+	}
 	if len(old) == 0 || !bytes.HasPrefix(data, old) {
 		atomicfile.RemoveStale(filepath.Dir(path), 0) // a killed writer's, under this lock
 		return writeAtomic(path, data)

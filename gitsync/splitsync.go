@@ -45,31 +45,9 @@ func (w *Workspace) syncShards(ctx context.Context, pending map[string]time.Time
 	if again, err := w.pendingHandEdits(ctx); err != nil || len(again) > 0 {
 		return Synced{}, false, err
 	}
-	var current []memory.Memory
-	for _, kind := range []memory.Kind{memory.KindRule, memory.KindSeed} {
-		mems, err := w.store.List(ctx, w.vis, memory.Filter{Scope: memory.ScopeProject, Kind: kind})
-		if err != nil {
-			return Synced{}, false, err
-		}
-		current = append(current, slices.DeleteFunc(mems, func(m memory.Memory) bool { return !IsDerived(m) })...)
-	}
-	// A derived memory may take the id of one the project stores.
-	have := make(map[string]bool, len(current))
-	for _, m := range current {
-		have[m.ID] = true
-	}
-	for _, m := range d.Memories {
-		if have[m.ID] {
-			continue
-		}
-		taken, err := w.store.Get(ctx, w.vis, m.ID)
-		if errors.Is(err, memory.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return Synced{}, false, err
-		}
-		current = append(current, taken)
+	current, err := w.derivedInIndex(ctx, d.Memories)
+	if err != nil {
+		return Synced{}, false, err
 	}
 	next := Refresh(current, d.Memories)
 	out.Changes = Diff(current, next)
@@ -130,4 +108,38 @@ func (w *Workspace) syncShards(ctx context.Context, pending map[string]time.Time
 	}
 	out.Import.Added, out.Import.Removed = len(put), len(removed)
 	return out, err == nil, err
+}
+
+// derivedInIndex is what Refresh may change among the project memories the
+// index holds, given the memories the worktree derives now: every rule and
+// seed, and any stored memory whose id a derived one takes. It reads them
+// by kind (memories_by_kind) and by id, not the whole project.
+func (w *Workspace) derivedInIndex(ctx context.Context, derived []memory.Memory) ([]memory.Memory, error) {
+	var current []memory.Memory
+	for _, kind := range []memory.Kind{memory.KindRule, memory.KindSeed} {
+		mems, err := w.store.List(ctx, w.vis, memory.Filter{Scope: memory.ScopeProject, Kind: kind})
+		if err != nil {
+			return nil, err
+		}
+		current = append(current, slices.DeleteFunc(mems, func(m memory.Memory) bool { return !IsDerived(m) })...)
+	}
+	// A derived memory may take the id of one the project stores.
+	have := make(map[string]bool, len(current))
+	for _, m := range current {
+		have[m.ID] = true
+	}
+	for _, m := range derived {
+		if have[m.ID] {
+			continue
+		}
+		taken, err := w.store.Get(ctx, w.vis, m.ID)
+		if errors.Is(err, memory.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		current = append(current, taken)
+	}
+	return current, nil
 }
