@@ -578,3 +578,10 @@ func TestShardSettleIsShortWhereTimesAreFine(t *testing.T) {
 		t.Error("the shard's stamp is not trusted after fineSettle")
 	}
 }
+
+// emptyHash is what it says: the SHA-256 of no bytes.
+func TestEmptyHashIsTheHashOfNothing(t *testing.T) {
+	if got := sha256Hex(nil); got != emptyHash {
+		t.Errorf("sha256 of nothing is %s, emptyHash says %s", got, emptyHash)
+	}
+}

@@ -57,12 +57,13 @@ func tableHash(files map[string]fileRecord) string {
 }
 
 // emptyInboxHash is the SHA-256 of a split project's inbox as acolyte
-// leaves it: the header alone.
-var emptyInboxHash = sha256Hex(format.Encode(nil))
+// leaves it: the header alone. Worked out when a write asks, not at
+// start-up, which every command and hook pays.
+func emptyInboxHash() string { return sha256Hex(format.Encode(nil)) }
 
 // emptyHash is the SHA-256 of no bytes: an empty forgotten.jsonl adds
 // nothing to the hash, as withForgotten has it.
-var emptyHash = sha256Hex(nil)
+const emptyHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
 // shardEdit changes the memories of one shard; it returns them unchanged
 // when it has nothing to do there.
@@ -104,7 +105,7 @@ func (w *Workspace) patchShards(ctx context.Context, edits map[string]shardEdit,
 	files, ok := stateFiles(state)
 	// An inbox holding lines (an older acolyte's writes) is for the full
 	// path to move to the shards.
-	if _, _, warnings := parseImportState(state); !ok || len(warnings) > 0 || files[format.MemoriesFile].hash != emptyInboxHash {
+	if _, _, warnings := parseImportState(state); !ok || len(warnings) > 0 || files[format.MemoriesFile].hash != emptyInboxHash() {
 		return format.ErrNotPatchable
 	}
 	// Only the shards this write touches must be what the index holds:
