@@ -27,20 +27,19 @@ func stagedSplit(ix *index) bool {
 // every shard, as readSplit reads them from the worktree.
 func readStagedSplit(ix *index) (splitProject, error) {
 	var p splitProject
-	var shards []string
-	for rel := range ix.entries {
-		if name, ok := strings.CutPrefix(rel, format.Dir+"/"); ok && strings.HasPrefix(rel, shardsRel+"/") {
-			if _, ok := format.ParseShardFile(name); ok && !strings.Contains(strings.TrimPrefix(name, format.ShardsDir+"/"), "/") {
-				shards = append(shards, name)
-			}
+	staged := stagedShardFiles(ix)
+	rels := []string{format.MemoriesFile}
+	for rel := range staged {
+		if rel != format.MemoriesFile {
+			rels = append(rels, rel)
 		}
 	}
-	slices.Sort(shards)
-	for _, rel := range append([]string{format.MemoriesFile}, shards...) {
+	slices.Sort(rels[1:])
+	for _, rel := range rels {
 		var data []byte
-		if e, ok := ix.entries[format.Dir+"/"+rel]; ok {
+		if blob := staged[rel]; blob != "" {
 			var err error
-			if data, err = ix.cat(e.blob); err != nil {
+			if data, err = ix.cat(blob); err != nil {
 				return p, err
 			}
 		}

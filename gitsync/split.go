@@ -256,7 +256,7 @@ func writeSplit(root string, read splitProject, next []projectFile) error {
 // and its union fallback are made first (a project splitting for the first
 // time), and nothing is written when a memory would not read back.
 func writeSplitFiles(root string, p splitProject, parts []format.Part, next []memory.Memory) ([]projectFile, error) {
-	if err := checkMemories(next, shardsRel); err != nil {
+	if err := format.CheckMemories(next, shardsRel); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(filepath.Join(root, filepath.FromSlash(shardsRel)), 0o755); err != nil {
@@ -267,21 +267,6 @@ func writeSplitFiles(root string, p splitProject, parts []format.Part, next []me
 	}
 	files := encodeSplit(next, parts)
 	return files, writeSplit(root, p, files)
-}
-
-// checkMemories refuses, by id, memories a file could not be read back
-// with, before any file is written.
-func checkMemories(mems []memory.Memory, where string) error {
-	var bad []error
-	for _, m := range mems {
-		if err := format.CheckMemory(m); err != nil {
-			bad = append(bad, err)
-		}
-	}
-	if len(bad) > 0 {
-		return fmt.Errorf("not writing %s: %w", where, errors.Join(bad...))
-	}
-	return nil
 }
 
 // fileRecord is what a split project's import state holds of one file:

@@ -337,7 +337,7 @@ func editShard(rel, shard string, data []byte, edit shardEdit) ([]byte, error) {
 			changed = append(changed, m)
 		}
 	}
-	if err := checkMemories(changed, format.Dir+"/"+rel); err != nil {
+	if err := format.CheckMemories(changed, format.Dir+"/"+rel); err != nil {
 		return nil, err
 	}
 	if len(next) == 0 {

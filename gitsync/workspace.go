@@ -904,22 +904,17 @@ func oneFileLocator(raw []byte) lineLocator {
 
 // locator locates lines in a split project's files.
 func (p splitProject) locator() lineLocator {
-	var where map[string]struct {
+	type place struct {
 		rel  string
 		line int
 	}
+	var where map[string]place
 	return func(id string) (string, int) {
 		if where == nil {
-			where = make(map[string]struct {
-				rel  string
-				line int
-			})
+			where = make(map[string]place)
 			for _, f := range p.files {
 				for id, line := range lineNumbers(f.data) {
-					where[id] = struct {
-						rel  string
-						line int
-					}{format.Dir + "/" + f.rel, line}
+					where[id] = place{format.Dir + "/" + f.rel, line}
 				}
 			}
 		}

@@ -51,6 +51,16 @@ func WriteFile(path string, mems []memory.Memory) error {
 // WriteFileKeeping is WriteFile that also keeps lines, a file's invalid
 // lines (Decoded.InvalidLines), after the memories (EncodeKeeping).
 func WriteFileKeeping(path string, mems []memory.Memory, lines []string) error {
+	if err := CheckMemories(mems, path); err != nil {
+		return err
+	}
+	return writeAtomic(path, EncodeKeeping(mems, lines))
+}
+
+// CheckMemories is CheckMemory of every memory a writer is about to write
+// to where: each one Decode would not read back is refused, by id, and
+// nothing is written.
+func CheckMemories(mems []memory.Memory, where string) error {
 	var bad []error
 	for _, m := range mems {
 		if err := CheckMemory(m); err != nil {
@@ -58,9 +68,9 @@ func WriteFileKeeping(path string, mems []memory.Memory, lines []string) error {
 		}
 	}
 	if len(bad) > 0 {
-		return fmt.Errorf("not writing %s: %w", path, errors.Join(bad...))
+		return fmt.Errorf("not writing %s: %w", where, errors.Join(bad...))
 	}
-	return writeAtomic(path, EncodeKeeping(mems, lines))
+	return nil
 }
 
 // writeAtomic replaces path with the parts in order (atomicfile.Write),
