@@ -44,7 +44,7 @@ import (
 	_ "embed"
 
 	"github.com/acolyte-dev/acolyte/memory"
-	"github.com/acolyte-dev/acolyte/memory/embed/static/internal/wordpiece"
+	"github.com/acolyte-dev/acolyte/memory/embed/internal/wordpiece"
 	"github.com/acolyte-dev/acolyte/memory/embed/static/internal/wordvec"
 )
 

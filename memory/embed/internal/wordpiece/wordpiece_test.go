@@ -1,15 +1,12 @@
 package wordpiece
 
 import (
-	"bufio"
 	"encoding/json"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
-
-	"github.com/acolyte-dev/acolyte/memory/embed/static/internal/wordvec"
 )
 
 // mapVocab is a vocabulary held in a map, with token ids in insertion
@@ -41,65 +38,6 @@ func (v *mapVocab) strings(ids []int) []string {
 		out[i] = v.tokens[id]
 	}
 	return out
-}
-
-// teacherCase is one line of testdata/teacher_tokens.jsonl: a text and the
-// tokens the teacher's own tokeniser (Hugging Face tokenizers, with the
-// tokenizer.json the table was distilled with) split it into, [UNK]
-// dropped.
-type teacherCase struct {
-	Text   string   `json:"text"`
-	Tokens []string `json:"tokens"`
-}
-
-func teacherCases(t *testing.T) []teacherCase {
-	t.Helper()
-	f, err := os.Open("testdata/teacher_tokens.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var cases []teacherCase
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var c teacherCase
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			t.Fatal(err)
-		}
-		cases = append(cases, c)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if len(cases) < 100 {
-		t.Fatalf("only %d cases", len(cases))
-	}
-	return cases
-}
-
-// TestTokensMatchTheTeacher splits text with the vocabulary of the
-// committed table, which holds every token of the teacher's but the
-// special ones, and must get exactly the teacher's pieces.
-func TestTokensMatchTheTeacher(t *testing.T) {
-	data, err := os.ReadFile("../../tokvec.bin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	table, err := wordvec.Open(string(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range teacherCases(t) {
-		ids := Tokenize(table, c.Text)
-		got := make([]string, len(ids))
-		for i, id := range ids {
-			got[i] = table.Word(id)
-		}
-		if strings.Join(got, " ") != strings.Join(c.Tokens, " ") {
-			t.Errorf("Tokenize(%.60q)\n got %q\nwant %q", c.Text, got, c.Tokens)
-		}
-	}
 }
 
 func TestWordPiece(t *testing.T) {
@@ -175,20 +113,13 @@ func piecesByRune(ids []int, v Vocabulary, word string) []int {
 
 // FuzzPiecesMatchRuneSplit: whatever the text, normalize leaves valid
 // UTF-8, and every word of it splits into the pieces the rune-by-rune
-// split finds, in the real table and in a small one that leaves most
+// split finds, in a vocabulary of the teacher's real pieces and in a small one that leaves most
 // words in several pieces or unknown.
 func FuzzPiecesMatchRuneSplit(f *testing.F) {
 	for _, s := range []string{"unaffable runTool", "héllo wörld naïve", "日本語のテキスト", "deduplicates thumbnailer", "aaaa", "x" + strings.Repeat("ab", 60), "ﬁle Ǆ ß", "a\xffb"} {
 		f.Add(s)
 	}
-	data, err := os.ReadFile("../../tokvec.bin")
-	if err != nil {
-		f.Fatal(err)
-	}
-	table, err := wordvec.Open(string(data))
-	if err != nil {
-		f.Fatal(err)
-	}
+	table := teacherPieces(f)
 	small := vocabOf("un", "##aff", "##able", "a", "##a", "##b", "b", "h", "##é", "##llo", "日", "##本", "ö", "##ö", "de", "##dup")
 	f.Fuzz(func(t *testing.T, text string) {
 		norm := normalize(text)
@@ -203,4 +134,33 @@ func FuzzPiecesMatchRuneSplit(f *testing.F) {
 			}
 		}
 	})
+}
+
+// teacherPieces is a vocabulary of every piece the teacher's tokeniser
+// made of the texts in testdata/teacher_tokens.jsonl.
+func teacherPieces(tb testing.TB) *mapVocab {
+	tb.Helper()
+	data, err := os.ReadFile("testdata/teacher_tokens.jsonl")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	v := vocabOf()
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var c struct {
+			Tokens []string `json:"tokens"`
+		}
+		if err := json.Unmarshal([]byte(line), &c); err != nil {
+			tb.Fatal(err)
+		}
+		for _, tok := range c.Tokens {
+			if _, ok := v.ids[tok]; !ok {
+				v.ids[tok] = len(v.tokens)
+				v.tokens = append(v.tokens, tok)
+			}
+		}
+	}
+	if len(v.tokens) < 500 {
+		tb.Fatalf("only %d pieces", len(v.tokens))
+	}
+	return v
 }

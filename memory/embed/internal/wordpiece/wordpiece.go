@@ -37,9 +37,23 @@ type Vocabulary interface {
 // WordPiece cannot cover (BERT's [UNK]) contributes nothing, as the
 // unknown token carries no meaning of its own.
 func Tokenize(v Vocabulary, text string) []int {
+	return tokenize(v, text, -1)
+}
+
+// TokenizeUnknown is Tokenize for a model that reads BERT's [UNK]: a word
+// WordPiece cannot cover contributes the token unknown, as the teacher's
+// tokeniser has it, so the model sees that a word stood there.
+func TokenizeUnknown(v Vocabulary, text string, unknown int) []int {
+	return tokenize(v, text, unknown)
+}
+
+func tokenize(v Vocabulary, text string, unknown int) []int {
 	var ids []int
 	for _, word := range preTokenize(normalize(text)) {
-		ids = appendPieces(ids, v, word)
+		n := len(ids)
+		if ids = appendPieces(ids, v, word); len(ids) == n && unknown >= 0 {
+			ids = append(ids, unknown)
+		}
 	}
 	return ids
 }
