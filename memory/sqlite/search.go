@@ -272,7 +272,11 @@ func (s *Store) vectorSide(ctx context.Context, v *view, e memory.Embedder, text
 	if err != nil || len(vecs) != len(texts)+len(words) {
 		return side
 	}
-	side.space = e.Model()
+	if len(v.withVec) > 0 {
+		// The catalog's model, which the stored vectors are of: an
+		// embedder that learns its dimension may rename itself meanwhile.
+		side.space = c.model
+	}
 	side.wordVecs = vecs[len(texts):]
 	for i := range texts {
 		side.passes[i] = passOver(cosines(vecs[i], c, v.withVec), v)
