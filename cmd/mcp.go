@@ -77,6 +77,7 @@ func runMCP(c *cli.Context) error {
 		return err
 	}
 	defer ws.Close()
+	defer fillWhileServing(c.Context, ws.Store)()
 
 	// stdout belongs to the protocol; diagnostics go where clients log stderr.
 	logger := slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelWarn}))

@@ -53,7 +53,7 @@ func candidateRelevance(lex, whole, z float64, vectors bool) float64 {
 	case !vectors:
 		return min(1, lex/whole)
 	}
-	return vectorWeight*min(1, z/vectorFullZ) + (1-vectorWeight)*min(1, lex/whole)
+	return relevanceVectorWeight*min(1, z/vectorFullZ) + (1-relevanceVectorWeight)*min(1, lex/whole)
 }
 
 // knownShare is the share of a text's words (identifier wholes aside)

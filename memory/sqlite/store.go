@@ -876,15 +876,14 @@ func (s *Store) Reindex(ctx context.Context, all bool, progress func(done, total
 	if s.instant != nil {
 		spaces = []memory.Embedder{s.instant, s.embedder}
 	}
-	total := 0
+	// A memory given both vectors counts once.
+	embedded := map[int64]bool{}
 	for _, e := range spaces {
-		n, err := s.reindexSpace(ctx, e, all, progress)
-		total += n
-		if err != nil {
-			return total, err
+		if _, err := s.reindexSpace(ctx, e, all, embedded, progress); err != nil {
+			return len(embedded), err
 		}
 	}
-	return total, nil
+	return len(embedded), nil
 }
 
 // Fill makes the model vectors a layered embedder's writes left for later
@@ -895,7 +894,7 @@ func (s *Store) Fill(ctx context.Context, progress func(done, total int)) (int, 
 	}
 	// Writes from here on that leave vectors out say so again.
 	s.leftPending.Store(false)
-	return s.reindexSpace(ctx, s.embedder, false, progress)
+	return s.reindexSpace(ctx, s.embedder, false, nil, progress)
 }
 
 // Pending counts the memories that lack a current vector of the
@@ -911,7 +910,10 @@ func (s *Store) Pending(ctx context.Context) (int, error) {
 	return n, s.explain(err)
 }
 
-func (s *Store) reindexSpace(ctx context.Context, e memory.Embedder, all bool, progress func(done, total int)) (int, error) {
+// reindexSpace embeds with e the memories that lack a current vector of
+// its model (every memory, with all), marking each one embedded in
+// embedded when it is not nil.
+func (s *Store) reindexSpace(ctx context.Context, e memory.Embedder, all bool, embedded map[int64]bool, progress func(done, total int)) (int, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories m
 		LEFT JOIN embeddings e ON e.seq = m.seq AND e.model = ?2
 		WHERE ?1 OR e.seq IS NULL OR e.content_hash != m.content_hash ORDER BY m.seq`, all, e.Model())
@@ -969,6 +971,11 @@ func (s *Store) reindexSpace(ctx context.Context, e memory.Embedder, all bool, p
 		})
 		if err != nil {
 			return done, s.explain(err)
+		}
+		for _, it := range todo[start:end] {
+			if embedded != nil {
+				embedded[it.seq] = true
+			}
 		}
 		done = end
 		if progress != nil {
