@@ -382,17 +382,21 @@ func (r *Repo) UninstallHooks(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	files, err := r.openHookFiles()
+	if err != nil {
+		return err
+	}
+	defer files.Close()
 	for _, name := range Hooks {
 		path := filepath.Join(dir, name)
-		b, err := os.ReadFile(path)
-		if err != nil || !strings.Contains(string(b), shimMarker) {
+		if !files.isShim(path) {
 			continue
 		}
-		if err := os.Remove(path); err != nil {
+		if err := files.remove(path); err != nil {
 			return err
 		}
-		if _, err := os.Stat(path + chainSuffix); err == nil {
-			if err := os.Rename(path+chainSuffix, path); err != nil {
+		if _, err := files.stat(path + chainSuffix); err == nil {
+			if err := files.rename(path+chainSuffix, path); err != nil {
 				return fmt.Errorf("restore the earlier %s hook: %w", name, err)
 			}
 		}
