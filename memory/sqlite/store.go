@@ -45,6 +45,9 @@ type Store struct {
 	// kept is the catalog of the last search, reused while the database's
 	// generation stays the same (a long-lived MCP server or agent).
 	kept *catalog
+
+	// globs keeps memories' globs compiled across searches.
+	globs memory.GlobCache
 }
 
 // Open opens (creating if needed) the store at path. The embedder places new
