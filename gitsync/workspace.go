@@ -12,10 +12,10 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"syscall"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
