@@ -164,6 +164,9 @@ var Lookalikes = []string{
 	"reverted a94a8fe, see the changelog",
 	"request id 123e4567-e89b-12d3-a456-426614174000 in the logs",
 	"ULIDs look like 01ARZ3NDEKTSV4RRFFQ69G5FAV",
+	// An address after the word token (acolyte's own usage error, issue 35).
+	"--no-token on localhost.:8765: only a loopback address may serve without a token",
+	"the token on staging.internal.example:8443 expires hourly",
 	"echo VGhlIHF1aWNrIGJyb3duIGZveCBqdW1wcyBvdmVyIHRoZSBsYXp5IGRvZw== | base64 -d",
 	`"integrity": "sha512-z4PhNX7vuL3xVChQ1m2AB9Yg5AULVxXcg/SpIdNs6c5H0NE8XYXysP+DGNKHfuwvY7kxvUR8UXyvtIklthCbeNXw=="`,
 	"golang.org/x/crypto v0.31.0 h1:ihbySMvVjLAeSH1IbfcRTkD/iNscyz8rGzjF/E5hV6U=",
