@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
@@ -193,18 +194,47 @@ func readAcolyteFileIn(r *os.Root, name string) ([]byte, error) {
 		return nil, fmt.Errorf("reading %s: %w", rel, err)
 	}
 	defer f.Close()
+	limit := int64(format.MaxFileBytes)
+	if strings.HasPrefix(name, format.ShardsDir+"/") {
+		limit = format.MaxShardBytes
+	}
 	var data []byte
-	if fi.Size() <= format.MaxFileBytes {
-		data, err = readSized(f, fi.Size(), format.MaxFileBytes)
+	if fi.Size() <= limit {
+		data, err = readSized(f, fi.Size(), limit)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", rel, err)
 	}
-	if fi.Size() > format.MaxFileBytes || len(data) > format.MaxFileBytes {
-		return nil, fmt.Errorf("%s: %w: it is over %d MiB, the most acolyte reads; a file that size is not memories anyone reviews. "+
-			"Find what filled it (`git log --stat -- %s`), remove those lines by hand, then run `acolyte sync`", rel, ErrTooLarge, format.MaxFileBytes>>20, rel)
+	if fi.Size() > limit || int64(len(data)) > limit {
+		return nil, tooLarge(rel, limit)
 	}
 	return data, nil
+}
+
+// tooLarge is ErrTooLarge for rel, over limit bytes.
+func tooLarge(rel string, limit int64) error {
+	return fmt.Errorf("%s: %w: it is over %d MiB, the most acolyte reads of it; a file that size is not memories anyone reviews. "+
+		"Find what filled it (`git log --stat -- %s`), remove those lines by hand, then run `acolyte sync`", rel, ErrTooLarge, limit>>20, rel)
+}
+
+// checkSplitSize refuses a split project whose files together pass
+// format.MaxFileBytes, or one of whose shards passes format.MaxShardBytes,
+// by their sizes, before any is read.
+func checkSplitSize(r *os.Root, rels []string) error {
+	var total int64
+	for _, rel := range rels {
+		fi, err := r.Stat(filepath.FromSlash(format.Dir + "/" + rel))
+		if err != nil {
+			continue // the reader says why
+		}
+		if strings.HasPrefix(rel, format.ShardsDir+"/") && fi.Size() > format.MaxShardBytes {
+			return tooLarge(format.Dir+"/"+rel, format.MaxShardBytes)
+		}
+		if total += fi.Size(); total > format.MaxFileBytes {
+			return tooLarge(shardsRel, format.MaxFileBytes)
+		}
+	}
+	return nil
 }
 
 // readSized reads f to its end, size bytes when it was stat'ed, and at

@@ -106,7 +106,11 @@ func readSplit(root string) (splitProject, error) {
 	if err != nil {
 		return p, err
 	}
-	for _, rel := range append([]string{format.MemoriesFile}, shards...) {
+	rels := append([]string{format.MemoriesFile}, shards...)
+	if err := checkSplitSize(r, rels); err != nil {
+		return p, err
+	}
+	for _, rel := range rels {
 		data, err := readAcolyteFileIn(r, rel)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return p, err
