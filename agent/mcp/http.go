@@ -3,8 +3,6 @@ package mcp
 import (
 	"crypto/rand"
 	"crypto/subtle"
-	"errors"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -32,10 +30,12 @@ const (
 	// agents each, far above what one machine's clients open. A new one
 	// past it closes the session whose client was heard from longest ago.
 	maxSessions = 64
-	// headerTimeout bounds reading a request's headers, and bodyTimeout
-	// its body: a tool call's arguments arrive in one write.
+	// headerTimeout bounds reading a request's headers, and readTimeout
+	// the whole request, body included: a tool call's arguments arrive in
+	// one write. (net/http lifts the read deadline once the body is read,
+	// so a response streamed for minutes, SSE, is not cut.)
 	headerTimeout = 10 * time.Second
-	bodyTimeout   = 10 * time.Second
+	readTimeout   = 20 * time.Second
 	// idleTimeout closes a keep-alive connection that sends no request.
 	idleTimeout = 30 * time.Second
 	// maxBodyBytes bounds a request's body: a memory is at most a few
@@ -52,13 +52,13 @@ type HTTPOptions struct {
 	// "https://ide.example.com".
 	Origins []string
 	Logger  *slog.Logger
-	// MaxSessions, SessionIdle, HeaderTimeout, BodyTimeout and
+	// MaxSessions, SessionIdle, HeaderTimeout, ReadTimeout and
 	// IdleTimeout lower the server's bounds (maxSessions and the rest);
 	// zero keeps each default.
 	MaxSessions   int
 	SessionIdle   time.Duration
 	HeaderTimeout time.Duration
-	BodyTimeout   time.Duration
+	ReadTimeout   time.Duration
 	IdleTimeout   time.Duration
 }
 
@@ -70,15 +70,13 @@ func orDefault[T int | time.Duration](v, def T) T {
 }
 
 // HTTPServer is the http.Server of Handler with its bounds: headers and
-// body read within their timeouts, idle keep-alive connections closed.
-// It sets no ReadTimeout on the whole connection, since net/http cancels
-// a request's context when a read past it fails, which would cut every
-// SSE stream after that long; the body's deadline (limitBody) is set per
-// request instead, and cleared once the body is read.
+// the whole request read within their timeouts, idle keep-alive
+// connections closed.
 func (h *Host) HTTPServer(opts HTTPOptions) *http.Server {
 	return &http.Server{
 		Handler:           h.Handler(opts),
 		ReadHeaderTimeout: orDefault(opts.HeaderTimeout, headerTimeout),
+		ReadTimeout:       orDefault(opts.ReadTimeout, readTimeout),
 		IdleTimeout:       orDefault(opts.IdleTimeout, idleTimeout),
 		MaxHeaderBytes:    64 << 10,
 	}
@@ -116,39 +114,7 @@ func (h *Host) Handler(opts HTTPOptions) http.Handler {
 	})
 	mux := http.NewServeMux()
 	mux.Handle(Path, requireToken(opts.Token, pool.track(stream)))
-	return checkOrigin(opts.Origins, limitBody(orDefault(opts.BodyTimeout, bodyTimeout), mux))
-}
-
-// limitBody gives a request's body timeout to arrive, from when its
-// headers did: a client that sends it a byte at a time loses the
-// connection. The deadline is lifted once the body is read, so a response
-// streamed for minutes (SSE) is not cut.
-func limitBody(timeout time.Duration, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Body != nil && r.Body != http.NoBody {
-			rc := http.NewResponseController(w)
-			if rc.SetReadDeadline(time.Now().Add(timeout)) == nil {
-				r.Body = &deadlineBody{ReadCloser: r.Body, lift: func() { _ = rc.SetReadDeadline(time.Time{}) }}
-			}
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// deadlineBody lifts the read deadline when the body ends.
-type deadlineBody struct {
-	io.ReadCloser
-	lift   func()
-	lifted bool
-}
-
-func (b *deadlineBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if errors.Is(err, io.EOF) && !b.lifted {
-		b.lifted = true
-		b.lift()
-	}
-	return n, err
+	return checkOrigin(opts.Origins, mux)
 }
 
 // sessionPool bounds the sessions served at once: past max, a new session

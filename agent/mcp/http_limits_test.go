@@ -70,10 +70,10 @@ func TestIdleKeepAliveConnectionsAreClosed(t *testing.T) {
 	t.Logf("idle keep-alive connection closed after %v", time.Since(start).Round(time.Millisecond))
 }
 
-// A body sent a byte at a time loses its connection once the body's time
-// is up (issue 35: one held its connection for 20 s).
+// A body sent a byte at a time loses its connection once the request's
+// time is up (issue 35: one held its connection for 20 s).
 func TestASlowBodyIsCut(t *testing.T) {
-	addr := limitedServer(t, mcp.HTTPOptions{BodyTimeout: 500 * time.Millisecond})
+	addr := limitedServer(t, mcp.HTTPOptions{ReadTimeout: 500 * time.Millisecond})
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
@@ -152,5 +152,50 @@ func TestSessionsPastTheCapCloseTheLeastRecentlyUsed(t *testing.T) {
 	}
 	if alive != 3 {
 		t.Errorf("%d sessions work, want the cap, 3", alive)
+	}
+}
+
+// The read timeout bounds reading a request, not the response: a
+// session's SSE stream stays open past it.
+func TestAStreamOutlivesTheReadTimeout(t *testing.T) {
+	addr := limitedServer(t, mcp.HTTPOptions{ReadTimeout: 300 * time.Millisecond})
+	post := func(body, session string) *http.Response {
+		req, _ := http.NewRequest("POST", "http://"+addr+mcp.Path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	resp := post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, "")
+	session := resp.Header.Get("Mcp-Session-Id")
+	if session == "" {
+		t.Fatalf("initialize: %s, no session", resp.Status)
+	}
+	post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, session)
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\nMcp-Session-Id: %s\r\n\r\n", mcp.Path, addr, session)
+	r := bufio.NewReader(conn)
+	conn.SetReadDeadline(time.Now().Add(3 * time.Second))
+	stream, err := http.ReadResponse(r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stream.StatusCode != http.StatusOK {
+		t.Fatalf("GET stream: %s", stream.Status)
+	}
+	if closedWithin(conn, r, time.Second) {
+		t.Fatal("the SSE stream was closed within a second, past the 300 ms read timeout")
 	}
 }
