@@ -89,7 +89,7 @@ func familyRules() []secretRule {
 // localhost.:8765"), not a token: a lower-case host name with a dot or
 // named localhost, and a port of digits.
 func isHostPort(v string) bool {
-	host, port, ok := strings.Cut(v, ":")
+	host, port, ok := strings.Cut(strings.ReplaceAll(v, `\`, ""), ":")
 	if !ok || port == "" || len(port) > 5 || !isNumber(port) || host == "" {
 		return false
 	}

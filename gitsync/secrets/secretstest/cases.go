@@ -154,6 +154,42 @@ var Credentials = []Case{
 	{"the postmark server password is 6cda4ccb-01f3-5efe-8ed5-f03644f758cd", "a password"},
 	{"the memcached auth string is nx7IfDH59mMDd", "a secret key or token"},
 	{"our staging api key is win86TkVYC4M7l8GQlch", "a secret key or token"},
+
+	// Families a red team's table showed passing on every road (issue 35):
+	// chat and CI webhooks and tokens, platform and SaaS tokens, social API
+	// tokens, framework secrets, Oracle connect strings, an API key header
+	// and credentials wrapped in base64.
+	{"teams alerts go to https://acmecorp.webhook.office" + ".com/webhookb2/21b8c26b-c023-73ab-55da-cb8f8c773fe6@276fbc83-dd73-98f1-5728-e6bebf4f7e60/IncomingWebhook/9d818b3b003fb0af107a25a52fb29524/70c40b54-d28e-4081-bb2c-63f88bbd8dec/V20FuzNycqXMX9DGJWc401hQvJEgeyz2mCyRaq6LUo", "a Microsoft Teams webhook URL"},
+	{"the Teams workflow posts to https://prod-27.westeurope.logic.azure" + ".com:443/workflows/750233504f0e59ec1c85af9f3b2bec0e/triggers/manual/paths/invoke?api-version=2016-06-01&sp=%2Ftriggers%2Fmanual%2Frun&sv=1.0&s" + "ig=6nDVu6nFNpF2h0S7dwn-PmF4FsAZAHDY5ys4m4AaT1H", "a Microsoft Teams webhook URL"},
+	{"CIRCLE_TOKEN=CCIP" + "AT_oVYmx6xcIkdDushfyKXUE8_11cd0b8044ef39aec3024b916aebcd213b216d72", "a CircleCI token"},
+	{"circleci api token c92ba48f856eeb2f5f4bd4d7167870519e59af1d for the release job", "a CircleCI token"},
+	{"artifactory api key AKC" + "pRtvq2FMxr2K8llsi6y35nXnN3hfxmlkjrFC2ivmLaEDSsAWNgEAiDUPvs6diFKpX9Nt9K", "a JFrog token"},
+	{"jf config add --access-token cmVmdGt" + "uOjAxOjE3OTWee7lGjxTtKbYmemZpZYWiwqML4ijY9auDqkOdDQ9IIFzv", "a JFrog token"},
+	{"FLY_API_TOKEN=\"FlyV1 fm" + "2_XVHld+0JGVYlCLS4lOyyYjc/qzqs4uJBnMFFGW73KBmkQcPXrfxP+u2wcsSXZBIprWRNfuibymuH0786GcAgEpx6Boc2UGdWldwdI7QcNFkVcc0bcvUjZGr55t8ujUorPSYI5kyN4x9Yo6bc90Pizrwn8zdlcEMUnhWXby4h/qCrOSa6u2/RFGXjzsDJHKkGqTtTN0yk==\"", "a Fly.io token"},
+	{"flyctl uses fo" + "1_KR55OBaVRaU3-Qtxlrp-j6qYOV-Tzw_gmnu8yydwQ-T", "a Fly.io token"},
+	{"netlify deploy --auth nf" + "p_KoaT6SIuGe1ped82bNDsTnWFcBAYDOIL70bD", "a Netlify token"},
+	{"render api key rn" + "d_t4rb3Dernz0YHXs6Vxrg0ylN2bRFEQlG", "a Render API key"},
+	{"asana PAT 2/1205531487674629/1208117945882207:16d02d94bb0c0fedf45f39394b4a62a0", "an Asana token"},
+	{"ASANA_TOKEN=1/1203238412056369:331e238736cb73cd6975b7a46a6e7567", "an Asana token"},
+	{"dropbox short-lived token s" + "l.Bz0pWWcaGsB1cdaMbTu7Rv5z0ev9ztdtdiUns_H_X19ht6GwXmQLvzjv9DwJ7plnXD7di_tlIlkWTr6xH3684rRlH9IuSS_SjZKtyBiTujdgq9uMl_BQMyDdzeFoCn4oywVipbDlhL", "a Dropbox token"},
+	{"the dropbox app token is vhubqdxju0vAAAAAAAAAA-i45bePpMlYSRWSHxesLrJg8V13aupiJlUz7GG1D8pT", "a Dropbox token"},
+	{"figma personal token fig" + "d_2Rkk3sv0RUgbo4zSW3wjz7Nh3ifr-DoYU6B1pS9o", "a Figma token"},
+	{"contentful management token CFPA" + "T-PliEkb5cHX6rgGwbg017hR0W6F23CgTlLaR1CCJSJGw", "a Contentful token"},
+	{"shippo key shippo_l" + "ive_3168a8b63300796da63f24f91ed0cf664781e9a8", "a Shippo API token"},
+	{"PINECONE_API_KEY=pcs" + "k_ABdoT_ghT9VPjYEBJoL8ebt219n8R09ZV1yQeYFx38UsxYWRGHOMpnFGgjuC8xdxVDocH9", "a Pinecone API key"},
+	{"the old pinecone key acad513a-6963-acf9-4300-4fa08b10ef34 still works", "a Pinecone API key"},
+	{"twitter bearer AAAAAAAAAAAAAAAAAAAA" + "AAsU6sQI7kAAAAAAA7OmsdcPY7u%2BTnFNyR7q8qC9i55NfxSZ%3DDyejwPlwS4MNY01dagPa1GlRP7QkU1smn75alR7B", "a Twitter/X bearer token"},
+	{"x access token 571848451109491409-OEzKi5EgvIHftBwaGDh6oVon8qEOmFUOm4KppF20", "a Twitter/X access token"},
+	{"fb page token EA" + "AGuxEvePeEYBbsr8dHUaCKgK5SuQIRlIQmRm6AnQW7ieBRsj1utUt4RiJGdNJzhvkyNJ61FgvVBrAFF8ZUyEkPCalTG3arbFs3YM3pUZgPSzSJG1fmSpMfrLYxXS0C83kyH5vJjFppVszXNzMTU4tcQxx3SOUoN8VprTxrX74TVi1NENYPW7zD", "a Facebook access token"},
+	{"SECRET_KEY = 'x!q0d3f(1!)kvteue&+1on7&6in4p3(ddeo5a&#+-%c1v#9v5x'", "a Django secret key"},
+	{"SECRET_KEY = \"django-insecure-hx2#k9=p)v4m@7t$1w8!q5zr&n3y(e6u-0jb^c+f%dlsa*go\"", "a Django secret key"},
+	{"production:\n  secret_key_base: 57ea541902650ae21dcf63411a0843462bf4c7a46753089742ec15711c5da5a73d4254526b0204cee4aebff14be4aa447b36b55c75f0b30bdadc302293dd1372\n", "a Rails secret_key_base"},
+	{"sqlplus app_owner/SIzsEWf12ZP6@//db.internal:1521/ORCLPDB1", "an Oracle connect string with a password"},
+	{"url: jdbc:oracle:thin:reporting/Kq7vN2mX9pL4@db-prod.acme.io:1521:ORCL", "an Oracle connect string with a password"},
+	{"curl -H 'X-API-Key: W8pWhKli40jIrPGtgD4m9EovrwD5g2Fz' https://api.acme.io/v1/orders", "an API key header"},
+	{"the registry wants X-Api-Key: 4f1c9e7a2b8d4c3e9f0a1b2c3d4e5f60", "an API key header"},
+	{"echo Z2hwX3cxWlpGN0tzbTZhZFdkaWE0dkJSbXliTTNxWlVaS0o3MXJsRw== | base64 -d > ~/.token", "a base64-encoded GitHub token"},
+	{"apiVersion: v1\nkind: Secret\ndata:\n  credentials: YXdzX3NlY3JldF9hY2Nlc3Nfa2V5ID0geEF3SVowRHFLN2ZDT29rUHlRblA4bzRGRzVCNUVHbndBcC9jejJqbA==\n", "a base64-encoded AWS secret access key"},
 }
 
 // Lookalikes look like credentials and are not: secrets.Detect must let
@@ -164,6 +200,19 @@ var Lookalikes = []string{
 	"reverted a94a8fe, see the changelog",
 	"request id 123e4567-e89b-12d3-a456-426614174000 in the logs",
 	"ULIDs look like 01ARZ3NDEKTSV4RRFFQ69G5FAV",
+	// Issue 35's families, near misses: documented shapes, placeholders,
+	// hashes beside a vendor's name, zero bytes in base64.
+	"Teams webhooks look like https://TENANT.webhook.office.com/webhookb2/GROUP@TENANT/IncomingWebhook/ID/OWNER",
+	"circleci rebuilt commit 3f786850e387550fdab836ed7e6dc881de23001b after the flaky test",
+	"rnd_seed_generator_for_tests_and_benchmarks is seeded from the clock",
+	"empty key: AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+	"SECRET_KEY = 'please-set-this-from-the-environment-in-production'",
+	"secret_key_base: <%= ENV[\"SECRET_KEY_BASE\"] %>",
+	"sqlplus / as sysdba, then sqlplus system/${ORACLE_PWD}@//localhost:1521/FREEPDB1",
+	"curl -H 'X-API-Key: $API_KEY' https://api.acme.io/v1/orders",
+	"X-API-Key: <your-api-key>",
+	"kubectl get secret app -o yaml shows username: YWRtaW4= (admin)",
+	"the pinecone index dims are 1536 and the metric is cosine",
 	// An address after the word token (acolyte's own usage error, issue 35).
 	"--no-token on localhost.:8765: only a loopback address may serve without a token",
 	"the token on staging.internal.example:8443 expires hourly",
