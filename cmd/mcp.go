@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -211,11 +210,8 @@ func serveMCPHTTP(c *cli.Context, host *mcp.Host, addr string, logger *slog.Logg
 	default:
 		fmt.Fprintf(c.App.ErrWriter, "clients must send Authorization: Bearer %s\n(set %s to choose the token)\n", token, envMCPToken)
 	}
-	srv := &http.Server{
-		Handler:           host.Handler(mcp.HTTPOptions{Token: token, Origins: c.StringSlice(flagAllowOrigin), Logger: logger}),
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-	}
+	srv := host.HTTPServer(mcp.HTTPOptions{Token: token, Origins: c.StringSlice(flagAllowOrigin), Logger: logger})
+	srv.ErrorLog = slog.NewLogLogger(logger.Handler(), slog.LevelWarn)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {

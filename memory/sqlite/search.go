@@ -160,7 +160,7 @@ func (s *Store) Search(ctx context.Context, vis memory.Visibility, q memory.Quer
 		if err != nil {
 			return nil, err
 		}
-		memory.ApplyPaths(q, best, globs)
+		memory.ApplyPathsCached(q, best, globs, &s.globs)
 	}
 
 	ranked := make([]int64, 0, len(best))

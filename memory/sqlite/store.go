@@ -53,6 +53,9 @@ type Store struct {
 	// reused while the database's generation stays the same (a long-lived
 	// MCP server or agent).
 	kept map[string]*catalog
+
+	// globs keeps memories' globs compiled across searches.
+	globs memory.GlobCache
 }
 
 // Open opens (creating if needed) the store at path. The embedder places new
