@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -68,6 +69,15 @@ func TestHookManagerScripts(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(wrapper, "acolyte"), []byte(script), 0o755); err != nil {
 				return err
 			}
+			// A teammate who does not use acolyte: the managers, git and the
+			// system's tools, and no acolyte anywhere on PATH.
+			mate := []string{bin}
+			for _, dir := range filepath.SplitList(env.Getenv("PATH")) {
+				if !fileExists(filepath.Join(dir, "acolyte")) {
+					mate = append(mate, dir)
+				}
+			}
+			env.Setenv("TEAMMATE_PATH", strings.Join(mate, string(os.PathListSeparator)))
 			env.Setenv("PATH", wrapper+string(os.PathListSeparator)+bin+string(os.PathListSeparator)+env.Getenv("PATH"))
 			env.Setenv("ACOLYTE_LOG", filepath.Join(env.WorkDir, "acolyte.log"))
 			env.Setenv("TEAM_LOG", filepath.Join(env.WorkDir, "team.log"))

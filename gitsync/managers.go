@@ -135,7 +135,7 @@ func packageHooks(path string, keys ...string) (map[string]string, bool) {
 // hook's arguments, which lefthook, the pre-commit framework and
 // simple-git-hooks do not pass through as "$@" (acolyte needs none).
 func ManagerLine(name string) string {
-	return fmt.Sprintf("acolyte hook %s || [ $? -ne %d ]", name, ExitRefuse)
+	return guarded(name, "")
 }
 
 // Integration is one edit that makes a manager run acolyte's hooks.

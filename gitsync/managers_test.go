@@ -92,9 +92,9 @@ func TestInstallHooksWithHusky4SetsThePackageEntries(t *testing.T) {
 			t.Errorf("%s was not written: %+v", it.File, it)
 		}
 	}
-	want := "{\n  \"husky\": {\n    \"hooks\": {\n      \"pre-commit\": \"npm test && { acolyte hook pre-commit || [ $? -ne 3 ]; }\",\n" +
-		"      \"post-checkout\": \"acolyte hook post-checkout || [ $? -ne 3 ]\",\n      \"post-merge\": \"acolyte hook post-merge || [ $? -ne 3 ]\",\n" +
-		"      \"post-rewrite\": \"acolyte hook post-rewrite || [ $? -ne 3 ]\"\n    }\n  }\n}\n"
+	want := "{\n  \"husky\": {\n    \"hooks\": {\n      \"pre-commit\": \"npm test && { if command -v acolyte >/dev/null 2>&1; then acolyte hook pre-commit || [ $? -ne 3 ]; fi; }\",\n" +
+		"      \"post-checkout\": \"if command -v acolyte >/dev/null 2>&1; then acolyte hook post-checkout || [ $? -ne 3 ]; fi\",\n      \"post-merge\": \"if command -v acolyte >/dev/null 2>&1; then acolyte hook post-merge || [ $? -ne 3 ]; fi\",\n" +
+		"      \"post-rewrite\": \"if command -v acolyte >/dev/null 2>&1; then acolyte hook post-rewrite || [ $? -ne 3 ]; fi\"\n    }\n  }\n}\n"
 	if b, _ := os.ReadFile(filepath.Join(root, "package.json")); string(b) != want {
 		t.Errorf("package.json:\n%s\nwant\n%s", b, want)
 	}
