@@ -314,32 +314,37 @@ func ApplyPaths[K comparable](q Query, scores map[K]float64, globs map[K][]strin
 	}
 	applies := make(map[K]bool, len(globs))
 	for k, g := range globs {
-		if !MatchesAny(g, q.Paths) {
-			continue
+		if MatchesAny(g, q.Paths) {
+			applies[k] = true
+			scores[k] = pathScore(scores[k], everyFileOnly(g, q.Paths))
 		}
-		applies[k] = true
-		floor := alwaysFloor
-		if namesAny(g, q.Paths) {
-			floor = pathFloor
-		}
-		scores[k] = floor + (1-floor)*scores[k]
 	}
 	if q.OnlyPath {
 		maps.DeleteFunc(scores, func(k K, _ float64) bool { return !applies[k] })
 	}
 }
 
-// namesAny says whether a glob other than AlwaysGlob matches one of the
-// paths: the memory is about those files, not about every file.
-func namesAny(globs, paths []string) bool {
+// everyFileOnly says whether a memory whose globs match one of the paths
+// matches them only through AlwaysGlob: it is about every file, not these.
+func everyFileOnly(globs, paths []string) bool {
+	if !slices.Contains(globs, AlwaysGlob) {
+		return false
+	}
 	for _, g := range globs {
 		if g != AlwaysGlob && MatchesAny([]string{g}, paths) {
-			return true
+			return false
 		}
 	}
-	return false
+	return true
 }
 
-// pathScore is what a memory whose globs name a file at hand scores, from
-// its fused score (see pathFloor).
-func pathScore(fused float64) float64 { return pathFloor + (1-pathFloor)*fused }
+// pathScore is what a memory that applies to a file at hand scores, from
+// its fused score: from pathFloor, or alwaysFloor when it applies to the
+// file only as it does to every file (see pathFloor).
+func pathScore(fused float64, everyFile bool) float64 {
+	floor := pathFloor
+	if everyFile {
+		floor = alwaysFloor
+	}
+	return floor + (1-floor)*fused
+}

@@ -64,7 +64,7 @@ func TestPathFloorKeepsApplicableMemoriesAboveTheTail(t *testing.T) {
 	scores := map[string]float64{"best": 1, "scoped": 0.3, "weak": 0.1}
 	q := Query{Paths: []string{"migrations/1.sql"}}
 	ApplyPaths(q, scores, map[string][]string{"scoped": {"migrations/**"}, "new": {AlwaysGlob}, "elsewhere": {"web/**"}})
-	want := map[string]float64{"best": 1, "scoped": pathScore(0.3), "weak": 0.1, "new": alwaysFloor}
+	want := map[string]float64{"best": 1, "scoped": pathScore(0.3, false), "weak": 0.1, "new": alwaysFloor}
 	if len(scores) != len(want) {
 		t.Fatalf("scores %v, want %v", scores, want)
 	}
