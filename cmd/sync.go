@@ -132,7 +132,7 @@ func hooksCommand() *cli.Command {
 							return err
 						}
 						if !allInstalled(hooks, driver) {
-							return fail(errors.New("hooks are not fully installed; run acolyte hooks install"))
+							return fail(notInstalled(hooks, driver))
 						}
 						return nil
 					}
@@ -143,7 +143,7 @@ func hooksCommand() *cli.Command {
 					}
 					fmt.Fprintf(c.App.Writer, "%-14s %v\n", "merge driver", driver)
 					if !all {
-						return fail(errors.New("hooks are not fully installed; run acolyte hooks install"))
+						return fail(notInstalled(hooks, driver))
 					}
 					return nil
 				}),
