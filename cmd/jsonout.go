@@ -30,8 +30,6 @@ func printHooks(c *cli.Context, w *workspace) error {
 	return printJSON(c, map[string]any{"hooks": hooks, "merge_driver": driver})
 }
 
-// allInstalled says whether hooks status must answer yes (0) or no (1),
-// with or without --json.
 // notInstalled is hooks status's failure: it names the fixes the lines
 // above it gave, each once, so that the last line does not send a
 // lefthook user to acolyte hooks install after saying lefthook install.
@@ -51,6 +49,8 @@ func notInstalled(hooks []gitsync.HookState, driver bool) error {
 	return fmt.Errorf("hooks are not fully installed; fix: %s", strings.Join(fixes, ", then "))
 }
 
+// allInstalled says whether hooks status must answer yes (0) or no (1),
+// with or without --json.
 func allInstalled(hooks []gitsync.HookState, driver bool) bool {
 	for _, h := range hooks {
 		if !h.Installed {

@@ -330,10 +330,40 @@ func uninstallHooks(c *cli.Context, w *workspace) error {
 	if err := w.Repo.UninstallHooks(c.Context); err != nil {
 		return fail(err)
 	}
+	// The lines install --write added to the manager's files go too, so
+	// the team's hooks are left as they were (issue 36).
+	removed, err := w.Repo.RemoveManagerLines(c.Context)
+	if err != nil {
+		return fail(fmt.Errorf("remove acolyte's lines from the hook manager's files: %w", err))
+	}
 	if c.Bool("json") {
-		return printHooks(c, w)
+		hooks, driver, err := w.Repo.HooksStatus(c.Context)
+		if err != nil {
+			return fail(err)
+		}
+		out := map[string]any{"hooks": hooks, "merge_driver": driver}
+		if len(removed) > 0 {
+			out["removed"] = removed
+		}
+		return printJSON(c, out)
 	}
 	fmt.Fprintln(c.App.Writer, "removed acolyte's hooks and merge driver")
+	var files []string
+	for _, rm := range removed {
+		switch {
+		case rm.Deleted:
+			fmt.Fprintf(c.App.Writer, "removed %s, which ran only acolyte's %s\n", rm.File, strings.Join(rm.Hooks, ", "))
+		case rm.Removed:
+			fmt.Fprintf(c.App.Writer, "removed acolyte's lines from %s\n", rm.File)
+		}
+		if rm.Manual != "" {
+			fmt.Fprintf(c.App.Writer, "%s: %s\n", rm.File, rm.Manual)
+		}
+		files = append(files, rm.File)
+	}
+	if len(files) > 0 {
+		fmt.Fprintf(c.App.Writer, "Then commit: git add -A %s && git commit\n", strings.Join(files, " "))
+	}
 	hooks, _, err := w.Repo.HooksStatus(c.Context)
 	if err != nil {
 		return fail(err)
