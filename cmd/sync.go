@@ -276,8 +276,12 @@ func printInstalled(out io.Writer, res gitsync.Installed) {
 	byHand := false
 	for _, it := range res.Integrations {
 		switch {
+		case it.Written && it.Upgrade:
+			fmt.Fprintf(out, "updated acolyte's %s in %s: they now do nothing where acolyte is not installed\n", strings.Join(it.Hooks, ", "), it.File)
 		case it.Written:
 			fmt.Fprintf(out, "added acolyte's %s to %s\n", strings.Join(it.Hooks, ", "), it.File)
+		case it.Upgrade:
+			todo = append(todo, fmt.Sprintf("%s (%s; replaces the lines that run acolyte, so that a teammate without it sees nothing):\n%s", it.File, strings.Join(it.Hooks, ", "), indentBlock(it.Add)))
 		default:
 			todo = append(todo, fmt.Sprintf("%s (%s):\n%s", it.File, strings.Join(it.Hooks, ", "), indentBlock(it.Add)))
 			byHand = byHand || it.Manual != ""

@@ -151,6 +151,10 @@ type Integration struct {
 	Then string `json:"then,omitempty"`
 	// Written is true when acolyte made the edit (hooks install --write).
 	Written bool `json:"written"`
+	// Upgrade marks an edit that puts acolyte's older lines, which ran
+	// without checking for acolyte on PATH, inside that check; the hooks
+	// run acolyte either way.
+	Upgrade bool `json:"upgrade,omitempty"`
 	// Manual says why acolyte cannot make the edit itself.
 	Manual string `json:"manual,omitempty"`
 	// jsonKeys locate the object to set Hooks' commands in (package.json),
@@ -216,7 +220,8 @@ func (r *Repo) integrations(s hookSetup) ([]Integration, error) {
 			}
 		}
 	}
-	return out, nil
+	legacy, err := r.legacyIntegrations(s)
+	return append(out, legacy...), err
 }
 
 // chainCommand runs acolyte after a team's command, and only when it passed,

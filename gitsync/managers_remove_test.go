@@ -82,3 +82,23 @@ func TestRemovingManagerLinesUndoesAddingThem(t *testing.T) {
 		t.Errorf("package.json:\n%s\nremoved (%q):\n%s", doc, manual, got)
 	}
 }
+
+// Lines an earlier acolyte wrote, which ran acolyte unchecked, are put
+// inside the PATH check in every manager's file; the check's own lines
+// and everything else stay.
+func TestUpgradeLegacyPutsOldLinesInsideThePathCheck(t *testing.T) {
+	for doc, want := range map[string]string{
+		"#!/bin/sh\nnpm test\nacolyte hook post-merge \"$@\" || [ $? -ne 3 ]\n":                        "#!/bin/sh\nnpm test\n" + HookLine("post-merge") + "\n",
+		"pre-commit:\n  commands:\n    acolyte:\n      run: acolyte hook pre-commit || [ $? -ne 3 ]\n": "pre-commit:\n  commands:\n    acolyte:\n      run: " + ManagerLine("pre-commit") + "\n",
+		"        entry: sh -c 'acolyte hook pre-commit || [ $? -ne 3 ]'\n":                             "        entry: sh -c '" + ManagerLine("pre-commit") + "'\n",
+		`"pre-commit": "npm test && { acolyte hook pre-commit || [ $? -ne 3 ]; }",`:                    `"pre-commit": "npm test && { ` + ManagerLine("pre-commit") + `; }",`,
+	} {
+		got, hooks := upgradeLegacy(doc)
+		if got != want || len(hooks) != 1 {
+			t.Errorf("upgradeLegacy(%q) = %q, %v\nwant %q", doc, got, hooks, want)
+		}
+		if again, hooks := upgradeLegacy(got); again != got || len(hooks) != 0 {
+			t.Errorf("upgrading %q again changed it: %q", got, again)
+		}
+	}
+}

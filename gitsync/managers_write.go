@@ -26,6 +26,8 @@ func writeIntegration(root string, it Integration) error {
 	switch {
 	case it.Manual != "":
 		return fmt.Errorf("%s: %w: %s", it.File, errManual, it.Manual)
+	case it.Upgrade:
+		return writeUpgrade(root, it)
 	case it.jsonKeys != nil:
 		var edited []byte
 		edited, err = setJSONStrings(b, it.jsonKeys, [][2]string{{it.Hooks[0], it.jsonValue}})
