@@ -34,7 +34,13 @@ func newPages() (*pages, error) {
 		"esc":   termtext.Escape,
 		"score": func(f float64) string { return strconv.FormatFloat(f, 'f', 3, 64) },
 		"join":  strings.Join,
-		"dict":  func(nodes []*TopicNode, f filters) treeArgs { return treeArgs{nodes, f} },
+		"plural": func(n int, one, many string) string {
+			if n == 1 {
+				return "1 " + one
+			}
+			return strconv.Itoa(n) + " " + many
+		},
+		"dict": func(nodes []*TopicNode, f filters) treeArgs { return treeArgs{nodes, f} },
 		"pathOf": func(root, file string) string {
 			return filepath.Join(root, filepath.FromSlash(file))
 		},
@@ -385,5 +391,13 @@ func (s *Server) charts(w http.ResponseWriter, r *http.Request) {
 		failed(w, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, "charts", "Charts", buildCharts(mems, s.cfg.Now()))
+	page := buildCharts(mems, s.cfg.Now())
+	// Each card says where its memory came from, as on the list.
+	for _, cards := range [][]card{page.Recent, page.Oldest} {
+		if err := s.describe(r.Context(), cards); err != nil {
+			failed(w, err)
+			return
+		}
+	}
+	s.render(w, r, http.StatusOK, "charts", "Charts", page)
 }

@@ -429,3 +429,70 @@ func TestOutsideARepository(t *testing.T) {
 		t.Fatalf("after the edit: %+v", got)
 	}
 }
+
+// Issue 36: the page shows where a memory applies, finds the memories
+// scoped to a folder by the path filter, counts one memory as one, says
+// where each card on the charts came from, and reads the forget
+// confirmation as a sentence.
+func TestPathScopesShowAndFilter(t *testing.T) {
+	c := newCheckout(t)
+	writeFile(t, c.root, "internal/db/pool.go", "package db\n")
+	add := func(content string, globs ...string) memory.Memory {
+		t.Helper()
+		added, err := c.ws.Add(t.Context(), memory.Draft{Content: content, Scope: memory.ScopeProject, Kind: memory.KindStored, Source: "cli", Globs: globs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return added.Memory
+	}
+	exact := add("Queries go through the sqlc-generated package", "internal/db/**")
+	deeper := add("Every migration file has a down step", "internal/db/migrations/*.sql")
+	wider := add("Packages under internal never import cmd", "internal/**")
+	mentions := add("The pool size is set in internal/db/pool.go")
+	always := add("Answer in British English", memory.AlwaysGlob)
+	elsewhere := add("Components keep a CSS module beside them", "web/components/**")
+	p := serve(t, c.config())
+	p.login()
+
+	body := p.get("/?path=" + url.QueryEscape("internal/db/**"))
+	got := cardIDs(body)
+	for _, m := range []memory.Memory{exact, deeper, wider, mentions} {
+		if !slices.Contains(got, m.ID) {
+			t.Errorf("the path filter internal/db/** does not list %q", m.Content)
+		}
+	}
+	for _, m := range []memory.Memory{always, elsewhere} {
+		if slices.Contains(got, m.ID) {
+			t.Errorf("the path filter internal/db/** lists %q", m.Content)
+		}
+	}
+	if !strings.Contains(body, "<dt>applies to</dt><dd class=\"globs\"><code>internal/db/**</code> </dd>") {
+		t.Errorf("a card does not show its globs:\n%s", body)
+	}
+	if all := p.get("/"); !strings.Contains(all, "every file") {
+		t.Errorf("the memory for every file does not say so")
+	}
+
+	if strings.Contains(p.get("/?path="+url.QueryEscape("web/**")), "1 memories") {
+		t.Errorf("the page says 1 memories")
+	}
+	if b := p.get("/?path=" + url.QueryEscape("web/**")); !strings.Contains(b, `id="summary">1 memory<`) {
+		t.Errorf("the summary of one memory:\n%s", b)
+	}
+
+	if _, err := c.ws.Search(t.Context(), memory.Query{Text: "sqlc generated package"}); err != nil {
+		t.Fatal(err)
+	}
+	charts := p.get("/charts")
+	if strings.Contains(charts, `<dd class="from"></dd>`) {
+		t.Errorf("a card on the charts has an empty from row")
+	}
+	if !strings.Contains(charts, "acolyte remember, on the command line") {
+		t.Errorf("the charts' cards do not say where they came from")
+	}
+
+	forget := p.get("/forget/" + exact.ID)
+	if !strings.Contains(forget, "It is removed from <code>.acolyte/memories.jsonl</code>, and a tombstone in <code>.acolyte/forgotten.jsonl</code> keeps a merge from bringing it back.") {
+		t.Errorf("the forget confirmation:\n%s", forget)
+	}
+}
