@@ -6,6 +6,7 @@ import (
 	"embed"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"html/template"
 	"io/fs"
 	"net/http"
@@ -46,7 +47,7 @@ func newPages() (*pages, error) {
 		},
 	}
 	p := &pages{tmpl: map[string]*template.Template{}}
-	for _, name := range []string{"index", "edit", "forget", "review", "charts"} {
+	for _, name := range []string{"index", "edit", "forget", "review", "charts", "add"} {
 		t, err := template.New("layout.html").Funcs(funcs).ParseFS(assets, "assets/layout.html", "assets/card.html", "assets/"+name+".html")
 		if err != nil {
 			return nil, err
@@ -240,6 +241,67 @@ func (s *Server) edit(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	http.Redirect(w, r, page.Return, http.StatusSeeOther)
+}
+
+// addPage is the form that adds a memory, as acolyte remember does.
+type addPage struct {
+	Text, Topic, Globs, Scope string
+	Scopes                    []memory.Scope
+	Project                   bool
+	Error                     string
+}
+
+// addScopes are the scopes a memory can be added to here: project inside
+// a repository (the default there), and user.
+func (s *Server) addScopes() []memory.Scope {
+	if s.cfg.Project == "" {
+		return []memory.Scope{memory.ScopeUser}
+	}
+	return []memory.Scope{memory.ScopeProject, memory.ScopeUser}
+}
+
+func (s *Server) addForm(w http.ResponseWriter, r *http.Request) {
+	scopes := s.addScopes()
+	s.render(w, r, http.StatusOK, "add", "Add", addPage{Scopes: scopes, Scope: string(scopes[0]), Project: s.cfg.Project != ""})
+}
+
+func (s *Server) add(w http.ResponseWriter, r *http.Request) {
+	page := addPage{Text: r.PostFormValue("content"), Topic: r.PostFormValue("topic"), Globs: r.PostFormValue("globs"),
+		Scope: r.PostFormValue("scope"), Scopes: s.addScopes(), Project: s.cfg.Project != ""}
+	var globs []string
+	for _, g := range strings.Split(page.Globs, "\n") {
+		if g = strings.TrimSpace(g); g != "" {
+			globs = append(globs, g)
+		}
+	}
+	err := memory.ValidateGlobs(globs)
+	if err == nil && !slices.Contains(page.Scopes, memory.Scope(page.Scope)) {
+		err = fmt.Errorf("scope %q: add to one of %s", page.Scope, strings.Join(scopeNames(page.Scopes), ", "))
+	}
+	if err == nil {
+		_, err = s.cfg.Toolkit.Add(r.Context(), memory.Draft{Content: page.Text, Topic: page.Topic, Scope: memory.Scope(page.Scope),
+			Kind: memory.KindStored, Source: "ui", Globs: globs})
+		forgetListed(r.Context())
+	}
+	if err != nil {
+		page.Error = termtext.EscapeText(err.Error())
+		if errors.Is(err, memory.ErrSecret) {
+			// As for an edit: the refused text is not sent back.
+			page.Text, page.Topic = "", ""
+		}
+		page.Text, page.Topic, page.Globs = termtext.EscapeText(page.Text), termtext.Escape(page.Topic), termtext.EscapeText(page.Globs)
+		s.render(w, r, http.StatusUnprocessableEntity, "add", "Add", page)
+		return
+	}
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+func scopeNames(scopes []memory.Scope) []string {
+	out := make([]string, len(scopes))
+	for i, sc := range scopes {
+		out[i] = string(sc)
+	}
+	return out
 }
 
 type forgetPage struct {

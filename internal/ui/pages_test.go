@@ -496,3 +496,46 @@ func TestPathScopesShowAndFilter(t *testing.T) {
 		t.Errorf("the forget confirmation:\n%s", forget)
 	}
 }
+
+// The page adds a memory as acolyte remember does: with its globs, to the
+// project's file, through the same checks (a credential is refused and
+// not sent back; a bad glob is refused by what is wrong).
+func TestAddAMemoryWithItsGlobs(t *testing.T) {
+	c := newCheckout(t)
+	p := serve(t, c.config())
+	p.login()
+	form := p.get("/add")
+	if !strings.Contains(form, `name="globs"`) || !strings.Contains(form, "<option selected>project</option>") {
+		t.Fatalf("the add form:\n%s", form)
+	}
+	code, body := p.post("/add", url.Values{"csrf": {csrfOf(t, form)}, "content": {"Never edit a merged migration; add a new one"},
+		"topic": {"db"}, "scope": {"project"}, "globs": {"migrations/**\n  db/migrations/**  \n"}})
+	if code != http.StatusSeeOther {
+		t.Fatalf("add: %d\n%s", code, body)
+	}
+	if f := c.file(); !strings.Contains(f, `"content":"Never edit a merged migration; add a new one"`) || !strings.Contains(f, `"globs":["db/migrations/**","migrations/**"]`) {
+		t.Errorf(".acolyte/memories.jsonl after the add:\n%s", f)
+	}
+	res, err := c.ws.Search(t.Context(), memory.Query{Text: "how do I change this", Paths: []string{"migrations/0042.sql"}})
+	if err != nil || len(res) == 0 || !strings.Contains(res[0].Memory.Content, "merged migration") {
+		t.Errorf("search --path does not rank the added memory first: %v %+v", err, res)
+	}
+	list := p.get("/?path=" + url.QueryEscape("migrations/**"))
+	if !strings.Contains(list, "added in acolyte ui") || !strings.Contains(list, "<code>migrations/**</code>") {
+		t.Errorf("the list does not show the added memory's source and globs:\n%s", list)
+	}
+
+	secret := "The deploy key is AKIA" + "QX7NR3JTMB2W5KPL"
+	code, body = p.post("/add", url.Values{"csrf": {csrfOf(t, form)}, "content": {secret}, "scope": {"project"}})
+	if code != http.StatusUnprocessableEntity || strings.Contains(body, "QX7NR3JTMB2W5KPL") || strings.Contains(c.file(), "QX7NR3JTMB2W5KPL") {
+		t.Errorf("a credential: %d, echoed or stored\n%s", code, body)
+	}
+	code, body = p.post("/add", url.Values{"csrf": {csrfOf(t, form)}, "content": {"A rule for bad globs"}, "scope": {"project"}, "globs": {"src/[a-"}})
+	if code != http.StatusUnprocessableEntity || !strings.Contains(body, "invalid path glob") {
+		t.Errorf("a bad glob: %d\n%s", code, body)
+	}
+	code, _ = p.post("/add", url.Values{"content": {"No token"}, "scope": {"project"}})
+	if code != http.StatusForbidden {
+		t.Errorf("an add without the form's CSRF token: %d, want 403", code)
+	}
+}

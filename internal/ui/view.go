@@ -412,6 +412,8 @@ func provenance(m memory.Memory, derived bool, o Origin) string {
 		return "the agent's memory_add tool"
 	case m.Source == "mcp":
 		return "an MCP client's memory_add"
+	case m.Source == "ui":
+		return "added in acolyte ui"
 	case m.Source == "":
 		return "not recorded"
 	}
