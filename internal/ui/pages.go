@@ -201,6 +201,7 @@ type editPage struct {
 	Card   card
 	Text   string
 	Topic  string
+	Globs  string // one a line
 	Return string
 	Review bool
 	Error  string
@@ -211,7 +212,8 @@ func (s *Server) editForm(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	s.render(w, r, http.StatusOK, "edit", "Edit", editPage{Card: c, Text: termtext.EscapeText(c.Content), Topic: termtext.Escape(c.Topic), Return: back(r), Review: r.FormValue("review") == "1"})
+	s.render(w, r, http.StatusOK, "edit", "Edit", editPage{Card: c, Text: termtext.EscapeText(c.Content), Topic: termtext.Escape(c.Topic),
+		Globs: termtext.EscapeText(strings.Join(c.Globs, "\n")), Return: back(r), Review: r.FormValue("review") == "1"})
 }
 
 func (s *Server) edit(w http.ResponseWriter, r *http.Request) {
@@ -220,17 +222,22 @@ func (s *Server) edit(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	page := editPage{Card: c, Text: r.PostFormValue("content"), Topic: r.PostFormValue("topic"), Return: back(r), Review: r.PostFormValue("review") == "1"}
-	_, err := s.cfg.Toolkit.Edit(r.Context(), id, memory.Revision{Content: page.Text, Topic: page.Topic})
+	page := editPage{Card: c, Text: r.PostFormValue("content"), Topic: r.PostFormValue("topic"), Globs: r.PostFormValue("globs"),
+		Return: back(r), Review: r.PostFormValue("review") == "1"}
+	rev := memory.Revision{Content: page.Text, Topic: page.Topic}
+	if r.PostFormValue("set_globs") == "1" {
+		rev.SetGlobs, rev.Globs = true, globLines(page.Globs)
+	}
+	_, err := s.cfg.Toolkit.Edit(r.Context(), id, rev)
 	forgetListed(r.Context())
 	if err != nil {
 		page.Error = termtext.EscapeText(err.Error())
 		if errors.Is(err, memory.ErrSecret) {
 			// The refused text is not sent back: the page would hold the
 			// credential, and the browser's form cache with it.
-			page.Text, page.Topic = c.Content, c.Topic
+			page.Text, page.Topic, page.Globs = c.Content, c.Topic, strings.Join(c.Globs, "\n")
 		}
-		page.Text, page.Topic = termtext.EscapeText(page.Text), termtext.Escape(page.Topic)
+		page.Text, page.Topic, page.Globs = termtext.EscapeText(page.Text), termtext.Escape(page.Topic), termtext.EscapeText(page.Globs)
 		s.render(w, r, http.StatusUnprocessableEntity, "edit", "Edit", page)
 		return
 	}
@@ -268,12 +275,7 @@ func (s *Server) addForm(w http.ResponseWriter, r *http.Request) {
 func (s *Server) add(w http.ResponseWriter, r *http.Request) {
 	page := addPage{Text: r.PostFormValue("content"), Topic: r.PostFormValue("topic"), Globs: r.PostFormValue("globs"),
 		Scope: r.PostFormValue("scope"), Scopes: s.addScopes(), Project: s.cfg.Project != ""}
-	var globs []string
-	for _, g := range strings.Split(page.Globs, "\n") {
-		if g = strings.TrimSpace(g); g != "" {
-			globs = append(globs, g)
-		}
-	}
+	globs := globLines(page.Globs)
 	err := memory.ValidateGlobs(globs)
 	if err == nil && !slices.Contains(page.Scopes, memory.Scope(page.Scope)) {
 		err = fmt.Errorf("scope %q: add to one of %s", page.Scope, strings.Join(scopeNames(page.Scopes), ", "))
@@ -294,6 +296,17 @@ func (s *Server) add(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// globLines are the globs of a form's text area, one a line.
+func globLines(text string) []string {
+	var globs []string
+	for _, g := range strings.Split(text, "\n") {
+		if g = strings.TrimSpace(g); g != "" {
+			globs = append(globs, g)
+		}
+	}
+	return globs
 }
 
 func scopeNames(scopes []memory.Scope) []string {

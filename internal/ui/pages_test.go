@@ -539,3 +539,35 @@ func TestAddAMemoryWithItsGlobs(t *testing.T) {
 		t.Errorf("an add without the form's CSRF token: %d, want 403", code)
 	}
 }
+
+// The edit page changes the files a memory applies to, in the project's
+// file, and refuses a bad glob by what is wrong.
+func TestEditAMemorysGlobs(t *testing.T) {
+	c := newCheckout(t)
+	added, err := c.ws.Add(t.Context(), memory.Draft{Content: "Never edit a merged migration", Scope: memory.ScopeProject, Kind: memory.KindStored, Source: "cli", Globs: []string{"db/**"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := added.Memory
+	p := serve(t, c.config())
+	p.login()
+	form := p.get("/edit/" + m.ID)
+	if !strings.Contains(form, `<textarea name="globs" rows="3" placeholder="migrations/**">db/**</textarea>`) {
+		t.Fatalf("the edit form does not hold the globs:\n%s", form)
+	}
+	post := func(globs string) (int, string) {
+		return p.post("/edit/"+m.ID, url.Values{"csrf": {csrfOf(t, form)}, "content": {m.Content}, "topic": {""}, "globs": {globs}, "set_globs": {"1"}})
+	}
+	if code, body := post("migrations/**\ndb/migrations/**\n"); code != http.StatusSeeOther {
+		t.Fatalf("edit: %d\n%s", code, body)
+	}
+	if f := c.file(); !strings.Contains(f, `"globs":["db/migrations/**","migrations/**"]`) {
+		t.Errorf(".acolyte/memories.jsonl after the edit:\n%s", f)
+	}
+	if code, body := post("src/[a-"); code != http.StatusUnprocessableEntity || !strings.Contains(body, "invalid path glob") {
+		t.Errorf("a bad glob: %d\n%s", code, body)
+	}
+	if code, _ := post(""); code != http.StatusSeeOther || strings.Contains(c.file(), `"globs"`) {
+		t.Errorf("clearing the globs: %d\n%s", code, c.file())
+	}
+}
