@@ -37,14 +37,14 @@ func (r *Repo) RemoveManagerLines(ctx context.Context) ([]Removal, error) {
 	}
 	var out []Removal
 	edit := func(path string, hooks []string, change func(string) (string, string)) error {
-		b, err := readOptional(path)
+		b, err := s.read(path)
 		if err != nil || b == nil {
 			return err
 		}
 		edited, manual := change(string(b))
 		rm := Removal{File: r.rel(path), Hooks: hooks, Manual: manual}
 		if edited != string(b) {
-			if err := rewriteKeepingMode(path, edited); err != nil {
+			if err := s.rewrite(path, edited); err != nil {
 				return err
 			}
 			rm.Deleted = edited == ""
@@ -93,7 +93,12 @@ func (r *Repo) RemoveManagerLines(ctx context.Context) ([]Removal, error) {
 	return out, nil
 }
 
-func rewriteKeepingMode(path, content string) error {
+// read and rewrite are how removal and upgrades reach the manager's
+// files: read gives nil for a missing file, and rewrite keeps the file's
+// mode, or removes it when content is "".
+func (s hookSetup) read(path string) ([]byte, error) { return readOptional(path) }
+
+func (s hookSetup) rewrite(path, content string) error {
 	if content == "" {
 		if err := os.Remove(path); err != nil {
 			return fmt.Errorf("remove %s: %w", path, err)

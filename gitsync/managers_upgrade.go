@@ -2,7 +2,6 @@ package gitsync
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -32,6 +31,10 @@ func upgradeLegacy(doc string) (string, []string) {
 	return out, hooks
 }
 
+// upgradeThen is what a manager needs run after its file changed for its
+// hooks to change too: simple-git-hooks copies each command into the hook.
+var upgradeThen = map[string]string{ManagerSimpleGitHooks: "npx simple-git-hooks"}
+
 // legacyIntegrations are the edits that bring acolyte's lines in the
 // manager's files up to date: one per file that still holds a legacy one.
 func (r *Repo) legacyIntegrations(s hookSetup) ([]Integration, error) {
@@ -48,7 +51,7 @@ func (r *Repo) legacyIntegrations(s hookSetup) ([]Integration, error) {
 	}
 	var out []Integration
 	for _, path := range files {
-		b, err := readOptional(path)
+		b, err := s.read(path)
 		if err != nil {
 			return nil, err
 		}
@@ -62,19 +65,8 @@ func (r *Repo) legacyIntegrations(s hookSetup) ([]Integration, error) {
 				lines = append(lines, strings.TrimSpace(l))
 			}
 		}
-		out = append(out, Integration{File: r.rel(path), Hooks: hooks, Upgrade: true,
+		out = append(out, Integration{File: r.rel(path), Hooks: hooks, Upgrade: true, Then: upgradeThen[s.manager],
 			Add: strings.Join(lines, "\n") + "\n"})
 	}
 	return out, nil
-}
-
-// writeUpgrade makes a legacyIntegrations edit.
-func writeUpgrade(root string, it Integration) error {
-	path := filepath.Join(root, filepath.FromSlash(it.File))
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("read %s: %w", it.File, err)
-	}
-	upgraded, _ := upgradeLegacy(string(b))
-	return rewriteKeepingMode(path, upgraded)
 }

@@ -27,7 +27,7 @@ func writeIntegration(root string, it Integration) error {
 	case it.Manual != "":
 		return fmt.Errorf("%s: %w: %s", it.File, errManual, it.Manual)
 	case it.Upgrade:
-		return writeUpgrade(root, it)
+		out, _ = upgradeLegacy(string(b))
 	case it.jsonKeys != nil:
 		var edited []byte
 		edited, err = setJSONStrings(b, it.jsonKeys, [][2]string{{it.Hooks[0], it.jsonValue}})
@@ -49,7 +49,7 @@ func writeIntegration(root string, it Integration) error {
 	if err := writeAtomic(path, []byte(out)); err != nil {
 		return err
 	}
-	if it.Then == "" && it.jsonKeys == nil {
+	if it.Then == "" && it.jsonKeys == nil && !it.Upgrade {
 		mode |= 0o111 // a hook script git or husky runs
 	}
 	return os.Chmod(path, mode)
