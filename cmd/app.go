@@ -26,6 +26,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, setCollector bool) int {
+	if len(args) > 1 && args[len(args)-1] == completionFlag && completeValues(ctx, args, stdout) {
+		return ExitOK
+	}
 	app := newApp(stdin, stdout, stderr)
 	args = interspersed(app, args)
 	if setCollector {

@@ -1,9 +1,17 @@
 package cmd
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"slices"
+	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/acolyte-dev/acolyte/memory"
 )
 
 // The completion scripts ask acolyte itself for the words that may come
@@ -72,4 +80,78 @@ func completionCommand() *cli.Command {
 			}
 		},
 	}
+}
+
+// completeValues answers the completion scripts for what urfave/cli does
+// not know: the values of --scope and --kind, and the ids forget and edit
+// take (those of the project and user memories visible here, from list;
+// no team database is asked). args is the whole line, ending in
+// completionFlag; handled is false for everything else, which urfave/cli
+// completes (commands and flags).
+func completeValues(ctx context.Context, args []string, stdout io.Writer) bool {
+	words := args[1 : len(args)-1]
+	if len(words) == 0 {
+		return false
+	}
+	var values []string
+	switch last := words[len(words)-1]; last {
+	case "--scope":
+		for _, s := range memory.Scopes {
+			values = append(values, string(s))
+		}
+	case "--kind":
+		for _, k := range memory.Kinds {
+			values = append(values, string(k))
+		}
+	default:
+		command := ""
+		for _, w := range words {
+			if !isFlagArg(w) {
+				command = w
+				break
+			}
+		}
+		if command != "forget" && command != "edit" || isFlagArg(last) {
+			return false
+		}
+		if command == "edit" && last != "edit" {
+			return false // edit takes one id, then the text
+		}
+		// The global flags typed (--home, --repo) choose the store.
+		var globals []string
+		for i := 0; i < len(words); i++ {
+			if w := words[i]; w == "--home" || w == "--repo" || w == "--session" {
+				if i+1 < len(words) {
+					globals = append(globals, w, words[i+1])
+					i++
+				}
+			} else if strings.HasPrefix(w, "--home=") || strings.HasPrefix(w, "--repo=") {
+				globals = append(globals, w)
+			}
+		}
+		for _, scope := range []string{"project", "user"} {
+			var out bytes.Buffer
+			line := slices.Concat([]string{args[0], "list", "--json", "--scope", scope}, globals)
+			if run(ctx, line, strings.NewReader(""), &out, io.Discard, false) != ExitOK {
+				continue
+			}
+			var mems []struct {
+				ID   string `json:"id"`
+				Kind string `json:"kind"`
+			}
+			if json.Unmarshal(out.Bytes(), &mems) != nil {
+				continue
+			}
+			for _, m := range mems {
+				// Rules and seeds are edited in their files, not by id.
+				if m.Kind != string(memory.KindRule) && m.Kind != string(memory.KindSeed) {
+					values = append(values, m.ID)
+				}
+			}
+		}
+	}
+	for _, v := range values {
+		fmt.Fprintln(stdout, v)
+	}
+	return true
 }

@@ -2,9 +2,11 @@ package cmd_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -34,8 +36,17 @@ func TestHookManagerScripts(t *testing.T) {
 	}
 	_, err = exec.LookPath("pre-commit")
 	have["pre-commit"] = err == nil
+	// pre-commit 3.2 renamed the commit stage pre-commit; 4.x warns on the
+	// old name, 3.0 and 3.1 reject the new one.
+	have["pre-commit-3.2"] = false
+	if out, err := exec.Command("pre-commit", "--version").Output(); err == nil {
+		var major, minor int
+		if _, err := fmt.Sscanf(strings.TrimPrefix(strings.TrimSpace(string(out)), "pre-commit "), "%d.%d", &major, &minor); err == nil {
+			have["pre-commit-3.2"] = major > 3 || major == 3 && minor >= 2
+		}
+	}
 	for tool, ok := range have {
-		if !ok && os.Getenv(requireHookManagers) == "1" {
+		if !ok && tool != "pre-commit-3.2" && os.Getenv(requireHookManagers) == "1" {
 			t.Errorf("%s is not installed and %s=1: run npm ci --ignore-scripts in cmd/testdata/hookmanagers/npm, and apt-get install pre-commit", tool, requireHookManagers)
 		}
 	}
@@ -68,6 +79,15 @@ func TestHookManagerScripts(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(wrapper, "acolyte"), []byte(script), 0o755); err != nil {
 				return err
 			}
+			// A teammate who does not use acolyte: the managers, git and the
+			// system's tools, and no acolyte anywhere on PATH.
+			mate := []string{bin}
+			for _, dir := range filepath.SplitList(env.Getenv("PATH")) {
+				if !fileExists(filepath.Join(dir, "acolyte")) {
+					mate = append(mate, dir)
+				}
+			}
+			env.Setenv("TEAMMATE_PATH", strings.Join(mate, string(os.PathListSeparator)))
 			env.Setenv("PATH", wrapper+string(os.PathListSeparator)+bin+string(os.PathListSeparator)+env.Getenv("PATH"))
 			env.Setenv("ACOLYTE_LOG", filepath.Join(env.WorkDir, "acolyte.log"))
 			env.Setenv("TEAM_LOG", filepath.Join(env.WorkDir, "team.log"))

@@ -1,6 +1,10 @@
 package cmd
 
 import (
+	"fmt"
+	"slices"
+	"strings"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/acolyte-dev/acolyte/gitsync"
@@ -24,6 +28,25 @@ func printHooks(c *cli.Context, w *workspace) error {
 		return err
 	}
 	return printJSON(c, map[string]any{"hooks": hooks, "merge_driver": driver})
+}
+
+// notInstalled is hooks status's failure: it names the fixes the lines
+// above it gave, each once, so that the last line does not send a
+// lefthook user to acolyte hooks install after saying lefthook install.
+func notInstalled(hooks []gitsync.HookState, driver bool) error {
+	var fixes []string
+	for _, h := range hooks {
+		if !h.Installed && h.Fix != "" && !slices.Contains(fixes, h.Fix) {
+			fixes = append(fixes, h.Fix)
+		}
+	}
+	if fix := "acolyte hooks install"; !driver && !slices.Contains(fixes, fix) {
+		fixes = append(fixes, fix)
+	}
+	if len(fixes) == 0 {
+		fixes = append(fixes, "acolyte hooks install")
+	}
+	return fmt.Errorf("hooks are not fully installed; fix: %s", strings.Join(fixes, ", then "))
 }
 
 // allInstalled says whether hooks status must answer yes (0) or no (1),

@@ -47,7 +47,7 @@ func mcpCommand() *cli.Command {
 				strings.Join(mcp.ClientNames(), ", ") + ") on stdout, where it goes on stderr, and exit"},
 			&cli.StringFlag{Name: flagCommand, Usage: "with --print-config: start acolyte as `PATH` (default: acolyte, found on PATH; " +
 				"give the absolute path for clients started from a desktop, whose PATH may not have it)"},
-			&cli.StringFlag{Name: flagHTTP, Usage: "serve Streamable HTTP on `ADDR` (host:port; a bare :port or port binds 127.0.0.1) instead of stdio"},
+			&cli.StringFlag{Name: flagHTTP, Usage: "serve Streamable HTTP on `ADDR` (host:port; a bare :port or port binds 127.0.0.1) instead of stdio; with --print-config, print the client's setup for that server"},
 			&cli.BoolFlag{Name: flagNoToken, Usage: "with --http on a loopback address: require no bearer token (any local program can then use the memory)"},
 			&cli.StringSliceFlag{Name: flagAllowOrigin, Usage: "with --http: also allow browser requests from `ORIGIN` (e.g. https://ide.example.com); loopback origins always are"},
 		},
@@ -122,6 +122,22 @@ func printClientConfig(c *cli.Context, name string) error {
 		if strings.TrimSpace(command) == "" {
 			return usage(fmt.Errorf("--%s: give the path of the acolyte binary", flagCommand))
 		}
+	}
+	if addr := c.String(flagHTTP); addr != "" {
+		// The client connects to a running server instead of starting one.
+		if c.IsSet(flagCommand) {
+			return usage(fmt.Errorf("--%s names the binary a client starts; with --%s the client connects to a server you start", flagCommand, flagHTTP))
+		}
+		addr = listenAddr(addr)
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			return usage(fmt.Errorf("--%s %s: %w; give host:port, such as 127.0.0.1:8765", flagHTTP, addr, err))
+		}
+		url := "http://" + addr + mcp.Path
+		if _, err := io.WriteString(c.App.ErrWriter, client.HTTPInstructions(url, envMCPToken)); err != nil {
+			return err
+		}
+		_, err = io.WriteString(c.App.Writer, client.HTTPConfig(url, envMCPToken))
+		return err
 	}
 	// Only the config goes to stdout, so `> .mcp.json` writes a valid file.
 	if _, err := io.WriteString(c.App.ErrWriter, client.Instructions(command)); err != nil {

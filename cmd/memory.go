@@ -303,11 +303,13 @@ func reindexCommand() *cli.Command {
 				if teamOnly {
 					return usage(errors.New("--repair rebuilds the local database; the team database is repaired by its administrator"))
 				}
-				r, err := repairStore(c)
+				r, ok, err := repairStore(c)
 				if err != nil {
 					return err
 				}
-				repaired = &r
+				if ok {
+					repaired = &r
+				}
 			}
 			s, err := openStore(c)
 			if err != nil {

@@ -132,7 +132,7 @@ func hooksCommand() *cli.Command {
 							return err
 						}
 						if !allInstalled(hooks, driver) {
-							return fail(errors.New("hooks are not fully installed; run acolyte hooks install"))
+							return fail(notInstalled(hooks, driver))
 						}
 						return nil
 					}
@@ -143,7 +143,7 @@ func hooksCommand() *cli.Command {
 					}
 					fmt.Fprintf(c.App.Writer, "%-14s %v\n", "merge driver", driver)
 					if !all {
-						return fail(errors.New("hooks are not fully installed; run acolyte hooks install"))
+						return fail(notInstalled(hooks, driver))
 					}
 					return nil
 				}),
@@ -276,8 +276,12 @@ func printInstalled(out io.Writer, res gitsync.Installed) {
 	byHand := false
 	for _, it := range res.Integrations {
 		switch {
+		case it.Written && it.Upgrade:
+			fmt.Fprintf(out, "updated acolyte's %s in %s: they now do nothing where acolyte is not installed\n", strings.Join(it.Hooks, ", "), it.File)
 		case it.Written:
 			fmt.Fprintf(out, "added acolyte's %s to %s\n", strings.Join(it.Hooks, ", "), it.File)
+		case it.Upgrade:
+			todo = append(todo, fmt.Sprintf("%s (%s; replaces the lines that run acolyte, so that a teammate without it sees nothing):\n%s", it.File, strings.Join(it.Hooks, ", "), indentBlock(it.Add)))
 		default:
 			todo = append(todo, fmt.Sprintf("%s (%s):\n%s", it.File, strings.Join(it.Hooks, ", "), indentBlock(it.Add)))
 			byHand = byHand || it.Manual != ""
@@ -330,10 +334,40 @@ func uninstallHooks(c *cli.Context, w *workspace) error {
 	if err := w.Repo.UninstallHooks(c.Context); err != nil {
 		return fail(err)
 	}
+	// The lines install --write added to the manager's files go too, so
+	// the team's hooks are left as they were (issue 36).
+	removed, err := w.Repo.RemoveManagerLines(c.Context)
+	if err != nil {
+		return fail(fmt.Errorf("remove acolyte's lines from the hook manager's files: %w", err))
+	}
 	if c.Bool("json") {
-		return printHooks(c, w)
+		hooks, driver, err := w.Repo.HooksStatus(c.Context)
+		if err != nil {
+			return fail(err)
+		}
+		out := map[string]any{"hooks": hooks, "merge_driver": driver}
+		if len(removed) > 0 {
+			out["removed"] = removed
+		}
+		return printJSON(c, out)
 	}
 	fmt.Fprintln(c.App.Writer, "removed acolyte's hooks and merge driver")
+	var files []string
+	for _, rm := range removed {
+		switch {
+		case rm.Deleted:
+			fmt.Fprintf(c.App.Writer, "removed %s, which ran only acolyte's %s\n", rm.File, strings.Join(rm.Hooks, ", "))
+		case rm.Removed:
+			fmt.Fprintf(c.App.Writer, "removed acolyte's lines from %s\n", rm.File)
+		}
+		if rm.Manual != "" {
+			fmt.Fprintf(c.App.Writer, "%s: %s\n", rm.File, rm.Manual)
+		}
+		files = append(files, rm.File)
+	}
+	if len(files) > 0 {
+		fmt.Fprintf(c.App.Writer, "Then commit: git add -A %s && git commit\n", strings.Join(files, " "))
+	}
 	hooks, _, err := w.Repo.HooksStatus(c.Context)
 	if err != nil {
 		return fail(err)

@@ -78,16 +78,25 @@ func shellQuote(s string) string {
 
 // HookLine is the line to add to a hook file that a team's hook manager
 // (husky, lefthook, the pre-commit framework, a tracked .githooks folder)
-// owns. It is fail-open like the shim: a missing acolyte or a failure lets
-// git go on, and only a deliberate refusal fails the hook. It names acolyte
-// by PATH, since the file is shared and a path on one machine means nothing
-// on another.
+// owns. It is fail-open like the shim: a failure lets git go on, and only a
+// deliberate refusal fails the hook. It names acolyte by PATH, since the
+// file is shared and a path on one machine means nothing on another, and
+// it does nothing at all, silently, where acolyte is not on PATH: the file
+// is every teammate's, and one who does not use acolyte should not see
+// "acolyte: not found" on every commit and checkout (issue 36).
 func HookLine(name string) string {
 	args := ""
 	if name != "pre-commit" {
 		args = ` "$@"`
 	}
-	return fmt.Sprintf("acolyte hook %s%s || [ $? -ne %d ]", name, args, ExitRefuse)
+	return guarded(name, args)
+}
+
+// guarded runs `acolyte hook NAME ARGS` only when acolyte is on PATH; the
+// refusal status alone fails it, also under `sh -e` (husky's), where the
+// last command of the || list decides.
+func guarded(name, args string) string {
+	return fmt.Sprintf("if command -v acolyte >/dev/null 2>&1; then acolyte hook %s%s || [ $? -ne %d ]; fi", name, args, ExitRefuse)
 }
 
 // HooksDir is the directory git runs hooks from: core.hooksPath when set

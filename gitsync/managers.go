@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -161,7 +162,7 @@ func (h *hookFiles) packageHooks(path string, keys ...string) (map[string]string
 // hook's arguments, which lefthook, the pre-commit framework and
 // simple-git-hooks do not pass through as "$@" (acolyte needs none).
 func ManagerLine(name string) string {
-	return fmt.Sprintf("acolyte hook %s || [ $? -ne %d ]", name, ExitRefuse)
+	return guarded(name, "")
 }
 
 // Integration is one edit that makes a manager run acolyte's hooks.
@@ -176,6 +177,10 @@ type Integration struct {
 	Then string `json:"then,omitempty"`
 	// Written is true when acolyte made the edit (hooks install --write).
 	Written bool `json:"written"`
+	// Upgrade marks an edit that puts acolyte's older lines, which ran
+	// without checking for acolyte on PATH, inside that check; the hooks
+	// run acolyte either way.
+	Upgrade bool `json:"upgrade,omitempty"`
 	// Manual says why acolyte cannot make the edit itself.
 	Manual string `json:"manual,omitempty"`
 	// jsonKeys locate the object to set Hooks' commands in (package.json),
@@ -222,7 +227,7 @@ func (r *Repo) integrations(s hookSetup) ([]Integration, error) {
 			return nil, err
 		}
 		if !bytes.Contains(b, []byte("acolyte hook pre-commit")) || !bytes.Contains(b, []byte("acolyte hook post-merge")) {
-			out = append(out, Integration{File: r.rel(s.config), Hooks: Hooks, Add: PreCommitEntry(""),
+			out = append(out, Integration{File: r.rel(s.config), Hooks: Hooks, Add: preCommitEntry("", preCommitNames(string(b))),
 				Then: "pre-commit install"})
 		}
 	case ManagerSimpleGitHooks, ManagerHusky4:
@@ -244,7 +249,8 @@ func (r *Repo) integrations(s hookSetup) ([]Integration, error) {
 			}
 		}
 	}
-	return out, nil
+	legacy, err := r.legacyIntegrations(s)
+	return append(out, legacy...), err
 }
 
 // chainCommand runs acolyte after a team's command, and only when it passed,
@@ -294,10 +300,19 @@ func lefthookEntry(name string) string {
 }
 
 // PreCommitEntry is the pre-commit framework's repos entry, indented by
-// indent. The commit stage is spelled `commit`: 3.0 (Debian's 3.0.4)
-// rejects the whole config over `pre-commit`, which 3.2 introduced, and 4.x
-// still accepts `commit` (with a deprecation warning).
-func PreCommitEntry(indent string) string {
+// indent, in the stage names every release reads (see preCommitEntry).
+func PreCommitEntry(indent string) string { return preCommitEntry(indent, false) }
+
+// preCommitEntry is the repos entry, its commit stage spelled `pre-commit`
+// when modern, else `commit`. pre-commit 3.0 and 3.1 (Debian 12's is
+// 3.0.4) reject the whole config over `pre-commit`, the name 3.2 added,
+// which blocks every commit of a teammate who has them; 4.x warns on
+// every run that `commit` is deprecated. preCommitNames chooses.
+func preCommitEntry(indent string, modern bool) string {
+	stage := "commit"
+	if modern {
+		stage = "pre-commit"
+	}
 	lines := []string{
 		"- repo: local",
 		"  hooks:",
@@ -307,7 +322,7 @@ func PreCommitEntry(indent string) string {
 		"      language: system",
 		"      pass_filenames: false",
 		"      always_run: true",
-		"      stages: [commit]",
+		"      stages: [" + stage + "]",
 		"    - id: acolyte-index",
 		"      name: acolyte memory index",
 		"      entry: sh -c '" + ManagerLine("post-merge") + "'",
@@ -322,6 +337,78 @@ func PreCommitEntry(indent string) string {
 // preCommitTypes is the top-level key `pre-commit install` reads to know
 // which hooks to install besides pre-commit.
 const preCommitTypes = "default_install_hook_types"
+
+// preCommitDefaultStages is the top-level key that says in which stages
+// a hook without its own `stages:` runs; without it, every stage.
+const preCommitDefaultStages = "default_stages"
+
+// preCommitOldStages are the stage names pre-commit 3.2 renamed, with
+// their new names.
+var preCommitOldStages = map[string]string{"commit": "pre-commit", "merge-commit": "pre-merge-commit", "push": "pre-push"}
+
+// preCommitStages are the stages pre-commit 3.0 knows, in its order and
+// old names: every stage a hook without `stages:` ran in, under any
+// release acolyte's entry is valid for.
+var preCommitStages = []string{"commit", "merge-commit", "prepare-commit-msg", "commit-msg", "post-commit", "manual", "post-checkout", "push", "post-merge", "post-rewrite"}
+
+// preCommitNames says whether the team's config spells stages as
+// pre-commit 3.2 and later do: a stage or default stage by a new name, or
+// a minimum_pre_commit_version of 3.2 or more. Then its team needs 3.2
+// anyway, and acolyte's entry spells its stage the same way, so that 4.x
+// warns about nothing; otherwise it keeps the name every release reads.
+// (pre-commit 4's `pre-commit migrate-config` renames them all at once,
+// acolyte's included, after which acolyte writes the new names.)
+func preCommitNames(doc string) bool {
+	for _, l := range strings.Split(doc, "\n") {
+		t := strings.TrimSpace(l)
+		if rest, ok := strings.CutPrefix(t, "minimum_pre_commit_version:"); ok {
+			if v := strings.Trim(strings.TrimSpace(rest), `"'`); versionAtLeast(v, 3, 2) {
+				return true
+			}
+		}
+		for _, key := range []string{"stages:", preCommitDefaultStages + ":", "- stages:"} {
+			rest, ok := strings.CutPrefix(t, key)
+			if !ok {
+				continue
+			}
+			for _, name := range flowList(rest) {
+				if slices.Contains([]string{"pre-commit", "pre-merge-commit", "pre-push"}, name) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// flowList reads a YAML flow list of plain or quoted words, `[a, 'b']`
+// (a comment after it allowed); nil for anything else.
+func flowList(value string) []string {
+	value = strings.TrimSpace(value)
+	if i := strings.Index(value, "#"); i >= 0 {
+		value = strings.TrimSpace(value[:i])
+	}
+	inner, ok := strings.CutPrefix(value, "[")
+	if inner, ok2 := strings.CutSuffix(inner, "]"); ok && ok2 {
+		var out []string
+		for _, t := range strings.Split(inner, ",") {
+			if t = strings.Trim(strings.TrimSpace(t), `"'`); t != "" {
+				out = append(out, t)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// versionAtLeast compares a dotted version with major.minor.
+func versionAtLeast(v string, major, minor int) bool {
+	var a, b int
+	if n, _ := fmt.Sscanf(v, "%d.%d", &a, &b); n == 0 {
+		return false
+	}
+	return a > major || (a == major && b >= minor)
+}
 
 // ManagerFiles are the team's files that run acolyte's hooks through the
 // hook manager (the hook scripts or the config acolyte's lines are in), for

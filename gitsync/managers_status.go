@@ -54,7 +54,8 @@ func (r *Repo) hookState(s hookSetup, name string, its []Integration) HookState 
 		}
 		return st
 	}
-	i := slices.IndexFunc(its, func(it Integration) bool { return slices.Contains(it.Hooks, name) })
+	// An upgrade's hooks run acolyte already.
+	i := slices.IndexFunc(its, func(it Integration) bool { return slices.Contains(it.Hooks, name) && !it.Upgrade })
 	configured := i < 0
 	entry := s.manager == ManagerHooksFolder || (present && bytes.Contains(b, []byte(entryMarks[s.manager])))
 	if s.manager == ManagerSimpleGitHooks {

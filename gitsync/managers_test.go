@@ -39,7 +39,8 @@ func TestAddPreCommitEntryAppendsToReposAndInstallTypes(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "repos:\n- repo: https://github.com/pre-commit/pre-commit-hooks\n  rev: v4.0.0\n  hooks:\n  - id: trailing-whitespace\n" +
-		PreCommitEntry("") + "\n# done\ndefault_install_hook_types: [pre-commit, post-checkout, post-merge, post-rewrite]\n"
+		PreCommitEntry("") + "\n# done\ndefault_install_hook_types: [pre-commit, post-checkout, post-merge, post-rewrite]\n" +
+		"default_stages: [commit, merge-commit, prepare-commit-msg, commit-msg, post-commit, manual, push]\n"
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
@@ -47,11 +48,56 @@ func TestAddPreCommitEntryAppendsToReposAndInstallTypes(t *testing.T) {
 	if err != nil || !strings.HasPrefix(got, "default_install_hook_types: [pre-push, pre-commit, post-checkout, post-merge, post-rewrite]\n") {
 		t.Errorf("flow list: %v\n%s", err, got)
 	}
+	if !strings.HasSuffix(got, "\ndefault_stages: [commit, merge-commit, prepare-commit-msg, commit-msg, post-commit, manual, push]\n") {
+		t.Errorf("flow list: the team's hooks without stages must keep to their stages:\n%s", got)
+	}
 	if _, err := addPreCommitEntry("default_install_hook_types:\n  - pre-push\nrepos:\n  - repo: local\n"); !errors.Is(err, errManual) {
 		t.Errorf("block list: %v, want a by-hand edit", err)
 	}
 	if _, err := addPreCommitEntry("repos: []\n"); !errors.Is(err, errManual) {
 		t.Errorf("flow repos: %v, want a by-hand edit", err)
+	}
+}
+
+// pre-commit 4 warns on every run about `commit`, which 3.0 and 3.1 need;
+// acolyte follows the team's config, and otherwise spells it as every
+// release reads it. The team's hooks without stages: keep their stages.
+func TestAddPreCommitEntryFollowsTheTeamsStageNames(t *testing.T) {
+	modern := "repos:\n  - repo: local\n    hooks:\n      - id: lint\n        entry: make lint\n        language: system\n        stages: [pre-commit, pre-push]\n"
+	got, err := addPreCommitEntry(modern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, "      stages: [pre-commit]\n") || strings.Contains(got, "stages: [commit]") {
+		t.Errorf("the team spells stages as 3.2 does; acolyte's entry must too:\n%s", got)
+	}
+	if !strings.HasSuffix(got, "\ndefault_stages: [pre-commit, pre-merge-commit, prepare-commit-msg, commit-msg, post-commit, manual, pre-push]\n") {
+		t.Errorf("default_stages:\n%s", got)
+	}
+	for doc, want := range map[string]bool{
+		"minimum_pre_commit_version: '3.2.0'\nrepos: []\n":                   true,
+		"minimum_pre_commit_version: \"2.20\"\nrepos: []\n":                  false,
+		"default_stages: [pre-push]\nrepos: []\n":                            true,
+		"repos:\n- repo: local\n  hooks:\n  - id: x\n    stages: [commit]\n": false,
+		"repos:\n- repo: local\n  hooks:\n  - id: x\n":                       false,
+	} {
+		if got := preCommitNames(doc); got != want {
+			t.Errorf("preCommitNames(%q) = %v, want %v", doc, got, want)
+		}
+	}
+	// A default_stages of the team's is kept, unless it names a hook
+	// type acolyte would install: then the edit is the user's.
+	got, err = addPreCommitEntry("default_stages: [commit]\nrepos:\n  - repo: local\n    hooks: []\n")
+	if err != nil || strings.Count(got, "default_stages") != 1 {
+		t.Errorf("kept default_stages: %v\n%s", err, got)
+	}
+	if _, err := addPreCommitEntry("default_stages: [commit, post-merge]\nrepos:\n  - repo: local\n    hooks: []\n"); !errors.Is(err, errManual) {
+		t.Errorf("default_stages naming post-merge: %v, want a by-hand edit", err)
+	}
+	// Nothing added to install, nothing to keep.
+	all := "default_install_hook_types: [pre-commit, post-checkout, post-merge, post-rewrite]\nrepos:\n  - repo: local\n    hooks: []\n"
+	if got, err := addPreCommitEntry(all); err != nil || strings.Contains(got, "default_stages") {
+		t.Errorf("all types installed already: %v\n%s", err, got)
 	}
 }
 
@@ -92,9 +138,9 @@ func TestInstallHooksWithHusky4SetsThePackageEntries(t *testing.T) {
 			t.Errorf("%s was not written: %+v", it.File, it)
 		}
 	}
-	want := "{\n  \"husky\": {\n    \"hooks\": {\n      \"pre-commit\": \"npm test && { acolyte hook pre-commit || [ $? -ne 3 ]; }\",\n" +
-		"      \"post-checkout\": \"acolyte hook post-checkout || [ $? -ne 3 ]\",\n      \"post-merge\": \"acolyte hook post-merge || [ $? -ne 3 ]\",\n" +
-		"      \"post-rewrite\": \"acolyte hook post-rewrite || [ $? -ne 3 ]\"\n    }\n  }\n}\n"
+	want := "{\n  \"husky\": {\n    \"hooks\": {\n      \"pre-commit\": \"npm test && { if command -v acolyte >/dev/null 2>&1; then acolyte hook pre-commit || [ $? -ne 3 ]; fi; }\",\n" +
+		"      \"post-checkout\": \"if command -v acolyte >/dev/null 2>&1; then acolyte hook post-checkout || [ $? -ne 3 ]; fi\",\n      \"post-merge\": \"if command -v acolyte >/dev/null 2>&1; then acolyte hook post-merge || [ $? -ne 3 ]; fi\",\n" +
+		"      \"post-rewrite\": \"if command -v acolyte >/dev/null 2>&1; then acolyte hook post-rewrite || [ $? -ne 3 ]; fi\"\n    }\n  }\n}\n"
 	if b, _ := os.ReadFile(filepath.Join(root, "package.json")); string(b) != want {
 		t.Errorf("package.json:\n%s\nwant\n%s", b, want)
 	}

@@ -26,6 +26,8 @@ func writeIntegration(files *hookFiles, root string, it Integration) error {
 	switch {
 	case it.Manual != "":
 		return fmt.Errorf("%s: %w: %s", it.File, errManual, it.Manual)
+	case it.Upgrade:
+		out, _ = upgradeLegacy(string(b))
 	case it.jsonKeys != nil:
 		var edited []byte
 		edited, err = setJSONStrings(b, it.jsonKeys, [][2]string{{it.Hooks[0], it.jsonValue}})
@@ -44,7 +46,7 @@ func writeIntegration(files *hookFiles, root string, it Integration) error {
 	if fi, err := files.stat(path); err == nil {
 		mode = fi.Mode().Perm()
 	}
-	if it.Then == "" && it.jsonKeys == nil {
+	if it.Then == "" && it.jsonKeys == nil && !it.Upgrade {
 		mode |= 0o111 // a hook script git or husky runs
 	}
 	return files.write(path, []byte(out), mode)
@@ -147,13 +149,19 @@ func addLefthookEntry(doc, name string) (string, error) {
 
 // addPreCommitEntry adds acolyte's local repo at the end of `repos:` and
 // names acolyte's hooks in default_install_hook_types, so that a plain
-// `pre-commit install` installs them.
+// `pre-commit install` installs them. A hook without `stages:` runs in
+// every stage pre-commit installs, so installing post-checkout,
+// post-merge and post-rewrite would run the team's own hooks on every
+// checkout, merge and amend (issue 36); default_stages, added when the
+// file has none, keeps such hooks in exactly the stages they ran in
+// before: all but the hook types acolyte adds.
 func addPreCommitEntry(doc string) (string, error) {
+	modern := preCommitNames(doc)
 	lines := strings.Split(strings.TrimRight(doc, "\n"), "\n")
 	start, end := yamlBlockLines(lines, "repos")
 	switch {
 	case start < 0:
-		lines = append(lines, "repos:", strings.TrimRight(PreCommitEntry(""), "\n"))
+		lines = append(lines, "repos:", strings.TrimRight(preCommitEntry("", modern), "\n"))
 	case strings.TrimSpace(strings.TrimPrefix(lines[start], "repos:")) != "":
 		return "", fmt.Errorf("%w: repos: is written on one line; add acolyte's entry to it by hand", errManual)
 	default:
@@ -168,43 +176,78 @@ func addPreCommitEntry(doc string) (string, error) {
 			}
 			last = i
 		}
-		entry := strings.Split(strings.TrimRight(PreCommitEntry(indent), "\n"), "\n")
+		entry := strings.Split(strings.TrimRight(preCommitEntry(indent, modern), "\n"), "\n")
 		lines = slices.Insert(lines, last+1, entry...)
 	}
-	var err error
-	if lines, err = addInstallTypes(lines); err != nil {
+	lines, added, err := addInstallTypes(lines)
+	if err != nil {
+		return "", err
+	}
+	if lines, err = keepDefaultStages(lines, added, modern); err != nil {
 		return "", err
 	}
 	return strings.Join(lines, "\n") + "\n", nil
 }
 
 // addInstallTypes makes default_install_hook_types name every hook acolyte
-// uses; a list written over several lines is left to the user.
-func addInstallTypes(lines []string) ([]string, error) {
+// uses, and returns those it added; a list written over several lines is
+// left to the user.
+func addInstallTypes(lines []string) ([]string, []string, error) {
 	want := append([]string{"pre-commit"}, slices.DeleteFunc(slices.Clone(Hooks), func(h string) bool { return h == "pre-commit" })...)
 	start, _ := yamlBlockLines(lines, preCommitTypes)
 	if start < 0 {
-		return append(lines, preCommitTypes+": ["+strings.Join(want, ", ")+"]"), nil
+		// pre-commit installs the pre-commit hook alone by default.
+		return append(lines, preCommitTypes+": ["+strings.Join(want, ", ")+"]"), want[1:], nil
 	}
-	value := strings.TrimSpace(strings.TrimPrefix(lines[start], preCommitTypes+":"))
-	if comment := strings.Index(value, "#"); comment >= 0 {
-		value = strings.TrimSpace(value[:comment])
+	have := flowList(strings.TrimPrefix(lines[start], preCommitTypes+":"))
+	if have == nil {
+		return nil, nil, fmt.Errorf("%w: add %s to %s by hand", errManual, strings.Join(Hooks, ", "), preCommitTypes)
 	}
-	inner, ok := strings.CutPrefix(value, "[")
-	if inner, ok = strings.CutSuffix(inner, "]"); !ok {
-		return nil, fmt.Errorf("%w: add %s to %s by hand", errManual, strings.Join(Hooks, ", "), preCommitTypes)
-	}
-	var have []string
-	for _, t := range strings.Split(inner, ",") {
-		if t = strings.Trim(strings.TrimSpace(t), `"'`); t != "" {
-			have = append(have, t)
-		}
-	}
+	var added []string
 	for _, h := range want {
 		if !slices.Contains(have, h) {
 			have = append(have, h)
+			added = append(added, h)
 		}
 	}
 	lines[start] = preCommitTypes + ": [" + strings.Join(have, ", ") + "]"
-	return lines, nil
+	return lines, added, nil
+}
+
+// keepDefaultStages makes sure the hook types just added (added) run no
+// hook of the team's that has no `stages:` of its own. Without
+// default_stages such a hook runs in every stage, so it adds one naming
+// every stage but those; with one, it checks that none is named there,
+// since the team's hooks would start running in it.
+func keepDefaultStages(lines, added []string, modern bool) ([]string, error) {
+	if len(added) == 0 {
+		return lines, nil
+	}
+	start, _ := yamlBlockLines(lines, preCommitDefaultStages)
+	if start >= 0 {
+		have := flowList(strings.TrimPrefix(lines[start], preCommitDefaultStages+":"))
+		if have == nil && strings.TrimSpace(strings.TrimPrefix(lines[start], preCommitDefaultStages+":")) != "" {
+			return nil, fmt.Errorf("%w: %s is not a one-line list; make sure it does not name %s, then add acolyte's entry by hand", errManual, preCommitDefaultStages, strings.Join(added, ", "))
+		}
+		for _, h := range added {
+			if slices.Contains(have, h) {
+				return nil, fmt.Errorf("%w: %s names %s, so installing that hook would run the team's hooks without stages: in it; add acolyte's entry by hand", errManual, preCommitDefaultStages, h)
+			}
+		}
+		if have == nil {
+			return nil, fmt.Errorf("%w: %s is written over several lines; make sure it does not name %s, then add acolyte's entry by hand", errManual, preCommitDefaultStages, strings.Join(added, ", "))
+		}
+		return lines, nil
+	}
+	var keep []string
+	for _, stage := range preCommitStages {
+		if slices.Contains(added, stage) {
+			continue
+		}
+		if modern && preCommitOldStages[stage] != "" {
+			stage = preCommitOldStages[stage]
+		}
+		keep = append(keep, stage)
+	}
+	return append(lines, preCommitDefaultStages+": ["+strings.Join(keep, ", ")+"]"), nil
 }

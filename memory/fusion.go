@@ -322,13 +322,34 @@ func ApplyPathsCached[K comparable](q Query, scores map[K]float64, globs map[K][
 	}
 	applies := pathSearch[K]{matcher: NewPathMatcher(q.Paths), cache: cache}.applying(globs)
 	for k := range applies {
-		scores[k] = pathScore(scores[k])
+		scores[k] = pathScore(scores[k], everyFileOnly(globs[k], q.Paths))
 	}
 	if q.OnlyPath {
 		maps.DeleteFunc(scores, func(k K, _ float64) bool { return !applies[k] })
 	}
 }
 
+// everyFileOnly says whether a memory whose globs match one of the paths
+// matches them only through AlwaysGlob: it is about every file, not these.
+func everyFileOnly(globs, paths []string) bool {
+	if !slices.Contains(globs, AlwaysGlob) {
+		return false
+	}
+	for _, g := range globs {
+		if g != AlwaysGlob && MatchesAny([]string{g}, paths) {
+			return false
+		}
+	}
+	return true
+}
+
 // pathScore is what a memory that applies to a file at hand scores, from
-// its fused score (see pathFloor).
-func pathScore(fused float64) float64 { return pathFloor + (1-pathFloor)*fused }
+// its fused score: from pathFloor, or alwaysFloor when it applies to the
+// file only as it does to every file (see pathFloor).
+func pathScore(fused float64, everyFile bool) float64 {
+	floor := pathFloor
+	if everyFile {
+		floor = alwaysFloor
+	}
+	return floor + (1-floor)*fused
+}

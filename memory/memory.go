@@ -98,7 +98,7 @@ type Memory struct {
 	Content  string `json:"content"`
 	Topic    string `json:"topic,omitempty"`
 	// Source says where the memory came from: cli, agent, distill, mcp,
-	// AGENTS.md#Heading, seeds.json.
+	// ui, AGENTS.md#Heading, seeds.json.
 	Source     string    `json:"source,omitempty"`
 	CreatedAt  time.Time `json:"created_at"`
 	UpdatedAt  time.Time `json:"updated_at"`

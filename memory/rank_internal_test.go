@@ -26,16 +26,45 @@ func TestBestKeepsTheTopInOrder(t *testing.T) {
 	}
 }
 
+// A rule for the file at hand outranks every memory found by its words
+// alone (at most 1-vectorWeight), even when meaning did not find the rule
+// (issue 36's two cases: 0.845 and 0.8 against the rule at 0); only the
+// best word match that meaning also finds outstanding (z of half
+// vectorFullZ or more) stays above it. A rule for every file (AlwaysGlob)
+// is not lifted that far.
+func TestRulesForTheFileOutrankWordsAlone(t *testing.T) {
+	wordsAlone := fusedScore(3, 3, 0)
+	pagerDuty := fusedScore(3, 3, 0.9)
+	outstanding := fusedScore(3, 3, vectorFullZ/2+0.5)
+	scores := map[string]float64{"words": wordsAlone, "pagerduty": pagerDuty, "outstanding": outstanding, "scoped": 0, "always": 0.3}
+	q := Query{Paths: []string{"web/components/Button.tsx"}}
+	ApplyPaths(q, scores, map[string][]string{"scoped": {"web/components/**"}, "always": {AlwaysGlob}, "other": {"migrations/**"}})
+	if scores["scoped"] <= scores["pagerduty"] || scores["scoped"] <= scores["words"] {
+		t.Errorf("the rule for the file scores %v, below a memory that shares words (%v, %v)", scores["scoped"], scores["pagerduty"], scores["words"])
+	}
+	if scores["outstanding"] <= scores["scoped"] {
+		t.Errorf("the best word match with an outstanding vector scores %v, not above the rule for the file at %v", scores["outstanding"], scores["scoped"])
+	}
+	if scores["always"] >= scores["words"] {
+		t.Errorf("a rule for every file scores %v, above the memory that shares words (%v)", scores["always"], scores["words"])
+	}
+	if _, ok := scores["other"]; ok {
+		t.Errorf("a rule for other files was added: %v", scores)
+	}
+}
+
 // An applicable memory that meaning did not find scores pathFloor, which
 // the tail of any search keeps: only the limit may cut it.
 func TestPathFloorKeepsApplicableMemoriesAboveTheTail(t *testing.T) {
-	if pathFloor < tailShare || pathFloor >= 1 {
-		t.Fatalf("pathFloor %v must lie in [tailShare %v, 1)", pathFloor, tailShare)
+	for _, floor := range []float64{pathFloor, alwaysFloor} {
+		if floor < tailShare || floor >= 1 {
+			t.Fatalf("floor %v must lie in [tailShare %v, 1)", floor, tailShare)
+		}
 	}
 	scores := map[string]float64{"best": 1, "scoped": 0.3, "weak": 0.1}
 	q := Query{Paths: []string{"migrations/1.sql"}}
 	ApplyPaths(q, scores, map[string][]string{"scoped": {"migrations/**"}, "new": {AlwaysGlob}, "elsewhere": {"web/**"}})
-	want := map[string]float64{"best": 1, "scoped": pathScore(0.3), "weak": 0.1, "new": pathFloor}
+	want := map[string]float64{"best": 1, "scoped": pathScore(0.3, false), "weak": 0.1, "new": alwaysFloor}
 	if len(scores) != len(want) {
 		t.Fatalf("scores %v, want %v", scores, want)
 	}

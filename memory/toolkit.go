@@ -143,11 +143,15 @@ type Toolkit interface {
 	Edit(ctx context.Context, id string, r Revision) (Memory, error)
 }
 
-// Revision is a change to a stored memory: new content, and a new topic
-// when Topic is not empty.
+// Revision is a change to a stored memory: new content, a new topic when
+// Topic is not empty, and new globs when SetGlobs.
 type Revision struct {
 	Content string
 	Topic   string
+	// SetGlobs replaces the memory's globs with Globs (none when Globs is
+	// empty); without it the globs stay as they are.
+	SetGlobs bool
+	Globs    []string
 	// AllowSecret is Draft.AllowSecret for an edit: honoured for a user
 	// memory only.
 	AllowSecret bool
@@ -160,6 +164,9 @@ func (r Revision) Revised(m Memory) Memory {
 	if t := strings.TrimSpace(r.Topic); t != "" {
 		m.Topic = t
 	}
+	if r.SetGlobs {
+		m.Globs = NormalizeGlobs(r.Globs)
+	}
 	return m
 }
 
@@ -171,10 +178,12 @@ func (r Revision) Apply(m Memory, now time.Time) (Memory, error) {
 	if err := ValidateContent(r.Content); err != nil {
 		return Memory{}, err
 	}
-	m.Content = strings.TrimSpace(r.Content)
-	if t := strings.TrimSpace(r.Topic); t != "" {
-		m.Topic = t
+	if r.SetGlobs {
+		if err := ValidateGlobs(r.Globs); err != nil {
+			return Memory{}, err
+		}
 	}
+	m = r.Revised(m)
 	prev := m.UpdatedAt
 	m.UpdatedAt = now.UTC().Truncate(time.Millisecond)
 	if !m.UpdatedAt.After(prev) {

@@ -23,6 +23,72 @@ type Client struct {
 	// instead of editing File, each with what it is for.
 	register func(command string) [][2]string
 	layout   func(command string) string
+	// httpLayout is the entry for `acolyte mcp --http`: the server's URL,
+	// and the bearer token read from the environment variable tokenVar
+	// (as each client expands one), or prompted for.
+	httpLayout func(url, tokenVar string) string
+	// httpRegister, when set, registers the HTTP server by shell commands.
+	httpRegister func(url, tokenVar string) [][2]string
+}
+
+// HTTPConfig is complete, valid file content that connects to acolyte's
+// Streamable HTTP server at url, sending the token the server was started
+// with (tokenVar, ACOLYTE_MCP_TOKEN) as its bearer token.
+func (c Client) HTTPConfig(url, tokenVar string) string { return c.httpLayout(url, tokenVar) }
+
+// HTTPCommands are the shell commands that register the HTTP server, each
+// with what it is for; none when the client is set up by its file alone.
+func (c Client) HTTPCommands(url, tokenVar string) [][2]string {
+	if c.httpRegister == nil {
+		return nil
+	}
+	return c.httpRegister(url, tokenVar)
+}
+
+// HTTPInstructions says where HTTPConfig goes and how the token gets to
+// the client; `acolyte mcp --print-config CLIENT --http ADDR` prints it
+// on stderr.
+func (c Client) HTTPInstructions(url, tokenVar string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s, over Streamable HTTP at %s. Choose a token once and keep it where both the\n"+
+		"server and %s read it (your shell profile); the server then keeps it across restarts:\n\n"+
+		"    export %s=$(openssl rand -hex 32)\n    acolyte mcp --http %s\n\n",
+		c.Title, url, c.Title, tokenVar, strings.TrimSuffix(strings.TrimPrefix(url, "http://"), Path))
+	if c.Name == "vscode" {
+		fmt.Fprintf(&b, "VS Code asks for the token once, on the first start, and keeps it.\n")
+	}
+	if cmds := c.HTTPCommands(url, tokenVar); len(cmds) > 0 {
+		b.WriteString("Then run once inside the repository:\n\n")
+		for _, cmd := range cmds {
+			fmt.Fprintf(&b, "    %s\n        (%s)\n", cmd[1], cmd[0])
+		}
+		fmt.Fprintf(&b, "\nor add what stdout shows to %s.\n", c.File)
+		return b.String()
+	}
+	fmt.Fprintf(&b, "Then add what stdout shows to %s.\n", c.File)
+	return b.String()
+}
+
+// httpServers is the HTTP server entry for the clients that share the
+// "mcpServers" JSON layout; urlKey is the key the client reads the URL
+// from, typ its "type", if any, and header the Authorization value.
+func httpServers(urlKey, typ, header string) func(url, tokenVar string) string {
+	return func(url, tokenVar string) string {
+		t := ""
+		if typ != "" {
+			t = `
+      "type": ` + quoted(typ) + `,`
+		}
+		return `{
+  "mcpServers": {
+    "acolyte": {` + t + `
+      ` + quoted(urlKey) + `: ` + quoted(url) + `,
+      "headers": { "Authorization": ` + quoted(fmt.Sprintf(header, tokenVar)) + ` }
+    }
+  }
+}
+`
+	}
 }
 
 // Config is complete, valid file content that starts `command mcp`.
@@ -84,6 +150,16 @@ var Clients = []Client{
 			}
 		},
 		layout: mcpServers,
+		// Claude Code expands ${VAR} in .mcp.json.
+		httpLayout: httpServers("url", "http", "Bearer ${%s}"),
+		httpRegister: func(url, tokenVar string) [][2]string {
+			// Double quotes: the shell puts the token in, and Claude keeps it.
+			header := `"Authorization: Bearer $` + tokenVar + `"`
+			return [][2]string{
+				{"in this project", "claude mcp add --transport http acolyte " + shellWord(url) + " --header " + header},
+				{"in every project", "claude mcp add --transport http --scope user acolyte " + shellWord(url) + " --header " + header},
+			}
+		},
 	},
 	{
 		Name:   "codex",
@@ -93,6 +169,10 @@ var Clients = []Client{
 		layout: func(command string) string {
 			return "[mcp_servers.acolyte]\ncommand = " + quoted(command) + "\nargs = [\"mcp\"]\n"
 		},
+		// Codex reads the bearer token from the variable it names.
+		httpLayout: func(url, tokenVar string) string {
+			return "[mcp_servers.acolyte]\nurl = " + quoted(url) + "\nbearer_token_env_var = " + quoted(tokenVar) + "\n"
+		},
 	},
 	{
 		Name:   "cursor",
@@ -100,6 +180,8 @@ var Clients = []Client{
 		File:   ".cursor/mcp.json in the repository, or ~/.cursor/mcp.json for every project",
 		Format: "json",
 		layout: mcpServers,
+		// Cursor expands ${env:VAR} in mcp.json.
+		httpLayout: httpServers("url", "", "Bearer ${env:%s}"),
 	},
 	{
 		Name:   "gemini",
@@ -107,6 +189,9 @@ var Clients = []Client{
 		File:   "~/.gemini/settings.json (merge the mcpServers key into what is there)",
 		Format: "json",
 		layout: mcpServers,
+		// Gemini CLI reads Streamable HTTP from httpUrl (url is SSE), and
+		// expands $VAR and ${VAR} in settings.json.
+		httpLayout: httpServers("httpUrl", "", "Bearer ${%s}"),
 	},
 	{
 		Name:   "vscode",
@@ -120,6 +205,27 @@ var Clients = []Client{
       "type": "stdio",
       "command": ` + quoted(command) + `,
       "args": ["mcp"]
+    }
+  }
+}
+`
+		},
+		// VS Code asks for the token once (an input) and stores it.
+		httpLayout: func(url, tokenVar string) string {
+			return `{
+  "inputs": [
+    {
+      "type": "promptString",
+      "id": "acolyte-mcp-token",
+      "description": ` + quoted("acolyte mcp --http bearer token ("+tokenVar+")") + `,
+      "password": true
+    }
+  ],
+  "servers": {
+    "acolyte": {
+      "type": "http",
+      "url": ` + quoted(url) + `,
+      "headers": { "Authorization": "Bearer ${input:acolyte-mcp-token}" }
     }
   }
 }

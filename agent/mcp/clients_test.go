@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -174,4 +176,152 @@ func TestPrintConfig(t *testing.T) {
 	if !strings.Contains(string(out), `"zed"`) || !strings.Contains(string(out), "claude, codex, cursor, gemini, vscode") {
 		t.Errorf("unknown client message should name it and the choices, got %s", out)
 	}
+}
+
+// TestPrintConfigHTTP starts `acolyte mcp --http` with a chosen token, has
+// --print-config --http print each client's setup for it, reads each as
+// its client does (the URL key it reads, the token as it expands it from
+// the environment or its prompt), and sends initialize with what it read:
+// the server answers each, and refuses the header unexpanded.
+func TestPrintConfigHTTP(t *testing.T) {
+	f := newFixture(t)
+	const token = "a-token-of-my-choosing-0123456789"
+	s := serveHTTP(t, f, f.repo, []string{"ACOLYTE_MCP_TOKEN=" + token})
+	addr := strings.TrimSuffix(strings.TrimPrefix(s.url, "http://"), mcp.Path)
+	for _, c := range mcp.Clients {
+		t.Run(c.Name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			cmd := exec.Command(acolyteBin, "mcp", "--print-config", c.Name, "--http", addr)
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("%v\n%s", err, stderr.Bytes())
+			}
+			if !strings.Contains(stderr.String(), "export ACOLYTE_MCP_TOKEN=") || !strings.Contains(stderr.String(), c.File) {
+				t.Errorf("stderr should say how to start the server and where the config goes:\n%s", stderr.Bytes())
+			}
+			url, header := readHTTPConfig(t, c, stdout.String(), token)
+			if url != s.url {
+				t.Errorf("the config points at %s; the server is at %s", url, s.url)
+			}
+			if code, body := post(t, httpServer{url: url}, map[string]string{"Authorization": header}); code != http.StatusOK {
+				t.Errorf("initialize with the header as %s reads it: %d %s", c.Title, code, body)
+			}
+			if raw := rawHeader(stdout.String()); raw != "" {
+				if code, _ := post(t, httpServer{url: url}, map[string]string{"Authorization": raw}); code != http.StatusUnauthorized {
+					t.Errorf("the unexpanded header %q got %d, want 401", raw, code)
+				}
+			}
+			for _, reg := range c.HTTPCommands(s.url, "ACOLYTE_MCP_TOKEN") {
+				out, err := exec.Command("sh", "-c", `printf '%s\n' `+strings.TrimPrefix(reg[1], "claude ")).Output()
+				if err != nil {
+					t.Fatal(err)
+				}
+				args := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+				i := slices.Index(args, "--header")
+				if i < 0 || !slices.Contains(args, s.url) || !slices.Contains(args, "--transport") {
+					t.Errorf("%q gives claude %q", reg[1], args)
+				}
+				if !strings.Contains(stderr.String(), reg[1]) {
+					t.Errorf("stderr should show %q", reg[1])
+				}
+			}
+		})
+	}
+	// README shows Gemini CLI's, as --print-config gemini --http 8765 prints it.
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gemini, _ := mcp.LookupClient("gemini")
+	if want := "```json\n" + gemini.HTTPConfig("http://127.0.0.1:8765/mcp", "ACOLYTE_MCP_TOKEN") + "```"; !strings.Contains(string(readme), want) {
+		t.Errorf("README.md should show Gemini CLI's HTTP setup as --print-config prints it:\n%s", want)
+	}
+	if err := exec.Command(acolyteBin, "mcp", "--print-config", "claude", "--http", "8765", "--command", "/x/acolyte").Run(); err == nil {
+		t.Error("--command with --http: want a usage error, the client starts nothing")
+	}
+}
+
+// readHTTPConfig reads the URL and the Authorization header a client
+// sends, from its HTTP config, expanding the token as that client does.
+func readHTTPConfig(t *testing.T, c mcp.Client, config, token string) (url, header string) {
+	t.Helper()
+	env := map[string]string{"ACOLYTE_MCP_TOKEN": token}
+	if c.Format == "toml" {
+		var cfg struct {
+			MCPServers map[string]struct {
+				URL         string `toml:"url"`
+				BearerToken string `toml:"bearer_token_env_var"`
+			} `toml:"mcp_servers"`
+		}
+		md, err := toml.Decode(config, &cfg)
+		if err != nil || len(md.Undecoded()) > 0 {
+			t.Fatalf("%s: %v %v\n%s", c.Name, err, md.Undecoded(), config)
+		}
+		e := cfg.MCPServers["acolyte"]
+		return e.URL, "Bearer " + env[e.BearerToken]
+	}
+	type entry struct {
+		Type    string            `json:"type"`
+		URL     string            `json:"url"`
+		HTTPURL string            `json:"httpUrl"`
+		Headers map[string]string `json:"headers"`
+	}
+	var cfg struct {
+		MCPServers map[string]entry `json:"mcpServers"`
+		Servers    map[string]entry `json:"servers"`
+		Inputs     []struct {
+			Type, ID, Description string
+			Password              bool
+		} `json:"inputs"`
+	}
+	dec := json.NewDecoder(strings.NewReader(config))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&cfg); err != nil {
+		t.Fatalf("%s: %v\n%s", c.Name, err, config)
+	}
+	var e entry
+	expand := func(s string) string { return s }
+	switch c.Name {
+	case "claude": // .mcp.json: type http, url, ${VAR}
+		e = cfg.MCPServers["acolyte"]
+		if e.Type != "http" {
+			t.Errorf("Claude Code reads type http: %+v", e)
+		}
+		expand = func(s string) string { return os.Expand(s, func(k string) string { return env[k] }) }
+	case "cursor": // url, ${env:VAR}
+		e = cfg.MCPServers["acolyte"]
+		expand = func(s string) string {
+			return os.Expand(s, func(k string) string {
+				if name, ok := strings.CutPrefix(k, "env:"); ok {
+					return env[name]
+				}
+				return "${" + k + "}" // Cursor expands ${env:VAR}, not ${VAR}
+			})
+		}
+	case "gemini": // httpUrl is Streamable HTTP (url is SSE), $VAR or ${VAR}
+		e = cfg.MCPServers["acolyte"]
+		e.URL = e.HTTPURL
+		expand = func(s string) string { return os.Expand(s, func(k string) string { return env[k] }) }
+	case "vscode": // servers, type http, ${input:ID} of a declared password input
+		e = cfg.Servers["acolyte"]
+		if e.Type != "http" || len(cfg.Inputs) != 1 || !cfg.Inputs[0].Password || cfg.Inputs[0].Type != "promptString" {
+			t.Errorf("VS Code: %+v, inputs %+v", e, cfg.Inputs)
+		}
+		expand = func(s string) string {
+			return strings.ReplaceAll(s, "${input:"+cfg.Inputs[0].ID+"}", token)
+		}
+	default:
+		t.Fatalf("no reader for %s", c.Name)
+	}
+	return e.URL, expand(e.Headers["Authorization"])
+}
+
+// rawHeader is the Authorization value of a JSON config as written.
+func rawHeader(config string) string {
+	_, rest, ok := strings.Cut(config, `"Authorization": "`)
+	if !ok {
+		return ""
+	}
+	v, _, _ := strings.Cut(rest, `"`)
+	return v
 }

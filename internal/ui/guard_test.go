@@ -107,8 +107,8 @@ func TestWritesFromAnotherSiteAreRefused(t *testing.T) {
 		{"another session's CSRF token", map[string]string{"Origin": p.base}, "x" + token[1:]},
 	}
 	for _, a := range attacks {
-		for _, path := range []string{"/forget/" + m.ID, "/edit/" + m.ID, "/review/keep/" + m.ID} {
-			form := url.Values{"content": {"Staging is reached through attacker-1"}}
+		for _, path := range []string{"/forget/" + m.ID, "/edit/" + m.ID, "/review/keep/" + m.ID, "/add"} {
+			form := url.Values{"content": {"Staging is reached through attacker-1"}, "scope": {"project"}}
 			if a.csrf != "" {
 				form.Set("csrf", a.csrf)
 			}

@@ -6,6 +6,7 @@ import (
 	"embed"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"html/template"
 	"io/fs"
 	"net/http"
@@ -36,13 +37,19 @@ func newPages() (*pages, error) {
 		"esc":   termtext.Escape,
 		"score": func(f float64) string { return strconv.FormatFloat(f, 'f', 3, 64) },
 		"join":  strings.Join,
-		"dict":  func(nodes []*TopicNode, f filters) treeArgs { return treeArgs{nodes, f} },
+		"plural": func(n int, one, many string) string {
+			if n == 1 {
+				return "1 " + one
+			}
+			return strconv.Itoa(n) + " " + many
+		},
+		"dict": func(nodes []*TopicNode, f filters) treeArgs { return treeArgs{nodes, f} },
 		"pathOf": func(root, file string) string {
 			return filepath.Join(root, filepath.FromSlash(file))
 		},
 	}
 	p := &pages{tmpl: map[string]*template.Template{}}
-	for _, name := range []string{"index", "edit", "forget", "review", "charts"} {
+	for _, name := range []string{"index", "edit", "forget", "review", "charts", "add"} {
 		t, err := template.New("layout.html").Funcs(funcs).ParseFS(assets, "assets/layout.html", "assets/card.html", "assets/"+name+".html")
 		if err != nil {
 			return nil, err
@@ -207,6 +214,7 @@ type editPage struct {
 	Card   card
 	Text   string
 	Topic  string
+	Globs  string // one a line
 	Return string
 	Review bool
 	Error  string
@@ -217,7 +225,8 @@ func (s *Server) editForm(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	s.render(w, r, http.StatusOK, "edit", "Edit", editPage{Card: c, Text: termtext.EscapeText(c.Content), Topic: termtext.Escape(c.Topic), Return: back(r), Review: r.FormValue("review") == "1"})
+	s.render(w, r, http.StatusOK, "edit", "Edit", editPage{Card: c, Text: termtext.EscapeText(c.Content), Topic: termtext.Escape(c.Topic),
+		Globs: termtext.EscapeText(strings.Join(c.Globs, "\n")), Return: back(r), Review: r.FormValue("review") == "1"})
 }
 
 func (s *Server) edit(w http.ResponseWriter, r *http.Request) {
@@ -226,17 +235,22 @@ func (s *Server) edit(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	page := editPage{Card: c, Text: r.PostFormValue("content"), Topic: r.PostFormValue("topic"), Return: back(r), Review: r.PostFormValue("review") == "1"}
-	_, err := s.cfg.Toolkit.Edit(r.Context(), id, memory.Revision{Content: page.Text, Topic: page.Topic})
+	page := editPage{Card: c, Text: r.PostFormValue("content"), Topic: r.PostFormValue("topic"), Globs: r.PostFormValue("globs"),
+		Return: back(r), Review: r.PostFormValue("review") == "1"}
+	rev := memory.Revision{Content: page.Text, Topic: page.Topic}
+	if r.PostFormValue("set_globs") == "1" {
+		rev.SetGlobs, rev.Globs = true, globLines(page.Globs)
+	}
+	_, err := s.cfg.Toolkit.Edit(r.Context(), id, rev)
 	forgetListed(r.Context())
 	if err != nil {
 		page.Error = termtext.EscapeText(err.Error())
 		if errors.Is(err, memory.ErrSecret) {
 			// The refused text is not sent back: the page would hold the
 			// credential, and the browser's form cache with it.
-			page.Text, page.Topic = c.Content, c.Topic
+			page.Text, page.Topic, page.Globs = c.Content, c.Topic, strings.Join(c.Globs, "\n")
 		}
-		page.Text, page.Topic = termtext.EscapeText(page.Text), termtext.Escape(page.Topic)
+		page.Text, page.Topic, page.Globs = termtext.EscapeText(page.Text), termtext.Escape(page.Topic), termtext.EscapeText(page.Globs)
 		s.render(w, r, http.StatusUnprocessableEntity, "edit", "Edit", page)
 		return
 	}
@@ -247,6 +261,73 @@ func (s *Server) edit(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	http.Redirect(w, r, page.Return, http.StatusSeeOther)
+}
+
+// addPage is the form that adds a memory, as acolyte remember does.
+type addPage struct {
+	Text, Topic, Globs, Scope string
+	Scopes                    []memory.Scope
+	Project                   bool
+	Error                     string
+}
+
+// addScopes are the scopes a memory can be added to here: project inside
+// a repository (the default there), and user.
+func (s *Server) addScopes() []memory.Scope {
+	if s.cfg.Project == "" {
+		return []memory.Scope{memory.ScopeUser}
+	}
+	return []memory.Scope{memory.ScopeProject, memory.ScopeUser}
+}
+
+func (s *Server) addForm(w http.ResponseWriter, r *http.Request) {
+	scopes := s.addScopes()
+	s.render(w, r, http.StatusOK, "add", "Add", addPage{Scopes: scopes, Scope: string(scopes[0]), Project: s.cfg.Project != ""})
+}
+
+func (s *Server) add(w http.ResponseWriter, r *http.Request) {
+	page := addPage{Text: r.PostFormValue("content"), Topic: r.PostFormValue("topic"), Globs: r.PostFormValue("globs"),
+		Scope: r.PostFormValue("scope"), Scopes: s.addScopes(), Project: s.cfg.Project != ""}
+	globs := globLines(page.Globs)
+	err := memory.ValidateGlobs(globs)
+	if err == nil && !slices.Contains(page.Scopes, memory.Scope(page.Scope)) {
+		err = fmt.Errorf("scope %q: add to one of %s", page.Scope, strings.Join(scopeNames(page.Scopes), ", "))
+	}
+	if err == nil {
+		_, err = s.cfg.Toolkit.Add(r.Context(), memory.Draft{Content: page.Text, Topic: page.Topic, Scope: memory.Scope(page.Scope),
+			Kind: memory.KindStored, Source: "ui", Globs: globs})
+		forgetListed(r.Context())
+	}
+	if err != nil {
+		page.Error = termtext.EscapeText(err.Error())
+		if errors.Is(err, memory.ErrSecret) {
+			// As for an edit: the refused text is not sent back.
+			page.Text, page.Topic = "", ""
+		}
+		page.Text, page.Topic, page.Globs = termtext.EscapeText(page.Text), termtext.Escape(page.Topic), termtext.EscapeText(page.Globs)
+		s.render(w, r, http.StatusUnprocessableEntity, "add", "Add", page)
+		return
+	}
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// globLines are the globs of a form's text area, one a line.
+func globLines(text string) []string {
+	var globs []string
+	for _, g := range strings.Split(text, "\n") {
+		if g = strings.TrimSpace(g); g != "" {
+			globs = append(globs, g)
+		}
+	}
+	return globs
+}
+
+func scopeNames(scopes []memory.Scope) []string {
+	out := make([]string, len(scopes))
+	for i, sc := range scopes {
+		out[i] = string(sc)
+	}
+	return out
 }
 
 type forgetPage struct {
@@ -398,5 +479,13 @@ func (s *Server) charts(w http.ResponseWriter, r *http.Request) {
 		failed(w, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, "charts", "Charts", buildCharts(mems, s.cfg.Now()))
+	page := buildCharts(mems, s.cfg.Now())
+	// Each card says where its memory came from, as on the list.
+	for _, cards := range [][]card{page.Recent, page.Oldest} {
+		if err := s.describe(r.Context(), cards); err != nil {
+			failed(w, err)
+			return
+		}
+	}
+	s.render(w, r, http.StatusOK, "charts", "Charts", page)
 }

@@ -429,3 +429,145 @@ func TestOutsideARepository(t *testing.T) {
 		t.Fatalf("after the edit: %+v", got)
 	}
 }
+
+// Issue 36: the page shows where a memory applies, finds the memories
+// scoped to a folder by the path filter, counts one memory as one, says
+// where each card on the charts came from, and reads the forget
+// confirmation as a sentence.
+func TestPathScopesShowAndFilter(t *testing.T) {
+	c := newCheckout(t)
+	writeFile(t, c.root, "internal/db/pool.go", "package db\n")
+	add := func(content string, globs ...string) memory.Memory {
+		t.Helper()
+		added, err := c.ws.Add(t.Context(), memory.Draft{Content: content, Scope: memory.ScopeProject, Kind: memory.KindStored, Source: "cli", Globs: globs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return added.Memory
+	}
+	exact := add("Queries go through the sqlc-generated package", "internal/db/**")
+	deeper := add("Every migration file has a down step", "internal/db/migrations/*.sql")
+	wider := add("Packages under internal never import cmd", "internal/**")
+	mentions := add("The pool size is set in internal/db/pool.go")
+	always := add("Answer in British English", memory.AlwaysGlob)
+	elsewhere := add("Components keep a CSS module beside them", "web/components/**")
+	p := serve(t, c.config())
+	p.login()
+
+	body := p.get("/?path=" + url.QueryEscape("internal/db/**"))
+	got := cardIDs(body)
+	for _, m := range []memory.Memory{exact, deeper, wider, mentions} {
+		if !slices.Contains(got, m.ID) {
+			t.Errorf("the path filter internal/db/** does not list %q", m.Content)
+		}
+	}
+	for _, m := range []memory.Memory{always, elsewhere} {
+		if slices.Contains(got, m.ID) {
+			t.Errorf("the path filter internal/db/** lists %q", m.Content)
+		}
+	}
+	if !strings.Contains(body, "<dt>applies to</dt><dd class=\"globs\"><code>internal/db/**</code> </dd>") {
+		t.Errorf("a card does not show its globs:\n%s", body)
+	}
+	if all := p.get("/"); !strings.Contains(all, "every file") {
+		t.Errorf("the memory for every file does not say so")
+	}
+
+	if strings.Contains(p.get("/?path="+url.QueryEscape("web/**")), "1 memories") {
+		t.Errorf("the page says 1 memories")
+	}
+	if b := p.get("/?path=" + url.QueryEscape("web/**")); !strings.Contains(b, `id="summary">1 memory<`) {
+		t.Errorf("the summary of one memory:\n%s", b)
+	}
+
+	if _, err := c.ws.Search(t.Context(), memory.Query{Text: "sqlc generated package"}); err != nil {
+		t.Fatal(err)
+	}
+	charts := p.get("/charts")
+	if strings.Contains(charts, `<dd class="from"></dd>`) {
+		t.Errorf("a card on the charts has an empty from row")
+	}
+	if !strings.Contains(charts, "acolyte remember, on the command line") {
+		t.Errorf("the charts' cards do not say where they came from")
+	}
+
+	forget := p.get("/forget/" + exact.ID)
+	if !strings.Contains(forget, "It is removed from <code>.acolyte/memories.jsonl</code>, and a tombstone in <code>.acolyte/forgotten.jsonl</code> keeps a merge from bringing it back.") {
+		t.Errorf("the forget confirmation:\n%s", forget)
+	}
+}
+
+// The page adds a memory as acolyte remember does: with its globs, to the
+// project's file, through the same checks (a credential is refused and
+// not sent back; a bad glob is refused by what is wrong).
+func TestAddAMemoryWithItsGlobs(t *testing.T) {
+	c := newCheckout(t)
+	p := serve(t, c.config())
+	p.login()
+	form := p.get("/add")
+	if !strings.Contains(form, `name="globs"`) || !strings.Contains(form, "<option selected>project</option>") {
+		t.Fatalf("the add form:\n%s", form)
+	}
+	code, body := p.post("/add", url.Values{"csrf": {csrfOf(t, form)}, "content": {"Never edit a merged migration; add a new one"},
+		"topic": {"db"}, "scope": {"project"}, "globs": {"migrations/**\n  db/migrations/**  \n"}})
+	if code != http.StatusSeeOther {
+		t.Fatalf("add: %d\n%s", code, body)
+	}
+	if f := c.file(); !strings.Contains(f, `"content":"Never edit a merged migration; add a new one"`) || !strings.Contains(f, `"globs":["db/migrations/**","migrations/**"]`) {
+		t.Errorf(".acolyte/memories.jsonl after the add:\n%s", f)
+	}
+	res, err := c.ws.Search(t.Context(), memory.Query{Text: "how do I change this", Paths: []string{"migrations/0042.sql"}})
+	if err != nil || len(res) == 0 || !strings.Contains(res[0].Memory.Content, "merged migration") {
+		t.Errorf("search --path does not rank the added memory first: %v %+v", err, res)
+	}
+	list := p.get("/?path=" + url.QueryEscape("migrations/**"))
+	if !strings.Contains(list, "added in acolyte ui") || !strings.Contains(list, "<code>migrations/**</code>") {
+		t.Errorf("the list does not show the added memory's source and globs:\n%s", list)
+	}
+
+	secret := "The deploy key is AKIA" + "QX7NR3JTMB2W5KPL"
+	code, body = p.post("/add", url.Values{"csrf": {csrfOf(t, form)}, "content": {secret}, "scope": {"project"}})
+	if code != http.StatusUnprocessableEntity || strings.Contains(body, "QX7NR3JTMB2W5KPL") || strings.Contains(c.file(), "QX7NR3JTMB2W5KPL") {
+		t.Errorf("a credential: %d, echoed or stored\n%s", code, body)
+	}
+	code, body = p.post("/add", url.Values{"csrf": {csrfOf(t, form)}, "content": {"A rule for bad globs"}, "scope": {"project"}, "globs": {"src/[a-"}})
+	if code != http.StatusUnprocessableEntity || !strings.Contains(body, "invalid path glob") {
+		t.Errorf("a bad glob: %d\n%s", code, body)
+	}
+	code, _ = p.post("/add", url.Values{"content": {"No token"}, "scope": {"project"}})
+	if code != http.StatusForbidden {
+		t.Errorf("an add without the form's CSRF token: %d, want 403", code)
+	}
+}
+
+// The edit page changes the files a memory applies to, in the project's
+// file, and refuses a bad glob by what is wrong.
+func TestEditAMemorysGlobs(t *testing.T) {
+	c := newCheckout(t)
+	added, err := c.ws.Add(t.Context(), memory.Draft{Content: "Never edit a merged migration", Scope: memory.ScopeProject, Kind: memory.KindStored, Source: "cli", Globs: []string{"db/**"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := added.Memory
+	p := serve(t, c.config())
+	p.login()
+	form := p.get("/edit/" + m.ID)
+	if !strings.Contains(form, `<textarea name="globs" rows="3" placeholder="migrations/**">db/**</textarea>`) {
+		t.Fatalf("the edit form does not hold the globs:\n%s", form)
+	}
+	post := func(globs string) (int, string) {
+		return p.post("/edit/"+m.ID, url.Values{"csrf": {csrfOf(t, form)}, "content": {m.Content}, "topic": {""}, "globs": {globs}, "set_globs": {"1"}})
+	}
+	if code, body := post("migrations/**\ndb/migrations/**\n"); code != http.StatusSeeOther {
+		t.Fatalf("edit: %d\n%s", code, body)
+	}
+	if f := c.file(); !strings.Contains(f, `"globs":["db/migrations/**","migrations/**"]`) {
+		t.Errorf(".acolyte/memories.jsonl after the edit:\n%s", f)
+	}
+	if code, body := post("src/[a-"); code != http.StatusUnprocessableEntity || !strings.Contains(body, "invalid path glob") {
+		t.Errorf("a bad glob: %d\n%s", code, body)
+	}
+	if code, _ := post(""); code != http.StatusSeeOther || strings.Contains(c.file(), `"globs"`) {
+		t.Errorf("clearing the globs: %d\n%s", code, c.file())
+	}
+}

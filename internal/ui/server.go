@@ -180,6 +180,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /review", s.review)
 	mux.HandleFunc("POST /review/keep/{id}", s.keep)
 	mux.HandleFunc("GET /charts", s.charts)
+	mux.HandleFunc("GET /add", s.addForm)
+	mux.HandleFunc("POST /add", s.add)
 	return s.guard(mux)
 }
 

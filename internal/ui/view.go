@@ -25,7 +25,7 @@ type filters struct {
 	Scope  string
 	Kind   string
 	Topic  string
-	Path   string // a glob over the paths a memory mentions; ** crosses folders
+	Path   string // a glob over the paths a memory mentions or is scoped to; ** crosses folders
 	Source string // the file or road a memory came from (sourceFile)
 	Stale  bool
 	Page   int
@@ -97,6 +97,21 @@ func sourceFile(m memory.Memory) string {
 // matchGlob matches a slash-separated path against a glob in which *, ?
 // and [...] match within a folder (path.Match) and a ** segment matches
 // any number of folders.
+// pathFilterAdmits says whether the path filter admits m: a path its
+// content mentions matches the filter, or it is scoped to files the
+// filter covers or within them (its globs, as text, match the filter or
+// the filter matches them: internal/db/** admits a memory scoped to
+// internal/db/**/*.go and one scoped to internal/**). A memory for every
+// file (**) is not listed under each folder.
+func pathFilterAdmits(filter string, m memory.Memory) bool {
+	if slices.ContainsFunc(m.Paths, func(p string) bool { return matchGlob(filter, p) }) {
+		return true
+	}
+	return slices.ContainsFunc(m.Globs, func(g string) bool {
+		return g != memory.AlwaysGlob && (g == filter || matchGlob(filter, g) || matchGlob(g, filter))
+	})
+}
+
 func matchGlob(glob, name string) bool {
 	return matchParts(strings.Split(glob, "/"), strings.Split(name, "/"))
 }
@@ -254,7 +269,7 @@ func (s *Server) list(ctx context.Context, f filters) (listing, error) {
 		if f.Source != "" && sourceFile(c.Memory) != f.Source {
 			return true
 		}
-		return f.Path != "" && !slices.ContainsFunc(c.Paths, func(p string) bool { return matchGlob(f.Path, p) })
+		return f.Path != "" && !pathFilterAdmits(f.Path, c.Memory)
 	})
 	if f.Stale {
 		cards, err = s.onlyStale(ctx, cards)
@@ -397,6 +412,8 @@ func provenance(m memory.Memory, derived bool, o Origin) string {
 		return "the agent's memory_add tool"
 	case m.Source == "mcp":
 		return "an MCP client's memory_add"
+	case m.Source == "ui":
+		return "added in acolyte ui"
 	case m.Source == "":
 		return "not recorded"
 	}

@@ -453,6 +453,9 @@ func (s *Store) Edit(ctx context.Context, vis memory.Visibility, id string, r me
 	if err != nil {
 		return memory.Memory{}, err
 	}
+	if r.SetGlobs && !slices.Equal(memory.NormalizeGlobs(r.Globs), m.Globs) {
+		return memory.Memory{}, fmt.Errorf("%s is a team memory, whose globs cannot be edited yet: forget it and remember it again with --path", id)
+	}
 	if m, err = r.Apply(m, s.now()); err != nil {
 		return memory.Memory{}, err
 	}
