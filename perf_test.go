@@ -34,6 +34,8 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	// No background fill outliving a benchmark's temporary home.
+	os.Setenv("ACOLYTE_BACKGROUND_FILL", "0")
 	flag.Parse()
 	if flag.Lookup("test.bench").Value.String() == "" {
 		// Only benchmarks live here; a plain go test should not pay for a build.

@@ -101,6 +101,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		Commands:             commands(),
 		// Errors are printed once, by Run, with the exit code exitCode gives them.
 		ExitErrHandler: func(*cli.Context, error) {},
+		After:          startFill,
 		OnUsageError:   onUsageError,
 		// With no command, or one that does not exist.
 		Action: notACommand,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/acolyte-dev/acolyte/memory"
 	"github.com/acolyte-dev/acolyte/memory/embed/gemini"
+	"github.com/acolyte-dev/acolyte/memory/embed/minilm"
 	"github.com/acolyte-dev/acolyte/memory/embed/openai"
 	"github.com/acolyte-dev/acolyte/memory/embed/static"
 )
@@ -24,7 +25,7 @@ const (
 
 func embedderFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: flagEmbedder, EnvVars: []string{"ACOLYTE_EMBEDDER"}, Usage: "embedder: static (built in, offline), gemini (sends memory text to Google) or openai (sends it to --embed-url); an API key alone never chooses one", Value: "static"},
+		&cli.StringFlag{Name: flagEmbedder, EnvVars: []string{"ACOLYTE_EMBEDDER"}, Usage: "embedder: minilm (built in, offline: the static table at once, the MiniLM encoder's vectors as soon as they are made), static (the table alone), gemini (sends memory text to Google) or openai (sends it to --embed-url); an API key alone never chooses one", Value: "minilm"},
 		&cli.StringFlag{Name: flagEmbedModel, EnvVars: []string{"ACOLYTE_EMBED_MODEL"}, Usage: "embedding model for gemini or openai (default: " + gemini.DefaultModel + ", " + openai.DefaultModel + ")"},
 		&cli.StringFlag{Name: flagEmbedURL, EnvVars: []string{"ACOLYTE_EMBED_URL"}, Usage: "OpenAI-compatible endpoint for --embedder openai (default: " + openai.DefaultBaseURL + ", Ollama)"},
 		&cli.StringFlag{Name: flagEmbedDim, EnvVars: []string{"ACOLYTE_EMBED_DIM"}, Usage: "vector dimension to request (default: the model's own)"},
@@ -51,7 +52,9 @@ func chooseEmbedder(c *cli.Context) (memory.Embedder, error) {
 	// something else chooses nothing.
 	name := global(c, flagEmbedder)
 	switch name {
-	case "", "static":
+	case "", "minilm":
+		return memory.WithInstant(minilm.New(), static.New()), nil
+	case "static":
 		return static.New(), nil
 	case "gemini":
 		e, err := gemini.New(c.Context, gemini.Config{APIKey: geminiKey(), Model: global(c, flagEmbedModel), Dim: dim})
@@ -66,7 +69,7 @@ func chooseEmbedder(c *cli.Context) (memory.Embedder, error) {
 		}
 		return e, nil
 	default:
-		return nil, usage(fmt.Errorf("unknown embedder %q: use static, gemini or openai", name))
+		return nil, usage(fmt.Errorf("unknown embedder %q: use minilm, static, gemini or openai", name))
 	}
 }
 

@@ -491,6 +491,7 @@ func openStore(c *cli.Context) (*sqlite.Store, error) {
 	if err != nil {
 		return nil, err // corrupt, locked or unwritable: exitCode says 2
 	}
+	noteStore(c, s)
 	return s, nil
 }
 

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -77,6 +76,7 @@ func runMCP(c *cli.Context) error {
 		return err
 	}
 	defer ws.Close()
+	defer fillWhileServing(c.Context, ws.Store)()
 
 	// stdout belongs to the protocol; diagnostics go where clients log stderr.
 	logger := slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -226,11 +226,8 @@ func serveMCPHTTP(c *cli.Context, host *mcp.Host, addr string, logger *slog.Logg
 	default:
 		fmt.Fprintf(c.App.ErrWriter, "clients must send Authorization: Bearer %s\n(set %s to choose the token)\n", token, envMCPToken)
 	}
-	srv := &http.Server{
-		Handler:           host.Handler(mcp.HTTPOptions{Token: token, Origins: c.StringSlice(flagAllowOrigin), Logger: logger}),
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-	}
+	srv := host.HTTPServer(mcp.HTTPOptions{Token: token, Origins: c.StringSlice(flagAllowOrigin), Logger: logger})
+	srv.ErrorLog = slog.NewLogLogger(logger.Handler(), slog.LevelWarn)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {

@@ -19,6 +19,10 @@ import (
 // TestMain lets the test binary act as the acolyte command, so every script
 // runs real acolyte subprocesses.
 func TestMain(m *testing.M) {
+	// A command that leaves vectors to make starts `acolyte reindex
+	// --background`, which here would be this test binary again; the
+	// test of the background fill turns it back on.
+	os.Setenv("ACOLYTE_BACKGROUND_FILL", "0")
 	testscript.Main(m, map[string]func(){
 		"acolyte": func() {
 			os.Exit(cmd.Main(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr))

@@ -39,6 +39,7 @@ func statusCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			space := searchSpace(w.Store, counts, vectors)
 			st := struct {
 				Database string                               `json:"database"`
 				Damaged  string                               `json:"damaged,omitempty"`
@@ -47,8 +48,9 @@ func statusCommand() *cli.Command {
 				Team     string                               `json:"team,omitempty"`
 				Counts   map[memory.Scope]map[memory.Kind]int `json:"counts"`
 				Vectors  map[memory.Scope]map[string]int      `json:"vectors"`
-				SentTo   []string                             `json:"text_sent_to"`
-			}{w.Store.Path(), w.Store.Damaged(), embedderName(w.Store), "", "", counts, vectors, textSentTo(c)}
+				spaceStatus
+				SentTo []string `json:"text_sent_to"`
+			}{w.Store.Path(), w.Store.Damaged(), embedderName(w.Store), "", "", counts, vectors, space, textSentTo(c)}
 			if w.Team != nil {
 				// The local store holds no team memories; the team database counts them.
 				// Status is about local memory too: a slow team database
@@ -94,7 +96,8 @@ func statusCommand() *cli.Command {
 					}
 				}
 			}
-			printVectorModels(c, st.Embedder, vectors)
+			printVectorModels(c, st.Embedder, space.Instant, vectors)
+			printSearchSpace(c, st.Embedder, space)
 			return nil
 		},
 	}
@@ -102,7 +105,7 @@ func statusCommand() *cli.Command {
 
 // printVectorModels says which model each local scope's vectors come
 // from, and what to run when some are not the current embedder's.
-func printVectorModels(c *cli.Context, current string, vectors map[memory.Scope]map[string]int) {
+func printVectorModels(c *cli.Context, current, instant string, vectors map[memory.Scope]map[string]int) {
 	stale := 0
 	for _, sc := range memory.Scopes {
 		models := vectors[sc]
@@ -116,10 +119,12 @@ func printVectorModels(c *cli.Context, current string, vectors map[memory.Scope]
 			switch {
 			case m == "":
 				label = "no vector"
+			case m == instant:
+				label = m + " (instant)"
 			case m != current:
 				label = m + " (not the current embedder)"
 			}
-			if m != current {
+			if m != current && m != instant {
 				stale += models[m]
 			}
 			fmt.Fprintf(c.App.Writer, "vectors   %-8s  %d from %s\n", sc, models[m], label)
@@ -127,6 +132,61 @@ func printVectorModels(c *cli.Context, current string, vectors map[memory.Scope]
 	}
 	if stale > 0 && current != embedderName(nil) {
 		fmt.Fprintf(c.App.Writer, "%s found by their words alone until you run `acolyte reindex`\n", plural(stale, "memory is", "memories are"))
+	}
+}
+
+// spaceStatus says which vectors a search ranks by now (cmd/JSON.md,
+// status).
+type spaceStatus struct {
+	// Instant is a layered embedder's instant model, "" for another
+	// embedder.
+	Instant string `json:"instant,omitempty"`
+	// Pending counts the visible memories without the embedder's own
+	// vectors, which the background fill is making.
+	Pending int `json:"pending"`
+	// SearchVectors is the model whose vectors a search ranks by.
+	SearchVectors string `json:"search_vectors"`
+}
+
+// searchSpace works out the status's spaceStatus from the visible
+// memories' counts and vectors, as a search decides it (sqlite's
+// searchSpace): the embedder's space once every memory has its vector.
+func searchSpace(s *sqlite.Store, counts map[memory.Scope]map[memory.Kind]int, vectors map[memory.Scope]map[string]int) spaceStatus {
+	var st spaceStatus
+	if s.Embedder() == nil {
+		return st
+	}
+	model := s.Embedder().Model()
+	for sc, kinds := range counts {
+		if sc == memory.ScopeTeam {
+			continue // the team database's own vectors
+		}
+		for _, n := range kinds {
+			st.Pending += n
+		}
+		st.Pending -= vectors[sc][model]
+	}
+	st.Pending = max(st.Pending, 0)
+	st.SearchVectors = model
+	if s.Instant() != nil {
+		st.Instant = s.Instant().Model()
+		if st.Pending > 0 {
+			st.SearchVectors = st.Instant
+		}
+	}
+	return st
+}
+
+// printSearchSpace says which vectors a search ranks by, and when a
+// layered embedder's own will take over.
+func printSearchSpace(c *cli.Context, model string, st spaceStatus) {
+	switch {
+	case st.SearchVectors == "":
+	case st.Instant != "" && st.Pending > 0:
+		fmt.Fprintf(c.App.Writer, "search    by %s until %s %s vectors; they are made in the background, or now by `acolyte reindex`\n",
+			st.SearchVectors, plural(st.Pending, "more memory has", "more memories have"), model)
+	default:
+		fmt.Fprintf(c.App.Writer, "search    by %s\n", st.SearchVectors)
 	}
 }
 

@@ -31,6 +31,7 @@ func uiCommand() *cli.Command {
 				return err
 			}
 			defer w.Close()
+			defer fillWhileServing(c.Context, w.Store)()
 			srv, err := ui.New(uiConfig(w))
 			if err != nil {
 				return err

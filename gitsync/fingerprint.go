@@ -99,13 +99,8 @@ func openMemories(root string, flag int) (*memoriesFile, error) {
 		return nil, fmt.Errorf("open the worktree: %w", err)
 	}
 	defer r.Close()
-	f, err := r.OpenFile(filepath.FromSlash(format.Dir+"/"+format.MemoriesFile), flag, 0)
+	f, fi, err := openRegular(r, format.Dir+"/"+format.MemoriesFile, flag)
 	if err != nil {
-		return nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
 		return nil, err
 	}
 	return &memoriesFile{f: f, info: fi, stamp: joinStamps(root, fi)}, nil

@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 )
@@ -18,6 +20,47 @@ import (
 // memories here, and the next write would copy them into this repository
 // (or write acolyte's files into a directory elsewhere).
 var ErrOutside = errors.New("is a symlink that resolves outside the repository")
+
+// ErrNotRegular refuses a named pipe, a socket or a device where acolyte
+// keeps a file of project memory: opened for reading, a FIFO would hang
+// every command until something wrote to it.
+var ErrNotRegular = errors.New("is not a regular file")
+
+// notRegular is ErrNotRegular for rel, saying what it is and the fix.
+func notRegular(rel string, mode fs.FileMode) error {
+	what := "a special file"
+	switch t := mode.Type(); {
+	case t&fs.ModeNamedPipe != 0:
+		what = "a named pipe (FIFO)"
+	case t&fs.ModeSocket != 0:
+		what = "a socket"
+	case t&fs.ModeDevice != 0:
+		what = "a device"
+	case t&fs.ModeDir != 0:
+		what = "a directory"
+	}
+	return fmt.Errorf("%s %w but %s; acolyte reads project memory only from regular files. "+
+		"Remove it (`rm %s`), then `git checkout -- %s` or `acolyte sync`", rel, ErrNotRegular, what, rel, rel)
+}
+
+// openRegular opens rel through r without waiting on it (O_NONBLOCK, so a
+// FIFO does not block the open) and refuses anything but a regular file.
+func openRegular(r *os.Root, rel string, flag int) (*os.File, fs.FileInfo, error) {
+	f, err := r.OpenFile(filepath.FromSlash(rel), flag|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, notRegular(rel, fi.Mode())
+	}
+	return f, fi, nil
+}
 
 // ErrTooLarge refuses a memories file over format.MaxFileBytes.
 var ErrTooLarge = errors.New("memories file is too large")
@@ -68,12 +111,19 @@ func GuardDir(root string) error {
 		if err != nil {
 			return fmt.Errorf("checking %s: %w", rel, err)
 		}
+		wantDir := rel == format.Dir || rel == shardsRel
 		if fi.Mode()&fs.ModeSymlink == 0 {
+			if !wantDir && !fi.Mode().IsRegular() && !fi.IsDir() {
+				return notRegular(rel, fi.Mode())
+			}
 			continue
 		}
 		resolved, err := filepath.EvalSymlinks(p)
 		if err == nil {
 			if _, ok := within(realRoot, resolved); ok {
+				if st, err := os.Stat(resolved); err == nil && !wantDir && !st.Mode().IsRegular() && !st.IsDir() {
+					return notRegular(rel, st.Mode())
+				}
 				continue
 			}
 		} else {
@@ -136,27 +186,55 @@ func openGuarded(root string) (*os.Root, error) {
 // opened.
 func readAcolyteFileIn(r *os.Root, name string) ([]byte, error) {
 	rel := format.Dir + "/" + name
-	f, err := r.Open(filepath.FromSlash(rel))
-	if errors.Is(err, fs.ErrNotExist) {
+	f, fi, err := openRegular(r, rel, os.O_RDONLY)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrNotRegular) {
 		return nil, err
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", rel, err)
 	}
 	defer f.Close()
+	limit := int64(format.MaxFileBytes)
+	if strings.HasPrefix(name, format.ShardsDir+"/") {
+		limit = format.MaxShardBytes
+	}
 	var data []byte
-	fi, err := f.Stat()
-	if err == nil && fi.Size() <= format.MaxFileBytes {
-		data, err = readSized(f, fi.Size(), format.MaxFileBytes)
+	if fi.Size() <= limit {
+		data, err = readSized(f, fi.Size(), limit)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", rel, err)
 	}
-	if fi.Size() > format.MaxFileBytes || len(data) > format.MaxFileBytes {
-		return nil, fmt.Errorf("%s: %w: it is over %d MiB, the most acolyte reads; a file that size is not memories anyone reviews. "+
-			"Find what filled it (`git log --stat -- %s`), remove those lines by hand, then run `acolyte sync`", rel, ErrTooLarge, format.MaxFileBytes>>20, rel)
+	if fi.Size() > limit || int64(len(data)) > limit {
+		return nil, tooLarge(rel, limit)
 	}
 	return data, nil
+}
+
+// tooLarge is ErrTooLarge for rel, over limit bytes.
+func tooLarge(rel string, limit int64) error {
+	return fmt.Errorf("%s: %w: it is over %d MiB, the most acolyte reads of it; a file that size is not memories anyone reviews. "+
+		"Find what filled it (`git log --stat -- %s`), remove those lines by hand, then run `acolyte sync`", rel, ErrTooLarge, limit>>20, rel)
+}
+
+// checkSplitSize refuses a split project whose files together pass
+// format.MaxFileBytes, or one of whose shards passes format.MaxShardBytes,
+// by their sizes, before any is read.
+func checkSplitSize(r *os.Root, rels []string) error {
+	var total int64
+	for _, rel := range rels {
+		fi, err := r.Stat(filepath.FromSlash(format.Dir + "/" + rel))
+		if err != nil {
+			continue // the reader says why
+		}
+		if strings.HasPrefix(rel, format.ShardsDir+"/") && fi.Size() > format.MaxShardBytes {
+			return tooLarge(format.Dir+"/"+rel, format.MaxShardBytes)
+		}
+		if total += fi.Size(); total > format.MaxFileBytes {
+			return tooLarge(shardsRel, format.MaxFileBytes)
+		}
+	}
+	return nil
 }
 
 // readSized reads f to its end, size bytes when it was stat'ed, and at

@@ -166,6 +166,7 @@ func (r *Repo) HooksStatus(ctx context.Context) ([]HookState, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
+	defer s.close()
 	its, err := r.integrations(s)
 	if err != nil {
 		return nil, false, err
@@ -218,9 +219,10 @@ func (r *Repo) InstallHooks(ctx context.Context, exe string, write bool) (Instal
 	if err != nil {
 		return Installed{}, err
 	}
+	defer s.close()
 	out := Installed{Dir: s.gitDir, Manager: s.manager, Managed: s.manager != ""}
 	if !out.Managed {
-		if err := writeShims(s.gitDir, exe); err != nil {
+		if err := writeShims(s.files, s.gitDir, exe); err != nil {
 			return out, err
 		}
 	} else if out.Integrations, err = r.integrate(s, write); err != nil {
@@ -253,7 +255,7 @@ func (r *Repo) integrate(s hookSetup, write bool) ([]Integration, error) {
 			done = false
 			continue
 		}
-		err := writeIntegration(r.Root, its[i])
+		err := writeIntegration(s.files, r.Root, its[i])
 		switch {
 		case errors.Is(err, errManual):
 			its[i].Manual, done = err.Error(), false
@@ -264,7 +266,7 @@ func (r *Repo) integrate(s hookSetup, write bool) ([]Integration, error) {
 		}
 	}
 	if done || s.manager == ManagerHusky {
-		if err := removeOwnShims(s.gitDir); err != nil {
+		if err := removeOwnShims(s.files, s.gitDir); err != nil {
 			return its, err
 		}
 	}
@@ -273,22 +275,22 @@ func (r *Repo) integrate(s hookSetup, write bool) ([]Integration, error) {
 
 // removeOwnShims deletes acolyte's shims from dir, under any name a manager
 // moved them to, and puts back the hooks they chained.
-func removeOwnShims(dir string) error {
+func removeOwnShims(files *hookFiles, dir string) error {
 	for _, name := range Hooks {
 		path := filepath.Join(dir, name)
-		if isShim(path) {
-			if err := os.Remove(path); err != nil {
+		if files.isShim(path) {
+			if err := files.remove(path); err != nil {
 				return fmt.Errorf("remove acolyte's old %s shim: %w", name, err)
 			}
-			if _, err := os.Stat(path + chainSuffix); err == nil {
-				if err := os.Rename(path+chainSuffix, path); err != nil {
+			if _, err := files.stat(path + chainSuffix); err == nil {
+				if err := files.rename(path+chainSuffix, path); err != nil {
 					return fmt.Errorf("restore the %s hook acolyte chained: %w", name, err)
 				}
 			}
 		}
 		for _, moved := range movedSuffixes {
-			if isShim(path + moved) {
-				if err := os.Remove(path + moved); err != nil {
+			if files.isShim(path + moved) {
+				if err := files.remove(path + moved); err != nil {
 					return fmt.Errorf("remove acolyte's old %s shim: %w", name, err)
 				}
 			}
@@ -300,11 +302,6 @@ func removeOwnShims(dir string) error {
 // movedSuffixes are where managers move a hook they replace: lefthook's
 // *.old and the pre-commit framework's migration mode *.legacy.
 var movedSuffixes = []string{".old", ".legacy"}
-
-func isShim(path string) bool {
-	b, err := os.ReadFile(path)
-	return err == nil && bytes.Contains(b, []byte(shimMarker))
-}
 
 // sharedHooksDir reports whether dir is inside the worktree and either holds
 // tracked files or is not ignored: then whatever acolyte wrote there would
@@ -346,29 +343,25 @@ func (r *Repo) sharedHooksDir(ctx context.Context, dir string) (bool, error) {
 	return false, fmt.Errorf("git check-ignore %s: %w", rel, err)
 }
 
-func writeShims(dir, exe string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("create hooks directory: %w", err)
-	}
+// writeShims writes acolyte's shim for each hook into dir, through files
+// (a hooks folder inside the worktree is the clone's).
+func writeShims(files *hookFiles, dir, exe string) error {
 	for _, name := range Hooks {
 		path := filepath.Join(dir, name)
-		b, err := os.ReadFile(path)
+		b, err := files.readOptional(path)
 		switch {
-		case errors.Is(err, fs.ErrNotExist):
 		case err != nil:
-			return fmt.Errorf("read %s: %w", path, err)
+			return err
+		case b == nil:
 		case !strings.Contains(string(b), shimMarker):
-			if _, err := os.Stat(path + chainSuffix); err == nil {
+			if _, err := files.stat(path + chainSuffix); err == nil {
 				return fmt.Errorf("both %s and %s exist; merge them by hand, then rerun acolyte hooks install", path, path+chainSuffix)
 			}
-			if err := os.Rename(path, path+chainSuffix); err != nil {
+			if err := files.rename(path, path+chainSuffix); err != nil {
 				return fmt.Errorf("keep existing %s hook: %w", name, err)
 			}
 		}
-		if err := writeAtomic(path, []byte(shim(exe, name))); err != nil {
-			return err
-		}
-		if err := os.Chmod(path, 0o755); err != nil {
+		if err := files.write(path, []byte(shim(exe, name)), 0o755); err != nil {
 			return err
 		}
 	}
@@ -398,17 +391,21 @@ func (r *Repo) UninstallHooks(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	files, err := r.openHookFiles()
+	if err != nil {
+		return err
+	}
+	defer files.Close()
 	for _, name := range Hooks {
 		path := filepath.Join(dir, name)
-		b, err := os.ReadFile(path)
-		if err != nil || !strings.Contains(string(b), shimMarker) {
+		if !files.isShim(path) {
 			continue
 		}
-		if err := os.Remove(path); err != nil {
+		if err := files.remove(path); err != nil {
 			return err
 		}
-		if _, err := os.Stat(path + chainSuffix); err == nil {
-			if err := os.Rename(path+chainSuffix, path); err != nil {
+		if _, err := files.stat(path + chainSuffix); err == nil {
+			if err := files.rename(path+chainSuffix, path); err != nil {
 				return fmt.Errorf("restore the earlier %s hook: %w", name, err)
 			}
 		}

@@ -7,15 +7,11 @@ import (
 	"errors"
 	"os"
 	"syscall"
+
+	"github.com/acolyte-dev/acolyte/internal/flock"
 )
 
-func tryLock(f *os.File) (bool, error) {
-	err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-	if errors.Is(err, syscall.EWOULDBLOCK) {
-		return false, nil
-	}
-	return err == nil, err
-}
+func tryLock(f *os.File) (bool, error) { return flock.TryLock(f) }
 
 // waitLock blocks in the kernel until f's lock is free, so waiters are woken
 // when it is released rather than finding it on their next poll, and no

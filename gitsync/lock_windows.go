@@ -9,16 +9,11 @@ import (
 	"time"
 
 	"golang.org/x/sys/windows"
+
+	"github.com/acolyte-dev/acolyte/internal/flock"
 )
 
-func tryLock(f *os.File) (bool, error) {
-	var ol windows.Overlapped
-	err := windows.LockFileEx(windows.Handle(f.Fd()), windows.LOCKFILE_EXCLUSIVE_LOCK|windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, &ol)
-	if errors.Is(err, windows.ERROR_LOCK_VIOLATION) {
-		return false, nil
-	}
-	return err == nil, err
-}
+func tryLock(f *os.File) (bool, error) { return flock.TryLock(f) }
 
 // lockPoll is how often a waiting LockDir retries on Windows, where a
 // blocking LockFileEx could not be abandoned when ctx ends.

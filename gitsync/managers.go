@@ -4,10 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -43,6 +40,8 @@ type hookSetup struct {
 	teamDir string
 	// config is the manager's config file (lefthook, pre-commit, package.json).
 	config string
+	// files reads and writes all of them; the caller of detectSetup closes it.
+	files *hookFiles
 }
 
 // detectSetup finds the hook manager of the checkout, if any. A manager is
@@ -55,8 +54,27 @@ func (r *Repo) detectSetup(ctx context.Context) (hookSetup, error) {
 	if err != nil {
 		return hookSetup{}, err
 	}
+	files, err := r.openHookFiles()
+	if err != nil {
+		return hookSetup{}, err
+	}
+	s, err := r.detectManager(ctx, files, dir)
+	if err != nil {
+		files.Close()
+		return hookSetup{}, err
+	}
+	s.files = files
+	return s, nil
+}
+
+// detectManager is detectSetup with the worktree open.
+func (r *Repo) detectManager(ctx context.Context, files *hookFiles, dir string) (hookSetup, error) {
 	s := hookSetup{gitDir: dir}
-	if isFile(filepath.Join(dir, "h")) && filepath.Base(dir) == "_" {
+	stub, err := files.isFile(filepath.Join(dir, "h"))
+	if err != nil {
+		return s, err
+	}
+	if stub && filepath.Base(dir) == "_" {
 		s.manager, s.teamDir = ManagerHusky, filepath.Dir(dir)
 		return s, nil
 	}
@@ -71,57 +89,65 @@ func (r *Repo) detectSetup(ctx context.Context) (hookSetup, error) {
 		return s, nil
 	}
 	for _, name := range lefthookYAMLConfigs {
-		if p := filepath.Join(r.Root, name); isFile(p) {
+		p := filepath.Join(r.Root, name)
+		if ok, err := files.isFile(p); ok || err != nil {
 			s.manager, s.config = ManagerLefthook, p
-			return s, nil
+			return s, err
 		}
 	}
-	if p := filepath.Join(r.Root, preCommitConfig); isFile(p) {
+	p := filepath.Join(r.Root, preCommitConfig)
+	if ok, err := files.isFile(p); ok || err != nil {
 		s.manager, s.config = ManagerPreCommit, p
-		return s, nil
+		return s, err
 	}
 	pkg := filepath.Join(r.Root, "package.json")
-	if hooks, ok := packageHooks(pkg, "simple-git-hooks"); ok && hooks != nil {
+	hooks, ok, err := files.packageHooks(pkg, "simple-git-hooks")
+	if err != nil {
+		return s, err
+	}
+	if ok && hooks != nil {
 		s.manager, s.config = ManagerSimpleGitHooks, pkg
 		return s, nil
 	}
-	if hooks, ok := packageHooks(pkg, "husky", "hooks"); ok && hooks != nil {
+	if hooks, ok, _ := files.packageHooks(pkg, "husky", "hooks"); ok && hooks != nil {
 		s.manager, s.config = ManagerHusky4, pkg
 		return s, nil
 	}
-	if fi, err := os.Stat(filepath.Join(r.Root, ".husky")); err == nil && fi.IsDir() {
+	husky := filepath.Join(r.Root, ".husky")
+	if ok, err := files.isDir(husky); ok || err != nil {
 		// husky 9 before its first install: .husky/ is committed, core.hooksPath not yet set.
-		s.manager, s.teamDir = ManagerHusky, filepath.Join(r.Root, ".husky")
+		s.manager, s.teamDir = ManagerHusky, husky
 		s.gitDir = filepath.Join(s.teamDir, "_")
+		return s, err
 	}
 	return s, nil
 }
 
-func isFile(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.Mode().IsRegular()
-}
+// close releases what detectSetup opened.
+func (s hookSetup) close() { s.files.Close() }
 
 // packageHooks reads the object at keys in package.json, mapping hook names
-// to commands; ok is false when the file is missing or not JSON.
-func packageHooks(path string, keys ...string) (map[string]string, bool) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, false
+// to commands; ok is false when the file is missing or not JSON. A
+// package.json that links out of the worktree, or cannot be read, is an
+// error.
+func (h *hookFiles) packageHooks(path string, keys ...string) (map[string]string, bool, error) {
+	b, err := h.readOptional(path)
+	if err != nil || b == nil {
+		return nil, false, err
 	}
 	var v any
 	if json.Unmarshal(b, &v) != nil {
-		return nil, false
+		return nil, false, nil
 	}
 	for _, k := range keys {
 		obj, _ := v.(map[string]any)
 		if v = obj[k]; v == nil {
-			return nil, true
+			return nil, true, nil
 		}
 	}
 	obj, _ := v.(map[string]any)
 	if obj == nil {
-		return nil, true
+		return nil, true, nil
 	}
 	out := make(map[string]string, len(obj))
 	for k, v := range obj {
@@ -129,7 +155,7 @@ func packageHooks(path string, keys ...string) (map[string]string, bool) {
 			out[k] = s
 		}
 	}
-	return out, true
+	return out, true, nil
 }
 
 // ManagerLine is what a manager runs for one hook: HookLine without the
@@ -171,7 +197,7 @@ func (r *Repo) integrations(s hookSetup) ([]Integration, error) {
 	case ManagerHusky, ManagerHooksFolder:
 		for _, name := range Hooks {
 			path := filepath.Join(s.teamDir, name)
-			b, err := readOptional(path)
+			b, err := s.files.readOptional(path)
 			if err != nil {
 				return nil, err
 			}
@@ -180,11 +206,11 @@ func (r *Repo) integrations(s hookSetup) ([]Integration, error) {
 			}
 		}
 	case ManagerLefthook:
-		b, err := os.ReadFile(s.config)
+		b, err := s.files.readOptional(s.config)
 		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", s.config, err)
+			return nil, err
 		}
-		local, err := readOptional(lefthookLocal(s.config))
+		local, err := s.files.readOptional(lefthookLocal(s.config))
 		if err != nil {
 			return nil, err
 		}
@@ -196,9 +222,9 @@ func (r *Repo) integrations(s hookSetup) ([]Integration, error) {
 			}
 		}
 	case ManagerPreCommit:
-		b, err := os.ReadFile(s.config)
+		b, err := s.files.readOptional(s.config)
 		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", s.config, err)
+			return nil, err
 		}
 		if !bytes.Contains(b, []byte("acolyte hook pre-commit")) || !bytes.Contains(b, []byte("acolyte hook post-merge")) {
 			out = append(out, Integration{File: r.rel(s.config), Hooks: Hooks, Add: preCommitEntry("", preCommitNames(string(b))),
@@ -210,7 +236,10 @@ func (r *Repo) integrations(s hookSetup) ([]Integration, error) {
 		if s.manager == ManagerHusky4 {
 			keys, then = []string{"husky", "hooks"}, ""
 		}
-		hooks, _ := packageHooks(s.config, keys...)
+		hooks, _, err := s.files.packageHooks(s.config, keys...)
+		if err != nil {
+			return nil, err
+		}
 		for _, name := range Hooks {
 			if !strings.Contains(hooks[name], "acolyte hook "+name) {
 				value := chainCommand(hooks[name], ManagerLine(name))
@@ -239,17 +268,6 @@ func (r *Repo) rel(p string) string {
 		return filepath.ToSlash(rel)
 	}
 	return p
-}
-
-func readOptional(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	return b, nil
 }
 
 // runsAcolyte says whether a hook script runs acolyte's work for name: a
@@ -400,12 +418,13 @@ func (r *Repo) ManagerFiles(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer s.close()
 	var files []string
 	switch s.manager {
 	case ManagerHusky, ManagerHooksFolder:
 		for _, name := range Hooks {
 			path := filepath.Join(s.teamDir, name)
-			b, err := readOptional(path)
+			b, err := s.files.readOptional(path)
 			if err != nil {
 				return nil, err
 			}
@@ -414,7 +433,7 @@ func (r *Repo) ManagerFiles(ctx context.Context) ([]string, error) {
 			}
 		}
 	case ManagerLefthook, ManagerPreCommit, ManagerSimpleGitHooks, ManagerHusky4:
-		b, err := readOptional(s.config)
+		b, err := s.files.readOptional(s.config)
 		if err != nil {
 			return nil, err
 		}

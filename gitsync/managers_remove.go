@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -96,23 +95,20 @@ func (r *Repo) RemoveManagerLines(ctx context.Context) ([]Removal, error) {
 // read and rewrite are how removal and upgrades reach the manager's
 // files: read gives nil for a missing file, and rewrite keeps the file's
 // mode, or removes it when content is "".
-func (s hookSetup) read(path string) ([]byte, error) { return readOptional(path) }
+func (s hookSetup) read(path string) ([]byte, error) { return s.files.readOptional(path) }
 
 func (s hookSetup) rewrite(path, content string) error {
 	if content == "" {
-		if err := os.Remove(path); err != nil {
+		if err := s.files.remove(path); err != nil {
 			return fmt.Errorf("remove %s: %w", path, err)
 		}
 		return nil
 	}
-	fi, err := os.Stat(path)
+	fi, err := s.files.stat(path)
 	if err != nil {
 		return err
 	}
-	if err := writeAtomic(path, []byte(content)); err != nil {
-		return err
-	}
-	return os.Chmod(path, fi.Mode().Perm())
+	return s.files.write(path, []byte(content), fi.Mode().Perm())
 }
 
 // removeHookLines drops the lines of a hook script that run acolyte's work

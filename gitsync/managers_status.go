@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -35,10 +34,10 @@ var managerInstall = map[string]string{
 func (r *Repo) hookState(s hookSetup, name string, its []Integration) HookState {
 	path := filepath.Join(s.gitDir, name)
 	st := HookState{Name: name, Path: path, Manager: s.manager, Managed: s.manager != ""}
-	b, err := os.ReadFile(path)
-	present := err == nil
-	runnable := present && executable(path)
-	st.Chained = isFile(path + chainSuffix)
+	b, err := s.files.readOptional(path)
+	present := err == nil && b != nil
+	runnable := present && s.files.executable(path)
+	st.Chained, _ = s.files.isFile(path + chainSuffix)
 	if present && bytes.Contains(b, []byte(shimMarker)) {
 		st.Installed = runnable
 		if s.manager != "" && s.manager != ManagerHooksFolder {
@@ -67,13 +66,13 @@ func (r *Repo) hookState(s hookSetup, name string, its []Integration) HookState 
 	legacy := path + ".legacy"
 	switch {
 	case st.Installed:
-	case s.manager == ManagerPreCommit && entry && isShim(legacy) && executable(legacy):
+	case s.manager == ManagerPreCommit && entry && s.files.isShim(legacy) && s.files.executable(legacy):
 		// Migration mode runs the hook it moved aside before its own.
 		st.Installed = true
 		st.Problem = "runs through acolyte's shim, which pre-commit keeps as " + filepath.Base(legacy) + " only until pre-commit install -f"
 		st.Fix = "acolyte hooks install --write"
-	case !configured && movedShim(path) != "":
-		st.Problem = fmt.Sprintf("installed, but %s replaced it (acolyte's shim is now %s)", s.manager, filepath.Base(movedShim(path)))
+	case !configured && s.files.movedShim(path) != "":
+		st.Problem = fmt.Sprintf("installed, but %s replaced it (acolyte's shim is now %s)", s.manager, filepath.Base(s.files.movedShim(path)))
 		st.Fix = "acolyte hooks install --write"
 	case !configured:
 		st.Problem = fmt.Sprintf("%s does not run acolyte", its[i].File)
@@ -96,18 +95,13 @@ func (r *Repo) hookState(s hookSetup, name string, its []Integration) HookState 
 }
 
 // movedShim is acolyte's shim where a manager moved it aside, if it did.
-func movedShim(path string) string {
+func (h *hookFiles) movedShim(path string) string {
 	for _, moved := range append([]string{chainSuffix}, movedSuffixes...) {
-		if isShim(path + moved) {
+		if h.isShim(path + moved) {
 			return path + moved
 		}
 	}
 	return ""
-}
-
-func executable(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && fi.Mode()&0o111 != 0
 }
 
 // HooksWarning is one line for the next command to print when acolyte was

@@ -16,9 +16,9 @@ var errManual = errors.New("cannot edit it safely")
 // writeIntegration makes one edit. The files are the team's, so each edit
 // only adds text and keeps every byte that was there; YAML is edited as
 // lines, not re-serialised, so comments, order and quoting survive.
-func writeIntegration(root string, it Integration) error {
+func writeIntegration(files *hookFiles, root string, it Integration) error {
 	path := filepath.Join(root, filepath.FromSlash(it.File))
-	b, err := readOptional(path)
+	b, err := files.readOptional(path)
 	if err != nil {
 		return err
 	}
@@ -43,16 +43,13 @@ func writeIntegration(root string, it Integration) error {
 		return fmt.Errorf("%s: %w", it.File, err)
 	}
 	mode := os.FileMode(0o644)
-	if fi, err := os.Stat(path); err == nil {
+	if fi, err := files.stat(path); err == nil {
 		mode = fi.Mode().Perm()
-	}
-	if err := writeAtomic(path, []byte(out)); err != nil {
-		return err
 	}
 	if it.Then == "" && it.jsonKeys == nil && !it.Upgrade {
 		mode |= 0o111 // a hook script git or husky runs
 	}
-	return os.Chmod(path, mode)
+	return files.write(path, []byte(out), mode)
 }
 
 // addHookLine appends line to a hook script, before a final `exit`, which

@@ -19,6 +19,8 @@ import (
 // subprocess invoked by git with %O %A %B, running the same MergeFiles the
 // acolyte binary runs.
 func TestMain(m *testing.M) {
+	// No background fill outliving a test's temporary home.
+	os.Setenv("ACOLYTE_BACKGROUND_FILL", "0")
 	if os.Getenv("ACOLYTE_TEST_PRINT_EXECUTABLE") == "1" {
 		fmt.Print(InstalledExecutable())
 		os.Exit(0)

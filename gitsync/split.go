@@ -62,9 +62,15 @@ func shardFiles(root string) (shards, strays []string, err error) {
 		return nil, nil, fmt.Errorf("listing %s: %w", shardsRel, err)
 	}
 	for _, e := range entries {
-		if _, ok := format.ParseShardFile(e.Name()); ok && e.Type().IsRegular() {
+		_, ok := format.ParseShardFile(e.Name())
+		switch t := e.Type(); {
+		case ok && t.IsRegular():
 			shards = append(shards, format.ShardsDir+"/"+e.Name())
-		} else {
+		case ok && t&fs.ModeSymlink == 0 && !t.IsDir():
+			// A FIFO, socket or device under a shard's name: skipped, its
+			// memories would vanish from the index; read, it would hang.
+			return nil, nil, notRegular(shardsRel+"/"+e.Name(), t)
+		default:
 			strays = append(strays, format.ShardsDir+"/"+e.Name())
 		}
 	}
@@ -100,7 +106,11 @@ func readSplit(root string) (splitProject, error) {
 	if err != nil {
 		return p, err
 	}
-	for _, rel := range append([]string{format.MemoriesFile}, shards...) {
+	rels := append([]string{format.MemoriesFile}, shards...)
+	if err := checkSplitSize(r, rels); err != nil {
+		return p, err
+	}
+	for _, rel := range rels {
 		data, err := readAcolyteFileIn(r, rel)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return p, err

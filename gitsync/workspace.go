@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
@@ -115,11 +116,16 @@ func fileHash(data []byte, err error) (string, error) {
 // in every hook must not allocate (and fault in) a buffer the size of the
 // file only to find that nothing changed.
 func hashFile(path string) (string, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return fileHash(nil, err)
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		return "", err
+	} else if !fi.Mode().IsRegular() {
+		return "", notRegular(filepath.Base(path), fi.Mode())
+	}
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
 		return "", err

@@ -40,3 +40,24 @@ func Normalize32(v []float32) {
 		v[i] *= inv
 	}
 }
+
+// Layered is an embedder whose vectors are worth waiting for but cost too
+// much to make for many memories at once, paired with an instant one
+// whose vectors stand in meanwhile. A store gives every memory written
+// the instant vector at once and the model's when it can, and a search
+// runs in the model's space once every memory it sees has that vector.
+type Layered interface {
+	Embedder
+	// Instant is the embedder of the stand-in vectors.
+	Instant() Embedder
+}
+
+// WithInstant pairs model with instant as a Layered embedder.
+func WithInstant(model, instant Embedder) Layered { return layered{model, instant} }
+
+type layered struct {
+	Embedder
+	instant Embedder
+}
+
+func (l layered) Instant() Embedder { return l.instant }

@@ -53,7 +53,7 @@ func candidateRelevance(lex, whole, z float64, vectors bool) float64 {
 	case !vectors:
 		return min(1, lex/whole)
 	}
-	return vectorWeight*min(1, z/vectorFullZ) + (1-vectorWeight)*min(1, lex/whole)
+	return relevanceVectorWeight*min(1, z/vectorFullZ) + (1-relevanceVectorWeight)*min(1, lex/whole)
 }
 
 // knownShare is the share of a text's words (identifier wholes aside)
@@ -307,17 +307,22 @@ func dot32(a, b []float32) float32 {
 // them: for q.Paths, each visible memory of globs (those that carry any,
 // with their globs) that matches a file at hand scores as pathFloor says,
 // found by meaning or not; with q.OnlyPath, the others are dropped. A
-// search without paths is left as it is.
+// search without paths is left as it is. Its work is bounded
+// (pathWorkBudget, globmatch.go): a memory it could not match within the
+// bound, the costliest first, counts as not applying to the files at hand.
 func ApplyPaths[K comparable](q Query, scores map[K]float64, globs map[K][]string) {
+	ApplyPathsCached(q, scores, globs, nil)
+}
+
+// ApplyPathsCached is ApplyPaths for an engine that keeps its memories'
+// globs compiled in cache, across searches.
+func ApplyPathsCached[K comparable](q Query, scores map[K]float64, globs map[K][]string, cache *GlobCache) {
 	if len(q.Paths) == 0 {
 		return
 	}
-	applies := make(map[K]bool, len(globs))
-	for k, g := range globs {
-		if MatchesAny(g, q.Paths) {
-			applies[k] = true
-			scores[k] = pathScore(scores[k], everyFileOnly(g, q.Paths))
-		}
+	applies := pathSearch[K]{matcher: NewPathMatcher(q.Paths), cache: cache}.applying(globs)
+	for k := range applies {
+		scores[k] = pathScore(scores[k], everyFileOnly(globs[k], q.Paths))
 	}
 	if q.OnlyPath {
 		maps.DeleteFunc(scores, func(k K, _ float64) bool { return !applies[k] })

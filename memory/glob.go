@@ -3,7 +3,6 @@ package memory
 import (
 	"errors"
 	"fmt"
-	"path"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -86,25 +85,24 @@ func ValidateGlobs(globs []string) error {
 // ValidateContent it never repeats the text it refused, which may hold
 // anything a file or a model put there, a credential included.
 func ValidateGlob(g string) error {
-	_, err := parseGlob(g)
-	return err
+	return parseGlob(g, newGlobBuilder())
 }
 
-// parseGlob is a glob ready to match, or why it is not one.
-func parseGlob(g string) (compiledGlob, error) {
+// parseGlob adds the glob g to b, or says why it is not one (and adds
+// nothing).
+func parseGlob(g string, b *globBuilder) error {
 	switch {
 	case !utf8.ValidString(g) || strings.ContainsFunc(g, func(r rune) bool { return r < 0x20 || r == 0x7f }):
-		return compiledGlob{}, globErrorf(": a glob must be one line of UTF-8 text without control characters")
+		return globErrorf(": a glob must be one line of UTF-8 text without control characters")
 	case len(g) > MaxGlobBytes:
-		return compiledGlob{}, globErrorf(": a glob of %d bytes, the limit is %d", len(g), MaxGlobBytes)
+		return globErrorf(": a glob of %d bytes, the limit is %d", len(g), MaxGlobBytes)
 	case cleanGlob(g) == "":
-		return compiledGlob{}, globErrorf(": an empty glob; name files like migrations/** or *.tsx")
+		return globErrorf(": an empty glob; name files like migrations/** or *.tsx")
 	}
-	c, err := compileGlob(g)
-	if err != nil {
-		return compiledGlob{}, globErrorf(": %v", err)
+	if err := compileGlob(g, b); err != nil {
+		return globErrorf(": %v", err)
 	}
-	return c, nil
+	return nil
 }
 
 // NormalizeGlobs is the form a memory keeps its globs in: trimmed, in
@@ -128,41 +126,12 @@ func NormalizeGlobs(globs []string) []string {
 // slash-separated path relative to the repository root (see AlwaysGlob for
 // the rules). An invalid glob or a path outside the root matches nothing.
 func MatchGlob(g, p string) bool {
-	c, err := parseGlob(g)
-	if err != nil {
-		return false
-	}
-	return c.match(p)
+	return NewPathMatcher([]string{p}).Matches(CompileGlobs([]string{g}))
 }
 
 // MatchesAny reports whether any of globs matches any of the paths.
 func MatchesAny(globs, paths []string) bool {
-	for _, g := range globs {
-		c, err := parseGlob(g)
-		if err != nil {
-			continue
-		}
-		for _, p := range paths {
-			if c.match(p) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// compiledGlob is a glob split into its alternatives, each a list of
-// segments.
-type compiledGlob struct {
-	alternatives []globAlternative
-}
-
-// globAlternative is one of a glob's {a,b} alternatives, compiled.
-type globAlternative struct {
-	segments []string
-	// inside says the alternative names a folder (a trailing / or /**):
-	// it matches what lies within, not the folder itself.
-	inside bool
+	return NewPathMatcher(paths).Matches(CompileGlobs(globs))
 }
 
 // cleanGlob drops what does not change a glob's meaning: surrounding
@@ -184,70 +153,76 @@ func cleanGlob(g string) string {
 // compileGlob expands a glob's braces first and then reads each
 // alternative as a glob of its own, so that {migrations/,*.sql} means what
 // migrations/ and *.sql mean apart: a glob in braces matches what it
-// matches alone.
-func compileGlob(g string) (compiledGlob, error) {
+// matches alone. The alternatives go into b; on an error b is left as it
+// was.
+func compileGlob(g string, b *globBuilder) error {
 	alts, err := expandBraces(strings.TrimSpace(g))
 	if err != nil {
-		return compiledGlob{}, err
+		return err
 	}
-	var c compiledGlob
+	mark := b.mark()
 	for _, alt := range alts {
-		a, err := compileAlternative(alt)
-		if err != nil {
-			return compiledGlob{}, err
+		if err := compileAlternative(alt, b); err != nil {
+			b.reset(mark)
+			return err
 		}
-		c.alternatives = append(c.alternatives, a)
 	}
-	return c, nil
+	return nil
 }
 
-// compileAlternative compiles one glob without braces.
-func compileAlternative(g string) (globAlternative, error) {
+// compileAlternative compiles one glob without braces into b.
+func compileAlternative(g string, b *globBuilder) error {
 	// As in gitignore, a slash at the start or in the middle anchors the
 	// glob; a trailing one does not. A leading ./ or / is dropped only
 	// once it has anchored the glob.
 	anchored := strings.Contains(strings.TrimRight(strings.TrimSpace(g), "/"), "/")
 	g = cleanGlob(g)
-	var a globAlternative
+	inside := false
 	for {
 		t, ok := strings.CutSuffix(g, "/")
 		if !ok {
 			break
 		}
-		g, a.inside = t, true
+		g, inside = t, true
 	}
 	for {
 		t, ok := strings.CutSuffix(g, "/**")
 		if !ok || t == "" {
 			break
 		}
-		g, a.inside = t, true
+		g, inside = t, true
 	}
 	if g == "" {
-		return a, errors.New("it names no file")
+		return errors.New("it names no file")
 	}
+	segs := b.segs[:0]
 	if !anchored && g != "**" {
-		g = "**/" + g
+		segs = append(segs, starStar)
 	}
-	for n, s := range strings.Split(g, "/") {
+	for n := 1; g != ""; n++ {
+		s, rest, _ := strings.Cut(g, "/")
+		g = rest
 		if s == "" || s == "." {
 			continue // a//b and a/./b are a/b, as a path would be cleaned
 		}
-		if s == "**" && len(a.segments) > 0 && a.segments[len(a.segments)-1] == "**" {
+		if s == "**" {
+			if len(segs) == 0 || segs[len(segs)-1] != starStar {
+				segs = append(segs, starStar)
+			}
 			continue
 		}
-		if s != "**" {
-			s = bangClass(s)
-			if _, err := path.Match(s, ""); err != nil {
-				return a, fmt.Errorf("its part %d (between slashes) is not a valid pattern: check its [ ] and \\; write migrations/** or *.{ts,tsx}", n+1)
-			}
+		at, err := b.pattern(s)
+		if err != nil {
+			return fmt.Errorf("its part %d (between slashes) is not a valid pattern: check its [ ] and \\; write migrations/** or *.{ts,tsx}", n)
 		}
-		a.segments = append(a.segments, s)
+		segs = append(segs, at)
 	}
-	if len(a.segments) == 0 {
-		return a, errors.New("it names no file")
+	b.segs = segs
+	if len(segs) == 0 {
+		return errors.New("it names no file")
 	}
-	return a, nil
+	b.add(segs, inside)
+	return nil
 }
 
 // bangClass spells gitignore's negated class [!…] as path.Match's [^…].
@@ -331,61 +306,4 @@ scan:
 		start = end + 1
 	}
 	return out, nil
-}
-
-// match reports whether one of c's alternatives matches p or one of the
-// folders p lies in.
-func (c compiledGlob) match(p string) bool {
-	p = strings.TrimPrefix(p, "./")
-	if p == "" || strings.HasPrefix(p, "/") {
-		return false
-	}
-	p = path.Clean(p)
-	if p == "." || p == ".." || strings.HasPrefix(p, "../") {
-		return false
-	}
-	file := strings.Split(p, "/")
-	for _, alt := range c.alternatives {
-		if matchSegments(alt.segments, file, alt.inside) {
-			return true
-		}
-	}
-	return false
-}
-
-// matchSegments matches glob segments against path segments by dynamic
-// programming over (glob, path) positions, so that no run of ** costs
-// more than len(glob)·len(path) steps. The glob may end at any folder of
-// the path (a matched folder holds the file), and must end at one, not at
-// the file, when inside.
-func matchSegments(glob, file []string, inside bool) bool {
-	// reach[j]: the glob's first i segments can match the path's first j.
-	reach := make([]bool, len(file)+1)
-	reach[0] = true
-	for _, seg := range glob {
-		next := make([]bool, len(file)+1)
-		for j := range reach {
-			if !reach[j] {
-				continue
-			}
-			if seg == "**" {
-				for k := j; k <= len(file); k++ {
-					next[k] = true
-				}
-				break // every later position is reached already
-			}
-			if j < len(file) {
-				if ok, _ := path.Match(seg, file[j]); ok {
-					next[j+1] = true
-				}
-			}
-		}
-		reach = next
-	}
-	for j := 1; j < len(file); j++ {
-		if reach[j] {
-			return true
-		}
-	}
-	return !inside && reach[len(file)]
 }

@@ -77,6 +77,10 @@ type Query struct {
 type Result struct {
 	Memory
 	Score float64 `json:"score"`
+	// Vectors is the embedding model whose vectors ranked the memory
+	// beside its words, "" when words alone did: a layered embedder's
+	// instant model until every memory the search saw had the model's.
+	Vectors string `json:"vectors,omitempty"`
 }
 
 // Draft is a memory someone asked to add; the toolkit fills in the rest.

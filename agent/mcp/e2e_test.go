@@ -5,6 +5,7 @@ package mcp_test
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -28,6 +29,8 @@ import (
 var acolyteBin string
 
 func TestMain(m *testing.M) {
+	// No background fill outliving a test's temporary home.
+	os.Setenv("ACOLYTE_BACKGROUND_FILL", "0")
 	dir, err := os.MkdirTemp("", "acolyte-mcp-test")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -50,6 +53,8 @@ func TestMain(m *testing.M) {
 // home of its own.
 type fixture struct {
 	repo, home string
+	// embedder is ACOLYTE_EMBEDDER, static unless a test chooses.
+	embedder string
 }
 
 // committedMemory is in .acolyte/memories.jsonl from the first commit.
@@ -79,7 +84,7 @@ func (f *fixture) env() []string {
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + f.home,
 		"ACOLYTE_HOME=" + filepath.Join(f.home, "acolyte"),
-		"ACOLYTE_EMBEDDER=static",
+		"ACOLYTE_EMBEDDER=" + cmp.Or(f.embedder, "static"),
 		"GIT_CONFIG_NOSYSTEM=1",
 		"GIT_AUTHOR_NAME=Test", "GIT_AUTHOR_EMAIL=test@example.com",
 		"GIT_COMMITTER_NAME=Test", "GIT_COMMITTER_EMAIL=test@example.com",

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -17,9 +18,30 @@ import (
 // Path is where the Streamable HTTP endpoint is served.
 const Path = "/mcp"
 
-// sessionIdle closes a session its client left without DELETE; clients
-// reconnect with a new one.
-const sessionIdle = 30 * time.Minute
+// Bounds of the HTTP server (issue 35: 200 idle keep-alive connections
+// stayed open, a body sent a byte at a time held its connection for 20 s,
+// and 1,500 sessions took the server from 40 to 219 MiB, each kept 30
+// minutes). Every one can be lowered in HTTPOptions, for the tests.
+const (
+	// sessionIdle closes a session its client left without DELETE;
+	// clients reconnect with a new one (a 404 tells them to).
+	sessionIdle = 10 * time.Minute
+	// maxSessions is the most sessions served at once: a few editors and
+	// agents each, far above what one machine's clients open. A new one
+	// past it closes the session whose client was heard from longest ago.
+	maxSessions = 64
+	// headerTimeout bounds reading a request's headers, and readTimeout
+	// the whole request, body included: a tool call's arguments arrive in
+	// one write. (net/http lifts the read deadline once the body is read,
+	// so a response streamed for minutes, SSE, is not cut.)
+	headerTimeout = 10 * time.Second
+	readTimeout   = 20 * time.Second
+	// idleTimeout closes a keep-alive connection that sends no request.
+	idleTimeout = 30 * time.Second
+	// maxBodyBytes bounds a request's body: a memory is at most a few
+	// KiB, a bulk call a few hundred of them.
+	maxBodyBytes = 8 << 20
+)
 
 // HTTPOptions guards the HTTP endpoint.
 type HTTPOptions struct {
@@ -30,6 +52,34 @@ type HTTPOptions struct {
 	// "https://ide.example.com".
 	Origins []string
 	Logger  *slog.Logger
+	// MaxSessions, SessionIdle, HeaderTimeout, ReadTimeout and
+	// IdleTimeout lower the server's bounds (maxSessions and the rest);
+	// zero keeps each default.
+	MaxSessions   int
+	SessionIdle   time.Duration
+	HeaderTimeout time.Duration
+	ReadTimeout   time.Duration
+	IdleTimeout   time.Duration
+}
+
+func orDefault[T int | time.Duration](v, def T) T {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+// HTTPServer is the http.Server of Handler with its bounds: headers and
+// the whole request read within their timeouts, idle keep-alive
+// connections closed.
+func (h *Host) HTTPServer(opts HTTPOptions) *http.Server {
+	return &http.Server{
+		Handler:           h.Handler(opts),
+		ReadHeaderTimeout: orDefault(opts.HeaderTimeout, headerTimeout),
+		ReadTimeout:       orDefault(opts.ReadTimeout, readTimeout),
+		IdleTimeout:       orDefault(opts.IdleTimeout, idleTimeout),
+		MaxHeaderBytes:    64 << 10,
+	}
 }
 
 // NewToken returns a random bearer token of 256 bits.
@@ -50,19 +100,91 @@ func (h *Host) Handler(opts HTTPOptions) http.Handler {
 	// A sessionless server answers the SDK's per-request question about
 	// protocol versions; only a request without a session starts a server.
 	prototype := h.Server()
+	pool := &sessionPool{max: orDefault(opts.MaxSessions, maxSessions), servers: map[*sdk.Server]time.Time{}, seen: map[string]time.Time{}}
 	stream := sdk.NewStreamableHTTPHandler(func(r *http.Request) *sdk.Server {
 		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
 			return prototype
 		}
-		return h.Server()
+		return pool.newServer(h)
 	}, &sdk.StreamableHTTPOptions{
-		EventStore:     sdk.NewMemoryEventStore(nil),
-		SessionTimeout: sessionIdle,
-		Logger:         opts.Logger,
+		EventStore:          sdk.NewMemoryEventStore(nil),
+		SessionTimeout:      orDefault(opts.SessionIdle, sessionIdle),
+		Logger:              opts.Logger,
+		MaxRequestBodyBytes: maxBodyBytes,
 	})
 	mux := http.NewServeMux()
-	mux.Handle(Path, requireToken(opts.Token, stream))
+	mux.Handle(Path, requireToken(opts.Token, pool.track(stream)))
 	return checkOrigin(opts.Origins, mux)
+}
+
+// sessionPool bounds the sessions served at once: past max, a new session
+// closes the one whose client was heard from longest ago (which the SDK
+// then forgets; that client's next request gets 404 and starts anew).
+type sessionPool struct {
+	mu      sync.Mutex
+	max     int
+	servers map[*sdk.Server]time.Time // each session's server, by when it was made
+	seen    map[string]time.Time      // each session's last request
+}
+
+// pendingSession is how long a server made for a new session may wait
+// for its client's initialize before it is forgotten.
+const pendingSession = time.Minute
+
+// newServer makes the server of a new session, closing the least recently
+// heard-from sessions while max are live.
+func (p *sessionPool) newServer(h *Host) *sdk.Server {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	type live struct {
+		ss   *sdk.ServerSession
+		last time.Time
+	}
+	var sessions []live
+	ids := map[string]bool{}
+	for srv, made := range p.servers {
+		n := 0
+		for ss := range srv.Sessions() {
+			last, ok := p.seen[ss.ID()]
+			if !ok {
+				last = made
+			}
+			sessions = append(sessions, live{ss, last})
+			ids[ss.ID()] = true
+			n++
+		}
+		if n == 0 && now.Sub(made) > pendingSession {
+			delete(p.servers, srv)
+		}
+	}
+	for id := range p.seen {
+		if !ids[id] {
+			delete(p.seen, id)
+		}
+	}
+	slices.SortFunc(sessions, func(a, b live) int { return a.last.Compare(b.last) })
+	for i := 0; len(sessions)-i >= p.max; i++ {
+		_ = sessions[i].ss.Close()
+		delete(p.seen, sessions[i].ss.ID())
+	}
+	srv := h.Server()
+	p.servers[srv] = now
+	return srv
+}
+
+// track notes when each session's client was last heard from.
+func (p *sessionPool) track(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if id := r.Header.Get("Mcp-Session-Id"); id != "" {
+			p.mu.Lock()
+			if _, known := p.seen[id]; known || len(p.seen) < 4*p.max {
+				p.seen[id] = time.Now()
+			}
+			p.mu.Unlock()
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // checkOrigin refuses requests from a browser page of another origin.

@@ -17,6 +17,15 @@ import (
 // clone cannot stall every command of everyone who pulls it.
 const MaxFileBytes = 256 << 20
 
+// MaxShardBytes is the largest shard (memories/XX.jsonl) acolyte reads:
+// a shard holds a 256th of a project's memories, so at the most a
+// checkout indexes (100,000) it holds about 400 lines, 100 KiB of
+// ordinary ones and under 16 MiB of the longest valid ones. A shard past
+// it is refused before it is read (issue 35: three 250 MB one-line shards,
+// 750 KB in git, cost a command 21 s and 1.5 GiB). The shards together are
+// held to MaxFileBytes, as the one file is.
+const MaxShardBytes = 16 << 20
+
 // MemoriesPath is where a worktree keeps its project memories.
 func MemoriesPath(root string) string {
 	return filepath.Join(root, Dir, MemoriesFile)

@@ -81,8 +81,24 @@ func familyRules() []secretRule {
 		// "the redis AUTH string is X", "the staging token was X": a longer
 		// value than a password needs, since these words are everywhere.
 		{kind: "a secret key or token", keywords: []string{"token", "secret", "auth", "api key", "access key"},
-			find: findProse(proseSecretNames, 3, func(v string) bool { return len(v) >= 10 && strongValue(v) })},
+			find: findProse(proseSecretNames, 3, func(v string) bool { return len(v) >= 10 && strongValue(v) && !isHostPort(v) })},
 	}
+}
+
+// isHostPort says v is an address, host:port ("--no-token on
+// localhost.:8765"), not a token: a lower-case host name with a dot or
+// named localhost, and a port of digits.
+func isHostPort(v string) bool {
+	host, port, ok := strings.Cut(strings.ReplaceAll(v, `\`, ""), ":")
+	if !ok || port == "" || len(port) > 5 || !isNumber(port) || host == "" {
+		return false
+	}
+	for i := 0; i < len(host); i++ {
+		if c := host[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return strings.Contains(host, ".") || host == "localhost"
 }
 
 // commandPassword finds a password given as a command's argument: re has

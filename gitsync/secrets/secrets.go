@@ -214,14 +214,16 @@ var secretRules = sync.OnceValue(func() []secretRule {
 			find: findAssignments(barePasswordName, func(a assignment) bool { return passwordValue(a) && strongValue(a.value) })},
 		{kind: "a secret key or token", keywords: []string{"secret", "token", "key", "cred", "auth"}, find: findAssignments(secretName, randomAssigned)},
 	}
-	return slices.Concat(issuers, familyRules(), general)
+	return slices.Concat(issuers, vendorRules35(), familyRules(), general)
 })
 
 // scanSecrets returns the credentials in text, at most limit of them when
 // limit > 0, in rule order: first as written, then, in the lines normalize
 // would change, as it rewrites them, with offsets in text.
 func scanSecrets(text string, limit int) []secretHit {
-	hits := scanText(text, limit, nil)
+	// A credential wrapped in base64 is named as what it decodes to,
+	// before the rules that would take the run for a random value.
+	hits := scanText(text, limit, scanBase64(text, nil))
 	if !hasInvisible(text) && !hasSplit(text) {
 		return hits
 	}

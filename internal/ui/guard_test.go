@@ -1,6 +1,7 @@
 package ui_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -178,15 +179,26 @@ func TestAChangeNeverSendsTheBrowserElsewhere(t *testing.T) {
 			t.Fatalf("edit: %d", code)
 		}
 	}
-	req, _ := http.NewRequest("POST", p.base+"/edit/"+m.ID, strings.NewReader(url.Values{"csrf": {p.csrf}, "content": {"Deploys go through CI."}, "return": {"//attacker.example/"}}.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Origin", p.base)
-	resp, err := p.client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if loc := resp.Header.Get("Location"); loc != "/" {
-		t.Fatalf("return //attacker.example/ redirected to %q, want /", loc)
+	// Browsers drop tabs and newlines from a URL and read \ as /, so
+	// each of these is //attacker.example to one (issue 35: /<TAB>/).
+	hostile := []string{"//attacker.example/", "/\t/attacker.example", "/\n/attacker.example", "/\r\n/attacker.example",
+		"\t//attacker.example", "/\\attacker.example", "/%09/attacker.example", "/\x00/attacker.example", "/\x0b/attacker.example", "/\x7f/attacker.example"}
+	for i, ret := range append(hostile, "/?q=deploys") {
+		req, _ := http.NewRequest("POST", p.base+"/edit/"+m.ID, strings.NewReader(url.Values{"csrf": {p.csrf}, "content": {fmt.Sprintf("Deploys go through CI, take %d.", i)}, "return": {ret}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Origin", p.base)
+		resp, err := p.client.Do(req)
+		if err != nil {
+			t.Errorf("return %q: %v", ret, err) // a Location Go will not parse, but a browser does
+			continue
+		}
+		resp.Body.Close()
+		want := "/"
+		if i == len(hostile) {
+			want = ret // a path on this server is kept
+		}
+		if loc := resp.Header.Get("Location"); loc != want {
+			t.Errorf("return %q redirected to %q, want %s", ret, loc, want)
+		}
 	}
 }

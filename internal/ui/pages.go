@@ -10,11 +10,13 @@ import (
 	"html/template"
 	"io/fs"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/acolyte-dev/acolyte/internal/termtext"
 	"github.com/acolyte-dev/acolyte/memory"
@@ -188,10 +190,21 @@ func (s *Server) one(ctx context.Context, id string) (card, error) {
 }
 
 // back is where a form sends the browser after a change: a path on this
-// server, never another site.
+// server, never another site. A browser drops tabs and newlines from a
+// URL and reads \\ as /, so /<TAB>/evil.example is //evil.example to it:
+// anything but a plain path (a control character, a backslash, a second
+// leading slash however spelled, a scheme or a host) goes to /.
 func back(r *http.Request) string {
 	ret := r.FormValue("return")
-	if !strings.HasPrefix(ret, "/") || strings.HasPrefix(ret, "//") || strings.ContainsAny(ret, "\\\r\n") {
+	if !strings.HasPrefix(ret, "/") || strings.HasPrefix(ret, "//") ||
+		strings.ContainsFunc(ret, func(c rune) bool { return c < 0x20 || c == 0x7f || c == '\\' || unicode.IsSpace(c) && c != ' ' }) {
+		return "/"
+	}
+	u, err := url.Parse(ret)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.Opaque != "" || strings.HasPrefix(u.Path, "//") {
+		return "/"
+	}
+	if p, err := url.PathUnescape(u.EscapedPath()); err != nil || strings.HasPrefix(p, "//") || strings.ContainsAny(p, "\\\t\r\n") {
 		return "/"
 	}
 	return ret

@@ -69,7 +69,7 @@ func (s *Store) withPaths(ctx context.Context, vis memory.Visibility, q memory.Q
 	for at, score := range best {
 		scores[ids[at]] = score
 	}
-	memory.ApplyPaths(q, scores, globs)
+	memory.ApplyPathsCached(q, scores, globs, &s.globs)
 	outIDs := make([]string, 0, len(scores))
 	out := make(map[int]float64, len(scores))
 	for id, score := range scores {

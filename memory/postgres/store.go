@@ -50,6 +50,8 @@ type Store struct {
 	// textSearchConfig, which the schema indexes with, except in the test
 	// that measured the choice.
 	tsConfig string
+	// globs keeps the team's memories' globs compiled across searches.
+	globs memory.GlobCache
 }
 
 var _ memory.TeamEngine = (*Store)(nil)

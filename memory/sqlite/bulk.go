@@ -81,7 +81,7 @@ func (s *Store) bulkAdd(ctx context.Context, ms []memory.Memory) (string, error)
 			// The rows written are then every memory: the catalog is built
 			// as they are written, and the first search need not read them
 			// back (see patchedCatalog).
-			tx.built = newCatalogBuilder(s.model())
+			tx.built = newCatalogBuilder(modelOf(s.bulkEmbedder()))
 		}
 		recreate, err := tx.dropIndexFor(bulkIndex, have, len(ms))
 		if err != nil {
@@ -211,7 +211,7 @@ func (s *Store) insertMemories(tx *txn, ms []memory.Memory, rows []prepared, fir
 		n := 0
 		for i := range group {
 			if r := &rows[lo+i]; r.vec != nil {
-				args = append(args, first+int64(lo+i), s.embedder.Model(), len(r.vec)-4, r.hash, r.vec)
+				args = append(args, first+int64(lo+i), s.bulkEmbedder().Model(), len(r.vec)-4, r.hash, r.vec)
 				n++
 			}
 		}
@@ -309,6 +309,17 @@ func (p *batchPipeline) next(ctx context.Context, b int) (preparedBatch, error) 
 	}
 }
 
+// bulkEmbedder is the embedder a bulk import places memories with: a
+// layered embedder's instant one, whose vectors cost microseconds, leaving
+// the model's to Fill.
+func (s *Store) bulkEmbedder() memory.Embedder {
+	if s.instant != nil {
+		s.leftPending.Store(true)
+		return s.instant
+	}
+	return s.embedder
+}
+
 // prepareBatch works out the rows of one batch: content hashes, paths and
 // globs as stored, lexical texts and quantised vectors.
 func (s *Store) prepareBatch(ctx context.Context, ms []memory.Memory) preparedBatch {
@@ -318,14 +329,15 @@ func (s *Store) prepareBatch(ctx context.Context, ms []memory.Memory) preparedBa
 		out.rows[i] = prepared{hash: memory.ContentHash(m.Content), paths: encodePaths(m.Paths), globs: encodePaths(m.Globs),
 			body: memory.LexicalText(m), forms: memory.LexicalForms(m)}
 	}
-	if s.embedder == nil {
+	e := s.bulkEmbedder()
+	if e == nil {
 		return out
 	}
 	texts := make([]string, len(ms))
 	for i := range ms {
 		texts[i] = memory.EmbedText(&ms[i])
 	}
-	got, err := s.embedder.Embed(ctx, memory.PurposeDocument, texts)
+	got, err := e.Embed(ctx, memory.PurposeDocument, texts)
 	if err == nil && len(got) != len(ms) {
 		err = fmt.Errorf("embedder returned %d vectors for %d texts", len(got), len(ms))
 	}

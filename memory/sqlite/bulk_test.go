@@ -266,7 +266,7 @@ func TestBulkImportSavesTheCatalog(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			kept := s.savedCatalog(gen)
+			kept := s.savedCatalog(gen, s.model())
 			if kept == nil {
 				t.Fatal("no catalog kept at the import's generation")
 			}

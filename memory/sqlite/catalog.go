@@ -147,11 +147,22 @@ func (s *Store) seqsWithTopic(ctx context.Context, topic string) (map[int64]bool
 	return out, rows.Err()
 }
 
-func (s *Store) model() string {
-	if s.embedder == nil {
+func (s *Store) model() string { return modelOf(s.embedder) }
+
+func modelOf(e memory.Embedder) string {
+	if e == nil {
 		return ""
 	}
-	return s.embedder.Model()
+	return e.Model()
+}
+
+// spaces are the embedders whose vectors a search may run on, best
+// first: the embedder, then a layered one's instant embedder.
+func (s *Store) spaces() []memory.Embedder {
+	if s.instant != nil {
+		return []memory.Embedder{s.embedder, s.instant}
+	}
+	return []memory.Embedder{s.embedder}
 }
 
 // catalogPath names the catalog file of model, and of this version of the
@@ -181,11 +192,10 @@ func (s *Store) generation(ctx context.Context) (string, error) {
 // savedCatalog returns the catalog of generation gen without touching the
 // database: the one this Store kept from an earlier search, else the file.
 // It returns nil when neither is current. The caller must release it.
-func (s *Store) savedCatalog(gen string) *catalog {
-	model := s.model()
+func (s *Store) savedCatalog(gen, model string) *catalog {
 	s.catalogMu.Lock()
 	defer s.catalogMu.Unlock()
-	if c := s.kept; c != nil && c.generation == gen && c.model == model {
+	if c := s.kept[model]; c != nil && c.generation == gen {
 		c.refs++
 		return c
 	}
@@ -204,8 +214,7 @@ func (s *Store) savedCatalog(gen string) *catalog {
 
 // rebuildCatalog reads the catalog from the tables and saves it for the
 // next search and the next process. The caller must release it.
-func (s *Store) rebuildCatalog(ctx context.Context) (*catalog, error) {
-	model := s.model()
+func (s *Store) rebuildCatalog(ctx context.Context, model string) (*catalog, error) {
 	c, err := s.buildCatalog(ctx, model)
 	if err != nil {
 		return nil, err
@@ -220,13 +229,17 @@ func (s *Store) rebuildCatalog(ctx context.Context) (*catalog, error) {
 	return c, nil
 }
 
-// keepLocked makes c the catalog the Store keeps, dropping the one before.
+// keepLocked makes c the catalog the Store keeps of its model, dropping
+// the one before.
 func (s *Store) keepLocked(c *catalog) {
 	c.refs++
-	if old := s.kept; old != nil {
+	if old := s.kept[c.model]; old != nil {
 		s.releaseLocked(old)
 	}
-	s.kept = c
+	if s.kept == nil {
+		s.kept = make(map[string]*catalog)
+	}
+	s.kept[c.model] = c
 }
 
 func (s *Store) releaseCatalog(c *catalog) {
@@ -450,8 +463,8 @@ func mergeCatalog(p *catalogPatch) *catalog {
 // patchedCatalog reads back what tx touched, for publishCatalog to bring
 // the catalog of generation before along; nil when there is no catalog to
 // patch or patching is not worth it.
-func (s *Store) patchedCatalog(tx *txn, before string) *catalogPatch {
-	if tx.built != nil {
+func (s *Store) patchedCatalog(tx *txn, before, model string) *catalogPatch {
+	if tx.built != nil && tx.built.c.model == model {
 		c := tx.built.c
 		if err := tx.queryRow(`SELECT ` + currentGeneration).Scan(&c.generation); err != nil {
 			return nil
@@ -461,7 +474,6 @@ func (s *Store) patchedCatalog(tx *txn, before string) *catalogPatch {
 	if len(tx.touched) == 0 || len(tx.touched) > patchLimit {
 		return nil
 	}
-	model := s.model()
 	fresh, gen, err := readTouched(tx, model, tx.touched)
 	if err != nil {
 		return nil
@@ -488,13 +500,13 @@ func (s *Store) publishCatalog(p *catalogPatch) {
 		// The next search maps the file, which now holds the patch.
 		s.catalogMu.Lock()
 		defer s.catalogMu.Unlock()
-		if s.kept != nil {
-			s.releaseLocked(s.kept)
-			s.kept = nil
+		if c := s.kept[p.model]; c != nil {
+			s.releaseLocked(c)
+			delete(s.kept, p.model)
 		}
 		return
 	}
-	if p.old = s.savedCatalog(p.before); p.old == nil {
+	if p.old = s.savedCatalog(p.before, p.model); p.old == nil {
 		return
 	}
 	defer s.releaseCatalog(p.old)

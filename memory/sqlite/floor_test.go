@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/acolyte-dev/acolyte/memory"
+	"github.com/acolyte-dev/acolyte/memory/embed/minilm"
 	"github.com/acolyte-dev/acolyte/memory/embed/static"
 )
 
@@ -20,7 +21,7 @@ var projectRules = []string{
 // with the offline embedder and without one, while a question they answer
 // still finds its answer.
 func TestSearchFindsNothingWhenNothingIsRelevant(t *testing.T) {
-	for name, e := range map[string]memory.Embedder{"static": static.New(), "lexical": nil} {
+	for name, e := range map[string]memory.Embedder{"minilm": minilm.New(), "static": static.New(), "lexical": nil} {
 		t.Run(name, func(t *testing.T) {
 			s := openStore(t, "", e)
 			byID := addAll(t, s, projectRules...)
@@ -51,6 +52,44 @@ func TestSearchFindsNothingWhenNothingIsRelevant(t *testing.T) {
 				}
 				if got := contents(rs, byID); len(got) == 0 || got[0] != want {
 					t.Errorf("%q found %q; want %q first", q, got, want)
+				}
+			}
+		})
+	}
+}
+
+var teamFacts = []string{
+	"The staging database is reached through bastion-2",
+	"Production deploys need two approvals from the platform team",
+	"Caroline adopted a puppy named Biscuit last spring",
+	"The CI runners cache Go modules between builds",
+	"Integration tests start a real PostgreSQL server in a temp dir",
+	"The billing service is written in Kotlin and deployed weekly",
+	"Use the staging Kafka cluster for load tests, never production",
+	"Melanie went camping with her kids by the lake in July",
+	"Release notes live in CHANGES.md and are written before tagging",
+	"The on-call rotation changes every Monday at noon",
+	"Database migrations must be reversible and reviewed by two people",
+	"Our coffee machine is descaled on Fridays",
+	"The CI runner configuration lives in .github/workflows",
+}
+
+// A question of one word that no memory holds is answered by meaning
+// alone: the floor must let the memory its vector points at through. (Of
+// fewer memories a vector lies fewer deviations above the crowd, and the
+// floor turns the question away.)
+func TestOneWordFindsItsMeaning(t *testing.T) {
+	for name, e := range map[string]memory.Embedder{"minilm": minilm.New(), "static": static.New()} {
+		t.Run(name, func(t *testing.T) {
+			s := openStore(t, "", e)
+			byID := addAll(t, s, teamFacts...)
+			for _, q := range []string{"dog", "pet"} {
+				rs, err := s.Search(ctx, projA, memory.Query{Text: q})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := contents(rs, byID); len(got) == 0 || got[0] != teamFacts[2] {
+					t.Errorf("%q found %q; want the puppy first", q, got)
 				}
 			}
 		})

@@ -78,6 +78,23 @@ CREATE INDEX memories_with_globs ON memories (seq) WHERE globs != '';
 	`
 CREATE INDEX memories_by_kind ON memories (kind, scope, scope_key);
 `,
+	// 5: a memory holds a vector of each model that placed it: the
+	// instant embedder's, made as it is written, and the model's, made
+	// when there is time (memory.Layered).
+	`
+CREATE TABLE embeddings_by_space (
+	seq          INTEGER NOT NULL REFERENCES memories (seq) ON DELETE CASCADE,
+	model        TEXT NOT NULL,
+	dim          INTEGER NOT NULL,
+	content_hash TEXT NOT NULL,
+	vec          BLOB NOT NULL,
+	PRIMARY KEY (seq, model)
+);
+INSERT INTO embeddings_by_space (seq, model, dim, content_hash, vec) SELECT seq, model, dim, content_hash, vec FROM embeddings;
+DROP TABLE embeddings;
+ALTER TABLE embeddings_by_space RENAME TO embeddings;
+CREATE INDEX embeddings_by_model ON embeddings (model);
+`,
 }
 
 // SchemaVersion is the schema this build of acolyte writes.

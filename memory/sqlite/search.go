@@ -61,12 +61,12 @@ func (s *Store) Search(ctx context.Context, vis memory.Visibility, q memory.Quer
 	// trip overlaps them too.
 	saved := make(chan *vectorSide, 1)
 	go func() {
-		c := s.savedCatalog(gen)
-		if c == nil {
+		v, e, _ := s.searchSpace(ctx, gen, false, vis, q.Filter, topicSeqs)
+		if v == nil {
 			saved <- nil
 			return
 		}
-		saved <- s.vectorSide(ctx, c, vis, q.Filter, topicSeqs, texts, words)
+		saved <- s.vectorSide(ctx, v, e, texts, words)
 	}()
 	postings := make([][][]int64, len(texts))
 	kin := make([][][]int64, len(texts))
@@ -94,12 +94,12 @@ func (s *Store) Search(ctx context.Context, vis memory.Visibility, q memory.Quer
 		return nil, err
 	}
 	if side == nil {
-		c, err := s.rebuildCatalog(ctx)
+		v, e, err := s.searchSpace(ctx, gen, true, vis, q.Filter, topicSeqs)
 		if err != nil {
 			return nil, err
 		}
-		defer s.releaseCatalog(c)
-		side = s.vectorSide(ctx, c, vis, q.Filter, topicSeqs, texts, words)
+		defer s.releaseCatalog(v.c)
+		side = s.vectorSide(ctx, v, e, texts, words)
 	}
 	for i := 0; q.Near && i < len(texts); i++ {
 		if rareOutweigh(postings[i], len(common[i]), side.view.count) {
@@ -160,7 +160,7 @@ func (s *Store) Search(ctx context.Context, vis memory.Visibility, q memory.Quer
 		if err != nil {
 			return nil, err
 		}
-		memory.ApplyPaths(q, best, globs)
+		memory.ApplyPathsCached(q, best, globs, &s.globs)
 	}
 
 	ranked := make([]int64, 0, len(best))
@@ -177,7 +177,11 @@ func (s *Store) Search(ctx context.Context, vis memory.Visibility, q memory.Quer
 		ranked = ranked[:limit]
 	}
 	ranked = ranked[:memory.AboveTail(q, len(ranked), func(i int) float64 { return best[ranked[i]] })]
-	return s.results(ctx, ranked, best)
+	out, err := s.results(ctx, ranked, best)
+	for i := range out {
+		out[i].Vectors = side.space
+	}
+	return out, err
 }
 
 // visibleGlobs are the globs of each memory visible from vis through f
@@ -217,20 +221,61 @@ type vectorSide struct {
 	// wordVecs holds each query word's vector, in the order of the words;
 	// nil when the embedder gave none.
 	wordVecs [][]float32
+	// space is the model whose vectors ranked the memories, "" when none
+	// did.
+	space string
 }
 
-func (s *Store) vectorSide(ctx context.Context, c *catalog, vis memory.Visibility, f memory.Filter, topicSeqs map[int64]bool, texts, words []string) *vectorSide {
-	v := c.view(vis, f, topicSeqs)
+// searchSpace picks the vector space a search runs in and returns the
+// view of its catalog, which the caller must release (view.c), and the
+// embedder of its query vectors: the embedder's space when every memory
+// the search can see has a vector there, else a layered embedder's
+// instant space. Cosines of two spaces are not comparable, so one search
+// uses one. Without rebuild it touches no SQL, and returns a nil view when
+// a catalog it needs is not saved.
+func (s *Store) searchSpace(ctx context.Context, gen string, rebuild bool, vis memory.Visibility, f memory.Filter, topicSeqs map[int64]bool) (*view, memory.Embedder, error) {
+	spaces := s.spaces()
+	for i, e := range spaces {
+		c := s.savedCatalog(gen, modelOf(e))
+		if c == nil && rebuild {
+			var err error
+			if c, err = s.rebuildCatalog(ctx, modelOf(e)); err != nil {
+				return nil, nil, err
+			}
+		}
+		if c == nil {
+			return nil, nil, nil
+		}
+		v := c.view(vis, f, topicSeqs)
+		if len(v.withVec) == v.count {
+			return v, e, nil
+		}
+		if i == len(spaces)-1 {
+			return v, e, nil
+		}
+		s.leftPending.Store(true)
+		s.releaseCatalog(c)
+	}
+	panic("unreachable")
+}
+
+func (s *Store) vectorSide(ctx context.Context, v *view, e memory.Embedder, texts, words []string) *vectorSide {
+	c := v.c
 	side := &vectorSide{view: v, passes: make([]vectorPass, len(texts))}
 	// Without a vector for the query the search is still useful: lexical
 	// only. An embedder that learns its dimension from its first answer is
 	// asked anyway, so that its vectors can be found next time.
-	if s.embedder == nil || (len(v.withVec) == 0 && s.embedder.Dim() != 0) {
+	if e == nil || (len(v.withVec) == 0 && e.Dim() != 0) {
 		return side
 	}
-	vecs, err := s.embedder.Embed(ctx, memory.PurposeQuery, append(slices.Clone(texts), words...))
+	vecs, err := e.Embed(ctx, memory.PurposeQuery, append(slices.Clone(texts), words...))
 	if err != nil || len(vecs) != len(texts)+len(words) {
 		return side
+	}
+	if len(v.withVec) > 0 {
+		// The catalog's model, which the stored vectors are of: an
+		// embedder that learns its dimension may rename itself meanwhile.
+		side.space = c.model
 	}
 	side.wordVecs = vecs[len(texts):]
 	for i := range texts {

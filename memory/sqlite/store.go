@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"modernc.org/sqlite"
@@ -33,7 +34,13 @@ type Store struct {
 	db       *sql.DB
 	path     string
 	embedder memory.Embedder
-	now      func() time.Time
+	// instant is the layered embedder's stand-in (memory.Layered), nil
+	// when the embedder is not layered.
+	instant memory.Embedder
+	now     func() time.Time
+	// leftPending says a write or search met memories without the
+	// model's vectors (LeftPending).
+	leftPending atomic.Bool
 
 	// damaged is what marked the database damaged (damage.go), and
 	// verified says that this Store found it sound before its first write.
@@ -42,9 +49,13 @@ type Store struct {
 	verified  bool
 
 	catalogMu sync.Mutex
-	// kept is the catalog of the last search, reused while the database's
-	// generation stays the same (a long-lived MCP server or agent).
-	kept *catalog
+	// kept holds the catalog of the last search in each vector space,
+	// reused while the database's generation stays the same (a long-lived
+	// MCP server or agent).
+	kept map[string]*catalog
+
+	// globs keeps memories' globs compiled across searches.
+	globs memory.GlobCache
 }
 
 // Open opens (creating if needed) the store at path. The embedder places new
@@ -62,6 +73,9 @@ func Open(ctx context.Context, path string, e memory.Embedder) (*Store, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	s := &Store{db: db, path: path, embedder: e, now: time.Now}
+	if l, ok := e.(memory.Layered); ok {
+		s.instant = l.Instant()
+	}
 	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
 		// A new database: a marker left beside a file removed since is
 		// not about this one.
@@ -93,9 +107,9 @@ func Open(ctx context.Context, path string, e memory.Embedder) (*Store, error) {
 // Close releases the database.
 func (s *Store) Close() error {
 	s.catalogMu.Lock()
-	if s.kept != nil {
-		s.releaseLocked(s.kept)
-		s.kept = nil
+	for model, c := range s.kept {
+		s.releaseLocked(c)
+		delete(s.kept, model)
 	}
 	s.catalogMu.Unlock()
 	return s.db.Close()
@@ -125,6 +139,10 @@ func (s *Store) Path() string { return s.path }
 
 // Embedder is the embedder new vectors come from.
 func (s *Store) Embedder() memory.Embedder { return s.embedder }
+
+// Instant is a layered embedder's instant embedder, nil when the embedder
+// is not layered.
+func (s *Store) Instant() memory.Embedder { return s.instant }
 
 // explain turns SQLite's result codes into errors that say what to do.
 func (s *Store) explain(err error) error {
@@ -464,32 +482,64 @@ func (s *Store) replace(ctx context.Context, ms []memory.Memory, within *scopeRe
 // float32 ones.
 const embedBatch = 2048
 
-// embed computes the quantised document vectors of ms. Failure is not
-// fatal: the memories are stored without vectors (lexical search still
-// finds them) and the warning says to run reindex.
-func (s *Store) embed(ctx context.Context, ms []memory.Memory) ([][]byte, string) {
-	vecs := make([][]byte, len(ms))
-	if s.embedder == nil {
-		return vecs, ""
+// modelAtWrite is the most memories a write embeds with a layered
+// embedder's model before it returns: a remember or a checkout's few
+// changed memories get their model vectors at once, for about ten
+// milliseconds each, and a larger import gets the instant ones only and
+// leaves the model's to Fill.
+const modelAtWrite = 8
+
+// vectors are one embedder's quantised vectors for a write's memories.
+type vectors struct {
+	model string
+	vecs  [][]byte // nil where a memory has none
+}
+
+// writeEmbedders are the embedders a write of n memories embeds with:
+// the embedder, or a layered one's instant embedder and, for a small
+// write, its model.
+func (s *Store) writeEmbedders(n int) []memory.Embedder {
+	switch {
+	case s.embedder == nil:
+		return nil
+	case s.instant == nil:
+		return []memory.Embedder{s.embedder}
+	case n <= modelAtWrite:
+		return []memory.Embedder{s.instant, s.embedder}
 	}
-	for start := 0; start < len(ms); start += embedBatch {
-		batch := ms[start:min(start+embedBatch, len(ms))]
-		texts := make([]string, len(batch))
-		for i := range batch {
-			texts[i] = memory.EmbedText(&batch[i])
-		}
-		got, err := s.embedder.Embed(ctx, memory.PurposeDocument, texts)
-		if err == nil && len(got) != len(batch) {
-			err = fmt.Errorf("embedder returned %d vectors for %d texts", len(got), len(batch))
-		}
-		if err != nil {
-			return vecs, fmt.Sprintf("stored without a vector (%v); run `acolyte reindex` when the embedder is reachable", err)
-		}
-		for i, v := range got {
-			vecs[start+i] = quantize(v)
+	s.leftPending.Store(true)
+	return []memory.Embedder{s.instant}
+}
+
+// embed computes the quantised document vectors of ms by each write
+// embedder. Failure is not fatal: the memories are stored without those
+// vectors (lexical search still finds them) and the warning says to run
+// reindex.
+func (s *Store) embed(ctx context.Context, ms []memory.Memory) ([]vectors, string) {
+	var out []vectors
+	for _, e := range s.writeEmbedders(len(ms)) {
+		vs := vectors{model: e.Model(), vecs: make([][]byte, len(ms))}
+		out = append(out, vs)
+		for start := 0; start < len(ms); start += embedBatch {
+			batch := ms[start:min(start+embedBatch, len(ms))]
+			texts := make([]string, len(batch))
+			for i := range batch {
+				texts[i] = memory.EmbedText(&batch[i])
+			}
+			got, err := e.Embed(ctx, memory.PurposeDocument, texts)
+			if err == nil && len(got) != len(batch) {
+				err = fmt.Errorf("embedder returned %d vectors for %d texts", len(got), len(batch))
+			}
+			if err != nil {
+				clear(vs.vecs)
+				return out, fmt.Sprintf("stored without a vector (%v); run `acolyte reindex` when the embedder is reachable", err)
+			}
+			for i, v := range got {
+				vs.vecs[start+i] = quantize(v)
+			}
 		}
 	}
-	return vecs, ""
+	return out, ""
 }
 
 // sameTime compares a stored time with an incoming one; a zero incoming time
@@ -511,7 +561,7 @@ func encodePaths(paths []string) string {
 // The lexical rows come last and together because FTS5 flushes its pending
 // terms at every statement savepoint, which the upserts open; interleaving
 // them cost a flush, and a segment merge, per memory.
-func (s *Store) upsert(tx *txn, ms []memory.Memory, vecs [][]byte, existed func(id string) bool) error {
+func (s *Store) upsert(tx *txn, ms []memory.Memory, vecs []vectors, existed func(id string) bool) error {
 	seqs := make([]int64, len(ms))
 	nowMs := s.now().UnixMilli()
 	for i := range ms {
@@ -557,16 +607,18 @@ func (s *Store) upsert(tx *txn, ms []memory.Memory, vecs [][]byte, existed func(
 			return fmt.Errorf("write memory %s: %w", m.ID, err)
 		}
 		tx.touched[seqs[i]] = true
-		if vecs[i] == nil {
-			// A vector of the old content would now be wrong; an absent one is only incomplete.
-			if _, err := tx.exec(`DELETE FROM embeddings WHERE seq = ? AND content_hash != ?`, seqs[i], hash); err != nil {
+		// A vector of the old content would now be wrong; an absent one is only incomplete.
+		if _, err := tx.exec(`DELETE FROM embeddings WHERE seq = ? AND content_hash != ?`, seqs[i], hash); err != nil {
+			return err
+		}
+		for _, vs := range vecs {
+			if vs.vecs[i] == nil {
+				continue
+			}
+			if _, err := tx.exec(`INSERT OR REPLACE INTO embeddings (seq, model, dim, content_hash, vec) VALUES (?, ?, ?, ?, ?)`,
+				seqs[i], vs.model, len(vs.vecs[i])-4, hash, vs.vecs[i]); err != nil {
 				return err
 			}
-			continue
-		}
-		if _, err := tx.exec(`INSERT OR REPLACE INTO embeddings (seq, model, dim, content_hash, vec) VALUES (?, ?, ?, ?, ?)`,
-			seqs[i], s.embedder.Model(), len(vecs[i])-4, hash, vecs[i]); err != nil {
-			return err
 		}
 	}
 	for i := range ms {
@@ -728,12 +780,17 @@ func (s *Store) inTx(ctx context.Context, fn func(*txn) error) error {
 		tx.Rollback()
 		return err
 	}
-	patched := s.patchedCatalog(t, before)
+	var patched []*catalogPatch
+	for _, e := range s.spaces() {
+		if p := s.patchedCatalog(t, before, modelOf(e)); p != nil {
+			patched = append(patched, p)
+		}
+	}
 	if err := tx.Commit(); err != nil {
 		return err
 	}
-	if patched != nil {
-		s.publishCatalog(patched)
+	for _, p := range patched {
+		s.publishCatalog(p)
 	}
 	return nil
 }
@@ -808,16 +865,61 @@ func (s *Store) List(ctx context.Context, vis memory.Visibility, f memory.Filter
 
 // Reindex embeds every memory that has no vector from the current embedder,
 // or whose vector is older than its content, and reports progress. With
-// all, every memory is embedded again, which is how to pick up a model that
-// changed behind the same name. A memory keeps its old vector until its new
-// one is written, so an interrupted reindex loses nothing.
+// a layered embedder it does so for the instant embedder first, then the
+// model. With all, every memory is embedded again, which is how to pick up
+// a model that changed behind the same name. A memory keeps its old vector
+// until its new one is written, and vectors are committed 64 memories at
+// a time, so an interrupted reindex loses at most one batch's work and the
+// next one goes on from there.
 func (s *Store) Reindex(ctx context.Context, all bool, progress func(done, total int)) (int, error) {
 	if s.embedder == nil {
 		return 0, errors.New("reindex: no embedder configured")
 	}
+	spaces := []memory.Embedder{s.embedder}
+	if s.instant != nil {
+		spaces = []memory.Embedder{s.instant, s.embedder}
+	}
+	// A memory given both vectors counts once.
+	embedded := map[int64]bool{}
+	for _, e := range spaces {
+		if _, err := s.reindexSpace(ctx, e, all, embedded, progress); err != nil {
+			return len(embedded), err
+		}
+	}
+	return len(embedded), nil
+}
+
+// Fill makes the model vectors a layered embedder's writes left for later
+// (Pending), as Reindex does.
+func (s *Store) Fill(ctx context.Context, progress func(done, total int)) (int, error) {
+	if s.instant == nil {
+		return 0, nil
+	}
+	// Writes from here on that leave vectors out say so again.
+	s.leftPending.Store(false)
+	return s.reindexSpace(ctx, s.embedder, false, nil, progress)
+}
+
+// Pending counts the memories that lack a current vector of the
+// embedder's model: those a search in the model's space would miss.
+func (s *Store) Pending(ctx context.Context) (int, error) {
+	if s.embedder == nil {
+		return 0, nil
+	}
+	var n int
+	err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM memories m
+		LEFT JOIN embeddings e ON e.seq = m.seq AND e.model = ? AND e.content_hash = m.content_hash
+		WHERE e.seq IS NULL`, s.embedder.Model()).Scan(&n)
+	return n, s.explain(err)
+}
+
+// reindexSpace embeds with e the memories that lack a current vector of
+// its model (every memory, with all), marking each one embedded in
+// embedded when it is not nil.
+func (s *Store) reindexSpace(ctx context.Context, e memory.Embedder, all bool, embedded map[int64]bool, progress func(done, total int)) (int, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories m
-		LEFT JOIN embeddings e ON e.seq = m.seq
-		WHERE ? OR e.seq IS NULL OR e.model != ? OR e.content_hash != m.content_hash ORDER BY m.seq`, all, s.embedder.Model())
+		LEFT JOIN embeddings e ON e.seq = m.seq AND e.model = ?2
+		WHERE ?1 OR e.seq IS NULL OR e.content_hash != m.content_hash ORDER BY m.seq`, all, e.Model())
 	if err != nil {
 		return 0, s.explain(err)
 	}
@@ -846,22 +948,37 @@ func (s *Store) Reindex(ctx context.Context, all bool, progress func(done, total
 		for _, it := range todo[start:end] {
 			texts = append(texts, memory.EmbedText(&it.m))
 		}
-		vecs, err := s.embedder.Embed(ctx, memory.PurposeDocument, texts)
+		vecs, err := e.Embed(ctx, memory.PurposeDocument, texts)
+		if err == nil && len(vecs) != len(texts) {
+			err = fmt.Errorf("embedder returned %d vectors for %d texts", len(vecs), len(texts))
+		}
 		if err != nil {
-			return done, fmt.Errorf("reindex: %d of %d memories embedded, then: %w", done, len(todo), err)
+			return done, fmt.Errorf("reindex: %d of %d memories embedded by %s, then: %w", done, len(todo), e.Model(), err)
 		}
 		err = s.inTx(ctx, func(tx *txn) error {
 			for i, it := range todo[start:end] {
-				tx.touched[it.seq] = true
-				if _, err := tx.exec(`INSERT OR REPLACE INTO embeddings (seq, model, dim, content_hash, vec) VALUES (?, ?, ?, ?, ?)`,
-					it.seq, s.embedder.Model(), len(vecs[i]), memory.ContentHash(it.m.Content), quantize(vecs[i])); err != nil {
+				hash := memory.ContentHash(it.m.Content)
+				// The memory may have changed or gone since it was read:
+				// the vector is written only for the content it was made of.
+				res, err := tx.exec(`INSERT OR REPLACE INTO embeddings (seq, model, dim, content_hash, vec)
+					SELECT seq, ?, ?, content_hash, ? FROM memories WHERE seq = ? AND content_hash = ?`,
+					e.Model(), len(vecs[i]), quantize(vecs[i]), it.seq, hash)
+				if err != nil {
 					return err
+				}
+				if n, _ := res.RowsAffected(); n > 0 {
+					tx.touched[it.seq] = true
 				}
 			}
 			return nil
 		})
 		if err != nil {
 			return done, s.explain(err)
+		}
+		for _, it := range todo[start:end] {
+			if embedded != nil {
+				embedded[it.seq] = true
+			}
 		}
 		done = end
 		if progress != nil {

@@ -10,8 +10,10 @@
 //
 // Servers do not announce a model's dimension, so unless Config.Dim is set
 // the Embedder learns it from the first successful response and holds every
-// later response to it. Until then Dim returns 0 and Model ends in "/0":
-// a caller that needs Model before embedding anything should set Dim.
+// later response to it. Until then Dim returns 0. Model names the
+// dimension only when it was configured: a learned one must not rename the
+// space, or a new process, which has learned nothing yet, would look for
+// vectors under another name than the ones it stored.
 // A set Dim is also sent as the request's "dimensions" field, which OpenAI's
 // text-embedding-3 models, Ollama and vLLM's Matryoshka models honour.
 package openai
@@ -144,10 +146,16 @@ func endpointFor(base string) (endpoint, host string, err error) {
 	return u.String(), strings.ToLower(u.Host), nil
 }
 
-// Model names the vector space: server host, model and dimension, because
-// two servers may serve different weights under one model name.
+// Model names the vector space: server host and model, because two
+// servers may serve different weights under one model name, and the
+// requested dimension when one was configured, because a Matryoshka
+// model's shorter vectors are another space.
 func (e *Embedder) Model() string {
-	return "openai:" + e.host + "/" + e.model + "/" + strconv.Itoa(e.Dim())
+	id := "openai:" + e.host + "/" + e.model
+	if e.requested > 0 {
+		id += "/" + strconv.Itoa(e.requested)
+	}
+	return id
 }
 
 // Dim is the configured or learned dimension, 0 before it is known.

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/acolyte-dev/acolyte/memory"
 	"github.com/acolyte-dev/acolyte/memory/embed/internal/embedtest"
+	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
 
 // server is an OpenAI-compatible embeddings endpoint. By default it answers
@@ -130,9 +132,48 @@ func TestEmbedBatchesOrdersAndNormalises(t *testing.T) {
 	if e.Dim() != 4 {
 		t.Errorf("Dim = %d after the first answer, want the learned 4", e.Dim())
 	}
-	want := "openai:" + strings.TrimPrefix(ts.URL, "http://") + "/nomic-embed-text/4"
+	want := "openai:" + strings.TrimPrefix(ts.URL, "http://") + "/nomic-embed-text"
 	if e.Model() != want {
 		t.Errorf("Model = %q, want %q", e.Model(), want)
+	}
+}
+
+// A new process has learned no dimension yet, and must still find the
+// vectors an earlier one stored: the store's search looks them up by
+// Model before it embeds anything. It was "/0" against the stored "/4",
+// and the search ranked by words alone.
+func TestFreshProcessRanksByTheStoredVectors(t *testing.T) {
+	_, ts := newServer(t, 4)
+	path := filepath.Join(t.TempDir(), "acolyte.db")
+	ctx := context.Background()
+	first, _ := newEmbedder(t, Config{BaseURL: ts.URL})
+	s, err := sqlite.Open(ctx, path, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{"The staging database is reached through bastion-2", "Releases are cut on Tuesdays"} {
+		if _, err := s.Add(ctx, memory.Visibility{}, memory.Draft{Scope: memory.ScopeUser, Kind: memory.KindStored, Content: c}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+
+	fresh, _ := newEmbedder(t, Config{BaseURL: ts.URL})
+	before := fresh.Model()
+	s, err = sqlite.Open(ctx, path, fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rs, err := s.Search(ctx, memory.Visibility{}, memory.Query{Text: "staging database", NoFloor: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) == 0 || rs[0].Vectors != before {
+		t.Fatalf("a fresh process's search = %+v; want results ranked by %s's vectors", rs, before)
+	}
+	if fresh.Model() != before {
+		t.Errorf("Model changed from %q to %q once the dimension was learned", before, fresh.Model())
 	}
 }
 

@@ -103,6 +103,15 @@ func Mul(y, x []float32, m int, w *Q8, bias []float32) {
 	wg.Wait()
 }
 
+// MulSerial is Mul on the calling goroutine alone, for callers that
+// already run products side by side.
+func MulSerial(y, x []float32, m int, w *Q8, bias []float32) {
+	if m%Rows != 0 || len(x) < m*w.K || len(y) < m*w.N || len(bias) != w.N {
+		panic(fmt.Sprintf("gemm: Mul of %d rows: x %d, y %d, bias %d for %d×%d weights", m, len(x), len(y), len(bias), w.K, w.N))
+	}
+	mulPanels(y, x, m, w, bias, 0, w.N/Panel)
+}
+
 // mulPanels computes panels [lo, hi) for every row. Rows vary fastest so
 // that one panel, a few kilobytes, stays in the first-level cache while
 // every row block reads it.

@@ -3,12 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
 	"strings"
 
+	"github.com/acolyte-dev/acolyte/memory/embed/internal/teacher"
 	"github.com/acolyte-dev/acolyte/memory/embed/static/internal/wordvec"
 )
 
@@ -19,31 +19,12 @@ const (
 	sepID = 102
 )
 
-// readVocab returns the WordPiece vocabulary of a tokenizer.json, indexed
-// by token id.
+// readVocab returns the teacher's WordPiece vocabulary, indexed by token
+// id, having checked the ids distill.py assumes.
 func readVocab(path string) ([]string, error) {
-	data, err := os.ReadFile(path)
+	vocab, err := teacher.ReadVocab(path)
 	if err != nil {
 		return nil, err
-	}
-	var tj struct {
-		Model struct {
-			Type  string         `json:"type"`
-			Vocab map[string]int `json:"vocab"`
-		} `json:"model"`
-	}
-	if err := json.Unmarshal(data, &tj); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if tj.Model.Type != "WordPiece" {
-		return nil, fmt.Errorf("%s: model is %q, want WordPiece", path, tj.Model.Type)
-	}
-	vocab := make([]string, len(tj.Model.Vocab))
-	for tok, id := range tj.Model.Vocab {
-		if id < 0 || id >= len(vocab) || vocab[id] != "" {
-			return nil, fmt.Errorf("%s: token ids are not 0..%d, each once", path, len(vocab)-1)
-		}
-		vocab[id] = tok
 	}
 	// distill.py wraps each token in these by id.
 	if len(vocab) <= sepID || vocab[clsID] != "[CLS]" || vocab[sepID] != "[SEP]" {

@@ -1,0 +1,128 @@
+package mcp_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/acolyte-dev/acolyte/internal/flock"
+	"github.com/acolyte-dev/acolyte/memory"
+)
+
+// manyMemories are more than a write embeds with the model at once.
+func manyMemories(n int) []memory.Memory {
+	ms := make([]memory.Memory, n)
+	for i := range ms {
+		ms[i] = memory.Memory{
+			ID:      fmt.Sprintf("01JB2Q3N5V8XK4M7R9T1W6Y%03d", i),
+			Scope:   memory.ScopeProject,
+			Kind:    memory.KindStored,
+			Content: fmt.Sprintf("Service %d deploys from the release branch after the canary passes", i),
+		}
+	}
+	return ms
+}
+
+type vectorStatus struct {
+	Pending       int    `json:"pending"`
+	SearchVectors string `json:"search_vectors"`
+	Instant       string `json:"instant"`
+}
+
+// status runs `acolyte status --json` in the repository; background says
+// whether it may start the background fill itself.
+func (f *fixture) status(t *testing.T, background bool) vectorStatus {
+	t.Helper()
+	cmd := exec.Command(acolyteBin, "status", "--json")
+	cmd.Dir, cmd.Env = f.repo, f.env()
+	if !background {
+		cmd.Env = append(cmd.Env, "ACOLYTE_BACKGROUND_FILL=0")
+	}
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("acolyte status: %v", err)
+	}
+	var st vectorStatus
+	if err := json.Unmarshal(out, &st); err != nil {
+		t.Fatalf("status --json: %v\n%s", err, out)
+	}
+	return st
+}
+
+// waitFilled polls status until no memory waits for the model's vectors,
+// then until the filler has let go of its lock, so that no process is
+// left writing in the test's directories.
+func (f *fixture) waitFilled(t *testing.T) vectorStatus {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		st := f.status(t, false)
+		if st.Pending == 0 {
+			lock, err := os.OpenFile(filepath.Join(f.home, "acolyte", "acolyte.db-fill.lock"), os.O_RDWR|os.O_CREATE, 0o600)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer lock.Close()
+			for {
+				if ok, _ := flock.TryLock(lock); ok {
+					return st
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the background fill still holds its lock with nothing left to fill")
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d memories still wait for their model vectors after two minutes", st.Pending)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// A fresh clone's first command imports its memories with the instant
+// vectors and returns; a background process it starts makes the model's,
+// and search moves to them.
+func TestFirstCommandLeavesTheModelVectorsToTheBackground(t *testing.T) {
+	f := newFixture(t, manyMemories(40)...)
+	f.embedder = "minilm"
+	st := f.status(t, true)
+	if st.Instant == "" || st.SearchVectors != st.Instant || st.Pending == 0 {
+		t.Fatalf("first status = %+v; want search by the instant vectors while the model's are made", st)
+	}
+	st = f.waitFilled(t)
+	if st.SearchVectors == st.Instant {
+		t.Fatalf("after the fill, status = %+v; want search by the model's vectors", st)
+	}
+	cmd := exec.Command(acolyteBin, "search", "--json", "which branch do services deploy from")
+	cmd.Dir, cmd.Env = f.repo, f.env()
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("acolyte search: %v", err)
+	}
+	var results []memory.Result
+	if err := json.Unmarshal(out, &results); err != nil || len(results) == 0 {
+		t.Fatalf("search --json = %s (%v); want results", out, err)
+	}
+	if results[0].Vectors != st.SearchVectors {
+		t.Fatalf("search ranked by %q; status says %q", results[0].Vectors, st.SearchVectors)
+	}
+}
+
+// The MCP server makes the model vectors itself while it serves, with no
+// command to start the fill.
+func TestMCPServerFillsTheModelVectors(t *testing.T) {
+	f := newFixture(t, manyMemories(40)...)
+	f.embedder = "minilm"
+	cs := f.connect(t)
+	if hits := search(t, cs, "which branch do services deploy from"); len(hits.Memories) == 0 {
+		t.Fatal("memory_search found nothing")
+	}
+	if st := f.waitFilled(t); st.SearchVectors == st.Instant {
+		t.Fatalf("with the server running, status = %+v; want search by the model's vectors", st)
+	}
+}

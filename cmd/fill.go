@@ -1,0 +1,115 @@
+package cmd
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"runtime"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/acolyte-dev/acolyte/memory/sqlite"
+)
+
+// The layered embedder's model vectors (memory.Layered) are made in the
+// background when a command leaves memories without them: a detached
+// `acolyte reindex --background` takes them over, one at a time per
+// database (sqlite.Store.FillInBackground), so the command that imported
+// a clone's 10,000 memories returns at once, and search moves to the
+// model's space when they are all done.
+
+// envBackgroundFill set to 0 keeps commands from starting the background
+// fill; tests that must not leave processes behind set it.
+const envBackgroundFill = "ACOLYTE_BACKGROUND_FILL"
+
+// metaStores is where openStore lists the stores a command opened, for
+// startFill to ask when it ends.
+const metaStores = "acolyte.stores"
+
+func noteStore(c *cli.Context, s *sqlite.Store) {
+	if c.App.Metadata == nil {
+		c.App.Metadata = map[string]any{}
+	}
+	stores, _ := c.App.Metadata[metaStores].([]*sqlite.Store)
+	c.App.Metadata[metaStores] = append(stores, s)
+}
+
+// startFill starts the background fill when a store the command opened
+// met memories without their model vectors. A failure to start it costs
+// only time: the next command tries again, and search meanwhile uses the
+// instant vectors.
+func startFill(c *cli.Context) error {
+	stores, _ := c.App.Metadata[metaStores].([]*sqlite.Store)
+	pending := false
+	for _, s := range stores {
+		pending = pending || s.LeftPending()
+	}
+	if !pending || os.Getenv(envBackgroundFill) == "0" {
+		return nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil
+	}
+	dir, err := home(c)
+	if err != nil {
+		return nil
+	}
+	args := []string{"reindex", "--background", "--" + flagHome, dir}
+	if name := global(c, flagEmbedder); name != "" {
+		args = append(args, "--"+flagEmbedder, name)
+	}
+	cmd := exec.Command(exe, args...)
+	detach(cmd)
+	if cmd.Start() == nil {
+		_ = cmd.Process.Release()
+	}
+	return nil
+}
+
+// runBackgroundFill is reindex --background: the model vectors alone, on
+// one core, leaving the other cores to what the user is doing, and
+// silently, as nothing reads its output.
+func runBackgroundFill(c *cli.Context, s *sqlite.Store) error {
+	runtime.GOMAXPROCS(1)
+	_, _, err := s.FillInBackground(c.Context, nil)
+	return err
+}
+
+// fillPoll is how often a server looks for vectors to make after its
+// first fill: a write it served may have left some.
+const fillPoll = 5 * time.Second
+
+// fillWhileServing makes the model vectors in the background of a
+// long-running server (mcp, ui): at once, for what earlier commands left,
+// then whenever a write or search met memories without them. stop ends
+// it and waits, before the store closes.
+func fillWhileServing(ctx context.Context, s *sqlite.Store) (stop func()) {
+	if s.Instant() == nil || os.Getenv(envBackgroundFill) == "0" {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(fillPoll)
+		defer tick.Stop()
+		for first := true; ; first = false {
+			if first || s.LeftPending() {
+				// A failure (another process filling, a locked database) is
+				// retried at the next tick that finds work.
+				_, _, _ = s.FillInBackground(ctx, nil)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
