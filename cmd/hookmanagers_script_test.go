@@ -38,15 +38,16 @@ func TestHookManagerScripts(t *testing.T) {
 	have["pre-commit"] = err == nil
 	// pre-commit 3.2 renamed the commit stage pre-commit; 4.x warns on the
 	// old name, 3.0 and 3.1 reject the new one.
-	have["pre-commit-3.2"] = false
+	have["pre-commit-3.2"], have["pre-commit-4"] = false, false
 	if out, err := exec.Command("pre-commit", "--version").Output(); err == nil {
 		var major, minor int
 		if _, err := fmt.Sscanf(strings.TrimPrefix(strings.TrimSpace(string(out)), "pre-commit "), "%d.%d", &major, &minor); err == nil {
 			have["pre-commit-3.2"] = major > 3 || major == 3 && minor >= 2
+			have["pre-commit-4"] = major >= 4
 		}
 	}
 	for tool, ok := range have {
-		if !ok && tool != "pre-commit-3.2" && os.Getenv(requireHookManagers) == "1" {
+		if !ok && !strings.HasPrefix(tool, "pre-commit-") && os.Getenv(requireHookManagers) == "1" {
 			t.Errorf("%s is not installed and %s=1: run npm ci --ignore-scripts in cmd/testdata/hookmanagers/npm, and apt-get install pre-commit", tool, requireHookManagers)
 		}
 	}

@@ -97,6 +97,9 @@ func printInit(c *cli.Context, rep initReport, installed gitsync.Installed) {
 	fmt.Fprintf(out, "sync: %d rule/seed changes in %s/%s; index: %d added, %d updated, %d removed, %d unchanged\n",
 		len(rep.Sync.Changes), format.Dir, format.MemoriesFile, im.Added, im.Updated, im.Removed, im.Unchanged)
 	printInstalled(out, installed)
+	if note := preCommitNote(c.Context, installed); note != "" {
+		fmt.Fprintln(out, note)
+	}
 	var broken []string
 	for _, h := range rep.Hooks {
 		if !h.Installed {

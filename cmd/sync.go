@@ -1,9 +1,11 @@
 package cmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -101,6 +103,9 @@ func hooksCommand() *cli.Command {
 					}
 					if !c.Bool("json") {
 						printInstalled(c.App.Writer, res)
+						if note := preCommitNote(c.Context, res); note != "" {
+							fmt.Fprintln(c.App.Writer, note)
+						}
 					} else if err := printHooks(c, w); err != nil {
 						return err
 					}
@@ -302,6 +307,28 @@ func printInstalled(out io.Writer, res gitsync.Installed) {
 	if len(res.Integrations) == 0 {
 		fmt.Fprintf(out, "%s already runs acolyte's %s\n", res.Manager, strings.Join(gitsync.Hooks, ", "))
 	}
+}
+
+// preCommitNote is said when acolyte's pre-commit entry spells the commit
+// stage `commit` (the team's config gave no sign of pre-commit 3.2, which
+// renamed it, and 3.0 and 3.1 reject the new name) while the pre-commit
+// here is 4 or later, which warns about the old name on every run.
+func preCommitNote(ctx context.Context, res gitsync.Installed) string {
+	if res.Manager != gitsync.ManagerPreCommit || !slices.ContainsFunc(res.Integrations, func(it gitsync.Integration) bool {
+		return strings.Contains(it.Add, "stages: [commit]")
+	}) {
+		return ""
+	}
+	out, err := exec.CommandContext(ctx, "pre-commit", "--version").Output()
+	if err != nil {
+		return ""
+	}
+	var major int
+	if _, err := fmt.Sscanf(strings.TrimPrefix(strings.TrimSpace(string(out)), "pre-commit "), "%d.", &major); err != nil || major < 4 {
+		return ""
+	}
+	return "Note: acolyte spelled its commit stage `commit`, which every pre-commit reads but 4.x warns is deprecated;\n" +
+		"once everyone on the team has pre-commit 3.2 or later, run pre-commit migrate-config (acolyte keeps the new names)."
 }
 
 func indentBlock(s string) string {

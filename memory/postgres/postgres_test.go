@@ -478,6 +478,14 @@ func testEdit(t *testing.T, c *cluster) {
 	if _, err := s.Edit(ctx, vis, a.Memory.ID, memory.Revision{Content: "bad \xff"}); !errors.Is(err, memory.ErrInvalidText) {
 		t.Fatalf("edit to invalid text: %v", err)
 	}
+	// The team database does not store edited globs yet: it refuses the
+	// change rather than drop it, and takes the same globs as no change.
+	if _, err := s.Edit(ctx, vis, a.Memory.ID, memory.Revision{Content: m.Content, SetGlobs: true, Globs: []string{"infra/**"}}); err == nil || !strings.Contains(err.Error(), "globs cannot be edited") {
+		t.Fatalf("edit of a team memory's globs: %v", err)
+	}
+	if _, err := s.Edit(ctx, vis, a.Memory.ID, memory.Revision{Content: "staging is behind bastion-3", SetGlobs: true}); err != nil {
+		t.Fatalf("an edit that keeps the (no) globs: %v", err)
+	}
 }
 
 // testReindex: a member whose embedder differs from the one that stored
