@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"slices"
@@ -177,4 +178,37 @@ func TestPackKeepsEveryTextOnce(t *testing.T) {
 	if next != len(ids) {
 		t.Fatalf("spans %v end at %d of %d texts", spans, next, len(ids))
 	}
+}
+
+// BenchmarkSearchQuery is what a search embeds: the question and each of
+// its words alone (the soft matches' vectors), in one call.
+func BenchmarkSearchQuery(b *testing.B) {
+	e := New()
+	q := "how do I reach the staging database"
+	texts := append([]string{q}, memory.QueryWords(q)...)
+	if _, err := e.Embed(context.Background(), memory.PurposeQuery, texts); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := e.Embed(context.Background(), memory.PurposeQuery, texts); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(texts)), "texts")
+}
+
+// BenchmarkFill is the background fill's work: 64 memories of typical
+// length, one Embed call, as Store.Fill makes it.
+func BenchmarkFill(b *testing.B) {
+	e := New()
+	texts := make([]string, 64)
+	for i := range texts {
+		texts[i] = fmt.Sprintf("Memory %d: integration tests need the postgres container, so start it with docker compose up db before running make test", i)
+	}
+	for b.Loop() {
+		if _, err := e.Embed(context.Background(), memory.PurposeDocument, texts); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N)/64, "ms/memory")
 }
