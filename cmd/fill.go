@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"runtime"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -68,11 +67,12 @@ func startFill(c *cli.Context) error {
 	return nil
 }
 
-// runBackgroundFill is reindex --background: the model vectors alone, on
-// one core, leaving the other cores to what the user is doing, and
-// silently, as nothing reads its output.
+// runBackgroundFill is reindex --background: the model vectors alone, at
+// the lowest scheduling priority, so that it takes only the processor
+// time the user's own work leaves idle, and silently, as nothing reads its
+// output.
 func runBackgroundFill(c *cli.Context, s *sqlite.Store) error {
-	runtime.GOMAXPROCS(1)
+	yieldProcessor()
 	_, _, err := s.FillInBackground(c.Context, nil)
 	return err
 }

@@ -71,7 +71,7 @@ func TestSearchPathOverAThousandHostileMemoriesStaysFast(t *testing.T) {
 		if lines := strings.Split(out, "\n"); len(lines) < 2 || !strings.Contains(lines[1], "append-only") {
 			t.Errorf("the memory for migrations/** is not first:\n%s", out)
 		}
-		if d > 5*time.Second {
+		if d > time.Second { // main: 1.8 s with one path, 7.6 s with four
 			t.Errorf("search --path took %v", d)
 		}
 	}

@@ -277,7 +277,7 @@ func reindexCommand() *cli.Command {
 		Usage: "embed every memory that has no vector from the current embedder",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "all", Usage: "embed every memory again, even those with a current vector"},
-			&cli.BoolFlag{Name: "background", Hidden: true, Usage: "make the layered embedder's pending vectors unless another process is, on one core, silently (what commands start when they leave some)"},
+			&cli.BoolFlag{Name: "background", Hidden: true, Usage: "make the layered embedder's pending vectors unless another process is, at the lowest priority, silently (what commands start when they leave some)"},
 			&cli.BoolFlag{Name: "repair", Usage: "rebuild a damaged local database from every memory that can still be read (project memories come back from .acolyte/), keeping the damaged file as a .bad copy"},
 			&cli.StringFlag{Name: "scope", Usage: "team: only the team database's memories (default: the local store's, and the team's when one is configured)"},
 			jsonFlag,

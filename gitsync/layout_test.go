@@ -17,6 +17,7 @@ func TestGitsyncImportsNoEngineNorAgent(t *testing.T) {
 		module + "gitsync/format":      true,
 		module + "gitsync/secrets":     true,
 		module + "internal/atomicfile": true,
+		module + "internal/flock":      true,
 		module + "internal/mapfile":    true,
 		module + "memory":              true,
 	}

@@ -4,7 +4,6 @@ package gitsync
 
 import (
 	"context"
-	"errors"
 	"os"
 	"time"
 

@@ -265,7 +265,10 @@ const tailShare = 0.4
 // Lifting AlwaysGlob memories as high costs recall (one floor of 0.85 for
 // every applicable memory lost a category 2 answer with the static table):
 // a rule for every file is no answer to this question because of the file,
-// and alwaysFloor keeps them below a best words-only match.
+// and alwaysFloor keeps them below a best words-only match. A path-scoped
+// search's tail is measured from the words-only best (see AboveTail), or
+// the rules lifted by their globs would cut the memories that answer by
+// meaning.
 const (
 	pathFloor   = 1 - vectorWeight/4
 	alwaysFloor = 0.5
@@ -280,6 +283,14 @@ func AboveTail(q Query, n int, score func(i int) float64) int {
 		return n
 	}
 	top := score(0)
+	if len(q.Paths) > 0 {
+		// The path stage lifts the rules for the files at hand to
+		// pathFloor by their globs, not by how well they answer: measured
+		// from there, the tail would drop the memories that answer by
+		// meaning. It is measured from the best a memory can score by its
+		// words alone at most.
+		top = min(top, 1-vectorWeight)
+	}
 	for i := 1; i < n; i++ {
 		if score(i) < tailShare*top {
 			return i

@@ -1,8 +1,12 @@
 package mcp
 
 import (
+	"bytes"
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
+	"encoding/json"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -102,7 +106,9 @@ func (h *Host) Handler(opts HTTPOptions) http.Handler {
 	prototype := h.Server()
 	pool := &sessionPool{max: orDefault(opts.MaxSessions, maxSessions), servers: map[*sdk.Server]time.Time{}, seen: map[string]time.Time{}}
 	stream := sdk.NewStreamableHTTPHandler(func(r *http.Request) *sdk.Server {
-		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
+		// Only an initialize starts a session (the SDK closes any other at
+		// once), so only an initialize makes room for one.
+		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" || r.Context().Value(initializing{}) == nil {
 			return prototype
 		}
 		return pool.newServer(h)
@@ -173,15 +179,32 @@ func (p *sessionPool) newServer(h *Host) *sdk.Server {
 	return srv
 }
 
-// track notes when each session's client was last heard from.
+// initializing marks, in a request's context, a POST without a session
+// whose body is an initialize request.
+type initializing struct{}
+
+// track notes when each session's client was last heard from, and marks
+// the requests that may start a session.
 func (p *sessionPool) track(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if id := r.Header.Get("Mcp-Session-Id"); id != "" {
+		id := r.Header.Get("Mcp-Session-Id")
+		switch {
+		case id != "":
 			p.mu.Lock()
 			if _, known := p.seen[id]; known || len(p.seen) < 4*p.max {
 				p.seen[id] = time.Now()
 			}
 			p.mu.Unlock()
+		case r.Method == http.MethodPost && r.Body != nil:
+			// The SDK reads the body again, from what is read here.
+			body, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
+			r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
+			var msg struct {
+				Method string `json:"method"`
+			}
+			if err == nil && len(body) <= maxBodyBytes && json.Unmarshal(body, &msg) == nil && msg.Method == "initialize" {
+				r = r.WithContext(context.WithValue(r.Context(), initializing{}, true))
+			}
 		}
 		next.ServeHTTP(w, r)
 	})

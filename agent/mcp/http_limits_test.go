@@ -132,6 +132,34 @@ func TestSessionsPastTheCapCloseTheLeastRecentlyUsed(t *testing.T) {
 	if _, err := clients[0].ListTools(t.Context(), nil); err != nil {
 		t.Fatalf("the first session: %v", err)
 	}
+	// Requests without a session that are not an initialize start none,
+	// and so close none.
+	for range 5 {
+		req, _ := http.NewRequest("POST", endpoint, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/list"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	for i, cs := range clients {
+		if _, err := cs.ListTools(t.Context(), nil); err != nil {
+			t.Fatalf("session %d, after requests that start no session: %v", i+1, err)
+		}
+	}
+	// Used in turn above, the first is now the least recent again.
+	if _, err := clients[1].ListTools(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := clients[2].ListTools(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := clients[0].ListTools(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
 	clients = append(clients, connect(), connect())
 	alive := 0
 	for i, cs := range clients {

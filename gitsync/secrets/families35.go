@@ -78,11 +78,13 @@ func vendorRules35() []secretRule {
 			check: func(line string, m []int) bool { return commandValue(strings.Trim(line[m[2]:m[3]], `"`)) },
 			span:  1},
 		// An API key sent as a header: X-API-Key and its kin.
-		{kind: "an API key header", keywords: []string{"api-key", "apikey", "api-token", "auth-token", "access-token"},
-			re: lazyRegexp(`(?i)\b(?:x-)?(?:api-?key|api-token|auth-token|access-token)\s*:\s*['"]?([A-Za-z0-9_\-.+/=~]{16,})`),
+		// The name has its hyphen, as a header's does: a struct's APIKey:
+		// or a YAML apikey: is an assignment, which the general rules read.
+		{kind: "an API key header", keywords: []string{"api-key", "api-token", "auth-token", "access-token"},
+			re: lazyRegexp(`(?i)\b(?:x-)?(?:api-key|api-token|auth-token|access-token)\s*:\s*['"]?([A-Za-z0-9_\-.+/=~]{16,})`),
 			check: func(line string, m []int) bool {
 				v := line[m[2]:m[3]]
-				return !isPlaceholder(v) && !placeholderToken(v) && (randomValue(v) || isHex(v) && len(v) >= 32)
+				return !isPlaceholder(v) && !placeholderToken(v) && !isPathLike(v) && (randomValue(v) || isHex(v) && len(v) >= 32)
 			},
 			span: 1},
 	}
@@ -114,7 +116,7 @@ const minBase64 = 12
 // to printable text is read in its place, and a credential the rules
 // find in what it decodes to is reported over the run, as "a
 // base64-encoded" kind. The decoded text is scanned once, never decoded
-// again.
+// again. mergeBase64 decides between these and the plain scan's hits.
 func scanBase64(text string, hits []secretHit) []secretHit {
 	for start := 0; start < len(text); {
 		end := lineEnd(text, start)
@@ -222,4 +224,26 @@ func decodePrintable(s string) (string, bool) {
 		}
 	}
 	return string(b), true
+}
+
+// mergeBase64 adds to hits, the plain scan's, the credentials found
+// wrapped in base64: one overlapping a plain hit replaces it only when
+// that hit is of the general kind (the run read as a random value), so a
+// JSON Web Token, whose parts are base64 too, stays one.
+func mergeBase64(hits, wrapped []secretHit) []secretHit {
+	for _, b := range wrapped {
+		replaced, overlaps := false, false
+		for i, h := range hits {
+			if h.start < b.end && b.start < h.end {
+				overlaps = true
+				if h.kind == genericKind && !replaced {
+					hits[i], replaced = b, true
+				}
+			}
+		}
+		if !overlaps {
+			hits = append(hits, b)
+		}
+	}
+	return hits
 }

@@ -12,8 +12,14 @@ import (
 // its length times the runs (each is read with a window around it).
 func TestBase64RunsAreReadInTheirPlace(t *testing.T) {
 	word := base64.StdEncoding.EncodeToString([]byte("plain words here"))
-	if hits := scanSecrets("password: "+base64.StdEncoding.EncodeToString([]byte("Zosze4bv@prq9Ebs")), 0); len(hits) != 1 || hits[0].kind != "a base64-encoded password" {
-		t.Errorf("a base64'd password after password: found %v", hits)
+	wrapped := base64.StdEncoding.EncodeToString([]byte("DB_PASSWORD=Zosze4bv@prq9Ebs"))
+	if hits := scanSecrets("the app's env, base64'd: "+wrapped, 0); len(hits) != 1 || hits[0].kind != "a base64-encoded password" {
+		t.Errorf("a base64'd DB_PASSWORD=…: found %v", hits)
+	}
+	// A JSON Web Token's parts are base64 of JSON: it stays a JWT.
+	jwt := "eyJ" + "hbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ.Q3JQ7Rai-UJQ1cpxKTU5wxLW1fITeqkfa485kB7WEJ8"
+	if hits := scanSecrets("Authorization: Bearer "+jwt, 0); len(hits) != 1 || hits[0].kind != "a JSON Web Token" {
+		t.Errorf("a JWT: found %v", hits)
 	}
 	for _, n := range []int{1000, 8000} {
 		line := strings.Repeat(word+" ", n)

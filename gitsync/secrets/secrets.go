@@ -221,9 +221,12 @@ var secretRules = sync.OnceValue(func() []secretRule {
 // limit > 0, in rule order: first as written, then, in the lines normalize
 // would change, as it rewrites them, with offsets in text.
 func scanSecrets(text string, limit int) []secretHit {
-	// A credential wrapped in base64 is named as what it decodes to,
-	// before the rules that would take the run for a random value.
-	hits := scanText(text, limit, scanBase64(text, nil))
+	hits := scanText(text, limit, nil)
+	// A credential wrapped in base64 is named as what it decodes to, where
+	// the rules took the run for a random value or missed it.
+	if limit <= 0 || len(hits) < limit || slices.ContainsFunc(hits, func(h secretHit) bool { return h.kind == genericKind }) {
+		hits = mergeBase64(hits, scanBase64(text, nil))
+	}
 	if !hasInvisible(text) && !hasSplit(text) {
 		return hits
 	}

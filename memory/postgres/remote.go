@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -122,6 +124,16 @@ var ErrConnectionLost = errors.New("the team database closed the connection befo
 func bounded(ctx context.Context, what string, err error) error {
 	if err != nil && ctx.Err() != nil {
 		return fmt.Errorf("%s: %w (no answer within the call's bound of at most %s; the team database or the network to it is slow)", what, err, CallTimeout)
+	}
+	if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case "55P03": // lock_not_available: lock_timeout passed
+			return fmt.Errorf("%s: %w (waited %s, the lock timeout, for a lock another session holds on the team's tables; "+
+				"an administrator finds it with `SELECT pid, usename, mode, relation::regclass FROM pg_locks JOIN pg_stat_activity USING (pid) WHERE relation::regclass::text LIKE 'team_%%'` "+
+				"and ends it with `SELECT pg_terminate_backend(pid)`)", what, err, lockTimeout)
+		case "57014": // query_canceled: statement_timeout passed
+			return fmt.Errorf("%s: %w (the team database stopped the statement at its timeout of %s: it is overloaded, or waits on another session)", what, err, statementTimeout)
+		}
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 		return fmt.Errorf("%s: %w (its server stopped, restarted or was killed, or the network dropped: %w); a write in flight is rolled back unless it had committed, so look with acolyte list --scope team before retrying", what, ErrConnectionLost, err)

@@ -85,6 +85,8 @@ func TestRemoteBoundsEveryCall(t *testing.T) {
 	err = within("a search behind a held lock", 2*time.Second, search)
 	if !errors.As(err, &pgErr) || pgErr.Code != "55P03" {
 		t.Errorf("a search behind a held lock: %v; want the server's lock timeout (55P03)", err)
+	} else if !strings.Contains(err.Error(), "lock another session holds on the team's tables") || !strings.Contains(err.Error(), "pg_terminate_backend") {
+		t.Errorf("a search behind a held lock does not say what it waited for, or how to end it: %v", err)
 	}
 	tx.Rollback(ctx)
 
