@@ -126,7 +126,7 @@ func TestInABrowser(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the browser run failed: %v\n%s\nserver stderr:\n%s", err, out, stderr.String())
 	}
-	for _, name := range []string{"main.png", "search.png", "filter.png", "edit-refused.png", "forget.png", "review.png", "charts.png"} {
+	for _, name := range []string{"main.png", "search.png", "filter.png", "edit-refused.png", "forget.png", "review.png", "add.png", "narrow.png", "charts.png"} {
 		if fi, err := os.Stat(filepath.Join(shots, name)); err != nil || fi.Size() < 10_000 {
 			t.Errorf("screenshot %s: %v", name, err)
 		}
@@ -146,7 +146,8 @@ func TestInABrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Production deploys need three approvals", "The user runs integration tests locally.", "bastion-2", "<script>alert(1)</script>", `\u001b]52;c;`} {
+	for _, want := range []string{"Production deploys need three approvals", "The user runs integration tests locally.", "bastion-2", "<script>alert(1)</script>", `\u001b]52;c;`,
+		"Every migration has a down step", `"source":"ui"`, `"globs":["db/migrations/**"]`} {
 		if !strings.Contains(string(file), want) {
 			t.Errorf(".acolyte/memories.jsonl lacks %q after the browser run:\n%s", want, file)
 		}

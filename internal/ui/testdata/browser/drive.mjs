@@ -94,9 +94,37 @@ try {
   await Promise.all([page.waitForURL(/\/review$/), page.click('button.confirm')]);
   check((await page.locator('#summary').textContent()).includes('Nothing to review'), 'the queue is not empty after the review');
 
+  // Add a memory for some files; its card says where it applies, and
+  // the path filter finds it by the folder (issue 36).
+  await page.click('#nav-add');
+  await page.fill('textarea[name=content]', 'Every migration has a down step');
+  await page.fill('textarea[name=globs]', 'db/migrations/**');
+  await Promise.all([page.waitForURL((u) => !u.pathname.startsWith('/add')), page.click('button.save')]);
+  await page.goto(new URL('/?path=' + encodeURIComponent('db/**'), url).href);
+  const added = card('down step');
+  check(await added.count() === 1, 'the added memory is not found by the path filter db/**');
+  check((await added.locator('dd.globs').textContent()).includes('db/migrations/**'), 'the added memory\'s card does not show its globs');
+  check((await added.locator('.from').textContent()).includes('acolyte ui'), 'the added memory does not say it came from the page');
+  await shot('add.png');
+
+  // At 420 px wide nothing is cut off: the page does not scroll sideways
+  // and every card fits the window.
+  await page.setViewportSize({ width: 420, height: 900 });
+  await page.goto(new URL('/', url).href);
+  const widths = await page.evaluate(() => ({
+    page: document.documentElement.scrollWidth,
+    cards: [...document.querySelectorAll('article.memory')].map((a) => a.getBoundingClientRect().right),
+  }));
+  check(widths.page <= 420, `at 420 px the page is ${widths.page} px wide`);
+  check(widths.cards.length > 0 && widths.cards.every((r) => r <= 420), `at 420 px a card reaches ${Math.max(...widths.cards)} px`);
+  await shot('narrow.png');
+  await page.setViewportSize({ width: 1280, height: 900 });
+
   // Charts are server-drawn SVG.
   await page.goto(new URL('/charts', url).href);
   check(await page.locator('svg.chart').count() === 3, 'the charts page does not hold three charts');
+  const froms = await page.locator('article.memory .from').allTextContents();
+  check(froms.length > 0 && froms.every((f) => f.trim() !== ''), 'a card on the charts has an empty from row');
   await shot('charts.png');
 } finally {
   await browser.close();
