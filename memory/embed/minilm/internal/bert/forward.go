@@ -200,20 +200,25 @@ func (n *LayerNorm) apply(row []float32, eps float32) {
 }
 
 // gelu is GELU, x·Φ(x), as BERT's feed-forward uses it, with erf by
-// Abramowitz and Stegun's 7.1.26 (absolute error under 1.5e-7, below
-// float32's resolution of the result): math.Erf was a third of a forward
-// pass.
+// Abramowitz and Stegun's 7.1.28, 1 - (1 + a1·z + … + a6·z⁶)^-16, whose
+// absolute error is under 3e-7 (TestGELUMatchesErf): a polynomial, four
+// squarings and a division, where math.Erf was a third of a forward pass
+// and 7.1.26's math.Exp a tenth.
 func gelu(x []float32) {
 	const (
-		p                          = 0.3275911
-		a1, a2, a3, a4, a5         = 0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429
-		invSqrt2           float64 = 1 / math.Sqrt2
+		a1, a2, a3 = 0.0705230784, 0.0422820123, 0.0092705272
+		a4, a5, a6 = 0.0001520143, 0.0002765672, 0.0000430638
+		invSqrt2   = 1 / math.Sqrt2
 	)
 	for i, v := range x {
 		z := float64(v) * invSqrt2
 		az := math.Abs(z)
-		t := 1 / (1 + p*az)
-		erf := 1 - ((((a5*t+a4)*t+a3)*t+a2)*t+a1)*t*math.Exp(-az*az)
+		p := 1 + az*(a1+az*(a2+az*(a3+az*(a4+az*(a5+az*a6)))))
+		p *= p // p², p⁴, p⁸, p¹⁶
+		p *= p
+		p *= p
+		p *= p
+		erf := 1 - 1/p
 		if z < 0 {
 			erf = -erf
 		}
