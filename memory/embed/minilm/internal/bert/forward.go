@@ -3,6 +3,7 @@ package bert
 import (
 	"math"
 
+	"github.com/acolyte-dev/acolyte/memory"
 	"github.com/acolyte-dev/acolyte/memory/embed/internal/gemm"
 )
 
@@ -28,7 +29,7 @@ func (m *Model) Embed(seqs [][]int, serial bool) [][]float32 {
 				v[j] += x
 			}
 		}
-		normalize(v)
+		memory.Normalize32(v)
 		out[i] = v
 	}
 	return out
@@ -223,19 +224,5 @@ func gelu(x []float32) {
 			erf = -erf
 		}
 		x[i] = float32(0.5 * float64(v) * (1 + erf))
-	}
-}
-
-func normalize(v []float32) {
-	var sum float64
-	for _, x := range v {
-		sum += float64(x) * float64(x)
-	}
-	if sum == 0 {
-		return
-	}
-	inv := float32(1 / math.Sqrt(sum))
-	for i := range v {
-		v[i] *= inv
 	}
 }
