@@ -42,7 +42,8 @@ func startFill(c *cli.Context) error {
 	stores, _ := c.App.Metadata[metaStores].([]*sqlite.Store)
 	pending := false
 	for _, s := range stores {
-		pending = pending || s.LeftPending()
+		// A filler already running takes up what this command left.
+		pending = pending || (s.LeftPending() && !s.Filling())
 	}
 	if !pending || os.Getenv(envBackgroundFill) == "0" {
 		return nil

@@ -77,9 +77,11 @@ type Query struct {
 type Result struct {
 	Memory
 	Score float64 `json:"score"`
-	// Vectors is the embedding model whose vectors ranked the memory
-	// beside its words, "" when words alone did: a layered embedder's
-	// instant model until every memory the search saw had the model's.
+	// Vectors is the embedding model whose vectors ranked a local
+	// memory beside its words, "" when words alone did: a layered
+	// embedder's instant model until every memory the search saw had the
+	// model's. The team store, whose vectors are all the model's, leaves
+	// it "".
 	Vectors string `json:"vectors,omitempty"`
 }
 

@@ -165,10 +165,16 @@ func TestFillInBackgroundLeavesItToTheProcessAlreadyFilling(t *testing.T) {
 	if ok, err := flock.TryLock(held); !ok || err != nil {
 		t.Fatalf("TryLock = %v, %v", ok, err)
 	}
+	if !s.Filling() {
+		t.Fatal("Filling = false while another process holds the lock")
+	}
 	if n, ran, err := s.FillInBackground(ctx, nil); ran || n != 0 || err != nil || model.calls != 0 {
 		t.Fatalf("FillInBackground beside another filler = %d, %v, %v (%d embedded); want it to leave the work", n, ran, err, model.calls)
 	}
 	held.Close()
+	if s.Filling() {
+		t.Fatal("Filling = true once the lock is free")
+	}
 	if n, ran, err := s.FillInBackground(ctx, nil); !ran || n != 20 || err != nil {
 		t.Fatalf("FillInBackground once the lock is free = %d, %v, %v; want 20", n, ran, err)
 	}
