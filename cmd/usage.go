@@ -9,7 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/acolyte-dev/acolyte/gitsync/secrets"
+	"github.com/acolyte-dev/acolyte/internal/secrets"
 )
 
 // mergeDriverName is the command git runs as the merge driver; it reads no

@@ -15,7 +15,7 @@ func TestGitsyncImportsNoEngineNorAgent(t *testing.T) {
 	allowed := map[string]bool{
 		module + "gitsync":             true,
 		module + "gitsync/format":      true,
-		module + "gitsync/secrets":     true,
+		module + "internal/secrets":    true,
 		module + "internal/atomicfile": true,
 		module + "internal/flock":      true,
 		module + "internal/mapfile":    true,

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acolyte-dev/acolyte/gitsync/secrets"
+	"github.com/acolyte-dev/acolyte/internal/secrets"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 

@@ -15,7 +15,7 @@ func TestFormatImportsNeitherGitsyncNorGit(t *testing.T) {
 	const module = layouttest.Module
 	allowed := map[string]bool{
 		module + "gitsync/format":      true,
-		module + "gitsync/secrets":     true,
+		module + "internal/secrets":    true,
 		module + "internal/atomicfile": true,
 		module + "memory":              true,
 	}

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/acolyte-dev/acolyte/gitsync/secrets"
+	"github.com/acolyte-dev/acolyte/internal/secrets"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 

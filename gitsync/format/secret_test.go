@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/acolyte-dev/acolyte/gitsync/secrets/secretstest"
+	"github.com/acolyte-dev/acolyte/internal/secrets/secretstest"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 

@@ -13,8 +13,8 @@ import (
 	"testing"
 
 	"github.com/acolyte-dev/acolyte/gitsync"
-	"github.com/acolyte-dev/acolyte/gitsync/secrets/secretstest"
 	"github.com/acolyte-dev/acolyte/internal/layouttest"
+	"github.com/acolyte-dev/acolyte/internal/secrets/secretstest"
 	"github.com/acolyte-dev/acolyte/internal/ui"
 	"github.com/acolyte-dev/acolyte/memory"
 	"github.com/acolyte-dev/acolyte/memory/embed/static"

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acolyte-dev/acolyte/gitsync/secrets/secretstest"
+	"github.com/acolyte-dev/acolyte/internal/secrets/secretstest"
 )
 
 // The tables are shared with gitsync's test of every road into .acolyte/.
