@@ -41,17 +41,7 @@ func (w *Workspace) Edit(ctx context.Context, id string, r memory.Revision) (mem
 	if err := RefuseSecret(m); err != nil {
 		return memory.Memory{}, err
 	}
-	if split, serr := isSplit(w.Repo.Root); split || serr != nil {
-		err = w.editSplitLine(ctx, m)
-	} else {
-		err = w.patch(ctx, map[string][]byte{m.ID: format.Line(m)}, func(data []byte) ([][]byte, error) {
-			return format.ReplaceLine(data, m)
-		}, func() error {
-			_, err := w.store.Put(ctx, m)
-			return err
-		})
-	}
-	if !errors.Is(err, format.ErrNotPatchable) {
+	if err = w.replaceInPlace(ctx, m); !errors.Is(err, format.ErrNotPatchable) {
 		return m, err
 	}
 	_, err = w.change(ctx, func(mems []memory.Memory) ([]memory.Memory, error) {

@@ -549,9 +549,12 @@ func (w *Workspace) preCommit(ctx context.Context) (HookResult, error) {
 	if len(d.Refused) > 0 {
 		return res, ErrRefused
 	}
-	if stagedSplit(ix) {
-		return w.preCommitSplit(ctx, ix, d, res)
-	}
+	return stagedLayoutOf(ix).preCommit(ctx, w, ix, d, res)
+}
+
+// preCommit commits the one staged file: through the fast path that
+// splices the derived memories into a verified blob, else whole.
+func (oneFile) preCommit(ctx context.Context, w *Workspace, ix *index, d Derivation, res HookResult) (HookResult, error) {
 	if fast, ok, err := w.preCommitFast(ctx, ix, d, res); ok || err != nil {
 		return fast, err
 	}
@@ -597,7 +600,7 @@ func (w *Workspace) preCommitFull(ctx context.Context, ix *index, d Derivation, 
 	current = stampHandEdits(current, edits, now)
 	next := Refresh(current, d.Memories)
 	if splitsOnCommit(next) {
-		return w.preCommitSplit(ctx, ix, d, res)
+		return shards{root: w.Repo.Root}.preCommit(ctx, w, ix, d, res)
 	}
 	encoded := format.EncodeKeeping(next, decoded.InvalidLines)
 	lines := lineNumbers(encoded)

@@ -167,15 +167,12 @@ func sha256Hex(parts ...[]byte) string {
 // errNotAppendable sends an add from the append path to the splice.
 var errNotAppendable = errors.New("memory does not go at the end of the file")
 
-// addPatched stores a prepared project memory through the fast path,
+// add stores a prepared project memory through the fast path,
 // deduplicating against the index, which patch guarantees holds the file.
 // A new memory's id is time-ordered, so it almost always belongs at the
 // end: then it is appended in place (appendPatched), costing its own line
 // whatever the size of the file, and otherwise spliced in.
-func (w *Workspace) addPatched(ctx context.Context, m memory.Memory) (memory.Added, error) {
-	if split, err := isSplit(w.Repo.Root); split || err != nil {
-		return w.addSplit(ctx, m)
-	}
+func (oneFile) add(ctx context.Context, w *Workspace, m memory.Memory) (memory.Added, error) {
 	var out memory.Added
 	dedupe := func() (bool, error) {
 		have, found, err := w.store.FindContent(ctx, memory.ScopeProject, w.Repo.Root, m.Content)
@@ -293,12 +290,9 @@ func appendSynced(f *os.File, size int64, line []byte) error {
 	return err
 }
 
-// removePatched forgets project memories through the fast path: their
+// remove forgets project memories through the fast path: their
 // tombstones first, then their lines.
-func (w *Workspace) removePatched(ctx context.Context, mems []memory.Memory, now time.Time) error {
-	if split, err := isSplit(w.Repo.Root); split || err != nil {
-		return w.removeSplit(ctx, mems, now)
-	}
+func (oneFile) remove(ctx context.Context, w *Workspace, mems []memory.Memory, now time.Time) error {
 	gone := make(map[string]bool, len(mems))
 	lines := make(map[string][]byte, len(mems))
 	ids := make([]string, 0, len(mems))

@@ -36,10 +36,10 @@ func TestProjectWritesPatchAndStayInStep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.addPatched(ctx, m); err != nil {
+	if _, err := w.addInPlace(ctx, m); err != nil {
 		t.Fatalf("with the index in step, an add patches: %v", err)
 	}
-	if err := w.removePatched(ctx, []memory.Memory{m}, time.Now()); err != nil {
+	if err := w.removeInPlace(ctx, []memory.Memory{m}, time.Now()); err != nil {
 		t.Fatalf("with the index in step, a remove patches: %v", err)
 	}
 
@@ -53,7 +53,7 @@ func TestProjectWritesPatchAndStayInStep(t *testing.T) {
 	if err := format.WriteFile(path, append(mems, teammate)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.addPatched(ctx, m); !errors.Is(err, format.ErrNotPatchable) {
+	if _, err := w.addInPlace(ctx, m); !errors.Is(err, format.ErrNotPatchable) {
 		t.Fatalf("a file changed behind acolyte's back must not be patched: %v", err)
 	}
 	if _, err := w.Add(ctx, memory.Draft{Scope: memory.ScopeProject, Content: "billing retries three times"}); err != nil {

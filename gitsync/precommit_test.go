@@ -169,7 +169,7 @@ func TestPreCommitFastPathWritesWhatTheFullPathWrites(t *testing.T) {
 		}},
 		{"a memory forgotten and staged", false, false, func(t *testing.T, w *Workspace) {
 			m := stored(fmt.Sprintf("01J%023d", 30), "stored fact number 3", t0)
-			if err := w.removePatched(t.Context(), []memory.Memory{m}, t0.Add(time.Hour)); err != nil {
+			if err := w.removeInPlace(t.Context(), []memory.Memory{m}, t0.Add(time.Hour)); err != nil {
 				t.Fatal(err)
 			}
 			runGit(t, w.Repo.Root, "add", "-A")
@@ -246,7 +246,7 @@ func remember(t *testing.T, w *Workspace, content string) {
 	t.Helper()
 	m := stored("01K00000000000000000000001", content, t0)
 	m.ScopeKey = w.Repo.Root
-	if _, err := w.addPatched(t.Context(), m); err != nil {
+	if _, err := w.addInPlace(t.Context(), m); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -23,7 +23,7 @@ import (
 // verified, the shards holding a derived memory, the shards of the
 // memories this commit derives, and those of tombstones new since; the
 // other shards are neither read nor decoded. Anything it cannot vouch for
-// takes preCommitSplit's full path.
+// takes shards.preCommit's full path.
 
 // maxShardsRead is the most staged shards the fast path reads; past it the
 // full path, which reads them all in one pass, is as cheap.
@@ -85,7 +85,7 @@ type stagedShard struct {
 	mems      []memory.Memory
 }
 
-// preCommitShards is the fast path of preCommitSplit. ok is false when it
+// preCommitShards is the fast path of shards.preCommit. ok is false when it
 // did nothing and the full path must run.
 func (w *Workspace) preCommitShards(ctx context.Context, ix *index, d Derivation, res HookResult) (HookResult, bool, error) {
 	v, ok := w.loadVerifiedShards()

@@ -48,12 +48,12 @@ func readStagedSplit(ix *index) (splitProject, error) {
 	return p, nil
 }
 
-// preCommitSplit is preCommitFull for a project the index stages split, or
+// preCommit is preCommitFull for a project the index stages split, or
 // that this commit's memories would take past format.SplitAt: every staged
 // file is decoded, the derived memories refreshed, every memory scanned for
 // secrets, and the files whose bytes change staged, the emptied shards
 // removed from the index.
-func (w *Workspace) preCommitSplit(ctx context.Context, ix *index, d Derivation, res HookResult) (HookResult, error) {
+func (shards) preCommit(ctx context.Context, w *Workspace, ix *index, d Derivation, res HookResult) (HookResult, error) {
 	if fast, ok, err := w.preCommitShards(ctx, ix, d, res); ok || err != nil {
 		return fast, err
 	}

@@ -110,7 +110,10 @@ func QuickHook(repo *Repo, indexID, name string, args []string) (imp Imported, o
 	}
 	// With no memories file Refresh derives from the instruction files.
 	before, err := os.Stat(format.MemoriesPath(repo.Root))
-	if err != nil || !w.stateHolds(state, before) {
+	if err != nil {
+		return Imported{}, false
+	}
+	if l, err := layoutOf(repo.Root); err != nil || !l.holds(w, state, before) {
 		return Imported{}, false
 	}
 	RemoveStaleTemps(repo.Root) // as Refresh does on every command

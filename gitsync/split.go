@@ -529,9 +529,9 @@ func (r *Repo) routeShards() error {
 	return ensureLines(r.infoAttributes(), shardsMergeAttribute)
 }
 
-// changeSplit is change for a split project: every file read and joined,
+// rewrite is change for a split project: every file read and joined,
 // edited as one set, and only the files whose bytes differ written.
-func (w *Workspace) changeSplit(ctx context.Context, edit func([]memory.Memory) ([]memory.Memory, error)) (memory.ReplaceStats, error) {
+func (shards) rewrite(ctx context.Context, w *Workspace, edit func([]memory.Memory) ([]memory.Memory, error)) (memory.ReplaceStats, error) {
 	p, err := readSplit(w.Repo.Root)
 	if err != nil {
 		return memory.ReplaceStats{}, err
@@ -679,30 +679,43 @@ func (w *Workspace) importSplit(ctx context.Context) (Imported, error) {
 type projectRead struct {
 	decoded format.Decoded
 	locate  lineLocator
-	// raw is the one file's bytes, when the project is not split.
-	raw   []byte
-	split *splitProject
-	parts []format.Part
+	// hash is the content hash an import of the project records, with
+	// the tombstones ts.
+	hash func(ts tombstones) string
+	// differs reports whether writing next would change the project's
+	// files: a byte that differs, or a project that next would split.
+	differs func(next []memory.Memory) bool
 }
 
-// readProject reads and decodes the project under root, split or not.
-func readProject(root string) (projectRead, error) {
-	split, err := isSplit(root)
+// read reads and decodes every file of the split project.
+func (s shards) read() (projectRead, error) {
+	p, err := readSplit(s.root)
 	if err != nil {
 		return projectRead{}, err
 	}
-	if split {
-		p, err := readSplit(root)
-		if err != nil {
-			return projectRead{}, err
-		}
-		d, parts, err := p.decode()
-		if err != nil {
-			return projectRead{}, err
-		}
-		return projectRead{decoded: d, locate: p.locator(), split: &p, parts: parts}, nil
+	d, parts, err := p.decode()
+	if err != nil {
+		return projectRead{}, err
 	}
-	raw, err := readMemories(root)
+	hash := func(ts tombstones) string {
+		q := p
+		q.tombs = ts
+		return q.hash()
+	}
+	differs := func(next []memory.Memory) bool {
+		files := encodeSplit(next, parts)
+		have := make(map[string][]byte, len(p.files))
+		for _, f := range p.files {
+			have[f.rel] = f.data
+		}
+		return slices.ContainsFunc(files, func(f projectFile) bool { return !bytes.Equal(have[f.rel], f.data) })
+	}
+	return projectRead{decoded: d, locate: p.locator(), hash: hash, differs: differs}, nil
+}
+
+// read reads and decodes the memories file.
+func (f oneFile) read() (projectRead, error) {
+	raw, err := readMemories(f.root)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return projectRead{}, err
 	}
@@ -710,35 +723,23 @@ func readProject(root string) (projectRead, error) {
 	if err != nil {
 		return projectRead{}, err
 	}
-	return projectRead{decoded: d, locate: oneFileLocator(raw), raw: raw}, nil
-}
-
-// hash is the content hash an import of the project records, with the
-// tombstones ts.
-func (r projectRead) hash(ts tombstones) string {
-	if r.split != nil {
-		p := *r.split
-		p.tombs = ts
-		return p.hash()
-	}
-	return withForgotten(sha256Hex(r.raw), ts.data)
-}
-
-// differs reports whether writing next would change the project's files:
-// a byte that differs, or a project that next would split.
-func (r projectRead) differs(next []memory.Memory) bool {
-	if r.split != nil {
-		files := encodeSplit(next, r.parts)
-		have := make(map[string][]byte, len(r.split.files))
-		for _, f := range r.split.files {
-			have[f.rel] = f.data
+	hash := func(ts tombstones) string { return withForgotten(sha256Hex(raw), ts.data) }
+	differs := func(next []memory.Memory) bool {
+		if len(next) > format.SplitAt {
+			return true
 		}
-		return slices.ContainsFunc(files, func(f projectFile) bool { return !bytes.Equal(have[f.rel], f.data) })
+		return (len(raw) > 0 || len(next) > 0) && !bytes.Equal(raw, format.EncodeKeeping(next, d.InvalidLines))
 	}
-	if len(next) > format.SplitAt {
-		return true
+	return projectRead{decoded: d, locate: oneFileLocator(raw), hash: hash, differs: differs}, nil
+}
+
+// readProject reads and decodes the project under root, in its layout.
+func readProject(root string) (projectRead, error) {
+	l, err := layoutOf(root)
+	if err != nil {
+		return projectRead{}, err
 	}
-	return (len(r.raw) > 0 || len(next) > 0) && !bytes.Equal(r.raw, format.EncodeKeeping(next, r.decoded.InvalidLines))
+	return l.read()
 }
 
 // wouldSplit reports whether a memories file of parts, in order, holds
@@ -787,10 +788,22 @@ func (w *Workspace) restampSplit(ctx context.Context, last string, files map[str
 // relative to root, for messages: the one file, or the shards' directory
 // once the project is split.
 func MemoriesLocation(root string) string {
-	if split, err := isSplit(root); err == nil && split {
-		return shardsRel + "/"
+	l, err := layoutOf(root)
+	if err != nil {
+		return memoriesRel
 	}
-	return memoriesRel
+	return l.location()
+}
+
+func (oneFile) location() string { return memoriesRel }
+func (shards) location() string  { return shardsRel + "/" }
+
+func (oneFile) attributes() (attrs, ignores []string) { return nil, nil }
+
+// attributes gives the shards the union merge of a clone without acolyte's
+// driver, and ignores a killed writer's temporary files among them.
+func (shards) attributes() (attrs, ignores []string) {
+	return []string{shardsUnionAttribute}, []string{"/" + format.ShardsDir + "/" + atomicfile.TempPrefix + "*"}
 }
 
 // fineSettle is how long a split project's file waits before its stamp is
@@ -811,4 +824,31 @@ func shardSettle(fi os.FileInfo, settle time.Duration) time.Duration {
 		return fineSettle
 	}
 	return settle
+}
+
+// refresh imports the shards whose recorded stamps moved, unless the
+// import state last still describes every file.
+func (shards) refresh(ctx context.Context, w *Workspace, last string) (Imported, error) {
+	files, ok := stateFiles(last)
+	if !ok {
+		return w.importSplit(ctx)
+	}
+	holds, restamped := checkFiles(w.Repo.Root, files, w.settle)
+	if !holds {
+		return w.importSplit(ctx)
+	}
+	if restamped {
+		// Best effort, as for the one file's stamp: without it the
+		// next command re-reads the files that settled.
+		_ = w.restampSplit(ctx, last, files)
+	}
+	_, _, lastWarnings := parseImportState(last)
+	return Imported{Skipped: true, Warnings: lastWarnings}, nil
+}
+
+// holds reports whether the import state still describes every file,
+// reading none of them: each recorded stamp is its file's.
+func (shards) holds(w *Workspace, state string, _ os.FileInfo) bool {
+	files, ok := stateFiles(state)
+	return ok && filesHold(w.Repo.Root, files)
 }

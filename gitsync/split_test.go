@@ -353,7 +353,7 @@ func TestSplitWritesTakeTheFastPathOnlyWhileTheStateHolds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.addSplit(ctx, m); err != nil {
+	if _, err := (shards{w.Repo.Root}).add(ctx, w, m); err != nil {
 		t.Fatalf("add: %v", err)
 	}
 	// A new id sorts last in its shard: the line is appended in place.
@@ -363,10 +363,10 @@ func TestSplitWritesTakeTheFastPathOnlyWhileTheStateHolds(t *testing.T) {
 	edited := mems[20]
 	edited.Content, edited.UpdatedAt = "edited by the fast path", time.Now().UTC()
 	edited.Scope, edited.ScopeKey = memory.ScopeProject, w.Repo.Root
-	if err := w.editSplitLine(ctx, edited); err != nil {
+	if err := (shards{w.Repo.Root}).replace(ctx, w, edited); err != nil {
 		t.Fatalf("edit: %v", err)
 	}
-	if err := w.removeSplit(ctx, []memory.Memory{mems[30]}, time.Now()); err != nil {
+	if err := (shards{w.Repo.Root}).remove(ctx, w, []memory.Memory{mems[30]}, time.Now()); err != nil {
 		t.Fatalf("forget: %v", err)
 	}
 	got := projectContents(t, w)
@@ -400,7 +400,7 @@ func TestSplitWritesTakeTheFastPathOnlyWhileTheStateHolds(t *testing.T) {
 		}
 	}
 	handEdit(mems[i], "changed by hand in the shard written to")
-	if _, err := w.addSplit(ctx, m2); !errors.Is(err, format.ErrNotPatchable) {
+	if _, err := (shards{w.Repo.Root}).add(ctx, w, m2); !errors.Is(err, format.ErrNotPatchable) {
 		t.Fatalf("the fast path wrote over a shard changed behind its back: %v", err)
 	}
 	if _, err := w.Add(ctx, memory.Draft{Scope: memory.ScopeProject, Kind: memory.KindStored, Content: "after a hand edit"}); err != nil {
@@ -415,7 +415,7 @@ func TestSplitWritesTakeTheFastPathOnlyWhileTheStateHolds(t *testing.T) {
 	if format.ShardOf(m3.ID) == format.ShardOf(mems[j].ID) {
 		t.Skip("the new memory fell in the hand-edited shard")
 	}
-	if _, err := w.addSplit(ctx, m3); err != nil {
+	if _, err := (shards{w.Repo.Root}).add(ctx, w, m3); err != nil {
 		t.Fatalf("a write to another shard than the one changed: %v", err)
 	}
 	if got := projectContents(t, w); !slices.Contains(got, "changed by hand in another shard") || !slices.Contains(got, m3.Content) {

@@ -245,7 +245,7 @@ func TestPreCommitShardsStagesWhatTheFullPathStages(t *testing.T) {
 		{"a memory forgotten", func(w *Workspace) {
 			m := mems[100]
 			m.Scope, m.ScopeKey = memory.ScopeProject, w.Repo.Root
-			if err := w.removeSplit(t.Context(), []memory.Memory{m}, clock); err != nil {
+			if err := (shards{w.Repo.Root}).remove(t.Context(), w, []memory.Memory{m}, clock); err != nil {
 				t.Fatal(err)
 			}
 		}},

@@ -187,10 +187,10 @@ func (w *Workspace) patchShards(ctx context.Context, edits map[string]shardEdit,
 	return w.store.SetState(ctx, w.stateKey(), withFiles(importState(tableHash(files), "", nil), files))
 }
 
-// addSplit stores a prepared project memory in a split project's shard,
+// add stores a prepared project memory in a split project's shard,
 // deduplicating against the index, which patchSplit guarantees holds the
 // project.
-func (w *Workspace) addSplit(ctx context.Context, m memory.Memory) (memory.Added, error) {
+func (shards) add(ctx context.Context, w *Workspace, m memory.Memory) (memory.Added, error) {
 	out := memory.Added{Memory: m}
 	dedupe := func() error {
 		have, found, err := w.store.FindContent(ctx, memory.ScopeProject, w.Repo.Root, m.Content)
@@ -215,9 +215,9 @@ func (w *Workspace) addSplit(ctx context.Context, m memory.Memory) (memory.Added
 // before anything is written.
 var errDuplicate = errors.New("the project already holds this memory")
 
-// removeSplit forgets project memories of a split project: their
+// remove forgets project memories of a split project: their
 // tombstones first, then their lines.
-func (w *Workspace) removeSplit(ctx context.Context, mems []memory.Memory, now time.Time) error {
+func (shards) remove(ctx context.Context, w *Workspace, mems []memory.Memory, now time.Time) error {
 	gone := make(map[string]bool, len(mems))
 	ids := make([]string, 0, len(mems))
 	edits := make(map[string]shardEdit)
@@ -234,8 +234,8 @@ func (w *Workspace) removeSplit(ctx context.Context, mems []memory.Memory, now t
 	})
 }
 
-// editSplitLine replaces the line of m in its shard of a split project.
-func (w *Workspace) editSplitLine(ctx context.Context, m memory.Memory) error {
+// replace replaces the line of m in its shard of a split project.
+func (shards) replace(ctx context.Context, w *Workspace, m memory.Memory) error {
 	edit := func(mems []memory.Memory) ([]memory.Memory, error) {
 		i := slices.IndexFunc(mems, func(have memory.Memory) bool { return have.ID == m.ID })
 		if i < 0 {

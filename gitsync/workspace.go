@@ -171,38 +171,29 @@ func (w *Workspace) Refresh(ctx context.Context) (Imported, error) {
 }
 
 func (w *Workspace) refresh(ctx context.Context) (Imported, error) {
-	path := format.MemoriesPath(w.Repo.Root)
 	last, err := w.store.GetState(ctx, w.stateKey())
 	if err != nil {
 		return Imported{}, err
 	}
-	lastHash, _, lastWarnings := parseImportState(last)
 	if err := GuardDir(w.Repo.Root); err != nil {
 		return Imported{Skipped: true, Warnings: []string{fmt.Sprintf("project memories not imported: %v", err)}}, nil
 	}
-	if split, err := isSplit(w.Repo.Root); err != nil {
+	l, err := layoutOf(w.Repo.Root)
+	if err != nil {
 		return Imported{Skipped: true, Warnings: []string{fmt.Sprintf("project memories not imported: %v", err)}}, nil
-	} else if split {
-		files, ok := stateFiles(last)
-		if !ok {
-			return w.importSplit(ctx)
-		}
-		holds, restamped := checkFiles(w.Repo.Root, files, w.settle)
-		if !holds {
-			return w.importSplit(ctx)
-		}
-		if restamped {
-			// Best effort, as for the one file's stamp: without it the
-			// next command re-reads the files that settled.
-			_ = w.restampSplit(ctx, last, files)
-		}
-		return Imported{Skipped: true, Warnings: lastWarnings}, nil
 	}
-	before, statErr := os.Stat(path)
+	return l.refresh(ctx, w, last)
+}
+
+// refresh imports the memories file unless the import state last still
+// describes it; with no file, it derives the rules and seeds.
+func (oneFile) refresh(ctx context.Context, w *Workspace, last string) (Imported, error) {
+	lastHash, _, lastWarnings := parseImportState(last)
+	before, statErr := os.Stat(format.MemoriesPath(w.Repo.Root))
 	if errors.Is(statErr, fs.ErrNotExist) {
 		return w.deriveUnsynced(ctx, lastHash)
 	}
-	if statErr == nil && w.stateHolds(last, before) {
+	if statErr == nil && (oneFile{}).holds(w, last, before) {
 		return Imported{Skipped: true, Warnings: lastWarnings}, nil
 	}
 	// importFile reads and hashes the file once, and leaves the index
@@ -210,17 +201,14 @@ func (w *Workspace) refresh(ctx context.Context) (Imported, error) {
 	return w.importFile(ctx)
 }
 
-// stateHolds reports whether the import state still describes the
-// memories file, whose stat is memories, without reading it: the settled
-// stamp the state records is the file's (with forgotten.jsonl's), or,
-// right after acolyte's own write, before the stamp has settled, the
-// writer's fingerprint vouches for it (fingerprint.go).
-func (w *Workspace) stateHolds(state string, memories os.FileInfo) bool {
-	if files, ok := stateFiles(state); ok {
-		return filesHold(w.Repo.Root, files)
-	}
-	if split, err := isSplit(w.Repo.Root); split || err != nil {
-		return false // split since: the state describes one file
+// holds reports whether the import state still describes the memories
+// file, whose stat is memories, without reading it: the settled stamp the
+// state records is the file's (with forgotten.jsonl's), or, right after
+// acolyte's own write, before the stamp has settled, the writer's
+// fingerprint vouches for it (fingerprint.go).
+func (oneFile) holds(w *Workspace, state string, memories os.FileInfo) bool {
+	if _, ok := stateFiles(state); ok {
+		return false // the state describes shards, since joined
 	}
 	_, lastStamp, _ := parseImportState(state)
 	fbefore, fstatErr := os.Stat(format.ForgottenPath(w.Repo.Root))
@@ -622,90 +610,97 @@ func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]me
 		return stats, err
 	}
 	err := w.locked(ctx, func() error {
-		if split, err := isSplit(w.Repo.Root); split || err != nil {
-			if err == nil {
-				stats, err = w.changeSplit(ctx, edit)
-			}
-			return err
-		}
-		path := format.MemoriesPath(w.Repo.Root)
-		d, hash, err := w.readForWrite()
+		l, err := layoutOf(w.Repo.Root)
 		if err != nil {
 			return err
 		}
-		mems := d.Memories
-		// A write rewrites every line and puts them in the index, so it is
-		// where hand edits get their stamp, or they would be lost.
-		pending, err := w.handEditsToStamp(ctx, mems, hash)
-		if err != nil {
-			return err
-		}
-		indexed := slices.Clone(mems) // what the index holds, whatever edit does to mems
-		next, err := edit(mems)
-		if err != nil {
-			return err
-		}
-		next = stampHandEdits(next, pending, time.Now())
-		// The index is brought to the file by the memories that changed
-		// when it held exactly mems (the file was what was last imported
-		// or written, and nothing was worked around), else by replacing
-		// the scope.
-		last, err := w.store.GetState(ctx, w.stateKey())
-		if err != nil {
-			return err
-		}
-		lastHash, _, warnings := parseImportState(last)
-		exact := lastHash == hash && len(warnings) == 0 && len(d.InvalidLines) == 0 && len(d.Duplicates) == 0
-		if len(next) > format.SplitAt {
-			// The write that takes the project past one file splits it.
-			parts := []format.Part{{File: format.MemoriesFile, Decoded: d}}
-			if err := w.writeSplitIndexed(ctx, splitProject{}, parts, indexed, next, exact, &stats); err != nil {
-				return err
-			}
-			if len(pending) > 0 {
-				return w.setPendingHandEdits(ctx, nil)
-			}
-			return nil
-		}
-		if err := format.WriteFileKeeping(path, next, d.InvalidLines); err != nil {
-			return err
-		}
-		done, err := w.indexWritten(ctx, path, func() (err error) {
-			stats, err = w.indexChanges(ctx, exact, indexed, next)
-			return err
-		})
-		if !done {
-			return err
-		}
-		written, fp, err := hashFingerprinted(w.Repo.Root)
-		if err != nil {
-			return err
-		}
-		// edit may have added tombstones (a forget).
-		ts, err := readTombstones(w.Repo.Root)
-		if err != nil {
-			return err
-		}
-		state := withForgotten(written, ts.data)
-		if len(d.InvalidLines) > 0 {
-			// Recorded like an import's warnings: every command goes on
-			// naming the kept lines (at their new place), and the patch
-			// fast path leaves a file it cannot read whole alone.
-			kept, _ := format.DecodeAll(format.Dir+"/"+format.MemoriesFile, format.EncodeKeeping(next, d.InvalidLines))
-			state = importState(state, "", kept.Warnings())
-		}
-		if err := w.store.SetState(ctx, w.stateKey(), withFingerprint(state, fp)); err != nil {
-			return err
-		}
-		if data, err := os.ReadFile(path); err == nil {
-			w.keepShadow(sha256Hex(data), data)
-		}
-		if len(pending) > 0 {
-			return w.setPendingHandEdits(ctx, nil)
-		}
-		return nil
+		stats, err = l.rewrite(ctx, w, edit)
+		return err
 	})
 	return stats, err
+}
+
+// rewrite is change for the one file: it reads the file, applies edit, and
+// writes every line (or the shards, when edit takes the project past
+// format.SplitAt).
+func (oneFile) rewrite(ctx context.Context, w *Workspace, edit func([]memory.Memory) ([]memory.Memory, error)) (memory.ReplaceStats, error) {
+	var stats memory.ReplaceStats
+	path := format.MemoriesPath(w.Repo.Root)
+	d, hash, err := w.readForWrite()
+	if err != nil {
+		return stats, err
+	}
+	mems := d.Memories
+	// A write rewrites every line and puts them in the index, so it is
+	// where hand edits get their stamp, or they would be lost.
+	pending, err := w.handEditsToStamp(ctx, mems, hash)
+	if err != nil {
+		return stats, err
+	}
+	indexed := slices.Clone(mems) // what the index holds, whatever edit does to mems
+	next, err := edit(mems)
+	if err != nil {
+		return stats, err
+	}
+	next = stampHandEdits(next, pending, time.Now())
+	// The index is brought to the file by the memories that changed
+	// when it held exactly mems (the file was what was last imported
+	// or written, and nothing was worked around), else by replacing
+	// the scope.
+	last, err := w.store.GetState(ctx, w.stateKey())
+	if err != nil {
+		return stats, err
+	}
+	lastHash, _, warnings := parseImportState(last)
+	exact := lastHash == hash && len(warnings) == 0 && len(d.InvalidLines) == 0 && len(d.Duplicates) == 0
+	if len(next) > format.SplitAt {
+		// The write that takes the project past one file splits it.
+		parts := []format.Part{{File: format.MemoriesFile, Decoded: d}}
+		if err := w.writeSplitIndexed(ctx, splitProject{}, parts, indexed, next, exact, &stats); err != nil {
+			return stats, err
+		}
+		if len(pending) > 0 {
+			return stats, w.setPendingHandEdits(ctx, nil)
+		}
+		return stats, nil
+	}
+	if err := format.WriteFileKeeping(path, next, d.InvalidLines); err != nil {
+		return stats, err
+	}
+	done, err := w.indexWritten(ctx, path, func() (err error) {
+		stats, err = w.indexChanges(ctx, exact, indexed, next)
+		return err
+	})
+	if !done {
+		return stats, err
+	}
+	written, fp, err := hashFingerprinted(w.Repo.Root)
+	if err != nil {
+		return stats, err
+	}
+	// edit may have added tombstones (a forget).
+	ts, err := readTombstones(w.Repo.Root)
+	if err != nil {
+		return stats, err
+	}
+	state := withForgotten(written, ts.data)
+	if len(d.InvalidLines) > 0 {
+		// Recorded like an import's warnings: every command goes on
+		// naming the kept lines (at their new place), and the patch
+		// fast path leaves a file it cannot read whole alone.
+		kept, _ := format.DecodeAll(format.Dir+"/"+format.MemoriesFile, format.EncodeKeeping(next, d.InvalidLines))
+		state = importState(state, "", kept.Warnings())
+	}
+	if err := w.store.SetState(ctx, w.stateKey(), withFingerprint(state, fp)); err != nil {
+		return stats, err
+	}
+	if data, err := os.ReadFile(path); err == nil {
+		w.keepShadow(sha256Hex(data), data)
+	}
+	if len(pending) > 0 {
+		return stats, w.setPendingHandEdits(ctx, nil)
+	}
+	return stats, nil
 }
 
 // Search searches every memory visible from this checkout.
@@ -749,7 +744,7 @@ func (w *Workspace) Add(ctx context.Context, d memory.Draft) (memory.Added, erro
 	if err := RefuseSecret(m); err != nil {
 		return memory.Added{}, err
 	}
-	out, err := w.addPatched(ctx, m)
+	out, err := w.addInPlace(ctx, m)
 	if !errors.Is(err, format.ErrNotPatchable) {
 		return out, err
 	}
@@ -823,7 +818,7 @@ func (w *Workspace) Remove(ctx context.Context, ids ...string) ([]memory.Memory,
 			gone[m.ID] = true
 		}
 		now := time.Now()
-		err := w.removePatched(ctx, unique, now)
+		err := w.removeInPlace(ctx, unique, now)
 		if errors.Is(err, format.ErrNotPatchable) {
 			_, err = w.change(ctx, func(mems []memory.Memory) ([]memory.Memory, error) {
 				// The file's versions are the ones forgotten: it may hold
