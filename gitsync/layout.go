@@ -12,7 +12,7 @@ import (
 
 // A project's memories sit in .acolyte/ in one of two layouts: one file,
 // memories.jsonl, or, past format.SplitAt memories, shards under
-// memories/ (split.go). layout is every operation whose work differs
+// memories/. layout is every operation whose work differs
 // between the two, and layoutOf is the one place that asks which a
 // checkout has: the workspace, Update, Check, sync and the hooks call
 // these methods and never branch on the layout themselves.
@@ -83,11 +83,12 @@ func stagedLayoutOf(ix *index) stagedLayout {
 }
 
 // oneFile is the layout of a project that keeps its memories in
-// .acolyte/memories.jsonl (workspace.go, patch.go).
+// .acolyte/memories.jsonl: its in-place writes are onefile_patch.go, its
+// import and rewrite are in workspace.go.
 type oneFile struct{ root string }
 
-// shards is the layout of a split project (split.go, splitpatch.go,
-// splitimport.go, splitsync.go, precommitsplit.go).
+// shards is the layout of a split project: shards*.go, one file per job
+// (reading and writing, in-place writes, import, sync, pre-commit).
 type shards struct{ root string }
 
 // addInPlace, removeInPlace and replaceInPlace write one change to the
