@@ -20,6 +20,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/acolyte-dev/acolyte/gitsync"
+	"github.com/acolyte-dev/acolyte/gitsync/hooks"
 	"github.com/acolyte-dev/acolyte/memory"
 	"github.com/acolyte-dev/acolyte/memory/postgres"
 	"github.com/acolyte-dev/acolyte/memory/sqlite"
@@ -556,7 +557,7 @@ func warnBrokenHooks(c *cli.Context, repo *gitsync.Repo) {
 			return
 		}
 	}
-	msg, err := repo.HooksWarning(c.Context)
+	msg, err := hooks.Warning(c.Context, repo)
 	if err != nil {
 		return // the command's own work reports what is wrong with the repository
 	}

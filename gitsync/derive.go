@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/internal/subpath"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -367,13 +368,7 @@ func (t worktree) read(rel string) ([]byte, error) {
 }
 
 // within returns p relative to root when p is inside root.
-func within(root, p string) (string, bool) {
-	rel, err := filepath.Rel(root, p)
-	if err != nil || filepath.IsAbs(rel) || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", false
-	}
-	return rel, true
-}
+func within(root, p string) (string, bool) { return subpath.Rel(root, p) }
 
 // IsDerived reports whether m is owned by Derive: every rule, and the seeds
 // that came from .acolyte/seeds.json. Seeds imported once from another file

@@ -4,26 +4,20 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/internal/gittest"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
 // tryGit runs git like runGit but hands back the failure, for commits a
 // hook may block.
 func tryGit(dir string, env []string, args ...string) (string, error) {
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
-		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com"), env...)
-	out, err := cmd.CombinedOutput()
-	return string(out), err
+	return gittest.Try(dir, env, args...)
 }
 
 func symlink(t *testing.T, target, link string) {
@@ -183,108 +177,6 @@ func TestDeriveIndexReadsWhatIsStaged(t *testing.T) {
 	}
 }
 
-// A fake acolyte for the shim: it exits with $FAKE_EXIT.
-const fakeAcolyte = "#!/bin/sh\necho \"fake acolyte $*\" >&2\nexit ${FAKE_EXIT:-0}\n"
-
-func TestShimRecordsTheBinaryBlocksOnlyOnRefusalAndIsFailOpen(t *testing.T) {
-	root := t.TempDir()
-	runGit(t, root, "init", "-q")
-	repo, err := Discover(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A path that needs quoting, as an install under a user's home may.
-	exe := filepath.Join(t.TempDir(), "it's $HOME", "acolyte")
-	writeFiles(t, filepath.Dir(exe), map[string]string{"acolyte": fakeAcolyte})
-	if err := os.Chmod(exe, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	res, err := repo.InstallHooks(t.Context(), exe, false)
-	if err != nil || res.Managed {
-		t.Fatalf("install: %+v, %v", res, err)
-	}
-	noPath := []string{"PATH=/usr/bin:/bin"}
-	out, err := tryGit(root, noPath, "commit", "-q", "--allow-empty", "-m", "ok")
-	if err != nil || !strings.Contains(out, "fake acolyte hook pre-commit") {
-		t.Fatalf("the recorded binary did not run without PATH: %v\n%s", err, out)
-	}
-	out, err = tryGit(root, append(noPath, "FAKE_EXIT=1"), "commit", "-q", "--allow-empty", "-m", "crash")
-	if err != nil || !strings.Contains(out, "the pre-commit hook failed") {
-		t.Fatalf("a failing hook blocked the commit: %v\n%s", err, out)
-	}
-	out, err = tryGit(root, append(noPath, "FAKE_EXIT="+strconv.Itoa(ExitRefuse)), "commit", "-q", "--allow-empty", "-m", "refused")
-	if err == nil {
-		t.Fatalf("a refusal did not block the commit:\n%s", out)
-	}
-	// Neither the recorded binary nor one on PATH: warn and commit.
-	if err := os.Remove(exe); err != nil {
-		t.Fatal(err)
-	}
-	out, err = tryGit(root, noPath, "commit", "-q", "--allow-empty", "-m", "missing")
-	if err != nil || !strings.Contains(out, "not found at "+exe+" or on PATH; skipped the pre-commit hook") {
-		t.Fatalf("missing binary: %v\n%s", err, out)
-	}
-	if n := strings.TrimSpace(runGit(t, root, "rev-list", "--count", "HEAD")); n != "3" {
-		t.Errorf("%s commits, want 3", n)
-	}
-}
-
-func TestInstallHooksLeavesASharedHooksFolderAlone(t *testing.T) {
-	root := t.TempDir()
-	runGit(t, root, "init", "-q")
-	repo, err := Discover(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	install := func(hooksPath string) Installed {
-		t.Helper()
-		runGit(t, root, "config", "core.hooksPath", hooksPath)
-		res, err := repo.InstallHooks(t.Context(), "/usr/local/bin/acolyte", false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res
-	}
-	// Tracked (husky) and merely not ignored (.githooks): shared.
-	writeFiles(t, root, map[string]string{".husky/pre-commit": "#!/bin/sh\nnpm test\n", ".gitignore": "private-hooks/\n"})
-	runGit(t, root, "add", ".husky")
-	for _, dir := range []string{".husky", ".githooks"} {
-		res := install(dir)
-		if !res.Managed || res.Lines["pre-commit"] != HookLine("pre-commit") {
-			t.Errorf("%s: %+v", dir, res)
-		}
-	}
-	if b, _ := os.ReadFile(filepath.Join(root, ".husky", "pre-commit")); string(b) != "#!/bin/sh\nnpm test\n" {
-		t.Errorf("the tracked hook changed: %q", b)
-	}
-	for _, p := range []string{".husky/pre-commit" + chainSuffix, ".husky/post-merge", ".githooks"} {
-		if _, err := os.Stat(filepath.Join(root, p)); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("%s was written", p)
-		}
-	}
-	if _, routed, _ := repo.HooksStatus(t.Context()); !routed {
-		t.Error("the merge driver was not registered")
-	}
-	// Ignored, or outside the worktree: private, shims are written.
-	for _, dir := range []string{"private-hooks", filepath.Join(t.TempDir(), "hooks")} {
-		if res := install(dir); res.Managed {
-			t.Errorf("%s: treated as shared", dir)
-		}
-		if _, err := os.Stat(filepath.Join(repo.mustHooksDir(t), "pre-commit")); err != nil {
-			t.Errorf("%s: no shim: %v", dir, err)
-		}
-	}
-}
-
-func (r *Repo) mustHooksDir(t *testing.T) string {
-	t.Helper()
-	dir, err := r.HooksDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
 func TestAddRefusesRulesAndSeedsByHand(t *testing.T) {
 	w := workspaceIn(t)
 	for _, k := range []memory.Kind{memory.KindRule, memory.KindSeed} {
@@ -381,33 +273,5 @@ func TestCheckAdvisesForgetForAStoredSecret(t *testing.T) {
 	}
 	if strings.Contains(fmt.Sprint(report), "ghp_") {
 		t.Error("the report repeats the secret")
-	}
-}
-
-// A merge driver registered by an older acolyte, without the union
-// fallback, conflicts where acolyte is not on git's PATH: hooks status
-// reports it missing until hooks install replaces it.
-func TestHooksStatusFlagsAMergeDriverWithoutTheFallback(t *testing.T) {
-	root := t.TempDir()
-	runGit(t, root, "init", "-q")
-	repo, err := Discover(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := repo.InstallHooks(t.Context(), "/usr/local/bin/acolyte", false); err != nil {
-		t.Fatal(err)
-	}
-	if _, driver, err := repo.HooksStatus(t.Context()); err != nil || !driver {
-		t.Fatalf("after install: driver %v, %v", driver, err)
-	}
-	runGit(t, root, "config", "merge."+MergeDriverName+".driver", "acolyte merge-driver %O %A %B")
-	if _, driver, err := repo.HooksStatus(t.Context()); err != nil || driver {
-		t.Fatalf("with the old driver command: driver %v, %v; want it reported missing", driver, err)
-	}
-	if _, err := repo.InstallHooks(t.Context(), "/usr/local/bin/acolyte", false); err != nil {
-		t.Fatal(err)
-	}
-	if _, driver, err := repo.HooksStatus(t.Context()); err != nil || !driver {
-		t.Fatalf("after reinstalling: driver %v, %v", driver, err)
 	}
 }

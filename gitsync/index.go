@@ -50,7 +50,7 @@ func DeriveIndex(ctx context.Context, r *Repo) (Derivation, error) {
 }
 
 func readIndex(ctx context.Context, r *Repo) (*index, error) {
-	out, err := r.gitOutput(ctx, nil, "ls-files", "--stage", "-z")
+	out, err := r.GitOutput(ctx, nil, "ls-files", "--stage", "-z")
 	if err != nil {
 		return nil, err
 	}
@@ -248,8 +248,8 @@ func (c *catFile) read(blob string) ([]byte, error) {
 	return data[:size], nil
 }
 
-// gitOutput runs the git command in the working tree and returns its stdout.
-func (r *Repo) gitOutput(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
+// GitOutput runs the git command in the working tree and returns its stdout.
+func (r *Repo) GitOutput(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
 	var in io.Reader
 	if stdin != nil {
 		in = bytes.NewReader(stdin)
@@ -257,7 +257,7 @@ func (r *Repo) gitOutput(ctx context.Context, stdin []byte, args ...string) ([]b
 	return r.gitOutputFrom(ctx, in, args...)
 }
 
-// gitOutputFrom is gitOutput reading stdin from a reader: a large file
+// gitOutputFrom is GitOutput reading stdin from a reader: a large file
 // written in parts need not be joined first.
 func (r *Repo) gitOutputFrom(ctx context.Context, stdin io.Reader, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "git", args...)

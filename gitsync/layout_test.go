@@ -19,6 +19,7 @@ func TestGitsyncImportsNoEngineNorAgent(t *testing.T) {
 		module + "internal/atomicfile": true,
 		module + "internal/flock":      true,
 		module + "internal/mapfile":    true,
+		module + "internal/subpath":    true,
 		module + "memory":              true,
 	}
 	for _, pkg := range layouttest.Deps(t) {

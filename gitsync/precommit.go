@@ -507,7 +507,7 @@ func (w *Workspace) stageFile(ctx context.Context, rel string, parts ...[]byte) 
 	}
 	blob := strings.TrimSpace(string(out))
 	info := "100644," + blob + "," + rel
-	if _, err := w.Repo.gitOutput(ctx, nil, "update-index", "--add", "--cacheinfo", info); err != nil {
+	if _, err := w.Repo.GitOutput(ctx, nil, "update-index", "--add", "--cacheinfo", info); err != nil {
 		return "", err
 	}
 	return blob, nil

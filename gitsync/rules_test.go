@@ -1,26 +1,17 @@
 package gitsync
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/acolyte-dev/acolyte/internal/gittest"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
 func writeFiles(t *testing.T, root string, files map[string]string) {
 	t.Helper()
-	for rel, content := range files {
-		p := filepath.Join(root, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	gittest.WriteFiles(t, root, files)
 }
 
 const agentsMD = "# Project guidelines\n" +

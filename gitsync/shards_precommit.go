@@ -98,7 +98,7 @@ func (shards) preCommit(ctx context.Context, w *Workspace, ix *index, d Derivati
 		blob := entry.blob
 		switch {
 		case f.data == nil && had:
-			if _, err := w.Repo.gitOutput(ctx, nil, "update-index", "--force-remove", "--", format.Dir+"/"+f.rel); err != nil {
+			if _, err := w.Repo.GitOutput(ctx, nil, "update-index", "--force-remove", "--", format.Dir+"/"+f.rel); err != nil {
 				return res, err
 			}
 			changed = true

@@ -157,7 +157,7 @@ func (w *Workspace) preCommitShards(ctx context.Context, ix *index, d Derivation
 		old := staged[rel]
 		switch {
 		case data == nil && old != "":
-			if _, err := w.Repo.gitOutput(ctx, nil, "update-index", "--force-remove", "--", format.Dir+"/"+rel); err != nil {
+			if _, err := w.Repo.GitOutput(ctx, nil, "update-index", "--force-remove", "--", format.Dir+"/"+rel); err != nil {
 				return res, true, err
 			}
 			delete(blobs, rel)

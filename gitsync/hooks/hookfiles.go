@@ -1,4 +1,4 @@
-package gitsync
+package hooks
 
 import (
 	"errors"
@@ -10,7 +10,9 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/acolyte-dev/acolyte/gitsync"
 	"github.com/acolyte-dev/acolyte/internal/atomicfile"
+	"github.com/acolyte-dev/acolyte/internal/subpath"
 )
 
 // maxHookFileBytes is the most acolyte reads of a hook script or a hook
@@ -24,7 +26,7 @@ const maxHookFileBytes = 4 << 20
 // files come with a clone, so each is reached through an os.Root on the
 // worktree, as the memories files are (openGuarded): a symlink leading out
 // of the repository, committed or swapped in while acolyte runs, is never
-// followed, and is refused with its name (ErrOutside). A link that stays
+// followed, and is refused with its name (gitsync.ErrOutside). A link that stays
 // inside is followed. Paths in git's own directories (.git/hooks, a linked
 // worktree's common directory) are git's, not the clone's, and are used as
 // they are.
@@ -36,7 +38,7 @@ type hookFiles struct {
 }
 
 // openHookFiles opens r's worktree for the hook files; the caller closes it.
-func (r *Repo) openHookFiles() (*hookFiles, error) {
+func openHookFiles(r *gitsync.Repo) (*hookFiles, error) {
 	real, err := filepath.EvalSymlinks(r.Root)
 	if err != nil {
 		return nil, fmt.Errorf("resolving the repository root: %w", err)
@@ -68,20 +70,20 @@ func (h *hookFiles) Close() error {
 func (h *hookFiles) inTree(path string) (string, bool) {
 	path = filepath.Clean(path)
 	for _, g := range h.git {
-		if _, ok := within(g, path); ok {
+		if _, ok := subpath.Rel(g, path); ok {
 			return "", false
 		}
 	}
-	if rel, ok := within(h.top, path); ok {
+	if rel, ok := subpath.Rel(h.top, path); ok {
 		return rel, true
 	}
-	if rel, ok := within(h.real, path); ok {
+	if rel, ok := subpath.Rel(h.real, path); ok {
 		return rel, true
 	}
 	return "", false
 }
 
-// refuse turns an error from the os.Root on rel into ErrOutside naming the
+// refuse turns an error from the os.Root on rel into gitsync.ErrOutside naming the
 // link that leads out, when one does; otherwise it returns err as it is.
 func (h *hookFiles) refuse(rel string, err error) error {
 	if err == nil {
@@ -93,7 +95,7 @@ func (h *hookFiles) refuse(rel string, err error) error {
 			kind = "a directory"
 		}
 		return fmt.Errorf("%s %w (to %s); acolyte neither reads nor writes a hook manager's files outside the checkout. "+
-			"Replace the link with %s: `rm %s`, then run the command again", link, ErrOutside, target, kind, link)
+			"Replace the link with %s: `rm %s`, then run the command again", link, gitsync.ErrOutside, target, kind, link)
 	}
 	return err
 }
@@ -123,12 +125,12 @@ func (h *hookFiles) outsideLink(rel string) (link, target string, isDir, ok bool
 			if !filepath.IsAbs(dest) {
 				dest = filepath.Join(filepath.Dir(full), dest)
 			}
-			if _, inside := within(h.real, dest); inside {
+			if _, inside := subpath.Rel(h.real, dest); inside {
 				return "", "", false, false
 			}
 			return filepath.ToSlash(prefix), dest + ", which does not exist", i < len(parts)-1, true
 		}
-		if _, inside := within(h.real, resolved); !inside {
+		if _, inside := subpath.Rel(h.real, resolved); !inside {
 			st, err := os.Stat(resolved)
 			return filepath.ToSlash(prefix), resolved, err == nil && st.IsDir(), true
 		}
@@ -147,7 +149,7 @@ func (h *hookFiles) stat(path string) (fs.FileInfo, error) {
 		return nil, h.refuse(rel, err)
 	}
 	if errors.Is(err, fs.ErrNotExist) {
-		if r := h.refuse(rel, err); errors.Is(r, ErrOutside) {
+		if r := h.refuse(rel, err); errors.Is(r, gitsync.ErrOutside) {
 			return nil, r
 		}
 	}
@@ -198,7 +200,7 @@ func (h *hookFiles) readOptional(path string) ([]byte, error) {
 		f, err = os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	}
 	if inTree && err != nil {
-		if r := h.refuse(rel, err); errors.Is(r, ErrOutside) {
+		if r := h.refuse(rel, err); errors.Is(r, gitsync.ErrOutside) {
 			return nil, r
 		}
 	}
@@ -236,8 +238,11 @@ func (h *hookFiles) isShim(path string) bool {
 func (h *hookFiles) write(path string, data []byte, perm fs.FileMode) error {
 	rel, inTree := h.inTree(path)
 	if !inTree {
-		if err := writeAtomic(path, data); err != nil {
-			return err
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return fmt.Errorf("creating %s: %w", filepath.Dir(path), err)
+		}
+		if err := atomicfile.Write(path, atomicfile.Options{Perm: perm, Durable: true}, atomicfile.Bytes(data)); err != nil {
+			return fmt.Errorf("writing %s: %w", path, err)
 		}
 		return os.Chmod(path, perm)
 	}
@@ -270,7 +275,7 @@ func (h *hookFiles) rename(oldpath, newpath string) error {
 		return os.Rename(oldpath, newpath)
 	case oldIn && newIn:
 		err := h.root.Rename(oldRel, newRel)
-		if r := h.refuse(oldRel, err); errors.Is(r, ErrOutside) {
+		if r := h.refuse(oldRel, err); errors.Is(r, gitsync.ErrOutside) {
 			return r
 		}
 		return h.refuse(newRel, err)

@@ -1,4 +1,4 @@
-package gitsync
+package hooks
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/acolyte-dev/acolyte/gitsync"
 )
 
 // Removal is what `hooks uninstall` did to one file of a hook manager's:
@@ -29,8 +31,8 @@ type Removal struct {
 // manager's files (what `hooks install --write` and `init --write` add),
 // keeping every other byte, so that uninstalling leaves the team's hooks
 // as they were. Lines it cannot take out by text are reported in Manual.
-func (r *Repo) RemoveManagerLines(ctx context.Context) ([]Removal, error) {
-	s, err := r.detectSetup(ctx)
+func RemoveManagerLines(ctx context.Context, r *gitsync.Repo) ([]Removal, error) {
+	s, err := detectSetup(ctx, r)
 	if err != nil {
 		return nil, err
 	}
@@ -41,7 +43,7 @@ func (r *Repo) RemoveManagerLines(ctx context.Context) ([]Removal, error) {
 			return err
 		}
 		edited, manual := change(string(b))
-		rm := Removal{File: r.rel(path), Hooks: hooks, Manual: manual}
+		rm := Removal{File: r.Rel(path), Hooks: hooks, Manual: manual}
 		if edited != string(b) {
 			if err := s.rewrite(path, edited); err != nil {
 				return err
@@ -56,7 +58,7 @@ func (r *Repo) RemoveManagerLines(ctx context.Context) ([]Removal, error) {
 	}
 	switch s.manager {
 	case ManagerHusky, ManagerHooksFolder:
-		for _, name := range Hooks {
+		for _, name := range gitsync.Hooks {
 			if err := edit(filepath.Join(s.teamDir, name), []string{name}, func(doc string) (string, string) {
 				return removeHookLines(doc, name), ""
 			}); err != nil {
@@ -65,8 +67,8 @@ func (r *Repo) RemoveManagerLines(ctx context.Context) ([]Removal, error) {
 		}
 	case ManagerLefthook:
 		for _, path := range []string{s.config, lefthookLocal(s.config)} {
-			if err := edit(path, Hooks, func(doc string) (string, string) {
-				for _, name := range Hooks {
+			if err := edit(path, gitsync.Hooks, func(doc string) (string, string) {
+				for _, name := range gitsync.Hooks {
 					doc = removeLefthookEntry(doc, name)
 				}
 				return doc, ""
@@ -75,7 +77,7 @@ func (r *Repo) RemoveManagerLines(ctx context.Context) ([]Removal, error) {
 			}
 		}
 	case ManagerPreCommit:
-		if err := edit(s.config, Hooks, removePreCommitEntry); err != nil {
+		if err := edit(s.config, gitsync.Hooks, removePreCommitEntry); err != nil {
 			return out, err
 		}
 	case ManagerSimpleGitHooks, ManagerHusky4:
@@ -83,7 +85,7 @@ func (r *Repo) RemoveManagerLines(ctx context.Context) ([]Removal, error) {
 		if s.manager == ManagerHusky4 {
 			keys = []string{"husky", "hooks"}
 		}
-		if err := edit(s.config, Hooks, func(doc string) (string, string) {
+		if err := edit(s.config, gitsync.Hooks, func(doc string) (string, string) {
 			return removePackageCommands(doc, keys)
 		}); err != nil {
 			return out, err
@@ -180,7 +182,7 @@ func removePreCommitEntry(doc string) (string, string) {
 			break
 		}
 	}
-	added := slices.DeleteFunc(slices.Clone(Hooks), func(h string) bool { return h == "pre-commit" })
+	added := slices.DeleteFunc(slices.Clone(gitsync.Hooks), func(h string) bool { return h == "pre-commit" })
 	manual := ""
 	if start, _ := yamlBlockLines(lines, preCommitTypes); start >= 0 {
 		have := flowList(strings.TrimPrefix(lines[start], preCommitTypes+":"))
@@ -214,7 +216,7 @@ func removePreCommitEntry(doc string) (string, string) {
 // team's, or the whole member when the command was acolyte's alone.
 func removePackageCommands(doc string, keys []string) (string, string) {
 	b := []byte(doc)
-	for _, name := range Hooks {
+	for _, name := range gitsync.Hooks {
 		_, _, members, err := jsonObjectAt(b, keys)
 		if err != nil {
 			return string(b), ""

@@ -1,8 +1,10 @@
-package gitsync
+package hooks
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/acolyte-dev/acolyte/gitsync"
 )
 
 // What hooks uninstall takes out is what hooks install --write put in: the
@@ -13,8 +15,8 @@ func TestRemovingManagerLinesUndoesAddingThem(t *testing.T) {
 		"#!/bin/sh\nnpm test\n",
 		"#!/bin/sh\nnpm test\nexit 0\n",
 	} {
-		for _, name := range Hooks {
-			added := addHookLine(team, HookLine(name))
+		for _, name := range gitsync.Hooks {
+			added := addHookLine(team, Line(name))
 			got := removeHookLines(added, name)
 			if strings.TrimSpace(team) == "" {
 				if got != "" {
@@ -38,13 +40,13 @@ func TestRemovingManagerLinesUndoesAddingThem(t *testing.T) {
 		"",
 	} {
 		doc := team
-		for _, name := range Hooks {
+		for _, name := range gitsync.Hooks {
 			var err error
 			if doc, err = addLefthookEntry(doc, name); err != nil {
 				t.Fatal(err)
 			}
 		}
-		for _, name := range Hooks {
+		for _, name := range gitsync.Hooks {
 			doc = removeLefthookEntry(doc, name)
 		}
 		if strings.TrimRight(doc, "\n") != strings.TrimRight(team, "\n") {
@@ -68,7 +70,7 @@ func TestRemovingManagerLinesUndoesAddingThem(t *testing.T) {
 
 	team := "{\n  \"name\": \"app\",\n  \"simple-git-hooks\": {\n    \"pre-commit\": \"npx lint-staged\"\n  }\n}\n"
 	doc := []byte(team)
-	for _, name := range Hooks {
+	for _, name := range gitsync.Hooks {
 		hooks := map[string]string{"pre-commit": "npx lint-staged"}
 		var err error
 		if doc, err = setJSONStrings(doc, []string{"simple-git-hooks"}, [][2]string{{name, chainCommand(hooks[name], ManagerLine(name))}}); err != nil {
@@ -88,7 +90,7 @@ func TestRemovingManagerLinesUndoesAddingThem(t *testing.T) {
 // and everything else stay.
 func TestUpgradeLegacyPutsOldLinesInsideThePathCheck(t *testing.T) {
 	for doc, want := range map[string]string{
-		"#!/bin/sh\nnpm test\nacolyte hook post-merge \"$@\" || [ $? -ne 3 ]\n":                        "#!/bin/sh\nnpm test\n" + HookLine("post-merge") + "\n",
+		"#!/bin/sh\nnpm test\nacolyte hook post-merge \"$@\" || [ $? -ne 3 ]\n":                        "#!/bin/sh\nnpm test\n" + Line("post-merge") + "\n",
 		"pre-commit:\n  commands:\n    acolyte:\n      run: acolyte hook pre-commit || [ $? -ne 3 ]\n": "pre-commit:\n  commands:\n    acolyte:\n      run: " + ManagerLine("pre-commit") + "\n",
 		"        entry: sh -c 'acolyte hook pre-commit || [ $? -ne 3 ]'\n":                             "        entry: sh -c '" + ManagerLine("pre-commit") + "'\n",
 		`"pre-commit": "npm test && { acolyte hook pre-commit || [ $? -ne 3 ]; }",`:                    `"pre-commit": "npm test && { ` + ManagerLine("pre-commit") + `; }",`,

@@ -1,4 +1,4 @@
-package gitsync
+package hooks
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/acolyte-dev/acolyte/gitsync"
 )
 
 // The hook managers acolyte integrates with instead of writing shims. Each
@@ -49,16 +51,16 @@ type hookSetup struct {
 // yet: in a fresh clone before `npm install`, husky's scripts are already
 // the team's hooks and a shim in .git/hooks would be the one thing husky's
 // install makes git stop running.
-func (r *Repo) detectSetup(ctx context.Context) (hookSetup, error) {
-	dir, err := r.HooksDir()
+func detectSetup(ctx context.Context, r *gitsync.Repo) (hookSetup, error) {
+	dir, err := Dir(r)
 	if err != nil {
 		return hookSetup{}, err
 	}
-	files, err := r.openHookFiles()
+	files, err := openHookFiles(r)
 	if err != nil {
 		return hookSetup{}, err
 	}
-	s, err := r.detectManager(ctx, files, dir)
+	s, err := detectManager(ctx, r, files, dir)
 	if err != nil {
 		files.Close()
 		return hookSetup{}, err
@@ -68,7 +70,7 @@ func (r *Repo) detectSetup(ctx context.Context) (hookSetup, error) {
 }
 
 // detectManager is detectSetup with the worktree open.
-func (r *Repo) detectManager(ctx context.Context, files *hookFiles, dir string) (hookSetup, error) {
+func detectManager(ctx context.Context, r *gitsync.Repo, files *hookFiles, dir string) (hookSetup, error) {
 	s := hookSetup{gitDir: dir}
 	stub, err := files.isFile(filepath.Join(dir, "h"))
 	if err != nil {
@@ -79,7 +81,7 @@ func (r *Repo) detectManager(ctx context.Context, files *hookFiles, dir string) 
 		return s, nil
 	}
 	if dir != filepath.Join(r.CommonDir(), "hooks") {
-		shared, err := r.sharedHooksDir(ctx, dir)
+		shared, err := sharedHooksDir(ctx, r, dir)
 		if err != nil {
 			return s, err
 		}
@@ -191,18 +193,18 @@ type Integration struct {
 
 // integrations lists the edits the manager still needs for acolyte's hooks
 // to run; hooks whose file or config already runs acolyte need none.
-func (r *Repo) integrations(s hookSetup) ([]Integration, error) {
+func integrations(r *gitsync.Repo, s hookSetup) ([]Integration, error) {
 	var out []Integration
 	switch s.manager {
 	case ManagerHusky, ManagerHooksFolder:
-		for _, name := range Hooks {
+		for _, name := range gitsync.Hooks {
 			path := filepath.Join(s.teamDir, name)
 			b, err := s.files.readOptional(path)
 			if err != nil {
 				return nil, err
 			}
 			if !runsAcolyte(b, name) {
-				out = append(out, Integration{File: r.rel(path), Hooks: []string{name}, Add: HookLine(name)})
+				out = append(out, Integration{File: r.Rel(path), Hooks: []string{name}, Add: Line(name)})
 			}
 		}
 	case ManagerLefthook:
@@ -214,10 +216,10 @@ func (r *Repo) integrations(s hookSetup) ([]Integration, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, name := range Hooks {
+		for _, name := range gitsync.Hooks {
 			block := yamlBlock(string(b), name) + yamlBlock(string(local), name)
 			if !strings.Contains(block, "acolyte hook "+name) {
-				out = append(out, Integration{File: r.rel(s.config), Hooks: []string{name},
+				out = append(out, Integration{File: r.Rel(s.config), Hooks: []string{name},
 					Add: lefthookEntry(name), Then: "lefthook install"})
 			}
 		}
@@ -227,7 +229,7 @@ func (r *Repo) integrations(s hookSetup) ([]Integration, error) {
 			return nil, err
 		}
 		if !bytes.Contains(b, []byte("acolyte hook pre-commit")) || !bytes.Contains(b, []byte("acolyte hook post-merge")) {
-			out = append(out, Integration{File: r.rel(s.config), Hooks: Hooks, Add: preCommitEntry("", preCommitNames(string(b))),
+			out = append(out, Integration{File: r.Rel(s.config), Hooks: gitsync.Hooks, Add: preCommitEntry("", preCommitNames(string(b))),
 				Then: "pre-commit install"})
 		}
 	case ManagerSimpleGitHooks, ManagerHusky4:
@@ -240,16 +242,16 @@ func (r *Repo) integrations(s hookSetup) ([]Integration, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, name := range Hooks {
+		for _, name := range gitsync.Hooks {
 			if !strings.Contains(hooks[name], "acolyte hook "+name) {
 				value := chainCommand(hooks[name], ManagerLine(name))
 				add, _ := marshalNoEscape(value)
-				out = append(out, Integration{File: r.rel(s.config), Hooks: []string{name}, Then: then,
+				out = append(out, Integration{File: r.Rel(s.config), Hooks: []string{name}, Then: then,
 					Add: fmt.Sprintf("%q: %s", name, add), jsonKeys: keys, jsonValue: value})
 			}
 		}
 	}
-	legacy, err := r.legacyIntegrations(s)
+	legacy, err := legacyIntegrations(r, s)
 	return append(out, legacy...), err
 }
 
@@ -261,13 +263,6 @@ func chainCommand(team, line string) string {
 		return line
 	}
 	return team + " && { " + line + "; }"
-}
-
-func (r *Repo) rel(p string) string {
-	if rel, ok := within(r.Root, p); ok {
-		return filepath.ToSlash(rel)
-	}
-	return p
 }
 
 // runsAcolyte says whether a hook script runs acolyte's work for name: a
@@ -413,8 +408,8 @@ func versionAtLeast(v string, major, minor int) bool {
 // ManagerFiles are the team's files that run acolyte's hooks through the
 // hook manager (the hook scripts or the config acolyte's lines are in), for
 // init to name among the files to commit.
-func (r *Repo) ManagerFiles(ctx context.Context) ([]string, error) {
-	s, err := r.detectSetup(ctx)
+func ManagerFiles(ctx context.Context, r *gitsync.Repo) ([]string, error) {
+	s, err := detectSetup(ctx, r)
 	if err != nil {
 		return nil, err
 	}
@@ -422,14 +417,14 @@ func (r *Repo) ManagerFiles(ctx context.Context) ([]string, error) {
 	var files []string
 	switch s.manager {
 	case ManagerHusky, ManagerHooksFolder:
-		for _, name := range Hooks {
+		for _, name := range gitsync.Hooks {
 			path := filepath.Join(s.teamDir, name)
 			b, err := s.files.readOptional(path)
 			if err != nil {
 				return nil, err
 			}
 			if runsAcolyte(b, name) {
-				files = append(files, r.rel(path))
+				files = append(files, r.Rel(path))
 			}
 		}
 	case ManagerLefthook, ManagerPreCommit, ManagerSimpleGitHooks, ManagerHusky4:
@@ -438,7 +433,7 @@ func (r *Repo) ManagerFiles(ctx context.Context) ([]string, error) {
 			return nil, err
 		}
 		if bytes.Contains(b, []byte("acolyte hook ")) {
-			files = append(files, r.rel(s.config))
+			files = append(files, r.Rel(s.config))
 		}
 	}
 	return files, nil

@@ -1,4 +1,4 @@
-package gitsync
+package hooks
 
 import (
 	"bytes"

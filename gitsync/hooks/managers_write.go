@@ -1,4 +1,4 @@
-package gitsync
+package hooks
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/acolyte-dev/acolyte/gitsync"
 )
 
 // errManual means acolyte cannot make an edit safely by text and leaves it
@@ -193,7 +195,7 @@ func addPreCommitEntry(doc string) (string, error) {
 // uses, and returns those it added; a list written over several lines is
 // left to the user.
 func addInstallTypes(lines []string) ([]string, []string, error) {
-	want := append([]string{"pre-commit"}, slices.DeleteFunc(slices.Clone(Hooks), func(h string) bool { return h == "pre-commit" })...)
+	want := append([]string{"pre-commit"}, slices.DeleteFunc(slices.Clone(gitsync.Hooks), func(h string) bool { return h == "pre-commit" })...)
 	start, _ := yamlBlockLines(lines, preCommitTypes)
 	if start < 0 {
 		// pre-commit installs the pre-commit hook alone by default.
@@ -201,7 +203,7 @@ func addInstallTypes(lines []string) ([]string, []string, error) {
 	}
 	have := flowList(strings.TrimPrefix(lines[start], preCommitTypes+":"))
 	if have == nil {
-		return nil, nil, fmt.Errorf("%w: add %s to %s by hand", errManual, strings.Join(Hooks, ", "), preCommitTypes)
+		return nil, nil, fmt.Errorf("%w: add %s to %s by hand", errManual, strings.Join(gitsync.Hooks, ", "), preCommitTypes)
 	}
 	var added []string
 	for _, h := range want {

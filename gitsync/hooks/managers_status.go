@@ -1,4 +1,4 @@
-package gitsync
+package hooks
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/acolyte-dev/acolyte/gitsync"
 )
 
 // entryMarks are text each manager writes into the hook files git runs, by
@@ -31,9 +33,9 @@ var managerInstall = map[string]string{
 // hookState follows the hook from the file git runs to acolyte's work:
 // acolyte's shim, or the manager's entry point and then the team's script
 // or the manager's config, which its (integrations) lack for this hook.
-func (r *Repo) hookState(s hookSetup, name string, its []Integration) HookState {
+func hookState(r *gitsync.Repo, s hookSetup, name string, its []Integration) State {
 	path := filepath.Join(s.gitDir, name)
-	st := HookState{Name: name, Path: path, Manager: s.manager, Managed: s.manager != ""}
+	st := State{Name: name, Path: path, Manager: s.manager, Managed: s.manager != ""}
 	b, err := s.files.readOptional(path)
 	present := err == nil && b != nil
 	runnable := present && s.files.executable(path)
@@ -89,7 +91,7 @@ func (r *Repo) hookState(s hookSetup, name string, its []Integration) HookState 
 		}
 	default:
 		st.Problem = path + " is not executable, so git skips it"
-		st.Fix = "chmod +x " + r.rel(path)
+		st.Fix = "chmod +x " + r.Rel(path)
 	}
 	return st
 }
@@ -104,15 +106,15 @@ func (h *hookFiles) movedShim(path string) string {
 	return ""
 }
 
-// HooksWarning is one line for the next command to print when acolyte was
+// Warning is one line for the next command to print when acolyte was
 // set up here (the merge driver is registered) and a hook of its no longer
 // runs, as after a manager's reinstall replaced it; "" when all is well.
 // Where acolyte was never set up it reads nothing but git's config.
-func (r *Repo) HooksWarning(ctx context.Context) (string, error) {
-	if r.mergeDriver() == "" {
+func Warning(ctx context.Context, r *gitsync.Repo) (string, error) {
+	if r.MergeDriver() == "" {
 		return "", nil
 	}
-	hooks, _, err := r.HooksStatus(ctx)
+	hooks, _, err := Status(ctx, r)
 	if err != nil {
 		return "", err
 	}

@@ -1,4 +1,4 @@
-package gitsync
+package hooks
 
 import (
 	"fmt"
@@ -6,13 +6,15 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/acolyte-dev/acolyte/gitsync"
 )
 
 // legacyLine matches a line acolyte wrote before its lines checked for
 // acolyte on PATH: `acolyte hook NAME [ "$@"] || [ $? -ne 3 ]`, not
 // already inside the check. A teammate without acolyte sees "acolyte: not
 // found" from it on every commit and checkout (issue 36).
-var legacyLine = regexp.MustCompile(`(^|[^ ]|[^n] )acolyte hook ([a-z-]+)( "\$@")? \|\| \[ \$\? -ne ` + fmt.Sprint(ExitRefuse) + ` \]`)
+var legacyLine = regexp.MustCompile(`(^|[^ ]|[^n] )acolyte hook ([a-z-]+)( "\$@")? \|\| \[ \$\? -ne ` + fmt.Sprint(gitsync.ExitRefuse) + ` \]`)
 
 // upgradeLegacy puts each legacy line of doc inside the PATH check and
 // returns the hooks it changed; every other byte stays.
@@ -20,7 +22,7 @@ func upgradeLegacy(doc string) (string, []string) {
 	var hooks []string
 	out := legacyLine.ReplaceAllStringFunc(doc, func(m string) string {
 		sub := legacyLine.FindStringSubmatch(m)
-		if strings.HasSuffix(sub[1], "then ") || !slices.Contains(Hooks, sub[2]) {
+		if strings.HasSuffix(sub[1], "then ") || !slices.Contains(gitsync.Hooks, sub[2]) {
 			return m
 		}
 		if !slices.Contains(hooks, sub[2]) {
@@ -37,11 +39,11 @@ var upgradeThen = map[string]string{ManagerSimpleGitHooks: "npx simple-git-hooks
 
 // legacyIntegrations are the edits that bring acolyte's lines in the
 // manager's files up to date: one per file that still holds a legacy one.
-func (r *Repo) legacyIntegrations(s hookSetup) ([]Integration, error) {
+func legacyIntegrations(r *gitsync.Repo, s hookSetup) ([]Integration, error) {
 	var files []string
 	switch s.manager {
 	case ManagerHusky, ManagerHooksFolder:
-		for _, name := range Hooks {
+		for _, name := range gitsync.Hooks {
 			files = append(files, filepath.Join(s.teamDir, name))
 		}
 	case ManagerLefthook:
@@ -65,7 +67,7 @@ func (r *Repo) legacyIntegrations(s hookSetup) ([]Integration, error) {
 				lines = append(lines, strings.TrimSpace(l))
 			}
 		}
-		out = append(out, Integration{File: r.rel(path), Hooks: hooks, Upgrade: true, Then: upgradeThen[s.manager],
+		out = append(out, Integration{File: r.Rel(path), Hooks: hooks, Upgrade: true, Then: upgradeThen[s.manager],
 			Add: strings.Join(lines, "\n") + "\n"})
 	}
 	return out, nil

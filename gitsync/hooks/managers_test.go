@@ -1,4 +1,4 @@
-package gitsync
+package hooks
 
 import (
 	"errors"
@@ -8,6 +8,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/acolyte-dev/acolyte/gitsync"
+	"github.com/acolyte-dev/acolyte/internal/gittest"
 )
 
 func TestAddLefthookEntryKeepsEveryLineOfTheTeams(t *testing.T) {
@@ -117,19 +120,19 @@ func TestAddHookLineGoesBeforeAFinalExit(t *testing.T) {
 // .git/hooks; acolyte sets its commands there and writes no shim.
 func TestInstallHooksWithHusky4SetsThePackageEntries(t *testing.T) {
 	root := t.TempDir()
-	runGit(t, root, "init", "-q")
-	writeFiles(t, root, map[string]string{
+	gittest.Run(t, root, "init", "-q")
+	gittest.WriteFiles(t, root, map[string]string{
 		"package.json":          "{\n  \"husky\": {\n    \"hooks\": {\n      \"pre-commit\": \"npm test\"\n    }\n  }\n}\n",
 		".git/hooks/pre-commit": "#!/bin/sh\n# husky\n. \"$(dirname \"$0\")/husky.sh\"\n",
 	})
 	if err := os.Chmod(filepath.Join(root, ".git/hooks/pre-commit"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	repo, err := Discover(root)
+	repo, err := gitsync.Discover(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := repo.InstallHooks(t.Context(), "/usr/local/bin/acolyte", true)
+	res, err := Install(t.Context(), repo, "/usr/local/bin/acolyte", true)
 	if err != nil || res.Manager != ManagerHusky4 {
 		t.Fatalf("%+v, %v", res, err)
 	}
@@ -147,8 +150,8 @@ func TestInstallHooksWithHusky4SetsThePackageEntries(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(root, ".git/hooks/pre-commit")); strings.Contains(string(b), shimMarker) {
 		t.Error("a shim replaced husky's hook")
 	}
-	hooks, _, err := repo.HooksStatus(t.Context())
-	if err != nil || !hooks[slices.IndexFunc(hooks, func(h HookState) bool { return h.Name == "pre-commit" })].Installed {
+	hooks, _, err := Status(t.Context(), repo)
+	if err != nil || !hooks[slices.IndexFunc(hooks, func(h State) bool { return h.Name == "pre-commit" })].Installed {
 		t.Errorf("status after the edit: %+v, %v", hooks, err)
 	}
 }
@@ -157,17 +160,17 @@ func TestInstallHooksWithHusky4SetsThePackageEntries(t *testing.T) {
 // does its own hook's work (issue 21: unknown hook "pre-commit.legacy").
 func TestShimRunUnderAnotherNameRunsItsOwnHook(t *testing.T) {
 	root := t.TempDir()
-	runGit(t, root, "init", "-q")
-	repo, err := Discover(root)
+	gittest.Run(t, root, "init", "-q")
+	repo, err := gitsync.Discover(root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	exe := filepath.Join(t.TempDir(), "acolyte")
-	writeFiles(t, filepath.Dir(exe), map[string]string{"acolyte": fakeAcolyte})
+	gittest.WriteFiles(t, filepath.Dir(exe), map[string]string{"acolyte": fakeAcolyte})
 	if err := os.Chmod(exe, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := repo.InstallHooks(t.Context(), exe, false); err != nil {
+	if _, err := Install(t.Context(), repo, exe, false); err != nil {
 		t.Fatal(err)
 	}
 	hooks := filepath.Join(root, ".git", "hooks")
