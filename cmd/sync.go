@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/acolyte-dev/acolyte/gitsync"
+	"github.com/acolyte-dev/acolyte/gitsync/derive"
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/gitsync/hooks"
 	"github.com/acolyte-dev/acolyte/internal/termtext"
@@ -58,7 +59,7 @@ func syncCommand() *cli.Command {
 
 // printRefusals tells the user, on stderr, which files were skipped and
 // which rules or seeds were refused. They name places, never text.
-func printRefusals(c *cli.Context, warnings, refused []gitsync.Refusal) {
+func printRefusals(c *cli.Context, warnings, refused []derive.Refusal) {
 	for _, f := range warnings {
 		warn(c, warnOther, fmt.Sprint(f))
 	}
@@ -69,7 +70,7 @@ func printRefusals(c *cli.Context, warnings, refused []gitsync.Refusal) {
 
 // refusedError makes refusals the command's failure, after the rest was
 // written.
-func refusedError(refused []gitsync.Refusal) error {
+func refusedError(refused []derive.Refusal) error {
 	if len(refused) == 0 {
 		return nil
 	}

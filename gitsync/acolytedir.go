@@ -54,8 +54,8 @@ func Update(ctx context.Context, root string, change func([]memory.Memory) ([]me
 
 // update is Update for the one file; the caller holds the lock. A change
 // that takes the project past format.SplitAt splits it.
-func (f oneFile) update(change func([]memory.Memory) ([]memory.Memory, error)) error {
-	root := f.root
+func (one oneFile) update(change func([]memory.Memory) ([]memory.Memory, error)) error {
+	root := one.root
 	path := format.MemoriesPath(root)
 	data, err := readMemories(root)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -3,6 +3,7 @@ package gitsync
 import (
 	"bytes"
 	"fmt"
+	"github.com/acolyte-dev/acolyte/gitsync/derive"
 	"slices"
 	"strings"
 
@@ -27,10 +28,10 @@ type Report struct {
 	Fix string `json:"fix,omitempty"`
 	// Warnings are instruction files or seeds.json that were not read
 	// because they lead out of the repository; sync skips them too.
-	Warnings []Refusal `json:"warnings,omitempty"`
+	Warnings []derive.Refusal `json:"warnings,omitempty"`
 	// Refused are rules and seeds that sync will not write (secrets,
 	// invalid memories): running sync cannot fix them, editing their file can.
-	Refused []Refusal `json:"refused,omitempty"`
+	Refused []derive.Refusal `json:"refused,omitempty"`
 }
 
 // Problem is one thing wrong with the file, at a line when it has one.
@@ -60,7 +61,7 @@ func Check(root string) (Report, error) {
 		return Report{File: memoriesRel}, fmt.Errorf("checking project memories: %w", err)
 	}
 	report := Report{File: l.location()}
-	d, deriveErr := DeriveWorktree(root)
+	d, deriveErr := derive.Worktree(root)
 	if deriveErr != nil {
 		report.Problems = append(report.Problems, Problem{Message: deriveErr.Error()})
 	}
@@ -80,7 +81,7 @@ func Check(root string) (Report, error) {
 		p := Problem{File: l.problemFile(file), Line: line, Message: fmt.Sprintf("%s %s; delete that line, rotate the credential and rewrite it without the secret",
 			sec.Name(m, fmt.Sprintf("on line %d", line)), sec.Phrase())}
 		report.Problems = append(report.Problems, p)
-		if !IsDerived(m) && sec.Field != "id" {
+		if !derive.IsDerived(m) && sec.Field != "id" {
 			storedSecrets = append(storedSecrets, m.ID)
 		}
 	}
@@ -89,10 +90,10 @@ func Check(root string) (Report, error) {
 		// change: a large file's stored memories would pass through
 		// Refresh and Diff unchanged, copied and compared for nothing.
 		derivable := derivableAmong(existing, derived)
-		refreshed := Refresh(derivable, derived)
+		refreshed := derive.Refresh(derivable, derived)
 		report.Changes = Diff(derivable, refreshed)
 		if len(report.Changes) > 0 {
-			report.Problems = append(report.Problems, Problem{Message: fmt.Sprintf("%d rule and seed memories differ from AGENTS.md and %s/%s", len(report.Changes), format.Dir, SeedsFile)})
+			report.Problems = append(report.Problems, Problem{Message: fmt.Sprintf("%d rule and seed memories differ from AGENTS.md and %s/%s", len(report.Changes), format.Dir, derive.SeedsFile)})
 		} else if missing && len(refreshed) > 0 {
 			report.Problems = append(report.Problems, Problem{Message: "the file is missing"})
 		}
@@ -131,7 +132,7 @@ func derivableAmong(existing, derived []memory.Memory) []memory.Memory {
 	}
 	var out []memory.Memory
 	for _, m := range existing {
-		if IsDerived(m) || taken[m.ID] {
+		if derive.IsDerived(m) || taken[m.ID] {
 			out = append(out, m)
 		}
 	}

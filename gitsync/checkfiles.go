@@ -13,8 +13,8 @@ import (
 // its problems to report. It returns the memories no tombstone covers and
 // where their lines are; unreadable is true when the file cannot be read
 // as a whole, which is then the only problem reported.
-func (f oneFile) check(report *Report) (existing []memory.Memory, locate lineLocator, missing, unreadable bool, err error) {
-	root := f.root
+func (one oneFile) check(report *Report) (existing []memory.Memory, locate lineLocator, missing, unreadable bool, err error) {
+	root := one.root
 	data, err := readMemories(root)
 	missing = errors.Is(err, fs.ErrNotExist)
 	if err != nil && !missing {
@@ -26,9 +26,9 @@ func (f oneFile) check(report *Report) (existing []memory.Memory, locate lineLoc
 		return nil, nil, missing, true, nil
 	}
 	locate = oneFileLocator(data)
-	existing, forgottenProblems := checkForgotten(f, root, decoded.Memories, locate)
+	existing, forgottenProblems := checkForgotten(one, root, decoded.Memories, locate)
 	report.Problems = append(report.Problems, forgottenProblems...)
-	lineProblems(f, report, decoded)
+	lineProblems(one, report, decoded)
 	// Duplicates and invalid lines are problems of their own, with their
 	// own lines; "not canonical" would only repeat them.
 	if !missing && len(decoded.Duplicates)+len(decoded.Invalid)+len(forgottenProblems) == 0 && !format.IsCanonical(data, existing) {
@@ -123,7 +123,7 @@ func lineProblems(l layout, report *Report, d format.Decoded) {
 
 // problemFile leaves a one-file project's problems naming only their
 // line: the report names the file.
-func (oneFile) problemFile(string) string { return "" }
+func (one oneFile) problemFile(string) string { return "" }
 
 // problemFile names the shard a problem's line is in.
-func (shards) problemFile(file string) string { return file }
+func (s shards) problemFile(file string) string { return file }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acolyte-dev/acolyte/gitsync/derive"
+
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/internal/gittest"
 	"github.com/acolyte-dev/acolyte/memory"
@@ -20,17 +22,7 @@ func tryGit(dir string, env []string, args ...string) (string, error) {
 	return gittest.Try(dir, env, args...)
 }
 
-func symlink(t *testing.T, target, link string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(target, link); err != nil {
-		t.Skipf("no symlinks here: %v", err)
-	}
-}
-
-func refusalFiles(fs []Refusal) []string {
+func refusalFiles(fs []derive.Refusal) []string {
 	var out []string
 	for _, f := range fs {
 		out = append(out, f.File)
@@ -39,69 +31,17 @@ func refusalFiles(fs []Refusal) []string {
 	return out
 }
 
-func TestDeriveWorktreeNeverReadsOutsideTheRepository(t *testing.T) {
-	base := t.TempDir()
-	root := filepath.Join(base, "repo")
-	writeFiles(t, base, map[string]string{
-		"outside/config":     "- OUTSIDE private line one.\n- OUTSIDE private line two.\n",
-		"outside/seeds.json": `["OUTSIDE seed"]`,
-		"repo/AGENTS.md":     "- Run make test before pushing.\n",
-		"repo/docs/rules.md": "- Docs use British English.\n",
-	})
-	symlink(t, "../outside/config", filepath.Join(root, "CLAUDE.md"))
-	symlink(t, "../../outside/config", filepath.Join(root, "sub", "AGENTS.md"))
-	symlink(t, filepath.Join(base, "outside", "config"), filepath.Join(root, "abs", "AGENTS.md"))
-	symlink(t, "../../outside/seeds.json", filepath.Join(root, format.Dir, SeedsFile))
-	// Inside the repository, relative and absolute links are fine.
-	symlink(t, "docs/rules.md", filepath.Join(root, "GEMINI.md"))
-	symlink(t, filepath.Join(root, "docs", "rules.md"), filepath.Join(root, "web", "AGENTS.md"))
-
-	d, err := DeriveWorktree(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range d.Memories {
-		if strings.Contains(m.Content, "OUTSIDE") {
-			t.Errorf("derived outside content: %+v", m)
-		}
-	}
-	got := contents(d.Memories)
-	if _, ok := got["Docs use British English."]; !ok {
-		t.Errorf("a link inside the repository was not read: %v", got)
-	}
-	if _, ok := got["In web/: Docs use British English."]; !ok {
-		t.Errorf("an absolute link inside the repository was not read: %v", got)
-	}
-	want := []string{".acolyte/seeds.json", "CLAUDE.md", "abs/AGENTS.md", "sub/AGENTS.md"}
-	if files := refusalFiles(d.Skipped); !slices.Equal(files, want) {
-		t.Errorf("skipped %v, want %v", files, want)
-	}
-	if len(d.Refused) != 0 {
-		t.Errorf("refused %v", d.Refused)
-	}
-	// Check agrees: a file that holds the outside rules is not fresh.
-	outside := Refresh(nil, append(d.Memories, memory.Memory{ID: ruleID("CLAUDE.md", "OUTSIDE private line one."),
-		Kind: memory.KindRule, Scope: memory.ScopeProject, Content: "OUTSIDE private line one.", Source: "CLAUDE.md"}))
-	if err := format.WriteFile(format.MemoriesPath(root), outside); err != nil {
-		t.Fatal(err)
-	}
-	report, err := Check(root)
-	if err != nil || report.OK || len(report.Changes) != 1 || report.Changes[0].Op != "remove" {
-		t.Fatalf("check of a file with outside content: %+v, %v", report, err)
-	}
-}
-
 func TestDeriveRefusesEachSecretAndInvalidRuleAlone(t *testing.T) {
 	root := t.TempDir()
 	long := strings.Repeat("word ", memory.MaxContentBytes/5+10)
 	const key = "AKIAQX7NR3JTMB2W5KPL"
 	const token = "ghp_16C7e42F292c6912E7710c838347Ae178B4a"
-	writeFiles(t, root, map[string]string{
+	gittest.WriteFiles(t, root, map[string]string{
 		"AGENTS.md":           "# P\n\n- First rule stays.\n- The CI key is " + key + " for deploys.\n- " + long + "\n- Last rule stays.\n",
 		"sub/AGENTS.md":       "## " + token + " setup\n\n- Heading secrets leak through the source.\n",
 		".acolyte/seeds.json": "[\n  \"Seed one stays.\",\n  \"the bot token is " + token + " here\",\n  42,\n  \"Seed four stays.\"\n]",
 	})
-	d, err := DeriveWorktree(root)
+	d, err := derive.Worktree(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +68,7 @@ func TestDeriveRefusesEachSecretAndInvalidRuleAlone(t *testing.T) {
 	if !slices.Equal(where, want) {
 		t.Errorf("refused at %q, want %q", where, want)
 	}
-	if _, err := Derive(root); err == nil {
+	if _, err := derive.Memories(root); err == nil {
 		t.Error("Derive hid the refusals")
 	}
 	// check fails and points at the files, since sync would refuse them again.
@@ -141,21 +81,21 @@ func TestDeriveRefusesEachSecretAndInvalidRuleAlone(t *testing.T) {
 func TestDeriveIndexReadsWhatIsStaged(t *testing.T) {
 	base := t.TempDir()
 	root := filepath.Join(base, "repo")
-	writeFiles(t, base, map[string]string{
+	gittest.WriteFiles(t, base, map[string]string{
 		"outside/config":  "- OUTSIDE private line.\n",
 		"repo/AGENTS.md":  "- Staged rule.\n",
 		"repo/.gitignore": "ignored/\n",
 	})
 	runGit(t, root, "init", "-q")
-	symlink(t, "../outside/config", filepath.Join(root, "CLAUDE.md"))
-	symlink(t, "../AGENTS.md", filepath.Join(root, "sub", "AGENTS.md"))
-	symlink(t, "../sub/AGENTS.md", filepath.Join(root, "chain", "GEMINI.md"))
-	symlink(t, "../../outside/config", filepath.Join(root, "far", "AGENTS.md"))
-	writeFiles(t, root, map[string]string{"ignored/AGENTS.md": "- Ignored rule.\n"})
+	gittest.Symlink(t, "../outside/config", filepath.Join(root, "CLAUDE.md"))
+	gittest.Symlink(t, "../AGENTS.md", filepath.Join(root, "sub", "AGENTS.md"))
+	gittest.Symlink(t, "../sub/AGENTS.md", filepath.Join(root, "chain", "GEMINI.md"))
+	gittest.Symlink(t, "../../outside/config", filepath.Join(root, "far", "AGENTS.md"))
+	gittest.WriteFiles(t, root, map[string]string{"ignored/AGENTS.md": "- Ignored rule.\n"})
 	runGit(t, root, "add", "-A")
 	runGit(t, root, "add", "-f", "ignored/AGENTS.md")
 	// Unstaged edits are not the commit's.
-	writeFiles(t, root, map[string]string{"AGENTS.md": "- Unstaged rule.\n", "GEMINI.md": "- Untracked rule.\n"})
+	gittest.WriteFiles(t, root, map[string]string{"AGENTS.md": "- Unstaged rule.\n", "GEMINI.md": "- Untracked rule.\n"})
 	repo, err := Discover(root)
 	if err != nil {
 		t.Fatal(err)
@@ -202,16 +142,16 @@ func TestPreCommitDeletesOnlyWhatItDerives(t *testing.T) {
 	kept := []memory.Memory{
 		stored("01J0000000000000000000000A", "a stored fact", t0),
 		{ID: "01J0000000000000000000000B", Kind: memory.KindObservation, Content: "an observation", UpdatedAt: t0},
-		{ID: "s-0000000000000001", Kind: memory.KindSeed, Content: "An imported seed.", Source: ImportedSource("seeds.json")},
+		{ID: "s-0000000000000001", Kind: memory.KindSeed, Content: "An imported seed.", Source: derive.ImportedSource("seeds.json")},
 		{ID: "r-0000000000000001", Kind: memory.KindRule, Content: "A rule AGENTS.md no longer has.", Source: "AGENTS.md"},
 	}
-	writeFiles(t, root, map[string]string{"AGENTS.md": "- Run make test.\n"})
+	gittest.WriteFiles(t, root, map[string]string{"AGENTS.md": "- Run make test.\n"})
 	commitMemories(t, root, "init", kept)
 	worktreeOnly := stored("01J0000000000000000000000C", "remembered, not staged", t0)
 	if err := format.WriteFile(format.MemoriesPath(root), append(slices.Clone(kept), worktreeOnly)); err != nil {
 		t.Fatal(err)
 	}
-	writeFiles(t, root, map[string]string{"AGENTS.md": "- Run make test.\n- Never push on Fridays.\n"})
+	gittest.WriteFiles(t, root, map[string]string{"AGENTS.md": "- Run make test.\n- Never push on Fridays.\n"})
 	runGit(t, root, "add", "AGENTS.md")
 	res, err := w.RunHook(t.Context(), "pre-commit", nil)
 	if err != nil || !res.Staged {
@@ -273,5 +213,65 @@ func TestCheckAdvisesForgetForAStoredSecret(t *testing.T) {
 	}
 	if strings.Contains(fmt.Sprint(report), "ghp_") {
 		t.Error("the report repeats the secret")
+	}
+}
+func TestDeriveWorktreeNeverReadsOutsideTheRepository(t *testing.T) {
+	base := t.TempDir()
+	root := filepath.Join(base, "repo")
+	gittest.WriteFiles(t, base, map[string]string{
+		"outside/config":     "- OUTSIDE private line one.\n- OUTSIDE private line two.\n",
+		"outside/seeds.json": `["OUTSIDE seed"]`,
+		"repo/AGENTS.md":     "- Run make test before pushing.\n",
+		"repo/docs/rules.md": "- Docs use British English.\n",
+	})
+	gittest.Symlink(t, "../outside/config", filepath.Join(root, "CLAUDE.md"))
+	gittest.Symlink(t, "../../outside/config", filepath.Join(root, "sub", "AGENTS.md"))
+	gittest.Symlink(t, filepath.Join(base, "outside", "config"), filepath.Join(root, "abs", "AGENTS.md"))
+	gittest.Symlink(t, "../../outside/seeds.json", filepath.Join(root, format.Dir, derive.SeedsFile))
+	// Inside the repository, relative and absolute links are fine.
+	gittest.Symlink(t, "docs/rules.md", filepath.Join(root, "GEMINI.md"))
+	gittest.Symlink(t, filepath.Join(root, "docs", "rules.md"), filepath.Join(root, "web", "AGENTS.md"))
+
+	d, err := derive.Worktree(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range d.Memories {
+		if strings.Contains(m.Content, "OUTSIDE") {
+			t.Errorf("derived outside content: %+v", m)
+		}
+	}
+	got := make(map[string]memory.Memory)
+	for _, m := range d.Memories {
+		got[m.Content] = m
+	}
+	if _, ok := got["Docs use British English."]; !ok {
+		t.Errorf("a link inside the repository was not read: %v", got)
+	}
+	if _, ok := got["In web/: Docs use British English."]; !ok {
+		t.Errorf("an absolute link inside the repository was not read: %v", got)
+	}
+	want := []string{".acolyte/seeds.json", "CLAUDE.md", "abs/AGENTS.md", "sub/AGENTS.md"}
+	if files := refusalFiles(d.Skipped); !slices.Equal(files, want) {
+		t.Errorf("skipped %v, want %v", files, want)
+	}
+	if len(d.Refused) != 0 {
+		t.Errorf("refused %v", d.Refused)
+	}
+	// Check agrees: a file that holds the outside rules is not fresh.
+	// The rule an outside CLAUDE.md would give, as if a merge had brought
+	// it in: check must see that derivation no longer makes it.
+	leaked, err := derive.RulesFromFile("CLAUDE.md", []byte("- OUTSIDE private line one.\n"))
+	if err != nil || len(leaked) != 1 {
+		t.Fatalf("rules of the outside line: %v, %v", leaked, err)
+	}
+	leaked[0].Scope = memory.ScopeProject
+	outside := derive.Refresh(nil, append(d.Memories, leaked[0]))
+	if err := format.WriteFile(format.MemoriesPath(root), outside); err != nil {
+		t.Fatal(err)
+	}
+	report, err := Check(root)
+	if err != nil || report.OK || len(report.Changes) != 1 || report.Changes[0].Op != "remove" {
+		t.Fatalf("check of a file with outside content: %+v, %v", report, err)
 	}
 }

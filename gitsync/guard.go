@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/internal/subpath"
 )
 
 // ErrOutside refuses a .acolyte/ directory, or a file acolyte keeps in it,
@@ -120,7 +121,7 @@ func GuardDir(root string) error {
 		}
 		resolved, err := filepath.EvalSymlinks(p)
 		if err == nil {
-			if _, ok := within(realRoot, resolved); ok {
+			if _, ok := subpath.Rel(realRoot, resolved); ok {
 				if st, err := os.Stat(resolved); err == nil && !wantDir && !st.Mode().IsRegular() && !st.IsDir() {
 					return notRegular(rel, st.Mode())
 				}

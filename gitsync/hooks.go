@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/acolyte-dev/acolyte/gitsync/derive"
 	"slices"
 	"strings"
 
@@ -28,9 +29,9 @@ type HookResult struct {
 	Changes []Change `json:"changes,omitempty"`
 	Staged  bool     `json:"staged,omitempty"`
 	// Warnings are files that were not read (symlinks out of the repository).
-	Warnings []Refusal `json:"warnings,omitempty"`
+	Warnings []derive.Refusal `json:"warnings,omitempty"`
 	// Refused is why the pre-commit hook blocks the commit (ErrRefused).
-	Refused []Refusal `json:"refused,omitempty"`
+	Refused []derive.Refusal `json:"refused,omitempty"`
 }
 
 // stageHelpers stages .acolyte/.gitattributes and .gitignore beside the
@@ -108,7 +109,7 @@ func (w *Workspace) preCommit(ctx context.Context) (HookResult, error) {
 		return HookResult{}, err
 	}
 	defer ix.close()
-	d, err := derive(ix)
+	d, err := derive.From(ix)
 	if err != nil {
 		return HookResult{}, err
 	}
@@ -121,17 +122,17 @@ func (w *Workspace) preCommit(ctx context.Context) (HookResult, error) {
 
 // preCommit commits the one staged file: through the fast path that
 // splices the derived memories into a verified blob, else whole.
-func (oneFile) preCommit(ctx context.Context, w *Workspace, ix *index, d Derivation, res HookResult) (HookResult, error) {
-	if fast, ok, err := w.preCommitFast(ctx, ix, d, res); ok || err != nil {
+func (one oneFile) preCommit(ctx context.Context, w *Workspace, ix *index, d derive.Derivation, res HookResult) (HookResult, error) {
+	if fast, ok, err := one.preCommitFast(ctx, w, ix, d, res); ok || err != nil {
 		return fast, err
 	}
-	return w.preCommitFull(ctx, ix, d, res)
+	return one.preCommitFull(ctx, w, ix, d, res)
 }
 
 // preCommitFull is preCommit over the whole staged file: decoded, refreshed,
 // encoded and scanned for secrets. The blob it leaves staged is recorded as
 // verified, for the next commit to start from (precommit.go).
-func (w *Workspace) preCommitFull(ctx context.Context, ix *index, d Derivation, res HookResult) (HookResult, error) {
+func (one oneFile) preCommitFull(ctx context.Context, w *Workspace, ix *index, d derive.Derivation, res HookResult) (HookResult, error) {
 	rel := memoriesRel
 	var err error
 	var staged []byte
@@ -165,14 +166,14 @@ func (w *Workspace) preCommitFull(ctx context.Context, ix *index, d Derivation, 
 	}
 	now := w.clock()
 	current = stampHandEdits(current, edits, now)
-	next := Refresh(current, d.Memories)
+	next := derive.Refresh(current, d.Memories)
 	if splitsOnCommit(next) {
-		return shards{root: w.Repo.Root}.preCommit(ctx, w, ix, d, res)
+		return (shards{root: w.Repo.Root}).preCommit(ctx, w, ix, d, res)
 	}
 	encoded := format.EncodeKeeping(next, decoded.InvalidLines)
 	lines := lineNumbers(encoded)
 	for _, m := range next {
-		if f, found := secretRefusal(rel, lines[m.ID], m); found {
+		if f, found := derive.SecretRefusal(rel, lines[m.ID], m); found {
 			sec, _ := format.FindSecret(m)
 			f.Line = lines[m.ID]
 			f.Message = fmt.Sprintf("%s %s; delete that line, rotate the credential and git add %s", sec.Name(m, fmt.Sprintf("on line %d", f.Line)), sec.Phrase(), rel)
@@ -184,7 +185,7 @@ func (w *Workspace) preCommitFull(ctx context.Context, ix *index, d Derivation, 
 	}
 	blob := ix.entries[rel].blob
 	if (len(staged) > 0 || len(next) > 0) && !bytes.Equal(staged, encoded) {
-		if blob, err = w.stage(ctx, encoded); err != nil {
+		if blob, err = (oneFile{root: w.Repo.Root}).stage(ctx, w, encoded); err != nil {
 			return res, err
 		}
 		res.Changes, res.Staged = Diff(current, next), true
@@ -193,7 +194,7 @@ func (w *Workspace) preCommitFull(ctx context.Context, ix *index, d Derivation, 
 		}
 	}
 	if blob != "" && len(decoded.InvalidLines) == 0 && !slices.ContainsFunc(next, func(m memory.Memory) bool { return covered(ts.list, m) }) {
-		w.saveVerified(verifiedBlob{Memories: blob, Forgotten: ix.entries[forgottenRel].blob, SHA256: sha256Hex(encoded), Derived: derivedIDs(next)})
+		(oneFile{root: w.Repo.Root}).saveVerified(w, verifiedBlob{Memories: blob, Forgotten: ix.entries[forgottenRel].blob, SHA256: sha256Hex(encoded), Derived: derivedIDs(next)})
 	}
 	// The worktree may hold more (unstaged edits); it follows its own files.
 	synced, err := w.sync(ctx, edits, now)

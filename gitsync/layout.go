@@ -2,6 +2,7 @@ package gitsync
 
 import (
 	"context"
+	"github.com/acolyte-dev/acolyte/gitsync/derive"
 	"os"
 	"time"
 
@@ -71,7 +72,7 @@ func layoutOf(root string) (layout, error) {
 // stagedLayout is the layout of the project staged in ix, which a
 // pre-commit hook commits.
 type stagedLayout interface {
-	preCommit(ctx context.Context, w *Workspace, ix *index, d Derivation, res HookResult) (HookResult, error)
+	preCommit(ctx context.Context, w *Workspace, ix *index, d derive.Derivation, res HookResult) (HookResult, error)
 }
 
 // stagedLayoutOf returns the layout of the project staged in ix.
@@ -120,8 +121,8 @@ func (w *Workspace) replaceInPlace(ctx context.Context, m memory.Memory) error {
 }
 
 // replace rewrites m's line in the memories file.
-func (oneFile) replace(ctx context.Context, w *Workspace, m memory.Memory) error {
-	return w.patch(ctx, map[string][]byte{m.ID: format.Line(m)}, func(data []byte) ([][]byte, error) {
+func (one oneFile) replace(ctx context.Context, w *Workspace, m memory.Memory) error {
+	return one.patch(ctx, w, map[string][]byte{m.ID: format.Line(m)}, func(data []byte) ([][]byte, error) {
 		return format.ReplaceLine(data, m)
 	}, func() error {
 		_, err := w.store.Put(ctx, m)

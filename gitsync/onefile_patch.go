@@ -36,8 +36,8 @@ import (
 // fails, the recorded hash no longer matches and the next command
 // re-imports. lines are the lines the edit changes, by id: the new line,
 // or nil for a line it removes (see followShadow).
-func (w *Workspace) patch(ctx context.Context, lines map[string][]byte, edit func(data []byte) ([][]byte, error), index func() error) error {
-	unlock, last, err := w.lockForPatch(ctx)
+func (one oneFile) patch(ctx context.Context, w *Workspace, lines map[string][]byte, edit func(data []byte) ([][]byte, error), index func() error) error {
+	unlock, last, err := one.lockForPatch(ctx, w)
 	if err != nil {
 		return err
 	}
@@ -53,7 +53,7 @@ func (w *Workspace) patch(ctx context.Context, lines map[string][]byte, edit fun
 	// The file must be what the index holds: the fingerprint says so
 	// without hashing it, and otherwise its hash must be the recorded one.
 	lastHash, _, _ := parseImportState(last)
-	if !w.fingerprinted(last) {
+	if !one.fingerprinted(w, last) {
 		forgotten, err := readForgotten(w.Repo.Root)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("read %s: %w", forgottenRel, err)
@@ -69,7 +69,7 @@ func (w *Workspace) patch(ctx context.Context, lines map[string][]byte, edit fun
 	if wouldSplit(next...) {
 		return format.ErrNotPatchable // change splits the project
 	}
-	return w.writePatched(ctx, last, lines, next, index)
+	return one.writePatched(ctx, w, last, lines, next, index)
 }
 
 // writePatched writes next over the memories file, which the caller holds
@@ -77,7 +77,7 @@ func (w *Workspace) patch(ctx context.Context, lines map[string][]byte, edit fun
 // then has index bring the index to it and records the new file's hash,
 // fingerprint and shadow. lines are the lines that differ, by id, as patch
 // takes them; nil when the caller does not know them.
-func (w *Workspace) writePatched(ctx context.Context, last string, lines map[string][]byte, next [][]byte, index func() error) error {
+func (one oneFile) writePatched(ctx context.Context, w *Workspace, last string, lines map[string][]byte, next [][]byte, index func() error) error {
 	// The new file's hash, which the import state records, needs only
 	// next: it is worked out while the file is written and indexed (at
 	// 100k memories a sixth of a forget's time, on the other core). It is
@@ -105,7 +105,7 @@ func (w *Workspace) writePatched(ctx context.Context, last string, lines map[str
 	if err := w.store.SetState(ctx, w.stateKey(), withFingerprint(withForgotten(hexSum(h()), ts.data), fp)); err != nil {
 		return err
 	}
-	w.followShadow(importedFileHash(last), lines, hexSum(h()), next)
+	w.shadows().followShadow(importedFileHash(last), lines, hexSum(h()), next)
 	return nil
 }
 
@@ -115,7 +115,7 @@ func (w *Workspace) writePatched(ctx context.Context, last string, lines map[str
 // an import that worked around a problem (a line it could not read, an id
 // on two lines) and left the index short of the file, which only the full
 // rewrite, keeping such lines, may touch.
-func (w *Workspace) lockForPatch(ctx context.Context) (unlock func(), state string, err error) {
+func (one oneFile) lockForPatch(ctx context.Context, w *Workspace) (unlock func(), state string, err error) {
 	dir := filepath.Join(w.Repo.Root, format.Dir)
 	if _, err := os.Stat(dir); err != nil {
 		return nil, "", format.ErrNotPatchable
@@ -142,7 +142,7 @@ func (w *Workspace) lockForPatch(ctx context.Context) (unlock func(), state stri
 
 // fingerprinted reports whether the memories file is the one the import
 // state's fingerprint was taken of, checked by stat and tail alone.
-func (w *Workspace) fingerprinted(state string) bool {
+func (one oneFile) fingerprinted(w *Workspace, state string) bool {
 	fp, ok := stateFingerprint(state)
 	if !ok {
 		return false
@@ -172,7 +172,7 @@ var errNotAppendable = errors.New("memory does not go at the end of the file")
 // A new memory's id is time-ordered, so it almost always belongs at the
 // end: then it is appended in place (appendPatched), costing its own line
 // whatever the size of the file, and otherwise spliced in.
-func (oneFile) add(ctx context.Context, w *Workspace, m memory.Memory) (memory.Added, error) {
+func (one oneFile) add(ctx context.Context, w *Workspace, m memory.Memory) (memory.Added, error) {
 	var out memory.Added
 	dedupe := func() (bool, error) {
 		have, found, err := w.store.FindContent(ctx, memory.ScopeProject, w.Repo.Root, m.Content)
@@ -188,11 +188,11 @@ func (oneFile) add(ctx context.Context, w *Workspace, m memory.Memory) (memory.A
 		out.Warning = put.Warning
 		return err
 	}
-	err := w.appendPatched(ctx, m, dedupe, put)
+	err := one.appendPatched(ctx, w, m, dedupe, put)
 	if !errors.Is(err, errNotAppendable) {
 		return out, err
 	}
-	err = w.patch(ctx, map[string][]byte{m.ID: format.Line(m)}, func(data []byte) ([][]byte, error) {
+	err = one.patch(ctx, w, map[string][]byte{m.ID: format.Line(m)}, func(data []byte) ([][]byte, error) {
 		if dup, err := dedupe(); dup || err != nil {
 			return nil, err
 		}
@@ -209,8 +209,8 @@ func (oneFile) add(ctx context.Context, w *Workspace, m memory.Memory) (memory.A
 // crash of the machine before the sync can leave a torn last line, which
 // the next command reads as an invalid line and reports with its fix, and
 // which is only ever the write that had not returned.
-func (w *Workspace) appendPatched(ctx context.Context, m memory.Memory, dedupe func() (bool, error), index func() error) error {
-	unlock, last, err := w.lockForPatch(ctx)
+func (one oneFile) appendPatched(ctx context.Context, w *Workspace, m memory.Memory, dedupe func() (bool, error), index func() error) error {
+	unlock, last, err := one.lockForPatch(ctx, w)
 	if errors.Is(err, format.ErrNotPatchable) {
 		return errNotAppendable
 	}
@@ -272,7 +272,7 @@ func (w *Workspace) appendPatched(ctx context.Context, m memory.Memory, dedupe f
 	if err := w.store.SetState(ctx, w.stateKey(), withFingerprint(hash, next)); err != nil {
 		return err
 	}
-	w.appendShadow(size, line, importedFileHash(last), fileSum)
+	w.shadows().appendShadow(size, line, importedFileHash(last), fileSum)
 	return nil
 }
 
@@ -292,7 +292,7 @@ func appendSynced(f *os.File, size int64, line []byte) error {
 
 // remove forgets project memories through the fast path: their
 // tombstones first, then their lines.
-func (oneFile) remove(ctx context.Context, w *Workspace, mems []memory.Memory, now time.Time) error {
+func (one oneFile) remove(ctx context.Context, w *Workspace, mems []memory.Memory, now time.Time) error {
 	gone := make(map[string]bool, len(mems))
 	lines := make(map[string][]byte, len(mems))
 	ids := make([]string, 0, len(mems))
@@ -301,7 +301,7 @@ func (oneFile) remove(ctx context.Context, w *Workspace, mems []memory.Memory, n
 		lines[m.ID] = nil
 		ids = append(ids, m.ID)
 	}
-	return w.patch(ctx, lines, func(data []byte) ([][]byte, error) {
+	return one.patch(ctx, w, lines, func(data []byte) ([][]byte, error) {
 		next, err := format.RemoveLines(data, gone)
 		if err != nil {
 			return nil, err

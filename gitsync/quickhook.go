@@ -31,7 +31,7 @@ import (
 const importStateCopy = "acolyte import-state 1"
 
 func importStateCopyPath(r *Repo) string {
-	return filepath.Join(r.GitDir(), "acolyte", "import-state")
+	return filepath.Join(cacheDir(r), "import-state")
 }
 
 // IndexIdentity names the index database at path for the copy: its
@@ -116,7 +116,7 @@ func QuickHook(repo *Repo, indexID, name string, args []string) (imp Imported, o
 	if l, err := layoutOf(repo.Root); err != nil || !l.holds(w, state, before) {
 		return Imported{}, false
 	}
-	RemoveStaleTemps(repo.Root) // as Refresh does on every command
+	RemoveStaleTemps(repo.Root) // as derive.Refresh does on every command
 	_, _, warnings := parseImportState(state)
 	return Imported{Skipped: true, Warnings: warnings}, true
 }

@@ -14,6 +14,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/acolyte-dev/acolyte/internal/subpath"
 )
 
 // Repo is one git working tree: the main checkout or a linked worktree.
@@ -226,7 +228,7 @@ func (r *Repo) Git(ctx context.Context, args ...string) error {
 }
 
 func (r *Repo) Rel(p string) string {
-	if rel, ok := within(r.Root, p); ok {
+	if rel, ok := subpath.Rel(r.Root, p); ok {
 		return filepath.ToSlash(rel)
 	}
 	return p

@@ -531,7 +531,7 @@ func (r *Repo) routeShards() error {
 
 // rewrite is change for a split project: every file read and joined,
 // edited as one set, and only the files whose bytes differ written.
-func (shards) rewrite(ctx context.Context, w *Workspace, edit func([]memory.Memory) ([]memory.Memory, error)) (memory.ReplaceStats, error) {
+func (s shards) rewrite(ctx context.Context, w *Workspace, edit func([]memory.Memory) ([]memory.Memory, error)) (memory.ReplaceStats, error) {
 	p, err := readSplit(w.Repo.Root)
 	if err != nil {
 		return memory.ReplaceStats{}, err
@@ -552,7 +552,7 @@ func (shards) rewrite(ctx context.Context, w *Workspace, edit func([]memory.Memo
 	}
 	lastHash, _, warnings := parseImportState(last)
 	exact := lastHash == hash && len(warnings) == 0 && len(d.InvalidLines) == 0 && len(d.Duplicates) == 0
-	return w.editSplit(ctx, p, parts, d.Memories, hash, exact, edit)
+	return s.editSplit(ctx, w, p, parts, d.Memories, hash, exact, edit)
 }
 
 // editSplit runs edit over mems, the project's memories as read into p and
@@ -561,7 +561,7 @@ func (shards) rewrite(ctx context.Context, w *Workspace, edit func([]memory.Memo
 // that is not yet split comes here from change once it would hold more
 // than format.SplitAt memories, with p holding no file: every shard is
 // written, then the inbox is left as its header.
-func (w *Workspace) editSplit(ctx context.Context, p splitProject, parts []format.Part, mems []memory.Memory, hash string, exact bool,
+func (s shards) editSplit(ctx context.Context, w *Workspace, p splitProject, parts []format.Part, mems []memory.Memory, hash string, exact bool,
 	edit func([]memory.Memory) ([]memory.Memory, error)) (memory.ReplaceStats, error) {
 	var stats memory.ReplaceStats
 	pending, err := w.handEditsToStamp(ctx, mems, hash)
@@ -574,7 +574,7 @@ func (w *Workspace) editSplit(ctx context.Context, p splitProject, parts []forma
 		return stats, err
 	}
 	next = stampHandEdits(next, pending, time.Now())
-	if err := w.writeSplitIndexed(ctx, p, parts, indexed, next, exact, &stats); err != nil {
+	if err := s.writeSplitIndexed(ctx, w, p, parts, indexed, next, exact, &stats); err != nil {
 		return stats, err
 	}
 	if len(pending) > 0 {
@@ -585,7 +585,7 @@ func (w *Workspace) editSplit(ctx context.Context, p splitProject, parts []forma
 
 // writeSplitIndexed writes next as a split project over p, brings the
 // index from indexed to it, and records the files in the import state.
-func (w *Workspace) writeSplitIndexed(ctx context.Context, p splitProject, parts []format.Part, indexed, next []memory.Memory, exact bool, stats *memory.ReplaceStats) error {
+func (s shards) writeSplitIndexed(ctx context.Context, w *Workspace, p splitProject, parts []format.Part, indexed, next []memory.Memory, exact bool, stats *memory.ReplaceStats) error {
 	if err := w.Repo.routeShards(); err != nil {
 		return err
 	}
@@ -593,7 +593,7 @@ func (w *Workspace) writeSplitIndexed(ctx context.Context, p splitProject, parts
 	if err != nil {
 		return err
 	}
-	defer w.keepShardShadows(files)
+	defer s.keepShardShadows(w, files)
 	done, err := w.indexWritten(ctx, shardsRel, func() (err error) {
 		*stats, err = w.indexChanges(ctx, exact, indexed, next)
 		return err
@@ -617,12 +617,12 @@ func (w *Workspace) writeSplitIndexed(ctx context.Context, p splitProject, parts
 		kept, _ := format.DecodeAll(format.Dir+"/"+f.rel, f.data)
 		warnings = append(warnings, kept.Warnings()...)
 	}
-	return w.recordSplit(ctx, &written, warnings)
+	return s.recordSplit(ctx, w, &written, warnings)
 }
 
 // recordSplit records p, as now on disk, in the import state: its content
 // hash, the warnings its import gave, and each file's stamp and hash.
-func (w *Workspace) recordSplit(ctx context.Context, p *splitProject, warnings []string) error {
+func (s shards) recordSplit(ctx context.Context, w *Workspace, p *splitProject, warnings []string) error {
 	files, err := recordFiles(w.Repo.Root, p.sums(), w.settle)
 	if err != nil {
 		return err
@@ -633,7 +633,7 @@ func (w *Workspace) recordSplit(ctx context.Context, p *splitProject, warnings [
 // importSplit makes the index equal to a split project, under the lock.
 // A project that cannot be read as a whole (conflict markers, a newer
 // format) leaves the last import searchable and says why.
-func (w *Workspace) importSplit(ctx context.Context) (Imported, error) {
+func (s shards) importSplit(ctx context.Context, w *Workspace) (Imported, error) {
 	var out Imported
 	err := w.locked(ctx, func() error {
 		last, err := w.store.GetState(ctx, w.stateKey())
@@ -642,7 +642,7 @@ func (w *Workspace) importSplit(ctx context.Context) (Imported, error) {
 		}
 		if files, ok := stateFiles(last); ok {
 			var done bool
-			if out, done, err = w.importShards(ctx, last, files); done || err != nil {
+			if out, done, err = s.importShards(ctx, w, last, files); done || err != nil {
 				return err
 			}
 		}
@@ -655,7 +655,7 @@ func (w *Workspace) importSplit(ctx context.Context) (Imported, error) {
 		if lastHash, _, lastWarnings := parseImportState(last); lastHash == hash {
 			// Touched, not changed: only the stamps are new.
 			out = Imported{Skipped: true, Warnings: lastWarnings}
-			return w.recordSplit(ctx, &p, lastWarnings)
+			return s.recordSplit(ctx, w, &p, lastWarnings)
 		}
 		d, _, err := p.decode()
 		if err != nil {
@@ -665,12 +665,12 @@ func (w *Workspace) importSplit(ctx context.Context) (Imported, error) {
 		// The shadows are written while the index takes the rows, as the
 		// one file's is (importDecoded).
 		var shadowed sync.WaitGroup
-		shadowed.Go(func() { w.keepShardShadows(p.files) })
+		shadowed.Go(func() { s.keepShardShadows(w, p.files) })
 		defer shadowed.Wait()
 		if out, err = w.importDecoded(ctx, d, p.tombs, hash, nil); err != nil {
 			return err
 		}
-		return w.recordSplit(ctx, &p, out.Warnings)
+		return s.recordSplit(ctx, w, &p, out.Warnings)
 	})
 	return out, err
 }
@@ -714,8 +714,8 @@ func (s shards) read() (projectRead, error) {
 }
 
 // read reads and decodes the memories file.
-func (f oneFile) read() (projectRead, error) {
-	raw, err := readMemories(f.root)
+func (one oneFile) read() (projectRead, error) {
+	raw, err := readMemories(one.root)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return projectRead{}, err
 	}
@@ -773,7 +773,7 @@ func (m *memoriesFile) mayHoldSplitAt() bool {
 // restampSplit records the stamps checkFiles found settled in files, under
 // the lock and only while the import state is still last, so that a
 // write since is never overwritten.
-func (w *Workspace) restampSplit(ctx context.Context, last string, files map[string]fileRecord) error {
+func (s shards) restampSplit(ctx context.Context, w *Workspace, last string, files map[string]fileRecord) error {
 	return w.locked(ctx, func() error {
 		now, err := w.store.GetState(ctx, w.stateKey())
 		if err != nil || now != last {
@@ -795,14 +795,14 @@ func MemoriesLocation(root string) string {
 	return l.location()
 }
 
-func (oneFile) location() string { return memoriesRel }
-func (shards) location() string  { return shardsRel + "/" }
+func (one oneFile) location() string { return memoriesRel }
+func (s shards) location() string    { return shardsRel + "/" }
 
-func (oneFile) attributes() (attrs, ignores []string) { return nil, nil }
+func (one oneFile) attributes() (attrs, ignores []string) { return nil, nil }
 
 // attributes gives the shards the union merge of a clone without acolyte's
 // driver, and ignores a killed writer's temporary files among them.
-func (shards) attributes() (attrs, ignores []string) {
+func (s shards) attributes() (attrs, ignores []string) {
 	return []string{shardsUnionAttribute}, []string{"/" + format.ShardsDir + "/" + atomicfile.TempPrefix + "*"}
 }
 
@@ -828,19 +828,19 @@ func shardSettle(fi os.FileInfo, settle time.Duration) time.Duration {
 
 // refresh imports the shards whose recorded stamps moved, unless the
 // import state last still describes every file.
-func (shards) refresh(ctx context.Context, w *Workspace, last string) (Imported, error) {
+func (s shards) refresh(ctx context.Context, w *Workspace, last string) (Imported, error) {
 	files, ok := stateFiles(last)
 	if !ok {
-		return w.importSplit(ctx)
+		return s.importSplit(ctx, w)
 	}
 	holds, restamped := checkFiles(w.Repo.Root, files, w.settle)
 	if !holds {
-		return w.importSplit(ctx)
+		return s.importSplit(ctx, w)
 	}
 	if restamped {
 		// Best effort, as for the one file's stamp: without it the
 		// next command re-reads the files that settled.
-		_ = w.restampSplit(ctx, last, files)
+		_ = s.restampSplit(ctx, w, last, files)
 	}
 	_, _, lastWarnings := parseImportState(last)
 	return Imported{Skipped: true, Warnings: lastWarnings}, nil
@@ -848,7 +848,7 @@ func (shards) refresh(ctx context.Context, w *Workspace, last string) (Imported,
 
 // holds reports whether the import state still describes every file,
 // reading none of them: each recorded stamp is its file's.
-func (shards) holds(w *Workspace, state string, _ os.FileInfo) bool {
+func (s shards) holds(w *Workspace, state string, _ os.FileInfo) bool {
 	files, ok := stateFiles(state)
 	return ok && filesHold(w.Repo.Root, files)
 }

@@ -9,7 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acolyte-dev/acolyte/gitsync/derive"
+
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/internal/gittest"
 	"github.com/acolyte-dev/acolyte/internal/secrets/secretstest"
 	"github.com/acolyte-dev/acolyte/memory"
 )
@@ -34,7 +37,7 @@ func TestPreCommitStagesOnlyTheShardsARuleChanges(t *testing.T) {
 	runGit(t, root, "add", "-A")
 	runGit(t, root, "commit", "-qm", "split")
 
-	writeFiles(t, root, map[string]string{"AGENTS.md": "- Run the tests with go test.\n"})
+	gittest.WriteFiles(t, root, map[string]string{"AGENTS.md": "- Run the tests with go test.\n"})
 	runGit(t, root, "add", "AGENTS.md")
 	res, err := w.RunHook(t.Context(), "pre-commit", nil)
 	if err != nil || !res.Staged {
@@ -56,7 +59,7 @@ func TestPreCommitStagesOnlyTheShardsARuleChanges(t *testing.T) {
 
 	// A changed rule is a line removed from one shard and one added,
 	// perhaps to another.
-	writeFiles(t, root, map[string]string{"AGENTS.md": "- Run the tests with go test -race.\n"})
+	gittest.WriteFiles(t, root, map[string]string{"AGENTS.md": "- Run the tests with go test -race.\n"})
 	runGit(t, root, "add", "AGENTS.md")
 	res, err = w.RunHook(t.Context(), "pre-commit", nil)
 	if err != nil || !res.Staged {
@@ -84,7 +87,7 @@ func TestPreCommitRefusesASecretInAStagedShard(t *testing.T) {
 		t.Fatal(err)
 	}
 	runGit(t, root, "commit", "-qm", "split")
-	if _, ok := w.loadVerifiedShards(); !ok {
+	if _, ok := (shards{root: w.Repo.Root}).loadVerifiedShards(w); !ok {
 		t.Fatal("no verified files after the first commit")
 	}
 	target := mems[11]
@@ -205,13 +208,13 @@ func TestPreCommitShardsStagesWhatTheFullPathStages(t *testing.T) {
 		w, _ := splitWorkspace(t, format.SplitAt+1)
 		w.settle = 0
 		w.now = func() time.Time { return clock }
-		writeFiles(t, w.Repo.Root, map[string]string{"AGENTS.md": "- Run the tests with go test.\n- Wrap errors with %w.\n"})
+		gittest.WriteFiles(t, w.Repo.Root, map[string]string{"AGENTS.md": "- Run the tests with go test.\n- Wrap errors with %w.\n"})
 		runGit(t, w.Repo.Root, "add", "-A")
 		if res, err := w.RunHook(t.Context(), "pre-commit", nil); err != nil || !res.Staged {
 			t.Fatalf("first pre-commit: %+v, %v", res, err)
 		}
 		runGit(t, w.Repo.Root, "commit", "-qm", "rules")
-		if _, ok := w.loadVerifiedShards(); !ok {
+		if _, ok := (shards{root: w.Repo.Root}).loadVerifiedShards(w); !ok {
 			t.Fatal("the full path recorded no verified files")
 		}
 		return w
@@ -223,7 +226,7 @@ func TestPreCommitShardsStagesWhatTheFullPathStages(t *testing.T) {
 		change func(w *Workspace)
 	}{
 		{"a rule changed", func(w *Workspace) {
-			writeFiles(t, w.Repo.Root, map[string]string{"AGENTS.md": "- Run the tests with go test -race.\n- Wrap errors with %w.\n"})
+			gittest.WriteFiles(t, w.Repo.Root, map[string]string{"AGENTS.md": "- Run the tests with go test -race.\n- Wrap errors with %w.\n"})
 		}},
 		{"a line added to a shard by hand", func(w *Workspace) {
 			m := storedMemories(1)[0]
@@ -255,16 +258,16 @@ func TestPreCommitShardsStagesWhatTheFullPathStages(t *testing.T) {
 			step.change(w)
 			runGit(t, w.Repo.Root, "add", "-A")
 		}
-		os.Remove(full.verifiedShardsPath())
+		os.Remove((shards{root: full.Repo.Root}).verifiedShardsPath(full))
 		ix, err := readIndex(t.Context(), fast.Repo)
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := derive(ix)
+		d, err := derive.From(ix)
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, ok, err := fast.preCommitShards(t.Context(), ix, d, HookResult{})
+		_, ok, err := (shards{root: fast.Repo.Root}).preCommitShards(t.Context(), fast, ix, d, HookResult{})
 		ix.close()
 		if err != nil || !ok {
 			t.Fatalf("%s: the fast path did not run: %v", step.name, err)
@@ -310,13 +313,13 @@ func worktreeMemories(t *testing.T, root string) string {
 func TestSyncShardsRewritesOnlyTheRulesShards(t *testing.T) {
 	w, _ := splitWorkspace(t, format.SplitAt+1)
 	ctx := t.Context()
-	writeFiles(t, w.Repo.Root, map[string]string{"AGENTS.md": "- Run the tests with go test.\n"})
+	gittest.WriteFiles(t, w.Repo.Root, map[string]string{"AGENTS.md": "- Run the tests with go test.\n"})
 	if _, err := w.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
 	before := worktreeMemories(t, w.Repo.Root)
-	writeFiles(t, w.Repo.Root, map[string]string{"AGENTS.md": "- Run the tests with go test -race.\n"})
-	out, ok, err := w.syncShards(ctx, nil)
+	gittest.WriteFiles(t, w.Repo.Root, map[string]string{"AGENTS.md": "- Run the tests with go test -race.\n"})
+	out, ok, err := (shards{root: w.Repo.Root}).syncShards(ctx, w, nil)
 	if err != nil || !ok {
 		t.Fatalf("syncShards did not run: %v", err)
 	}

@@ -22,15 +22,15 @@ import (
 // the decoder works around sends the import to the full path.
 
 // shardShadowDir is where a split project's shard shadows live.
-func (w *Workspace) shardShadowDir() string {
-	return filepath.Join(w.Repo.GitDir(), "acolyte", "imported")
+func (s shards) shardShadowDir(w *Workspace) string {
+	return filepath.Join(cacheDir(w.Repo), "imported")
 }
 
 // keepShardShadows copies files, the project's files as the index now
 // holds them, to their shadows; a shard that is gone loses its shadow.
 // Best effort: a cache, checked before use.
-func (w *Workspace) keepShardShadows(files []projectFile) {
-	dir := w.shardShadowDir()
+func (s shards) keepShardShadows(w *Workspace, files []projectFile) {
+	dir := s.shardShadowDir(w)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return
 	}
@@ -54,12 +54,12 @@ func (w *Workspace) keepShardShadows(files []projectFile) {
 }
 
 // shardShadow is the shadow of the shard file rel when its hash is hash.
-func (w *Workspace) shardShadow(rel, hash string) ([]byte, bool) {
+func (s shards) shardShadow(w *Workspace, rel, hash string) ([]byte, bool) {
 	shard, ok := format.ParseShardFile(rel)
 	if !ok {
 		return nil, false
 	}
-	data, err := os.ReadFile(filepath.Join(w.shardShadowDir(), shard+".jsonl"))
+	data, err := os.ReadFile(filepath.Join(s.shardShadowDir(w), shard+".jsonl"))
 	if err != nil || sha256Hex(data) != hash {
 		return nil, false
 	}
@@ -70,11 +70,11 @@ func (w *Workspace) shardShadow(rel, hash string) ([]byte, bool) {
 // last, whose file table is files, and reports ok false, having changed
 // nothing, when the full import must run instead. The caller holds the
 // lock.
-func (w *Workspace) importShards(ctx context.Context, last string, files map[string]fileRecord) (out Imported, ok bool, err error) {
+func (s shards) importShards(ctx context.Context, w *Workspace, last string, files map[string]fileRecord) (out Imported, ok bool, err error) {
 	if _, _, warnings := parseImportState(last); len(warnings) > 0 {
 		return out, false, nil
 	}
-	next, changed, ok := w.changedShards(files)
+	next, changed, ok := s.changedShards(w, files)
 	if !ok {
 		return out, false, nil
 	}
@@ -87,7 +87,7 @@ func (w *Workspace) importShards(ctx context.Context, last string, files map[str
 		shard, _ := format.ParseShardFile(f.rel)
 		var old []byte
 		if r, had := files[f.rel]; had {
-			if old, ok = w.shardShadow(f.rel, r.hash); !ok {
+			if old, ok = s.shardShadow(w, f.rel, r.hash); !ok {
 				return out, false, nil
 			}
 		}
@@ -126,7 +126,7 @@ func (w *Workspace) importShards(ctx context.Context, last string, files map[str
 		if err := w.recordHandEditsDiff(ctx, pending, after, removed, out.Revised); err != nil {
 			return out, true, err
 		}
-		w.keepShardShadows(changed)
+		s.keepShardShadows(w, changed)
 	} else {
 		out.Skipped = true
 	}
@@ -138,7 +138,7 @@ func (w *Workspace) importShards(ctx context.Context, last string, files map[str
 // content changed (data nil for one removed). ok is false when the full
 // import must run: the inbox or forgotten.jsonl changed (either may hide
 // or hold any shard's memories), or a file cannot be read.
-func (w *Workspace) changedShards(files map[string]fileRecord) (next map[string]fileRecord, changed []projectFile, ok bool) {
+func (s shards) changedShards(w *Workspace, files map[string]fileRecord) (next map[string]fileRecord, changed []projectFile, ok bool) {
 	rels, err := projectFiles(w.Repo.Root)
 	if err != nil {
 		return nil, nil, false

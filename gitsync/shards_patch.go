@@ -80,15 +80,15 @@ func appendEdit(m memory.Memory) shardEdit {
 // vouches for every file, then has index bring the index along and records
 // the new files. before runs under the lock ahead of any write (a forget
 // writes its tombstones there); it may return format.ErrNotPatchable.
-func (w *Workspace) patchSplit(ctx context.Context, edits map[string]shardEdit, before func() error, index func() error) error {
-	return w.patchShards(ctx, edits, nil, before, index)
+func (s shards) patchSplit(ctx context.Context, w *Workspace, edits map[string]shardEdit, before func() error, index func() error) error {
+	return s.patchShards(ctx, w, edits, nil, before, index)
 }
 
 // patchShards is patchSplit where adds, by shard, are new memories each to
 // go after its shard's last line: the line is appended to the shard's
 // bytes without decoding them, and only when an id does not sort last is
 // the shard decoded and edited (with appendEdit) instead.
-func (w *Workspace) patchShards(ctx context.Context, edits map[string]shardEdit, adds map[string]memory.Memory, before func() error, index func() error) error {
+func (s shards) patchShards(ctx context.Context, w *Workspace, edits map[string]shardEdit, adds map[string]memory.Memory, before func() error, index func() error) error {
 	dir := filepath.Join(w.Repo.Root, format.Dir)
 	if split, err := isSplit(w.Repo.Root); err != nil || !split {
 		return format.ErrNotPatchable
@@ -174,7 +174,7 @@ func (w *Workspace) patchShards(ctx context.Context, edits map[string]shardEdit,
 	for i, f := range out {
 		shadows[i] = projectFile{rel: f.rel, data: f.data}
 	}
-	w.keepShardShadows(shadows)
+	s.keepShardShadows(w, shadows)
 	if before != nil {
 		ts, err := readForgotten(w.Repo.Root)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -190,7 +190,7 @@ func (w *Workspace) patchShards(ctx context.Context, edits map[string]shardEdit,
 // add stores a prepared project memory in a split project's shard,
 // deduplicating against the index, which patchSplit guarantees holds the
 // project.
-func (shards) add(ctx context.Context, w *Workspace, m memory.Memory) (memory.Added, error) {
+func (s shards) add(ctx context.Context, w *Workspace, m memory.Memory) (memory.Added, error) {
 	out := memory.Added{Memory: m}
 	dedupe := func() error {
 		have, found, err := w.store.FindContent(ctx, memory.ScopeProject, w.Repo.Root, m.Content)
@@ -200,7 +200,7 @@ func (shards) add(ctx context.Context, w *Workspace, m memory.Memory) (memory.Ad
 		}
 		return err
 	}
-	err := w.patchShards(ctx, nil, map[string]memory.Memory{format.ShardOf(m.ID): m}, dedupe, func() error {
+	err := s.patchShards(ctx, w, nil, map[string]memory.Memory{format.ShardOf(m.ID): m}, dedupe, func() error {
 		put, err := w.store.Put(ctx, m)
 		out.Warning = put.Warning
 		return err
@@ -217,7 +217,7 @@ var errDuplicate = errors.New("the project already holds this memory")
 
 // remove forgets project memories of a split project: their
 // tombstones first, then their lines.
-func (shards) remove(ctx context.Context, w *Workspace, mems []memory.Memory, now time.Time) error {
+func (s shards) remove(ctx context.Context, w *Workspace, mems []memory.Memory, now time.Time) error {
 	gone := make(map[string]bool, len(mems))
 	ids := make([]string, 0, len(mems))
 	edits := make(map[string]shardEdit)
@@ -228,14 +228,14 @@ func (shards) remove(ctx context.Context, w *Workspace, mems []memory.Memory, no
 			return slices.DeleteFunc(in, func(m memory.Memory) bool { return gone[m.ID] }), nil
 		}
 	}
-	return w.patchSplit(ctx, edits, func() error { return w.addTombstones(mems, now) }, func() error {
+	return s.patchSplit(ctx, w, edits, func() error { return w.addTombstones(mems, now) }, func() error {
 		_, err := w.store.Delete(ctx, w.vis, ids...)
 		return err
 	})
 }
 
 // replace replaces the line of m in its shard of a split project.
-func (shards) replace(ctx context.Context, w *Workspace, m memory.Memory) error {
+func (s shards) replace(ctx context.Context, w *Workspace, m memory.Memory) error {
 	edit := func(mems []memory.Memory) ([]memory.Memory, error) {
 		i := slices.IndexFunc(mems, func(have memory.Memory) bool { return have.ID == m.ID })
 		if i < 0 {
@@ -244,7 +244,7 @@ func (shards) replace(ctx context.Context, w *Workspace, m memory.Memory) error 
 		mems[i] = m
 		return mems, nil
 	}
-	return w.patchSplit(ctx, map[string]shardEdit{format.ShardOf(m.ID): edit}, nil, func() error {
+	return s.patchSplit(ctx, w, map[string]shardEdit{format.ShardOf(m.ID): edit}, nil, func() error {
 		_, err := w.store.Put(ctx, m)
 		return err
 	})

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/acolyte-dev/acolyte/gitsync/derive"
 	"slices"
 	"strings"
 
@@ -53,8 +54,8 @@ func readStagedSplit(ix *index) (splitProject, error) {
 // file is decoded, the derived memories refreshed, every memory scanned for
 // secrets, and the files whose bytes change staged, the emptied shards
 // removed from the index.
-func (shards) preCommit(ctx context.Context, w *Workspace, ix *index, d Derivation, res HookResult) (HookResult, error) {
-	if fast, ok, err := w.preCommitShards(ctx, ix, d, res); ok || err != nil {
+func (s shards) preCommit(ctx context.Context, w *Workspace, ix *index, d derive.Derivation, res HookResult) (HookResult, error) {
+	if fast, ok, err := s.preCommitShards(ctx, w, ix, d, res); ok || err != nil {
 		return fast, err
 	}
 	p, err := readStagedSplit(ix)
@@ -77,7 +78,7 @@ func (shards) preCommit(ctx context.Context, w *Workspace, ix *index, d Derivati
 	}
 	now := w.clock()
 	current = stampHandEdits(current, edits, now)
-	next := Refresh(current, d.Memories)
+	next := derive.Refresh(current, d.Memories)
 	files := encodeSplit(next, parts)
 	encoded := make(map[string][]byte, len(files))
 	for _, f := range files {
@@ -118,7 +119,7 @@ func (shards) preCommit(ctx context.Context, w *Workspace, ix *index, d Derivati
 			}
 		}
 	}
-	w.saveVerifiedShards(v)
+	s.saveVerifiedShards(w, v)
 	if changed {
 		res.Changes, res.Staged = Diff(current, next), true
 		if err := EnsureAttributes(w.Repo.Root); err != nil {

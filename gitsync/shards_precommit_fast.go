@@ -5,6 +5,7 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
+	"github.com/acolyte-dev/acolyte/gitsync/derive"
 	"maps"
 	"path/filepath"
 	"strings"
@@ -41,21 +42,21 @@ type verifiedShards struct {
 	Build string              `json:"build"`
 }
 
-func (w *Workspace) verifiedShardsPath() string {
-	return filepath.Join(w.Repo.GitDir(), "acolyte", "verified-shards.json")
+func (s shards) verifiedShardsPath(w *Workspace) string {
+	return filepath.Join(cacheDir(w.Repo), "verified-shards.json")
 }
 
-func (w *Workspace) loadVerifiedShards() (verifiedShards, bool) {
+func (s shards) loadVerifiedShards(w *Workspace) (verifiedShards, bool) {
 	var v verifiedShards
-	ok := readRecord(w.verifiedShardsPath(), &v) && v.Files != nil
+	ok := readRecord(s.verifiedShardsPath(w), &v) && v.Files != nil
 	return v, ok && thisBuild(v.Build)
 }
 
 // saveVerifiedShards records v, best effort: without it the next commit
 // takes the full path.
-func (w *Workspace) saveVerifiedShards(v verifiedShards) {
+func (s shards) saveVerifiedShards(w *Workspace, v verifiedShards) {
 	if v.Build = buildKey(); v.Build != "" {
-		writeRecord(w.verifiedShardsPath(), v)
+		writeRecord(s.verifiedShardsPath(w), v)
 	}
 }
 
@@ -87,8 +88,8 @@ type stagedShard struct {
 
 // preCommitShards is the fast path of shards.preCommit. ok is false when it
 // did nothing and the full path must run.
-func (w *Workspace) preCommitShards(ctx context.Context, ix *index, d Derivation, res HookResult) (HookResult, bool, error) {
-	v, ok := w.loadVerifiedShards()
+func (s shards) preCommitShards(ctx context.Context, w *Workspace, ix *index, d derive.Derivation, res HookResult) (HookResult, bool, error) {
+	v, ok := s.loadVerifiedShards(w)
 	if !ok {
 		return res, false, nil
 	}
@@ -97,7 +98,7 @@ func (w *Workspace) preCommitShards(ctx context.Context, ix *index, d Derivation
 	}
 	staged := stagedShardFiles(ix)
 	forgottenBlob := ix.entries[forgottenRel].blob
-	ts, newlyForgotten, ok := w.stagedTombstones(ix, v.Forgotten, forgottenBlob)
+	ts, newlyForgotten, ok := s.stagedTombstones(w, ix, v.Forgotten, forgottenBlob)
 	if !ok {
 		return res, false, nil
 	}
@@ -128,13 +129,13 @@ func (w *Workspace) preCommitShards(ctx context.Context, ix *index, d Derivation
 		current = append(current, f.mems...)
 	}
 	current, _ = format.Forget(current, ts.list)
-	edits, err := w.freshHandEdits(ctx, current, fresh)
+	edits, err := s.freshHandEdits(ctx, w, current, fresh)
 	if err != nil {
 		return res, true, err
 	}
 	now := w.clock()
 	current = stampHandEdits(current, edits, now)
-	next := Refresh(current, d.Memories)
+	next := derive.Refresh(current, d.Memories)
 	byShard := format.Shard(next)
 	encoded := make(map[string][]byte)
 	for _, f := range files {
@@ -180,8 +181,8 @@ func (w *Workspace) preCommitShards(ctx context.Context, ix *index, d Derivation
 			return res, true, err
 		}
 	}
-	w.saveVerifiedShards(verifiedAfter(v, blobs, files, byShard, forgottenBlob))
-	synced, err := w.syncAfterCommit(ctx, edits, now)
+	s.saveVerifiedShards(w, verifiedAfter(v, blobs, files, byShard, forgottenBlob))
+	synced, err := s.syncAfterCommit(ctx, w, edits, now)
 	res.Import = synced.Import
 	res.Warnings = append(res.Warnings, synced.Refused...)
 	return res, true, err
@@ -191,7 +192,7 @@ func (w *Workspace) preCommitShards(ctx context.Context, ix *index, d Derivation
 // is staged) and the ids it covers that the one verified files were
 // checked against (verifiedBlob) did not. ok is false when either cannot
 // be read whole.
-func (w *Workspace) stagedTombstones(ix *index, verifiedBlob, blob string) (ts tombstones, newly []string, ok bool) {
+func (s shards) stagedTombstones(w *Workspace, ix *index, verifiedBlob, blob string) (ts tombstones, newly []string, ok bool) {
 	read := func(blob string) (tombstones, bool) {
 		if blob == "" {
 			return tombstones{}, true
@@ -225,7 +226,7 @@ func (w *Workspace) stagedTombstones(ix *index, verifiedBlob, blob string) (ts t
 // freshHandEdits finds the hand edits among the memories of current whose
 // ids fresh names, those of staged files no hook verified: each is compared
 // with the index's row, as handEditsToStamp compares a whole file.
-func (w *Workspace) freshHandEdits(ctx context.Context, current []memory.Memory, fresh map[string]bool) (map[string]time.Time, error) {
+func (s shards) freshHandEdits(ctx context.Context, w *Workspace, current []memory.Memory, fresh map[string]bool) (map[string]time.Time, error) {
 	var file, indexed []memory.Memory
 	for _, m := range current {
 		if !fresh[m.ID] {
@@ -242,16 +243,16 @@ func (w *Workspace) freshHandEdits(ctx context.Context, current []memory.Memory,
 
 // secretRefusals refuses each memory of mems that holds a secret, by the
 // file of encoded it is in and its line there.
-func secretRefusals(encoded map[string][]byte, mems []memory.Memory) []Refusal {
+func secretRefusals(encoded map[string][]byte, mems []memory.Memory) []derive.Refusal {
 	var p splitProject
 	for rel, data := range encoded {
 		p.files = append(p.files, projectFile{rel: rel, data: data})
 	}
 	locate := p.locator()
-	var out []Refusal
+	var out []derive.Refusal
 	for _, m := range mems {
 		rel, line := locate(m.ID)
-		if f, found := secretRefusal(rel, line, m); found {
+		if f, found := derive.SecretRefusal(rel, line, m); found {
 			sec, _ := format.FindSecret(m)
 			f.Line = line
 			f.Message = fmt.Sprintf("%s %s; delete that line, rotate the credential and git add %s", sec.Name(m, fmt.Sprintf("on line %d", line)), sec.Phrase(), rel)

@@ -3,6 +3,7 @@ package gitsync
 import (
 	"context"
 	"errors"
+	"github.com/acolyte-dev/acolyte/gitsync/derive"
 	"slices"
 	"time"
 
@@ -14,8 +15,8 @@ import (
 // which has just staged the same derived memories: for a split project
 // whose index holds every file, it changes only the shards of the derived
 // memories that differ (syncShards); otherwise it is sync.
-func (w *Workspace) syncAfterCommit(ctx context.Context, pending map[string]time.Time, now time.Time) (Synced, error) {
-	if out, ok, err := w.syncShards(ctx, pending); ok || err != nil {
+func (s shards) syncAfterCommit(ctx context.Context, w *Workspace, pending map[string]time.Time, now time.Time) (Synced, error) {
+	if out, ok, err := s.syncShards(ctx, w, pending); ok || err != nil {
 		return out, err
 	}
 	return w.sync(ctx, pending, now)
@@ -29,11 +30,11 @@ func (w *Workspace) syncAfterCommit(ctx context.Context, pending map[string]time
 // the index does not vouch for (patchSplit). It neither compacts
 // forgotten.jsonl nor reports secrets already stored, which the full sync
 // and check do.
-func (w *Workspace) syncShards(ctx context.Context, pending map[string]time.Time) (Synced, bool, error) {
+func (s shards) syncShards(ctx context.Context, w *Workspace, pending map[string]time.Time) (Synced, bool, error) {
 	if split, err := isSplit(w.Repo.Root); err != nil || !split || len(pending) > 0 {
 		return Synced{}, false, err
 	}
-	d, err := DeriveWorktree(w.Repo.Root)
+	d, err := derive.Worktree(w.Repo.Root)
 	if err != nil {
 		return Synced{}, false, err
 	}
@@ -45,11 +46,11 @@ func (w *Workspace) syncShards(ctx context.Context, pending map[string]time.Time
 	if again, err := w.pendingHandEdits(ctx); err != nil || len(again) > 0 {
 		return Synced{}, false, err
 	}
-	current, err := w.derivedInIndex(ctx, d.Memories)
+	current, err := s.derivedInIndex(ctx, w, d.Memories)
 	if err != nil {
 		return Synced{}, false, err
 	}
-	next := Refresh(current, d.Memories)
+	next := derive.Refresh(current, d.Memories)
 	out.Changes = Diff(current, next)
 	if len(out.Changes) == 0 {
 		out.Import = imp
@@ -85,7 +86,7 @@ func (w *Workspace) syncShards(ctx context.Context, pending map[string]time.Time
 			return mems, nil
 		}
 	}
-	err = w.patchSplit(ctx, edits, nil, func() error {
+	err = s.patchSplit(ctx, w, edits, nil, func() error {
 		if len(removed) > 0 {
 			if _, err := w.store.Delete(ctx, w.vis, removed...); err != nil {
 				return err
@@ -114,14 +115,14 @@ func (w *Workspace) syncShards(ctx context.Context, pending map[string]time.Time
 // index holds, given the memories the worktree derives now: every rule and
 // seed, and any stored memory whose id a derived one takes. It reads them
 // by kind (memories_by_kind) and by id, not the whole project.
-func (w *Workspace) derivedInIndex(ctx context.Context, derived []memory.Memory) ([]memory.Memory, error) {
+func (s shards) derivedInIndex(ctx context.Context, w *Workspace, derived []memory.Memory) ([]memory.Memory, error) {
 	var current []memory.Memory
 	for _, kind := range []memory.Kind{memory.KindRule, memory.KindSeed} {
 		mems, err := w.store.List(ctx, w.vis, memory.Filter{Scope: memory.ScopeProject, Kind: kind})
 		if err != nil {
 			return nil, err
 		}
-		current = append(current, slices.DeleteFunc(mems, func(m memory.Memory) bool { return !IsDerived(m) })...)
+		current = append(current, slices.DeleteFunc(mems, func(m memory.Memory) bool { return !derive.IsDerived(m) })...)
 	}
 	// A derived memory may take the id of one the project stores.
 	have := make(map[string]bool, len(current))

@@ -468,7 +468,7 @@ func TestAShardChangedOutsideIsImportedAlone(t *testing.T) {
 	}
 	var imp Imported
 	err = w.locked(ctx, func() (err error) {
-		imp, ok, err = w.importShards(ctx, last, files)
+		imp, ok, err = (shards{root: w.Repo.Root}).importShards(ctx, w, last, files)
 		return err
 	})
 	if err != nil || !ok {
@@ -487,13 +487,13 @@ func TestAShardChangedOutsideIsImportedAlone(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(w.Repo.Root, format.Dir, rel), format.Encode(next), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(w.shardShadowDir(), shard+".jsonl"), []byte("tampered"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(shards{root: w.Repo.Root}.shardShadowDir(w), shard+".jsonl"), []byte("tampered"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	last, _ = w.store.GetState(ctx, w.stateKey())
 	files, _ = stateFiles(last)
 	err = w.locked(ctx, func() (err error) {
-		_, ok, err = w.importShards(ctx, last, files)
+		_, ok, err = (shards{root: w.Repo.Root}).importShards(ctx, w, last, files)
 		return err
 	})
 	if err != nil || ok {

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/acolyte-dev/acolyte/gitsync/derive"
 	"io"
 	"io/fs"
 	"maps"
@@ -187,18 +188,18 @@ func (w *Workspace) refresh(ctx context.Context) (Imported, error) {
 
 // refresh imports the memories file unless the import state last still
 // describes it; with no file, it derives the rules and seeds.
-func (oneFile) refresh(ctx context.Context, w *Workspace, last string) (Imported, error) {
+func (one oneFile) refresh(ctx context.Context, w *Workspace, last string) (Imported, error) {
 	lastHash, _, lastWarnings := parseImportState(last)
 	before, statErr := os.Stat(format.MemoriesPath(w.Repo.Root))
 	if errors.Is(statErr, fs.ErrNotExist) {
-		return w.deriveUnsynced(ctx, lastHash)
+		return one.deriveUnsynced(ctx, w, lastHash)
 	}
 	if statErr == nil && (oneFile{}).holds(w, last, before) {
 		return Imported{Skipped: true, Warnings: lastWarnings}, nil
 	}
 	// importFile reads and hashes the file once, and leaves the index
 	// alone when the content is what was last imported.
-	return w.importFile(ctx)
+	return one.importFile(ctx, w)
 }
 
 // holds reports whether the import state still describes the memories
@@ -206,7 +207,7 @@ func (oneFile) refresh(ctx context.Context, w *Workspace, last string) (Imported
 // state records is the file's (with forgotten.jsonl's), or, right after
 // acolyte's own write, before the stamp has settled, the writer's
 // fingerprint vouches for it (fingerprint.go).
-func (oneFile) holds(w *Workspace, state string, memories os.FileInfo) bool {
+func (one oneFile) holds(w *Workspace, state string, memories os.FileInfo) bool {
 	if _, ok := stateFiles(state); ok {
 		return false // the state describes shards, since joined
 	}
@@ -215,7 +216,7 @@ func (oneFile) holds(w *Workspace, state string, memories os.FileInfo) bool {
 	if lastStamp != "" && lastStamp == stamp(memories)+forgottenStamp(fbefore, fstatErr) {
 		return true
 	}
-	return w.fingerprinted(state)
+	return one.fingerprinted(w, state)
 }
 
 // unsyncedPrefix marks an import state that holds rules derived on read,
@@ -229,7 +230,7 @@ const unsyncedPrefix = "unsynced:"
 // changed (their content hashes, three or four small reads), so the no-op
 // path walks no tree; a nested AGENTS.md added later waits for sync.
 // Nothing is written to the worktree: that is sync's and init's to do.
-func (w *Workspace) deriveUnsynced(ctx context.Context, lastHash string) (Imported, error) {
+func (one oneFile) deriveUnsynced(ctx context.Context, w *Workspace, lastHash string) (Imported, error) {
 	key, err := unsyncedKey(w.Repo.Root)
 	if err != nil {
 		return Imported{}, err
@@ -240,7 +241,7 @@ func (w *Workspace) deriveUnsynced(ctx context.Context, lastHash string) (Import
 	var mems []memory.Memory
 	var warnings []string
 	if key != unsyncedPrefix {
-		d, err := DeriveWorktree(w.Repo.Root)
+		d, err := derive.Worktree(w.Repo.Root)
 		if err != nil {
 			return Imported{}, err
 		}
@@ -264,7 +265,7 @@ func (w *Workspace) deriveUnsynced(ctx context.Context, lastHash string) (Import
 // the bare prefix when there are none.
 func unsyncedKey(root string) (string, error) {
 	key := unsyncedPrefix
-	for _, name := range append(slices.Clone(instructionNames), format.Dir+"/"+SeedsFile) {
+	for _, name := range append(slices.Clone(derive.InstructionNames), format.Dir+"/"+derive.SeedsFile) {
 		h, err := hashFile(filepath.Join(root, filepath.FromSlash(name)))
 		if err != nil {
 			return "", err
@@ -357,7 +358,7 @@ func forgottenStamp(fi os.FileInfo, statErr error) string {
 
 // settledStamps is settledStamp of the memories file joined with that of
 // forgotten.jsonl when it exists; empty unless both are settled.
-func (w *Workspace) settledStamps(before os.FileInfo, statErr error, fbefore os.FileInfo, fstatErr error) string {
+func (one oneFile) settledStamps(w *Workspace, before os.FileInfo, statErr error, fbefore os.FileInfo, fstatErr error) string {
 	s := settledStamp(format.MemoriesPath(w.Repo.Root), before, statErr, w.settle)
 	if s == "" || fstatErr != nil {
 		return s
@@ -390,7 +391,7 @@ func settledStamp(path string, before os.FileInfo, statErr error, settle time.Du
 
 // importFile makes the index equal to the file, under the file lock so a
 // concurrent write cannot slip between the read and the index update.
-func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
+func (one oneFile) importFile(ctx context.Context, w *Workspace) (Imported, error) {
 	var out Imported
 	err := w.locked(ctx, func() error {
 		path := format.MemoriesPath(w.Repo.Root)
@@ -426,7 +427,7 @@ func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
 		tooMany := tooManyToIndex(data)
 		var plan *diffPlan
 		if present && terr == nil && tooMany == nil {
-			if plan, err = w.planDiff(ctx, data, last, ts); err != nil {
+			if plan, err = one.planDiff(ctx, w, data, last, ts); err != nil {
 				return err
 			}
 		}
@@ -435,7 +436,7 @@ func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
 			// Touched, not changed (or changed back): only the stamps are new.
 			plan.close()
 			out = Imported{Skipped: true, Warnings: lastWarnings}
-			stamps := w.settledStamps(before, statErr, fbefore, fstatErr)
+			stamps := one.settledStamps(w, before, statErr, fbefore, fstatErr)
 			if stamps == "" || h == nil {
 				return nil
 			}
@@ -448,7 +449,7 @@ func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
 		err = tooMany
 		diffed := false
 		if plan != nil {
-			if out, diffed, err = w.applyDiff(ctx, plan, hash, data); err != nil {
+			if out, diffed, err = one.applyDiff(ctx, w, plan, hash, data); err != nil {
 				return err
 			}
 		}
@@ -467,7 +468,7 @@ func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
 		} else if out, err = w.importDecoded(ctx, d, ts, hash, data); err != nil {
 			return err
 		}
-		stamps := w.settledStamps(before, statErr, fbefore, fstatErr)
+		stamps := one.settledStamps(w, before, statErr, fbefore, fstatErr)
 		// A file someone else wrote is fingerprinted, like stamped, only
 		// once settled: it may change again within its clock tick.
 		var fp fingerprint
@@ -492,7 +493,7 @@ func (w *Workspace) importDecoded(ctx context.Context, d format.Decoded, ts tomb
 	// failed import leaves it unused.
 	var shadowed sync.WaitGroup
 	if data != nil {
-		shadowed.Go(func() { w.keepShadow(hash, data) })
+		shadowed.Go(func() { w.shadows().keepShadow(hash, data) })
 	}
 	defer shadowed.Wait()
 	if out.ReplaceStats, err = w.store.ReplaceScope(ctx, memory.ScopeProject, w.Repo.Root, kept); err != nil {
@@ -511,7 +512,7 @@ func (w *Workspace) importDecoded(ctx context.Context, d format.Decoded, ts tomb
 // drops their lines, which a merge without acolyte's driver may have
 // brought back; an invalid tombstone refuses the write (a memory it meant
 // to hide cannot be told apart).
-func (w *Workspace) readForWrite() (d format.Decoded, hash string, err error) {
+func (one oneFile) readForWrite(w *Workspace) (d format.Decoded, hash string, err error) {
 	ts, err := readTombstones(w.Repo.Root)
 	if err != nil {
 		return d, "", err
@@ -623,10 +624,10 @@ func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]me
 // rewrite is change for the one file: it reads the file, applies edit, and
 // writes every line (or the shards, when edit takes the project past
 // format.SplitAt).
-func (oneFile) rewrite(ctx context.Context, w *Workspace, edit func([]memory.Memory) ([]memory.Memory, error)) (memory.ReplaceStats, error) {
+func (one oneFile) rewrite(ctx context.Context, w *Workspace, edit func([]memory.Memory) ([]memory.Memory, error)) (memory.ReplaceStats, error) {
 	var stats memory.ReplaceStats
 	path := format.MemoriesPath(w.Repo.Root)
-	d, hash, err := w.readForWrite()
+	d, hash, err := one.readForWrite(w)
 	if err != nil {
 		return stats, err
 	}
@@ -656,7 +657,7 @@ func (oneFile) rewrite(ctx context.Context, w *Workspace, edit func([]memory.Mem
 	if len(next) > format.SplitAt {
 		// The write that takes the project past one file splits it.
 		parts := []format.Part{{File: format.MemoriesFile, Decoded: d}}
-		if err := w.writeSplitIndexed(ctx, splitProject{}, parts, indexed, next, exact, &stats); err != nil {
+		if err := (shards{root: w.Repo.Root}).writeSplitIndexed(ctx, w, splitProject{}, parts, indexed, next, exact, &stats); err != nil {
 			return stats, err
 		}
 		if len(pending) > 0 {
@@ -695,7 +696,7 @@ func (oneFile) rewrite(ctx context.Context, w *Workspace, edit func([]memory.Mem
 		return stats, err
 	}
 	if data, err := os.ReadFile(path); err == nil {
-		w.keepShadow(sha256Hex(data), data)
+		w.shadows().keepShadow(sha256Hex(data), data)
 	}
 	if len(pending) > 0 {
 		return stats, w.setPendingHandEdits(ctx, nil)
@@ -781,7 +782,7 @@ func refuseDerivedKind(k memory.Kind) error {
 	case memory.KindRule:
 		return fmt.Errorf("%w: a project rule comes from AGENTS.md (or CLAUDE.md, GEMINI.md); add it there as a bullet and run `acolyte sync`, or store it with kind %s", ErrDerivedKind, memory.KindStored)
 	case memory.KindSeed:
-		return fmt.Errorf("%w: a project seed comes from %s/%s; add it there and run `acolyte sync`, import a file with `acolyte seed FILE`, or store it with kind %s", ErrDerivedKind, format.Dir, SeedsFile, memory.KindStored)
+		return fmt.Errorf("%w: a project seed comes from %s/%s; add it there and run `acolyte sync`, import a file with `acolyte seed FILE`, or store it with kind %s", ErrDerivedKind, format.Dir, derive.SeedsFile, memory.KindStored)
 	}
 	return nil
 }
@@ -799,7 +800,7 @@ func (w *Workspace) Remove(ctx context.Context, ids ...string) ([]memory.Memory,
 		if err != nil {
 			return nil, err
 		}
-		if m.Scope == memory.ScopeProject && IsDerived(m) {
+		if m.Scope == memory.ScopeProject && derive.IsDerived(m) {
 			return nil, fmt.Errorf("%w: %s is derived from %s; edit that file and run `acolyte sync` to remove it", ErrDerivedKind, id, m.Source)
 		}
 		if m.Scope == memory.ScopeProject {
@@ -858,10 +859,10 @@ type Synced struct {
 	Import  Imported `json:"import"`
 	// Warnings are files that were not read (symlinks leading out of the
 	// repository); nothing of them was written.
-	Warnings []Refusal `json:"warnings,omitempty"`
+	Warnings []derive.Refusal `json:"warnings,omitempty"`
 	// Refused are rules and seeds that were not written because they hold
 	// a secret or are not valid memories; every other one was.
-	Refused []Refusal `json:"refused,omitempty"`
+	Refused []derive.Refusal `json:"refused,omitempty"`
 }
 
 // storedSecrets reports the stored memories of the file that hold a
@@ -869,11 +870,11 @@ type Synced struct {
 // leave them: sync keeps them, since the file is the truth and dropping a
 // line unasked loses it, but says so, with the fix, as check does. locate
 // says which file, and which line of it, holds an id.
-func storedSecrets(locate lineLocator, mems []memory.Memory) []Refusal {
-	var out []Refusal
+func storedSecrets(locate lineLocator, mems []memory.Memory) []derive.Refusal {
+	var out []derive.Refusal
 	for _, m := range mems {
 		sec, found := format.FindSecret(m)
-		if !found || IsDerived(m) {
+		if !found || derive.IsDerived(m) {
 			continue
 		}
 		rel, line := locate(m.ID)
@@ -881,7 +882,7 @@ func storedSecrets(locate lineLocator, mems []memory.Memory) []Refusal {
 		if sec.Field == "id" {
 			fix = "delete that line"
 		}
-		out = append(out, Refusal{File: rel, Line: line, Problem: ProblemSecret, Secret: sec.Kind,
+		out = append(out, derive.Refusal{File: rel, Line: line, Problem: derive.ProblemSecret, Secret: sec.Kind,
 			Message: fmt.Sprintf("%s %s; %s, rotate the credential and commit %s", sec.Name(m, fmt.Sprintf("on line %d", line)), sec.Phrase(), fix, rel)})
 	}
 	return out
@@ -941,7 +942,7 @@ func (w *Workspace) Sync(ctx context.Context) (Synced, error) {
 // with, which the pre-commit hook shares so that the commit it stamps and
 // the worktree agree.
 func (w *Workspace) sync(ctx context.Context, pending map[string]time.Time, now time.Time) (Synced, error) {
-	d, err := DeriveWorktree(w.Repo.Root)
+	d, err := derive.Worktree(w.Repo.Root)
 	if err != nil {
 		return Synced{}, err
 	}
@@ -977,10 +978,10 @@ func (w *Workspace) sync(ctx context.Context, pending map[string]time.Time, now 
 	current = stampHandEdits(MarkHandEdits(current, indexed, now), pending, now)
 	// Comparing bytes, not memories, also rewrites a file that a union
 	// merge left out of order.
-	if next := Refresh(current, derived); read.differs(next) {
+	if next := derive.Refresh(current, derived); read.differs(next) {
 		out.Import.ReplaceStats, err = w.change(ctx, func(mems []memory.Memory) ([]memory.Memory, error) {
 			mems = stampHandEdits(MarkHandEdits(mems, indexed, now), pending, now)
-			next := Refresh(mems, derived)
+			next := derive.Refresh(mems, derived)
 			out.Changes = Diff(mems, next)
 			return next, nil
 		})

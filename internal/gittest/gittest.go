@@ -52,3 +52,15 @@ func WriteFiles(t testing.TB, root string, files map[string]string) {
 		}
 	}
 }
+
+// Symlink makes link point at target, creating link's folder, and skips
+// the test where the filesystem has no symlinks.
+func Symlink(t testing.TB, target, link string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, link); err != nil {
+		t.Skipf("no symlinks here: %v", err)
+	}
+}

@@ -1,4 +1,4 @@
-package gitsync
+package derive
 
 import (
 	"errors"
@@ -93,39 +93,39 @@ func (d Derivation) Err() error {
 	return errors.Join(errs...)
 }
 
-// errOutside marks a file whose resolved path leaves the repository.
-var errOutside = errors.New("it resolves outside the repository")
+// ErrOutside marks a file whose resolved path leaves the repository.
+var ErrOutside = errors.New("it resolves outside the repository")
 
 // tree is where derivation reads from: the worktree for sync and check, the
 // index for the pre-commit hook, so each derives from what it is about to
 // write or commit.
-type tree interface {
-	// instructionFiles lists AGENTS.md-style files, sorted as
-	// sortInstructionFiles does.
-	instructionFiles() ([]string, error)
-	// read returns a file's bytes, fs.ErrNotExist when it is absent and
-	// errOutside when it is a symlink that leads out of the repository.
-	read(rel string) ([]byte, error)
+type Tree interface {
+	// InstructionFiles lists AGENTS.md-style files, sorted as
+	// SortInstructionFiles does.
+	InstructionFiles() ([]string, error)
+	// Read returns a file's bytes, fs.ErrNotExist when it is absent and
+	// ErrOutside when it is a symlink that leads out of the repository.
+	Read(rel string) ([]byte, error)
 }
 
-// Derive returns the memories that the worktree's instruction files and
+// Memories returns the memories that the worktree's instruction files and
 // .acolyte/seeds.json produce right now. Derived memories carry no
 // timestamps, commit or paths: they are a pure function of those files, so
 // every clone derives byte-identical entries and `acolyte check` gives the
 // same answer everywhere. Any refused rule or seed makes the error non-nil;
-// DeriveWorktree reports them one by one instead.
-func Derive(root string) ([]memory.Memory, error) {
-	d, err := DeriveWorktree(root)
+// Worktree reports them one by one instead.
+func Memories(root string) ([]memory.Memory, error) {
+	d, err := Worktree(root)
 	if err != nil {
 		return nil, err
 	}
 	return d.Memories, d.Err()
 }
 
-// DeriveWorktree derives from the files in the worktree at root. Files are
+// Worktree derives from the files in the worktree at root. Files are
 // read through an os.Root, so a symlink (or a path swapped for one while
 // acolyte runs) cannot make it read outside the repository.
-func DeriveWorktree(root string) (Derivation, error) {
+func Worktree(root string) (Derivation, error) {
 	if resolved, err := filepath.EvalSymlinks(root); err == nil {
 		root = resolved
 	}
@@ -134,12 +134,12 @@ func DeriveWorktree(root string) (Derivation, error) {
 		return Derivation{}, fmt.Errorf("open the worktree: %w", err)
 	}
 	defer r.Close()
-	return derive(worktree{path: root, root: r})
+	return From(worktree{path: root, root: r})
 }
 
-func derive(t tree) (Derivation, error) {
+func From(t Tree) (Derivation, error) {
 	var d Derivation
-	files, err := t.instructionFiles()
+	files, err := t.InstructionFiles()
 	if err != nil {
 		return d, fmt.Errorf("finding AGENTS.md files: %w", err)
 	}
@@ -153,9 +153,9 @@ func derive(t tree) (Derivation, error) {
 	// Imports join the queue as they are found; a file is read once.
 	for i := 0; i < len(queue); i++ {
 		p := queue[i]
-		src, err := t.read(p.rel)
+		src, err := t.Read(p.rel)
 		switch {
-		case errors.Is(err, errOutside):
+		case errors.Is(err, ErrOutside):
 			d.Skipped = append(d.Skipped, outsideRefusal(p.rel))
 			continue
 		case errors.Is(err, fs.ErrNotExist):
@@ -189,9 +189,9 @@ func derive(t tree) (Derivation, error) {
 		d.addRules(p.rel, rules, refused)
 	}
 	seedsRel := format.Dir + "/" + SeedsFile
-	data, err := t.read(seedsRel)
+	data, err := t.Read(seedsRel)
 	switch {
-	case errors.Is(err, errOutside):
+	case errors.Is(err, ErrOutside):
 		d.Skipped = append(d.Skipped, outsideRefusal(seedsRel))
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
@@ -239,7 +239,7 @@ func (p pendingFile) follow(imp Import, listed map[string]bool) (pendingFile, *R
 // addRules adds one file's rules, refusing those that hold a secret.
 func (d *Derivation) addRules(rel string, rules []lineRule, refused []Refusal) {
 	for _, r := range rules {
-		if f, found := secretRefusal(rel, r.line, r.Memory); found {
+		if f, found := SecretRefusal(rel, r.line, r.Memory); found {
 			refused = append(refused, f)
 			continue
 		}
@@ -274,7 +274,7 @@ func seedsFrom(rel, source string, data []byte) ([]memory.Memory, []int, []Refus
 			refused = append(refused, Refusal{File: rel, Line: s.line, Col: s.col, Seed: s.index, Problem: ProblemInvalid, Message: s.err.Error()})
 			continue
 		}
-		if f, found := secretRefusal(rel, s.line, s.Memory); found {
+		if f, found := SecretRefusal(rel, s.line, s.Memory); found {
 			f.Col, f.Seed = s.col, s.index
 			refused = append(refused, f)
 			continue
@@ -310,11 +310,11 @@ func importedSeedID(content string) string {
 // name. It can never equal SeedsFile, which IsDerived claims.
 func ImportedSource(name string) string { return "imported:" + name }
 
-// secretRefusal is the one secret guard that every road to the tracked file
+// SecretRefusal is the one secret guard that every road to the tracked file
 // takes: sync from instruction files and seeds.json, `acolyte seed FILE`
 // and the pre-commit hook. It checks every field of m (format.FindSecret);
 // line is where m's content starts in file.
-func secretRefusal(file string, line int, m memory.Memory) (Refusal, bool) {
+func SecretRefusal(file string, line int, m memory.Memory) (Refusal, bool) {
 	sec, found := format.FindSecret(m)
 	if !found {
 		return Refusal{}, false
@@ -337,9 +337,9 @@ type worktree struct {
 	root *os.Root
 }
 
-func (t worktree) instructionFiles() ([]string, error) { return InstructionFiles(t.path) }
+func (t worktree) InstructionFiles() ([]string, error) { return InstructionFiles(t.path) }
 
-func (t worktree) read(rel string) ([]byte, error) {
+func (t worktree) Read(rel string) ([]byte, error) {
 	name := filepath.FromSlash(rel)
 	data, err := t.root.ReadFile(name)
 	if err == nil || errors.Is(err, fs.ErrNotExist) {
@@ -358,11 +358,11 @@ func (t worktree) read(rel string) ([]byte, error) {
 	}
 	inside, ok := within(t.path, resolved)
 	if !ok {
-		return nil, errOutside
+		return nil, ErrOutside
 	}
 	data, err = t.root.ReadFile(inside)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, errOutside
+		return nil, ErrOutside
 	}
 	return data, err
 }
@@ -401,4 +401,11 @@ func Refresh(existing, derived []memory.Memory) []memory.Memory {
 	}
 	slices.SortFunc(out, func(a, b memory.Memory) int { return strings.Compare(a.ID, b.ID) })
 	return out
+}
+
+// ReadWorktree reads the file rel of the worktree at root through r, an
+// os.Root opened on root, as derivation reads it: a symlink that leads out
+// of the repository gives ErrOutside, one that stays inside is followed.
+func ReadWorktree(root string, r *os.Root, rel string) ([]byte, error) {
+	return worktree{path: root, root: r}.Read(rel)
 }

@@ -1,4 +1,4 @@
-package gitsync
+package derive
 
 import (
 	"bufio"
@@ -16,15 +16,15 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 )
 
-// skippedDirs are never part of a project's own instructions or paths, even
+// SkippedDirs are never part of a project's own instructions or paths, even
 // in repositories that forget to ignore them.
-var skippedDirs = map[string]bool{".git": true, "node_modules": true, "vendor": true}
+var SkippedDirs = map[string]bool{".git": true, "node_modules": true, "vendor": true}
 
-// walkWorktree calls visit for every file and directory under root that git
+// WalkWorktree calls visit for every file and directory under root that git
 // would track: it skips .git, node_modules, vendor, nested repositories
 // (their own instructions belong to them) and whatever .gitignore files
 // ignore. rel is slash-separated and relative to root.
-func walkWorktree(root string, visit func(rel string, d fs.DirEntry) error) error {
+func WalkWorktree(root string, visit func(rel string, d fs.DirEntry) error) error {
 	var patterns []gitignore.Pattern
 	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -48,7 +48,7 @@ func walkWorktree(root string, visit func(rel string, d fs.DirEntry) error) erro
 		}
 		parts := strings.Split(rel, "/")
 		if d.IsDir() {
-			if skippedDirs[d.Name()] || gitignore.NewMatcher(patterns).Match(parts, true) {
+			if SkippedDirs[d.Name()] || gitignore.NewMatcher(patterns).Match(parts, true) {
 				return fs.SkipDir
 			}
 			if _, err := os.Lstat(filepath.Join(p, ".git")); err == nil {
@@ -74,11 +74,11 @@ func readIgnoreFile(dir string, domain []string) []gitignore.Pattern {
 	if err != nil {
 		return nil
 	}
-	return parseIgnore(data, domain)
+	return ParseIgnore(data, domain)
 }
 
-// parseIgnore parses the lines of a .gitignore file in the folder domain.
-func parseIgnore(data []byte, domain []string) []gitignore.Pattern {
+// ParseIgnore parses the lines of a .gitignore file in the folder domain.
+func ParseIgnore(data []byte, domain []string) []gitignore.Pattern {
 	var ps []gitignore.Pattern
 	s := bufio.NewScanner(bytes.NewReader(data))
 	for s.Scan() {
@@ -91,17 +91,17 @@ func parseIgnore(data []byte, domain []string) []gitignore.Pattern {
 	return ps
 }
 
-// instructionNames are the agent instruction files whose rules become
+// InstructionNames are the agent instruction files whose rules become
 // memories, in the order their rules are listed when they share a folder.
-var instructionNames = []string{"AGENTS.md", "CLAUDE.md", "GEMINI.md"}
+var InstructionNames = []string{"AGENTS.md", "CLAUDE.md", "GEMINI.md"}
 
 // InstructionFiles lists the agent instruction files in the worktree at root,
 // slash-separated and relative to it: the root's first, then nested ones by
 // path.
 func InstructionFiles(root string) ([]string, error) {
 	var files []string
-	err := walkWorktree(root, func(rel string, d fs.DirEntry) error {
-		if d.IsDir() || !isInstructionPath(rel) {
+	err := WalkWorktree(root, func(rel string, d fs.DirEntry) error {
+		if d.IsDir() || !IsInstructionPath(rel) {
 			return nil
 		}
 		files = append(files, rel)
@@ -110,11 +110,11 @@ func InstructionFiles(root string) ([]string, error) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	sortInstructionFiles(files)
+	SortInstructionFiles(files)
 	return files, nil
 }
 
-func sortInstructionFiles(files []string) {
+func SortInstructionFiles(files []string) {
 	// The root's files, then other agents' rule files by path, then nested ones.
 	rank := func(rel string) (int, string, int) {
 		dir := path.Dir(rel)
@@ -122,9 +122,9 @@ func sortInstructionFiles(files []string) {
 		case isAgentRuleFile(rel):
 			return 1, rel, 0
 		case dir != ".":
-			return 2, dir, slices.Index(instructionNames, path.Base(rel))
+			return 2, dir, slices.Index(InstructionNames, path.Base(rel))
 		}
-		return 0, dir, slices.Index(instructionNames, path.Base(rel))
+		return 0, dir, slices.Index(InstructionNames, path.Base(rel))
 	}
 	slices.SortFunc(files, func(a, b string) int {
 		da, dira, na := rank(a)
@@ -134,7 +134,7 @@ func sortInstructionFiles(files []string) {
 }
 
 func isInstructionName(name string) bool {
-	for _, n := range instructionNames {
+	for _, n := range InstructionNames {
 		if name == n {
 			return true
 		}

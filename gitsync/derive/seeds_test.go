@@ -1,4 +1,4 @@
-package gitsync
+package derive
 
 import (
 	"strings"

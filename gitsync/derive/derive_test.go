@@ -1,4 +1,4 @@
-package gitsync
+package derive
 
 import (
 	"strings"
@@ -6,24 +6,25 @@ import (
 	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/internal/gittest"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
 func TestDeriveCombinesRulesAndSeeds(t *testing.T) {
 	root := t.TempDir()
-	writeFiles(t, root, map[string]string{
+	gittest.WriteFiles(t, root, map[string]string{
 		"AGENTS.md":           "## Testing\n\n- Run go test before pushing.\n",
 		".acolyte/seeds.json": `["The database is SQLite."]`,
 	})
-	derived, err := Derive(root)
+	derived, err := Memories(root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(derived) != 2 || derived[0].Kind != memory.KindRule || derived[1].Kind != memory.KindSeed {
 		t.Fatalf("Derive = %+v", derived)
 	}
-	writeFiles(t, root, map[string]string{".acolyte/seeds.json": `["ok", 1]`})
-	if _, err := Derive(root); err == nil || !strings.Contains(err.Error(), ".acolyte/seeds.json:1:8") {
+	gittest.WriteFiles(t, root, map[string]string{".acolyte/seeds.json": `["ok", 1]`})
+	if _, err := Memories(root); err == nil || !strings.Contains(err.Error(), ".acolyte/seeds.json:1:8") {
 		t.Fatalf("bad seeds: %v", err)
 	}
 }
@@ -33,7 +34,7 @@ func TestRefreshReplacesDerivedAndKeepsEverythingElse(t *testing.T) {
 	keptRule := memory.Memory{ID: "r-kept", Kind: memory.KindRule, Content: "Kept rule.", Source: "AGENTS.md", CreatedAt: t0, UpdatedAt: t0}
 	oldSeed := memory.Memory{ID: "s-old", Kind: memory.KindSeed, Content: "Old seed.", Source: SeedsFile}
 	imported := memory.Memory{ID: "s-imp", Kind: memory.KindSeed, Content: "Imported once.", Source: "team.json"}
-	fact := stored("01A", "a stored fact", t0)
+	fact := memory.Memory{ID: "01A", Scope: memory.ScopeProject, Kind: memory.KindStored, Content: "a stored fact", Source: "cli", CreatedAt: t0, UpdatedAt: t0}
 	obs := memory.Memory{ID: "01B", Kind: memory.KindObservation, Content: "an observation", UpdatedAt: t0}
 	existing := []memory.Memory{oldRule, keptRule, oldSeed, imported, fact, obs}
 
@@ -61,12 +62,12 @@ func TestRefreshReplacesDerivedAndKeepsEverythingElse(t *testing.T) {
 // ui points there instead of offering an edit sync would undo.
 func TestDeriveTellsWhereEachMemoryIs(t *testing.T) {
 	root := t.TempDir()
-	writeFiles(t, root, map[string]string{
+	gittest.WriteFiles(t, root, map[string]string{
 		"AGENTS.md":           "# Project\n\n## Testing\n\n- Run go test before pushing.\n- Never mock the database.\n",
 		"docs/AGENTS.md":      "Docs are written in British English.\n",
 		".acolyte/seeds.json": "[\n  \"The database is SQLite.\",\n  {\"content\": \"Deploys go through CI.\"}\n]\n",
 	})
-	d, err := DeriveWorktree(root)
+	d, err := Worktree(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,3 +87,6 @@ func TestDeriveTellsWhereEachMemoryIs(t *testing.T) {
 		}
 	}
 }
+
+// t0 is the time the memories of these tests were written.
+var t0 = time.Date(2025, 3, 1, 12, 0, 0, 123456789, time.UTC)

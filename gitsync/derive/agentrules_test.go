@@ -1,4 +1,4 @@
-package gitsync
+package derive
 
 import (
 	"os"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acolyte-dev/acolyte/internal/gittest"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -72,7 +73,7 @@ func TestSplitImportsLeavesABlankLineAndSkipsFences(t *testing.T) {
 func TestDeriveReadsEveryAgentsRuleFiles(t *testing.T) {
 	root := t.TempDir()
 	outside := filepath.Join(t.TempDir(), "secret.md")
-	writeFiles(t, root, map[string]string{
+	gittest.WriteFiles(t, root, map[string]string{
 		"AGENTS.md":                                "- Run make test before pushing.\n",
 		"CLAUDE.md":                                "- Keep diffs small.\n@AGENTS.md\n@docs/style.md\n@../elsewhere.md\n@outside.md\n",
 		"docs/style.md":                            "- Wrap prose at 100 columns.\n@more.md\n",
@@ -85,11 +86,11 @@ func TestDeriveReadsEveryAgentsRuleFiles(t *testing.T) {
 		".github/instructions/key.instructions.md": "---\ndescription: uses AKIAQX7NR3JTMB2W5KPL\n---\n- Deploy with the CI role.\n",
 		".cursor/rules/notes.md":                   "- Not a Cursor rule file: wrong extension.\n",
 	})
-	writeFiles(t, filepath.Dir(outside), map[string]string{"secret.md": "- The root password is hunter2.\n"})
+	gittest.WriteFiles(t, filepath.Dir(outside), map[string]string{"secret.md": "- The root password is hunter2.\n"})
 	if err := os.Symlink(outside, filepath.Join(root, "outside.md")); err != nil {
 		t.Fatal(err)
 	}
-	d, err := DeriveWorktree(root)
+	d, err := Worktree(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,14 +130,14 @@ func TestDeriveReadsEveryAgentsRuleFiles(t *testing.T) {
 // refused whole, by file, and the other files' rules are kept.
 func TestDeriveRefusesBadGlobsInFrontMatter(t *testing.T) {
 	root := t.TempDir()
-	writeFiles(t, root, map[string]string{
+	gittest.WriteFiles(t, root, map[string]string{
 		"AGENTS.md":               "- Run make test before pushing.\n",
 		".cursor/rules/bad.mdc":   "---\nglobs: src/[a-\n---\n- Use function components.\n",
 		".claude/rules/long.md":   "---\npaths:\n  - " + strings.Repeat("a", 300) + "\n---\n- Keep it short.\n",
 		".cursor/rules/fine.mdc":  "---\nglobs: **/*.{ts,tsx}\n---\n- Type every export.\n",
 		".claude/rules/braces.md": "---\npaths: \"src/{a,b\"\n---\n- Unbalanced.\n",
 	})
-	d, err := DeriveWorktree(root)
+	d, err := Worktree(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,8 +166,8 @@ func TestImportsStopAtTheDepthClaudeCodeFollows(t *testing.T) {
 		files["d"+string(rune('0'+i))+".md"] = "- Rule number " + string(rune('0'+i)) + " here.\n@d" + string(rune('0'+i+1)) + ".md\n"
 	}
 	files["d1.md"] += "@CLAUDE.md\n" // a loop is read once
-	writeFiles(t, root, files)
-	d, err := DeriveWorktree(root)
+	gittest.WriteFiles(t, root, files)
+	d, err := Worktree(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,4 +242,14 @@ func FuzzSplitImports(f *testing.F) {
 			}
 		}
 	})
+}
+
+// refusalFiles is the sorted files of fs, for comparing refusals by where.
+func refusalFiles(fs []Refusal) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, f.File)
+	}
+	slices.Sort(out)
+	return out
 }

@@ -1,4 +1,4 @@
-package gitsync
+package derive
 
 import (
 	"path"
@@ -35,8 +35,8 @@ func isAgentRuleFile(rel string) bool {
 	return false
 }
 
-// isInstructionPath says whether rel is an instruction file acolyte reads.
-func isInstructionPath(rel string) bool {
+// IsInstructionPath says whether rel is an instruction file acolyte reads.
+func IsInstructionPath(rel string) bool {
 	return isInstructionName(path.Base(rel)) || isAgentRuleFile(rel)
 }
 

@@ -1,4 +1,4 @@
-package gitsync
+package derive
 
 import (
 	"crypto/sha256"
@@ -9,6 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/acolyte-dev/acolyte/internal/lazyre"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -28,12 +29,12 @@ import (
 // says where the rule applies.
 
 var (
-	headingRe  = lazyRegexp(`^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$`)
-	listItemRe = lazyRegexp(`^( *)([-*+]|\d{1,9}[.)])(?:[ \t]+(.*))?$`)
-	breakRe    = lazyRegexp(`^ {0,3}(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$`)
-	fenceRe    = lazyRegexp("^( *)(`{3,}|~{3,})")
-	setext1Re  = lazyRegexp(`^ {0,3}=+[ \t]*$`)
-	setext2Re  = lazyRegexp(`^ {0,3}-+[ \t]*$`)
+	headingRe  = lazyre.New(`^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$`)
+	listItemRe = lazyre.New(`^( *)([-*+]|\d{1,9}[.)])(?:[ \t]+(.*))?$`)
+	breakRe    = lazyre.New(`^ {0,3}(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$`)
+	fenceRe    = lazyre.New("^( *)(`{3,}|~{3,})")
+	setext1Re  = lazyre.New(`^ {0,3}=+[ \t]*$`)
+	setext2Re  = lazyre.New(`^ {0,3}-+[ \t]*$`)
 )
 
 type heading struct {
@@ -308,7 +309,7 @@ func rulesIn(rel, folder string, src []byte) ([]lineRule, []Refusal) {
 		folder = "."
 		// Every rule of the file would carry the description as its topic,
 		// which is stored lower-cased, where the detector no longer sees it.
-		if f, found := secretRefusal(rel, 0, memory.Memory{Topic: fm.Description, Content: strings.Join(fm.Globs, " ")}); found {
+		if f, found := SecretRefusal(rel, 0, memory.Memory{Topic: fm.Description, Content: strings.Join(fm.Globs, " ")}); found {
 			f.Message += " (in the front matter)"
 			return nil, []Refusal{f}
 		}
@@ -334,7 +335,7 @@ func rulesIn(rel, folder string, src []byte) ([]lineRule, []Refusal) {
 		if len(strings.Fields(text)) < 2 {
 			// A lone word is no rule, but a lone credential is still
 			// reported: the author should learn it sits in the file.
-			if f, found := secretRefusal(rel, b.line, memory.Memory{Content: text}); found {
+			if f, found := SecretRefusal(rel, b.line, memory.Memory{Content: text}); found {
 				refused = append(refused, f)
 			}
 			continue
@@ -442,7 +443,7 @@ func TopicFromHeadings(headings []string) string {
 // outside the repository is not read, and a rule that is invalid or holds a
 // secret is refused with an error naming its file and line.
 func Rules(root string) ([]memory.Memory, error) {
-	d, err := DeriveWorktree(root)
+	d, err := Worktree(root)
 	if err != nil {
 		return nil, err
 	}

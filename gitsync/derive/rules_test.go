@@ -1,4 +1,4 @@
-package gitsync
+package derive
 
 import (
 	"strings"
@@ -8,11 +8,6 @@ import (
 	"github.com/acolyte-dev/acolyte/internal/gittest"
 	"github.com/acolyte-dev/acolyte/memory"
 )
-
-func writeFiles(t *testing.T, root string, files map[string]string) {
-	t.Helper()
-	gittest.WriteFiles(t, root, files)
-}
 
 const agentsMD = "# Project guidelines\n" +
 	"\n" +
@@ -169,7 +164,7 @@ func TestRulesRejectOversizedAndInvalidText(t *testing.T) {
 
 func TestRulesFindsNestedFilesAndSkipsIgnoredOnes(t *testing.T) {
 	root := t.TempDir()
-	writeFiles(t, root, map[string]string{
+	gittest.WriteFiles(t, root, map[string]string{
 		"AGENTS.md":                "## Build\n\n- Run make in the root.\n",
 		"CLAUDE.md":                "## Build\n\n- Run make in the root.\n", // a copy adds nothing
 		"GEMINI.md":                "- Prefer small functions always.\n",
