@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/acolyte-dev/acolyte/memory/team"
 	"io"
 	"io/fs"
 	"os"
@@ -341,7 +342,7 @@ func teamSettings(c *cli.Context) (url, team string, err error) {
 // withTeam adds the team database to w when one is configured: team
 // memories go there, and searches and listings without a scope see both.
 func withTeam(c *cli.Context, w *workspace) error {
-	url, team, err := teamSettings(c)
+	url, teamName, err := teamSettings(c)
 	if err != nil {
 		return err
 	}
@@ -358,15 +359,15 @@ func withTeam(c *cli.Context, w *workspace) error {
 	// (a hook, a project remember or sync never does), every call is
 	// bounded (postgres.Remote), and a search or listing that also reads
 	// local memory waits for the team as long as its pace says
-	// (memory.TeamPace), at most memory.PaceMax.
+	// (team.Pace), at most team.PaceMax.
 	budget := teamCommandBudget
 	if longLived(c.Command.Name) {
 		budget = 0
 	}
 	ts := postgres.NewRemote(url, w.Store.Embedder(), budget)
 	w.Team = ts
-	w.Visibility.Team = team
-	w.Toolkit = memory.WithTeam{Local: w.Toolkit, Team: ts, Visibility: w.Visibility, Refuse: gitsync.RefuseSecret,
+	w.Visibility.Team = teamName
+	w.Toolkit = team.Toolkit{Local: w.Toolkit, Team: ts, Visibility: w.Visibility, Refuse: gitsync.RefuseSecret,
 		Pacer: &teamPacer{ctx: c.Context, store: w.Store, key: teamPaceKey(url), learn: !longLived(c.Command.Name)},
 		Warn: func(err error) {
 			warn(c, warnTeamLeftOut, "team memories are left out: "+err.Error())
@@ -374,7 +375,7 @@ func withTeam(c *cli.Context, w *workspace) error {
 	return nil
 }
 
-// teamPacer keeps a memory.TeamPace for one team database in the local
+// teamPacer keeps a team.Pace for one team database in the local
 // store's state, so that every command starts from what the commands
 // before it measured. Only short-lived commands learn answer times: each
 // connects anew, and its time to answer is what the next one will take,
@@ -394,18 +395,18 @@ func teamPaceKey(url string) string {
 	return "team-pace:" + hex.EncodeToString(sum[:8])
 }
 
-func (p *teamPacer) load() memory.TeamPace {
+func (p *teamPacer) load() team.Pace {
 	v, err := p.store.GetState(p.ctx, p.key)
 	if err != nil {
 		// Without the state, the wait is the longest, as at first.
-		return memory.TeamPace{}
+		return team.Pace{}
 	}
-	return memory.ParseTeamPace(v)
+	return team.ParsePace(v)
 }
 
 // update changes the kept pace; best effort, since a lost update only
 // makes a later search wait longer or shorter once.
-func (p *teamPacer) update(change func(*memory.TeamPace)) {
+func (p *teamPacer) update(change func(*team.Pace)) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	pace := p.load()
@@ -423,7 +424,7 @@ func (p *teamPacer) Wait() time.Duration {
 }
 
 func (p *teamPacer) Answered(took time.Duration) {
-	p.update(func(pace *memory.TeamPace) {
+	p.update(func(pace *team.Pace) {
 		if p.learn {
 			pace.Answered(took)
 		} else if pace.Backoff > 0 || !pace.SlowUntil.IsZero() {
@@ -434,7 +435,7 @@ func (p *teamPacer) Answered(took time.Duration) {
 }
 
 func (p *teamPacer) LeftOut(waited time.Duration) {
-	p.update(func(pace *memory.TeamPace) { pace.LeftOut(time.Now(), waited) })
+	p.update(func(pace *team.Pace) { pace.LeftOut(time.Now(), waited) })
 }
 
 // teamCommandBudget bounds all the team calls of one CLI command together:

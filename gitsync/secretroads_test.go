@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/acolyte-dev/acolyte/memory/team"
 	"os"
 	"path/filepath"
 	"slices"
@@ -390,7 +391,7 @@ func noEcho(t *testing.T, msg, value string) {
 }
 
 // fakeTeam is a team database that accepts every write: the road under
-// test is WithTeam's guard, which runs before the database is reached.
+// test is team.Toolkit's guard, which runs before the database is reached.
 type fakeTeam struct{ memory.TeamEngine }
 
 func (fakeTeam) Add(_ context.Context, _ memory.Visibility, d memory.Draft) (memory.Added, error) {
@@ -398,7 +399,7 @@ func (fakeTeam) Add(_ context.Context, _ memory.Visibility, d memory.Draft) (mem
 }
 
 func teamRoad(t *testing.T, field string) func(string) bool {
-	tk := memory.WithTeam{Team: fakeTeam{}, Visibility: memory.Visibility{Team: "core"}, Refuse: RefuseSecret}
+	tk := team.Toolkit{Team: fakeTeam{}, Visibility: memory.Visibility{Team: "core"}, Refuse: RefuseSecret}
 	return func(v string) bool {
 		d := memory.Draft{Scope: memory.ScopeTeam, Content: "Deploys go through the staging pipeline first.", Source: "cli"}
 		switch field {

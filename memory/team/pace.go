@@ -1,4 +1,4 @@
-package memory
+package team
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// TeamPace is how long the team side of a search or listing that also
+// Pace is how long the team side of a search or listing that also
 // reads local memory may take, learned from how long the team database
 // has taken to answer. A fixed wait must choose between a healthy but
 // distant server, which needs hundreds of milliseconds to connect and
@@ -22,7 +22,7 @@ import (
 // only PaceWhenSlow: a team database that is down costs one full wait a
 // minute, not one per search. Waits that ran out while slow do not
 // extend that minute, so a server that comes back is tried again.
-type TeamPace struct {
+type Pace struct {
 	SRTT      time.Duration // smoothed time to answer
 	RTTVar    time.Duration // its mean deviation
 	Samples   int           // answers measured, capped at PaceSamples
@@ -50,7 +50,7 @@ const (
 )
 
 // Wait is how long a search starting at now waits for the team.
-func (p TeamPace) Wait(now time.Time) time.Duration {
+func (p Pace) Wait(now time.Time) time.Duration {
 	if now.Before(p.SlowUntil) {
 		return PaceWhenSlow
 	}
@@ -65,7 +65,7 @@ func (p TeamPace) Wait(now time.Time) time.Duration {
 }
 
 // Answered learns from a team side that answered after took.
-func (p *TeamPace) Answered(took time.Duration) {
+func (p *Pace) Answered(took time.Duration) {
 	p.Backoff, p.SlowUntil = 0, time.Time{}
 	if p.Samples == 0 {
 		p.SRTT, p.RTTVar = took, took/2
@@ -77,7 +77,7 @@ func (p *TeamPace) Answered(took time.Duration) {
 }
 
 // LeftOut learns from a team side left out at now after waiting waited.
-func (p *TeamPace) LeftOut(now time.Time, waited time.Duration) {
+func (p *Pace) LeftOut(now time.Time, waited time.Duration) {
 	if waited <= PaceWhenSlow {
 		// A wait cut short while slow says nothing new.
 		return
@@ -86,8 +86,8 @@ func (p *TeamPace) LeftOut(now time.Time, waited time.Duration) {
 	p.SlowUntil = now.Add(PaceSlowFor)
 }
 
-// String is the form TeamPace is kept in, ParseTeamPace's input.
-func (p TeamPace) String() string {
+// String is the form Pace is kept in, ParsePace's input.
+func (p Pace) String() string {
 	slow := int64(0)
 	if !p.SlowUntil.IsZero() {
 		slow = p.SlowUntil.UnixMilli()
@@ -95,22 +95,22 @@ func (p TeamPace) String() string {
 	return fmt.Sprintf("v1 %d %d %d %d %d", p.SRTT.Microseconds(), p.RTTVar.Microseconds(), p.Samples, p.Backoff, slow)
 }
 
-// ParseTeamPace reads what String wrote; anything else, including "", is
+// ParsePace reads what String wrote; anything else, including "", is
 // a pace that knows nothing yet.
-func ParseTeamPace(s string) TeamPace {
+func ParsePace(s string) Pace {
 	f := strings.Fields(s)
 	if len(f) != 6 || f[0] != "v1" {
-		return TeamPace{}
+		return Pace{}
 	}
 	var n [5]int64
 	for i := range n {
 		v, err := strconv.ParseInt(f[i+1], 10, 64)
 		if err != nil || v < 0 {
-			return TeamPace{}
+			return Pace{}
 		}
 		n[i] = v
 	}
-	p := TeamPace{SRTT: time.Duration(n[0]) * time.Microsecond, RTTVar: time.Duration(n[1]) * time.Microsecond,
+	p := Pace{SRTT: time.Duration(n[0]) * time.Microsecond, RTTVar: time.Duration(n[1]) * time.Microsecond,
 		Samples: int(min(n[2], PaceSamples)), Backoff: int(min(n[3], 64))}
 	if n[4] > 0 {
 		p.SlowUntil = time.UnixMilli(n[4])
