@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/acolyte-dev/acolyte/memory/team"
 	"io"
 	"io/fs"
 	"os"
@@ -17,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/acolyte-dev/acolyte/memory/team"
 
 	"github.com/urfave/cli/v2"
 

@@ -3,9 +3,10 @@ package cmd
 import (
 	"context"
 	"fmt"
-	"github.com/acolyte-dev/acolyte/memory/team"
 	"net/url"
 	"sort"
+
+	"github.com/acolyte-dev/acolyte/memory/team"
 
 	"github.com/urfave/cli/v2"
 

@@ -240,7 +240,7 @@ func staleCommand() *cli.Command {
 				}
 			} else {
 				for _, s := range stale {
-					fmt.Fprintf(c.App.Writer, "%s\t%s\n", s.Memory.ID, oneLine(s.Memory.Content, 80))
+					fmt.Fprintf(c.App.Writer, "%s\t%s\n", s.Memory.ID, termtext.OneLine(s.Memory.Content, 80))
 					for _, p := range s.Changed {
 						fmt.Fprintf(c.App.Writer, "\tchanged: %s\n", termtext.Escape(p))
 					}
