@@ -47,14 +47,16 @@ func (s shards) check(report *Report) (existing []memory.Memory, locate lineLoca
 	if err != nil {
 		return nil, nil, false, false, fmt.Errorf("checking project memories: %w", err)
 	}
-	parts, err := decodeFiles(p.files)
-	if err != nil {
-		var le *format.LineError
-		file := ""
-		if errors.As(err, &le) {
-			file = le.File
+	parts, errs := decodeFiles(p.files)
+	for i, err := range errs {
+		if err != nil {
+			// Every damaged file is named, not only the first: each
+			// hides its own memories from search (decodeReadable).
+			reportUnreadable(report, format.Dir+"/"+p.files[i].rel, err)
+			unreadable = true
 		}
-		reportUnreadable(report, file, err)
+	}
+	if unreadable {
 		return nil, nil, false, true, nil
 	}
 	joined := format.Join(parts)

@@ -124,29 +124,70 @@ func readSplit(root string) (splitProject, error) {
 }
 
 // decode decodes every file and joins them (format.Join). It fails as
-// DecodeAll does, on the first file that cannot be read as a whole.
+// DecodeAll does, on the first file that cannot be read as a whole: a
+// write must not drop what it cannot read.
 func (p splitProject) decode() (format.Decoded, []format.Part, error) {
+	if err := p.checkLimit(); err != nil {
+		return format.Decoded{}, nil, err
+	}
+	parts, errs := decodeFiles(p.files)
+	for _, err := range errs {
+		if err != nil {
+			return format.Decoded{}, nil, err
+		}
+	}
+	return format.Join(parts), parts, nil
+}
+
+// decodeReadable is decode for an import: a file that cannot be read as a
+// whole (a conflict, a missing header, binary garbage) is left out alone,
+// and unreadable says which and why, so that one damaged shard hides its
+// own memories and no others. Writes still refuse such a project.
+func (p splitProject) decodeReadable() (d format.Decoded, unreadable []string, err error) {
+	if err := p.checkLimit(); err != nil {
+		return format.Decoded{}, nil, err
+	}
+	parts, errs := decodeFiles(p.files)
+	readable := parts[:0:0]
+	for i, err := range errs {
+		if err != nil {
+			unreadable = append(unreadable, fmt.Sprintf("%v; its memories are left out of search until it is fixed (`%s` repairs what it can)", err, FixCommand))
+			continue
+		}
+		readable = append(readable, parts[i])
+	}
+	return format.Join(readable), unreadable, nil
+}
+
+// checkLimit refuses a project whose files hold more lines than acolyte
+// indexes.
+func (p splitProject) checkLimit() error {
 	total := 0
 	for _, f := range p.files {
 		total += bytes.Count(f.data, []byte("\n"))
 	}
 	if total > MaxIndexedMemories+len(p.files) {
-		return format.Decoded{}, nil, fmt.Errorf("%s: %w: its files have %d lines, and acolyte indexes at most %d project memories. "+
+		return fmt.Errorf("%s: %w: its files have %d lines, and acolyte indexes at most %d project memories. "+
 			"Find what filled them (`git log --stat -- %s`), remove those lines by hand, then run `acolyte sync`", shardsRel, ErrTooLarge, total, MaxIndexedMemories, format.Dir)
 	}
-	parts, err := decodeFiles(p.files)
-	if err != nil {
-		return format.Decoded{}, nil, err
-	}
-	return format.Join(parts), parts, nil
+	return nil
+}
+
+// emptiedShard is the error of a shard with no bytes at all. acolyte
+// writes a shard only while it holds a memory, and always with its header,
+// so an empty one was truncated (`: > file`, a failed copy), and reading
+// it as no memories would forget them without a word.
+func emptiedShard(rel string) error {
+	path := format.Dir + "/" + rel
+	return fmt.Errorf("%s: %w: the shard is empty, where acolyte always writes a header and at least one memory; restore it (`git checkout -- %s`, or from a backup)", path, format.ErrInvalidFile, path)
 }
 
 // decodeFiles decodes each file (DecodeAll), on every CPU: a shard is too
-// small for DecodeAll to spread over them itself. The error is the first
-// file's, in order, that cannot be read as a whole.
-func decodeFiles(files []projectFile) ([]format.Part, error) {
-	parts := make([]format.Part, len(files))
-	errs := make([]error, len(files))
+// small for DecodeAll to spread over them itself. errs holds, by file, why
+// one cannot be read as a whole.
+func decodeFiles(files []projectFile) (parts []format.Part, errs []error) {
+	parts = make([]format.Part, len(files))
+	errs = make([]error, len(files))
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(files)) {
@@ -154,17 +195,16 @@ func decodeFiles(files []projectFile) ([]format.Part, error) {
 			for i := int(next.Add(1) - 1); i < len(files); i = int(next.Add(1) - 1) {
 				f := files[i]
 				parts[i].File = f.rel
+				if f.data != nil && len(f.data) == 0 && f.rel != format.MemoriesFile {
+					errs[i] = emptiedShard(f.rel)
+					continue
+				}
 				parts[i].Decoded, errs[i] = format.DecodeAll(format.Dir+"/"+f.rel, f.data)
 			}
 		})
 	}
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
-	}
-	return parts, nil
+	return parts, errs
 }
 
 // hash is the project's content hash as an import state records it: of
@@ -657,7 +697,7 @@ func (s shards) importSplit(ctx context.Context, w *Workspace) (Imported, error)
 			out = Imported{Skipped: true, Warnings: lastWarnings}
 			return s.recordSplit(ctx, w, &p, lastWarnings)
 		}
-		d, _, err := p.decode()
+		d, unreadable, err := p.decodeReadable()
 		if err != nil {
 			out = Imported{Skipped: true, Warnings: []string{fmt.Sprintf("project memories not re-imported, searching the last import: %v", err)}}
 			return nil
@@ -670,6 +710,10 @@ func (s shards) importSplit(ctx context.Context, w *Workspace) (Imported, error)
 		if out, err = w.importDecoded(ctx, d, p.tombs, hash, nil); err != nil {
 			return err
 		}
+		// Recorded like every warning of an import, so that each command
+		// names the damaged files until they are fixed, and the next
+		// change imports whole.
+		out.Warnings = append(unreadable, out.Warnings...)
 		return s.recordSplit(ctx, w, &p, out.Warnings)
 	})
 	return out, err
