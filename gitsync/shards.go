@@ -127,9 +127,6 @@ func readSplit(root string) (splitProject, error) {
 // DecodeAll does, on the first file that cannot be read as a whole: a
 // write must not drop what it cannot read.
 func (p splitProject) decode() (format.Decoded, []format.Part, error) {
-	if err := p.checkLimit(); err != nil {
-		return format.Decoded{}, nil, err
-	}
 	parts, errs := decodeFiles(p.files)
 	for _, err := range errs {
 		if err != nil {
@@ -144,9 +141,6 @@ func (p splitProject) decode() (format.Decoded, []format.Part, error) {
 // and unreadable says which and why, so that one damaged shard hides its
 // own memories and no others. Writes still refuse such a project.
 func (p splitProject) decodeReadable() (d format.Decoded, unreadable []string, err error) {
-	if err := p.checkLimit(); err != nil {
-		return format.Decoded{}, nil, err
-	}
 	parts, errs := decodeFiles(p.files)
 	readable := parts[:0:0]
 	for i, err := range errs {
@@ -157,20 +151,6 @@ func (p splitProject) decodeReadable() (d format.Decoded, unreadable []string, e
 		readable = append(readable, parts[i])
 	}
 	return format.Join(readable), unreadable, nil
-}
-
-// checkLimit refuses a project whose files hold more lines than acolyte
-// indexes.
-func (p splitProject) checkLimit() error {
-	total := 0
-	for _, f := range p.files {
-		total += bytes.Count(f.data, []byte("\n"))
-	}
-	if total > MaxIndexedMemories+len(p.files) {
-		return fmt.Errorf("%s: %w: its files have %d lines, and acolyte indexes at most %d project memories. "+
-			"Find what filled them (`git log --stat -- %s`), remove those lines by hand, then run `acolyte sync`", shardsRel, ErrTooLarge, total, MaxIndexedMemories, format.Dir)
-	}
-	return nil
 }
 
 // emptiedShard is the error of a shard with no bytes at all. acolyte

@@ -486,6 +486,10 @@ func (one oneFile) importFile(ctx context.Context, w *Workspace) (Imported, erro
 func (w *Workspace) importDecoded(ctx context.Context, d format.Decoded, ts tombstones, hash string, data []byte) (out Imported, err error) {
 	out.Warnings = append(d.Warnings(), ts.warnings...)
 	kept, _ := format.Forget(d.Memories, ts.list)
+	kept, capped := capIndexed(kept)
+	if capped != "" {
+		out.Warnings = append(out.Warnings, capped)
+	}
 	// The shadow is written while the index takes the rows: at a fresh
 	// clone of 100k memories its 22 MB went to the disk on the critical
 	// path after a bulk import that keeps one core busy. Written early, it
