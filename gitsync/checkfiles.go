@@ -70,7 +70,7 @@ func (s shards) check(report *Report) (existing []memory.Memory, locate lineLoca
 		if f.rel == format.MemoriesFile {
 			if n := len(d.Memories); n > 0 {
 				report.Problems = append(report.Problems, Problem{File: rel, Message: fmt.Sprintf("holds %d memories, which a split project keeps in %s/, "+
-					"as an acolyte older than the split writes them; `%s` moves them to their shards", n, shardsRel, FixCommand)})
+					"as a merge with a branch that had not split, or an acolyte older than the split, leaves them; `%s` moves them to their shards", n, shardsRel, FixCommand)})
 			}
 			continue
 		}

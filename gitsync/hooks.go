@@ -5,9 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/acolyte-dev/acolyte/gitsync/derive"
 	"slices"
 	"strings"
+
+	"github.com/acolyte-dev/acolyte/gitsync/derive"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/memory"
@@ -70,9 +71,9 @@ func (w *Workspace) RunHook(ctx context.Context, name string, args []string) (Ho
 		if len(args) >= 3 && args[2] != "1" {
 			return HookResult{Skipped: "file checkout"}, nil
 		}
-		return w.importHook(ctx)
+		return w.importHook(ctx, false)
 	case "post-merge", "post-rewrite":
-		return w.importHook(ctx)
+		return w.importHook(ctx, true)
 	case "pre-commit":
 		return w.preCommit(ctx)
 	}
@@ -81,9 +82,18 @@ func (w *Workspace) RunHook(ctx context.Context, name string, args []string) (Ho
 
 // importHook brings the index up to date after git changed the worktree,
 // and copies the import state it leaves, so that the next such hook with
-// nothing to import is answered without the index (QuickHook).
-func (w *Workspace) importHook(ctx context.Context) (HookResult, error) {
+// nothing to import is answered without the index (QuickHook). After a
+// merge or a rebase (tidy) it also syncs a project the merge left in a
+// form only sync tidies (mergeLeftUntidy), so that check passes on what
+// git leaves, with no sync by hand.
+func (w *Workspace) importHook(ctx context.Context, tidy bool) (HookResult, error) {
 	imp, err := w.Refresh(ctx)
+	if err == nil && tidy && mergeLeftUntidy(w.Repo.Root) {
+		var synced Synced
+		if synced, err = w.Sync(ctx); err == nil {
+			imp = synced.Import
+		}
+	}
 	if err == nil {
 		if state, err := w.store.GetState(ctx, w.stateKey()); err == nil && state != "" {
 			w.copyImportState(state)
@@ -201,4 +211,18 @@ func (one oneFile) preCommitFull(ctx context.Context, w *Workspace, ix *index, d
 	res.Import = synced.Import
 	res.Warnings = append(res.Warnings, synced.Refused...)
 	return res, err
+}
+
+// mergeLeftUntidy reports whether a merge left the project in a form that
+// check fails and sync tidies, read cheaply: a split project whose inbox
+// holds memories (the side that had not split added them to the one file,
+// which acolyte's driver merges as the inbox), or a forgotten.jsonl out of
+// canonical form (tombstones merge by union). Unreadable files are left
+// to check and sync to name.
+func mergeLeftUntidy(root string) bool {
+	if l, err := layoutOf(root); err == nil && l.mergeLeftUntidy() {
+		return true
+	}
+	ts, err := readTombstones(root)
+	return err == nil && len(ts.warnings) == 0 && !bytes.Equal(ts.data, format.EncodeForgotten(ts.list))
 }

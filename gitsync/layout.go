@@ -35,6 +35,10 @@ type layout interface {
 	update(change func([]memory.Memory) ([]memory.Memory, error)) error
 	// check reads the files for Check, adding their problems to report.
 	check(report *Report) (existing []memory.Memory, locate lineLocator, missing, unreadable bool, err error)
+	// mergeLeftUntidy reports, reading little, whether a merge left the
+	// files in a form that check fails and sync tidies (see the hook's
+	// mergeLeftUntidy).
+	mergeLeftUntidy() bool
 	// problemFile is the file a problem names, given the file its line is
 	// in: a one-file project's problems name only the line.
 	problemFile(file string) string
@@ -128,4 +132,16 @@ func (one oneFile) replace(ctx context.Context, w *Workspace, m memory.Memory) e
 		_, err := w.store.Put(ctx, m)
 		return err
 	})
+}
+
+// mergeLeftUntidy is false: acolyte's driver merges the one file into its
+// canonical form.
+func (one oneFile) mergeLeftUntidy() bool { return false }
+
+// mergeLeftUntidy reports whether the inbox holds memories: the side of a
+// merge that had not split added them to the one file, which acolyte's
+// driver merges as the inbox.
+func (s shards) mergeLeftUntidy() bool {
+	inbox, err := readMemories(s.root)
+	return err == nil && len(inbox) > len(format.Encode(nil))
 }

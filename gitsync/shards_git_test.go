@@ -189,6 +189,13 @@ func TestASplitProjectMergesShardByShard(t *testing.T) {
 			if len(got) != len(mems)+1 {
 				t.Errorf("%d memories after the merge, want %d", len(got), len(mems)+1)
 			}
+			if driver {
+				// With the driver, the merge alone leaves what check
+				// passes: no sync by hand (issue 37).
+				if rep, err := Check(root); err != nil || !rep.OK {
+					t.Errorf("check after a merge with the driver: %+v, %v", rep.Problems, err)
+				}
+			}
 			if _, err := w.Sync(ctx); err != nil {
 				t.Fatal(err)
 			}

@@ -485,7 +485,14 @@ func (one oneFile) importFile(ctx context.Context, w *Workspace) (Imported, erro
 // content hash is hash (nil when there is no file), as the shadow.
 func (w *Workspace) importDecoded(ctx context.Context, d format.Decoded, ts tombstones, hash string, data []byte) (out Imported, err error) {
 	out.Warnings = append(d.Warnings(), ts.warnings...)
-	kept, _ := format.Forget(d.Memories, ts.list)
+	kept, hidden := format.Forget(d.Memories, ts.list)
+	if len(hidden) > 0 {
+		// A forget killed between its tombstone and its line, or a merge
+		// without the driver, left lines the tombstones hide. Recorded as
+		// a warning, it sends the next write to the whole rewrite, which
+		// drops them, instead of the in-place paths, which would not.
+		out.Warnings = append(out.Warnings, fmt.Sprintf("%d forgotten memories still have their lines in %s (a forget that was interrupted, or a merge without acolyte's driver); they are hidden, and the next write or `%s` removes them", len(hidden), MemoriesLocation(w.Repo.Root), FixCommand))
+	}
 	kept, capped := capIndexed(kept)
 	if capped != "" {
 		out.Warnings = append(out.Warnings, capped)
