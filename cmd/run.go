@@ -20,6 +20,7 @@ import (
 	"github.com/acolyte-dev/acolyte/agent/toolbox"
 	"github.com/acolyte-dev/acolyte/agent/transcript"
 	"github.com/acolyte-dev/acolyte/gitsync"
+	"github.com/acolyte-dev/acolyte/gitsync/hooks"
 	"github.com/acolyte-dev/acolyte/internal/termtext"
 )
 
@@ -343,7 +344,7 @@ func trustedBy(ctx context.Context, dir string) ([]toolbox.Trusted, error) {
 	if err != nil {
 		return nil, err
 	}
-	trusted, err := repo.Trusted(ctx)
+	trusted, err := hooks.TrustedPaths(ctx, repo)
 	if err != nil {
 		return nil, err
 	}

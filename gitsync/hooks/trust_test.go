@@ -1,4 +1,4 @@
-package gitsync
+package hooks
 
 import (
 	"os"
@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/acolyte-dev/acolyte/gitsync"
+	"github.com/acolyte-dev/acolyte/internal/gittest"
 )
 
 // Trusted asks git, so it sees what go-git's reading of .git/config does
@@ -20,8 +23,8 @@ func TestTrustedAsksGitAboutEveryConfigSource(t *testing.T) {
 	t.Setenv("GIT_CONFIG_GLOBAL", global)
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 	root := t.TempDir()
-	runGit(t, root, "init", "-q")
-	repo, err := Discover(root)
+	gittest.Run(t, root, "init", "-q")
+	repo, err := gitsync.Discover(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,12 +39,12 @@ func TestTrustedAsksGitAboutEveryConfigSource(t *testing.T) {
 		}
 	}
 	write(global, "[core]\n\thooksPath = hooks-g\n[include]\n\tpath = ~/absent.config\n[alias]\n\tx = !tools/x.sh --all\n")
-	runGit(t, root, "config", "include.path", "../team.gitconfig")
-	runGit(t, root, "config", "includeIf.onbranch:other.path", "../other.gitconfig")
+	gittest.Run(t, root, "config", "include.path", "../team.gitconfig")
+	gittest.Run(t, root, "config", "includeIf.onbranch:other.path", "../other.gitconfig")
 	write(filepath.Join(root, "team.gitconfig"), "[diff \"go\"]\n\ttextconv = \"./bin/conv\" --x\n[core]\n\tfsmonitor = sh tools/fsmon.sh --since=1\n")
 	write(filepath.Join(root, "other.gitconfig"), "[core]\n\thooksPath = .husky/_\n\tattributesFile = attrs\n[include]\n\tpath = sub/nested.config\n")
 
-	got, err := repo.Trusted(t.Context())
+	got, err := TrustedPaths(t.Context(), repo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,16 +98,16 @@ func TestTrustedFailsOnAConfigGitCannotRead(t *testing.T) {
 	t.Setenv("GIT_CONFIG_GLOBAL", "/dev/null")
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 	root := t.TempDir()
-	runGit(t, root, "init", "-q")
-	repo, err := Discover(root)
+	gittest.Run(t, root, "init", "-q")
+	repo, err := gitsync.Discover(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	runGit(t, root, "config", "include.path", "../broken.gitconfig")
+	gittest.Run(t, root, "config", "include.path", "../broken.gitconfig")
 	if err := os.WriteFile(filepath.Join(root, "broken.gitconfig"), []byte("[core\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := repo.Trusted(t.Context()); err == nil || !strings.Contains(err.Error(), "git config") {
+	if _, err := TrustedPaths(t.Context(), repo); err == nil || !strings.Contains(err.Error(), "git config") {
 		t.Fatalf("err = %v, want the failure of git config", err)
 	}
 }
@@ -115,8 +118,8 @@ func TestTrustedHookManagerConfigs(t *testing.T) {
 	t.Setenv("GIT_CONFIG_GLOBAL", "/dev/null")
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
 	root := t.TempDir()
-	runGit(t, root, "init", "-q")
-	repo, err := Discover(root)
+	gittest.Run(t, root, "init", "-q")
+	repo, err := gitsync.Discover(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,8 +134,8 @@ func TestTrustedHookManagerConfigs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	runGit(t, root, "config", "filter.lfs.process", "git-lfs filter-process")
-	got, err := repo.Trusted(t.Context())
+	gittest.Run(t, root, "config", "filter.lfs.process", "git-lfs filter-process")
+	got, err := TrustedPaths(t.Context(), repo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,12 +167,12 @@ func BenchmarkTrusted(b *testing.B) {
 	if out, err := exec.Command("git", "init", "-q", root).CombinedOutput(); err != nil {
 		b.Fatalf("git init: %v %s", err, out)
 	}
-	repo, err := Discover(root)
+	repo, err := gitsync.Discover(root)
 	if err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		if _, err := repo.Trusted(b.Context()); err != nil {
+		if _, err := TrustedPaths(b.Context(), repo); err != nil {
 			b.Fatal(err)
 		}
 	}

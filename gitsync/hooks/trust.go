@@ -1,4 +1,4 @@
-package gitsync
+package hooks
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/acolyte-dev/acolyte/gitsync"
 )
 
 // Trusted is a path that git, as configured for this working tree, runs or
@@ -47,7 +49,7 @@ type configEntry struct {
 	value  string
 }
 
-// Trusted asks git what it would run or read as configuration in this
+// TrustedPaths asks git what it would run or read as configuration in this
 // working tree, from every config source (system, global, local, worktree,
 // and every file they include, conditionally or not):
 //   - every config file, existing or not, that git reads or would include;
@@ -63,8 +65,8 @@ type configEntry struct {
 //
 // Includes that do not apply now (includeIf on another branch) are followed
 // too: the user may switch branch, and the file would be config then.
-func (r *Repo) Trusted(ctx context.Context) ([]Trusted, error) {
-	entries, err := r.configEntries(ctx, "--list")
+func TrustedPaths(ctx context.Context, r *gitsync.Repo) ([]Trusted, error) {
+	entries, err := configEntries(ctx, r, "--list")
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +77,7 @@ func (r *Repo) Trusted(ctx context.Context) ([]Trusted, error) {
 		}
 	}
 	// Includes first, so that an included file's refusal says who includes it.
-	if err := r.followIncludes(ctx, &t, entries, 0); err != nil {
+	if err := followIncludes(ctx, r, &t, entries, 0); err != nil {
 		return nil, err
 	}
 	listed := make([]string, 0, len(t.listed))
@@ -86,13 +88,13 @@ func (r *Repo) Trusted(ctx context.Context) ([]Trusted, error) {
 	for _, f := range listed {
 		t.add(f, false, "git reads it as config")
 	}
-	for _, f := range r.configCandidates() {
+	for _, f := range configCandidates(r) {
 		t.add(f, false, "git reads it as config")
 	}
 	if out, err := r.GitOutput(ctx, nil, "rev-parse", "--git-path", "hooks"); err == nil {
-		dir := r.abs(strings.TrimSpace(string(out)))
+		dir := abs(r, strings.TrimSpace(string(out)))
 		t.hooks(dir, "git runs hooks from it")
-		r.hookConfigs(&t, dir)
+		hookConfigs(r, &t, dir)
 	}
 	// Without core.attributesFile git reads the XDG one.
 	if xdg := xdgConfigHome(); xdg != "" {
@@ -116,7 +118,7 @@ const maxHookRead = 64 << 10
 // lefthook. A hook that runs the project's own code (make test) runs
 // whatever the agent wrote, by design, and is not something a path guard
 // can protect.
-func (r *Repo) hookConfigs(t *trustSet, dir string) {
+func hookConfigs(r *gitsync.Repo, t *trustSet, dir string) {
 	for _, h := range gitHookNames {
 		p := filepath.Join(dir, h)
 		if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
@@ -137,7 +139,7 @@ func (r *Repo) hookConfigs(t *trustSet, dir string) {
 					cfg = strings.Trim(f[0], `"'`)
 				}
 			}
-			t.add(r.abs(cfg), false, "the pre-commit framework's "+h+" hook in "+dir+" runs the commands it lists")
+			t.add(abs(r, cfg), false, "the pre-commit framework's "+h+" hook in "+dir+" runs the commands it lists")
 		case strings.Contains(script, "lefthook"):
 			for _, name := range lefthookConfigs {
 				t.add(filepath.Join(r.Root, name), false, "lefthook's "+h+" hook in "+dir+" runs the commands it lists")
@@ -189,16 +191,16 @@ func (t *trustSet) hooks(dir, why string) {
 }
 
 // entry adds what one config entry names.
-func (t *trustSet) entry(r *Repo, e configEntry) {
+func (t *trustSet) entry(r *gitsync.Repo, e configEntry) {
 	switch {
 	case e.key == "core.hookspath" && e.value != "":
 		// Relative to where hooks run: the top of the working tree.
-		t.hooks(r.abs(expandHome(e.value)), "git runs hooks from it (core.hooksPath in "+e.source()+")")
+		t.hooks(abs(r, expandHome(e.value)), "git runs hooks from it (core.hooksPath in "+e.source()+")")
 	case e.key == "core.attributesfile" && e.value != "":
-		t.add(r.abs(expandHome(e.value)), false, "git reads it as attributes, which choose merge drivers and filters (core.attributesFile in "+e.source()+")")
+		t.add(abs(r, expandHome(e.value)), false, "git reads it as attributes, which choose merge drivers and filters (core.attributesFile in "+e.source()+")")
 	case isCommandKey(e.key):
 		for _, p := range commandPaths(e.value) {
-			t.add(r.abs(expandHome(p)), false, "git runs it ("+e.key+" in "+e.source()+")")
+			t.add(abs(r, expandHome(p)), false, "git runs it ("+e.key+" in "+e.source()+")")
 		}
 	}
 }
@@ -213,7 +215,7 @@ func (e configEntry) source() string {
 // followIncludes adds what entries name and every file they include,
 // reading the files of includes that do not apply now with git config
 // --file, which lists a file without evaluating its conditions.
-func (r *Repo) followIncludes(ctx context.Context, t *trustSet, entries []configEntry, depth int) error {
+func followIncludes(ctx context.Context, r *gitsync.Repo, t *trustSet, entries []configEntry, depth int) error {
 	var next []string
 	for _, e := range entries {
 		t.entry(r, e)
@@ -238,11 +240,11 @@ func (r *Repo) followIncludes(ctx context.Context, t *trustSet, entries []config
 		if st, err := os.Stat(f); err != nil || !st.Mode().IsRegular() {
 			continue // not there yet: protected by name, nothing to read
 		}
-		sub, err := r.configEntries(ctx, "--file", f, "--list")
+		sub, err := configEntries(ctx, r, "--file", f, "--list")
 		if err != nil {
 			return err
 		}
-		if err := r.followIncludes(ctx, t, sub, depth+1); err != nil {
+		if err := followIncludes(ctx, r, t, sub, depth+1); err != nil {
 			return err
 		}
 	}
@@ -251,7 +253,7 @@ func (r *Repo) followIncludes(ctx context.Context, t *trustSet, entries []config
 
 // configEntries runs git config -z --show-origin with args and parses what
 // it lists.
-func (r *Repo) configEntries(ctx context.Context, args ...string) ([]configEntry, error) {
+func configEntries(ctx context.Context, r *gitsync.Repo, args ...string) ([]configEntry, error) {
 	out, err := r.GitOutput(ctx, nil, append([]string{"config", "-z", "--show-origin"}, args...)...)
 	if err != nil {
 		// git config --list fails on a file it cannot parse; so does every
@@ -265,7 +267,7 @@ func (r *Repo) configEntries(ctx context.Context, args ...string) ([]configEntry
 		key, value, _ := strings.Cut(kv, "\n")
 		e := configEntry{key: strings.ToLower(key), value: value}
 		if p, ok := strings.CutPrefix(origin, "file:"); ok {
-			e.origin = r.abs(p)
+			e.origin = abs(r, p)
 		}
 		entries = append(entries, e)
 	}
@@ -274,7 +276,7 @@ func (r *Repo) configEntries(ctx context.Context, args ...string) ([]configEntry
 
 // configCandidates are the config files git reads whether or not they
 // exist yet, so that creating one is caught too.
-func (r *Repo) configCandidates() []string {
+func configCandidates(r *gitsync.Repo) []string {
 	out := []string{filepath.Join(r.CommonDir(), "config"), filepath.Join(r.GitDir(), "config.worktree")}
 	if p := os.Getenv("GIT_CONFIG_GLOBAL"); p != "" {
 		out = append(out, expandHome(p))
@@ -304,7 +306,7 @@ func xdgConfigHome() string {
 
 // abs makes p absolute the way git does for paths it runs with or reads in
 // the working tree: relative to its top.
-func (r *Repo) abs(p string) string {
+func abs(r *gitsync.Repo, p string) string {
 	if filepath.IsAbs(p) {
 		return filepath.Clean(p)
 	}
