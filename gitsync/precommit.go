@@ -60,7 +60,7 @@ type verifiedBlob struct {
 	Build   string   `json:"build"`
 }
 
-func (one oneFile) verifiedPath(w *Workspace) string {
+func verifiedPath(w *Workspace) string {
 	return filepath.Join(cacheDir(w.Repo), "verified.json")
 }
 
@@ -78,17 +78,17 @@ func buildKey() string {
 	return fmt.Sprintf("%s|%d|%d", exe, fi.Size(), fi.ModTime().UnixNano())
 }
 
-func (one oneFile) loadVerified(w *Workspace) (verifiedBlob, bool) {
+func loadVerified(w *Workspace) (verifiedBlob, bool) {
 	var v verifiedBlob
-	ok := readRecord(one.verifiedPath(w), &v) && v.Memories != ""
+	ok := readRecord(verifiedPath(w), &v) && v.Memories != ""
 	return v, ok && thisBuild(v.Build)
 }
 
 // saveVerified records v, best effort: without it the next commit takes
 // the full path.
-func (one oneFile) saveVerified(w *Workspace, v verifiedBlob) {
+func saveVerified(w *Workspace, v verifiedBlob) {
 	if v.Build = buildKey(); v.Build != "" {
-		writeRecord(one.verifiedPath(w), v)
+		writeRecord(verifiedPath(w), v)
 	}
 }
 
@@ -409,7 +409,7 @@ func (sp spliced) changedLines() map[string][]byte {
 // change, not the file. ok is false when it did nothing and the caller
 // takes the full path.
 func (one oneFile) preCommitFast(ctx context.Context, w *Workspace, ix *index, d derive.Derivation, res HookResult) (HookResult, bool, error) {
-	v, ok := one.loadVerified(w)
+	v, ok := loadVerified(w)
 	if !ok {
 		return res, false, nil
 	}
@@ -460,7 +460,7 @@ func (one oneFile) preCommitFast(ctx context.Context, w *Workspace, ix *index, d
 	} else {
 		sum = hexSum(hashParts(sp.parts...))
 	}
-	one.saveVerified(w, verifiedBlob{Memories: blob, Forgotten: s.forgottenBlob, SHA256: sum, Derived: derivedIDs(sp.next)})
+	saveVerified(w, verifiedBlob{Memories: blob, Forgotten: s.forgottenBlob, SHA256: sum, Derived: derivedIDs(sp.next)})
 	return res, true, err
 }
 

@@ -48,7 +48,7 @@ func precommitRepo(t *testing.T) *Workspace {
 		t.Fatalf("first pre-commit: %+v, %v", res, err)
 	}
 	runGit(t, root, "commit", "-qm", "rules")
-	if _, ok := (oneFile{root: w.Repo.Root}).loadVerified(w); !ok {
+	if _, ok := loadVerified(w); !ok {
 		t.Fatal("the full path recorded no verified blob")
 	}
 	return w
@@ -287,7 +287,7 @@ func appendLine(t *testing.T, w *Workspace, m memory.Memory) {
 // detector may have let through what this one refuses.
 func TestVerifiedBlobIsTiedToTheBuildThatChecked(t *testing.T) {
 	w := precommitRepo(t)
-	v, ok := (oneFile{root: w.Repo.Root}).loadVerified(w)
+	v, ok := loadVerified(w)
 	if !ok || v.SHA256 == "" || len(v.Derived) != 4 {
 		t.Fatalf("recorded %+v, %v", v, ok)
 	}
@@ -296,16 +296,16 @@ func TestVerifiedBlobIsTiedToTheBuildThatChecked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(oneFile{root: w.Repo.Root}.verifiedPath(w), data, 0o644); err != nil {
+	if err := os.WriteFile(verifiedPath(w), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := (oneFile{root: w.Repo.Root}).loadVerified(w); ok {
+	if _, ok := loadVerified(w); ok {
 		t.Error("a record of another build was trusted")
 	}
 	if _, fast, err := preCommitBy(t, w, true); fast || err != nil {
 		t.Errorf("fast path taken: %v, %v", fast, err)
 	}
-	if v, ok := (oneFile{root: w.Repo.Root}).loadVerified(w); !ok || v.Build != buildKey() {
+	if v, ok := loadVerified(w); !ok || v.Build != buildKey() {
 		t.Errorf("the full path did not record its own check: %+v", v)
 	}
 }
@@ -317,7 +317,7 @@ func TestVerifiedBlobIsTiedToTheBuildThatChecked(t *testing.T) {
 func TestAFailedStageFailsTheHookAndIsNotVerified(t *testing.T) {
 	w := precommitRepo(t)
 	root := w.Repo.Root
-	before, ok := (oneFile{root: w.Repo.Root}).loadVerified(w)
+	before, ok := loadVerified(w)
 	if !ok {
 		t.Fatal("no verified blob to start from")
 	}
@@ -335,7 +335,7 @@ func TestAFailedStageFailsTheHookAndIsNotVerified(t *testing.T) {
 	if got := runGit(t, root, "show", ":"+memoriesRel); got != stagedBefore {
 		t.Error("the staged memories changed though staging failed")
 	}
-	if v, _ := (oneFile{root: w.Repo.Root}).loadVerified(w); v.Memories != before.Memories {
+	if v, _ := loadVerified(w); v.Memories != before.Memories {
 		t.Errorf("verified blob moved to %s, which the index does not hold", v.Memories)
 	}
 	if data, err := os.ReadFile(format.MemoriesPath(root)); err != nil || !bytes.Contains(data, []byte("go test -race")) {
