@@ -89,14 +89,7 @@ func (s *Store) Search(ctx context.Context, vis memory.Visibility, q memory.Quer
 			terms[i] = nearTerms[i]
 			continue
 		}
-		// The words left out could outweigh the rest: the text is ranked
-		// as an ordinary search ranks it, with the rare words' postings,
-		// read whole, not read again.
-		read := make(map[string][]int64, len(nearTerms[i]))
-		for j, w := range nearTerms[i] {
-			read[w] = postings[i][j]
-		}
-		if postings[i], kin[i], err = s.lookups(ctx, texts[i], terms[i], q.Method, read); err != nil {
+		if postings[i], kin[i], err = s.lookupsAfterNear(ctx, texts[i], terms[i], nearTerms[i], postings[i], q.Method); err != nil {
 			return nil, err
 		}
 	}
@@ -124,6 +117,18 @@ func (s *Store) Search(ctx context.Context, vis memory.Visibility, q memory.Quer
 		out[i].Vectors = side.space
 	}
 	return out, err
+}
+
+// lookupsAfterNear looks up the words of a Near search's text whose left
+// out words could outweigh the rest, so that the text is ranked as an
+// ordinary search ranks it: with the rare words' postings (nearTerms',
+// nearPostings), read whole already, not read again.
+func (s *Store) lookupsAfterNear(ctx context.Context, text string, terms, nearTerms []string, nearPostings [][]int64, method memory.Method) (postings, kin [][]int64, err error) {
+	read := make(map[string][]int64, len(nearTerms))
+	for j, w := range nearTerms {
+		read[w] = nearPostings[j]
+	}
+	return s.lookups(ctx, text, terms, method, read)
 }
 
 // queryTerms returns the distinct words of each text, and of all texts
