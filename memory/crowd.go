@@ -1,7 +1,7 @@
 package memory
 
-// Crowd is what an engine that hands Rank only candidates knows of the
-// memories it left out: how many the search sees, how many of them hold
+// Crowd is what an engine that hands DocEvidence only candidates knows of
+// the memories it left out: how many the search sees, how many of them hold
 // each word, and an even sample of their vectors. A team database of
 // 100k memories cannot ship every vector and posting to the client for
 // each search; it nominates candidates from its indexes and describes the
@@ -19,20 +19,6 @@ type Crowd struct {
 	// of the N memories (all of them when N is small): the query's and
 	// each word's cosines with it stand for the crowd's mean and spread.
 	Sample [][]float32
-}
-
-// Rank scores the docs visible to one search text exactly as Store.Search
-// scores its catalog; rank (fusion.go) says how.
-func Rank(docs []RankDoc, terms []RankTerm, query []float32, noFloor bool) map[int]float64 {
-	return rank(docs, terms, query, noFloor, nil)
-}
-
-// RankCandidates is Rank over candidates only: docs are the memories the
-// engine nominated (by its lexical and vector indexes) and crowd describes
-// all the memories the search sees. When docs hold every memory and
-// crowd.Sample every vector, it scores as Rank does.
-func RankCandidates(docs []RankDoc, terms []RankTerm, query []float32, noFloor bool, crowd Crowd) map[int]float64 {
-	return rank(docs, terms, query, noFloor, &crowd)
 }
 
 // size is the IDF's collection size: the crowd's, or the docs'.
@@ -88,13 +74,3 @@ func cosines32(query []float32, vs [][]float32) []float32 {
 	}
 	return out
 }
-
-// TermIDF is the weight of a word that df of n memories hold, as Rank
-// weighs it; an engine nominating candidates orders them by it.
-func TermIDF(n, df int) float64 { return termIDF(float64(n), float64(df)) }
-
-// KinWeight is the share of a word's IDF a memory holding only its kin earns.
-const KinWeight = kinWeight
-
-// KinMaxHeld is how many memories may hold a word for its kin to count.
-const KinMaxHeld = kinMaxHeld

@@ -45,7 +45,7 @@ func TestRankCandidatesMatchesRank(t *testing.T) {
 		}
 	}
 	query := vec()
-	want := memory.Rank(docs, terms, query, true)
+	want := rank(docs, terms, query, true, nil)
 	if len(want) < 60 {
 		t.Fatalf("Rank scored %d docs; the test needs both sides' candidates", len(want))
 	}
@@ -60,7 +60,7 @@ func TestRankCandidatesMatchesRank(t *testing.T) {
 		crowd.Held[term.Word] = len(term.Held)
 		crowd.Kin[term.Word] = len(term.Kin)
 	}
-	if got := memory.RankCandidates(docs, terms, query, true, crowd); !sameScores(got, want) {
+	if got := rank(docs, terms, query, true, &crowd); !sameScores(got, want) {
 		t.Fatalf("RankCandidates over every doc differs from Rank:\n%v\n%v", got, want)
 	}
 
@@ -88,7 +88,7 @@ func TestRankCandidatesMatchesRank(t *testing.T) {
 		}
 	}
 	got := map[int]float64{}
-	for j, score := range memory.RankCandidates(sub, subTerms, query, true, crowd) {
+	for j, score := range rank(sub, subTerms, query, true, &crowd) {
 		got[picked[j]] = score
 	}
 	if !sameScores(got, want) {
@@ -97,7 +97,7 @@ func TestRankCandidatesMatchesRank(t *testing.T) {
 	// Without the crowd the candidates alone rank differently: the test
 	// can tell.
 	alone := map[int]float64{}
-	for j, score := range memory.Rank(sub, subTerms, query, true) {
+	for j, score := range rank(sub, subTerms, query, true, nil) {
 		alone[picked[j]] = score
 	}
 	if sameScores(alone, want) {
@@ -134,10 +134,10 @@ func TestRankCandidatesKnowsCrowdWords(t *testing.T) {
 		subTerms = append(subTerms, memory.RankTerm{Word: w})
 		crowd.Held[w] = 3
 	}
-	if got := memory.Rank(all, terms, nil, false); len(got) == 0 {
+	if got := rank(all, terms, nil, false, nil); len(got) == 0 {
 		t.Fatal("over every doc, the text is below the floor; the test needs it above")
 	}
-	if got := memory.RankCandidates(all[:1], subTerms, nil, false, crowd); len(got) != 1 {
+	if got := rank(all[:1], subTerms, nil, false, &crowd); len(got) != 1 {
 		t.Fatalf("over the candidate holding one word of six, the others held in the crowd: %v, want it scored", got)
 	}
 }

@@ -61,7 +61,7 @@ func FuzzRank(f *testing.F) {
 		if d > 0 {
 			query = vec()
 		}
-		for at, score := range memory.Rank(docs, terms, query, next()%2 == 0) {
+		for at, score := range rank(docs, terms, query, next()%2 == 0, nil) {
 			if at < 0 || at >= n {
 				t.Fatalf("a score for doc %d of %d", at, n)
 			}

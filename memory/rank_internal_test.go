@@ -2,26 +2,33 @@ package memory
 
 import "testing"
 
-func TestBestKeepsTheTopInOrder(t *testing.T) {
-	var xs []scored
-	for i := range 1000 {
-		xs = append(xs, scored{seq: int64(i), score: float64((i * 7919) % 1000)})
+func TestTopNKeepsTheBestInOrder(t *testing.T) {
+	best := func(xs []Hit[int64], n int) []Hit[int64] {
+		top := NewTopN[int64](n)
+		for _, x := range xs {
+			top.Push(x.Key, x.Score)
+		}
+		return top.Best()
 	}
-	xs = append(xs, scored{seq: 5000, score: 999}) // ties with seq 71's score: the lower seq wins
+	var xs []Hit[int64]
+	for i := range 1000 {
+		xs = append(xs, Hit[int64]{Key: int64(i), Score: float64((i * 7919) % 1000)})
+	}
+	xs = append(xs, Hit[int64]{Key: 5000, Score: 999}) // ties with key 71's score: the lower key wins
 	top := best(xs, 5)
 	want := []float64{999, 999, 998, 997, 996}
 	if len(top) != 5 {
 		t.Fatalf("got %d", len(top))
 	}
 	for i, w := range want {
-		if top[i].score != w {
+		if top[i].Score != w {
 			t.Fatalf("top = %+v", top)
 		}
 	}
-	if top[0].seq > top[1].seq {
-		t.Fatalf("ties must order by seq: %+v", top[:2])
+	if top[0].Key > top[1].Key {
+		t.Fatalf("ties must order by key: %+v", top[:2])
 	}
-	if got := best([]scored{{1, 1}, {2, 3}}, 5); len(got) != 2 || got[0].seq != 2 {
+	if got := best([]Hit[int64]{{1, 1}, {2, 3}}, 5); len(got) != 2 || got[0].Key != 2 {
 		t.Fatalf("short input: %+v", got)
 	}
 }
@@ -39,7 +46,7 @@ func TestRulesForTheFileOutrankWordsAlone(t *testing.T) {
 	outstanding := fusedScore(3, 3, vectorFullZ*3/4+0.1)
 	scores := map[string]float64{"words": wordsAlone, "fair": fair, "outstanding": outstanding, "scoped": 0, "always": 0}
 	q := Query{Paths: []string{"web/components/Button.tsx"}}
-	ApplyPaths(q, scores, map[string][]string{"scoped": {"web/components/**"}, "always": {AlwaysGlob}, "other": {"migrations/**"}})
+	applyPaths(q, scores, map[string][]string{"scoped": {"web/components/**"}, "always": {AlwaysGlob}, "other": {"migrations/**"}}, nil)
 	if scores["scoped"] <= scores["fair"] || scores["scoped"] <= scores["words"] {
 		t.Errorf("the rule for the file scores %v, below a memory that shares words (%v, %v)", scores["scoped"], scores["fair"], scores["words"])
 	}
@@ -64,7 +71,7 @@ func TestPathFloorKeepsApplicableMemoriesAboveTheTail(t *testing.T) {
 	}
 	scores := map[string]float64{"best": 1, "scoped": 0.3, "weak": 0.1}
 	q := Query{Paths: []string{"migrations/1.sql"}}
-	ApplyPaths(q, scores, map[string][]string{"scoped": {"migrations/**"}, "new": {AlwaysGlob}, "elsewhere": {"web/**"}})
+	applyPaths(q, scores, map[string][]string{"scoped": {"migrations/**"}, "new": {AlwaysGlob}, "elsewhere": {"web/**"}}, nil)
 	want := map[string]float64{"best": 1, "scoped": pathScore(0.3, false), "weak": 0.1, "new": alwaysFloor}
 	if len(scores) != len(want) {
 		t.Fatalf("scores %v, want %v", scores, want)
@@ -79,7 +86,7 @@ func TestPathFloorKeepsApplicableMemoriesAboveTheTail(t *testing.T) {
 		t.Errorf("the tail kept %d of %v, want the best and both applicable memories", n, ranked)
 	}
 	q.OnlyPath = true
-	ApplyPaths(q, scores, map[string][]string{"scoped": {"migrations/**"}, "new": {AlwaysGlob}})
+	applyPaths(q, scores, map[string][]string{"scoped": {"migrations/**"}, "new": {AlwaysGlob}}, nil)
 	if len(scores) != 2 {
 		t.Errorf("OnlyPath kept %v, want the two applicable memories", scores)
 	}

@@ -4,14 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"sort"
 	"time"
 )
 
 // What a search is, for every engine: its limits, the constants of the
-// fusion with the measurements behind them, its methods, and the top-n and
-// crowd helpers Rank and memory/sqlite's Store.Search share. The searches
-// themselves are each engine's (memory/sqlite/search.go, memory/postgres).
+// fusion with the measurements behind them, and its methods. Score
+// (score.go) applies them; what each engine gathers for it is its own
+// (memory/sqlite/search.go, memory/postgres).
 
 // Search limits.
 const (
@@ -20,9 +19,9 @@ const (
 
 	DefaultLimit = 10
 	MaxLimit     = 100
-	// candidatePool is how many memories each side (lexical, vector)
+	// CandidatePool is how many memories each side (lexical, vector)
 	// proposes before fusion.
-	candidatePool = 50
+	CandidatePool = 50
 )
 
 // Fusion. The candidates are the best exact lexical matches and the
@@ -154,12 +153,12 @@ const (
 //	softWeight·idf·clamp(z/softFullZ, 0, 1)
 //
 // with z the standard deviations that cosine lies above the visible
-// memories' mean (estimated from softSample of them). Exact words decide
+// memories' mean (estimated from SoftSample of them). Exact words decide
 // what a memory is about; this lets "camping" credit a memory about a
 // campfire and a tent, and gives words no memory holds (typos, other
 // inflections, synonyms) a say. An implied word never counts more than
 // half a held one. Only the candidates are scored, so the cost is one dot
-// product per candidate and word, plus softSample per word.
+// product per candidate and word, plus SoftSample per word.
 //
 // On the same benchmark, fused recall@5 by the credit per unit of z
 // (softWeight/softFullZ): 0 0.585, 1/32 0.596, 1/16 0.602, 1/12 0.604,
@@ -173,20 +172,20 @@ const (
 const (
 	softWeight = 0.5
 	softFullZ  = 8
-	softSample = 512
+	SoftSample = 512
 )
 
-// kinWeight is the share of a word's IDF that a memory holding only a kin
+// KinWeight is the share of a word's IDF that a memory holding only a kin
 // of the word earns (see kinTerm): like a soft match, an implied word
 // counts at most half a held one.
 //
-// Kin are looked up only for words held by at most kinMaxHeld memories:
+// Kin are looked up only for words held by at most KinMaxHeld memories:
 // reading the postings of a common word's stem again costs about 0.35 µs
 // per memory (a word in 800 of 10k memories: 0.3 ms), and a word many
 // memories hold ranks them already while its kin's family IDF is low.
 const (
-	kinWeight  = 0.5
-	kinMaxHeld = 200
+	KinWeight  = 0.5
+	KinMaxHeld = 200
 )
 
 // tailShare is the share of the best result's score below which a result
@@ -321,12 +320,6 @@ func ParseMethod(name string) (Method, error) {
 	return "", fmt.Errorf("search method %q: use fused, lexical or vector", name)
 }
 
-// scored is one candidate's raw score on one side.
-type scored struct {
-	seq   int64
-	score float64
-}
-
 // idfMinMemories is the smallest store termIDF (fusion.go) assumes. It
 // uses the form Lucene gives BM25, which never falls to zero: Robertson's
 // log((n-df+0.5)/(df+0.5)) is zero or less for a word in half the
@@ -339,47 +332,9 @@ type scored struct {
 // share went from 28.1% to 27.6%.
 const idfMinMemories = 100
 
-// best returns the n highest scores, best first, ties by seq.
-func best(xs []scored, n int) []scored {
-	t := newTopN(n)
-	for _, x := range xs {
-		t.push(x)
-	}
-	return t.xs
-}
-
-// topN keeps the n highest scores pushed so far, best first, ties by seq,
-// in a window of n: a common word can match thousands of memories, and
-// half of all memories lie above the mean cosine, so the losers are never
-// stored or sorted.
-type topN struct {
-	n  int
-	xs []scored
-}
-
-func newTopN(n int) *topN { return &topN{n: n, xs: make([]scored, 0, n+1)} }
-
-func (t *topN) push(x scored) {
-	better := func(a, b scored) bool {
-		if a.score != b.score {
-			return a.score > b.score
-		}
-		return a.seq < b.seq
-	}
-	if len(t.xs) == t.n && !better(x, t.xs[t.n-1]) {
-		return
-	}
-	i := sort.Search(len(t.xs), func(i int) bool { return better(x, t.xs[i]) })
-	t.xs = append(t.xs, scored{})
-	copy(t.xs[i+1:], t.xs[i:])
-	t.xs[i] = x
-	if len(t.xs) > t.n {
-		t.xs = t.xs[:t.n]
-	}
-}
-
-// meanDeviation returns the mean and standard deviation of xs.
-func meanDeviation(xs []float32) (mean, spread float64) {
+// MeanDeviation returns the mean and standard deviation of xs: the crowd
+// a z-score is measured against.
+func MeanDeviation(xs []float32) (mean, spread float64) {
 	if len(xs) == 0 {
 		return 0, 0
 	}

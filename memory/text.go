@@ -46,14 +46,14 @@ func LexicalText(m *Memory) string {
 }
 
 // LexicalForms is the second text a lexical index keeps of a memory: the
-// derivational base (see derivationalBase) of each word of the content and
+// derivational base (see DerivationalBase) of each word of the content and
 // topic. A search reaches it only through kin (KinForms), so a memory that
 // says "Deduplication" is a kin of a question that says "duplicate", at
-// kinWeight, and never an exact match.
+// KinWeight, and never an exact match.
 func LexicalForms(m *Memory) string {
 	var forms []string
 	for _, w := range Words(m.Content + "\n" + m.Topic) {
-		if b := derivationalBase(w); b != "" && !slices.Contains(forms, b) {
+		if b := DerivationalBase(w); b != "" && !slices.Contains(forms, b) {
 			forms = append(forms, b)
 		}
 	}

@@ -15,14 +15,14 @@ import (
 func TestAdmitsSaysWhatPushKeeps(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	for _, n := range []int{1, 3, 50} {
-		top := memory.NewTopN(n)
+		top := memory.NewTopN[int64](n)
 		// Each seq once, in any order, and few distinct scores, so that
 		// ties are common.
 		for i, s := range r.Perm(5000) {
 			seq, score := int64(s), float64(r.IntN(20))/4
 			admitted := top.Admits(seq, score)
 			top.Push(seq, score)
-			kept := slices.Contains(top.Best(), memory.Scored{Seq: seq, Score: score})
+			kept := slices.Contains(top.Best(), memory.Hit[int64]{Key: seq, Score: score})
 			if admitted != kept {
 				t.Fatalf("n=%d, push %d: Admits(%d, %v) = %v, but Push kept it: %v", n, i, seq, score, admitted, kept)
 			}

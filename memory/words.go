@@ -181,7 +181,7 @@ func isStopWord(w string) bool { return stopWords[w] }
 // Kin. A query word and a word of a memory are kin when one is a
 // derivation or a shortening of the other that the Porter stemmer does not
 // join: lint and linter, authenticate and auth, config and configuration.
-// Kin earn part of a word's weight (see kinWeight).
+// Kin earn part of a word's weight (see KinWeight).
 //
 // Two rules cover most of it, both on prefixes of at least minKin letters,
 // because English and code derive words by adding suffixes and abbreviate
@@ -324,14 +324,14 @@ func inflects(w, m string) bool {
 	return false
 }
 
-// derivationalBase returns the base a word is derived from, cut further
+// DerivationalBase returns the base a word is derived from, cut further
 // than the Porter stemmer cuts: one common derivational prefix, then the
 // longest common suffix that leaves at least minBase letters, then one of
 // a doubled final consonant, so "deduplication", "duplicates" and
 // "duplicate" share "duplic", and "reformats", "formatter" and
 // "formatting" share "format". It returns "" when nothing is cut. The
 // affixes are general English morphology, not drawn from any benchmark.
-func derivationalBase(w string) string {
+func DerivationalBase(w string) string {
 	if !isASCII(w) || len(w) < minBase+2 {
 		return ""
 	}
@@ -364,13 +364,13 @@ func derivationalBase(w string) string {
 	return b
 }
 
-// minBase is the fewest letters derivationalBase leaves.
+// minBase is the fewest letters DerivationalBase leaves.
 const minBase = 4
 
-// wordPairs returns each pair of adjacent words of text, neither a stop
+// WordPairs returns each pair of adjacent words of text, neither a stop
 // word, since a memory may write as one word ("codepaths", "newtest")
 // what a question writes as two.
-func wordPairs(text string) [][2]string {
+func WordPairs(text string) [][2]string {
 	var out [][2]string
 	ws := Words(text)
 	for i := 1; i < len(ws); i++ {
@@ -384,3 +384,8 @@ func wordPairs(text string) [][2]string {
 	}
 	return out
 }
+
+// MayBeBase reports whether w, a word without a derivational base of its
+// own, may be the base of other words, and so be found among the forms
+// LexicalForms indexes.
+func MayBeBase(w string) bool { return isASCII(w) && len(w) >= minKin }

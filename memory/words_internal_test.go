@@ -16,18 +16,18 @@ func TestDerivationalBase(t *testing.T) {
 		{"configuration", "configured"},
 		{"linters", "linter"},
 	} {
-		want := derivationalBase(family[0])
+		want := DerivationalBase(family[0])
 		if want == "" {
 			t.Errorf("%s has no base", family[0])
 		}
 		for _, w := range family[1:] {
-			if got := derivationalBase(w); got != want {
+			if got := DerivationalBase(w); got != want {
 				t.Errorf("base of %s is %q; want %q, the base of %s", w, got, want, family[0])
 			}
 		}
 	}
 	for _, w := range []string{"lint", "repo", "design", "über-größe"} {
-		if b := derivationalBase(w); b != "" {
+		if b := DerivationalBase(w); b != "" {
 			t.Errorf("base of %s is %q; want none", w, b)
 		}
 	}

@@ -363,6 +363,7 @@ func (h Harness) pathScoped(t *testing.T) {
 	components := addScoped("Components export one default function and keep their styles beside them", "*.tsx")
 	always := addScoped("Answer in British English spelling", memory.AlwaysGlob)
 	unscoped := h.add(t, e, "Database migrations run with make migrate, never by hand", memory.KindStored, "")
+	naming := h.add(t, e, "Name branches after their ticket number", memory.KindStored, "")
 
 	got, err := e.Get(ctx, h.Vis, reversible.ID)
 	if err != nil || !slices.Equal(got.Globs, []string{"db/migrations/**", "migrations/**"}) {
@@ -399,6 +400,19 @@ func (h Harness) pathScoped(t *testing.T) {
 	rs = search(memory.Query{Text: "how do migrations run", Paths: []string{"db/migrations/7.sql"}})
 	if len(rs) != 3 || !slices.Contains(rs, reversible.ID) || !slices.Contains(rs, unscoped.ID) || !slices.Contains(rs, always.ID) || slices.Contains(rs, components.ID) {
 		t.Fatalf("for a migration, \"how do migrations run\" found %v, want the migration rule, the unscoped memory and the rule for every path, not the component rule", rs)
+	}
+	// The rule for the file at hand ranks first, above the memory that
+	// holds every word of the question; the rule for every path, which
+	// the file says nothing about, ranks below that match.
+	if want := []string{reversible.ID, unscoped.ID, always.ID}; !slices.Equal(rs, want) {
+		t.Fatalf("for a migration, \"how do migrations run\" ranked %v, want the migration rule, the unscoped memory, the rule for every path: %v", rs, want)
+	}
+	// A weak word match (one word of the question, by a memory about
+	// something else) ranks below the rule for the file, which shares no
+	// word with the question at all.
+	rs = search(memory.Query{Text: "how do I name this table", Paths: []string{"migrations/0042_add_email.sql"}})
+	if want := []string{reversible.ID, naming.ID, always.ID}; !slices.Equal(rs, want) {
+		t.Fatalf("for a migration, \"how do I name this table\" ranked %v, want the migration rule above the memory that shares a word, then the rule for every path: %v", rs, want)
 	}
 	// A rule for other files is not lost: it still ranks by meaning.
 	rs = search(memory.Query{Text: "how do migrations run", Paths: []string{"web/app/page.tsx"}})

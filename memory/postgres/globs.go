@@ -36,45 +36,33 @@ var migration7 = fmt.Sprintf(`ALTER TABLE @schema@.team_memories ADD COLUMN glob
 		       OLD.updated_at, OLD.tokens, OLD.commit_hash, OLD.paths, OLD.globs))
 		EXECUTE FUNCTION @schema@.acolyte_audit_edit();`, memory.MaxGlobs, memory.MaxGlobs*memory.MaxGlobBytes)
 
-// withPaths is a search's scores after its path stage (memory.ApplyPaths):
-// ids and best as the ranking left them (best by position in ids), and
-// the same with the team's memories that carry globs matching a file at
-// hand added when the ranking did not find them. Only the memories with
-// globs are read, through their partial index, with the search's filters.
-func (s *Store) withPaths(ctx context.Context, vis memory.Visibility, q memory.Query, ids []string, best map[int]float64) ([]string, map[int]float64, error) {
+// visibleGlobs are the globs of each team memory a path-scoped search sees
+// that carries any, by id, for memory.Score's path stage, which adds them
+// when the ranking did not find them; nil for a search without paths. Only
+// the memories with globs are read, through their partial index, with the
+// search's filters.
+func (s *Store) visibleGlobs(ctx context.Context, vis memory.Visibility, q memory.Query) (map[string][]string, error) {
 	if len(q.Paths) == 0 {
-		return ids, best, nil
+		return nil, nil
 	}
 	rows, err := s.pool.Query(ctx, `SELECT m.id, m.globs FROM team_memories m
 		WHERE m.team = $1 AND pg_catalog.cardinality(m.globs) > 0`+filterSQL(q.Filter, "m", 2),
 		append([]any{vis.Team}, filterArgs(q.Filter)...)...)
 	if err != nil {
-		return nil, nil, fmt.Errorf("team search: %w", err)
+		return nil, fmt.Errorf("team search: %w", err)
 	}
+	defer rows.Close()
 	globs := map[string][]string{}
 	for rows.Next() {
 		var id string
 		var g []string
 		if err := rows.Scan(&id, &g); err != nil {
-			rows.Close()
-			return nil, nil, fmt.Errorf("team search: %w", err)
+			return nil, fmt.Errorf("team search: %w", err)
 		}
 		globs[id] = g
 	}
-	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, nil, fmt.Errorf("team search: %w", err)
+		return nil, fmt.Errorf("team search: %w", err)
 	}
-	scores := make(map[string]float64, len(best)+len(globs))
-	for at, score := range best {
-		scores[ids[at]] = score
-	}
-	memory.ApplyPathsCached(q, scores, globs, &s.globs)
-	outIDs := make([]string, 0, len(scores))
-	out := make(map[int]float64, len(scores))
-	for id, score := range scores {
-		out[len(outIDs)] = score
-		outIDs = append(outIDs, id)
-	}
-	return outIDs, out, nil
+	return globs, nil
 }

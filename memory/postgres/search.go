@@ -22,7 +22,7 @@ import (
 // sample), with their lexemes and vectors, and the team's centroids.
 //
 // A team of at most wholeTeam memories is then read whole (round trip 2)
-// and ranked by memory.Rank's rules over every memory, as searchScan ranks
+// and ranked by memory.Score over every memory, as searchScan ranks
 // it: the same scores, without testing every row's fts on the server.
 //
 // A larger one is described by the sample: its vectors give the mean and
@@ -39,7 +39,8 @@ import (
 //     crowd sample's nearest stand in.
 //
 // Round trip 3 reads the nominees whole (lexemes, vector, columns), and
-// memory.RankCandidates ranks them against the crowd.
+// memory.Score ranks them against the crowd (memory.DocEvidence with a
+// memory.Crowd).
 const (
 	wholeTeam        = 1024
 	crowdSample      = 256
@@ -55,8 +56,8 @@ const vecOf = `(SELECT e.vec FROM team_embeddings e WHERE e.team = $1 AND e.id =
 // mcolumns are columns qualified by the alias m of team_memories.
 var mcolumns = "m." + strings.ReplaceAll(columns, ", ", ", m.")
 
-// Search ranks the team's memories for q with memory.Rank's rules,
-// reading the indexes as described above.
+// Search ranks the team's memories for q with memory.Score, reading the
+// indexes as described above.
 //
 // A search filtered by kind or topic takes the same path over the
 // memories of that kind and topic only: they are the crowd (size, word
@@ -78,15 +79,10 @@ func (s *Store) Search(ctx context.Context, vis memory.Visibility, q memory.Quer
 	if q.Scope != "" && q.Scope != memory.ScopeTeam {
 		return []memory.Result{}, nil
 	}
-	limit := q.Limit
-	if limit <= 0 {
-		limit = memory.DefaultLimit
-	}
-	limit = min(limit, memory.MaxLimit)
 	if s.scanOnly {
-		return s.searchScan(ctx, vis, q, texts, limit)
+		return s.searchScan(ctx, vis, q, texts)
 	}
-	rs, err := s.searchIndexed(ctx, vis, q, texts, limit)
+	rs, err := s.searchIndexed(ctx, vis, q, texts)
 	if err != nil {
 		return nil, fmt.Errorf("team search: %w", err)
 	}
@@ -151,7 +147,7 @@ type doc struct {
 	m       *memory.Memory // read whole, when it was
 }
 
-func (s *Store) searchIndexed(ctx context.Context, vis memory.Visibility, q memory.Query, texts []string, limit int) ([]memory.Result, error) {
+func (s *Store) searchIndexed(ctx context.Context, vis memory.Visibility, q memory.Query, texts []string) ([]memory.Result, error) {
 	model := ""
 	if s.embedder != nil {
 		model = s.embedder.Model()
@@ -327,20 +323,20 @@ func (s *Store) searchIndexed(ctx context.Context, vis memory.Visibility, q memo
 		}
 		return wordVecs[slices.IndexFunc(words, func(x *word) bool { return x.text == w })]
 	}
-	best := rankTexts(q, texts, terms, held, kin, wordVec, textVecs,
-		func(rt []memory.RankTerm, qv []float32, noFloor bool) map[int]float64 {
-			return memory.RankCandidates(rdocs, rt, qv, noFloor, c)
+	evidence := textEvidence(texts, terms, held, kin, wordVec, textVecs,
+		func(rt []memory.RankTerm, qv []float32) memory.TextEvidence[string] {
+			return memory.DocEvidence(ids, rdocs, rt, qv, &c)
 		})
-	return s.results(ctx, vis, ids, best, known, limit, q)
+	return s.rank(ctx, vis, q, evidence, known)
 }
 
-// rankTexts ranks with rank for each of a query's texts (terms[i] are the
-// words of texts[i]; held and kin, by word, the positions of the docs that
-// hold it or a kin of it) and keeps each doc's best score, as the local
-// store merges the texts of one query. Both search paths share it.
-func rankTexts(q memory.Query, texts []string, terms [][]string, held, kin map[string][]int, wordVec func(string) []float32,
-	textVecs [][]float32, rank func(rt []memory.RankTerm, qv []float32, noFloor bool) map[int]float64) map[int]float64 {
-	best := map[int]float64{}
+// textEvidence gathers with gather the evidence of each of a query's texts
+// (terms[i] are the words of texts[i]; held and kin, by word, the positions
+// of the docs that hold it or a kin of it), for memory.Score. Both search
+// paths share it.
+func textEvidence(texts []string, terms [][]string, held, kin map[string][]int, wordVec func(string) []float32,
+	textVecs [][]float32, gather func(rt []memory.RankTerm, qv []float32) memory.TextEvidence[string]) []memory.TextEvidence[string] {
+	out := make([]memory.TextEvidence[string], len(texts))
 	for i := range texts {
 		wholes := memory.IdentifierWholes(texts[i])
 		rt := make([]memory.RankTerm, len(terms[i]))
@@ -351,17 +347,9 @@ func rankTexts(q memory.Query, texts []string, terms [][]string, held, kin map[s
 		if textVecs != nil {
 			qv = textVecs[i]
 		}
-		noFloor := q.NoFloor
-		if q.Method == memory.MethodVector {
-			// As the local store: no word evidence, and no floor, which
-			// judges words.
-			rt, noFloor = nil, true
-		}
-		for at, score := range rank(rt, qv, noFloor) {
-			best[at] = max(best[at], score)
-		}
+		out[i] = gather(rt, qv)
 	}
-	return best
+	return out
 }
 
 // nominate reads the candidates of a team larger than wholeTeam from the
@@ -389,8 +377,8 @@ func (s *Store) nominate(ctx context.Context, vis memory.Visibility, f memory.Fi
 
 	// Round trip 2: the postings of each word, and the nearest vectors
 	// to each text's. Round trip 2b: the postings of the kin of the words
-	// that at most memory.KinMaxHeld memories hold (Rank ignores the kin
-	// of the others, as Store.Search does not look them up).
+	// that at most memory.KinMaxHeld memories hold (memory.DocEvidence
+	// ignores the kin of the others, as Store.Search does not look them up).
 	type probe struct {
 		w   *word
 		kin bool

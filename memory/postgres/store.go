@@ -1,8 +1,9 @@
 // Package postgres is the team database: memories shared live by every
 // member of a team, in every repository, on PostgreSQL through pgx.
 // Isolation between teams is the database's job (row-level security keyed
-// on the team, see schema.go); ranking is memory's (memory.Rank), so a team
-// search scores exactly as a local one does.
+// on the team, see schema.go); ranking is memory's (memory.Score, fed by
+// memory.DocEvidence), so a team search scores by the same code as a local
+// one.
 package postgres
 
 import (
@@ -12,7 +13,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -481,13 +481,13 @@ func (s *Store) Edit(ctx context.Context, vis memory.Visibility, id string, r me
 	return m, nil
 }
 
-// searchScan ranks the team's memories for q with memory.Rank over all
+// searchScan ranks the team's memories for q with memory.Score over all
 // of them: the lexical side tested row by row against fts, the vector side
 // from every stored vector of the current embedder's model, compared here.
 // Search takes it only in the tests and benchmarks that compare the
 // paths (scanOnly); it reads the whole team, or the whole of a kind or
 // topic (BenchmarkTeamScale/10000/search/scan: 57 ms at 10k memories).
-func (s *Store) searchScan(ctx context.Context, vis memory.Visibility, q memory.Query, texts []string, limit int) ([]memory.Result, error) {
+func (s *Store) searchScan(ctx context.Context, vis memory.Visibility, q memory.Query, texts []string) ([]memory.Result, error) {
 	s.scans.Add(1)
 	model := ""
 	if s.embedder != nil {
@@ -531,8 +531,8 @@ func (s *Store) searchScan(ctx context.Context, vis memory.Visibility, q memory.
 	// The tsqueries are built once, in a one-row subquery, not per row.
 	// Unlike Store.Search, which skips the kin of a word held by more
 	// than a few hundred memories to save reading postings, this scan
-	// tests every row anyway, so kin are matched for every word and Rank
-	// drops those of common words. Cost: the old BenchmarkTeamSearch at 10k
+	// tests every row anyway, so kin are matched for every word and
+	// memory.DocEvidence drops those of common words. Cost: the old BenchmarkTeamSearch at 10k
 	// memories went from 73 to 90 ms per search (30 runs each).
 	// An identifier whole has no kin, but only in the texts that join it.
 	plain := map[string]bool{}
@@ -631,40 +631,30 @@ func (s *Store) searchScan(ctx context.Context, vis memory.Visibility, q memory.
 		}
 		return wordVecs[slices.Index(words, w)]
 	}
-	best := rankTexts(q, texts, terms, held, kin, wordVec, textVecs,
-		func(rt []memory.RankTerm, qv []float32, noFloor bool) map[int]float64 {
-			return memory.Rank(docs, rt, qv, noFloor)
+	evidence := textEvidence(texts, terms, held, kin, wordVec, textVecs,
+		func(rt []memory.RankTerm, qv []float32) memory.TextEvidence[string] {
+			return memory.DocEvidence(ids, docs, rt, qv, nil)
 		})
-	return s.results(ctx, vis, ids, best, nil, limit, q)
+	return s.rank(ctx, vis, q, evidence, nil)
 }
 
-// results returns the best-scored memories, at most limit, by their
-// positions in ids, and marks them recalled. known holds memories already
-// read, by id; the others are read here.
-func (s *Store) results(ctx context.Context, vis memory.Visibility, ids []string, best map[int]float64, known map[string]memory.Memory, limit int, q memory.Query) ([]memory.Result, error) {
-	ids, best, err := s.withPaths(ctx, vis, q, ids, best)
+// rank ranks a search's evidence with memory.Score, the team's memories
+// that carry globs matched against q.Paths, and returns the results, marked
+// recalled. known holds memories already read, by id; the others are read
+// here.
+func (s *Store) rank(ctx context.Context, vis memory.Visibility, q memory.Query, evidence []memory.TextEvidence[string], known map[string]memory.Memory) ([]memory.Result, error) {
+	globs, err := s.visibleGlobs(ctx, vis, q)
 	if err != nil {
 		return nil, err
 	}
-	ranked := make([]int, 0, len(best))
-	for at := range best {
-		ranked = append(ranked, at)
-	}
-	sort.Slice(ranked, func(a, b int) bool {
-		if best[ranked[a]] != best[ranked[b]] {
-			return best[ranked[a]] > best[ranked[b]]
-		}
-		return ids[ranked[a]] < ids[ranked[b]]
-	})
-	ranked = ranked[:min(len(ranked), limit)]
-	ranked = ranked[:memory.AboveTail(q, len(ranked), func(i int) float64 { return best[ranked[i]] })]
+	ranked := memory.Score(q, evidence, globs, &s.globs)
 	if len(ranked) == 0 {
 		return []memory.Result{}, nil
 	}
 	var want []string
-	for _, at := range ranked {
-		if _, ok := known[ids[at]]; !ok {
-			want = append(want, ids[at])
+	for _, r := range ranked {
+		if _, ok := known[r.Key]; !ok {
+			want = append(want, r.Key)
 		}
 	}
 	byID := map[string]memory.Memory{}
@@ -683,13 +673,13 @@ func (s *Store) results(ctx context.Context, vis memory.Visibility, ids []string
 	now := s.now().UTC().Truncate(time.Millisecond)
 	out := make([]memory.Result, 0, len(ranked))
 	var stale []string
-	for _, at := range ranked {
-		if m, ok := byID[ids[at]]; ok {
+	for _, r := range ranked {
+		if m, ok := byID[r.Key]; ok {
 			if m.RecalledAt.Before(now.Add(-memory.RecallGranularity)) {
 				stale = append(stale, m.ID)
 			}
 			m.RecalledAt = now
-			out = append(out, memory.Result{Memory: m, Score: float64(int(best[at]*1e4+0.5)) / 1e4})
+			out = append(out, memory.Result{Memory: m, Score: float64(int(r.Score*1e4+0.5)) / 1e4})
 		}
 	}
 	if len(stale) > 0 {

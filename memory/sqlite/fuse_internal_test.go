@@ -1,62 +1,23 @@
 package sqlite
 
 import (
-	"maps"
+	"cmp"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
-// fuseInOnePass is fuse as it was before the pass over every vector moved
-// beside the lexical lookups (passOver): the z-scores and the vector
-// side's proposals worked out in one loop, with the lexical candidates
-// known. The split must choose the same candidates and scores.
-func fuseInOnePass(lex lexicalMatch, cos []float32, v *view) (map[int64]float64, float64) {
-	candidates := map[int64]float64{}
-	lexical := make([]bool, len(v.c.seqs))
-	for _, c := range lex.top {
-		candidates[c.Seq] = 0
-		if i := v.c.index(c.Seq); i >= 0 {
-			lexical[i] = true
-		}
-	}
-	mean, spread := memory.MeanDeviation(cos)
-	if spread > 0 {
-		proposals := memory.NewTopN(memory.CandidatePool)
-		for j, i := range v.withVec {
-			z := (float64(cos[j]) - mean) / spread
-			if z <= 0 {
-				continue
-			}
-			if seq := v.c.seqs[i]; lexical[i] {
-				candidates[seq] = z
-			} else {
-				proposals.Push(seq, z)
-			}
-		}
-		for _, c := range proposals.Best() {
-			candidates[c.Seq] = c.Score
-		}
-	}
-	out := map[int64]float64{}
-	relevance := 0.0
-	bestLex := 0.0
-	for seq := range candidates {
-		bestLex = max(bestLex, lex.exact[v.c.index(seq)])
-	}
-	for seq, z := range candidates {
-		exact := lex.exact[v.c.index(seq)]
-		relevance = max(relevance, memory.CandidateRelevance(exact, lex.whole, z, spread > 0))
-		if score := memory.FusedScore(exact, bestLex, z); score > 0 {
-			out[seq] = score
-		}
-	}
-	return out, relevance * lex.known
-}
-
-func TestFuseChoosesAsInOnePass(t *testing.T) {
+// passOver hands memory.Score only the 2·CandidatePool memories whose
+// vectors lie furthest above the crowd, and turns most memories away by a
+// float32 cut (cosineAt) before it works out their z-scores, so that the
+// pass runs beside the lexical lookups at little cost. Handed every memory
+// above the crowd instead, Score must choose the same candidates and give
+// them the same scores, the lexical candidates among the vector side's
+// best included.
+func TestPassOverKeepsWhatScoreChooses(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for round := range 300 {
 		n := 1 + r.IntN(600)
@@ -87,8 +48,8 @@ func TestFuseChoosesAsInOnePass(t *testing.T) {
 		}
 		// Lexical candidates drawn from everywhere, the vector side's best
 		// included, at most a pool of them, as lexical gives.
-		lex := lexicalMatch{exact: make([]float64, n), whole: 3, known: 1}
-		top := memory.NewTopN(memory.CandidatePool)
+		lex := lexicalMatch{exact: make([]float64, n)}
+		top := memory.NewTopN[int64](memory.CandidatePool)
 		for range r.IntN(2 * memory.CandidatePool) {
 			i := r.IntN(n)
 			lex.exact[i] = float64(1 + r.IntN(3))
@@ -96,11 +57,30 @@ func TestFuseChoosesAsInOnePass(t *testing.T) {
 		}
 		lex.top = top.Best()
 
-		want, wantRelevance := fuseInOnePass(lex, cos, v)
-		got, gotRelevance := fuse(lex, passOver(cos, v), v)
-		if !maps.Equal(got, want) || gotRelevance != wantRelevance {
-			t.Fatalf("round %d (%d memories, %d lexical): fuse chose\n%v (relevance %v), in one pass\n%v (relevance %v)",
-				round, n, len(lex.top), got, gotRelevance, want, wantRelevance)
+		pass := passOver(cos, v)
+		every := pass
+		every.above = nil
+		if mean, spread := memory.MeanDeviation(cos); spread > 0 {
+			for j, i := range v.withVec {
+				if z := (float64(cos[j]) - mean) / spread; z > 0 {
+					every.above = append(every.above, memory.Hit[int64]{Key: c.seqs[i], Score: z})
+				}
+			}
+		}
+		slices.SortFunc(every.above, func(a, b memory.Hit[int64]) int {
+			if a.Score != b.Score {
+				return cmp.Compare(b.Score, a.Score)
+			}
+			return cmp.Compare(a.Key, b.Key)
+		})
+		for _, noFloor := range []bool{true, false} {
+			q := memory.Query{Text: "a search", NoFloor: noFloor, Filter: memory.Filter{Limit: memory.MaxLimit}}
+			got := memory.Score(q, []memory.TextEvidence[int64]{textEvidence(lex, pass, v, nil)}, nil, nil)
+			want := memory.Score(q, []memory.TextEvidence[int64]{textEvidence(lex, every, v, nil)}, nil, nil)
+			if !slices.Equal(got, want) {
+				t.Fatalf("round %d (%d memories, %d lexical, no floor %v): from passOver Score chose\n%v\nfrom every memory above the crowd\n%v",
+					round, n, len(lex.top), noFloor, got, want)
+			}
 		}
 	}
 }

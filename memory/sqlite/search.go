@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -24,11 +23,6 @@ func (s *Store) Search(ctx context.Context, vis memory.Visibility, q memory.Quer
 	if err != nil {
 		return nil, err
 	}
-	limit := q.Limit
-	if limit <= 0 {
-		limit = memory.DefaultLimit
-	}
-	limit = min(limit, memory.MaxLimit)
 
 	var topicSeqs map[int64]bool
 	if q.Topic != "" {
@@ -41,18 +35,7 @@ func (s *Store) Search(ctx context.Context, vis memory.Visibility, q memory.Quer
 	if err != nil {
 		return nil, err
 	}
-	// The distinct words of each text, and of all texts together: each
-	// word's own vector feeds the soft matches.
-	terms := make([][]string, len(texts))
-	var words []string
-	for i, text := range texts {
-		terms[i] = memory.QueryWords(text)
-		for _, w := range terms[i] {
-			if !slices.Contains(words, w) {
-				words = append(words, w)
-			}
-		}
-	}
+	terms, words := queryTerms(texts)
 
 	// The vector side (the catalog, the query's vectors, a cosine for every
 	// visible memory) needs no SQL when the saved catalog is current, so it
@@ -106,87 +89,66 @@ func (s *Store) Search(ctx context.Context, vis memory.Visibility, q memory.Quer
 			terms[i] = nearTerms[i]
 			continue
 		}
-		// The words left out could outweigh the rest: the text is ranked
-		// as an ordinary search ranks it, with the rare words' postings,
-		// read whole, not read again.
-		read := make(map[string][]int64, len(nearTerms[i]))
-		for j, w := range nearTerms[i] {
-			read[w] = postings[i][j]
-		}
-		if postings[i], kin[i], err = s.lookups(ctx, texts[i], terms[i], q.Method, read); err != nil {
+		if postings[i], kin[i], err = s.lookupsAfterNear(ctx, texts[i], terms[i], nearTerms[i], postings[i], q.Method); err != nil {
 			return nil, err
 		}
 	}
 
-	v := side.view
-	best := map[int64]float64{}
+	evidence := make([]memory.TextEvidence[int64], len(texts))
 	for i := range texts {
-		lex := lexical(terms[i], postings[i], kin[i], v)
-		asked, known := 0, 0
-		for t := range lex.terms {
-			if !slices.Contains(memory.IdentifierWholes(texts[i]), lex.terms[t].word) {
-				lex.whole += lex.terms[t].idf
-				asked++
-				if len(lex.terms[t].held) > 0 {
-					known++
-				}
-			}
-		}
-		lex.known = memory.KnownShare(known, asked)
-		switch q.Method {
-		case memory.MethodLexical:
-			side.passes[i], side.wordVecs = vectorPass{}, nil
-		case memory.MethodVector:
-			lex = lexicalMatch{exact: make([]float64, len(v.c.seqs))}
-		}
-		if side.wordVecs != nil {
+		lex := lexical(terms[i], postings[i], kin[i], side.view)
+		// Words alone or vectors alone earn no soft matches: their crowd
+		// is not worked out.
+		if side.wordVecs != nil && q.Method == memory.MethodFused {
 			for t := range lex.terms {
 				lex.terms[t].vec = side.wordVecs[slices.Index(words, lex.terms[t].word)]
 			}
 		}
-		scores, relevance := fuse(lex, side.passes[i], v)
-		if relevance < memory.RelevanceFloor && !q.NoFloor && q.Method != memory.MethodVector {
-			continue // nothing this text asks about is here
-		}
-		for seq, score := range scores {
-			if score > best[seq] {
-				best[seq] = score
-			}
-		}
+		evidence[i] = textEvidence(lex, side.passes[i], side.view, memory.IdentifierWholes(texts[i]))
 	}
-
+	var globs map[int64][]string
 	if len(q.Paths) > 0 {
-		globs, err := s.visibleGlobs(ctx, vis, q.Filter)
-		if err != nil {
+		if globs, err = s.visibleGlobs(ctx, vis, q.Filter); err != nil {
 			return nil, err
 		}
-		memory.ApplyPathsCached(q, best, globs, &s.globs)
 	}
-
-	ranked := make([]int64, 0, len(best))
-	for seq := range best {
-		ranked = append(ranked, seq)
-	}
-	sort.Slice(ranked, func(i, j int) bool {
-		if best[ranked[i]] != best[ranked[j]] {
-			return best[ranked[i]] > best[ranked[j]]
-		}
-		return ranked[i] < ranked[j]
-	})
-	if len(ranked) > limit {
-		ranked = ranked[:limit]
-	}
-	ranked = ranked[:memory.AboveTail(q, len(ranked), func(i int) float64 { return best[ranked[i]] })]
-	out, err := s.results(ctx, ranked, best)
+	out, err := s.results(ctx, memory.Score(q, evidence, globs, &s.globs))
 	for i := range out {
 		out[i].Vectors = side.space
 	}
 	return out, err
 }
 
+// lookupsAfterNear looks up the words of a Near search's text whose left
+// out words could outweigh the rest, so that the text is ranked as an
+// ordinary search ranks it: with the rare words' postings (nearTerms',
+// nearPostings), read whole already, not read again.
+func (s *Store) lookupsAfterNear(ctx context.Context, text string, terms, nearTerms []string, nearPostings [][]int64, method memory.Method) (postings, kin [][]int64, err error) {
+	read := make(map[string][]int64, len(nearTerms))
+	for j, w := range nearTerms {
+		read[w] = nearPostings[j]
+	}
+	return s.lookups(ctx, text, terms, method, read)
+}
+
+// queryTerms returns the distinct words of each text, and of all texts
+// together: each word's own vector feeds the soft matches.
+func queryTerms(texts []string) (terms [][]string, words []string) {
+	terms = make([][]string, len(texts))
+	for i, text := range texts {
+		terms[i] = memory.QueryWords(text)
+		for _, w := range terms[i] {
+			if !slices.Contains(words, w) {
+				words = append(words, w)
+			}
+		}
+	}
+	return terms, words
+}
+
 // visibleGlobs are the globs of each memory visible from vis through f
 // that carries any, by seq: the few a path-scoped search matches against
-// its files (memory.ApplyPaths), read through the partial index.
+// its files (memory.Score's path stage), read through the partial index.
 func (s *Store) visibleGlobs(ctx context.Context, vis memory.Visibility, f memory.Filter) (map[int64][]string, error) {
 	where, args := visible(vis, f)
 	// INDEXED BY: the planner would rather take the scope index and read
@@ -287,7 +249,7 @@ func (s *Store) vectorSide(ctx context.Context, v *view, e memory.Embedder, text
 // vectorPass is what one text's vector says of every visible memory,
 // worked out before the lexical side is known, so that the pass over all
 // of them runs beside the lexical lookups rather than after them (at 100k
-// memories, most of fuse's time).
+// memories, most of the ranking's time).
 type vectorPass struct {
 	// cos holds the cosine with each memory of view.withVec, in that
 	// order; nil when the text has no vector.
@@ -296,9 +258,9 @@ type vectorPass struct {
 	mean, spread float64
 	// above are the memories whose cosines lie furthest above the crowd,
 	// by their z-score, best first, ties to the lower seq: twice the
-	// candidate pool, so that fuse still has a whole pool once it sets
-	// aside the lexical candidates, of which there are at most a pool.
-	above []memory.Scored
+	// candidate pool, so that memory.Score still has a whole pool once it
+	// sets aside the lexical candidates, of which there are at most a pool.
+	above []memory.Hit[int64]
 }
 
 func passOver(cos []float32, v *view) vectorPass {
@@ -309,7 +271,7 @@ func passOver(cos []float32, v *view) vectorPass {
 		// has no vector): the vector side knows nothing.
 		return p
 	}
-	above := memory.NewTopN(2 * memory.CandidatePool)
+	above := memory.NewTopN[int64](2 * memory.CandidatePool)
 	// cut is a cosine below which no memory can enter above: at first
 	// those at or below the mean, then those below above's last. Most
 	// memories fall below it, and are turned away by one comparison of
@@ -365,13 +327,7 @@ type lexicalMatch struct {
 	// position.
 	exact []float64
 	// top are the best exact matches, best first (seq and score).
-	top []memory.Scored
-	// whole is the summed IDF of the text's words, identifier wholes
-	// aside: what a memory holding every word would score exactly.
-	whole float64
-	// known is the share of those words that some visible memory holds
-	// or holds a kin of (see memory.KnownShare).
-	known float64
+	top []memory.Hit[int64]
 }
 
 // lexical scores every visible memory by which of a text's words it holds;
@@ -445,7 +401,7 @@ func lexical(words []string, postings, kin [][]int64, v *view) lexicalMatch {
 		}
 		m.terms = append(m.terms, queryTerm{word: w, idf: idf, held: held})
 	}
-	top := memory.NewTopN(memory.CandidatePool)
+	top := memory.NewTopN[int64](memory.CandidatePool)
 	for _, i := range matched {
 		if seq := v.c.seqs[i]; top.Admits(seq, m.exact[i]) {
 			top.Push(seq, m.exact[i])
@@ -744,65 +700,17 @@ func cosines(query []float32, c *catalog, at []int32) []float32 {
 	return out
 }
 
-// fuse scores the candidates of one search text, as described at
-// vectorWeight: the best exact lexical matches and the memories whose
-// vectors lie furthest above the crowd. Memories that score 0 are left out.
-// It also returns the text's relevance, as described at memory.RelevanceFloor.
-func fuse(lex lexicalMatch, vec vectorPass, v *view) (map[int64]float64, float64) {
-	candidates := make(map[int64]float64, len(lex.top)+memory.CandidatePool)
-	for _, c := range lex.top {
-		candidates[c.Seq] = 0
-	}
-	if vec.spread > 0 {
-		// A lexical candidate keeps its own z-score, when above the crowd;
-		// the vector side proposes the best of the others.
-		for _, c := range lex.top {
-			if j, ok := slices.BinarySearch(v.withVec, int32(v.c.index(c.Seq))); ok {
-				candidates[c.Seq] = max(vec.z(j), 0)
-			}
-		}
-		proposed := 0
-		for _, c := range vec.above {
-			if proposed == memory.CandidatePool {
-				break
-			}
-			if _, lexical := candidates[c.Seq]; !lexical {
-				candidates[c.Seq] = c.Score
-				proposed++
-			}
-		}
-	}
-
-	lexScore := make(map[int64]float64, len(candidates))
-	bestLex := 0.0
-	soft := softMatcher(lex.terms, v)
-	for seq := range candidates {
-		i := v.c.index(seq)
-		score := lex.exact[i] + soft(i)
-		lexScore[seq] = score
-		bestLex = max(bestLex, score)
-	}
-	out := make(map[int64]float64, len(candidates))
-	relevance := 0.0
-	for seq, z := range candidates {
-		score := memory.FusedScore(lexScore[seq], bestLex, z)
-		relevance = max(relevance, memory.CandidateRelevance(lexScore[seq], lex.whole, z, vec.spread > 0))
-		if score > 0 {
-			out[seq] = score
-		}
-	}
-	return out, relevance * lex.known
-}
-
-// softMatcher returns the soft-match credit of the memory at a catalog
-// position, as described at softWeight.
-func softMatcher(terms []queryTerm, v *view) func(i int) float64 {
-	type wordStats struct {
-		term         *queryTerm
-		mean, spread float64
-	}
+// textEvidence is what the store knows of one search text, for
+// memory.Score: the lexical side's best matches, the vector side's best
+// proposals, and how to look up any candidate's exact score, z-score and
+// cosines with the words' own vectors. wholes are the text's identifier
+// wholes.
+func textEvidence(lex lexicalMatch, vec vectorPass, v *view, wholes []string) memory.TextEvidence[int64] {
 	c := v.c
-	var words []wordStats
+	e := memory.TextEvidence[int64]{Words: make([]memory.WordEvidence, len(lex.terms)), Lexical: lex.top, Vector: vec.above, Vectors: vec.spread > 0}
+	for t, term := range lex.terms {
+		e.Words[t] = memory.WordEvidence{IDF: term.idf, Whole: slices.Contains(wholes, term.word), Known: len(term.held) > 0}
+	}
 	if len(v.withVec) > 0 {
 		// Every memory's cosine with every word would cost a pass over the
 		// vectors per word; a fixed, evenly spread sample tells how near
@@ -812,44 +720,51 @@ func softMatcher(terms []queryTerm, v *view) func(i int) float64 {
 		for j := 0; j < len(v.withVec); j += step {
 			sample = append(sample, v.withVec[j])
 		}
-		for t := range terms {
-			if terms[t].vec == nil {
+		for t, term := range lex.terms {
+			if term.vec == nil {
 				continue
 			}
 			// A word vector of the wrong size has no cosines, so no spread,
 			// and is never compared.
-			mean, spread := memory.MeanDeviation(cosines(terms[t].vec, c, sample))
-			if spread > 0 {
-				words = append(words, wordStats{&terms[t], mean, spread})
-			}
+			e.Words[t].Mean, e.Words[t].Spread = memory.MeanDeviation(cosines(term.vec, c, sample))
 		}
 	}
-	return func(i int) float64 {
+	e.Exact = func(seq int64) float64 { return lex.exact[c.index(seq)] }
+	e.Z = func(seq int64) float64 {
+		if j, ok := slices.BinarySearch(v.withVec, int32(c.index(seq))); ok {
+			return vec.z(j)
+		}
+		return 0
+	}
+	// Score asks for a candidate's cosine with each word in turn: its
+	// catalog position is looked up once.
+	lastSeq, i := int64(-1), -1
+	e.WordCosine = func(seq int64, w int) (float64, bool) {
+		if seq != lastSeq {
+			lastSeq, i = seq, c.index(seq)
+		}
 		at := c.vecAt[i]
-		if at < 0 || len(words) == 0 {
-			return 0
+		if at < 0 {
+			return 0, false
 		}
-		q := c.vector(at)
-		credit := 0.0
-		for _, w := range words {
-			if _, holds := slices.BinarySearch(w.term.held, i); holds {
-				continue
-			}
-			credit += memory.SoftCredit(w.term.idf, (float64(dot8(w.term.vec, q)*c.scales[at])-w.mean)/w.spread)
+		term := &lex.terms[w]
+		if _, holds := slices.BinarySearch(term.held, i); holds {
+			return 0, false
 		}
-		return credit
+		return float64(dot8(term.vec, c.vector(at)) * c.scales[at]), true
 	}
+	return e
 }
 
 // results loads the ranked memories and marks them recalled.
-func (s *Store) results(ctx context.Context, ranked []int64, scores map[int64]float64) ([]memory.Result, error) {
+func (s *Store) results(ctx context.Context, ranked []memory.Hit[int64]) ([]memory.Result, error) {
 	if len(ranked) == 0 {
 		return []memory.Result{}, nil
 	}
 	marks := strings.TrimSuffix(strings.Repeat("?,", len(ranked)), ",")
 	args := make([]any, len(ranked))
-	for i, seq := range ranked {
-		args[i] = seq
+	for i, r := range ranked {
+		args[i] = r.Key
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories m WHERE m.seq IN (`+marks+`)`, args...)
 	if err != nil {
@@ -873,11 +788,11 @@ func (s *Store) results(ctx context.Context, ranked []int64, scores map[int64]fl
 	now := s.now().UTC().Truncate(time.Millisecond)
 	out := make([]memory.Result, 0, len(ranked))
 	stale := false
-	for _, seq := range ranked {
-		if m, ok := bySeq[seq]; ok {
+	for _, r := range ranked {
+		if m, ok := bySeq[r.Key]; ok {
 			stale = stale || m.RecalledAt.Before(now.Add(-memory.RecallGranularity))
 			m.RecalledAt = now
-			out = append(out, memory.Result{Memory: m, Score: math.Round(scores[seq]*1e4) / 1e4})
+			out = append(out, memory.Result{Memory: m, Score: math.Round(r.Score*1e4) / 1e4})
 		}
 	}
 	if !stale {
