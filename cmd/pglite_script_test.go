@@ -15,6 +15,8 @@ import (
 // pool of one (TEAM_DB carries pool_max_conns=1). Roles and row-level
 // security are the Debian server's scripts' (testdata/team).
 func TestPGliteScripts(t *testing.T) {
+	// Its scripts are isolated like TestScripts' and run beside them.
+	t.Parallel()
 	if !pgtest.PGliteAvailable() {
 		t.Skip(pgtest.PGliteEnv + " is not set: set it to 1 to run the team scripts on PGlite")
 	}

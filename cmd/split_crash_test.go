@@ -19,6 +19,7 @@ import (
 // line until the shards are written, a reader reads both as one set, and
 // the next sync finishes the split, which check then passes.
 func TestASplitKilledMidwayLosesNothing(t *testing.T) {
+	t.Parallel() // a gitWorld of its own
 	w := newGitWorld(t, gitSetup{onPath: true})
 	root := filepath.Join(t.TempDir(), "repo")
 	w.git(filepath.Dir(root), "init", "-q", "-b", "main", root)

@@ -19,6 +19,8 @@ import (
 // get ADMIN_DB (the superuser, for team init), ALICE_DB, DAVE_DB, BOB_DB
 // and CAROL_DB (carol, in no team).
 func TestTeamScripts(t *testing.T) {
+	// Its scripts are isolated like TestScripts' and run beside them.
+	t.Parallel()
 	srv := pgtest.Start(t)
 	for _, team := range []string{"red", "blue"} {
 		if _, err := postgres.Init(t.Context(), srv.URL("postgres", "postgres"), team); err != nil {
