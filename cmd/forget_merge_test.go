@@ -308,6 +308,9 @@ func TestForgettingSurvivesEveryMerge(t *testing.T) {
 	// Every case is a world of its own (gitWorld: temp dirs, environment),
 	// and most of its time is spent waiting for git and acolyte processes.
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("the whole merge matrix on real git; CI runs it (go test without -short)")
+	}
 	for _, s := range gitSetups {
 		for _, op := range gitOps {
 			for _, other := range otherSides {
