@@ -330,7 +330,7 @@ func BenchmarkFirstImportLarge(b *testing.B) {
 // stopped in at most twice the time of the search without a team database
 // (each iteration times both, interleaved, and the medians are compared);
 // hung within the one second acolyte waits for a team database before it
-// knows its pace (memory.PaceMax) plus that search time, not pgx's 5 s
+// knows its pace (team.PaceMax) plus that search time, not pgx's 5 s
 // connect timeout.
 func BenchmarkSearchTeamOutage(b *testing.B) {
 	home := userHome(b, 10_000)

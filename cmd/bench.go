@@ -12,7 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/acolyte-dev/acolyte/gitsync"
+	"github.com/acolyte-dev/acolyte/gitsync/derive"
 	"github.com/acolyte-dev/acolyte/memory"
 	"github.com/acolyte-dev/acolyte/memory/bench"
 	"github.com/acolyte-dev/acolyte/memory/postgres"
@@ -243,7 +243,7 @@ func fileUnderHeadings(docs []bench.Doc, path string) error {
 		if !ok {
 			return fmt.Errorf("%s: id %q is not in the corpus; give the headings of this corpus", path, l.ID)
 		}
-		docs[i].Topic = gitsync.TopicFromHeadings(l.Headings)
+		docs[i].Topic = derive.TopicFromHeadings(l.Headings)
 	}
 	return nil
 }

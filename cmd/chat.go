@@ -13,6 +13,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/acolyte-dev/acolyte/agent/transcript"
 	"github.com/acolyte-dev/acolyte/internal/termtext"
 )
 
@@ -47,10 +48,10 @@ func chatCommand() *cli.Command {
 			signal.Notify(terminate, syscall.SIGTERM, syscall.SIGHUP)
 			defer signal.Stop(terminate)
 			ch := &chat{in: newChatInput(c.App.Reader), errw: c.App.ErrWriter, interrupts: interrupts, terminate: terminate, yes: c.Bool("yes")}
-			ch.printer = &textPrinter{stdout: c.App.Writer, stderr: c.App.ErrWriter}
-			show := ch.printer.print
+			ch.printer = transcript.NewText(c.App.Writer, c.App.ErrWriter)
+			show := ch.printer.Print
 			if c.Bool("json") {
-				show = eventPrinter(c.App.Writer, c.App.ErrWriter, true)
+				show = transcript.Printer(c.App.Writer, c.App.ErrWriter, true)
 			}
 			s, closer, save, err := agentSession(c, ch.confirm, show, !c.Bool("json"), resume)
 			if err != nil {
@@ -95,7 +96,7 @@ type chat struct {
 	errw       io.Writer
 	interrupts chan os.Signal
 	terminate  chan os.Signal
-	printer    *textPrinter
+	printer    *transcript.Text
 	yes        bool
 
 	mu       sync.Mutex
@@ -186,7 +187,7 @@ func (ch *chat) confirm(cmd string) bool {
 	ch.mu.Lock()
 	stopped := ch.turnDone
 	ch.mu.Unlock()
-	ch.printer.endLine()
+	ch.printer.EndLine()
 	fmt.Fprintf(ch.errw, "run `%s`? [y/N] ", termtext.Escape(cmd))
 	from := ch.in.answerFrom()
 	for {

@@ -77,7 +77,7 @@ func checkCommand() *cli.Command {
 				// A warning, not a failure: the code moved on, the memory may still be right.
 				for _, s := range stale {
 					fmt.Fprintf(c.App.ErrWriter, "warning: %s cites %s, changed since it was written: %s\n",
-						s.Memory.ID, termtext.Escape(strings.Join(append(s.Changed, s.Deleted...), ", ")), oneLine(s.Memory.Content, 60))
+						s.Memory.ID, termtext.Escape(strings.Join(append(s.Changed, s.Deleted...), ", ")), termtext.OneLine(s.Memory.Content, 60))
 				}
 			}
 			if !report.OK {

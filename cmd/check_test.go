@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/acolyte-dev/acolyte/gitsync"
+	"github.com/acolyte-dev/acolyte/gitsync/derive"
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/memory"
 )
@@ -39,7 +40,7 @@ func TestCheckCommandExitCodes(t *testing.T) {
 		t.Fatalf("stale: code %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
 
-	derived, _ := gitsync.Derive(root)
+	derived, _ := derive.Memories(root)
 	if err := format.WriteFile(format.MemoriesPath(root), derived); err != nil {
 		t.Fatal(err)
 	}

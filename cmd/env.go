@@ -1,25 +1,25 @@
 package cmd
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/acolyte-dev/acolyte/internal/configfile"
+	"github.com/acolyte-dev/acolyte/memory/team"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/acolyte-dev/acolyte/gitsync"
+	"github.com/acolyte-dev/acolyte/gitsync/hooks"
 	"github.com/acolyte-dev/acolyte/memory"
 	"github.com/acolyte-dev/acolyte/memory/postgres"
 	"github.com/acolyte-dev/acolyte/memory/sqlite"
@@ -90,7 +90,11 @@ func loadSettings(c *cli.Context) *settings {
 		case err != nil:
 			st.err = usage(fmt.Errorf("read the settings: %w", err))
 		default:
-			st.values, st.err = parseSettings(path, b, settingNames())
+			if st.values, st.err = configfile.Parse(path, b, settingNames(), func(typed string) string {
+				return nearestName(typed, settingNames())
+			}); st.err != nil {
+				st.err = usage(st.err)
+			}
 		}
 	}
 	if c.App.Metadata == nil {
@@ -154,104 +158,6 @@ func settingNames() []string {
 		}
 	}
 	return append(out, agentSettingNames()...)
-}
-
-// parseSettings reads config.json and says where and what is wrong with it,
-// as FILE:LINE:COLUMN, without repeating any value (it may be a key).
-func parseSettings(path string, b []byte, known []string) (map[string]string, error) {
-	const want = `config.json must be one flat JSON object of setting names to strings, e.g. {"embedder": "static"}`
-	at := func(off int64) string {
-		line, col := 1, 1
-		for _, ch := range b[:min(int(off), len(b))] {
-			if ch == '\n' {
-				line, col = line+1, 1
-			} else {
-				col++
-			}
-		}
-		return fmt.Sprintf("%s:%d:%d", path, line, col)
-	}
-	bad := func(off int64, format string, args ...any) error {
-		return usage(fmt.Errorf("%s: %s; %s", at(off), fmt.Sprintf(format, args...), want))
-	}
-	syntax := func(err error, off int64) error {
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			return bad(se.Offset, "%v", se)
-		}
-		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-			return bad(int64(len(b)), "the file ends early")
-		}
-		return bad(off, "%v", err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, syntax(err, 0)
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, bad(0, "it is not a JSON object")
-	}
-	values := map[string]string{}
-	for dec.More() {
-		keyAt := dec.InputOffset()
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, syntax(err, keyAt)
-		}
-		key := tok.(string) // inside an object, json.Decoder yields only string keys here
-		if !slices.Contains(known, key) {
-			hint := ""
-			if near := nearestName(key, known); near != "" {
-				hint = fmt.Sprintf("did you mean %q? ", near)
-			}
-			return nil, bad(keyAt+int64(skipSeparators(b[keyAt:])), "unknown setting %q; %sthe settings are %s", key, hint, strings.Join(known, ", "))
-		}
-		valueAt := dec.InputOffset()
-		tok, err = dec.Token()
-		if err != nil {
-			return nil, syntax(err, valueAt)
-		}
-		v, ok := tok.(string)
-		if !ok {
-			return nil, bad(valueAt+int64(skipSeparators(b[valueAt:])), "%q must be a string, got %s", key, jsonKind(tok))
-		}
-		values[key] = v
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, syntax(err, dec.InputOffset())
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, bad(dec.InputOffset(), "unexpected data after the object")
-	}
-	return values, nil
-}
-
-// skipSeparators counts the whitespace, commas and colons before a token,
-// since json.Decoder's offset stops at the end of the previous one.
-func skipSeparators(b []byte) int {
-	n := 0
-	for n < len(b) && strings.IndexByte(" \t\r\n:,", b[n]) >= 0 {
-		n++
-	}
-	return n
-}
-
-func jsonKind(tok json.Token) string {
-	switch t := tok.(type) {
-	case json.Delim:
-		if t == '[' {
-			return "an array"
-		}
-		return "an object"
-	case bool:
-		return "a boolean"
-	case float64, json.Number:
-		return "a number"
-	case nil:
-		return "null"
-	}
-	return fmt.Sprintf("%T", tok)
 }
 
 // nearestName is the name in names closest to typed, if one is close.
@@ -340,7 +246,7 @@ func teamSettings(c *cli.Context) (url, team string, err error) {
 // withTeam adds the team database to w when one is configured: team
 // memories go there, and searches and listings without a scope see both.
 func withTeam(c *cli.Context, w *workspace) error {
-	url, team, err := teamSettings(c)
+	url, teamName, err := teamSettings(c)
 	if err != nil {
 		return err
 	}
@@ -357,15 +263,15 @@ func withTeam(c *cli.Context, w *workspace) error {
 	// (a hook, a project remember or sync never does), every call is
 	// bounded (postgres.Remote), and a search or listing that also reads
 	// local memory waits for the team as long as its pace says
-	// (memory.TeamPace), at most memory.PaceMax.
+	// (team.Pace), at most team.PaceMax.
 	budget := teamCommandBudget
 	if longLived(c.Command.Name) {
 		budget = 0
 	}
 	ts := postgres.NewRemote(url, w.Store.Embedder(), budget)
 	w.Team = ts
-	w.Visibility.Team = team
-	w.Toolkit = memory.WithTeam{Local: w.Toolkit, Team: ts, Visibility: w.Visibility, Refuse: gitsync.RefuseSecret,
+	w.Visibility.Team = teamName
+	w.Toolkit = team.Toolkit{Local: w.Toolkit, Team: ts, Visibility: w.Visibility, Refuse: gitsync.RefuseSecret,
 		Pacer: &teamPacer{ctx: c.Context, store: w.Store, key: teamPaceKey(url), learn: !longLived(c.Command.Name)},
 		Warn: func(err error) {
 			warn(c, warnTeamLeftOut, "team memories are left out: "+err.Error())
@@ -373,7 +279,7 @@ func withTeam(c *cli.Context, w *workspace) error {
 	return nil
 }
 
-// teamPacer keeps a memory.TeamPace for one team database in the local
+// teamPacer keeps a team.Pace for one team database in the local
 // store's state, so that every command starts from what the commands
 // before it measured. Only short-lived commands learn answer times: each
 // connects anew, and its time to answer is what the next one will take,
@@ -393,18 +299,18 @@ func teamPaceKey(url string) string {
 	return "team-pace:" + hex.EncodeToString(sum[:8])
 }
 
-func (p *teamPacer) load() memory.TeamPace {
+func (p *teamPacer) load() team.Pace {
 	v, err := p.store.GetState(p.ctx, p.key)
 	if err != nil {
 		// Without the state, the wait is the longest, as at first.
-		return memory.TeamPace{}
+		return team.Pace{}
 	}
-	return memory.ParseTeamPace(v)
+	return team.ParsePace(v)
 }
 
 // update changes the kept pace; best effort, since a lost update only
 // makes a later search wait longer or shorter once.
-func (p *teamPacer) update(change func(*memory.TeamPace)) {
+func (p *teamPacer) update(change func(*team.Pace)) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	pace := p.load()
@@ -422,7 +328,7 @@ func (p *teamPacer) Wait() time.Duration {
 }
 
 func (p *teamPacer) Answered(took time.Duration) {
-	p.update(func(pace *memory.TeamPace) {
+	p.update(func(pace *team.Pace) {
 		if p.learn {
 			pace.Answered(took)
 		} else if pace.Backoff > 0 || !pace.SlowUntil.IsZero() {
@@ -433,7 +339,7 @@ func (p *teamPacer) Answered(took time.Duration) {
 }
 
 func (p *teamPacer) LeftOut(waited time.Duration) {
-	p.update(func(pace *memory.TeamPace) { pace.LeftOut(time.Now(), waited) })
+	p.update(func(pace *team.Pace) { pace.LeftOut(time.Now(), waited) })
 }
 
 // teamCommandBudget bounds all the team calls of one CLI command together:
@@ -556,7 +462,7 @@ func warnBrokenHooks(c *cli.Context, repo *gitsync.Repo) {
 			return
 		}
 	}
-	msg, err := repo.HooksWarning(c.Context)
+	msg, err := hooks.Warning(c.Context, repo)
 	if err != nil {
 		return // the command's own work reports what is wrong with the repository
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/acolyte-dev/acolyte/gitsync"
+	"github.com/acolyte-dev/acolyte/gitsync/hooks"
 )
 
 // readmeBlock returns the fenced block of README.md whose first line is
@@ -100,10 +101,10 @@ func checkHookCommand(t *testing.T, command string) {
 
 func TestReadmeHuskyLine(t *testing.T) {
 	block := readmeBlock(t, "if command -v acolyte >/dev/null 2>&1; then acolyte hook pre-commit")
-	if line := strings.TrimSpace(block); line != gitsync.HookLine("pre-commit") {
-		t.Fatalf("README shows %q, hooks install prints %q", line, gitsync.HookLine("pre-commit"))
+	if line := strings.TrimSpace(block); line != hooks.Line("pre-commit") {
+		t.Fatalf("README shows %q, hooks install prints %q", line, hooks.Line("pre-commit"))
 	}
-	checkHookCommand(t, gitsync.HookLine("pre-commit"))
+	checkHookCommand(t, hooks.Line("pre-commit"))
 }
 
 func TestReadmeLefthookSnippet(t *testing.T) {
@@ -114,7 +115,7 @@ func TestReadmeLefthookSnippet(t *testing.T) {
 	}
 	yamlToJSON(t, readmeBlock(t, "# lefthook.yml"), &cfg)
 	for _, name := range gitsync.Hooks {
-		if cfg[name].Commands["acolyte"].Run != gitsync.ManagerLine(name) {
+		if cfg[name].Commands["acolyte"].Run != hooks.ManagerLine(name) {
 			t.Errorf("lefthook %s runs %q", name, cfg[name].Commands["acolyte"].Run)
 		}
 	}
@@ -134,8 +135,8 @@ func TestReadmePreCommitFrameworkSnippet(t *testing.T) {
 		} `json:"repos"`
 	}
 	block := readmeBlock(t, "# .pre-commit-config.yaml")
-	if _, entry, _ := strings.Cut(block, "repos:\n"); entry != gitsync.PreCommitEntry("  ") {
-		t.Errorf("README's repos entry:\n%s\nhooks install adds:\n%s", entry, gitsync.PreCommitEntry("  "))
+	if _, entry, _ := strings.Cut(block, "repos:\n"); entry != hooks.PreCommitEntry("  ") {
+		t.Errorf("README's repos entry:\n%s\nhooks install adds:\n%s", entry, hooks.PreCommitEntry("  "))
 	}
 	yamlToJSON(t, block, &cfg)
 	want := slices.Sorted(slices.Values(gitsync.Hooks))

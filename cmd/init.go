@@ -9,17 +9,18 @@ import (
 
 	"github.com/acolyte-dev/acolyte/gitsync"
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/hooks"
 )
 
 // initReport is what init --json prints (cmd/JSON.md, "init").
 type initReport struct {
-	Sync         gitsync.Synced        `json:"sync"`
-	Hooks        []gitsync.HookState   `json:"hooks"`
-	MergeDriver  bool                  `json:"merge_driver"`
-	Manager      string                `json:"manager,omitempty"`
-	Integrations []gitsync.Integration `json:"integrations,omitempty"`
-	Commit       []string              `json:"commit"`
-	Changed      bool                  `json:"changed"`
+	Sync         gitsync.Synced      `json:"sync"`
+	Hooks        []hooks.State       `json:"hooks"`
+	MergeDriver  bool                `json:"merge_driver"`
+	Manager      string              `json:"manager,omitempty"`
+	Integrations []hooks.Integration `json:"integrations,omitempty"`
+	Commit       []string            `json:"commit"`
+	Changed      bool                `json:"changed"`
 }
 
 func initCommand() *cli.Command {
@@ -39,7 +40,7 @@ func initCommand() *cli.Command {
 				return err
 			}
 			defer w.Close()
-			before, driverBefore, err := w.Repo.HooksStatus(c.Context)
+			before, driverBefore, err := hooks.Status(c.Context, w.Repo)
 			if err != nil {
 				return fail(err)
 			}
@@ -48,12 +49,12 @@ func initCommand() *cli.Command {
 				return fail(err)
 			}
 			printRefusals(c, rep.Sync.Warnings, rep.Sync.Refused)
-			installed, err := w.Repo.InstallHooks(c.Context, hookExecutable(), c.Bool("write"))
+			installed, err := hooks.Install(c.Context, w.Repo, hookExecutable(), c.Bool("write"))
 			if err != nil {
 				return fail(err)
 			}
 			rep.Manager, rep.Integrations = installed.Manager, installed.Integrations
-			if rep.Hooks, rep.MergeDriver, err = w.Repo.HooksStatus(c.Context); err != nil {
+			if rep.Hooks, rep.MergeDriver, err = hooks.Status(c.Context, w.Repo); err != nil {
 				return fail(err)
 			}
 			if rep.Commit, err = filesToCommit(c, w); err != nil {
@@ -79,7 +80,7 @@ func initCommand() *cli.Command {
 // .acolyte/ and the hook manager's files that run acolyte, whichever run of
 // init (or hooks install --write) changed them.
 func filesToCommit(c *cli.Context, w *workspace) ([]string, error) {
-	managed, err := w.Repo.ManagerFiles(c.Context)
+	managed, err := hooks.ManagerFiles(c.Context, w.Repo)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +92,7 @@ func filesToCommit(c *cli.Context, w *workspace) ([]string, error) {
 	return files, err
 }
 
-func printInit(c *cli.Context, rep initReport, installed gitsync.Installed) {
+func printInit(c *cli.Context, rep initReport, installed hooks.Installed) {
 	out := c.App.Writer
 	im := rep.Sync.Import
 	fmt.Fprintf(out, "sync: %d rule/seed changes in %s/%s; index: %d added, %d updated, %d removed, %d unchanged\n",

@@ -5,9 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/acolyte-dev/acolyte/gitsync/hooks"
 	"github.com/urfave/cli/v2"
-
-	"github.com/acolyte-dev/acolyte/gitsync"
 )
 
 // The shapes below are printed by --json and documented in cmd/JSON.md;
@@ -16,19 +15,19 @@ import (
 // printHooks prints the hooks' state after hooks install or uninstall, in
 // the shape of hooks status --json, so a script reads all three alike.
 func printHooks(c *cli.Context, w *workspace) error {
-	hooks, driver, err := w.Repo.HooksStatus(c.Context)
+	states, driver, err := hooks.Status(c.Context, w.Repo)
 	if err != nil {
 		return err
 	}
-	return printJSON(c, map[string]any{"hooks": hooks, "merge_driver": driver})
+	return printJSON(c, map[string]any{"hooks": states, "merge_driver": driver})
 }
 
 // notInstalled is hooks status's failure: it names the fixes the lines
 // above it gave, each once, so that the last line does not send a
 // lefthook user to acolyte hooks install after saying lefthook install.
-func notInstalled(hooks []gitsync.HookState, driver bool) error {
+func notInstalled(states []hooks.State, driver bool) error {
 	var fixes []string
-	for _, h := range hooks {
+	for _, h := range states {
 		if !h.Installed && h.Fix != "" && !slices.Contains(fixes, h.Fix) {
 			fixes = append(fixes, h.Fix)
 		}
@@ -44,8 +43,8 @@ func notInstalled(hooks []gitsync.HookState, driver bool) error {
 
 // allInstalled says whether hooks status must answer yes (0) or no (1),
 // with or without --json.
-func allInstalled(hooks []gitsync.HookState, driver bool) bool {
-	for _, h := range hooks {
+func allInstalled(states []hooks.State, driver bool) bool {
+	for _, h := range states {
 		if !h.Installed {
 			return false
 		}

@@ -138,7 +138,7 @@ func forgetCommand() *cli.Command {
 				return printJSON(c, removed)
 			}
 			for _, m := range removed {
-				fmt.Fprintf(c.App.Writer, "forgot %s\t%s\n", m.ID, oneLine(m.Content, 80))
+				fmt.Fprintf(c.App.Writer, "forgot %s\t%s\n", m.ID, termtext.OneLine(m.Content, 80))
 			}
 			return nil
 		},
@@ -399,18 +399,9 @@ func printJSON(c *cli.Context, v any) error {
 // terminal, whole when stdout is a pipe or a file, where a script reads it.
 func contentCell(c *cli.Context, content string) string {
 	if f, ok := c.App.Writer.(*os.File); ok && isTerminal(f) {
-		return oneLine(content, 100)
+		return termtext.OneLine(content, 100)
 	}
-	return oneLine(content, math.MaxInt)
-}
-
-// oneLine shortens content for a table cell, escaped for the terminal.
-func oneLine(s string, max int) string {
-	s = termtext.Escape(strings.Join(strings.Fields(s), " "))
-	if r := []rune(s); len(r) > max {
-		return string(r[:max-1]) + "…"
-	}
-	return s
+	return termtext.OneLine(content, math.MaxInt)
 }
 
 // describeGlobs names where a memory applies, in a message.

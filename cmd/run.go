@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
@@ -20,6 +18,7 @@ import (
 	"github.com/acolyte-dev/acolyte/agent/gemini"
 	"github.com/acolyte-dev/acolyte/agent/openai"
 	"github.com/acolyte-dev/acolyte/agent/toolbox"
+	"github.com/acolyte-dev/acolyte/agent/transcript"
 	"github.com/acolyte-dev/acolyte/gitsync"
 	"github.com/acolyte-dev/acolyte/internal/termtext"
 )
@@ -307,7 +306,7 @@ func runCommand() *cli.Command {
 			}
 			yes := c.Bool("yes")
 			confirm := func(string) bool { return yes }
-			out := eventPrinter(c.App.Writer, c.App.ErrWriter, c.Bool("json"))
+			out := transcript.Printer(c.App.Writer, c.App.ErrWriter, c.Bool("json"))
 			s, closer, save, err := agentSession(c, confirm, out, !c.Bool("json"), resumeArg{id: c.String("resume")})
 			if err != nil {
 				return err
@@ -332,134 +331,6 @@ func turnError(err error) error {
 		return fmt.Errorf("interrupted (%w); memories and files already written are kept", err)
 	}
 	return err
-}
-
-// eventPrinter shows a turn as it happens: JSON lines on stdout, or the
-// model's text on stdout and tool activity on stderr.
-func eventPrinter(stdout, stderr io.Writer, asJSON bool) func(agent.Event) {
-	if asJSON {
-		enc := json.NewEncoder(stdout)
-		return func(e agent.Event) { _ = enc.Encode(e) }
-	}
-	p := &textPrinter{stdout: stdout, stderr: stderr}
-	return p.print
-}
-
-// textPrinter keeps streamed text and tool activity on lines of their own:
-// it remembers whether stdout was left in the middle of a line.
-type textPrinter struct {
-	stdout, stderr io.Writer
-	midLine        bool
-}
-
-func (p *textPrinter) endLine() {
-	if p.midLine {
-		fmt.Fprintln(p.stdout)
-		p.midLine = false
-	}
-}
-
-func (p *textPrinter) print(e agent.Event) {
-	switch e.Type {
-	case agent.EventText:
-		fmt.Fprint(p.stdout, termtext.EscapeText(e.Text))
-		if e.Text != "" {
-			p.midLine = !strings.HasSuffix(e.Text, "\n")
-		}
-	case agent.EventToolCall:
-		p.endLine()
-		fmt.Fprintf(p.stderr, "→ %s %s\n", termtext.Escape(e.Tool), oneLine(string(e.Args), 120))
-	case agent.EventToolResult:
-		switch {
-		case e.IsError:
-			fmt.Fprintf(p.stderr, "  ✗ %s\n", oneLine(string(e.Result), 160))
-		case e.Tool == "run_shell":
-			var r toolbox.ShellResult
-			if json.Unmarshal(e.Result, &r) == nil {
-				printShell(p.stderr, r)
-			}
-		}
-	case agent.EventFinal:
-		p.endLine()
-	case agent.EventError:
-		p.endLine()
-	case agent.EventCompact:
-		fmt.Fprintf(p.stderr, "· %s\n", termtext.EscapeText(e.Text))
-	case agent.EventWarning:
-		p.endLine()
-		msg := e.Text
-		if e.Error != "" {
-			msg = e.Error
-		}
-		fmt.Fprintf(p.stderr, "acolyte: warning: %s\n", termtext.EscapeText(msg))
-	case agent.EventRetry:
-		p.endLine()
-		fmt.Fprintf(p.stderr, "acolyte: %s\n", termtext.EscapeText(e.Text))
-	case agent.EventSession:
-		if e.Text != "" {
-			fmt.Fprintf(p.stderr, "session %s: %s\n", e.Session, e.Text)
-		}
-		fmt.Fprintf(p.stderr, "session %s (resume with --resume %s)\n", e.Session, e.Session)
-	case agent.EventDistilling:
-		p.endLine()
-		fmt.Fprintln(p.stderr, "· distilling what this session learnt (Ctrl-C skips it)")
-	case agent.EventDistill:
-		p.endLine()
-		if n := len(e.Distill.Added); n > 0 {
-			fmt.Fprintf(p.stderr, "remembered %d observation(s):\n", n)
-			for _, m := range e.Distill.Added {
-				fmt.Fprintf(p.stderr, "  %s [%s] %s\n", m.ID, m.Scope, oneLine(m.Content, 100))
-			}
-		}
-		for _, f := range e.Distill.Skipped {
-			if f.DuplicateOf == "" && f.Reason != "repeated in this distill" {
-				fmt.Fprintf(p.stderr, "  not stored: %s (%s)\n", oneLine(f.Content, 80), oneLine(f.Reason, 160))
-			}
-		}
-	}
-}
-
-// shellLines is how much of a command's output chat and run show; the
-// model sees all of it (up to the tool's own cap).
-const shellLines = 20
-
-// shellLineBytes is how much of one output line is shown: a minified file
-// or a progress bar is one line of many kilobytes.
-const shellLineBytes = 240
-
-// clipLine cuts l to about n bytes, at a character, saying what it cut.
-func clipLine(l string, n int) string {
-	if len(l) <= n {
-		return l
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(l[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s… (%d more bytes)", l[:cut], len(l)-cut)
-}
-
-func printShell(w io.Writer, r toolbox.ShellResult) {
-	lines := strings.Split(strings.TrimRight(r.Output, "\n"), "\n")
-	if r.Output == "" {
-		lines = nil
-	}
-	skipped := 0
-	if len(lines) > shellLines {
-		skipped = len(lines) - shellLines
-		lines = lines[skipped:]
-	}
-	switch {
-	case r.DroppedBytes > 0:
-		fmt.Fprintf(w, "  │ … %d earlier lines, and %d bytes the tool dropped from the middle of the output\n", skipped, r.DroppedBytes)
-	case skipped > 0:
-		fmt.Fprintf(w, "  │ … %d earlier lines\n", skipped)
-	}
-	for _, l := range lines {
-		// A command's output may be a cloned file's, escapes included.
-		fmt.Fprintf(w, "  │ %s\n", termtext.EscapeText(clipLine(l, shellLineBytes)))
-	}
-	fmt.Fprintf(w, "  exit %d\n", r.ExitCode)
 }
 
 // trustedBy is toolbox.Workspace.Trust: what git runs or obeys in the

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"sort"
 
+	"github.com/acolyte-dev/acolyte/memory/team"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/acolyte-dev/acolyte/internal/termtext"
@@ -54,8 +56,8 @@ func statusCommand() *cli.Command {
 			if w.Team != nil {
 				// The local store holds no team memories; the team database counts them.
 				// Status is about local memory too: a slow team database
-				// costs it memory.PaceMax at most, and a warning.
-				ctx, cancel := context.WithTimeout(c.Context, memory.PaceMax)
+				// costs it team.PaceMax at most, and a warning.
+				ctx, cancel := context.WithTimeout(c.Context, team.PaceMax)
 				team, err := w.Team.Counts(ctx, w.Visibility)
 				cancel()
 				if err != nil {

@@ -13,7 +13,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/acolyte-dev/acolyte/gitsync"
+	"github.com/acolyte-dev/acolyte/gitsync/derive"
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/hooks"
 	"github.com/acolyte-dev/acolyte/internal/termtext"
 )
 
@@ -57,7 +59,7 @@ func syncCommand() *cli.Command {
 
 // printRefusals tells the user, on stderr, which files were skipped and
 // which rules or seeds were refused. They name places, never text.
-func printRefusals(c *cli.Context, warnings, refused []gitsync.Refusal) {
+func printRefusals(c *cli.Context, warnings, refused []derive.Refusal) {
 	for _, f := range warnings {
 		warn(c, warnOther, fmt.Sprint(f))
 	}
@@ -68,7 +70,7 @@ func printRefusals(c *cli.Context, warnings, refused []gitsync.Refusal) {
 
 // refusedError makes refusals the command's failure, after the rest was
 // written.
-func refusedError(refused []gitsync.Refusal) error {
+func refusedError(refused []derive.Refusal) error {
 	if len(refused) == 0 {
 		return nil
 	}
@@ -97,7 +99,7 @@ func hooksCommand() *cli.Command {
 					"print the lines to add to its files",
 				Flags: []cli.Flag{jsonFlag, &cli.BoolFlag{Name: "write", Usage: "add the lines to the hook manager's files instead of printing them"}},
 				Action: repoAction(func(c *cli.Context, w *workspace) error {
-					res, err := w.Repo.InstallHooks(c.Context, hookExecutable(), c.Bool("write"))
+					res, err := hooks.Install(c.Context, w.Repo, hookExecutable(), c.Bool("write"))
 					if err != nil {
 						return fail(err)
 					}
@@ -128,27 +130,27 @@ func hooksCommand() *cli.Command {
 				Usage: "show which hooks are installed",
 				Flags: []cli.Flag{jsonFlag},
 				Action: repoAction(func(c *cli.Context, w *workspace) error {
-					hooks, driver, err := w.Repo.HooksStatus(c.Context)
+					states, driver, err := hooks.Status(c.Context, w.Repo)
 					if err != nil {
 						return fail(err)
 					}
 					if c.Bool("json") {
-						if err := printJSON(c, map[string]any{"hooks": hooks, "merge_driver": driver}); err != nil {
+						if err := printJSON(c, map[string]any{"hooks": states, "merge_driver": driver}); err != nil {
 							return err
 						}
-						if !allInstalled(hooks, driver) {
-							return fail(notInstalled(hooks, driver))
+						if !allInstalled(states, driver) {
+							return fail(notInstalled(states, driver))
 						}
 						return nil
 					}
 					all := driver
-					for _, h := range hooks {
+					for _, h := range states {
 						all = all && h.Installed
 						fmt.Fprintf(c.App.Writer, "%-14s %s\n", h.Name, hookLine(h))
 					}
 					fmt.Fprintf(c.App.Writer, "%-14s %v\n", "merge driver", driver)
 					if !all {
-						return fail(notInstalled(hooks, driver))
+						return fail(notInstalled(states, driver))
 					}
 					return nil
 				}),
@@ -238,7 +240,7 @@ func staleCommand() *cli.Command {
 				}
 			} else {
 				for _, s := range stale {
-					fmt.Fprintf(c.App.Writer, "%s\t%s\n", s.Memory.ID, oneLine(s.Memory.Content, 80))
+					fmt.Fprintf(c.App.Writer, "%s\t%s\n", s.Memory.ID, termtext.OneLine(s.Memory.Content, 80))
 					for _, p := range s.Changed {
 						fmt.Fprintf(c.App.Writer, "\tchanged: %s\n", termtext.Escape(p))
 					}
@@ -265,14 +267,14 @@ func hookExecutable() string {
 
 // printInstalled says what hooks install did and, with a hook manager,
 // what is left for the user to add or run.
-func printInstalled(out io.Writer, res gitsync.Installed) {
+func printInstalled(out io.Writer, res hooks.Installed) {
 	if !res.Managed {
 		fmt.Fprintf(out, "installed %s in %s, and the merge driver for %s/%s\n",
 			strings.Join(gitsync.Hooks, ", "), res.Dir, format.Dir, format.MemoriesFile)
 		return
 	}
 	fmt.Fprintf(out, "registered the merge driver for %s/%s\n", format.Dir, format.MemoriesFile)
-	if res.Manager == gitsync.ManagerHooksFolder {
+	if res.Manager == hooks.ManagerHooksFolder {
 		fmt.Fprintf(out, "core.hooksPath is %s, a folder this repository shares, so acolyte changed nothing in it but what it lists below.\n", res.Dir)
 	} else {
 		fmt.Fprintf(out, "%s runs this repository's hooks, so acolyte wrote no shim; it runs from %s's files.\n", res.Manager, res.Manager)
@@ -313,8 +315,8 @@ func printInstalled(out io.Writer, res gitsync.Installed) {
 // stage `commit` (the team's config gave no sign of pre-commit 3.2, which
 // renamed it, and 3.0 and 3.1 reject the new name) while the pre-commit
 // here is 4 or later, which warns about the old name on every run.
-func preCommitNote(ctx context.Context, res gitsync.Installed) string {
-	if res.Manager != gitsync.ManagerPreCommit || !slices.ContainsFunc(res.Integrations, func(it gitsync.Integration) bool {
+func preCommitNote(ctx context.Context, res hooks.Installed) string {
+	if res.Manager != hooks.ManagerPreCommit || !slices.ContainsFunc(res.Integrations, func(it hooks.Integration) bool {
 		return strings.Contains(it.Add, "stages: [commit]")
 	}) {
 		return ""
@@ -337,7 +339,7 @@ func indentBlock(s string) string {
 }
 
 // hookLine is one hook's state for hooks status.
-func hookLine(h gitsync.HookState) string {
+func hookLine(h hooks.State) string {
 	via := ""
 	if h.Manager != "" {
 		via = " through " + h.Manager
@@ -358,21 +360,21 @@ func hookLine(h gitsync.HookState) string {
 // uninstallHooks removes acolyte's shims and merge driver; lines it added
 // to a hook manager's files stay, since those files are the team's.
 func uninstallHooks(c *cli.Context, w *workspace) error {
-	if err := w.Repo.UninstallHooks(c.Context); err != nil {
+	if err := hooks.Uninstall(c.Context, w.Repo); err != nil {
 		return fail(err)
 	}
 	// The lines install --write added to the manager's files go too, so
 	// the team's hooks are left as they were (issue 36).
-	removed, err := w.Repo.RemoveManagerLines(c.Context)
+	removed, err := hooks.RemoveManagerLines(c.Context, w.Repo)
 	if err != nil {
 		return fail(fmt.Errorf("remove acolyte's lines from the hook manager's files: %w", err))
 	}
 	if c.Bool("json") {
-		hooks, driver, err := w.Repo.HooksStatus(c.Context)
+		states, driver, err := hooks.Status(c.Context, w.Repo)
 		if err != nil {
 			return fail(err)
 		}
-		out := map[string]any{"hooks": hooks, "merge_driver": driver}
+		out := map[string]any{"hooks": states, "merge_driver": driver}
 		if len(removed) > 0 {
 			out["removed"] = removed
 		}
@@ -395,18 +397,18 @@ func uninstallHooks(c *cli.Context, w *workspace) error {
 	if len(files) > 0 {
 		fmt.Fprintf(c.App.Writer, "Then commit: git add -A %s && git commit\n", strings.Join(files, " "))
 	}
-	hooks, _, err := w.Repo.HooksStatus(c.Context)
+	states, _, err := hooks.Status(c.Context, w.Repo)
 	if err != nil {
 		return fail(err)
 	}
 	var still []string
-	for _, h := range hooks {
+	for _, h := range states {
 		if h.Installed && h.Manager != "" {
 			still = append(still, h.Name)
 		}
 	}
 	if len(still) > 0 {
-		fmt.Fprintf(c.App.Writer, "%s still runs acolyte for %s: remove acolyte's lines from its files by hand\n", hooks[0].Manager, strings.Join(still, ", "))
+		fmt.Fprintf(c.App.Writer, "%s still runs acolyte for %s: remove acolyte's lines from its files by hand\n", states[0].Manager, strings.Join(still, ", "))
 	}
 	return nil
 }

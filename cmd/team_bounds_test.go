@@ -9,7 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acolyte-dev/acolyte/memory"
+	"github.com/acolyte-dev/acolyte/memory/team"
+
 	"github.com/acolyte-dev/acolyte/memory/postgres"
 	"github.com/acolyte-dev/acolyte/memory/postgres/pgtest"
 )
@@ -17,7 +18,7 @@ import (
 // Local work never waits for the team database: through a fault proxy that
 // slows every packet or stalls them all, hooks, a project remember, sync
 // and check never connect, an unscoped search answers from local memory
-// within the wait its pace learned (memory.TeamPace) and says the team part was left out, and a team-scoped
+// within the wait its pace learned (team.Pace) and says the team part was left out, and a team-scoped
 // command fails within its call's bound instead of taking minutes.
 func TestTeamCallsNeverHoldUpLocalWork(t *testing.T) {
 	srv := pgtest.Start(t)
@@ -40,14 +41,14 @@ func TestTeamCallsNeverHoldUpLocalWork(t *testing.T) {
 	// While the team is healthy, unscoped searches find its memories, and
 	// each teaches the pace how long the team takes to answer.
 	var learned time.Duration
-	for range memory.PaceSamples {
+	for range team.PaceSamples {
 		start := time.Now()
 		if out := w.acolyte(root, "search", "how is staging reached"); !strings.Contains(out, "bastion-2") {
 			t.Fatalf("a search with a healthy team database did not find the team's memory: %q", out)
 		}
 		learned = max(learned, time.Since(start))
 	}
-	t.Logf("healthy team: the slowest of %d unscoped searches took %v", memory.PaceSamples, learned.Round(time.Millisecond))
+	t.Logf("healthy team: the slowest of %d unscoped searches took %v", team.PaceSamples, learned.Round(time.Millisecond))
 	before := p.Accepted()
 
 	p.Delay(300 * time.Millisecond)
@@ -87,7 +88,7 @@ func TestTeamCallsNeverHoldUpLocalWork(t *testing.T) {
 			waited := regexp.MustCompile(`waited ([0-9.]+m?s)\)`).FindStringSubmatch(stderr)
 			if waited == nil {
 				t.Errorf("the first search with a slow team did not say how long it waited: %q", stderr)
-			} else if d, _ := time.ParseDuration(waited[1]); d >= memory.PaceMax && learned < memory.PaceMax/4 {
+			} else if d, _ := time.ParseDuration(waited[1]); d >= team.PaceMax && learned < team.PaceMax/4 {
 				t.Errorf("the first search with a slow team waited %v although healthy searches took at most %v", d, learned.Round(time.Millisecond))
 			}
 		}

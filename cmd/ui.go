@@ -6,7 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/acolyte-dev/acolyte/gitsync"
+	"github.com/acolyte-dev/acolyte/gitsync/derive"
 	"github.com/acolyte-dev/acolyte/internal/ui"
 	"github.com/acolyte-dev/acolyte/memory"
 )
@@ -60,14 +60,14 @@ type uiJSON struct {
 
 // uiConfig points the page at the workspace every command opens.
 func uiConfig(w *workspace) ui.Config {
-	cfg := ui.Config{Toolkit: w.Toolkit, State: w.Store, Derived: gitsync.IsDerived}
+	cfg := ui.Config{Toolkit: w.Toolkit, State: w.Store, Derived: derive.IsDerived}
 	if w.Repo == nil {
 		return cfg
 	}
 	repo := w.Repo
 	cfg.Project = repo.Root
 	cfg.Origins = func(context.Context) (map[string]ui.Origin, error) {
-		d, err := gitsync.DeriveWorktree(repo.Root)
+		d, err := derive.Worktree(repo.Root)
 		if err != nil {
 			return nil, err
 		}

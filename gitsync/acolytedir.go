@@ -45,12 +45,17 @@ func Update(ctx context.Context, root string, change func([]memory.Memory) ([]me
 		return err
 	}
 	defer unlock()
-	if split, err := isSplit(root); split || err != nil {
-		if err != nil {
-			return err
-		}
-		return updateSplit(root, change)
+	l, err := layoutOf(root)
+	if err != nil {
+		return err
 	}
+	return l.update(change)
+}
+
+// update is Update for the one file; the caller holds the lock. A change
+// that takes the project past format.SplitAt splits it.
+func (one oneFile) update(change func([]memory.Memory) ([]memory.Memory, error)) error {
+	root := one.root
 	path := format.MemoriesPath(root)
 	data, err := readMemories(root)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -83,8 +88,9 @@ func Update(ctx context.Context, root string, change func([]memory.Memory) ([]me
 	return format.WriteFileKeeping(path, next, d.InvalidLines)
 }
 
-// updateSplit is Update for a split project; the caller holds the lock.
-func updateSplit(root string, change func([]memory.Memory) ([]memory.Memory, error)) error {
+// update is Update for a split project; the caller holds the lock.
+func (s shards) update(change func([]memory.Memory) ([]memory.Memory, error)) error {
+	root := s.root
 	p, err := readSplit(root)
 	if err != nil {
 		return err
@@ -137,14 +143,12 @@ func EnsureAttributes(root string) error {
 	// which union merges exactly; no driver is needed for them.
 	attrs := []string{format.MemoriesFile + " merge=union", format.ForgottenFile + " merge=union"}
 	ignores := []string{"/" + lockFile, "/" + atomicfile.TempPrefix + "*"}
-	split, err := isSplit(root)
+	l, err := layoutOf(root)
 	if err != nil {
 		return err
 	}
-	if split {
-		attrs = append(attrs, shardsUnionAttribute)
-		ignores = append(ignores, "/"+format.ShardsDir+"/"+atomicfile.TempPrefix+"*")
-	}
+	moreAttrs, moreIgnores := l.attributes()
+	attrs, ignores = append(attrs, moreAttrs...), append(ignores, moreIgnores...)
 	if err := ensureLines(filepath.Join(dir, attributesFile), attrs...); err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package gitsync
 import (
 	"bytes"
 	"fmt"
+	"github.com/acolyte-dev/acolyte/gitsync/derive"
 	"slices"
 	"strings"
 
@@ -27,10 +28,10 @@ type Report struct {
 	Fix string `json:"fix,omitempty"`
 	// Warnings are instruction files or seeds.json that were not read
 	// because they lead out of the repository; sync skips them too.
-	Warnings []Refusal `json:"warnings,omitempty"`
+	Warnings []derive.Refusal `json:"warnings,omitempty"`
 	// Refused are rules and seeds that sync will not write (secrets,
 	// invalid memories): running sync cannot fix them, editing their file can.
-	Refused []Refusal `json:"refused,omitempty"`
+	Refused []derive.Refusal `json:"refused,omitempty"`
 }
 
 // Problem is one thing wrong with the file, at a line when it has one.
@@ -55,13 +56,12 @@ type Change struct {
 // database: it is what hooks and CI run. It returns an error only when a file
 // cannot be read; everything wrong with the contents is in the Report.
 func Check(root string) (Report, error) {
-	rel := memoriesRel
-	report := Report{File: rel}
-	split, err := isSplit(root)
+	l, err := layoutOf(root)
 	if err != nil {
-		return report, fmt.Errorf("checking project memories: %w", err)
+		return Report{File: memoriesRel}, fmt.Errorf("checking project memories: %w", err)
 	}
-	d, deriveErr := DeriveWorktree(root)
+	report := Report{File: l.location()}
+	d, deriveErr := derive.Worktree(root)
 	if deriveErr != nil {
 		report.Problems = append(report.Problems, Problem{Message: deriveErr.Error()})
 	}
@@ -70,12 +70,7 @@ func Check(root string) (Report, error) {
 	var existing []memory.Memory
 	var locate lineLocator
 	var missing, unreadable bool
-	if split {
-		report.File = shardsRel + "/"
-		existing, locate, unreadable, err = checkSplitFiles(root, &report)
-	} else {
-		existing, locate, missing, unreadable, err = checkOneFile(root, &report)
-	}
+	existing, locate, missing, unreadable, err = l.check(&report)
 	if err != nil || unreadable {
 		return report, err
 	}
@@ -83,13 +78,10 @@ func Check(root string) (Report, error) {
 	for _, found := range format.FindSecrets(existing) {
 		m, sec := existing[found.Index], found.Secret
 		file, line := locate(m.ID)
-		p := Problem{Line: line, Message: fmt.Sprintf("%s %s; delete that line, rotate the credential and rewrite it without the secret",
+		p := Problem{File: l.problemFile(file), Line: line, Message: fmt.Sprintf("%s %s; delete that line, rotate the credential and rewrite it without the secret",
 			sec.Name(m, fmt.Sprintf("on line %d", line)), sec.Phrase())}
-		if split {
-			p.File = file
-		}
 		report.Problems = append(report.Problems, p)
-		if !IsDerived(m) && sec.Field != "id" {
+		if !derive.IsDerived(m) && sec.Field != "id" {
 			storedSecrets = append(storedSecrets, m.ID)
 		}
 	}
@@ -98,10 +90,10 @@ func Check(root string) (Report, error) {
 		// change: a large file's stored memories would pass through
 		// Refresh and Diff unchanged, copied and compared for nothing.
 		derivable := derivableAmong(existing, derived)
-		refreshed := Refresh(derivable, derived)
+		refreshed := derive.Refresh(derivable, derived)
 		report.Changes = Diff(derivable, refreshed)
 		if len(report.Changes) > 0 {
-			report.Problems = append(report.Problems, Problem{Message: fmt.Sprintf("%d rule and seed memories differ from AGENTS.md and %s/%s", len(report.Changes), format.Dir, SeedsFile)})
+			report.Problems = append(report.Problems, Problem{Message: fmt.Sprintf("%d rule and seed memories differ from AGENTS.md and %s/%s", len(report.Changes), format.Dir, derive.SeedsFile)})
 		} else if missing && len(refreshed) > 0 {
 			report.Problems = append(report.Problems, Problem{Message: "the file is missing"})
 		}
@@ -140,7 +132,7 @@ func derivableAmong(existing, derived []memory.Memory) []memory.Memory {
 	}
 	var out []memory.Memory
 	for _, m := range existing {
-		if IsDerived(m) || taken[m.ID] {
+		if derive.IsDerived(m) || taken[m.ID] {
 			out = append(out, m)
 		}
 	}
@@ -152,7 +144,7 @@ func derivableAmong(existing, derived []memory.Memory) []memory.Memory {
 // tombstone, for a file out of canonical order, and for each memory line
 // still in the memories file although a tombstone covers it (data is the
 // memories file, for their line numbers).
-func checkForgotten(root string, mems []memory.Memory, locate lineLocator, split bool) ([]memory.Memory, []Problem) {
+func checkForgotten(l layout, root string, mems []memory.Memory, locate lineLocator) ([]memory.Memory, []Problem) {
 	ts, err := readTombstones(root)
 	if err != nil {
 		return mems, []Problem{{Message: err.Error()}}
@@ -167,11 +159,8 @@ func checkForgotten(root string, mems []memory.Memory, locate lineLocator, split
 	kept, forgotten := format.Forget(mems, ts.list)
 	for _, m := range forgotten {
 		file, line := locate(m.ID)
-		p := Problem{Line: line, Message: fmt.Sprintf("memory %s was forgotten (%s) but its line is still here, "+
+		p := Problem{File: l.problemFile(file), Line: line, Message: fmt.Sprintf("memory %s was forgotten (%s) but its line is still here, "+
 			"as a merge without acolyte's merge driver leaves it; every command already hides it, and `%s` removes the line", m.ID, forgottenRel, FixCommand)}
-		if split {
-			p.File = file
-		}
 		problems = append(problems, p)
 	}
 	return kept, problems

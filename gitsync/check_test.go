@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acolyte-dev/acolyte/gitsync/derive"
+	"github.com/acolyte-dev/acolyte/internal/gittest"
+
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/memory"
 )
@@ -18,15 +21,15 @@ import (
 func syncedRepo(t *testing.T) string {
 	t.Helper()
 	root := t.TempDir()
-	writeFiles(t, root, map[string]string{
+	gittest.WriteFiles(t, root, map[string]string{
 		"AGENTS.md":           "## Testing\n\n- Run go test before pushing.\n- Never mock the database.\n",
 		".acolyte/seeds.json": `["The CLI is built with urfave/cli."]`,
 	})
-	derived, err := Derive(root)
+	derived, err := derive.Memories(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := format.WriteFile(format.MemoriesPath(root), Refresh([]memory.Memory{stored("01A", "a stored fact", t0)}, derived)); err != nil {
+	if err := format.WriteFile(format.MemoriesPath(root), derive.Refresh([]memory.Memory{stored("01A", "a stored fact", t0)}, derived)); err != nil {
 		t.Fatal(err)
 	}
 	return root
@@ -48,7 +51,7 @@ func TestCheckFreshRepository(t *testing.T) {
 
 func TestCheckShowsWhatAnAgentsEditChanges(t *testing.T) {
 	root := syncedRepo(t)
-	writeFiles(t, root, map[string]string{"AGENTS.md": "## Testing\n\n- Run go test -race before pushing.\n- Never mock the database.\n"})
+	gittest.WriteFiles(t, root, map[string]string{"AGENTS.md": "## Testing\n\n- Run go test -race before pushing.\n- Never mock the database.\n"})
 	report, err := Check(root)
 	if err != nil {
 		t.Fatal(err)
@@ -157,16 +160,16 @@ func TestCheckDiffsOnlyWhatRefreshCanChange(t *testing.T) {
 		rule("r-2", "a rule that changes"),
 		rule("r-3", "a rule that is gone"),
 		stored("r-4", "a stored fact whose id a rule takes", t0),
-		{ID: "s-1", Scope: memory.ScopeProject, Kind: memory.KindSeed, Content: "a seed", Source: SeedsFile},
+		{ID: "s-1", Scope: memory.ScopeProject, Kind: memory.KindSeed, Content: "a seed", Source: derive.SeedsFile},
 		stored("z-1", "a later stored fact", t0),
 	}
 	derived := []memory.Memory{rule("r-1", "an unchanged rule"), rule("r-2", "the rule, changed"), rule("r-4", "a rule"), rule("r-5", "a new rule")}
 	reversed := slices.Clone(existing)
 	slices.Reverse(reversed)
 	for _, mems := range [][]memory.Memory{existing, reversed} {
-		want := Diff(mems, Refresh(mems, derived))
+		want := Diff(mems, derive.Refresh(mems, derived))
 		sub := derivableAmong(mems, derived)
-		if got := Diff(sub, Refresh(sub, derived)); !reflect.DeepEqual(got, want) || len(want) != 5 {
+		if got := Diff(sub, derive.Refresh(sub, derived)); !reflect.DeepEqual(got, want) || len(want) != 5 {
 			t.Errorf("over the derivable memories:\n%+v\nover all:\n%+v", got, want)
 		}
 	}

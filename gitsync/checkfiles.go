@@ -9,11 +9,12 @@ import (
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
-// checkOneFile reads and checks the one memories file for Check, adding
+// check reads and checks the one memories file for Check, adding
 // its problems to report. It returns the memories no tombstone covers and
 // where their lines are; unreadable is true when the file cannot be read
 // as a whole, which is then the only problem reported.
-func checkOneFile(root string, report *Report) (existing []memory.Memory, locate lineLocator, missing, unreadable bool, err error) {
+func (one oneFile) check(report *Report) (existing []memory.Memory, locate lineLocator, missing, unreadable bool, err error) {
+	root := one.root
 	data, err := readMemories(root)
 	missing = errors.Is(err, fs.ErrNotExist)
 	if err != nil && !missing {
@@ -25,9 +26,9 @@ func checkOneFile(root string, report *Report) (existing []memory.Memory, locate
 		return nil, nil, missing, true, nil
 	}
 	locate = oneFileLocator(data)
-	existing, forgottenProblems := checkForgotten(root, decoded.Memories, locate, false)
+	existing, forgottenProblems := checkForgotten(one, root, decoded.Memories, locate)
 	report.Problems = append(report.Problems, forgottenProblems...)
-	lineProblems(report, decoded, false)
+	lineProblems(one, report, decoded)
 	// Duplicates and invalid lines are problems of their own, with their
 	// own lines; "not canonical" would only repeat them.
 	if !missing && len(decoded.Duplicates)+len(decoded.Invalid)+len(forgottenProblems) == 0 && !format.IsCanonical(data, existing) {
@@ -37,36 +38,39 @@ func checkOneFile(root string, report *Report) (existing []memory.Memory, locate
 	return existing, locate, missing, false, nil
 }
 
-// checkSplitFiles is checkOneFile for a split project: every file is
+// check is oneFile.check for a split project: every file is
 // checked as the one file is, and besides, a memory in the inbox or in a
 // shard its id does not hash to is a problem that sync fixes.
-func checkSplitFiles(root string, report *Report) (existing []memory.Memory, locate lineLocator, unreadable bool, err error) {
+func (s shards) check(report *Report) (existing []memory.Memory, locate lineLocator, missing, unreadable bool, err error) {
+	root := s.root
 	p, err := readSplit(root)
 	if err != nil {
-		return nil, nil, false, fmt.Errorf("checking project memories: %w", err)
+		return nil, nil, false, false, fmt.Errorf("checking project memories: %w", err)
 	}
-	parts, err := decodeFiles(p.files)
-	if err != nil {
-		var le *format.LineError
-		file := ""
-		if errors.As(err, &le) {
-			file = le.File
+	parts, errs := decodeFiles(p.files)
+	for i, err := range errs {
+		if err != nil {
+			// Every damaged file is named, not only the first: each
+			// hides its own memories from search (decodeReadable).
+			reportUnreadable(report, format.Dir+"/"+p.files[i].rel, err)
+			unreadable = true
 		}
-		reportUnreadable(report, file, err)
-		return nil, nil, true, nil
+	}
+	if unreadable {
+		return nil, nil, false, true, nil
 	}
 	joined := format.Join(parts)
 	locate = p.locator()
-	existing, forgottenProblems := checkForgotten(root, joined.Memories, locate, true)
+	existing, forgottenProblems := checkForgotten(s, root, joined.Memories, locate)
 	report.Problems = append(report.Problems, forgottenProblems...)
-	lineProblems(report, joined, true)
+	lineProblems(s, report, joined)
 	for i, f := range p.files {
 		rel := format.Dir + "/" + f.rel
 		d := parts[i].Decoded
 		if f.rel == format.MemoriesFile {
 			if n := len(d.Memories); n > 0 {
 				report.Problems = append(report.Problems, Problem{File: rel, Message: fmt.Sprintf("holds %d memories, which a split project keeps in %s/, "+
-					"as an acolyte older than the split writes them; `%s` moves them to their shards", n, shardsRel, FixCommand)})
+					"as a merge with a branch that had not split, or an acolyte older than the split, leaves them; `%s` moves them to their shards", n, shardsRel, FixCommand)})
 			}
 			continue
 		}
@@ -85,7 +89,7 @@ func checkSplitFiles(root string, report *Report) (existing []memory.Memory, loc
 				"as a merge or rebase without acolyte's merge driver, or an edit by hand, leaves it"})
 		}
 	}
-	return existing, locate, false, nil
+	return existing, locate, false, false, nil
 }
 
 // reportUnreadable makes err, a file that cannot be read as a whole, the
@@ -105,13 +109,8 @@ func reportUnreadable(report *Report, file string, err error) {
 
 // lineProblems adds d's invalid and duplicate lines to report; split says
 // to name each line's file.
-func lineProblems(report *Report, d format.Decoded, split bool) {
-	file := func(le *format.LineError) string {
-		if split {
-			return le.File
-		}
-		return ""
-	}
+func lineProblems(l layout, report *Report, d format.Decoded) {
+	file := func(le *format.LineError) string { return l.problemFile(le.File) }
 	for _, le := range d.Invalid {
 		report.Problems = append(report.Problems, Problem{File: file(le), Line: le.Line, Message: le.Err.Error()})
 	}
@@ -123,3 +122,10 @@ func lineProblems(report *Report, d format.Decoded, split bool) {
 		report.Problems = append(report.Problems, Problem{File: file(dup), Line: dup.Line, Message: dup.Err.Error()})
 	}
 }
+
+// problemFile leaves a one-file project's problems naming only their
+// line: the report names the file.
+func (one oneFile) problemFile(string) string { return "" }
+
+// problemFile names the shard a problem's line is in.
+func (s shards) problemFile(file string) string { return file }

@@ -3,6 +3,7 @@ package gitsync
 import (
 	"context"
 	"errors"
+	"github.com/acolyte-dev/acolyte/gitsync/derive"
 	"maps"
 	"strings"
 	"time"
@@ -54,7 +55,7 @@ func (p *diffPlan) close() {
 // checkout's hook. A nil plan means the whole file must be imported; so
 // does a file whose content is what was last imported, which the caller
 // tells by the hash.
-func (w *Workspace) planDiff(ctx context.Context, data []byte, lastState string, ts tombstones) (*diffPlan, error) {
+func (one oneFile) planDiff(ctx context.Context, w *Workspace, data []byte, lastState string, ts tombstones) (*diffPlan, error) {
 	lastHash, _, warnings := parseImportState(lastState)
 	if len(warnings) > 0 || len(ts.warnings) > 0 {
 		return nil, nil
@@ -67,12 +68,12 @@ func (w *Workspace) planDiff(ctx context.Context, data []byte, lastState string,
 	if err != nil {
 		return nil, err
 	}
-	sh, ok := w.readShadow(lastFileHash)
+	sh, ok := w.shadows().readShadow(lastFileHash)
 	if !ok {
 		return nil, nil
 	}
 	p := &diffPlan{sh: sh, pending: pending}
-	if ok := w.planChanges(p, data, ts); !ok {
+	if ok := one.planChanges(w, p, data, ts); !ok {
 		p.close()
 		return nil, nil
 	}
@@ -81,7 +82,7 @@ func (w *Workspace) planDiff(ctx context.Context, data []byte, lastState string,
 
 // planChanges fills p with the lines that differ between the shadow and
 // data, decoded; false means they cannot be imported one by one.
-func (w *Workspace) planChanges(p *diffPlan, data []byte, ts tombstones) bool {
+func (one oneFile) planChanges(w *Workspace, p *diffPlan, data []byte, ts tombstones) bool {
 	fromBase, removedFromBase, same, err := format.DiffLines(p.sh.base, data, maxJournal+maxDiffChanges)
 	if err != nil {
 		return false
@@ -126,7 +127,7 @@ func (w *Workspace) planChanges(p *diffPlan, data []byte, ts tombstones) bool {
 // data, whose content hash is hash. ok is false when the index did not
 // hold what the plan assumed, and nothing was written; the caller then
 // imports the whole file.
-func (w *Workspace) applyDiff(ctx context.Context, p *diffPlan, hash string, data []byte) (out Imported, ok bool, err error) {
+func (one oneFile) applyDiff(ctx context.Context, w *Workspace, p *diffPlan, hash string, data []byte) (out Imported, ok bool, err error) {
 	defer p.close()
 	if len(p.removed) > 0 {
 		// A line a tombstone hid was never indexed: the whole import,
@@ -151,7 +152,7 @@ func (w *Workspace) applyDiff(ctx context.Context, p *diffPlan, hash string, dat
 	if err := w.recordHandEditsDiff(ctx, p.pending, p.put, p.removed, out.Revised); err != nil {
 		return out, true, err
 	}
-	w.keepJournal(p.sh, p.journal, hash, data)
+	w.shadows().keepJournal(p.sh, p.journal, hash, data)
 	return out, true, nil
 }
 
@@ -174,7 +175,7 @@ func (w *Workspace) recordHandEditsDiff(ctx context.Context, pending map[string]
 	for _, m := range changed {
 		old, ok := pending[m.ID]
 		switch {
-		case IsDerived(m):
+		case derive.IsDerived(m):
 			delete(next, m.ID)
 		case isRevised[m.ID]:
 			next[m.ID] = m.UpdatedAt

@@ -57,11 +57,11 @@ func importByDiff(t *testing.T, w *Workspace) (Imported, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := w.planDiff(t.Context(), data, last, ts)
+	p, err := (oneFile{root: w.Repo.Root}).planDiff(t.Context(), w, data, last, ts)
 	if err != nil || p == nil {
 		t.Fatalf("planDiff = %v, %v; want a plan to import the change by its line diff", p, err)
 	}
-	out, diffed, err := w.applyDiff(t.Context(), p, sha256Hex(data), data)
+	out, diffed, err := (oneFile{root: w.Repo.Root}).applyDiff(t.Context(), w, p, sha256Hex(data), data)
 	if err != nil || !diffed {
 		t.Fatalf("applyDiff = %+v, %v, %v; want the line diff to import the change", out, diffed, err)
 	}
@@ -100,13 +100,13 @@ func TestRefreshDiffsBesideTheHash(t *testing.T) {
 	if err != nil || imp.Skipped || imp.Added != 1 || imp.Updated != 1 || imp.Removed != 1 || imp.Unchanged != 2 {
 		t.Fatalf("refresh after a checkout = %+v, %v; want 1 added, 1 updated, 1 removed, 2 unchanged", imp, err)
 	}
-	if _, err := os.Stat(w.shadowJournalPath()); err != nil {
+	if _, err := os.Stat(w.shadows().shadowJournalPath()); err != nil {
 		t.Fatalf("the diff import kept no journal: %v", err)
 	}
 	assertFileMatchesIndex(t, w, "the parser is generated now", "logs go to stderr", "billing retries three times", "the scheduler runs at midnight UTC")
 
 	path := format.MemoriesPath(w.Repo.Root)
-	data, journal, note := readOrFail(t, path), readOrFail(t, w.shadowJournalPath()), readOrFail(t, w.shadowNotePath())
+	data, journal, note := readOrFail(t, path), readOrFail(t, w.shadows().shadowJournalPath()), readOrFail(t, w.shadows().shadowNotePath())
 	os.Remove(path)
 	if err := os.WriteFile(path, data, 0o644); err != nil { // a new inode, the same bytes
 		t.Fatal(err)
@@ -114,10 +114,10 @@ func TestRefreshDiffsBesideTheHash(t *testing.T) {
 	if imp, err := w.Refresh(ctx); err != nil || !imp.Skipped || imp.Added+imp.Updated+imp.Removed != 0 {
 		t.Fatalf("refresh of the same bytes = %+v, %v; want it skipped", imp, err)
 	}
-	if got, _ := os.ReadFile(w.shadowJournalPath()); !bytes.Equal(got, journal) {
+	if got, _ := os.ReadFile(w.shadows().shadowJournalPath()); !bytes.Equal(got, journal) {
 		t.Fatalf("the shadow's journal changed for a file that did not:\n%s\nwant\n%s", got, journal)
 	}
-	if got, _ := os.ReadFile(w.shadowNotePath()); !bytes.Equal(got, note) {
+	if got, _ := os.ReadFile(w.shadows().shadowNotePath()); !bytes.Equal(got, note) {
 		t.Fatalf("the shadow's note changed for a file that did not: %q, want %q", got, note)
 	}
 	assertFileMatchesIndex(t, w, "the parser is generated now", "logs go to stderr", "billing retries three times", "the scheduler runs at midnight UTC")
@@ -151,7 +151,7 @@ func TestImportIgnoresAStaleShadow(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			w := workspaceIn(t)
 			addAll(t, w, "the parser is hand written", "the cache is per request", "logs go to stderr")
-			spoil(t, w.shadowPath())
+			spoil(t, w.shadows().shadowPath())
 			outsideChange(t, w)
 			if _, err := w.Refresh(t.Context()); err != nil {
 				t.Fatal(err)
@@ -197,10 +197,10 @@ func TestShadowNoteDoesNotHideAnInPlaceRewrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	lastHash, _, _ := parseImportState(last)
-	if n, ok := w.noted(); !ok || n.hash != lastHash {
+	if n, ok := w.shadows().noted(); !ok || n.hash != lastHash {
 		t.Fatalf("a write left no note for its shadow: %+v, %v", n, ok)
 	}
-	shadow := w.shadowPath()
+	shadow := w.shadows().shadowPath()
 	fi, err := os.Stat(shadow)
 	if err != nil {
 		t.Fatal(err)
@@ -219,7 +219,7 @@ func TestShadowNoteDoesNotHideAnInPlaceRewrite(t *testing.T) {
 	if err := os.Chtimes(shadow, fi.ModTime(), fi.ModTime()); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := w.noted(); ok {
+	if _, ok := w.shadows().noted(); ok {
 		t.Error("the note still vouches for a shadow rewritten in place")
 	}
 	if _, err := w.Refresh(t.Context()); err != nil {
@@ -266,7 +266,7 @@ func TestJournalFollowsCheckoutsBackAndForth(t *testing.T) {
 		if err != nil || imp.Skipped {
 			t.Fatalf("checkout %s: %+v, %v", name, imp, err)
 		}
-		if _, err := os.Stat(w.shadowJournalPath()); err == nil {
+		if _, err := os.Stat(w.shadows().shadowJournalPath()); err == nil {
 			journaled = true
 		}
 		data, err := os.ReadFile(format.MemoriesPath(root))
@@ -301,11 +301,11 @@ func TestFastPathWritesGoToTheShadowsJournal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base, err := os.ReadFile(w.shadowPath())
+	base, err := os.ReadFile(w.shadows().shadowPath())
 	if err != nil {
 		t.Fatal(err)
 	}
-	baseInfo, err := os.Stat(w.shadowPath())
+	baseInfo, err := os.Stat(w.shadows().shadowPath())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,14 +335,14 @@ func TestFastPathWritesGoToTheShadowsJournal(t *testing.T) {
 		}
 		assertShadowMakesTheFile(t, w, step.name)
 	}
-	if journal, err := os.ReadFile(w.shadowJournalPath()); err != nil || bytes.Contains(journal, []byte(added.Memory.ID)) {
+	if journal, err := os.ReadFile(w.shadows().shadowJournalPath()); err != nil || bytes.Contains(journal, []byte(added.Memory.ID)) {
 		t.Errorf("journal %q (%v): want it to hold the forget and the edit of the base's lines and nothing of %s", journal, err, added.Memory.ID)
 	}
-	now, err := os.ReadFile(w.shadowPath())
+	now, err := os.ReadFile(w.shadows().shadowPath())
 	if err != nil {
 		t.Fatal(err)
 	}
-	nowInfo, err := os.Stat(w.shadowPath())
+	nowInfo, err := os.Stat(w.shadows().shadowPath())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,11 +367,11 @@ func TestFastPathWritesGoToTheShadowsJournal(t *testing.T) {
 // applied is the memories file, byte for byte.
 func assertShadowMakesTheFile(t *testing.T, w *Workspace, after string) {
 	t.Helper()
-	n, ok := w.noted()
+	n, ok := w.shadows().noted()
 	if !ok {
 		t.Fatalf("after %s: the shadow has no note vouching for it", after)
 	}
-	base, err := os.ReadFile(w.shadowPath())
+	base, err := os.ReadFile(w.shadows().shadowPath())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,7 +383,7 @@ func assertShadowMakesTheFile(t *testing.T, w *Workspace, after string) {
 		}
 	}
 	if n.journalHash != "" {
-		data, err := os.ReadFile(w.shadowJournalPath())
+		data, err := os.ReadFile(w.shadows().shadowJournalPath())
 		if err != nil {
 			t.Fatal(err)
 		}

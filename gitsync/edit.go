@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/acolyte-dev/acolyte/gitsync/derive"
 	"maps"
 	"time"
 
@@ -27,7 +28,7 @@ func (w *Workspace) Edit(ctx context.Context, id string, r memory.Revision) (mem
 	if m.Scope != memory.ScopeProject {
 		return memory.Scoped{Store: w.store, Visibility: w.vis, Guard: RefuseSecret}.Edit(ctx, id, r)
 	}
-	if IsDerived(m) {
+	if derive.IsDerived(m) {
 		return memory.Memory{}, fmt.Errorf("%w: %s is derived from %s; edit that file and run `acolyte sync`", ErrDerivedKind, id, m.Source)
 	}
 	if err := RefuseSecret(r.Revised(m)); err != nil {
@@ -41,17 +42,7 @@ func (w *Workspace) Edit(ctx context.Context, id string, r memory.Revision) (mem
 	if err := RefuseSecret(m); err != nil {
 		return memory.Memory{}, err
 	}
-	if split, serr := isSplit(w.Repo.Root); split || serr != nil {
-		err = w.editSplitLine(ctx, m)
-	} else {
-		err = w.patch(ctx, map[string][]byte{m.ID: format.Line(m)}, func(data []byte) ([][]byte, error) {
-			return format.ReplaceLine(data, m)
-		}, func() error {
-			_, err := w.store.Put(ctx, m)
-			return err
-		})
-	}
-	if !errors.Is(err, format.ErrNotPatchable) {
+	if err = w.replaceInPlace(ctx, m); !errors.Is(err, format.ErrNotPatchable) {
 		return m, err
 	}
 	_, err = w.change(ctx, func(mems []memory.Memory) ([]memory.Memory, error) {
@@ -86,7 +77,7 @@ func handEdits(file, indexed []memory.Memory) map[string]time.Time {
 	var out map[string]time.Time
 	for _, m := range file {
 		old, ok := before[m.ID]
-		if !ok || IsDerived(m) || !m.UpdatedAt.Equal(old.UpdatedAt) || (m.Content == old.Content && m.Topic == old.Topic) {
+		if !ok || derive.IsDerived(m) || !m.UpdatedAt.Equal(old.UpdatedAt) || (m.Content == old.Content && m.Topic == old.Topic) {
 			continue
 		}
 		if out == nil {
@@ -108,7 +99,7 @@ func stampHandEdits(file []memory.Memory, edits map[string]time.Time, now time.T
 	now = now.UTC().Truncate(time.Millisecond)
 	for i, m := range file {
 		old, ok := edits[m.ID]
-		if !ok || IsDerived(m) || !m.UpdatedAt.Equal(old) {
+		if !ok || derive.IsDerived(m) || !m.UpdatedAt.Equal(old) {
 			continue
 		}
 		file[i].UpdatedAt = now
@@ -175,7 +166,7 @@ func (w *Workspace) recordHandEdits(ctx context.Context, file []memory.Memory, r
 	}
 	found := make(map[string]time.Time, len(revised))
 	for _, m := range file {
-		if isRevised[m.ID] && !IsDerived(m) {
+		if isRevised[m.ID] && !derive.IsDerived(m) {
 			found[m.ID] = m.UpdatedAt
 		}
 	}
@@ -183,7 +174,7 @@ func (w *Workspace) recordHandEdits(ctx context.Context, file []memory.Memory, r
 	for _, m := range file {
 		if old, ok := found[m.ID]; ok {
 			next[m.ID] = old
-		} else if old, ok := pending[m.ID]; ok && m.UpdatedAt.Equal(old) && !IsDerived(m) {
+		} else if old, ok := pending[m.ID]; ok && m.UpdatedAt.Equal(old) && !derive.IsDerived(m) {
 			next[m.ID] = old
 		}
 	}

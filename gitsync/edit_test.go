@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/internal/gittest"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -256,7 +257,7 @@ func TestHandEditRecordSurvivesOtherWrites(t *testing.T) {
 func TestHandEditOfDerivedMemoryIsNotStamped(t *testing.T) {
 	w := workspaceIn(t)
 	ctx := t.Context()
-	writeFiles(t, w.Repo.Root, map[string]string{
+	gittest.WriteFiles(t, w.Repo.Root, map[string]string{
 		"AGENTS.md":           "- Run make test before pushing.\n",
 		".acolyte/seeds.json": `["The API server listens on port 8080."]`,
 	})

@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
+
+	"github.com/acolyte-dev/acolyte/internal/subpath"
 )
 
 // RelPath is the file p as a path-scoped search names it: slash-separated
@@ -55,6 +56,6 @@ func resolveExisting(abs string) string {
 
 // inside says whether path lies in root or is root.
 func inside(root, path string) bool {
-	rel, err := filepath.Rel(root, path)
-	return err == nil && !filepath.IsAbs(rel) && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+	_, ok := subpath.Rel(root, path)
+	return ok
 }

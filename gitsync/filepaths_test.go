@@ -5,12 +5,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/acolyte-dev/acolyte/internal/gittest"
 )
 
 func TestRelPathNamesFilesFromTheRoot(t *testing.T) {
 	root := t.TempDir()
 	runGit(t, root, "init", "-q")
-	writeFiles(t, root, map[string]string{"migrations/1.sql": "", "web/app/page.tsx": ""})
+	gittest.WriteFiles(t, root, map[string]string{"migrations/1.sql": "", "web/app/page.tsx": ""})
 	repo, err := Discover(root)
 	if err != nil {
 		t.Fatal(err)

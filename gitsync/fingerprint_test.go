@@ -158,7 +158,7 @@ func TestAddOutOfOrderIsSpliced(t *testing.T) {
 	}
 	early := stored(memory.NewID(time.Now().Add(-time.Hour)), "the cache is per request", t0)
 	early.ScopeKey = w.Repo.Root
-	if _, err := w.addPatched(ctx, early); err != nil {
+	if _, err := w.addInPlace(ctx, early); err != nil {
 		t.Fatal(err)
 	}
 	assertFileMatchesIndex(t, w, "the parser is hand written", "the cache is per request")

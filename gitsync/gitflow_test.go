@@ -4,39 +4,25 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/acolyte-dev/acolyte/gitsync/derive"
+
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/internal/gittest"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
 // tryGit runs git like runGit but hands back the failure, for commits a
 // hook may block.
 func tryGit(dir string, env []string, args ...string) (string, error) {
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
-		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com"), env...)
-	out, err := cmd.CombinedOutput()
-	return string(out), err
+	return gittest.Try(dir, env, args...)
 }
 
-func symlink(t *testing.T, target, link string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(target, link); err != nil {
-		t.Skipf("no symlinks here: %v", err)
-	}
-}
-
-func refusalFiles(fs []Refusal) []string {
+func refusalFiles(fs []derive.Refusal) []string {
 	var out []string
 	for _, f := range fs {
 		out = append(out, f.File)
@@ -45,69 +31,17 @@ func refusalFiles(fs []Refusal) []string {
 	return out
 }
 
-func TestDeriveWorktreeNeverReadsOutsideTheRepository(t *testing.T) {
-	base := t.TempDir()
-	root := filepath.Join(base, "repo")
-	writeFiles(t, base, map[string]string{
-		"outside/config":     "- OUTSIDE private line one.\n- OUTSIDE private line two.\n",
-		"outside/seeds.json": `["OUTSIDE seed"]`,
-		"repo/AGENTS.md":     "- Run make test before pushing.\n",
-		"repo/docs/rules.md": "- Docs use British English.\n",
-	})
-	symlink(t, "../outside/config", filepath.Join(root, "CLAUDE.md"))
-	symlink(t, "../../outside/config", filepath.Join(root, "sub", "AGENTS.md"))
-	symlink(t, filepath.Join(base, "outside", "config"), filepath.Join(root, "abs", "AGENTS.md"))
-	symlink(t, "../../outside/seeds.json", filepath.Join(root, format.Dir, SeedsFile))
-	// Inside the repository, relative and absolute links are fine.
-	symlink(t, "docs/rules.md", filepath.Join(root, "GEMINI.md"))
-	symlink(t, filepath.Join(root, "docs", "rules.md"), filepath.Join(root, "web", "AGENTS.md"))
-
-	d, err := DeriveWorktree(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range d.Memories {
-		if strings.Contains(m.Content, "OUTSIDE") {
-			t.Errorf("derived outside content: %+v", m)
-		}
-	}
-	got := contents(d.Memories)
-	if _, ok := got["Docs use British English."]; !ok {
-		t.Errorf("a link inside the repository was not read: %v", got)
-	}
-	if _, ok := got["In web/: Docs use British English."]; !ok {
-		t.Errorf("an absolute link inside the repository was not read: %v", got)
-	}
-	want := []string{".acolyte/seeds.json", "CLAUDE.md", "abs/AGENTS.md", "sub/AGENTS.md"}
-	if files := refusalFiles(d.Skipped); !slices.Equal(files, want) {
-		t.Errorf("skipped %v, want %v", files, want)
-	}
-	if len(d.Refused) != 0 {
-		t.Errorf("refused %v", d.Refused)
-	}
-	// Check agrees: a file that holds the outside rules is not fresh.
-	outside := Refresh(nil, append(d.Memories, memory.Memory{ID: ruleID("CLAUDE.md", "OUTSIDE private line one."),
-		Kind: memory.KindRule, Scope: memory.ScopeProject, Content: "OUTSIDE private line one.", Source: "CLAUDE.md"}))
-	if err := format.WriteFile(format.MemoriesPath(root), outside); err != nil {
-		t.Fatal(err)
-	}
-	report, err := Check(root)
-	if err != nil || report.OK || len(report.Changes) != 1 || report.Changes[0].Op != "remove" {
-		t.Fatalf("check of a file with outside content: %+v, %v", report, err)
-	}
-}
-
 func TestDeriveRefusesEachSecretAndInvalidRuleAlone(t *testing.T) {
 	root := t.TempDir()
 	long := strings.Repeat("word ", memory.MaxContentBytes/5+10)
 	const key = "AKIAQX7NR3JTMB2W5KPL"
 	const token = "ghp_16C7e42F292c6912E7710c838347Ae178B4a"
-	writeFiles(t, root, map[string]string{
+	gittest.WriteFiles(t, root, map[string]string{
 		"AGENTS.md":           "# P\n\n- First rule stays.\n- The CI key is " + key + " for deploys.\n- " + long + "\n- Last rule stays.\n",
 		"sub/AGENTS.md":       "## " + token + " setup\n\n- Heading secrets leak through the source.\n",
 		".acolyte/seeds.json": "[\n  \"Seed one stays.\",\n  \"the bot token is " + token + " here\",\n  42,\n  \"Seed four stays.\"\n]",
 	})
-	d, err := DeriveWorktree(root)
+	d, err := derive.Worktree(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +68,7 @@ func TestDeriveRefusesEachSecretAndInvalidRuleAlone(t *testing.T) {
 	if !slices.Equal(where, want) {
 		t.Errorf("refused at %q, want %q", where, want)
 	}
-	if _, err := Derive(root); err == nil {
+	if _, err := derive.Memories(root); err == nil {
 		t.Error("Derive hid the refusals")
 	}
 	// check fails and points at the files, since sync would refuse them again.
@@ -147,21 +81,21 @@ func TestDeriveRefusesEachSecretAndInvalidRuleAlone(t *testing.T) {
 func TestDeriveIndexReadsWhatIsStaged(t *testing.T) {
 	base := t.TempDir()
 	root := filepath.Join(base, "repo")
-	writeFiles(t, base, map[string]string{
+	gittest.WriteFiles(t, base, map[string]string{
 		"outside/config":  "- OUTSIDE private line.\n",
 		"repo/AGENTS.md":  "- Staged rule.\n",
 		"repo/.gitignore": "ignored/\n",
 	})
 	runGit(t, root, "init", "-q")
-	symlink(t, "../outside/config", filepath.Join(root, "CLAUDE.md"))
-	symlink(t, "../AGENTS.md", filepath.Join(root, "sub", "AGENTS.md"))
-	symlink(t, "../sub/AGENTS.md", filepath.Join(root, "chain", "GEMINI.md"))
-	symlink(t, "../../outside/config", filepath.Join(root, "far", "AGENTS.md"))
-	writeFiles(t, root, map[string]string{"ignored/AGENTS.md": "- Ignored rule.\n"})
+	gittest.Symlink(t, "../outside/config", filepath.Join(root, "CLAUDE.md"))
+	gittest.Symlink(t, "../AGENTS.md", filepath.Join(root, "sub", "AGENTS.md"))
+	gittest.Symlink(t, "../sub/AGENTS.md", filepath.Join(root, "chain", "GEMINI.md"))
+	gittest.Symlink(t, "../../outside/config", filepath.Join(root, "far", "AGENTS.md"))
+	gittest.WriteFiles(t, root, map[string]string{"ignored/AGENTS.md": "- Ignored rule.\n"})
 	runGit(t, root, "add", "-A")
 	runGit(t, root, "add", "-f", "ignored/AGENTS.md")
 	// Unstaged edits are not the commit's.
-	writeFiles(t, root, map[string]string{"AGENTS.md": "- Unstaged rule.\n", "GEMINI.md": "- Untracked rule.\n"})
+	gittest.WriteFiles(t, root, map[string]string{"AGENTS.md": "- Unstaged rule.\n", "GEMINI.md": "- Untracked rule.\n"})
 	repo, err := Discover(root)
 	if err != nil {
 		t.Fatal(err)
@@ -181,108 +115,6 @@ func TestDeriveIndexReadsWhatIsStaged(t *testing.T) {
 	if files := refusalFiles(d.Skipped); !slices.Equal(files, []string{"CLAUDE.md", "far/AGENTS.md"}) {
 		t.Errorf("skipped %v", files)
 	}
-}
-
-// A fake acolyte for the shim: it exits with $FAKE_EXIT.
-const fakeAcolyte = "#!/bin/sh\necho \"fake acolyte $*\" >&2\nexit ${FAKE_EXIT:-0}\n"
-
-func TestShimRecordsTheBinaryBlocksOnlyOnRefusalAndIsFailOpen(t *testing.T) {
-	root := t.TempDir()
-	runGit(t, root, "init", "-q")
-	repo, err := Discover(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A path that needs quoting, as an install under a user's home may.
-	exe := filepath.Join(t.TempDir(), "it's $HOME", "acolyte")
-	writeFiles(t, filepath.Dir(exe), map[string]string{"acolyte": fakeAcolyte})
-	if err := os.Chmod(exe, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	res, err := repo.InstallHooks(t.Context(), exe, false)
-	if err != nil || res.Managed {
-		t.Fatalf("install: %+v, %v", res, err)
-	}
-	noPath := []string{"PATH=/usr/bin:/bin"}
-	out, err := tryGit(root, noPath, "commit", "-q", "--allow-empty", "-m", "ok")
-	if err != nil || !strings.Contains(out, "fake acolyte hook pre-commit") {
-		t.Fatalf("the recorded binary did not run without PATH: %v\n%s", err, out)
-	}
-	out, err = tryGit(root, append(noPath, "FAKE_EXIT=1"), "commit", "-q", "--allow-empty", "-m", "crash")
-	if err != nil || !strings.Contains(out, "the pre-commit hook failed") {
-		t.Fatalf("a failing hook blocked the commit: %v\n%s", err, out)
-	}
-	out, err = tryGit(root, append(noPath, "FAKE_EXIT="+strconv.Itoa(ExitRefuse)), "commit", "-q", "--allow-empty", "-m", "refused")
-	if err == nil {
-		t.Fatalf("a refusal did not block the commit:\n%s", out)
-	}
-	// Neither the recorded binary nor one on PATH: warn and commit.
-	if err := os.Remove(exe); err != nil {
-		t.Fatal(err)
-	}
-	out, err = tryGit(root, noPath, "commit", "-q", "--allow-empty", "-m", "missing")
-	if err != nil || !strings.Contains(out, "not found at "+exe+" or on PATH; skipped the pre-commit hook") {
-		t.Fatalf("missing binary: %v\n%s", err, out)
-	}
-	if n := strings.TrimSpace(runGit(t, root, "rev-list", "--count", "HEAD")); n != "3" {
-		t.Errorf("%s commits, want 3", n)
-	}
-}
-
-func TestInstallHooksLeavesASharedHooksFolderAlone(t *testing.T) {
-	root := t.TempDir()
-	runGit(t, root, "init", "-q")
-	repo, err := Discover(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	install := func(hooksPath string) Installed {
-		t.Helper()
-		runGit(t, root, "config", "core.hooksPath", hooksPath)
-		res, err := repo.InstallHooks(t.Context(), "/usr/local/bin/acolyte", false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res
-	}
-	// Tracked (husky) and merely not ignored (.githooks): shared.
-	writeFiles(t, root, map[string]string{".husky/pre-commit": "#!/bin/sh\nnpm test\n", ".gitignore": "private-hooks/\n"})
-	runGit(t, root, "add", ".husky")
-	for _, dir := range []string{".husky", ".githooks"} {
-		res := install(dir)
-		if !res.Managed || res.Lines["pre-commit"] != HookLine("pre-commit") {
-			t.Errorf("%s: %+v", dir, res)
-		}
-	}
-	if b, _ := os.ReadFile(filepath.Join(root, ".husky", "pre-commit")); string(b) != "#!/bin/sh\nnpm test\n" {
-		t.Errorf("the tracked hook changed: %q", b)
-	}
-	for _, p := range []string{".husky/pre-commit" + chainSuffix, ".husky/post-merge", ".githooks"} {
-		if _, err := os.Stat(filepath.Join(root, p)); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("%s was written", p)
-		}
-	}
-	if _, routed, _ := repo.HooksStatus(t.Context()); !routed {
-		t.Error("the merge driver was not registered")
-	}
-	// Ignored, or outside the worktree: private, shims are written.
-	for _, dir := range []string{"private-hooks", filepath.Join(t.TempDir(), "hooks")} {
-		if res := install(dir); res.Managed {
-			t.Errorf("%s: treated as shared", dir)
-		}
-		if _, err := os.Stat(filepath.Join(repo.mustHooksDir(t), "pre-commit")); err != nil {
-			t.Errorf("%s: no shim: %v", dir, err)
-		}
-	}
-}
-
-func (r *Repo) mustHooksDir(t *testing.T) string {
-	t.Helper()
-	dir, err := r.HooksDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dir
 }
 
 func TestAddRefusesRulesAndSeedsByHand(t *testing.T) {
@@ -310,16 +142,16 @@ func TestPreCommitDeletesOnlyWhatItDerives(t *testing.T) {
 	kept := []memory.Memory{
 		stored("01J0000000000000000000000A", "a stored fact", t0),
 		{ID: "01J0000000000000000000000B", Kind: memory.KindObservation, Content: "an observation", UpdatedAt: t0},
-		{ID: "s-0000000000000001", Kind: memory.KindSeed, Content: "An imported seed.", Source: ImportedSource("seeds.json")},
+		{ID: "s-0000000000000001", Kind: memory.KindSeed, Content: "An imported seed.", Source: derive.ImportedSource("seeds.json")},
 		{ID: "r-0000000000000001", Kind: memory.KindRule, Content: "A rule AGENTS.md no longer has.", Source: "AGENTS.md"},
 	}
-	writeFiles(t, root, map[string]string{"AGENTS.md": "- Run make test.\n"})
+	gittest.WriteFiles(t, root, map[string]string{"AGENTS.md": "- Run make test.\n"})
 	commitMemories(t, root, "init", kept)
 	worktreeOnly := stored("01J0000000000000000000000C", "remembered, not staged", t0)
 	if err := format.WriteFile(format.MemoriesPath(root), append(slices.Clone(kept), worktreeOnly)); err != nil {
 		t.Fatal(err)
 	}
-	writeFiles(t, root, map[string]string{"AGENTS.md": "- Run make test.\n- Never push on Fridays.\n"})
+	gittest.WriteFiles(t, root, map[string]string{"AGENTS.md": "- Run make test.\n- Never push on Fridays.\n"})
 	runGit(t, root, "add", "AGENTS.md")
 	res, err := w.RunHook(t.Context(), "pre-commit", nil)
 	if err != nil || !res.Staged {
@@ -383,31 +215,63 @@ func TestCheckAdvisesForgetForAStoredSecret(t *testing.T) {
 		t.Error("the report repeats the secret")
 	}
 }
+func TestDeriveWorktreeNeverReadsOutsideTheRepository(t *testing.T) {
+	base := t.TempDir()
+	root := filepath.Join(base, "repo")
+	gittest.WriteFiles(t, base, map[string]string{
+		"outside/config":     "- OUTSIDE private line one.\n- OUTSIDE private line two.\n",
+		"outside/seeds.json": `["OUTSIDE seed"]`,
+		"repo/AGENTS.md":     "- Run make test before pushing.\n",
+		"repo/docs/rules.md": "- Docs use British English.\n",
+	})
+	gittest.Symlink(t, "../outside/config", filepath.Join(root, "CLAUDE.md"))
+	gittest.Symlink(t, "../../outside/config", filepath.Join(root, "sub", "AGENTS.md"))
+	gittest.Symlink(t, filepath.Join(base, "outside", "config"), filepath.Join(root, "abs", "AGENTS.md"))
+	gittest.Symlink(t, "../../outside/seeds.json", filepath.Join(root, format.Dir, derive.SeedsFile))
+	// Inside the repository, relative and absolute links are fine.
+	gittest.Symlink(t, "docs/rules.md", filepath.Join(root, "GEMINI.md"))
+	gittest.Symlink(t, filepath.Join(root, "docs", "rules.md"), filepath.Join(root, "web", "AGENTS.md"))
 
-// A merge driver registered by an older acolyte, without the union
-// fallback, conflicts where acolyte is not on git's PATH: hooks status
-// reports it missing until hooks install replaces it.
-func TestHooksStatusFlagsAMergeDriverWithoutTheFallback(t *testing.T) {
-	root := t.TempDir()
-	runGit(t, root, "init", "-q")
-	repo, err := Discover(root)
+	d, err := derive.Worktree(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := repo.InstallHooks(t.Context(), "/usr/local/bin/acolyte", false); err != nil {
+	for _, m := range d.Memories {
+		if strings.Contains(m.Content, "OUTSIDE") {
+			t.Errorf("derived outside content: %+v", m)
+		}
+	}
+	got := make(map[string]memory.Memory)
+	for _, m := range d.Memories {
+		got[m.Content] = m
+	}
+	if _, ok := got["Docs use British English."]; !ok {
+		t.Errorf("a link inside the repository was not read: %v", got)
+	}
+	if _, ok := got["In web/: Docs use British English."]; !ok {
+		t.Errorf("an absolute link inside the repository was not read: %v", got)
+	}
+	want := []string{".acolyte/seeds.json", "CLAUDE.md", "abs/AGENTS.md", "sub/AGENTS.md"}
+	if files := refusalFiles(d.Skipped); !slices.Equal(files, want) {
+		t.Errorf("skipped %v, want %v", files, want)
+	}
+	if len(d.Refused) != 0 {
+		t.Errorf("refused %v", d.Refused)
+	}
+	// Check agrees: a file that holds the outside rules is not fresh.
+	// The rule an outside CLAUDE.md would give, as if a merge had brought
+	// it in: check must see that derivation no longer makes it.
+	leaked, err := derive.RulesFromFile("CLAUDE.md", []byte("- OUTSIDE private line one.\n"))
+	if err != nil || len(leaked) != 1 {
+		t.Fatalf("rules of the outside line: %v, %v", leaked, err)
+	}
+	leaked[0].Scope = memory.ScopeProject
+	outside := derive.Refresh(nil, append(d.Memories, leaked[0]))
+	if err := format.WriteFile(format.MemoriesPath(root), outside); err != nil {
 		t.Fatal(err)
 	}
-	if _, driver, err := repo.HooksStatus(t.Context()); err != nil || !driver {
-		t.Fatalf("after install: driver %v, %v", driver, err)
-	}
-	runGit(t, root, "config", "merge."+MergeDriverName+".driver", "acolyte merge-driver %O %A %B")
-	if _, driver, err := repo.HooksStatus(t.Context()); err != nil || driver {
-		t.Fatalf("with the old driver command: driver %v, %v; want it reported missing", driver, err)
-	}
-	if _, err := repo.InstallHooks(t.Context(), "/usr/local/bin/acolyte", false); err != nil {
-		t.Fatal(err)
-	}
-	if _, driver, err := repo.HooksStatus(t.Context()); err != nil || !driver {
-		t.Fatalf("after reinstalling: driver %v, %v", driver, err)
+	report, err := Check(root)
+	if err != nil || report.OK || len(report.Changes) != 1 || report.Changes[0].Op != "remove" {
+		t.Fatalf("check of a file with outside content: %+v, %v", report, err)
 	}
 }

@@ -2,16 +2,21 @@ package gitsync
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
+	"github.com/acolyte-dev/acolyte/gitsync/derive"
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/internal/subpath"
+	"github.com/acolyte-dev/acolyte/memory"
 )
 
 // ErrOutside refuses a .acolyte/ directory, or a file acolyte keeps in it,
@@ -68,9 +73,12 @@ var ErrTooLarge = errors.New("memories file is too large")
 // MaxIndexedMemories is the most project memories a checkout indexes: the
 // local store takes about 0.1 ms of CPU per memory to import (FTS5 and the
 // rows, BenchmarkImportChanged), so 100k is seconds once, while the 256 MiB
-// the file may hold (about a million) would stall every command for
-// minutes. `acolyte check` reads files of any size up to that, without the
-// index.
+// the files may hold (about a million) would stall every command for
+// minutes. It is one limit, counted in memories, applied the same way on
+// every road: no write, sync, hook, merge or check refuses a project for
+// holding more, and an import leaves the oldest stored memories past it
+// out of search, with a warning (capIndexed). `acolyte check` reads files
+// of any size up to the byte limits, without the index.
 const MaxIndexedMemories = 100_000
 
 // tooManyToIndex refuses to index a memories file of more than
@@ -120,7 +128,7 @@ func GuardDir(root string) error {
 		}
 		resolved, err := filepath.EvalSymlinks(p)
 		if err == nil {
-			if _, ok := within(realRoot, resolved); ok {
+			if _, ok := subpath.Rel(realRoot, resolved); ok {
 				if st, err := os.Stat(resolved); err == nil && !wantDir && !st.Mode().IsRegular() && !st.IsDir() {
 					return notRegular(rel, st.Mode())
 				}
@@ -258,4 +266,56 @@ func readSized(f *os.File, size, limit int64) ([]byte, error) {
 	}
 	rest, err := io.ReadAll(io.LimitReader(f, limit+1-int64(n)))
 	return append(buf[:n], rest...), err
+}
+
+// capIndexed is the memories of a project an import indexes: all of them
+// while they are at most MaxIndexedMemories; past that every rule and seed
+// (the project's own instructions) and the newest stored memories by id,
+// which is time-ordered, so that what was remembered last is found. The
+// warning says how many are left out and what brings them back.
+func capIndexed(mems []memory.Memory) ([]memory.Memory, string) {
+	if len(mems) <= MaxIndexedMemories {
+		return mems, ""
+	}
+	kept := make([]memory.Memory, 0, MaxIndexedMemories)
+	var stored []memory.Memory
+	for _, m := range mems {
+		if derive.IsDerived(m) {
+			kept = append(kept, m)
+		} else {
+			stored = append(stored, m)
+		}
+	}
+	slices.SortFunc(stored, func(a, b memory.Memory) int { return strings.Compare(a.ID, b.ID) })
+	if room := MaxIndexedMemories - len(kept); room < len(stored) {
+		stored = stored[len(stored)-max(room, 0):]
+	}
+	kept = append(kept, stored...)
+	left := len(mems) - len(kept)
+	return kept, fmt.Sprintf("%d of the project's %d memories are left out of search: acolyte indexes at most %d, and leaves out the oldest. "+
+		"Forget what no longer holds (`acolyte forget ID`) to bring them back", left, len(mems), MaxIndexedMemories)
+}
+
+// projectCounter is a Store that counts the memories visible from a
+// checkout (memory/sqlite's Store does).
+type projectCounter interface {
+	Counts(ctx context.Context, vis memory.Visibility) (map[memory.Scope]map[memory.Kind]int, error)
+}
+
+// projectCount is how many project memories the index holds for this
+// checkout; ok is false when the store cannot say.
+func (w *Workspace) projectCount(ctx context.Context) (int, bool) {
+	c, ok := w.store.(projectCounter)
+	if !ok {
+		return 0, false
+	}
+	counts, err := c.Counts(ctx, w.vis)
+	if err != nil {
+		return 0, false
+	}
+	n := 0
+	for _, k := range counts[memory.ScopeProject] {
+		n += k
+	}
+	return n, true
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/acolyte-dev/acolyte/gitsync/derive"
 	"os"
 	"path/filepath"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/internal/subpath"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -18,7 +20,7 @@ type SeedImport struct {
 	Total int `json:"total"`
 	// Refused are seeds not imported: secrets and invalid seeds, by index
 	// and line, never by text.
-	Refused []Refusal `json:"refused,omitempty"`
+	Refused []derive.Refusal `json:"refused,omitempty"`
 }
 
 // ImportSeeds adds the seeds of file to the memories of the repository at
@@ -32,10 +34,10 @@ func ImportSeeds(ctx context.Context, root, file string) (SeedImport, error) {
 	if err != nil {
 		return SeedImport{}, err
 	}
-	if rel == format.Dir+"/"+SeedsFile {
+	if rel == format.Dir+"/"+derive.SeedsFile {
 		return SeedImport{}, fmt.Errorf("%s is read by every sync; run `acolyte sync` instead of importing it", rel)
 	}
-	seeds, refused := ParseSeedsFile(rel, data)
+	seeds, refused := derive.ParseSeedsFile(rel, data)
 	out := SeedImport{Total: len(seeds), Refused: refused}
 	if len(seeds) == 0 {
 		return out, nil
@@ -46,7 +48,7 @@ func ImportSeeds(ctx context.Context, root, file string) (SeedImport, error) {
 		// outlives its removal from there.
 		have := make(map[string]bool, len(mems))
 		for _, m := range mems {
-			if !IsDerived(m) {
+			if !derive.IsDerived(m) {
 				have[memory.Normalize(m.Content)] = true
 			}
 		}
@@ -73,7 +75,7 @@ func readUserFile(root, file string) (data []byte, rel string, err error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("read %s: %w", file, err)
 	}
-	inside, ok := within(root, filepath.Join(dir, filepath.Base(abs)))
+	inside, ok := subpath.Rel(root, filepath.Join(dir, filepath.Base(abs)))
 	if !ok {
 		data, err = os.ReadFile(abs)
 		return data, file, err
@@ -84,8 +86,8 @@ func readUserFile(root, file string) (data []byte, rel string, err error) {
 		return nil, "", err
 	}
 	defer r.Close()
-	data, err = worktree{path: root, root: r}.read(rel)
-	if errors.Is(err, errOutside) {
+	data, err = derive.ReadWorktree(root, r, rel)
+	if errors.Is(err, derive.ErrOutside) {
 		return nil, "", fmt.Errorf("%s: %w and acolyte never copies outside files into %s/; name the file it points to if you mean to import it", rel, err, format.Dir)
 	}
 	return data, rel, err

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/acolyte-dev/acolyte/gitsync/derive"
 	"io"
 	"io/fs"
 	"os/exec"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/acolyte-dev/acolyte/internal/subpath"
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 )
 
@@ -40,17 +42,17 @@ type index struct {
 // the pre-commit hook: a commit then never holds memories derived from edits
 // it does not contain. Staged symlinks are resolved inside the index, and one
 // that leads out of the repository is skipped like in the worktree.
-func DeriveIndex(ctx context.Context, r *Repo) (Derivation, error) {
+func DeriveIndex(ctx context.Context, r *Repo) (derive.Derivation, error) {
 	ix, err := readIndex(ctx, r)
 	if err != nil {
-		return Derivation{}, err
+		return derive.Derivation{}, err
 	}
 	defer ix.close()
-	return derive(ix)
+	return derive.From(ix)
 }
 
 func readIndex(ctx context.Context, r *Repo) (*index, error) {
-	out, err := r.gitOutput(ctx, nil, "ls-files", "--stage", "-z")
+	out, err := r.GitOutput(ctx, nil, "ls-files", "--stage", "-z")
 	if err != nil {
 		return nil, err
 	}
@@ -70,10 +72,10 @@ func readIndex(ctx context.Context, r *Repo) (*index, error) {
 // instructionFiles applies the worktree walk's rules to the staged paths:
 // the same names, never under node_modules or vendor, and not ignored by a
 // staged .gitignore, so the hook and `acolyte check` agree on the set.
-func (ix *index) instructionFiles() ([]string, error) {
+func (ix *index) InstructionFiles() ([]string, error) {
 	var files []string
 	for p, e := range ix.entries {
-		if !isInstructionPath(p) || e.mode == "160000" {
+		if !derive.IsInstructionPath(p) || e.mode == "160000" {
 			continue
 		}
 		ignored, err := ix.ignored(p)
@@ -84,7 +86,7 @@ func (ix *index) instructionFiles() ([]string, error) {
 			files = append(files, p)
 		}
 	}
-	sortInstructionFiles(files)
+	derive.SortInstructionFiles(files)
 	return files, nil
 }
 
@@ -93,7 +95,7 @@ func (ix *index) ignored(p string) (bool, error) {
 	var patterns []gitignore.Pattern
 	for i := range parts {
 		dir := parts[:i]
-		if i > 0 && skippedDirs[parts[i-1]] {
+		if i > 0 && derive.SkippedDirs[parts[i-1]] {
 			return true, nil
 		}
 		if i > 0 && gitignore.NewMatcher(patterns).Match(dir, true) {
@@ -121,13 +123,13 @@ func (ix *index) ignoreFile(dir []string) ([]gitignore.Pattern, error) {
 		if err != nil {
 			return nil, err
 		}
-		ps = parseIgnore(data, dir)
+		ps = derive.ParseIgnore(data, dir)
 	}
 	ix.ignores[key] = ps
 	return ps, nil
 }
 
-func (ix *index) read(rel string) ([]byte, error) {
+func (ix *index) Read(rel string) ([]byte, error) {
 	e, err := ix.resolve(rel)
 	if err != nil {
 		return nil, err
@@ -157,7 +159,7 @@ func (ix *index) resolve(rel string) (indexEntry, error) {
 				}
 				resolved, ok := ix.linkTarget(prefix, string(target))
 				if !ok {
-					return indexEntry{}, errOutside
+					return indexEntry{}, derive.ErrOutside
 				}
 				next = path.Join(append([]string{resolved}, parts[i:]...)...)
 			case i == len(parts) && e.mode != "160000":
@@ -179,7 +181,7 @@ func (ix *index) resolve(rel string) (indexEntry, error) {
 // relative to the repository root, and reports false when it leaves it.
 func (ix *index) linkTarget(link, target string) (string, bool) {
 	if filepath.IsAbs(target) {
-		rel, ok := within(ix.repo.Root, filepath.Clean(target))
+		rel, ok := subpath.Rel(ix.repo.Root, filepath.Clean(target))
 		return filepath.ToSlash(rel), ok && rel != "."
 	}
 	p := path.Join(path.Dir(link), target)
@@ -248,8 +250,8 @@ func (c *catFile) read(blob string) ([]byte, error) {
 	return data[:size], nil
 }
 
-// gitOutput runs the git command in the working tree and returns its stdout.
-func (r *Repo) gitOutput(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
+// GitOutput runs the git command in the working tree and returns its stdout.
+func (r *Repo) GitOutput(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
 	var in io.Reader
 	if stdin != nil {
 		in = bytes.NewReader(stdin)
@@ -257,7 +259,7 @@ func (r *Repo) gitOutput(ctx context.Context, stdin []byte, args ...string) ([]b
 	return r.gitOutputFrom(ctx, in, args...)
 }
 
-// gitOutputFrom is gitOutput reading stdin from a reader: a large file
+// gitOutputFrom is GitOutput reading stdin from a reader: a large file
 // written in parts need not be joined first.
 func (r *Repo) gitOutputFrom(ctx context.Context, stdin io.Reader, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "git", args...)

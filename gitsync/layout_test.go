@@ -19,6 +19,9 @@ func TestGitsyncImportsNoEngineNorAgent(t *testing.T) {
 		module + "internal/atomicfile": true,
 		module + "internal/flock":      true,
 		module + "internal/mapfile":    true,
+		module + "internal/subpath":    true,
+		module + "internal/lazyre":     true,
+		module + "gitsync/derive":      true,
 		module + "memory":              true,
 	}
 	for _, pkg := range layouttest.Deps(t) {

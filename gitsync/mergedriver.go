@@ -1,9 +1,13 @@
 package gitsync
 
 import (
+	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
@@ -56,4 +60,72 @@ func InstalledExecutable() string {
 		return abs
 	}
 	return exe
+}
+
+// MergeDriver is the merge driver command registered in git config, or "".
+func (r *Repo) MergeDriver() string {
+	driver, _ := r.Config("merge." + MergeDriverName + ".driver")
+	return driver
+}
+
+// InstallMergeDriver registers command as the merge driver of the memories
+// file for this repository: git config plus $GIT_DIR/info/attributes.
+func (r *Repo) InstallMergeDriver(ctx context.Context, command string) error {
+	if err := r.Git(ctx, "config", "merge."+MergeDriverName+".name", "acolyte project memories (merge by id)"); err != nil {
+		return err
+	}
+	if err := r.Git(ctx, "config", "merge."+MergeDriverName+".driver", command); err != nil {
+		return err
+	}
+	return ensureLines(r.infoAttributes(), mergeAttribute, shardsMergeAttribute)
+}
+
+func (r *Repo) infoAttributes() string {
+	return filepath.Join(r.CommonDir(), "info", "attributes")
+}
+
+// removeLine deletes one exact line from a file, if the file has it.
+func removeLine(path, line string) error {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var kept []string
+	for _, l := range strings.SplitAfter(string(b), "\n") {
+		if strings.TrimSpace(l) != line && l != "" {
+			kept = append(kept, l)
+		}
+	}
+	if out := strings.Join(kept, ""); out != string(b) {
+		return writeAtomic(path, []byte(out))
+	}
+	return nil
+}
+
+// UninstallMergeDriver takes the merge driver's lines out of
+// $GIT_DIR/info/attributes and its section out of git config.
+func (r *Repo) UninstallMergeDriver(ctx context.Context) error {
+	for _, line := range []string{mergeAttribute, shardsMergeAttribute} {
+		if err := removeLine(r.infoAttributes(), line); err != nil {
+			return err
+		}
+	}
+	if r.MergeDriver() != "" {
+		return r.Git(ctx, "config", "--remove-section", "merge."+MergeDriverName)
+	}
+	return nil
+}
+
+// MergeDriverInstalled reports whether git routes the memories file to
+// acolyte's merge driver, registered with the union fallback. A driver
+// registered before the fallback existed conflicts where acolyte is not on
+// git's PATH, so it counts as missing: `hooks status` then sends the user
+// to `hooks install` to replace it.
+func (r *Repo) MergeDriverInstalled() bool {
+	attrs, _ := os.ReadFile(r.infoAttributes())
+	routed := slices.Contains(strings.Split(string(attrs), "\n"), mergeAttribute)
+	return routed && strings.Contains(r.MergeDriver(), unionFallback)
 }

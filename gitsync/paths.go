@@ -1,20 +1,23 @@
 package gitsync
 
 import (
+	"github.com/acolyte-dev/acolyte/gitsync/derive"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/acolyte-dev/acolyte/internal/lazyre"
 )
 
 // pathTokenRe finds words that could name a file or folder: runs of path
 // characters that contain a slash or a dot-extension.
-var pathTokenRe = lazyRegexp(`[A-Za-z0-9_@+~./-]+`)
+var pathTokenRe = lazyre.New(`[A-Za-z0-9_@+~./-]+`)
 
 // lineSuffixRe is the ":42" or ":42:7" editors and compilers put after a path.
-var lineSuffixRe = lazyRegexp(`(?::\d+)+$`)
+var lineSuffixRe = lazyre.New(`(?::\d+)+$`)
 
 // maxNameMatches caps how many files a bare file name may resolve to; a name
 // found all over the tree ("README.md") says nothing about which one is meant.
@@ -67,7 +70,7 @@ func MentionedPaths(root, content string) []string {
 	return slices.Compact(found)
 }
 
-var urlRe = lazyRegexp(`[A-Za-z][A-Za-z0-9+.-]*://\S+`)
+var urlRe = lazyre.New(`[A-Za-z][A-Za-z0-9+.-]*://\S+`)
 
 func stripURLs(s string) string {
 	return urlRe().ReplaceAllString(s, " ")
@@ -97,7 +100,7 @@ func findByName(root string, names []string) []string {
 	for _, n := range names {
 		matches[n] = nil
 	}
-	_ = walkWorktree(root, func(rel string, d fs.DirEntry) error {
+	_ = derive.WalkWorktree(root, func(rel string, d fs.DirEntry) error {
 		if list, wanted := matches[path.Base(rel)]; wanted && len(list) <= maxNameMatches {
 			matches[path.Base(rel)] = append(list, rel)
 		}

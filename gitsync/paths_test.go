@@ -3,11 +3,13 @@ package gitsync
 import (
 	"strings"
 	"testing"
+
+	"github.com/acolyte-dev/acolyte/internal/gittest"
 )
 
 func TestMentionedPaths(t *testing.T) {
 	root := t.TempDir()
-	writeFiles(t, root, map[string]string{
+	gittest.WriteFiles(t, root, map[string]string{
 		"cmd/app.go":       "package cmd",
 		"memory/memory.go": "package memory",
 		"go.mod":           "module x",

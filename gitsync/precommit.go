@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/acolyte-dev/acolyte/gitsync/derive"
 	"io"
 	"io/fs"
 	"maps"
@@ -59,8 +60,8 @@ type verifiedBlob struct {
 	Build   string   `json:"build"`
 }
 
-func (w *Workspace) verifiedPath() string {
-	return filepath.Join(w.Repo.GitDir(), "acolyte", "verified.json")
+func (one oneFile) verifiedPath(w *Workspace) string {
+	return filepath.Join(cacheDir(w.Repo), "verified.json")
 }
 
 // buildKey names the running acolyte binary by path, size and time: a
@@ -77,17 +78,17 @@ func buildKey() string {
 	return fmt.Sprintf("%s|%d|%d", exe, fi.Size(), fi.ModTime().UnixNano())
 }
 
-func (w *Workspace) loadVerified() (verifiedBlob, bool) {
+func (one oneFile) loadVerified(w *Workspace) (verifiedBlob, bool) {
 	var v verifiedBlob
-	ok := readRecord(w.verifiedPath(), &v) && v.Memories != ""
+	ok := readRecord(one.verifiedPath(w), &v) && v.Memories != ""
 	return v, ok && thisBuild(v.Build)
 }
 
 // saveVerified records v, best effort: without it the next commit takes
 // the full path.
-func (w *Workspace) saveVerified(v verifiedBlob) {
+func (one oneFile) saveVerified(w *Workspace, v verifiedBlob) {
 	if v.Build = buildKey(); v.Build != "" {
-		writeRecord(w.verifiedPath(), v)
+		writeRecord(one.verifiedPath(w), v)
 	}
 }
 
@@ -121,7 +122,7 @@ func writeRecord(path string, v any) {
 func derivedIDs(mems []memory.Memory) []string {
 	var out []string
 	for _, m := range mems {
-		if IsDerived(m) {
+		if derive.IsDerived(m) {
 			out = append(out, m.ID)
 		}
 	}
@@ -161,7 +162,7 @@ func verifyChanges(changes []format.LineChange, removed []string, derived map[st
 			return nil, false
 		}
 		delete(out, m.ID)
-		if IsDerived(m) {
+		if derive.IsDerived(m) {
 			// Every derived line is replaced by what its file derives
 			// now, so a secret in one never reaches the commit.
 			out[m.ID] = true
@@ -185,7 +186,7 @@ type stagedFile struct {
 // that pass verifyChanges. When the worktree file wt is the verified blob,
 // by content hash, its bytes are used instead of asking git for them. ok is
 // false when it cannot vouch.
-func (w *Workspace) verifiedStaged(ix *index, v verifiedBlob, wt worktreeFile) (stagedFile, bool, error) {
+func (one oneFile) verifiedStaged(w *Workspace, ix *index, v verifiedBlob, wt worktreeFile) (stagedFile, bool, error) {
 	var s stagedFile
 	e, staged := ix.entries[memoriesRel]
 	if !staged || e.mode != "100644" {
@@ -251,14 +252,14 @@ type worktreeFile struct {
 
 // vouchedWorktree reads the worktree's memories file and tombstones. ok is
 // false when the import state does not vouch for them.
-func (w *Workspace) vouchedWorktree(ctx context.Context) (worktreeFile, bool, error) {
+func (one oneFile) vouchedWorktree(ctx context.Context, w *Workspace) (worktreeFile, bool, error) {
 	var wt worktreeFile
 	last, err := w.store.GetState(ctx, w.stateKey())
 	if err != nil {
 		return wt, false, err
 	}
 	_, _, warnings := parseImportState(last)
-	if len(warnings) > 0 || !w.vouched(last) {
+	if len(warnings) > 0 || !one.vouched(w, last) {
 		return wt, false, nil
 	}
 	if wt.data, err = readMemories(w.Repo.Root); err != nil {
@@ -268,7 +269,7 @@ func (w *Workspace) vouchedWorktree(ctx context.Context) (worktreeFile, bool, er
 		return wt, false, nil
 	}
 	// Read between two checks, so it is the file they vouch for.
-	if !w.vouched(last) {
+	if !one.vouched(w, last) {
 		return wt, false, nil
 	}
 	wt.last = last
@@ -289,7 +290,7 @@ func (wt *worktreeFile) diffFrom(staged []byte) bool {
 
 // vouched reports whether the memories file is the one the import state
 // was recorded for, by its settled stamp or the writer's fingerprint.
-func (w *Workspace) vouched(state string) bool {
+func (one oneFile) vouched(w *Workspace, state string) bool {
 	_, lastStamp, _ := parseImportState(state)
 	fi, err := os.Stat(format.MemoriesPath(w.Repo.Root))
 	if err != nil {
@@ -302,13 +303,13 @@ func (w *Workspace) vouched(state string) bool {
 	if lastStamp != "" && lastStamp == stamp(fi)+forgottenStamp(ffi, ferr) {
 		return true
 	}
-	return w.fingerprinted(state)
+	return one.fingerprinted(w, state)
 }
 
 // stagedHandEdits is handEditsToStamp for the staged file, from the
 // worktree's diff: the index holds the worktree file, so a memory is told
 // apart from its indexed version only on a line where the two files differ.
-func (w *Workspace) stagedHandEdits(ctx context.Context, s stagedFile, wt worktreeFile) (map[string]time.Time, bool, error) {
+func (one oneFile) stagedHandEdits(ctx context.Context, w *Workspace, s stagedFile, wt worktreeFile) (map[string]time.Time, bool, error) {
 	pending, err := w.pendingHandEdits(ctx)
 	if err != nil {
 		return nil, false, err
@@ -372,7 +373,7 @@ func spliceDerived(data []byte, derivedInFile map[string]bool, derived []memory.
 		out.held = append(out.held, m)
 	}
 	out.current = stampHandEdits(slices.Clone(out.held), edits, now)
-	out.next = Refresh(slices.Clone(out.current), derived)
+	out.next = derive.Refresh(slices.Clone(out.current), derived)
 	remove := make(map[string]bool, len(out.held))
 	for _, m := range out.held {
 		remove[m.ID] = true
@@ -407,20 +408,20 @@ func (sp spliced) changedLines() map[string][]byte {
 // preCommitFast is preCommit from the verified blob: it costs the staged
 // change, not the file. ok is false when it did nothing and the caller
 // takes the full path.
-func (w *Workspace) preCommitFast(ctx context.Context, ix *index, d Derivation, res HookResult) (HookResult, bool, error) {
-	v, ok := w.loadVerified()
+func (one oneFile) preCommitFast(ctx context.Context, w *Workspace, ix *index, d derive.Derivation, res HookResult) (HookResult, bool, error) {
+	v, ok := one.loadVerified(w)
 	if !ok {
 		return res, false, nil
 	}
-	wt, ok, err := w.vouchedWorktree(ctx)
+	wt, ok, err := one.vouchedWorktree(ctx, w)
 	if err != nil || !ok {
 		return res, false, err
 	}
-	s, ok, err := w.verifiedStaged(ix, v, wt)
+	s, ok, err := one.verifiedStaged(w, ix, v, wt)
 	if err != nil || !ok || !wt.diffFrom(s.data) {
 		return res, false, err
 	}
-	edits, ok, err := w.stagedHandEdits(ctx, s, wt)
+	edits, ok, err := one.stagedHandEdits(ctx, w, s, wt)
 	if err != nil || !ok {
 		return res, false, err
 	}
@@ -438,9 +439,9 @@ func (w *Workspace) preCommitFast(ctx context.Context, ix *index, d Derivation, 
 		if err := EnsureAttributes(w.Repo.Root); err != nil {
 			return res, true, err
 		}
-		staging = w.stageAsync(ctx, ix, sp.parts)
+		staging = one.stageAsync(ctx, w, ix, sp.parts)
 	}
-	synced, ok, err := w.syncFromStaged(ctx, s, wt, edits, now)
+	synced, ok, err := one.syncFromStaged(ctx, w, s, wt, edits, now)
 	if err == nil && !ok {
 		synced, err = w.sync(ctx, edits, now)
 	}
@@ -459,7 +460,7 @@ func (w *Workspace) preCommitFast(ctx context.Context, ix *index, d Derivation, 
 	} else {
 		sum = hexSum(hashParts(sp.parts...))
 	}
-	w.saveVerified(verifiedBlob{Memories: blob, Forgotten: s.forgottenBlob, SHA256: sum, Derived: derivedIDs(sp.next)})
+	one.saveVerified(w, verifiedBlob{Memories: blob, Forgotten: s.forgottenBlob, SHA256: sum, Derived: derivedIDs(sp.next)})
 	return res, true, err
 }
 
@@ -472,11 +473,11 @@ type stageResult struct {
 // stageAsync stages parts as the memories file, and the helper files
 // beside it that the index lacks, in a goroutine, and sends what it did.
 // The caller has written the helper files (EnsureAttributes).
-func (w *Workspace) stageAsync(ctx context.Context, ix *index, parts [][]byte) <-chan stageResult {
+func (one oneFile) stageAsync(ctx context.Context, w *Workspace, ix *index, parts [][]byte) <-chan stageResult {
 	done := make(chan stageResult, 1)
 	go func() {
 		var st stageResult
-		st.blob, st.err = w.stage(ctx, parts...)
+		st.blob, st.err = one.stage(ctx, w, parts...)
 		if st.err == nil {
 			st.err = w.stageHelpers(ctx, ix)
 		}
@@ -490,7 +491,7 @@ func (w *Workspace) stageAsync(ctx context.Context, ix *index, parts [][]byte) <
 
 // stage writes parts, in order, as the staged memories file and returns
 // its blob id.
-func (w *Workspace) stage(ctx context.Context, parts ...[]byte) (string, error) {
+func (one oneFile) stage(ctx context.Context, w *Workspace, parts ...[]byte) (string, error) {
 	return w.stageFile(ctx, memoriesRel, parts...)
 }
 
@@ -507,7 +508,7 @@ func (w *Workspace) stageFile(ctx context.Context, rel string, parts ...[]byte) 
 	}
 	blob := strings.TrimSpace(string(out))
 	info := "100644," + blob + "," + rel
-	if _, err := w.Repo.gitOutput(ctx, nil, "update-index", "--add", "--cacheinfo", info); err != nil {
+	if _, err := w.Repo.GitOutput(ctx, nil, "update-index", "--add", "--cacheinfo", info); err != nil {
 		return "", err
 	}
 	return blob, nil
@@ -518,17 +519,17 @@ func (w *Workspace) stageFile(ctx context.Context, rel string, parts ...[]byte) 
 // its derived lines are spliced, and the file is patched in place with the
 // rows that changed. ok is false when it did nothing and the caller syncs
 // in full.
-func (w *Workspace) syncFromStaged(ctx context.Context, s stagedFile, wt worktreeFile, edits map[string]time.Time, now time.Time) (Synced, bool, error) {
+func (one oneFile) syncFromStaged(ctx context.Context, w *Workspace, s stagedFile, wt worktreeFile, edits map[string]time.Time, now time.Time) (Synced, bool, error) {
 	// The lines both files share were checked against the staged
 	// tombstones only.
 	if !bytes.Equal(wt.ts.data, s.ts.data) {
 		return Synced{}, false, nil
 	}
 	derived, ok := verifyChanges(wt.changes, wt.removed, s.derived, wt.ts.list)
-	if !ok || !w.compactsToItself(wt, now) {
+	if !ok || !one.compactsToItself(w, wt, now) {
 		return Synced{}, false, nil
 	}
-	dw, err := DeriveWorktree(w.Repo.Root)
+	dw, err := derive.Worktree(w.Repo.Root)
 	if err != nil {
 		return Synced{}, true, err
 	}
@@ -548,8 +549,8 @@ func (w *Workspace) syncFromStaged(ctx context.Context, s stagedFile, wt worktre
 	if err := tooManyToIndex(wt.data); err != nil {
 		return out, true, err
 	}
-	err = w.patchVouched(ctx, wt.last, sp.changedLines(), sp.parts, func() (err error) {
-		out.Import.ReplaceStats, err = w.indexSpliced(ctx, sp, bytes.Count(wt.data, []byte("\n"))-1, wt.ts.list)
+	err = one.patchVouched(ctx, w, wt.last, sp.changedLines(), sp.parts, func() (err error) {
+		out.Import.ReplaceStats, err = one.indexSpliced(ctx, w, sp, bytes.Count(wt.data, []byte("\n"))-1, wt.ts.list)
 		return err
 	})
 	if errors.Is(err, format.ErrNotPatchable) {
@@ -566,21 +567,21 @@ func (w *Workspace) syncFromStaged(ctx context.Context, s stagedFile, wt worktre
 // read with it, whose index the caller's index func updates. Otherwise it
 // is format.ErrNotPatchable. lines are the lines that change, as patch
 // takes them.
-func (w *Workspace) patchVouched(ctx context.Context, last string, lines map[string][]byte, parts [][]byte, index func() error) error {
-	unlock, state, err := w.lockForPatch(ctx)
+func (one oneFile) patchVouched(ctx context.Context, w *Workspace, last string, lines map[string][]byte, parts [][]byte, index func() error) error {
+	unlock, state, err := one.lockForPatch(ctx, w)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	if state != last || !w.vouched(state) {
+	if state != last || !one.vouched(w, state) {
 		return format.ErrNotPatchable
 	}
-	return w.writePatched(ctx, state, lines, parts, index)
+	return one.writePatched(ctx, w, state, lines, parts, index)
 }
 
 // compactsToItself reports whether tidyTombstones would leave the
 // worktree's tombstones as they are; it asks the file only about their ids.
-func (w *Workspace) compactsToItself(wt worktreeFile, now time.Time) bool {
+func (one oneFile) compactsToItself(w *Workspace, wt worktreeFile, now time.Time) bool {
 	if len(wt.ts.list) == 0 {
 		return true
 	}
@@ -604,7 +605,7 @@ func (w *Workspace) compactsToItself(wt worktreeFile, now time.Time) bool {
 // changed; the stats count every other memory of the file as unchanged, as
 // a whole comparison would. When the index turns out not to hold those
 // rows, it takes the whole file.
-func (w *Workspace) indexSpliced(ctx context.Context, sp spliced, lines int, ts []format.Tombstone) (memory.ReplaceStats, error) {
+func (one oneFile) indexSpliced(ctx context.Context, w *Workspace, sp spliced, lines int, ts []format.Tombstone) (memory.ReplaceStats, error) {
 	whole := false
 	st, err := w.indexDiff(ctx, sp.held, sp.next, func() (memory.ReplaceStats, error) {
 		whole = true

@@ -12,7 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acolyte-dev/acolyte/gitsync/derive"
+
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/internal/gittest"
 	"github.com/acolyte-dev/acolyte/internal/secrets/secretstest"
 	"github.com/acolyte-dev/acolyte/memory"
 )
@@ -32,7 +35,7 @@ func precommitRepo(t *testing.T) *Workspace {
 	for i := range 40 {
 		mems = append(mems, stored(fmt.Sprintf("01J%023d", 10*i), fmt.Sprintf("stored fact number %d", i), t0))
 	}
-	writeFiles(t, root, map[string]string{
+	gittest.WriteFiles(t, root, map[string]string{
 		"AGENTS.md":           "# Rules\n\n- Run the tests with go test.\n- Wrap errors with %w.\n",
 		"docs/AGENTS.md":      "- Docs are written in British English.\n",
 		".acolyte/seeds.json": `[{"content": "The project is a Go CLI."}]` + "\n",
@@ -45,7 +48,7 @@ func precommitRepo(t *testing.T) *Workspace {
 		t.Fatalf("first pre-commit: %+v, %v", res, err)
 	}
 	runGit(t, root, "commit", "-qm", "rules")
-	if _, ok := w.loadVerified(); !ok {
+	if _, ok := (oneFile{root: w.Repo.Root}).loadVerified(w); !ok {
 		t.Fatal("the full path recorded no verified blob")
 	}
 	return w
@@ -61,7 +64,7 @@ func preCommitBy(t *testing.T, w *Workspace, fast bool) (HookResult, bool, error
 		t.Fatal(err)
 	}
 	defer ix.close()
-	d, err := derive(ix)
+	d, err := derive.From(ix)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,11 +73,11 @@ func preCommitBy(t *testing.T, w *Workspace, fast bool) (HookResult, bool, error
 		return res, false, ErrRefused
 	}
 	if fast {
-		if res, ok, err := w.preCommitFast(t.Context(), ix, d, res); ok || err != nil {
+		if res, ok, err := (oneFile{root: w.Repo.Root}).preCommitFast(t.Context(), w, ix, d, res); ok || err != nil {
 			return res, ok, err
 		}
 	}
-	res, err = w.preCommitFull(t.Context(), ix, d, res)
+	res, err = (oneFile{root: w.Repo.Root}).preCommitFull(t.Context(), w, ix, d, res)
 	return res, false, err
 }
 
@@ -84,7 +87,7 @@ type hookOutcome struct {
 	Staged, Worktree, Forgotten string
 	Changes                     []Change
 	Restaged                    bool
-	Warnings, Refused           []Refusal
+	Warnings, Refused           []derive.Refusal
 	Import                      memory.ReplaceStats
 	Indexed                     []string
 	Err                         string
@@ -111,7 +114,7 @@ func outcomeOf(t *testing.T, w *Workspace, res HookResult, err error) hookOutcom
 	for _, m := range indexed {
 		// The index stamps a derived memory, which has no time, when it
 		// takes it.
-		if IsDerived(m) {
+		if derive.IsDerived(m) {
 			m.UpdatedAt = time.Time{}
 		}
 		o.Indexed = append(o.Indexed, m.ID+" "+m.UpdatedAt.Format(time.RFC3339Nano)+" "+m.Content)
@@ -132,12 +135,12 @@ func TestPreCommitFastPathWritesWhatTheFullPathWrites(t *testing.T) {
 		edit          func(t *testing.T, w *Workspace)
 	}{
 		{"one rule changed", true, false, func(t *testing.T, w *Workspace) {
-			writeFiles(t, w.Repo.Root, map[string]string{"AGENTS.md": "# Rules\n\n- Run the tests with go test -race.\n- Wrap errors with %w.\n"})
+			gittest.WriteFiles(t, w.Repo.Root, map[string]string{"AGENTS.md": "# Rules\n\n- Run the tests with go test -race.\n- Wrap errors with %w.\n"})
 			runGit(t, w.Repo.Root, "add", "AGENTS.md")
 		}},
 		{"nothing changed", true, false, func(t *testing.T, w *Workspace) {}},
 		{"rules added, removed and a seed changed", true, false, func(t *testing.T, w *Workspace) {
-			writeFiles(t, w.Repo.Root, map[string]string{
+			gittest.WriteFiles(t, w.Repo.Root, map[string]string{
 				"AGENTS.md":           "# Rules\n\n- Wrap errors with %w.\n- Never push on Fridays.\n",
 				"api/AGENTS.md":       "- Handlers return JSON.\n",
 				".acolyte/seeds.json": `[{"content": "The project is a Go CLI with a web UI."}]` + "\n",
@@ -146,16 +149,16 @@ func TestPreCommitFastPathWritesWhatTheFullPathWrites(t *testing.T) {
 			runGit(t, w.Repo.Root, "add", "-A", "AGENTS.md", "api", "docs", ".acolyte/seeds.json")
 		}},
 		{"a rule changed in the worktree only", true, false, func(t *testing.T, w *Workspace) {
-			writeFiles(t, w.Repo.Root, map[string]string{"AGENTS.md": "# Rules\n\n- Run the tests.\n"})
+			gittest.WriteFiles(t, w.Repo.Root, map[string]string{"AGENTS.md": "# Rules\n\n- Run the tests.\n"})
 		}},
 		{"a memory remembered and staged beside a rule", true, false, func(t *testing.T, w *Workspace) {
 			remember(t, w, "the cache is warmed on startup")
-			writeFiles(t, w.Repo.Root, map[string]string{"AGENTS.md": "# Rules\n\n- Run the tests with make.\n"})
+			gittest.WriteFiles(t, w.Repo.Root, map[string]string{"AGENTS.md": "# Rules\n\n- Run the tests with make.\n"})
 			runGit(t, w.Repo.Root, "add", "-A")
 		}},
 		{"a memory remembered, not staged", true, false, func(t *testing.T, w *Workspace) {
 			remember(t, w, "the cache is warmed on startup")
-			writeFiles(t, w.Repo.Root, map[string]string{"AGENTS.md": "# Rules\n\n- Run the tests with make.\n"})
+			gittest.WriteFiles(t, w.Repo.Root, map[string]string{"AGENTS.md": "# Rules\n\n- Run the tests with make.\n"})
 			runGit(t, w.Repo.Root, "add", "AGENTS.md")
 		}},
 		{"a hand edit an import recorded, staged", true, false, func(t *testing.T, w *Workspace) {
@@ -169,7 +172,7 @@ func TestPreCommitFastPathWritesWhatTheFullPathWrites(t *testing.T) {
 		}},
 		{"a memory forgotten and staged", false, false, func(t *testing.T, w *Workspace) {
 			m := stored(fmt.Sprintf("01J%023d", 30), "stored fact number 3", t0)
-			if err := w.removePatched(t.Context(), []memory.Memory{m}, t0.Add(time.Hour)); err != nil {
+			if err := w.removeInPlace(t.Context(), []memory.Memory{m}, t0.Add(time.Hour)); err != nil {
 				t.Fatal(err)
 			}
 			runGit(t, w.Repo.Root, "add", "-A")
@@ -246,7 +249,7 @@ func remember(t *testing.T, w *Workspace, content string) {
 	t.Helper()
 	m := stored("01K00000000000000000000001", content, t0)
 	m.ScopeKey = w.Repo.Root
-	if _, err := w.addPatched(t.Context(), m); err != nil {
+	if _, err := w.addInPlace(t.Context(), m); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -284,7 +287,7 @@ func appendLine(t *testing.T, w *Workspace, m memory.Memory) {
 // detector may have let through what this one refuses.
 func TestVerifiedBlobIsTiedToTheBuildThatChecked(t *testing.T) {
 	w := precommitRepo(t)
-	v, ok := w.loadVerified()
+	v, ok := (oneFile{root: w.Repo.Root}).loadVerified(w)
 	if !ok || v.SHA256 == "" || len(v.Derived) != 4 {
 		t.Fatalf("recorded %+v, %v", v, ok)
 	}
@@ -293,16 +296,16 @@ func TestVerifiedBlobIsTiedToTheBuildThatChecked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(w.verifiedPath(), data, 0o644); err != nil {
+	if err := os.WriteFile(oneFile{root: w.Repo.Root}.verifiedPath(w), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := w.loadVerified(); ok {
+	if _, ok := (oneFile{root: w.Repo.Root}).loadVerified(w); ok {
 		t.Error("a record of another build was trusted")
 	}
 	if _, fast, err := preCommitBy(t, w, true); fast || err != nil {
 		t.Errorf("fast path taken: %v, %v", fast, err)
 	}
-	if v, ok := w.loadVerified(); !ok || v.Build != buildKey() {
+	if v, ok := (oneFile{root: w.Repo.Root}).loadVerified(w); !ok || v.Build != buildKey() {
 		t.Errorf("the full path did not record its own check: %+v", v)
 	}
 }
@@ -314,12 +317,12 @@ func TestVerifiedBlobIsTiedToTheBuildThatChecked(t *testing.T) {
 func TestAFailedStageFailsTheHookAndIsNotVerified(t *testing.T) {
 	w := precommitRepo(t)
 	root := w.Repo.Root
-	before, ok := w.loadVerified()
+	before, ok := (oneFile{root: w.Repo.Root}).loadVerified(w)
 	if !ok {
 		t.Fatal("no verified blob to start from")
 	}
 	stagedBefore := runGit(t, root, "show", ":"+memoriesRel)
-	writeFiles(t, root, map[string]string{"AGENTS.md": "# Rules\n\n- Run the tests with go test -race.\n- Wrap errors with %w.\n"})
+	gittest.WriteFiles(t, root, map[string]string{"AGENTS.md": "# Rules\n\n- Run the tests with go test -race.\n- Wrap errors with %w.\n"})
 	runGit(t, root, "add", "AGENTS.md")
 	lock := filepath.Join(root, ".git", "index.lock")
 	if err := os.WriteFile(lock, nil, 0o644); err != nil {
@@ -332,7 +335,7 @@ func TestAFailedStageFailsTheHookAndIsNotVerified(t *testing.T) {
 	if got := runGit(t, root, "show", ":"+memoriesRel); got != stagedBefore {
 		t.Error("the staged memories changed though staging failed")
 	}
-	if v, _ := w.loadVerified(); v.Memories != before.Memories {
+	if v, _ := (oneFile{root: w.Repo.Root}).loadVerified(w); v.Memories != before.Memories {
 		t.Errorf("verified blob moved to %s, which the index does not hold", v.Memories)
 	}
 	if data, err := os.ReadFile(format.MemoriesPath(root)); err != nil || !bytes.Contains(data, []byte("go test -race")) {

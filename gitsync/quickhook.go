@@ -31,7 +31,7 @@ import (
 const importStateCopy = "acolyte import-state 1"
 
 func importStateCopyPath(r *Repo) string {
-	return filepath.Join(r.GitDir(), "acolyte", "import-state")
+	return filepath.Join(cacheDir(r), "import-state")
 }
 
 // IndexIdentity names the index database at path for the copy: its
@@ -110,10 +110,13 @@ func QuickHook(repo *Repo, indexID, name string, args []string) (imp Imported, o
 	}
 	// With no memories file Refresh derives from the instruction files.
 	before, err := os.Stat(format.MemoriesPath(repo.Root))
-	if err != nil || !w.stateHolds(state, before) {
+	if err != nil {
 		return Imported{}, false
 	}
-	RemoveStaleTemps(repo.Root) // as Refresh does on every command
+	if l, err := layoutOf(repo.Root); err != nil || !l.holds(w, state, before) {
+		return Imported{}, false
+	}
+	RemoveStaleTemps(repo.Root) // as derive.Refresh does on every command
 	_, _, warnings := parseImportState(state)
 	return Imported{Skipped: true, Warnings: warnings}, true
 }

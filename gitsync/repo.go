@@ -14,6 +14,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/acolyte-dev/acolyte/internal/subpath"
 )
 
 // Repo is one git working tree: the main checkout or a linked worktree.
@@ -132,9 +134,9 @@ func isHash(s string) bool {
 	return true
 }
 
-// localConfig is one key of the repository's own git config (not the
+// Config is one key of the repository's own git config (not the
 // user's or the system's), or "" when it is not set.
-func (r *Repo) localConfig(key string) (string, error) {
+func (r *Repo) Config(key string) (string, error) {
 	cmd := exec.Command("git", "config", "--local", "--get", key)
 	cmd.Dir = r.Root
 	out, err := cmd.Output()
@@ -172,10 +174,10 @@ func (r *Repo) GitDir() string {
 // provenance checks. It returns os.ErrNotExist when the path is absent.
 func (r *Repo) FileAt(rev, path string) ([]byte, error) {
 	ctx := context.Background()
-	if _, err := r.gitOutput(ctx, nil, "cat-file", "-e", rev+"^{commit}"); err != nil {
+	if _, err := r.GitOutput(ctx, nil, "cat-file", "-e", rev+"^{commit}"); err != nil {
 		return nil, fmt.Errorf("commit %s: %w", rev, err)
 	}
-	out, err := r.gitOutput(ctx, nil, "cat-file", "blob", rev+":"+filepath.ToSlash(path))
+	out, err := r.GitOutput(ctx, nil, "cat-file", "blob", rev+":"+filepath.ToSlash(path))
 	if err != nil {
 		return nil, os.ErrNotExist
 	}
@@ -186,7 +188,7 @@ func (r *Repo) FileAt(rev, path string) ([]byte, error) {
 // new or changed against HEAD, worktree and index alike, ignored ones left
 // out: what a user adopting acolyte still has to commit.
 func (r *Repo) Uncommitted(ctx context.Context, paths ...string) ([]string, error) {
-	out, err := r.gitOutput(ctx, nil, append([]string{"status", "--porcelain", "-z", "--untracked-files=all", "--"}, paths...)...)
+	out, err := r.GitOutput(ctx, nil, append([]string{"status", "--porcelain", "-z", "--untracked-files=all", "--"}, paths...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -197,4 +199,37 @@ func (r *Repo) Uncommitted(ctx context.Context, paths ...string) ([]string, erro
 		}
 	}
 	return files, nil
+}
+
+// CommonDir is the git directory shared by every worktree of the repository.
+func (r *Repo) CommonDir() string {
+	gitDir := r.GitDir()
+	b, err := os.ReadFile(filepath.Join(gitDir, "commondir"))
+	if err != nil {
+		return gitDir
+	}
+	p := strings.TrimSpace(string(b))
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(gitDir, p)
+	}
+	return filepath.Clean(p)
+}
+
+// Git runs the git command in the working tree. Config writes go through git
+// itself so a user's config file keeps its layout and comments.
+func (r *Repo) Git(ctx context.Context, args ...string) error {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = r.Root
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+func (r *Repo) Rel(p string) string {
+	if rel, ok := subpath.Rel(r.Root, p); ok {
+		return filepath.ToSlash(rel)
+	}
+	return p
 }

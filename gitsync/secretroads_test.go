@@ -5,13 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/acolyte-dev/acolyte/memory/team"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/acolyte-dev/acolyte/gitsync/derive"
+
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/internal/gittest"
 	"github.com/acolyte-dev/acolyte/internal/secrets"
 	"github.com/acolyte-dev/acolyte/internal/secrets/secretstest"
 	"github.com/acolyte-dev/acolyte/memory"
@@ -290,12 +294,12 @@ func oneRoads() []oneRoad {
 		{"rule file front matter", []string{fGlobs}, func(t *testing.T, field string) func(string) bool {
 			return func(v string) bool {
 				root := t.TempDir()
-				writeFiles(t, root, map[string]string{
+				gittest.WriteFiles(t, root, map[string]string{
 					"AGENTS.md":                "- Deploys go through the staging pipeline first.\n",
 					".claude/rules/deploy.md":  "---\npaths:\n  - deploy/**\n  - " + v + "\n---\n- Releases are tagged from main only.\n",
 					".cursor/rules/deploy.mdc": "---\nglobs: [deploy/**]\n---\n- Tag releases from main.\n",
 				})
-				d, err := DeriveWorktree(root)
+				d, err := derive.Worktree(root)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -324,7 +328,7 @@ func oneRoads() []oneRoad {
 				if err := os.WriteFile(filepath.Join(root, "AGENTS.md"), []byte(agents), 0o644); err != nil {
 					t.Fatal(err)
 				}
-				d, err := DeriveWorktree(root)
+				d, err := derive.Worktree(root)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -340,8 +344,8 @@ func oneRoads() []oneRoad {
 		{"seeds.json", []string{fContent, fTopic}, func(t *testing.T, field string) func(string) bool {
 			return func(v string) bool {
 				root := t.TempDir()
-				writeSeedField(t, filepath.Join(root, format.Dir, SeedsFile), field, v)
-				d, err := DeriveWorktree(root)
+				writeSeedField(t, filepath.Join(root, format.Dir, derive.SeedsFile), field, v)
+				d, err := derive.Worktree(root)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -387,7 +391,7 @@ func noEcho(t *testing.T, msg, value string) {
 }
 
 // fakeTeam is a team database that accepts every write: the road under
-// test is WithTeam's guard, which runs before the database is reached.
+// test is team.Toolkit's guard, which runs before the database is reached.
 type fakeTeam struct{ memory.TeamEngine }
 
 func (fakeTeam) Add(_ context.Context, _ memory.Visibility, d memory.Draft) (memory.Added, error) {
@@ -395,7 +399,7 @@ func (fakeTeam) Add(_ context.Context, _ memory.Visibility, d memory.Draft) (mem
 }
 
 func teamRoad(t *testing.T, field string) func(string) bool {
-	tk := memory.WithTeam{Team: fakeTeam{}, Visibility: memory.Visibility{Team: "core"}, Refuse: RefuseSecret}
+	tk := team.Toolkit{Team: fakeTeam{}, Visibility: memory.Visibility{Team: "core"}, Refuse: RefuseSecret}
 	return func(v string) bool {
 		d := memory.Draft{Scope: memory.ScopeTeam, Content: "Deploys go through the staging pipeline first.", Source: "cli"}
 		switch field {
@@ -467,7 +471,7 @@ func fileRoads() []fileRoad {
 			if err != nil && !errors.Is(err, ErrRefused) {
 				t.Fatal(err)
 			}
-			return byLine(t, data, mems, res.Refused, func(f Refusal) (int, string) { return f.Line, f.Message })
+			return byLine(t, data, mems, res.Refused, func(f derive.Refusal) (int, string) { return f.Line, f.Message })
 		}},
 	}
 }

@@ -47,13 +47,20 @@ import (
 // rewritten; each import reads them all.
 const maxJournal = 1024
 
+// shadowFiles are this checkout's shadow, its note and its journal, in
+// cacheDir.
+type shadowFiles struct{ dir string }
+
+// shadows returns the checkout's shadow files.
+func (w *Workspace) shadows() shadowFiles { return shadowFiles{dir: cacheDir(w.Repo)} }
+
 // shadowPath is where this checkout's shadow lives.
-func (w *Workspace) shadowPath() string {
-	return filepath.Join(w.Repo.GitDir(), "acolyte", "imported.jsonl")
+func (sf shadowFiles) shadowPath() string {
+	return filepath.Join(sf.dir, "imported.jsonl")
 }
 
-func (w *Workspace) shadowNotePath() string    { return w.shadowPath() + ".id" }
-func (w *Workspace) shadowJournalPath() string { return w.shadowPath() + ".journal" }
+func (sf shadowFiles) shadowNotePath() string    { return sf.shadowPath() + ".id" }
+func (sf shadowFiles) shadowJournalPath() string { return sf.shadowPath() + ".journal" }
 
 // shadow is the file the index holds: base with journal applied, where
 // journal maps an id to its line, or to nil for a line base has and the
@@ -88,8 +95,8 @@ func (n shadowNote) String() string {
 	return s
 }
 
-func (w *Workspace) readNote() (shadowNote, bool) {
-	data, err := os.ReadFile(w.shadowNotePath())
+func (sf shadowFiles) readNote() (shadowNote, bool) {
+	data, err := os.ReadFile(sf.shadowNotePath())
 	if err != nil {
 		return shadowNote{}, false
 	}
@@ -103,17 +110,17 @@ func (w *Workspace) readNote() (shadowNote, bool) {
 	return shadowNote{}, false
 }
 
-func (w *Workspace) writeNote(n shadowNote) {
-	_ = atomicfile.Write(w.shadowNotePath(), atomicfile.Options{Perm: 0o644}, atomicfile.Bytes([]byte(n.String())))
+func (sf shadowFiles) writeNote(n shadowNote) {
+	_ = atomicfile.Write(sf.shadowNotePath(), atomicfile.Options{Perm: 0o644}, atomicfile.Bytes([]byte(n.String())))
 }
 
 // keepShadow replaces the shadow with parts, in order, whose content hash
 // is hash, and drops any journal. Best effort: a cache, not synced, and
 // checked before use.
-func (w *Workspace) keepShadow(hash string, parts ...[]byte) {
-	path := w.shadowPath()
-	os.Remove(w.shadowNotePath())
-	os.Remove(w.shadowJournalPath())
+func (sf shadowFiles) keepShadow(hash string, parts ...[]byte) {
+	path := sf.shadowPath()
+	os.Remove(sf.shadowNotePath())
+	os.Remove(sf.shadowJournalPath())
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return
 	}
@@ -121,37 +128,37 @@ func (w *Workspace) keepShadow(hash string, parts ...[]byte) {
 		os.Remove(path)
 		return
 	}
-	if id, ok := w.shadowID(); ok {
-		w.writeNote(shadowNote{baseID: id, baseHash: hash, hash: hash})
+	if id, ok := sf.shadowID(); ok {
+		sf.writeNote(shadowNote{baseID: id, baseHash: hash, hash: hash})
 	}
 }
 
 // keepJournal makes the shadow sh.base with journal, the file data whose
 // content hash is hash; past maxJournal lines it rewrites the base to data.
-func (w *Workspace) keepJournal(sh shadow, journal map[string][]byte, hash string, data []byte) {
+func (sf shadowFiles) keepJournal(sh shadow, journal map[string][]byte, hash string, data []byte) {
 	if len(journal) > maxJournal || sh.baseHash == "" {
 		if data == nil { // nothing to rewrite the base with: hashed next time
-			os.Remove(w.shadowNotePath())
+			os.Remove(sf.shadowNotePath())
 			return
 		}
-		w.keepShadow(hash, data)
+		sf.keepShadow(hash, data)
 		return
 	}
-	id, ok := w.shadowID()
-	os.Remove(w.shadowNotePath())
+	id, ok := sf.shadowID()
+	os.Remove(sf.shadowNotePath())
 	if !ok {
 		return
 	}
 	if len(journal) == 0 {
-		os.Remove(w.shadowJournalPath())
-		w.writeNote(shadowNote{baseID: id, baseHash: sh.baseHash, hash: sh.baseHash})
+		os.Remove(sf.shadowJournalPath())
+		sf.writeNote(shadowNote{baseID: id, baseHash: sh.baseHash, hash: sh.baseHash})
 		return
 	}
 	encoded := encodeJournal(journal)
-	if atomicfile.Write(w.shadowJournalPath(), atomicfile.Options{Perm: 0o644}, atomicfile.Bytes(encoded)) != nil {
+	if atomicfile.Write(sf.shadowJournalPath(), atomicfile.Options{Perm: 0o644}, atomicfile.Bytes(encoded)) != nil {
 		return
 	}
-	w.writeNote(shadowNote{baseID: id, baseHash: sh.baseHash, journalHash: sha256Hex(encoded), hash: hash})
+	sf.writeNote(shadowNote{baseID: id, baseHash: sh.baseHash, journalHash: sha256Hex(encoded), hash: hash})
 }
 
 // encodeJournal writes one entry a line, by id: "+" and the line, or "-"
@@ -194,8 +201,8 @@ func decodeJournal(data []byte) (map[string][]byte, bool) {
 }
 
 // shadowID is the base's identity: its stamp and the hash of its tail.
-func (w *Workspace) shadowID() (string, bool) {
-	f, err := os.Open(w.shadowPath())
+func (sf shadowFiles) shadowID() (string, bool) {
+	f, err := os.Open(sf.shadowPath())
 	if err != nil {
 		return "", false
 	}
@@ -212,12 +219,12 @@ func (w *Workspace) shadowID() (string, bool) {
 }
 
 // noted returns the note when it vouches for the base as it is now.
-func (w *Workspace) noted() (shadowNote, bool) {
-	n, ok := w.readNote()
+func (sf shadowFiles) noted() (shadowNote, bool) {
+	n, ok := sf.readNote()
 	if !ok {
 		return n, false
 	}
-	id, ok := w.shadowID()
+	id, ok := sf.shadowID()
 	return n, ok && id == n.baseID
 }
 
@@ -230,9 +237,9 @@ func (w *Workspace) noted() (shadowNote, bool) {
 // acolyte writes the shadow, by rename or past its end (appendShadow), so
 // the mapped bytes cannot change under their reader. The caller closes the
 // shadow when done with it.
-func (w *Workspace) readShadow(hash string) (sh shadow, ok bool) {
-	before, notedBefore := w.noted()
-	base, release, err := mapfile.Map(w.shadowPath())
+func (sf shadowFiles) readShadow(hash string) (sh shadow, ok bool) {
+	before, notedBefore := sf.noted()
+	base, release, err := mapfile.Map(sf.shadowPath())
 	if err != nil {
 		return shadow{}, false
 	}
@@ -241,12 +248,12 @@ func (w *Workspace) readShadow(hash string) (sh shadow, ok bool) {
 			release()
 		}
 	}()
-	if after, notedAfter := w.noted(); notedBefore && notedAfter && after == before && before.hash == hash {
+	if after, notedAfter := sf.noted(); notedBefore && notedAfter && after == before && before.hash == hash {
 		sh := shadow{base: base, baseHash: before.baseHash, release: release}
 		if before.journalHash == "" {
 			return sh, true
 		}
-		data, err := os.ReadFile(w.shadowJournalPath())
+		data, err := os.ReadFile(sf.shadowJournalPath())
 		if err == nil && sha256Hex(data) == before.journalHash {
 			sh.journal, notedAfter = decodeJournal(data)
 			return sh, notedAfter
@@ -318,26 +325,26 @@ func (sh shadow) changes(fromBase []format.LineChange, removedFromBase []string)
 // an import's do, instead of a rewrite of the whole base (22 MB at 100k
 // memories, a tenth of a forget's CPU). Otherwise, or with lines nil, or
 // past maxJournal, the base is rewritten from next.
-func (w *Workspace) followShadow(prev string, lines map[string][]byte, hash string, next [][]byte) {
-	n, noted := w.noted()
+func (sf shadowFiles) followShadow(prev string, lines map[string][]byte, hash string, next [][]byte) {
+	n, noted := sf.noted()
 	if lines == nil || !noted || n.hash != prev {
-		w.keepShadow(hash, next...)
+		sf.keepShadow(hash, next...)
 		return
 	}
 	sh := shadow{baseHash: n.baseHash, journal: map[string][]byte{}}
 	if n.journalHash != "" {
 		var ok bool
-		if sh, ok = w.readShadowJournal(n); !ok {
-			w.keepShadow(hash, next...)
+		if sh, ok = sf.readShadowJournal(n); !ok {
+			sf.keepShadow(hash, next...)
 			return
 		}
 	}
 	// The journal holds a line the base has (changed) or lacks (added).
 	// Removing the latter removes its entry; the former, or a line the
 	// journal does not hold, which the base then has, becomes a "-".
-	added, err := w.addedInJournal(sh, lines)
+	added, err := sf.addedInJournal(sh, lines)
 	if err != nil {
-		w.keepShadow(hash, next...)
+		sf.keepShadow(hash, next...)
 		return
 	}
 	for id, line := range lines {
@@ -348,16 +355,16 @@ func (w *Workspace) followShadow(prev string, lines map[string][]byte, hash stri
 		}
 	}
 	if len(sh.journal) > maxJournal {
-		w.keepShadow(hash, next...)
+		sf.keepShadow(hash, next...)
 		return
 	}
-	w.keepJournal(sh, sh.journal, hash, nil)
+	sf.keepJournal(sh, sh.journal, hash, nil)
 }
 
 // addedInJournal returns which of the removed lines in lines the journal
 // holds and the base lacks, asking the base only when the journal holds
 // a line for one.
-func (w *Workspace) addedInJournal(sh shadow, lines map[string][]byte) (map[string]bool, error) {
+func (sf shadowFiles) addedInJournal(sh shadow, lines map[string][]byte) (map[string]bool, error) {
 	ask := map[string]bool{}
 	for id, line := range lines {
 		if line == nil && sh.journal[id] != nil {
@@ -367,7 +374,7 @@ func (w *Workspace) addedInJournal(sh shadow, lines map[string][]byte) (map[stri
 	if len(ask) == 0 {
 		return nil, nil
 	}
-	base, release, err := mapfile.Map(w.shadowPath())
+	base, release, err := mapfile.Map(sf.shadowPath())
 	if err != nil {
 		return nil, err
 	}
@@ -389,21 +396,21 @@ func (w *Workspace) addedInJournal(sh shadow, lines map[string][]byte) (map[stri
 // size bytes before it and the file of prev, now that of hash: into the
 // journal when there is one, else onto a base holding size bytes. A
 // shadow it cannot vouch for after is left without a note, to be hashed.
-func (w *Workspace) appendShadow(size int64, line []byte, prev, hash string) {
-	n, noted := w.noted()
+func (sf shadowFiles) appendShadow(size int64, line []byte, prev, hash string) {
+	n, noted := sf.noted()
 	noted = noted && n.hash == prev
 	if noted && n.journalHash != "" {
-		sh, ok := w.readShadowJournal(n)
+		sh, ok := sf.readShadowJournal(n)
 		id, idOK := format.LineID(line)
 		if ok && idOK {
 			sh.journal[id] = line
-			w.keepJournal(sh, sh.journal, hash, nil)
+			sf.keepJournal(sh, sh.journal, hash, nil)
 			return
 		}
 	}
-	path := w.shadowPath()
-	os.Remove(w.shadowNotePath())
-	os.Remove(w.shadowJournalPath())
+	path := sf.shadowPath()
+	os.Remove(sf.shadowNotePath())
+	os.Remove(sf.shadowJournalPath())
 	f, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
 		return
@@ -419,14 +426,14 @@ func (w *Workspace) appendShadow(size int64, line []byte, prev, hash string) {
 		os.Remove(path)
 		return
 	}
-	if id, ok := w.shadowID(); ok && noted && n.journalHash == "" {
-		w.writeNote(shadowNote{baseID: id, baseHash: hash, hash: hash})
+	if id, ok := sf.shadowID(); ok && noted && n.journalHash == "" {
+		sf.writeNote(shadowNote{baseID: id, baseHash: hash, hash: hash})
 	}
 }
 
 // readShadowJournal reads the journal the note n names, without the base.
-func (w *Workspace) readShadowJournal(n shadowNote) (shadow, bool) {
-	data, err := os.ReadFile(w.shadowJournalPath())
+func (sf shadowFiles) readShadowJournal(n shadowNote) (shadow, bool) {
+	data, err := os.ReadFile(sf.shadowJournalPath())
 	if err != nil || sha256Hex(data) != n.journalHash {
 		return shadow{}, false
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acolyte-dev/acolyte/gitsync/derive"
+
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/internal/atomicfile"
 	"github.com/acolyte-dev/acolyte/memory"
@@ -23,7 +25,7 @@ func line(m memory.Memory) string {
 }
 
 func TestHeadingTopicsLoseControlCharacters(t *testing.T) {
-	rules, err := RulesFromFile("AGENTS.md", []byte("## Build\x00ing \x1b[1mfast\n\n- Run make before pushing.\n"))
+	rules, err := derive.RulesFromFile("AGENTS.md", []byte("## Build\x00ing \x1b[1mfast\n\n- Run make before pushing.\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,12 +42,12 @@ func TestHeadingTopicsLoseControlCharacters(t *testing.T) {
 }
 
 func TestParseSeedsRejectsInvalidUTF8WithPosition(t *testing.T) {
-	_, err := ParseSeeds("seeds.json", []byte("[\n  \"ok\",\n  \"caf\xe9\"\n]"))
+	_, err := derive.ParseSeeds("seeds.json", []byte("[\n  \"ok\",\n  \"caf\xe9\"\n]"))
 	if err == nil || !strings.Contains(err.Error(), "seeds.json:3:7") || !errors.Is(err, memory.ErrInvalidText) {
 		t.Fatalf("err = %v; want seeds.json:3:7 and invalid UTF-8", err)
 	}
 	// A real U+FFFD is text, not an encoding error.
-	if seeds, err := ParseSeeds("seeds.json", []byte(`["the \uFFFD and `+"\uFFFD"+` glyphs"]`)); err != nil || len(seeds) != 1 {
+	if seeds, err := derive.ParseSeeds("seeds.json", []byte(`["the \uFFFD and `+"\uFFFD"+` glyphs"]`)); err != nil || len(seeds) != 1 {
 		t.Fatalf("valid U+FFFD refused: %v", err)
 	}
 }

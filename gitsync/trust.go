@@ -89,7 +89,7 @@ func (r *Repo) Trusted(ctx context.Context) ([]Trusted, error) {
 	for _, f := range r.configCandidates() {
 		t.add(f, false, "git reads it as config")
 	}
-	if out, err := r.gitOutput(ctx, nil, "rev-parse", "--git-path", "hooks"); err == nil {
+	if out, err := r.GitOutput(ctx, nil, "rev-parse", "--git-path", "hooks"); err == nil {
 		dir := r.abs(strings.TrimSpace(string(out)))
 		t.hooks(dir, "git runs hooks from it")
 		r.hookConfigs(&t, dir)
@@ -252,7 +252,7 @@ func (r *Repo) followIncludes(ctx context.Context, t *trustSet, entries []config
 // configEntries runs git config -z --show-origin with args and parses what
 // it lists.
 func (r *Repo) configEntries(ctx context.Context, args ...string) ([]configEntry, error) {
-	out, err := r.gitOutput(ctx, nil, append([]string{"config", "-z", "--show-origin"}, args...)...)
+	out, err := r.GitOutput(ctx, nil, append([]string{"config", "-z", "--show-origin"}, args...)...)
 	if err != nil {
 		// git config --list fails on a file it cannot parse; so does every
 		// git command there, which then runs nothing from it.

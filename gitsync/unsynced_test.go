@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/internal/gittest"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -30,14 +31,14 @@ func TestRulesAreSearchableBeforeTheFirstSync(t *testing.T) {
 		}
 		return out
 	}
-	writeFiles(t, root, map[string]string{"AGENTS.md": "- Run make test before pushing.\n"})
+	gittest.WriteFiles(t, root, map[string]string{"AGENTS.md": "- Run make test before pushing.\n"})
 	if got := rules(); len(got) != 1 || got[0] != "Run make test before pushing." {
 		t.Fatalf("before sync: %q", got)
 	}
 	if imp, err := w.Refresh(t.Context()); err != nil || !imp.Skipped {
 		t.Errorf("unchanged AGENTS.md derived again: %+v, %v", imp, err)
 	}
-	writeFiles(t, root, map[string]string{"AGENTS.md": "- Run make test before pushing.\n- Never push on Fridays.\n"})
+	gittest.WriteFiles(t, root, map[string]string{"AGENTS.md": "- Run make test before pushing.\n- Never push on Fridays.\n"})
 	if got := rules(); len(got) != 2 {
 		t.Errorf("after an edit: %q", got)
 	}
@@ -47,7 +48,7 @@ func TestRulesAreSearchableBeforeTheFirstSync(t *testing.T) {
 	if _, err := w.Sync(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	writeFiles(t, root, map[string]string{"AGENTS.md": "- Only this.\n"})
+	gittest.WriteFiles(t, root, map[string]string{"AGENTS.md": "- Only this.\n"})
 	if got := rules(); len(got) != 2 {
 		t.Errorf("with the file written, the index follows the file, not AGENTS.md: %q", got)
 	}

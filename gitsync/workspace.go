@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/acolyte-dev/acolyte/gitsync/derive"
 	"io"
 	"io/fs"
 	"maps"
@@ -171,63 +172,51 @@ func (w *Workspace) Refresh(ctx context.Context) (Imported, error) {
 }
 
 func (w *Workspace) refresh(ctx context.Context) (Imported, error) {
-	path := format.MemoriesPath(w.Repo.Root)
 	last, err := w.store.GetState(ctx, w.stateKey())
 	if err != nil {
 		return Imported{}, err
 	}
-	lastHash, _, lastWarnings := parseImportState(last)
 	if err := GuardDir(w.Repo.Root); err != nil {
 		return Imported{Skipped: true, Warnings: []string{fmt.Sprintf("project memories not imported: %v", err)}}, nil
 	}
-	if split, err := isSplit(w.Repo.Root); err != nil {
+	l, err := layoutOf(w.Repo.Root)
+	if err != nil {
 		return Imported{Skipped: true, Warnings: []string{fmt.Sprintf("project memories not imported: %v", err)}}, nil
-	} else if split {
-		files, ok := stateFiles(last)
-		if !ok {
-			return w.importSplit(ctx)
-		}
-		holds, restamped := checkFiles(w.Repo.Root, files, w.settle)
-		if !holds {
-			return w.importSplit(ctx)
-		}
-		if restamped {
-			// Best effort, as for the one file's stamp: without it the
-			// next command re-reads the files that settled.
-			_ = w.restampSplit(ctx, last, files)
-		}
-		return Imported{Skipped: true, Warnings: lastWarnings}, nil
 	}
-	before, statErr := os.Stat(path)
+	return l.refresh(ctx, w, last)
+}
+
+// refresh imports the memories file unless the import state last still
+// describes it; with no file, it derives the rules and seeds.
+func (one oneFile) refresh(ctx context.Context, w *Workspace, last string) (Imported, error) {
+	lastHash, _, lastWarnings := parseImportState(last)
+	before, statErr := os.Stat(format.MemoriesPath(w.Repo.Root))
 	if errors.Is(statErr, fs.ErrNotExist) {
-		return w.deriveUnsynced(ctx, lastHash)
+		return one.deriveUnsynced(ctx, w, lastHash)
 	}
-	if statErr == nil && w.stateHolds(last, before) {
+	if statErr == nil && (oneFile{}).holds(w, last, before) {
 		return Imported{Skipped: true, Warnings: lastWarnings}, nil
 	}
 	// importFile reads and hashes the file once, and leaves the index
 	// alone when the content is what was last imported.
-	return w.importFile(ctx)
+	return one.importFile(ctx, w)
 }
 
-// stateHolds reports whether the import state still describes the
-// memories file, whose stat is memories, without reading it: the settled
-// stamp the state records is the file's (with forgotten.jsonl's), or,
-// right after acolyte's own write, before the stamp has settled, the
-// writer's fingerprint vouches for it (fingerprint.go).
-func (w *Workspace) stateHolds(state string, memories os.FileInfo) bool {
-	if files, ok := stateFiles(state); ok {
-		return filesHold(w.Repo.Root, files)
-	}
-	if split, err := isSplit(w.Repo.Root); split || err != nil {
-		return false // split since: the state describes one file
+// holds reports whether the import state still describes the memories
+// file, whose stat is memories, without reading it: the settled stamp the
+// state records is the file's (with forgotten.jsonl's), or, right after
+// acolyte's own write, before the stamp has settled, the writer's
+// fingerprint vouches for it (fingerprint.go).
+func (one oneFile) holds(w *Workspace, state string, memories os.FileInfo) bool {
+	if _, ok := stateFiles(state); ok {
+		return false // the state describes shards, since joined
 	}
 	_, lastStamp, _ := parseImportState(state)
 	fbefore, fstatErr := os.Stat(format.ForgottenPath(w.Repo.Root))
 	if lastStamp != "" && lastStamp == stamp(memories)+forgottenStamp(fbefore, fstatErr) {
 		return true
 	}
-	return w.fingerprinted(state)
+	return one.fingerprinted(w, state)
 }
 
 // unsyncedPrefix marks an import state that holds rules derived on read,
@@ -241,7 +230,7 @@ const unsyncedPrefix = "unsynced:"
 // changed (their content hashes, three or four small reads), so the no-op
 // path walks no tree; a nested AGENTS.md added later waits for sync.
 // Nothing is written to the worktree: that is sync's and init's to do.
-func (w *Workspace) deriveUnsynced(ctx context.Context, lastHash string) (Imported, error) {
+func (one oneFile) deriveUnsynced(ctx context.Context, w *Workspace, lastHash string) (Imported, error) {
 	key, err := unsyncedKey(w.Repo.Root)
 	if err != nil {
 		return Imported{}, err
@@ -252,7 +241,7 @@ func (w *Workspace) deriveUnsynced(ctx context.Context, lastHash string) (Import
 	var mems []memory.Memory
 	var warnings []string
 	if key != unsyncedPrefix {
-		d, err := DeriveWorktree(w.Repo.Root)
+		d, err := derive.Worktree(w.Repo.Root)
 		if err != nil {
 			return Imported{}, err
 		}
@@ -276,7 +265,7 @@ func (w *Workspace) deriveUnsynced(ctx context.Context, lastHash string) (Import
 // the bare prefix when there are none.
 func unsyncedKey(root string) (string, error) {
 	key := unsyncedPrefix
-	for _, name := range append(slices.Clone(instructionNames), format.Dir+"/"+SeedsFile) {
+	for _, name := range append(slices.Clone(derive.InstructionNames), format.Dir+"/"+derive.SeedsFile) {
 		h, err := hashFile(filepath.Join(root, filepath.FromSlash(name)))
 		if err != nil {
 			return "", err
@@ -369,7 +358,7 @@ func forgottenStamp(fi os.FileInfo, statErr error) string {
 
 // settledStamps is settledStamp of the memories file joined with that of
 // forgotten.jsonl when it exists; empty unless both are settled.
-func (w *Workspace) settledStamps(before os.FileInfo, statErr error, fbefore os.FileInfo, fstatErr error) string {
+func (one oneFile) settledStamps(w *Workspace, before os.FileInfo, statErr error, fbefore os.FileInfo, fstatErr error) string {
 	s := settledStamp(format.MemoriesPath(w.Repo.Root), before, statErr, w.settle)
 	if s == "" || fstatErr != nil {
 		return s
@@ -402,7 +391,7 @@ func settledStamp(path string, before os.FileInfo, statErr error, settle time.Du
 
 // importFile makes the index equal to the file, under the file lock so a
 // concurrent write cannot slip between the read and the index update.
-func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
+func (one oneFile) importFile(ctx context.Context, w *Workspace) (Imported, error) {
 	var out Imported
 	err := w.locked(ctx, func() error {
 		path := format.MemoriesPath(w.Repo.Root)
@@ -438,7 +427,7 @@ func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
 		tooMany := tooManyToIndex(data)
 		var plan *diffPlan
 		if present && terr == nil && tooMany == nil {
-			if plan, err = w.planDiff(ctx, data, last, ts); err != nil {
+			if plan, err = one.planDiff(ctx, w, data, last, ts); err != nil {
 				return err
 			}
 		}
@@ -447,7 +436,7 @@ func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
 			// Touched, not changed (or changed back): only the stamps are new.
 			plan.close()
 			out = Imported{Skipped: true, Warnings: lastWarnings}
-			stamps := w.settledStamps(before, statErr, fbefore, fstatErr)
+			stamps := one.settledStamps(w, before, statErr, fbefore, fstatErr)
 			if stamps == "" || h == nil {
 				return nil
 			}
@@ -460,7 +449,7 @@ func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
 		err = tooMany
 		diffed := false
 		if plan != nil {
-			if out, diffed, err = w.applyDiff(ctx, plan, hash, data); err != nil {
+			if out, diffed, err = one.applyDiff(ctx, w, plan, hash, data); err != nil {
 				return err
 			}
 		}
@@ -479,7 +468,7 @@ func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
 		} else if out, err = w.importDecoded(ctx, d, ts, hash, data); err != nil {
 			return err
 		}
-		stamps := w.settledStamps(before, statErr, fbefore, fstatErr)
+		stamps := one.settledStamps(w, before, statErr, fbefore, fstatErr)
 		// A file someone else wrote is fingerprinted, like stamped, only
 		// once settled: it may change again within its clock tick.
 		var fp fingerprint
@@ -496,7 +485,18 @@ func (w *Workspace) importFile(ctx context.Context) (Imported, error) {
 // content hash is hash (nil when there is no file), as the shadow.
 func (w *Workspace) importDecoded(ctx context.Context, d format.Decoded, ts tombstones, hash string, data []byte) (out Imported, err error) {
 	out.Warnings = append(d.Warnings(), ts.warnings...)
-	kept, _ := format.Forget(d.Memories, ts.list)
+	kept, hidden := format.Forget(d.Memories, ts.list)
+	if len(hidden) > 0 {
+		// A forget killed between its tombstone and its line, or a merge
+		// without the driver, left lines the tombstones hide. Recorded as
+		// a warning, it sends the next write to the whole rewrite, which
+		// drops them, instead of the in-place paths, which would not.
+		out.Warnings = append(out.Warnings, fmt.Sprintf("%d forgotten memories still have their lines in %s (a forget that was interrupted, or a merge without acolyte's driver); they are hidden, and the next write or `%s` removes them", len(hidden), MemoriesLocation(w.Repo.Root), FixCommand))
+	}
+	kept, capped := capIndexed(kept)
+	if capped != "" {
+		out.Warnings = append(out.Warnings, capped)
+	}
 	// The shadow is written while the index takes the rows: at a fresh
 	// clone of 100k memories its 22 MB went to the disk on the critical
 	// path after a bulk import that keeps one core busy. Written early, it
@@ -504,7 +504,7 @@ func (w *Workspace) importDecoded(ctx context.Context, d format.Decoded, ts tomb
 	// failed import leaves it unused.
 	var shadowed sync.WaitGroup
 	if data != nil {
-		shadowed.Go(func() { w.keepShadow(hash, data) })
+		shadowed.Go(func() { w.shadows().keepShadow(hash, data) })
 	}
 	defer shadowed.Wait()
 	if out.ReplaceStats, err = w.store.ReplaceScope(ctx, memory.ScopeProject, w.Repo.Root, kept); err != nil {
@@ -523,7 +523,7 @@ func (w *Workspace) importDecoded(ctx context.Context, d format.Decoded, ts tomb
 // drops their lines, which a merge without acolyte's driver may have
 // brought back; an invalid tombstone refuses the write (a memory it meant
 // to hide cannot be told apart).
-func (w *Workspace) readForWrite() (d format.Decoded, hash string, err error) {
+func (one oneFile) readForWrite(w *Workspace) (d format.Decoded, hash string, err error) {
 	ts, err := readTombstones(w.Repo.Root)
 	if err != nil {
 		return d, "", err
@@ -622,90 +622,97 @@ func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]me
 		return stats, err
 	}
 	err := w.locked(ctx, func() error {
-		if split, err := isSplit(w.Repo.Root); split || err != nil {
-			if err == nil {
-				stats, err = w.changeSplit(ctx, edit)
-			}
-			return err
-		}
-		path := format.MemoriesPath(w.Repo.Root)
-		d, hash, err := w.readForWrite()
+		l, err := layoutOf(w.Repo.Root)
 		if err != nil {
 			return err
 		}
-		mems := d.Memories
-		// A write rewrites every line and puts them in the index, so it is
-		// where hand edits get their stamp, or they would be lost.
-		pending, err := w.handEditsToStamp(ctx, mems, hash)
-		if err != nil {
-			return err
-		}
-		indexed := slices.Clone(mems) // what the index holds, whatever edit does to mems
-		next, err := edit(mems)
-		if err != nil {
-			return err
-		}
-		next = stampHandEdits(next, pending, time.Now())
-		// The index is brought to the file by the memories that changed
-		// when it held exactly mems (the file was what was last imported
-		// or written, and nothing was worked around), else by replacing
-		// the scope.
-		last, err := w.store.GetState(ctx, w.stateKey())
-		if err != nil {
-			return err
-		}
-		lastHash, _, warnings := parseImportState(last)
-		exact := lastHash == hash && len(warnings) == 0 && len(d.InvalidLines) == 0 && len(d.Duplicates) == 0
-		if len(next) > format.SplitAt {
-			// The write that takes the project past one file splits it.
-			parts := []format.Part{{File: format.MemoriesFile, Decoded: d}}
-			if err := w.writeSplitIndexed(ctx, splitProject{}, parts, indexed, next, exact, &stats); err != nil {
-				return err
-			}
-			if len(pending) > 0 {
-				return w.setPendingHandEdits(ctx, nil)
-			}
-			return nil
-		}
-		if err := format.WriteFileKeeping(path, next, d.InvalidLines); err != nil {
-			return err
-		}
-		done, err := w.indexWritten(ctx, path, func() (err error) {
-			stats, err = w.indexChanges(ctx, exact, indexed, next)
-			return err
-		})
-		if !done {
-			return err
-		}
-		written, fp, err := hashFingerprinted(w.Repo.Root)
-		if err != nil {
-			return err
-		}
-		// edit may have added tombstones (a forget).
-		ts, err := readTombstones(w.Repo.Root)
-		if err != nil {
-			return err
-		}
-		state := withForgotten(written, ts.data)
-		if len(d.InvalidLines) > 0 {
-			// Recorded like an import's warnings: every command goes on
-			// naming the kept lines (at their new place), and the patch
-			// fast path leaves a file it cannot read whole alone.
-			kept, _ := format.DecodeAll(format.Dir+"/"+format.MemoriesFile, format.EncodeKeeping(next, d.InvalidLines))
-			state = importState(state, "", kept.Warnings())
-		}
-		if err := w.store.SetState(ctx, w.stateKey(), withFingerprint(state, fp)); err != nil {
-			return err
-		}
-		if data, err := os.ReadFile(path); err == nil {
-			w.keepShadow(sha256Hex(data), data)
-		}
-		if len(pending) > 0 {
-			return w.setPendingHandEdits(ctx, nil)
-		}
-		return nil
+		stats, err = l.rewrite(ctx, w, edit)
+		return err
 	})
 	return stats, err
+}
+
+// rewrite is change for the one file: it reads the file, applies edit, and
+// writes every line (or the shards, when edit takes the project past
+// format.SplitAt).
+func (one oneFile) rewrite(ctx context.Context, w *Workspace, edit func([]memory.Memory) ([]memory.Memory, error)) (memory.ReplaceStats, error) {
+	var stats memory.ReplaceStats
+	path := format.MemoriesPath(w.Repo.Root)
+	d, hash, err := one.readForWrite(w)
+	if err != nil {
+		return stats, err
+	}
+	mems := d.Memories
+	// A write rewrites every line and puts them in the index, so it is
+	// where hand edits get their stamp, or they would be lost.
+	pending, err := w.handEditsToStamp(ctx, mems, hash)
+	if err != nil {
+		return stats, err
+	}
+	indexed := slices.Clone(mems) // what the index holds, whatever edit does to mems
+	next, err := edit(mems)
+	if err != nil {
+		return stats, err
+	}
+	next = stampHandEdits(next, pending, time.Now())
+	// The index is brought to the file by the memories that changed
+	// when it held exactly mems (the file was what was last imported
+	// or written, and nothing was worked around), else by replacing
+	// the scope.
+	last, err := w.store.GetState(ctx, w.stateKey())
+	if err != nil {
+		return stats, err
+	}
+	lastHash, _, warnings := parseImportState(last)
+	exact := lastHash == hash && len(warnings) == 0 && len(d.InvalidLines) == 0 && len(d.Duplicates) == 0
+	if len(next) > format.SplitAt {
+		// The write that takes the project past one file splits it.
+		parts := []format.Part{{File: format.MemoriesFile, Decoded: d}}
+		if err := (shards{root: w.Repo.Root}).writeSplitIndexed(ctx, w, splitProject{}, parts, indexed, next, exact, &stats); err != nil {
+			return stats, err
+		}
+		if len(pending) > 0 {
+			return stats, w.setPendingHandEdits(ctx, nil)
+		}
+		return stats, nil
+	}
+	if err := format.WriteFileKeeping(path, next, d.InvalidLines); err != nil {
+		return stats, err
+	}
+	done, err := w.indexWritten(ctx, path, func() (err error) {
+		stats, err = w.indexChanges(ctx, exact, indexed, next)
+		return err
+	})
+	if !done {
+		return stats, err
+	}
+	written, fp, err := hashFingerprinted(w.Repo.Root)
+	if err != nil {
+		return stats, err
+	}
+	// edit may have added tombstones (a forget).
+	ts, err := readTombstones(w.Repo.Root)
+	if err != nil {
+		return stats, err
+	}
+	state := withForgotten(written, ts.data)
+	if len(d.InvalidLines) > 0 {
+		// Recorded like an import's warnings: every command goes on
+		// naming the kept lines (at their new place), and the patch
+		// fast path leaves a file it cannot read whole alone.
+		kept, _ := format.DecodeAll(format.Dir+"/"+format.MemoriesFile, format.EncodeKeeping(next, d.InvalidLines))
+		state = importState(state, "", kept.Warnings())
+	}
+	if err := w.store.SetState(ctx, w.stateKey(), withFingerprint(state, fp)); err != nil {
+		return stats, err
+	}
+	if data, err := os.ReadFile(path); err == nil {
+		w.shadows().keepShadow(sha256Hex(data), data)
+	}
+	if len(pending) > 0 {
+		return stats, w.setPendingHandEdits(ctx, nil)
+	}
+	return stats, nil
 }
 
 // Search searches every memory visible from this checkout.
@@ -749,7 +756,7 @@ func (w *Workspace) Add(ctx context.Context, d memory.Draft) (memory.Added, erro
 	if err := RefuseSecret(m); err != nil {
 		return memory.Added{}, err
 	}
-	out, err := w.addPatched(ctx, m)
+	out, err := w.addInPlace(ctx, m)
 	if !errors.Is(err, format.ErrNotPatchable) {
 		return out, err
 	}
@@ -786,7 +793,7 @@ func refuseDerivedKind(k memory.Kind) error {
 	case memory.KindRule:
 		return fmt.Errorf("%w: a project rule comes from AGENTS.md (or CLAUDE.md, GEMINI.md); add it there as a bullet and run `acolyte sync`, or store it with kind %s", ErrDerivedKind, memory.KindStored)
 	case memory.KindSeed:
-		return fmt.Errorf("%w: a project seed comes from %s/%s; add it there and run `acolyte sync`, import a file with `acolyte seed FILE`, or store it with kind %s", ErrDerivedKind, format.Dir, SeedsFile, memory.KindStored)
+		return fmt.Errorf("%w: a project seed comes from %s/%s; add it there and run `acolyte sync`, import a file with `acolyte seed FILE`, or store it with kind %s", ErrDerivedKind, format.Dir, derive.SeedsFile, memory.KindStored)
 	}
 	return nil
 }
@@ -804,7 +811,7 @@ func (w *Workspace) Remove(ctx context.Context, ids ...string) ([]memory.Memory,
 		if err != nil {
 			return nil, err
 		}
-		if m.Scope == memory.ScopeProject && IsDerived(m) {
+		if m.Scope == memory.ScopeProject && derive.IsDerived(m) {
 			return nil, fmt.Errorf("%w: %s is derived from %s; edit that file and run `acolyte sync` to remove it", ErrDerivedKind, id, m.Source)
 		}
 		if m.Scope == memory.ScopeProject {
@@ -823,7 +830,7 @@ func (w *Workspace) Remove(ctx context.Context, ids ...string) ([]memory.Memory,
 			gone[m.ID] = true
 		}
 		now := time.Now()
-		err := w.removePatched(ctx, unique, now)
+		err := w.removeInPlace(ctx, unique, now)
 		if errors.Is(err, format.ErrNotPatchable) {
 			_, err = w.change(ctx, func(mems []memory.Memory) ([]memory.Memory, error) {
 				// The file's versions are the ones forgotten: it may hold
@@ -863,10 +870,10 @@ type Synced struct {
 	Import  Imported `json:"import"`
 	// Warnings are files that were not read (symlinks leading out of the
 	// repository); nothing of them was written.
-	Warnings []Refusal `json:"warnings,omitempty"`
+	Warnings []derive.Refusal `json:"warnings,omitempty"`
 	// Refused are rules and seeds that were not written because they hold
 	// a secret or are not valid memories; every other one was.
-	Refused []Refusal `json:"refused,omitempty"`
+	Refused []derive.Refusal `json:"refused,omitempty"`
 }
 
 // storedSecrets reports the stored memories of the file that hold a
@@ -874,11 +881,11 @@ type Synced struct {
 // leave them: sync keeps them, since the file is the truth and dropping a
 // line unasked loses it, but says so, with the fix, as check does. locate
 // says which file, and which line of it, holds an id.
-func storedSecrets(locate lineLocator, mems []memory.Memory) []Refusal {
-	var out []Refusal
+func storedSecrets(locate lineLocator, mems []memory.Memory) []derive.Refusal {
+	var out []derive.Refusal
 	for _, m := range mems {
 		sec, found := format.FindSecret(m)
-		if !found || IsDerived(m) {
+		if !found || derive.IsDerived(m) {
 			continue
 		}
 		rel, line := locate(m.ID)
@@ -886,7 +893,7 @@ func storedSecrets(locate lineLocator, mems []memory.Memory) []Refusal {
 		if sec.Field == "id" {
 			fix = "delete that line"
 		}
-		out = append(out, Refusal{File: rel, Line: line, Problem: ProblemSecret, Secret: sec.Kind,
+		out = append(out, derive.Refusal{File: rel, Line: line, Problem: derive.ProblemSecret, Secret: sec.Kind,
 			Message: fmt.Sprintf("%s %s; %s, rotate the credential and commit %s", sec.Name(m, fmt.Sprintf("on line %d", line)), sec.Phrase(), fix, rel)})
 	}
 	return out
@@ -946,7 +953,7 @@ func (w *Workspace) Sync(ctx context.Context) (Synced, error) {
 // with, which the pre-commit hook shares so that the commit it stamps and
 // the worktree agree.
 func (w *Workspace) sync(ctx context.Context, pending map[string]time.Time, now time.Time) (Synced, error) {
-	d, err := DeriveWorktree(w.Repo.Root)
+	d, err := derive.Worktree(w.Repo.Root)
 	if err != nil {
 		return Synced{}, err
 	}
@@ -982,10 +989,10 @@ func (w *Workspace) sync(ctx context.Context, pending map[string]time.Time, now 
 	current = stampHandEdits(MarkHandEdits(current, indexed, now), pending, now)
 	// Comparing bytes, not memories, also rewrites a file that a union
 	// merge left out of order.
-	if next := Refresh(current, derived); read.differs(next) {
+	if next := derive.Refresh(current, derived); read.differs(next) {
 		out.Import.ReplaceStats, err = w.change(ctx, func(mems []memory.Memory) ([]memory.Memory, error) {
 			mems = stampHandEdits(MarkHandEdits(mems, indexed, now), pending, now)
-			next := Refresh(mems, derived)
+			next := derive.Refresh(mems, derived)
 			out.Changes = Diff(mems, next)
 			return next, nil
 		})

@@ -40,3 +40,15 @@ type ReplaceStats struct {
 	// like, which gitsync stamps. A change of case or spacing alone is one.
 	Revised []string `json:"-"`
 }
+
+// TeamEngine is the team database: an Engine that can also revise a memory
+// in place (the local store's edits go through Scoped or gitsync instead).
+type TeamEngine interface {
+	Engine
+	Edit(ctx context.Context, vis Visibility, id string, r Revision) (Memory, error)
+	// DeleteThen removes ids as Delete does, in a transaction that it
+	// commits only when then returns nil: what a caller removes elsewhere
+	// in the same act (the local side of a forget) succeeds or fails with
+	// it. then runs once every id was found.
+	DeleteThen(ctx context.Context, vis Visibility, ids []string, then func() error) ([]Memory, error)
+}

@@ -176,7 +176,7 @@ var (
 	ErrIO     = errors.New("database I/O error")
 	ErrNoTeam = errors.New("no team database is configured")
 	// ErrTeamSlow means the team side of a search or listing did not
-	// answer within WithTeam.TeamWait and was left out.
+	// answer within team.Toolkit's TeamWait and was left out.
 	ErrTeamSlow = errors.New("the team database did not answer in time")
 )
 

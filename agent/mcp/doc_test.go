@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/acolyte-dev/acolyte/memory/team"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -103,7 +104,7 @@ func schemaPaths(prefix string, s map[string]any, out map[string]bool) {
 // every result field the schema requires documented as always present.
 func TestMCPToolsMatchDoc(t *testing.T) {
 	doc, codes := readMCPDoc(t)
-	tk := memory.WithTeam{Local: memory.Scoped{Visibility: memory.Visibility{ProjectKey: "/src/app"}}}
+	tk := team.Toolkit{Local: memory.Scoped{Visibility: memory.Visibility{ProjectKey: "/src/app"}}}
 	tools := toolbox.MemoryToolsFor(tk, "mcp")
 	if len(doc) != len(tools) {
 		t.Errorf("JSON.md documents %d MCP tools, the server has %d", len(doc), len(tools))

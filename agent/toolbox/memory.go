@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/acolyte-dev/acolyte/memory/team"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -286,7 +287,7 @@ func memorySearch(tk memory.Toolkit) Tool {
 			if err := q.CheckPaths(); err != nil {
 				return nil, fieldErrorf("paths", "%v", err)
 			}
-			ctx, teamLeftOut := memory.NoteTeam(ctx)
+			ctx, teamLeftOut := team.Note(ctx)
 			results, err := tk.Search(ctx, q)
 			if err != nil {
 				return nil, err
@@ -458,7 +459,7 @@ func memoryList(tk memory.Toolkit) Tool {
 					return nil, err
 				}
 			}
-			ctx, teamLeftOut := memory.NoteTeam(ctx)
+			ctx, teamLeftOut := team.Note(ctx)
 			page, next, err := listPage(ctx, tk, f, after)
 			if err != nil {
 				return nil, err

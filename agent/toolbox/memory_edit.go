@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/acolyte-dev/acolyte/memory/team"
 	"slices"
 	"strings"
 
@@ -70,7 +71,7 @@ func takeIDs(id string, ids []string, verb string) ([]string, error) {
 // visible: it runs for memory_get, which a model calls for a few ids it
 // just saw, and on the error path of a change.
 func visibleByID(ctx context.Context, tk memory.Toolkit, ids []string) (map[string]memory.Memory, error) {
-	ctx, _ = memory.NoteTeam(ctx)
+	ctx, _ = team.Note(ctx)
 	mems, err := tk.List(ctx, memory.Filter{})
 	if err != nil {
 		return nil, err
@@ -228,7 +229,7 @@ func memoryUpdate(tk memory.Toolkit) Tool {
 // It is best effort: m is stored already, and a failed search must not
 // turn that success into an error.
 func similar(ctx context.Context, tk memory.Toolkit, m memory.Memory) []MemoryHit {
-	ctx, _ = memory.NoteTeam(ctx)
+	ctx, _ = team.Note(ctx)
 	// Near: a duplicate shares the fact's rare words and lies close in
 	// vector space, which spares the search the postings of its common
 	// words (at 100k memories most of what memory_add cost).

@@ -16,6 +16,7 @@ func TestFormatImportsNeitherGitsyncNorGit(t *testing.T) {
 	allowed := map[string]bool{
 		module + "gitsync/format":      true,
 		module + "internal/secrets":    true,
+		module + "internal/lazyre":     true,
 		module + "internal/atomicfile": true,
 		module + "memory":              true,
 	}

@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/acolyte-dev/acolyte/internal/lazyre"
 )
 
 // familyRules are the credential families added after a held-out table
@@ -17,38 +19,38 @@ func familyRules() []secretRule {
 		token("a Firebase Cloud Messaging server key", `\bAAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{100,}`, "A91b"),
 		token("a Mapbox secret token", `\bsk\.eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}`, "sk.eyJ"),
 		{kind: "an Alibaba Cloud AccessKey id", keywords: []string{"LTAI"},
-			re: lazyRegexp(`\bLTAI[A-Za-z0-9]{12,20}\b`),
+			re: lazyre.New(`\bLTAI[A-Za-z0-9]{12,20}\b`),
 			check: func(line string, m []int) bool {
 				return mixedCase(line[m[0]:m[1]]) && !placeholderToken(line[m[0]:m[1]])
 			}},
 		// An AccessKey secret, like an AWS one, has no prefix: thirty
 		// base62 characters count only where the line speaks of Alibaba.
 		{kind: "an Alibaba Cloud AccessKey secret", keywords: []string{"libaba", "liyun", "accesskeysecret", "access_key_secret"},
-			re:    lazyRegexp(`(?:^|[^A-Za-z0-9/+=])([A-Za-z0-9]{30})(?:$|[^A-Za-z0-9/+=])`),
+			re:    lazyre.New(`(?:^|[^A-Za-z0-9/+=])([A-Za-z0-9]{30})(?:$|[^A-Za-z0-9/+=])`),
 			check: func(line string, m []int) bool { return mixedCase(line[m[2]:m[3]]) && !isPlaceholder(line[m[2]:m[3]]) },
 			span:  1},
 		// Okta API tokens are 00 and forty characters; alone that is too
 		// common a shape, so the line must name Okta or its SSWS scheme.
 		{kind: "an Okta API token", keywords: []string{"okta", "ssws"},
-			re:    lazyRegexp(`(?:^|[^A-Za-z0-9_-])(00[A-Za-z0-9_-]{40})(?:$|[^A-Za-z0-9_-])`),
+			re:    lazyre.New(`(?:^|[^A-Za-z0-9_-])(00[A-Za-z0-9_-]{40})(?:$|[^A-Za-z0-9_-])`),
 			check: func(line string, m []int) bool { return mixedCase(line[m[2]:m[3]]) },
 			span:  1},
 		// Vault's older service, batch and recovery tokens (s., b., r.):
 		// dotted, so the assignment rules took them for config paths.
 		{kind: "a HashiCorp Vault token", keywords: []string{"ault"},
-			re:    lazyRegexp(`(?:^|[^A-Za-z0-9_.])([sbr]\.[A-Za-z0-9]{24,})\b`),
+			re:    lazyre.New(`(?:^|[^A-Za-z0-9_.])([sbr]\.[A-Za-z0-9]{24,})\b`),
 			check: func(line string, m []int) bool { return mixedCase(line[m[2]+2 : m[3]]) },
 			span:  1},
 		// Twilio auth tokens and Datadog keys are bare hex: only where the
 		// line names the vendor, and only hex that mixes letters and digits.
 		{kind: "a Twilio auth token", keywords: []string{"twilio"},
-			re:    lazyRegexp(`(?:^|[^A-Za-z0-9])([0-9a-f]{32})(?:$|[^A-Za-z0-9])`),
+			re:    lazyre.New(`(?:^|[^A-Za-z0-9])([0-9a-f]{32})(?:$|[^A-Za-z0-9])`),
 			check: func(line string, m []int) bool { return randomValue(line[m[2]:m[3]]) },
 			span:  1},
 		// An application key is forty hex digits, as a commit is: only where
 		// the line speaks of an app key.
 		{kind: "a Datadog API or application key", keywords: []string{"datadog", "dd_api", "dd_app", "dd-api", "dd-app"},
-			re: lazyRegexp(`(?:^|[^A-Za-z0-9])([0-9a-f]{40}|[0-9a-f]{32})(?:$|[^A-Za-z0-9])`),
+			re: lazyre.New(`(?:^|[^A-Za-z0-9])([0-9a-f]{40}|[0-9a-f]{32})(?:$|[^A-Za-z0-9])`),
 			check: func(line string, m []int) bool {
 				return randomValue(line[m[2]:m[3]]) && (m[3]-m[2] == 32 || strings.Contains(asciiLower(line), "app"))
 			},
@@ -64,12 +66,12 @@ func familyRules() []secretRule {
 			find: findCommandPassword},
 		// host:port:database:user:password, as libpq reads ~/.pgpass.
 		{kind: "a .pgpass password", keywords: []string{":5432:", ":5433:", ":6432:", ":25060:", ":*:"},
-			re: lazyRegexp(`^\s*([A-Za-z0-9*][A-Za-z0-9.*_-]*):(\d{1,5}|\*):([^:\s]+):([^:\s]+):(\S+)\s*$`),
+			re: lazyre.New(`^\s*([A-Za-z0-9*][A-Za-z0-9.*_-]*):(\d{1,5}|\*):([^:\s]+):([^:\s]+):(\S+)\s*$`),
 			check: func(line string, m []int) bool {
 				return pgpassPassword(line[m[2]:m[3]], line[m[8]:m[9]], line[m[10]:m[11]])
 			}},
 		{kind: "a .netrc password", keywords: []string{"password"},
-			re: lazyRegexp(`(?i)\bmachine\s+\S+\s+login\s+\S+\s+password\s+(\S+)|^\s*password\s+(\S+)\s*$`),
+			re: lazyre.New(`(?i)\bmachine\s+\S+\s+login\s+\S+\s+password\s+(\S+)|^\s*password\s+(\S+)\s*$`),
 			check: func(line string, m []int) bool {
 				if m[2] >= 0 {
 					return commandValue(line[m[2]:m[3]])
@@ -115,12 +117,12 @@ type commandPassword struct {
 
 var commandPasswords = []commandPassword{
 	// mysql -pSECRET: glued, since -p alone prompts.
-	{[]string{"-p"}, lazyRegexp(`\b(?:mysql|mysqldump|mysqladmin|mariadb|mysqlsh)\b[^\n]*?\s-p([^\s'"-][^\s'"]*)`)},
-	{[]string{"-u"}, lazyRegexp(`\bcurl\b[^\n]*?\s(?:-u|--user)\s*['"]?[^\s:'"]+:([^\s'"@]+)`)},
-	{[]string{"-p"}, lazyRegexp(`\bsshpass\b[^\n]*?\s-p\s*(?:'([^']+)'|"([^"]+)"|(\S+))`)},
-	{[]string{"-p"}, lazyRegexp(`\b(?:docker|podman|nerdctl|helm|buildah|skopeo|oras|crane|cf|oc|az\s+acr)\b[^\n]*?\blogin\b[^\n]*?\s(?:-p|--password)(?:\s+|=)(?:'([^']+)'|"([^"]+)"|(\S+))`)},
-	{[]string{"-a", "-p"}, lazyRegexp(`\bredis-cli\b[^\n]*?\s(?:-a|--pass)\s+(?:'([^']+)'|"([^"]+)"|(\S+))`)},
-	{[]string{"--password"}, lazyRegexp(`\s--password\s+(?:'([^']+)'|"([^"]+)"|([^\s-]\S*))`)},
+	{[]string{"-p"}, lazyre.New(`\b(?:mysql|mysqldump|mysqladmin|mariadb|mysqlsh)\b[^\n]*?\s-p([^\s'"-][^\s'"]*)`)},
+	{[]string{"-u"}, lazyre.New(`\bcurl\b[^\n]*?\s(?:-u|--user)\s*['"]?[^\s:'"]+:([^\s'"@]+)`)},
+	{[]string{"-p"}, lazyre.New(`\bsshpass\b[^\n]*?\s-p\s*(?:'([^']+)'|"([^"]+)"|(\S+))`)},
+	{[]string{"-p"}, lazyre.New(`\b(?:docker|podman|nerdctl|helm|buildah|skopeo|oras|crane|cf|oc|az\s+acr)\b[^\n]*?\blogin\b[^\n]*?\s(?:-p|--password)(?:\s+|=)(?:'([^']+)'|"([^"]+)"|(\S+))`)},
+	{[]string{"-a", "-p"}, lazyre.New(`\bredis-cli\b[^\n]*?\s(?:-a|--pass)\s+(?:'([^']+)'|"([^"]+)"|(\S+))`)},
+	{[]string{"--password"}, lazyre.New(`\s--password\s+(?:'([^']+)'|"([^"]+)"|([^\s-]\S*))`)},
 }
 
 func findCommandPassword(line string, hit func(start, end int)) {

@@ -4,6 +4,8 @@ import (
 	"encoding/base64"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/acolyte-dev/acolyte/internal/lazyre"
 )
 
 // vendorRules35 are the families a red team's table of 83 credentials
@@ -19,14 +21,14 @@ func vendorRules35() []secretRule {
 			"webhook.office", "outlook.office", "logic.azure.com"),
 		token("a CircleCI token", `\bCCIP(?:AT|RJ)_[A-Za-z0-9]{20,}_[a-f0-9]{40}\b`, "CCIPAT_", "CCIPRJ_"),
 		{kind: "a CircleCI token", keywords: []string{"circle"},
-			re:   lazyRegexp(`(?i)\bcircle[-_ ]?(?:ci)?[^\n]{0,40}?(?:token|api[-_ ]?key)[^\n]{0,20}?\b([a-f0-9]{40})\b`),
+			re:   lazyre.New(`(?i)\bcircle[-_ ]?(?:ci)?[^\n]{0,40}?(?:token|api[-_ ]?key)[^\n]{0,20}?\b([a-f0-9]{40})\b`),
 			span: 1},
 		token("a JFrog token", `\bAKCp[A-Za-z0-9]{60,80}\b|\bcmVmdGtuOjAx[A-Za-z0-9+/]{40,}={0,2}`, "AKCp", "cmVmdGtuOjAx"),
 		token("a Fly.io token", `\bFlyV1 fm[12][a-z]?_[A-Za-z0-9+/=_-]{40,}|\bfm[12][a-z]?_[A-Za-z0-9+/]{100,}={0,2}|\bfo1_[A-Za-z0-9_-]{39,}`,
 			"FlyV1", "fm1_", "fm2_", "fm1a_", "fm2a_", "fm1r_", "fm2r_", "fo1_"),
 		token("a Netlify token", `\bnf[pcobu]_[A-Za-z0-9]{36}\b`, "nfp_", "nfc_", "nfo_", "nfb_", "nfu_"),
 		{kind: "a Render API key", keywords: []string{"rnd_"},
-			re:    lazyRegexp(`\brnd_[A-Za-z0-9]{32,}\b`),
+			re:    lazyre.New(`\brnd_[A-Za-z0-9]{32,}\b`),
 			check: func(line string, m []int) bool { return mixedCase(line[m[0]+4 : m[1]]) }},
 		// Asana's personal access tokens: 1/USER:HEX or 2/USER/APP:HEX,
 		// the ids being Asana's 16-digit gids, which start with 1.
@@ -37,24 +39,24 @@ func vendorRules35() []secretRule {
 		token("a Shippo API token", `\bshippo_(?:live|test)_[a-f0-9]{40}\b`, "shippo_"),
 		token("a Pinecone API key", `\bpcsk_[A-Za-z0-9]{4,10}_[A-Za-z0-9]{40,}`, "pcsk_"),
 		{kind: "a Pinecone API key", keywords: []string{"pinecone"},
-			re:   lazyRegexp(`(?i)pinecone[^\n]{0,40}?\b([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b`),
+			re:   lazyre.New(`(?i)pinecone[^\n]{0,40}?\b([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b`),
 			span: 1},
 		// An app-only bearer token opens with a run of A's (its zero
 		// bytes, base64'd); a user's access token is their numeric id, a
 		// dash and forty characters.
 		{kind: "a Twitter/X bearer token", keywords: []string{"AAAAAAAAAAAAAAAAAA"},
-			re:    lazyRegexp(`\bA{18,}[A-Za-z0-9%]{60,}`),
+			re:    lazyre.New(`\bA{18,}[A-Za-z0-9%]{60,}`),
 			check: func(line string, m []int) bool { return mixedCase(line[m[0]:m[1]]) }},
 		{kind: "a Twitter/X access token", keywords: []string{"twitter", "tweet", "access token", "access_token", "oauth_token"},
-			re:    lazyRegexp(`\b\d{15,20}-[A-Za-z0-9]{40}\b`),
+			re:    lazyre.New(`\b\d{15,20}-[A-Za-z0-9]{40}\b`),
 			check: func(line string, m []int) bool { return mixedCase(line[m[0]:m[1]]) }},
 		{kind: "a Facebook access token", keywords: []string{"EAA"},
-			re:    lazyRegexp(`\bEAA[B-Z][A-Za-z0-9]{90,}`),
+			re:    lazyre.New(`\bEAA[B-Z][A-Za-z0-9]{90,}`),
 			check: func(line string, m []int) bool { return mixedCase(line[m[0]:m[1]]) }},
 		// Django's SECRET_KEY is fifty characters of letters, digits and
 		// !@#$%^&*(-_=+), which the general assignment rule takes for code.
 		{kind: "a Django secret key", keywords: []string{"secret_key"},
-			re: lazyRegexp(`\bSECRET_KEY\s*[:=]\s*[rb]?(?:'([^'\n]{30,})'|"([^"\n]{30,})")`),
+			re: lazyre.New(`\bSECRET_KEY\s*[:=]\s*[rb]?(?:'([^'\n]{30,})'|"([^"\n]{30,})")`),
 			check: func(line string, m []int) bool {
 				var v string
 				if m[2] >= 0 {
@@ -68,20 +70,20 @@ func vendorRules35() []secretRule {
 					(strings.HasPrefix(v, "django-insecure-") || entropy(v) >= 4)
 			}},
 		{kind: "a Rails secret_key_base", keywords: []string{"secret_key_base"},
-			re:    lazyRegexp(`\bsecret_key_base\s*[:=]\s*['"]?([0-9a-f]{64,})\b`),
+			re:    lazyre.New(`\bsecret_key_base\s*[:=]\s*['"]?([0-9a-f]{64,})\b`),
 			check: func(line string, m []int) bool { return entropy(line[m[2]:m[3]]) >= 3.5 },
 			span:  1},
 		// user/password@connect-identifier, as sqlplus and Oracle's JDBC
 		// thin driver read it.
 		{kind: "an Oracle connect string with a password", keywords: []string{"sqlplus", "rman", "expdp", "impdp", "sqlldr", "dgmgrl", "sqlcl", "jdbc:oracle"},
-			re:    lazyRegexp(`(?i)(?:\b(?:sqlplus|rman|expdp|impdp|sqlldr|dgmgrl|sqlcl)(?:\s+-\S+)*\s+|jdbc:oracle:(?:thin|oci):)[A-Za-z][\w$#.]*/("[^"\s]+"|[^\s@/"]+)@`),
+			re:    lazyre.New(`(?i)(?:\b(?:sqlplus|rman|expdp|impdp|sqlldr|dgmgrl|sqlcl)(?:\s+-\S+)*\s+|jdbc:oracle:(?:thin|oci):)[A-Za-z][\w$#.]*/("[^"\s]+"|[^\s@/"]+)@`),
 			check: func(line string, m []int) bool { return commandValue(strings.Trim(line[m[2]:m[3]], `"`)) },
 			span:  1},
 		// An API key sent as a header: X-API-Key and its kin.
 		// The name has its hyphen, as a header's does: a struct's APIKey:
 		// or a YAML apikey: is an assignment, which the general rules read.
 		{kind: "an API key header", keywords: []string{"api-key", "api-token", "auth-token", "access-token"},
-			re: lazyRegexp(`(?i)\b(?:x-)?(?:api-key|api-token|auth-token|access-token)\s*:\s*['"]?([A-Za-z0-9_\-.+/=~]{16,})`),
+			re: lazyre.New(`(?i)\b(?:x-)?(?:api-key|api-token|auth-token|access-token)\s*:\s*['"]?([A-Za-z0-9_\-.+/=~]{16,})`),
 			check: func(line string, m []int) bool {
 				v := line[m[2]:m[3]]
 				return !isPlaceholder(v) && !placeholderToken(v) && !isPathLike(v) && (randomValue(v) || isHex(v) && len(v) >= 32)

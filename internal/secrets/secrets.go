@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/acolyte-dev/acolyte/internal/lazyre"
 )
 
 // Finding is one credential found in a text. It carries what kind of
@@ -60,7 +62,7 @@ func Find(text string) []Finding {
 // secretRule recognises one kind of credential.
 //
 // Every acolyte process loads this package and most scan a few hundred
-// bytes, so a rule costs nothing until used (lazyRegexp) and its regexp
+// bytes, so a rule costs nothing until used (lazyre.New) and its regexp
 // only runs on the lines that hold one of its keywords, which one pass over
 // the text finds for all rules (keywordIndex). Running every regexp over
 // every byte, as this package once did, cost 7 ms at 8 KiB.
@@ -90,7 +92,7 @@ type secretHit struct {
 
 // token is a rule for a credential whose issuer gives it a fixed prefix.
 func token(kind, expr string, keywords ...string) secretRule {
-	return secretRule{kind: kind, keywords: keywords, re: lazyRegexp(expr)}
+	return secretRule{kind: kind, keywords: keywords, re: lazyre.New(expr)}
 }
 
 // secretRules are the credentials that must never reach a tracked file,
@@ -103,32 +105,32 @@ var secretRules = sync.OnceValue(func() []secretRule {
 	issuers := []secretRule{
 		// Private keys, and the service-account JSON that embeds one.
 		{kind: "a Google Cloud service-account key", keywords: []string{"private_key"},
-			re: lazyRegexp(`"private_key"\s*:\s*"-----BEGIN`)},
+			re: lazyre.New(`"private_key"\s*:\s*"-----BEGIN`)},
 		token("a private key", `-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|PuTTY-User-Key-File-\d+:`, "-----BEGIN", "PuTTY-User-Key-File-"),
 
 		// Cloud providers.
 		{kind: "an AWS access key id", keywords: []string{"AKIA", "ASIA", "ABIA", "ACCA", "A3T"},
-			re: lazyRegexp(`\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b`)},
+			re: lazyre.New(`\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b`)},
 		// A secret access key has no prefix: forty base64 characters are only
 		// taken for one when the line speaks of AWS.
 		{kind: "an AWS secret access key", keywords: []string{"aws", "secret_access_key", "secretaccesskey"},
-			re:    lazyRegexp(`(?:^|[^A-Za-z0-9/+=])([A-Za-z0-9/+]{40})(?:$|[^A-Za-z0-9/+=])`),
+			re:    lazyre.New(`(?:^|[^A-Za-z0-9/+=])([A-Za-z0-9/+]{40})(?:$|[^A-Za-z0-9/+=])`),
 			check: func(line string, m []int) bool { return mixedCase(line[m[2]:m[3]]) && !isPlaceholder(line[m[2]:m[3]]) },
 			span:  1},
 		token("a Google API key", `\bAIza[0-9A-Za-z_-]{35}`, "AIza"),
 		token("a Google OAuth client secret", `\bGOCSPX-[A-Za-z0-9_-]{28}`, "GOCSPX-"),
 		{kind: "an Azure storage account key", keywords: []string{"accountkey=", "sharedaccesskey="},
-			re:    lazyRegexp(`(?i)\b(?:AccountKey|SharedAccessKey)=([A-Za-z0-9/+]{20,}={0,2})`),
+			re:    lazyre.New(`(?i)\b(?:AccountKey|SharedAccessKey)=([A-Za-z0-9/+]{20,}={0,2})`),
 			check: func(line string, m []int) bool { return randomValue(line[m[2]:m[3]]) }},
 		{kind: "an Azure shared access signature", keywords: []string{"sig="},
-			re:    lazyRegexp(`(?:^|[?&;])sig=((?:[A-Za-z0-9/+]|%[0-9A-Fa-f]{2}){30,}={0,2})`),
+			re:    lazyre.New(`(?:^|[?&;])sig=((?:[A-Za-z0-9/+]|%[0-9A-Fa-f]{2}){30,}={0,2})`),
 			check: func(line string, m []int) bool { return randomValue(line[m[2]:m[3]]) }},
 		{kind: "an Azure AD client secret", keywords: []string{"Q~"},
-			re:   lazyRegexp(`(?:^|[^A-Za-z0-9_~.-])([A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34})(?:$|[^A-Za-z0-9_~.-])`),
+			re:   lazyre.New(`(?:^|[^A-Za-z0-9_~.-])([A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34})(?:$|[^A-Za-z0-9_~.-])`),
 			span: 1},
 		token("a DigitalOcean token", `\bdo[por]_v1_[a-f0-9]{64}\b`, "_v1_"),
 		{kind: "a Heroku API key", keywords: []string{"heroku", "HRKU-"},
-			re: lazyRegexp(`(?i:heroku)[A-Za-z0-9_ .,:="'-]{0,30}?\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b|\bHRKU-[A-Za-z0-9_-]{60}`)},
+			re: lazyre.New(`(?i:heroku)[A-Za-z0-9_ .,:="'-]{0,30}?\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b|\bHRKU-[A-Za-z0-9_-]{60}`)},
 		token("a HashiCorp Vault token", `\bhv[sbr]\.[A-Za-z0-9_-]{24,}`, "hvs.", "hvb.", "hvr."),
 		token("a Terraform Cloud token", `\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,}`, ".atlasv1."),
 		token("a Databricks token", `\bdapi[a-f0-9]{32}\b`, "dapi"),
@@ -147,7 +149,7 @@ var secretRules = sync.OnceValue(func() []secretRule {
 		token("a Slack webhook URL", `hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,}`, "hooks.slack.com"),
 		token("a Discord webhook URL", `(?i)discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{40,}`, "discord"),
 		{kind: "a Discord bot token", keywords: []string{"discord", "bot"},
-			re:    lazyRegexp(`\b[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}\b`),
+			re:    lazyre.New(`\b[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}\b`),
 			check: func(line string, m []int) bool { return mixedCase(line[m[0]:m[1]]) }},
 		token("a Telegram bot token", `\b\d{8,10}:AA[A-Za-z0-9_-]{33}\b`, ":AA"),
 
@@ -159,11 +161,11 @@ var secretRules = sync.OnceValue(func() []secretRule {
 
 		// Messaging and developer services.
 		{kind: "a Twilio API key", keywords: []string{"SK"},
-			re:    lazyRegexp(`\bSK[0-9a-f]{32}\b`),
+			re:    lazyre.New(`\bSK[0-9a-f]{32}\b`),
 			check: func(line string, m []int) bool { return randomValue(line[m[0]+2 : m[1]]) }},
 		token("a SendGrid API key", `\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b`, "SG."),
 		{kind: "a Mailgun API key", keywords: []string{"key-"},
-			re:    lazyRegexp(`\bkey-[0-9a-z]{32}\b`),
+			re:    lazyre.New(`\bkey-[0-9a-z]{32}\b`),
 			check: func(line string, m []int) bool { return randomValue(line[m[0]+4 : m[1]]) }},
 		token("a Mailchimp API key", `\b[0-9a-f]{32}-us\d{1,2}\b`, "-us"),
 		token("a Postman API key", `\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b`, "PMAK-"),
@@ -180,7 +182,7 @@ var secretRules = sync.OnceValue(func() []secretRule {
 		// Model providers.
 		token("an Anthropic API key", `\bsk-ant-(?:api|admin|oat|sid)\d\d-[A-Za-z0-9_-]{20,}`, "sk-ant-"),
 		{kind: "an OpenAI API key", keywords: []string{"sk-"},
-			re: lazyRegexp(`\bsk-(?:(?:proj|svcacct|admin|None)-([A-Za-z0-9_-]{20,})|([A-Za-z0-9]{32,}))\b`),
+			re: lazyre.New(`\bsk-(?:(?:proj|svcacct|admin|None)-([A-Za-z0-9_-]{20,})|([A-Za-z0-9]{32,}))\b`),
 			check: func(line string, m []int) bool {
 				if m[2] >= 0 {
 					return randomValue(line[m[2]:m[3]]) && mixedCase(line[m[2]:m[3]])
@@ -188,7 +190,7 @@ var secretRules = sync.OnceValue(func() []secretRule {
 				return mixedCase(line[m[4]:m[5]])
 			}},
 		{kind: "a Hugging Face token", keywords: []string{"hf_"},
-			re:    lazyRegexp(`\bhf_[A-Za-z0-9]{34,40}\b`),
+			re:    lazyre.New(`\bhf_[A-Za-z0-9]{34,40}\b`),
 			check: func(line string, m []int) bool { return scrambledCase(line[m[0]+3 : m[1]]) }},
 		token("a model provider API key", `\b(?:gsk_[A-Za-z0-9]{52}|xai-[A-Za-z0-9]{80}|pplx-[A-Za-z0-9]{48}|r8_[A-Za-z0-9]{37})\b`, "gsk_", "xai-", "pplx-", "r8_"),
 	}
@@ -196,13 +198,13 @@ var secretRules = sync.OnceValue(func() []secretRule {
 		// Credentials in general shapes.
 		token("a JSON Web Token", `\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`, "eyJ"),
 		{kind: "a password in a URL", keywords: []string{"://"},
-			re:    lazyRegexp(`\b[A-Za-z][A-Za-z0-9+.-]*://([^/\s:@]*):([^/\s@]+)@([^/\s:?#@]+)`),
+			re:    lazyre.New(`\b[A-Za-z][A-Za-z0-9+.-]*://([^/\s:@]*):([^/\s@]+)@([^/\s:?#@]+)`),
 			check: urlPassword},
 		{kind: "a bearer token", keywords: []string{"bearer"},
-			re:    lazyRegexp(`(?i)\bbearer\s+([A-Za-z0-9._~+/-]{16,}=*)`),
+			re:    lazyre.New(`(?i)\bbearer\s+([A-Za-z0-9._~+/-]{16,}=*)`),
 			check: func(line string, m []int) bool { return randomValue(line[m[2]:m[3]]) }},
 		{kind: "HTTP basic-auth credentials", keywords: []string{"basic"},
-			re:    lazyRegexp(`(?i)\bbasic\s+([A-Za-z0-9+/]{8,}={0,2})`),
+			re:    lazyre.New(`(?i)\bbasic\s+([A-Za-z0-9+/]{8,}={0,2})`),
 			check: func(line string, m []int) bool { return basicCredentials(line[m[2]:m[3]]) }},
 		// The keywords are parts of passwordWords whose first two bytes are
 		// rare in English, or already another keyword's: a common pair
@@ -935,12 +937,4 @@ func isPlaceholder(v string) bool {
 		return true
 	}
 	return strings.Contains(v, "(")
-}
-
-// lazyRegexp compiles expr the first time it is used. Every acolyte
-// process, git hooks included, loads this package, and most never match a
-// secret; compiling every rule's expression at start-up cost each of them
-// about half a millisecond.
-func lazyRegexp(expr string) func() *regexp.Regexp {
-	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }

@@ -85,3 +85,14 @@ func unsafeRune(r rune) bool {
 	}
 	return false
 }
+
+// OneLine shortens s to one line of at most max characters, its runs of
+// white space made one space, escaped for the terminal: a table cell or a
+// line of tool activity.
+func OneLine(s string, max int) string {
+	s = Escape(strings.Join(strings.Fields(s), " "))
+	if r := []rune(s); len(r) > max {
+		return string(r[:max-1]) + "…"
+	}
+	return s
+}

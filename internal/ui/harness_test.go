@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/acolyte-dev/acolyte/gitsync"
+	"github.com/acolyte-dev/acolyte/gitsync/derive"
 	"github.com/acolyte-dev/acolyte/internal/ui"
 	"github.com/acolyte-dev/acolyte/memory"
 	"github.com/acolyte-dev/acolyte/memory/embed/static"
@@ -101,9 +102,9 @@ func (c *checkout) file() string {
 // config is what cmd's uiConfig makes of the same workspace.
 func (c *checkout) config() ui.Config {
 	return ui.Config{
-		Toolkit: c.ws, State: c.s, Project: c.root, Derived: gitsync.IsDerived,
+		Toolkit: c.ws, State: c.s, Project: c.root, Derived: derive.IsDerived,
 		Origins: func(context.Context) (map[string]ui.Origin, error) {
-			d, err := gitsync.DeriveWorktree(c.root)
+			d, err := derive.Worktree(c.root)
 			out := map[string]ui.Origin{}
 			for id, o := range d.Origins {
 				out[id] = ui.Origin{File: o.File, Line: o.Line}

@@ -1,6 +1,7 @@
 package ui_test
 
 import (
+	"github.com/acolyte-dev/acolyte/memory/team"
 	"net/http"
 	"net/url"
 	"strings"
@@ -47,7 +48,7 @@ func TestTeamMemoriesShowTheirAuthorAndNoOtherTeam(t *testing.T) {
 	c := newCheckout(t)
 	cfg := c.config()
 	vis := memory.Visibility{ProjectKey: c.root, Team: "red"}
-	cfg.Toolkit = memory.WithTeam{Local: c.ws, Team: alice, Visibility: vis, Refuse: gitsync.RefuseSecret}
+	cfg.Toolkit = team.Toolkit{Local: c.ws, Team: alice, Visibility: vis, Refuse: gitsync.RefuseSecret}
 	p := serve(t, cfg)
 	p.login()
 

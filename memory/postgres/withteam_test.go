@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acolyte-dev/acolyte/memory/team"
+
 	"github.com/jackc/pgx/v5"
 
 	"github.com/acolyte-dev/acolyte/agent/toolbox"
@@ -18,7 +20,7 @@ import (
 	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
 
-// TestWithTeam drives memory.WithTeam over a local store and a real team
+// TestWithTeam drives team.Toolkit over a local store and a real team
 // database, and the agent's memory tools over it: team drafts reach only
 // the team database, past the credential check; searches and listings
 // without a scope fuse both sides; forget finds each id where it lives.
@@ -26,7 +28,7 @@ func TestWithTeam(t *testing.T) {
 	c := start(t)
 	ctx := t.Context()
 	e := enginetest.Concepts("m")
-	team := c.open(t, "alice", c.database(t), e)
+	teamDB := c.open(t, "alice", c.database(t), e)
 	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "acolyte.db"), e)
 	if err != nil {
 		t.Fatal(err)
@@ -34,7 +36,7 @@ func TestWithTeam(t *testing.T) {
 	defer store.Close()
 	vis := memory.Visibility{SessionKey: "s1", Team: "red"}
 	local := memory.Scoped{Store: store, Visibility: vis}
-	tk := memory.WithTeam{Local: local, Team: team, Visibility: vis, Refuse: gitsync.RefuseSecret}
+	tk := team.Toolkit{Local: local, Team: teamDB, Visibility: vis, Refuse: gitsync.RefuseSecret}
 
 	shared, err := tk.Add(ctx, memory.Draft{Content: "staging is reached through bastion-2", Scope: memory.ScopeTeam})
 	if err != nil {
@@ -47,7 +49,7 @@ func TestWithTeam(t *testing.T) {
 	if got, _ := store.List(ctx, vis, memory.Filter{}); len(got) != 1 || got[0].ID != own.Memory.ID {
 		t.Fatalf("the local store holds %+v, want only the user memory", got)
 	}
-	if got, _ := team.List(ctx, vis, memory.Filter{}); len(got) != 1 || got[0].ID != shared.Memory.ID {
+	if got, _ := teamDB.List(ctx, vis, memory.Filter{}); len(got) != 1 || got[0].ID != shared.Memory.ID {
 		t.Fatalf("the team database holds %+v, want only the team memory", got)
 	}
 
@@ -55,7 +57,7 @@ func TestWithTeam(t *testing.T) {
 	if !errors.Is(err, memory.ErrSecret) || strings.Contains(err.Error(), "AKIA") {
 		t.Fatalf("a credential for the team: %v, want memory.ErrSecret without the secret", err)
 	}
-	if _, err := (memory.WithTeam{Local: local, Team: team, Visibility: vis}).Add(ctx, memory.Draft{Content: "fine", Scope: memory.ScopeTeam}); err == nil {
+	if _, err := (team.Toolkit{Local: local, Team: teamDB, Visibility: vis}).Add(ctx, memory.Draft{Content: "fine", Scope: memory.ScopeTeam}); err == nil {
 		t.Fatal("without a credential check a team write went through")
 	}
 
@@ -102,7 +104,7 @@ func TestWithTeam(t *testing.T) {
 	if _, err := tk.Remove(ctx, shared.Memory.ID, "01NOSUCHMEMORY0000000000000"); !errors.Is(err, memory.ErrNotFound) {
 		t.Fatalf("remove with an unknown id: %v", err)
 	}
-	if _, err := team.Get(ctx, vis, shared.Memory.ID); err != nil {
+	if _, err := teamDB.Get(ctx, vis, shared.Memory.ID); err != nil {
 		t.Fatalf("a failed remove removed the team memory: %v", err)
 	}
 	removed, err := tk.Remove(ctx, shared.Memory.ID, own.Memory.ID)
@@ -141,7 +143,7 @@ func TestWithTeam(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, _ := team.List(ctx, vis, memory.Filter{}); len(got) != 1 || got[0].Content != "the release train leaves on Thursdays" {
+		if got, _ := teamDB.List(ctx, vis, memory.Filter{}); len(got) != 1 || got[0].Content != "the release train leaves on Thursdays" {
 			t.Fatalf("memory_add with scope team gave %+v; the team holds %+v", res, got)
 		}
 		_, err = tool.Call(ctx, json.RawMessage(`{"content": "key AKIAQX7NR3JTMB2W5KPL", "scope": "team"}`))
@@ -161,7 +163,7 @@ func TestWithTeamSlowTeam(t *testing.T) {
 	c := start(t)
 	ctx := t.Context()
 	db := c.database(t)
-	team := c.open(t, "alice", db, nil)
+	teamDB := c.open(t, "alice", db, nil)
 	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "acolyte.db"), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -169,7 +171,7 @@ func TestWithTeamSlowTeam(t *testing.T) {
 	defer store.Close()
 	vis := memory.Visibility{Team: "red"}
 	var warnings []error
-	tk := memory.WithTeam{Local: memory.Scoped{Store: store, Visibility: vis}, Team: team, Visibility: vis,
+	tk := team.Toolkit{Local: memory.Scoped{Store: store, Visibility: vis}, Team: teamDB, Visibility: vis,
 		Refuse: gitsync.RefuseSecret, TeamWait: 10 * time.Second, Warn: func(err error) { warnings = append(warnings, err) }}
 	for _, d := range []memory.Draft{{Content: "staging is reached through bastion-2", Scope: memory.ScopeTeam},
 		{Content: "my staging notes are in ~/notes", Scope: memory.ScopeUser}} {
@@ -228,8 +230,8 @@ func TestWithTeamSlowTeam(t *testing.T) {
 			t.Errorf("%s with the team database stuck: %+v, want the user memory and a team field saying why the team's are missing", tool.Name, hits)
 		}
 	}
-	if _, note := memory.NoteTeam(ctx); note() != "" {
-		t.Errorf("a fresh NoteTeam says %q", note())
+	if _, note := team.Note(ctx); note() != "" {
+		t.Errorf("a fresh team.Note says %q", note())
 	}
 	tctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()

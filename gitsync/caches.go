@@ -1,0 +1,31 @@
+package gitsync
+
+import "path/filepath"
+
+// A checkout keeps caches so that a command can skip work: a hook that
+// finds nothing changed answers in milliseconds at 100k memories. Every
+// one of them is derived from the files in .acolyte/ and git's index, so
+// deleting them all changes no result, only how long the next command
+// takes (TestDroppingEveryCacheChangesNothing). They live in two places.
+//
+// In cacheDir ($GIT_DIR/acolyte/), private to the clone:
+//   - imported.jsonl, with its note (.id) and journal (.journal): the one
+//     file as the index holds it, which an import diffs against
+//     (shadow.go, diffimport.go);
+//   - imported/: the same for each shard (shards_import.go);
+//   - import-state: a copy of the import state, from which QuickHook
+//     answers a hook without opening the index (quickhook.go);
+//   - verified.json and verified-shards.json: the staged blobs the last
+//     pre-commit hook checked, which the next one starts from
+//     (precommit.go, shards_precommit_fast.go).
+//
+// In the index's bookkeeping, under stateKey: the import state, which
+// holds the content hash last imported and, to trust the files without
+// reading them, their settled stamps (stamp*.go), the writer's
+// fingerprint (fingerprint.go) and each shard's record (shards.go).
+//
+// The pending hand edits (edit.go) are not a cache: they are the only
+// record of an edit made by hand that a write has still to stamp.
+
+// cacheDir is where a clone's on-disk caches live.
+func cacheDir(r *Repo) string { return filepath.Join(r.GitDir(), "acolyte") }

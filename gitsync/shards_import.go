@@ -1,0 +1,212 @@
+package gitsync
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/memory"
+)
+
+// A checkout that changes one memory of a split project changes one shard,
+// so its import reads that shard and what the index held of it: the
+// shard's shadow, a copy kept under <gitdir>/acolyte/imported/ whenever a
+// shard is imported or written, trusted only while its hash is the one the
+// import state records for the shard. The memories that differ between the
+// two are put and deleted; the other shards are not read. A change to the
+// inbox or to forgotten.jsonl, a shard without a trusted shadow, or a line
+// the decoder works around sends the import to the full path.
+
+// shardShadowDir is where a split project's shard shadows live.
+func (s shards) shardShadowDir(w *Workspace) string {
+	return filepath.Join(cacheDir(w.Repo), "imported")
+}
+
+// keepShardShadows copies files, the project's files as the index now
+// holds them, to their shadows; a shard that is gone loses its shadow.
+// Best effort: a cache, checked before use.
+func (s shards) keepShardShadows(w *Workspace, files []projectFile) {
+	dir := s.shardShadowDir(w)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return
+	}
+	for _, f := range files {
+		shard, ok := format.ParseShardFile(f.rel)
+		if !ok {
+			continue
+		}
+		path := filepath.Join(dir, shard+".jsonl")
+		if f.data == nil {
+			os.Remove(path)
+			continue
+		}
+		// Written in place, not renamed into place: a torn shadow fails
+		// its hash and costs one whole import, and a write here is on
+		// every add's path.
+		if os.WriteFile(path, f.data, 0o644) != nil {
+			os.Remove(path)
+		}
+	}
+}
+
+// shardShadow is the shadow of the shard file rel when its hash is hash.
+func (s shards) shardShadow(w *Workspace, rel, hash string) ([]byte, bool) {
+	shard, ok := format.ParseShardFile(rel)
+	if !ok {
+		return nil, false
+	}
+	data, err := os.ReadFile(filepath.Join(s.shardShadowDir(w), shard+".jsonl"))
+	if err != nil || sha256Hex(data) != hash {
+		return nil, false
+	}
+	return data, true
+}
+
+// importShards imports the shards that changed since the import state
+// last, whose file table is files, and reports ok false, having changed
+// nothing, when the full import must run instead. The caller holds the
+// lock.
+func (s shards) importShards(ctx context.Context, w *Workspace, last string, files map[string]fileRecord) (out Imported, ok bool, err error) {
+	if _, _, warnings := parseImportState(last); len(warnings) > 0 {
+		return out, false, nil
+	}
+	next, changed, ok := s.changedShards(w, files)
+	if !ok {
+		return out, false, nil
+	}
+	ts, err := readTombstones(w.Repo.Root)
+	if err != nil || len(ts.warnings) > 0 {
+		return out, false, nil
+	}
+	var before, after []memory.Memory
+	for _, f := range changed {
+		shard, _ := format.ParseShardFile(f.rel)
+		var old []byte
+		if r, had := files[f.rel]; had {
+			if old, ok = s.shardShadow(w, f.rel, r.hash); !ok {
+				return out, false, nil
+			}
+		}
+		was, okOld := cleanShard(f.rel, shard, old)
+		now, okNew := cleanShard(f.rel, shard, f.data)
+		if !okOld || !okNew {
+			return out, false, nil
+		}
+		before, after = append(before, was...), append(after, now...)
+	}
+	before, _ = format.Forget(before, ts.list)
+	after, _ = format.Forget(after, ts.list)
+	if grows := len(after) - len(before); grows > 0 {
+		// The full import caps what it indexes (capIndexed); this one
+		// must not carry the index past the cap either.
+		if n, ok := w.projectCount(ctx); !ok || n+grows > MaxIndexedMemories {
+			return out, false, nil
+		}
+	}
+	if len(changed) > 0 {
+		pending, err := w.pendingHandEdits(ctx)
+		if err != nil {
+			return out, true, err
+		}
+		full := false
+		out.ReplaceStats, err = w.indexDiff(ctx, before, after, func() (memory.ReplaceStats, error) {
+			full = true // too many changes: the caller imports whole
+			return memory.ReplaceStats{}, nil
+		})
+		if err != nil || full {
+			return out, !full, err
+		}
+		var removed []string
+		kept := make(map[string]bool, len(after))
+		for _, m := range after {
+			kept[m.ID] = true
+		}
+		for _, m := range before {
+			if !kept[m.ID] {
+				removed = append(removed, m.ID)
+			}
+		}
+		if err := w.recordHandEditsDiff(ctx, pending, after, removed, out.Revised); err != nil {
+			return out, true, err
+		}
+		s.keepShardShadows(w, changed)
+	} else {
+		out.Skipped = true
+	}
+	return out, true, w.store.SetState(ctx, w.stateKey(), withFiles(importState(tableHash(next), "", nil), next))
+}
+
+// changedShards compares the project's files with files, the import
+// state's table: it returns the table they make now and the shards whose
+// content changed (data nil for one removed). ok is false when the full
+// import must run: the inbox or forgotten.jsonl changed (either may hide
+// or hold any shard's memories), or a file cannot be read.
+func (s shards) changedShards(w *Workspace, files map[string]fileRecord) (next map[string]fileRecord, changed []projectFile, ok bool) {
+	rels, err := projectFiles(w.Repo.Root)
+	if err != nil {
+		return nil, nil, false
+	}
+	r, err := openGuarded(w.Repo.Root)
+	if err != nil {
+		return nil, nil, false
+	}
+	defer r.Close()
+	next = make(map[string]fileRecord, len(files))
+	present := make(map[string]bool, len(rels))
+	for _, rel := range rels {
+		path := filepath.Join(w.Repo.Root, format.Dir, filepath.FromSlash(rel))
+		fi, err := os.Stat(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, nil, false
+		}
+		present[rel] = true
+		rec, recorded := files[rel]
+		if recorded && rec.stamp != "" && rec.stamp == stamp(fi) {
+			next[rel] = rec
+			continue
+		}
+		data, err := readAcolyteFileIn(r, rel)
+		if err != nil {
+			return nil, nil, false
+		}
+		hash := sha256Hex(data)
+		next[rel] = fileRecord{stamp: settledStamp(path, fi, nil, shardSettle(fi, w.settle)), hash: hash}
+		if recorded && rec.hash == hash {
+			continue
+		}
+		if rel == format.MemoriesFile || rel == format.ForgottenFile {
+			return nil, nil, false // either may hide or hold any shard's memories
+		}
+		changed = append(changed, projectFile{rel: rel, data: data})
+	}
+	for rel := range files {
+		if !present[rel] && rel != shardsDirKey {
+			if _, isShard := format.ParseShardFile(rel); !isShard {
+				return nil, nil, false
+			}
+			changed = append(changed, projectFile{rel: rel}) // removed
+		}
+	}
+	return next, changed, true
+}
+
+// cleanShard decodes a shard file of shard, named rel, for importShards:
+// ok is false for one the decoder must work around (a bad line, an id on
+// two lines, a memory of another shard), which the full import reports.
+func cleanShard(rel, shard string, data []byte) ([]memory.Memory, bool) {
+	if data == nil {
+		return nil, true
+	}
+	d, err := format.DecodeAll(format.Dir+"/"+rel, data)
+	if err != nil || len(d.Invalid)+len(d.Duplicates) > 0 || len(format.MisplacedIn(shard, d.Memories)) > 0 || !bytes.HasSuffix(data, []byte("\n")) {
+		return nil, false
+	}
+	return d.Memories, true
+}

@@ -1,0 +1,347 @@
+package gitsync
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/internal/atomicfile"
+	"github.com/acolyte-dev/acolyte/memory"
+)
+
+// A write to a split project costs its shards: while the import state's
+// file table still describes the shards it touches (a stat each), the
+// index holds them exactly, so a write reads, edits and rewrites only
+// those shards, and records their new hashes beside the other files'
+// records, which it leaves as they were. Anything else (a file changed behind acolyte's back, an import
+// that worked around a bad line) returns format.ErrNotPatchable, and the
+// caller takes the full path, which reads every file and is always
+// correct.
+
+// tableHash is the content hash splitProject.hash gives for the files a
+// table records.
+func tableHash(files map[string]fileRecord) string {
+	names := make([]string, 0, len(files))
+	for rel := range files {
+		if rel != format.ForgottenFile && rel != shardsDirKey {
+			names = append(names, rel)
+		}
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		// The inbox first, then the shards by name, as readSplit lists them.
+		if (a == format.MemoriesFile) != (b == format.MemoriesFile) {
+			if a == format.MemoriesFile {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	var b strings.Builder
+	for _, rel := range names {
+		b.WriteString(rel + " " + files[rel].hash + "\n")
+	}
+	h := "split-" + sha256Hex([]byte(b.String()))
+	if f, ok := files[format.ForgottenFile]; ok && f.hash != emptyHash {
+		h += "+" + f.hash
+	}
+	return h
+}
+
+// emptyInboxHash is the SHA-256 of a split project's inbox as acolyte
+// leaves it: the header alone. Worked out when a write asks, not at
+// start-up, which every command and hook pays.
+func emptyInboxHash() string { return sha256Hex(format.Encode(nil)) }
+
+// emptyHash is the SHA-256 of no bytes: an empty forgotten.jsonl adds
+// nothing to the hash, as withForgotten has it.
+const emptyHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+// shardEdit changes the memories of one shard; it returns them unchanged
+// when it has nothing to do there.
+type shardEdit func(mems []memory.Memory) ([]memory.Memory, error)
+
+// appendEdit is the shardEdit of adding m. It also marks the edit as an
+// add, which patchSplit appends after the shard's last line without
+// decoding the shard when m's id sorts last (newShard).
+func appendEdit(m memory.Memory) shardEdit {
+	return func(mems []memory.Memory) ([]memory.Memory, error) { return append(mems, m), nil }
+}
+
+// patchSplit runs edits, by shard, on a split project whose import state
+// vouches for every file, then has index bring the index along and records
+// the new files. before runs under the lock ahead of any write (a forget
+// writes its tombstones there); it may return format.ErrNotPatchable.
+func (s shards) patchSplit(ctx context.Context, w *Workspace, edits map[string]shardEdit, before func() error, index func() error) error {
+	return s.patchShards(ctx, w, edits, nil, before, index)
+}
+
+// patchShards is patchSplit where adds, by shard, are new memories each to
+// go after its shard's last line: the line is appended to the shard's
+// bytes without decoding them, and only when an id does not sort last is
+// the shard decoded and edited (with appendEdit) instead.
+func (s shards) patchShards(ctx context.Context, w *Workspace, edits map[string]shardEdit, adds map[string]memory.Memory, before func() error, index func() error) error {
+	dir := filepath.Join(w.Repo.Root, format.Dir)
+	if split, err := isSplit(w.Repo.Root); err != nil || !split {
+		return format.ErrNotPatchable
+	}
+	unlock, err := LockDir(ctx, dir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	state, err := w.store.GetState(ctx, w.stateKey())
+	if err != nil {
+		return err
+	}
+	files, ok := stateFiles(state)
+	// An inbox holding lines (an older acolyte's writes) is for the full
+	// path to move to the shards.
+	if _, _, warnings := parseImportState(state); !ok || len(warnings) > 0 || files[format.MemoriesFile].hash != emptyInboxHash() {
+		return format.ErrNotPatchable
+	}
+	// Only the shards this write touches must be what the index holds:
+	// the state it records keeps every other file's record as it was, so
+	// a file changed behind acolyte's back still fails the next check
+	// and is imported then. Those that settled since are stamped.
+	var touched []string
+	for shard := range shardsOf(edits, adds) {
+		touched = append(touched, format.ShardFile(shard))
+	}
+	if holds, _, _ := checkRels(w.Repo.Root, files, touched, w.settle); !holds {
+		return format.ErrNotPatchable
+	}
+	type written struct {
+		rel       string
+		old, data []byte
+	}
+	var out []written
+	for shard := range shardsOf(edits, adds) {
+		rel := format.ShardFile(shard)
+		data, err := readAcolyteFile(w.Repo.Root, rel)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		if m, ok := adds[shard]; ok {
+			if line, err := format.AppendLine(lastLine(data), m); err == nil {
+				out = append(out, written{rel, data, append(slices.Clip(data), line...)})
+				continue
+			} else if !errors.Is(err, format.ErrNotPatchable) {
+				return err
+			}
+		}
+		edit := edits[shard]
+		if m, ok := adds[shard]; ok {
+			edit = appendEdit(m)
+		}
+		enc, err := editShard(rel, shard, data, edit)
+		if err != nil {
+			return err
+		}
+		if string(enc) != string(data) {
+			out = append(out, written{rel, data, enc})
+		}
+	}
+	// before runs once every edit is known to apply: a forget's tombstones
+	// are not written for a write that falls back to the full path.
+	if before != nil {
+		if err := before(); err != nil {
+			return err
+		}
+	}
+	for _, f := range out {
+		if err := writeShard(w.Repo.Root, f.rel, f.old, f.data); err != nil {
+			return err
+		}
+		if f.data == nil {
+			delete(files, f.rel)
+		} else {
+			files[f.rel] = fileRecord{hash: sha256Hex(f.data)} // its stamp is not settled yet
+		}
+	}
+	if indexed, err := w.indexWritten(ctx, shardsRel, index); !indexed {
+		return err
+	}
+	shadows := make([]projectFile, len(out))
+	for i, f := range out {
+		shadows[i] = projectFile{rel: f.rel, data: f.data}
+	}
+	s.keepShardShadows(w, shadows)
+	if before != nil {
+		ts, err := readForgotten(w.Repo.Root)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		if err == nil {
+			files[format.ForgottenFile] = fileRecord{hash: sha256Hex(ts)}
+		}
+	}
+	return w.store.SetState(ctx, w.stateKey(), withFiles(importState(tableHash(files), "", nil), files))
+}
+
+// add stores a prepared project memory in a split project's shard,
+// deduplicating against the index, which patchSplit guarantees holds the
+// project.
+func (s shards) add(ctx context.Context, w *Workspace, m memory.Memory) (memory.Added, error) {
+	out := memory.Added{Memory: m}
+	dedupe := func() error {
+		have, found, err := w.store.FindContent(ctx, memory.ScopeProject, w.Repo.Root, m.Content)
+		if err == nil && found {
+			out = memory.Added{Memory: have, Existing: true}
+			return errDuplicate
+		}
+		return err
+	}
+	err := s.patchShards(ctx, w, nil, map[string]memory.Memory{format.ShardOf(m.ID): m}, dedupe, func() error {
+		put, err := w.store.Put(ctx, m)
+		out.Warning = put.Warning
+		return err
+	})
+	if errors.Is(err, errDuplicate) {
+		return out, nil
+	}
+	return out, err
+}
+
+// errDuplicate stops an add whose content the project already holds,
+// before anything is written.
+var errDuplicate = errors.New("the project already holds this memory")
+
+// remove forgets project memories of a split project: their
+// tombstones first, then their lines.
+func (s shards) remove(ctx context.Context, w *Workspace, mems []memory.Memory, now time.Time) error {
+	gone := make(map[string]bool, len(mems))
+	ids := make([]string, 0, len(mems))
+	edits := make(map[string]shardEdit)
+	for _, m := range mems {
+		gone[m.ID] = true
+		ids = append(ids, m.ID)
+		edits[format.ShardOf(m.ID)] = func(in []memory.Memory) ([]memory.Memory, error) {
+			return slices.DeleteFunc(in, func(m memory.Memory) bool { return gone[m.ID] }), nil
+		}
+	}
+	return s.patchSplit(ctx, w, edits, func() error { return w.addTombstones(mems, now) }, func() error {
+		_, err := w.store.Delete(ctx, w.vis, ids...)
+		return err
+	})
+}
+
+// replace replaces the line of m in its shard of a split project.
+func (s shards) replace(ctx context.Context, w *Workspace, m memory.Memory) error {
+	edit := func(mems []memory.Memory) ([]memory.Memory, error) {
+		i := slices.IndexFunc(mems, func(have memory.Memory) bool { return have.ID == m.ID })
+		if i < 0 {
+			return nil, format.ErrNotPatchable
+		}
+		mems[i] = m
+		return mems, nil
+	}
+	return s.patchSplit(ctx, w, map[string]shardEdit{format.ShardOf(m.ID): edit}, nil, func() error {
+		_, err := w.store.Put(ctx, m)
+		return err
+	})
+}
+
+// writeShard replaces the shard file rel, whose bytes were old, with data,
+// or removes it for nil.
+// A new memory's id is time-ordered, so it almost always sorts last in its
+// shard and data is old with one more line: that line is appended in place
+// and synced, as the one file's append is (appendPatched), which spares
+// the temporary file, the rename and the directory's sync that a rewrite
+// costs. Anything else is written whole, atomically.
+func writeShard(root, rel string, old, data []byte) error {
+	path := filepath.Join(root, format.Dir, filepath.FromSlash(rel))
+	if data == nil {
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("removing the empty shard %s/%s: %w", format.Dir, rel, err)
+		}
+		return nil
+	}
+	if len(old) == 0 || !bytes.HasPrefix(data, old) {
+		atomicfile.RemoveStale(filepath.Dir(path), 0) // a killed writer's, under this lock
+		return writeAtomic(path, data)
+	}
+	r, err := openGuarded(root)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	f, err := r.OpenFile(filepath.FromSlash(format.Dir+"/"+rel), os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("writing %s/%s: %w", format.Dir, rel, err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || fi.Size() != int64(len(old)) {
+		return format.ErrNotPatchable // changed since it was read; the caller holds the lock, so not by acolyte
+	}
+	if err := appendSynced(f, int64(len(old)), data[len(old):]); err != nil {
+		return fmt.Errorf("writing %s/%s: %w", format.Dir, rel, err)
+	}
+	return nil
+}
+
+// shardsOf is every shard edits or adds name.
+func shardsOf(edits map[string]shardEdit, adds map[string]memory.Memory) map[string]bool {
+	out := make(map[string]bool, len(edits)+len(adds))
+	for s := range edits {
+		out[s] = true
+	}
+	for s := range adds {
+		out[s] = true
+	}
+	return out
+}
+
+// lastLine is the last line of a memories file's bytes, newline included;
+// nil for a file of its header alone, or none.
+func lastLine(data []byte) []byte {
+	if len(data) == 0 || data[len(data)-1] != '\n' {
+		return nil
+	}
+	start := bytes.LastIndexByte(data[:len(data)-1], '\n') + 1
+	if start == 0 {
+		return nil // the header
+	}
+	return data[start:]
+}
+
+// editShard decodes the shard file rel, of shard, runs edit over its
+// memories and encodes the result (nil for none left). Only the memories
+// edit changed are checked as the decoder will read them back: the others
+// were just read. A shard the decoder must work around is for the full
+// path.
+func editShard(rel, shard string, data []byte, edit shardEdit) ([]byte, error) {
+	d, err := format.DecodeAll(format.Dir+"/"+rel, data)
+	if err != nil || len(d.Invalid)+len(d.Duplicates) > 0 || len(format.MisplacedIn(shard, d.Memories)) > 0 {
+		return nil, format.ErrNotPatchable
+	}
+	was := make(map[string]memory.Memory, len(d.Memories))
+	for _, m := range d.Memories {
+		was[m.ID] = m
+	}
+	next, err := edit(slices.Clone(d.Memories))
+	if err != nil {
+		return nil, err
+	}
+	var changed []memory.Memory
+	for _, m := range next {
+		if old, ok := was[m.ID]; !ok || !format.Same(old, m) {
+			changed = append(changed, m)
+		}
+	}
+	if err := format.CheckMemories(changed, format.Dir+"/"+rel); err != nil {
+		return nil, err
+	}
+	if len(next) == 0 {
+		return nil, nil
+	}
+	return format.Encode(next), nil
+}

@@ -1,0 +1,172 @@
+package gitsync
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"github.com/acolyte-dev/acolyte/gitsync/derive"
+	"slices"
+	"strings"
+
+	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/memory"
+)
+
+// stagedSplit reports whether the index stages a split project: a file
+// under .acolyte/memories/.
+func stagedSplit(ix *index) bool {
+	for rel := range ix.entries {
+		if strings.HasPrefix(rel, shardsRel+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// readStagedSplit reads the memories files the index stages: the inbox and
+// every shard, as readSplit reads them from the worktree.
+func readStagedSplit(ix *index) (splitProject, error) {
+	var p splitProject
+	staged := stagedShardFiles(ix)
+	rels := []string{format.MemoriesFile}
+	for rel := range staged {
+		if rel != format.MemoriesFile {
+			rels = append(rels, rel)
+		}
+	}
+	slices.Sort(rels[1:])
+	for _, rel := range rels {
+		var data []byte
+		if blob := staged[rel]; blob != "" {
+			var err error
+			if data, err = ix.cat(blob); err != nil {
+				return p, err
+			}
+		}
+		p.files = append(p.files, projectFile{rel: rel, data: data})
+	}
+	return p, nil
+}
+
+// preCommit is preCommitFull for a project the index stages split, or
+// that this commit's memories would take past format.SplitAt: every staged
+// file is decoded, the derived memories refreshed, every memory scanned for
+// secrets, and the files whose bytes change staged, the emptied shards
+// removed from the index.
+func (s shards) preCommit(ctx context.Context, w *Workspace, ix *index, d derive.Derivation, res HookResult) (HookResult, error) {
+	if fast, ok, err := s.preCommitShards(ctx, w, ix, d, res); ok || err != nil {
+		return fast, err
+	}
+	p, err := readStagedSplit(ix)
+	if err != nil {
+		return res, err
+	}
+	ts, err := ix.stagedTombstones()
+	if err != nil {
+		return res, err
+	}
+	p.tombs = ts
+	decoded, parts, err := p.decode()
+	if err != nil {
+		return res, fmt.Errorf("the staged %w; fix it, git add it, and commit again", err)
+	}
+	current, _ := format.Forget(decoded.Memories, ts.list)
+	edits, err := w.handEditsToStamp(ctx, current, p.hash())
+	if err != nil {
+		return res, err
+	}
+	now := w.clock()
+	current = stampHandEdits(current, edits, now)
+	next := derive.Refresh(current, d.Memories)
+	files := encodeSplit(next, parts)
+	encoded := make(map[string][]byte, len(files))
+	for _, f := range files {
+		encoded[f.rel] = f.data
+	}
+	if res.Refused = secretRefusals(encoded, next); len(res.Refused) > 0 {
+		return res, ErrRefused
+	}
+	staged := make(map[string][]byte, len(p.files))
+	for _, f := range p.files {
+		staged[f.rel] = f.data
+	}
+	changed := false
+	v := verifiedShards{Forgotten: ix.entries[forgottenRel].blob, Files: map[string][]string{}}
+	byShard := format.Shard(next)
+	for i, f := range files {
+		entry, had := ix.entries[format.Dir+"/"+f.rel]
+		blob := entry.blob
+		switch {
+		case f.data == nil && had:
+			if _, err := w.Repo.GitOutput(ctx, nil, "update-index", "--force-remove", "--", format.Dir+"/"+f.rel); err != nil {
+				return res, err
+			}
+			changed = true
+		case f.data != nil && (!had || !bytes.Equal(staged[f.rel], f.data)):
+			if blob, err = w.stageFile(ctx, format.Dir+"/"+f.rel, f.data); err != nil {
+				return res, err
+			}
+			changed = true
+		}
+		// Verified for the next commit: a file left with no line the
+		// decoder works around (encodeSplit keeps invalid ones).
+		if f.data != nil && !keepsInvalid(parts, f.rel) {
+			shard, _ := format.ParseShardFile(f.rel)
+			v.Files[blob] = derivedIDs(byShard[shard])
+			if i == 0 {
+				v.Files[blob] = []string{} // the inbox, its header alone
+			}
+		}
+	}
+	s.saveVerifiedShards(w, v)
+	if changed {
+		res.Changes, res.Staged = Diff(current, next), true
+		if err := EnsureAttributes(w.Repo.Root); err != nil {
+			return res, err
+		}
+		if err := w.stageHelpers(ctx, ix); err != nil {
+			return res, err
+		}
+	}
+	// The worktree may hold more (unstaged edits); it follows its own files.
+	synced, err := w.sync(ctx, edits, now)
+	res.Import = synced.Import
+	res.Warnings = append(res.Warnings, synced.Refused...)
+	return res, err
+}
+
+// keepsInvalid reports whether the file rel of parts held lines that are
+// not valid memories, which a write keeps.
+func keepsInvalid(parts []format.Part, rel string) bool {
+	for _, p := range parts {
+		if p.File == rel {
+			return len(p.Decoded.InvalidLines) > 0
+		}
+	}
+	return false
+}
+
+// splitsOnCommit reports whether the staged one file, decoded, would be
+// split by this commit: it holds more than format.SplitAt memories.
+func splitsOnCommit(mems []memory.Memory) bool { return len(mems) > format.SplitAt }
+
+// stagedTombstones reads the forgotten.jsonl the index stages (none when it
+// stages none), refusing one it cannot read whole, with the fix.
+func (ix *index) stagedTombstones() (tombstones, error) {
+	var data []byte
+	if e, ok := ix.entries[forgottenRel]; ok {
+		var err error
+		if data, err = ix.cat(e.blob); err != nil {
+			return tombstones{}, err
+		}
+	}
+	ts, err := decodeTombstones(data)
+	if err == nil && len(ts.warnings) > 0 {
+		err = errors.New(ts.warnings[0])
+	}
+	if err != nil {
+		return tombstones{}, fmt.Errorf("the staged %s: %w; fix it, git add it, and commit again", forgottenRel, err)
+	}
+	return ts, nil
+}
