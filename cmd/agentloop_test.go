@@ -354,19 +354,29 @@ var providers = []struct {
 	}},
 }
 
-// agentRepo makes a git repository and an acolyte home for one test.
+// agentRepo makes a git repository and an acolyte home for one test that
+// runs acolyte in its own process (cmd.Run), which reads os.Getenv.
 func agentRepo(t *testing.T) string {
+	t.Helper()
+	repo, env := agentRepoEnv(t)
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	return repo
+}
+
+// agentRepoEnv makes a git repository and an acolyte home for one test,
+// and returns the variables an acolyte process there runs with, so that a
+// test that starts acolyte as a subprocess needs no t.Setenv and can run
+// in parallel.
+func agentRepoEnv(t *testing.T) (string, []string) {
 	t.Helper()
 	repo := t.TempDir()
 	if out, err := exec.Command("git", "init", "-q", repo).CombinedOutput(); err != nil {
 		t.Fatalf("git init: %v %s", err, out)
 	}
-	t.Setenv("ACOLYTE_HOME", t.TempDir())
-	t.Setenv("GEMINI_API_KEY", "test-key")
-	t.Setenv("GOOGLE_API_KEY", "")
-	t.Setenv("OPENAI_API_KEY", "")
-	t.Setenv("ACOLYTE_SESSION", "")
-	return repo
+	return repo, []string{"ACOLYTE_HOME=" + t.TempDir(), "GEMINI_API_KEY=test-key", "GOOGLE_API_KEY=", "OPENAI_API_KEY=", "ACOLYTE_SESSION="}
 }
 
 func runAgent(t *testing.T, f *fakeModel, provider int, repo string, args ...string) (int, string, string) {
@@ -1084,76 +1094,90 @@ func TestHelperAcolyteProcess(t *testing.T) {
 // TestRunSIGTERMStopsTheShellsProcessGroup sends each stop signal to acolyte
 // while run_shell runs a command that starts children, one of which
 // ignores SIGTERM: when acolyte has exited, none of them is left.
+//
+// Each case is an acolyte process of its own, which spends most of its
+// time waiting for its children to stop, so the cases run in parallel.
 func TestRunSIGTERMStopsTheShellsProcessGroup(t *testing.T) {
+	t.Parallel()
 	for _, command := range []string{"run", "chat"} {
 		for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT} {
 			if command == "chat" && sig == syscall.SIGINT {
 				continue // Ctrl-C in chat stops the reply, not the chat: TestChatInATerminal
 			}
-			t.Run(command+" "+sig.String(), func(t *testing.T) { stopSignal(t, command, sig) })
+			t.Run(command+" "+sig.String(), func(t *testing.T) {
+				t.Parallel()
+				stopSignal(t, command, sig)
+			})
 		}
 	}
 }
 
 func stopSignal(t *testing.T, command string, sig syscall.Signal) {
-	eachProvider(t, func(t *testing.T, p int) {
-		repo := agentRepo(t)
-		pids := filepath.Join(t.TempDir(), "pids")
-		script := fmt.Sprintf(`sleep 300 & echo $! >> %[1]s; (trap '' TERM; sleep 300) & echo $! >> %[1]s; echo started >> %[1]s.ok; wait`, pids)
-		args, _ := json.Marshal(map[string]string{"command": script})
-		f := scripted(t, call("run_shell", string(args)), say("Stopped."), observe())
-		full := append(append([]string{"acolyte", command}, providers[p].flags(f.srv.URL)...), "--repo", repo, "--yes")
-		if command == "run" {
-			full = append(full, "run it")
+	for p := range providers {
+		t.Run(providers[p].name, func(t *testing.T) {
+			t.Parallel()
+			stopSignalOn(t, command, sig, p)
+		})
+	}
+}
+
+func stopSignalOn(t *testing.T, command string, sig syscall.Signal, p int) {
+	repo, env := agentRepoEnv(t)
+	pids := filepath.Join(t.TempDir(), "pids")
+	script := fmt.Sprintf(`sleep 300 & echo $! >> %[1]s; (trap '' TERM; sleep 300) & echo $! >> %[1]s; echo started >> %[1]s.ok; wait`, pids)
+	args, _ := json.Marshal(map[string]string{"command": script})
+	f := scripted(t, call("run_shell", string(args)), say("Stopped."), observe())
+	full := append(append([]string{"acolyte", command}, providers[p].flags(f.srv.URL)...), "--repo", repo, "--yes")
+	if command == "run" {
+		full = append(full, "run it")
+	}
+	argsJSON, _ := json.Marshal(full)
+	c := exec.Command(os.Args[0], "-test.run=^TestHelperAcolyteProcess$")
+	c.Env = append(append(os.Environ(), env...), "ACOLYTE_TEST_ARGS="+string(argsJSON))
+	c.Stdin = strings.NewReader("run it\n")
+	var errOut syncBuffer
+	c.Stderr = &errOut
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat(pids + ".ok"); err == nil {
+			break
 		}
-		argsJSON, _ := json.Marshal(full)
-		c := exec.Command(os.Args[0], "-test.run=^TestHelperAcolyteProcess$")
-		c.Env = append(os.Environ(), "ACOLYTE_TEST_ARGS="+string(argsJSON))
-		c.Stdin = strings.NewReader("run it\n")
-		var errOut syncBuffer
-		c.Stderr = &errOut
-		if err := c.Start(); err != nil {
-			t.Fatal(err)
+		if time.Now().After(deadline) {
+			c.Process.Kill()
+			t.Fatalf("the command never started: %s", errOut.String())
 		}
-		deadline := time.Now().Add(20 * time.Second)
-		for {
-			if _, err := os.Stat(pids + ".ok"); err == nil {
-				break
-			}
-			if time.Now().After(deadline) {
-				c.Process.Kill()
-				t.Fatalf("the command never started: %s", errOut.String())
-			}
+		time.Sleep(20 * time.Millisecond)
+	}
+	c.Process.Signal(sig)
+	done := make(chan error, 1)
+	go func() { done <- c.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		c.Process.Kill()
+		t.Fatalf("acolyte did not exit after %s: %s", sig, errOut.String())
+	}
+	raw, _ := os.ReadFile(pids)
+	for _, field := range strings.Fields(string(raw)) {
+		var pid int
+		fmt.Sscan(field, &pid)
+		// A SIGKILL is acted on when its target next runs, which on a
+		// loaded machine can be after acolyte has exited; a child that
+		// was never killed sleeps for 300 s.
+		for end := time.Now().Add(2 * time.Second); alive(pid) && time.Now().Before(end); {
 			time.Sleep(20 * time.Millisecond)
 		}
-		c.Process.Signal(sig)
-		done := make(chan error, 1)
-		go func() { done <- c.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			c.Process.Kill()
-			t.Fatalf("acolyte did not exit after %s: %s", sig, errOut.String())
+		if alive(pid) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Errorf("child %d survived %s", pid, sig)
 		}
-		raw, _ := os.ReadFile(pids)
-		for _, field := range strings.Fields(string(raw)) {
-			var pid int
-			fmt.Sscan(field, &pid)
-			// A SIGKILL is acted on when its target next runs, which on a
-			// loaded machine can be after acolyte has exited; a child that
-			// was never killed sleeps for 300 s.
-			for end := time.Now().Add(2 * time.Second); alive(pid) && time.Now().Before(end); {
-				time.Sleep(20 * time.Millisecond)
-			}
-			if alive(pid) {
-				syscall.Kill(pid, syscall.SIGKILL)
-				t.Errorf("child %d survived %s", pid, sig)
-			}
-		}
-		if !strings.Contains(errOut.String(), "interrupted") && !strings.Contains(errOut.String(), "stopped") {
-			t.Errorf("stderr: %s", errOut.String())
-		}
-	})
+	}
+	if !strings.Contains(errOut.String(), "interrupted") && !strings.Contains(errOut.String(), "stopped") {
+		t.Errorf("stderr: %s", errOut.String())
+	}
 }
 
 // alive says whether process pid runs: it exists and is not a zombie

@@ -173,15 +173,6 @@ func (tm *tmux) capture(t *testing.T) string {
 	return strings.TrimRight(string(out), "\n")
 }
 
-func (tm *tmux) display(t *testing.T, format string) string {
-	t.Helper()
-	out, err := tm.cmd("display-message", "-p", "-t", "chat", format).Output()
-	if err != nil {
-		t.Fatalf("tmux display-message: %v", err)
-	}
-	return strings.TrimSpace(string(out))
-}
-
 // waitFor polls the screen until ok holds, for at most 15 seconds.
 func (tm *tmux) waitFor(t *testing.T, what string, ok func(screen string) bool) string {
 	t.Helper()

@@ -305,10 +305,17 @@ var gitOps = []struct {
 }
 
 func TestForgettingSurvivesEveryMerge(t *testing.T) {
+	// Every case is a world of its own (gitWorld: temp dirs, environment),
+	// and most of its time is spent waiting for git and acolyte processes.
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("the whole merge matrix on real git; CI runs it (go test without -short)")
+	}
 	for _, s := range gitSetups {
 		for _, op := range gitOps {
 			for _, other := range otherSides {
 				t.Run(s.name+"/"+op.name+"/"+other.name, func(t *testing.T) {
+					t.Parallel()
 					w := newGitWorld(t, s)
 					dir, want := op.run(w, s, other)
 					if got := w.project(dir); !slices.Equal(got, want) {
@@ -334,8 +341,10 @@ func TestForgettingSurvivesEveryMerge(t *testing.T) {
 // later commit appended, and union keeps every line of both sides there, so
 // git reports "nothing to commit"; the clone needs `acolyte hooks install`.
 func TestRevertOfAnAddRemovesTheMemory(t *testing.T) {
+	t.Parallel()
 	for _, s := range gitSetups {
 		t.Run(s.name, func(t *testing.T) {
+			t.Parallel()
 			if s.union {
 				t.Skip("a union merge keeps a reverted line that touches a later one; see the comment")
 			}

@@ -25,6 +25,8 @@ const requireHookManagers = "ACOLYTE_REQUIRE_HOOK_MANAGERS"
 // both ran every time. `acolyte` on the scripts' PATH is a wrapper that logs
 // each call to $ACOLYTE_LOG, then runs the real one.
 func TestHookManagerScripts(t *testing.T) {
+	// Its scripts are isolated like TestScripts' and run beside them.
+	t.Parallel()
 	bin, err := filepath.Abs(filepath.Join("testdata", "hookmanagers", "npm", "node_modules", ".bin"))
 	if err != nil {
 		t.Fatal(err)

@@ -12,13 +12,6 @@ import (
 // The shapes below are printed by --json and documented in cmd/JSON.md;
 // TestJSONOutputMatchesDoc holds the two together.
 
-// seedResult is what seed --json prints.
-type seedResult struct {
-	Added int    `json:"added"`
-	Seeds int    `json:"seeds"`
-	File  string `json:"file"`
-}
-
 // printHooks prints the hooks' state after hooks install or uninstall, in
 // the shape of hooks status --json, so a script reads all three alike.
 func printHooks(c *cli.Context, w *workspace) error {

@@ -18,6 +18,8 @@ import (
 // tools. `requests N` asserts how many requests arrived since the last
 // check; `requests` with no N, at least one.
 func TestOfflineScripts(t *testing.T) {
+	// Its scripts are isolated like TestScripts' and run beside them.
+	t.Parallel()
 	var (
 		mu   sync.Mutex
 		seen = map[string]int{} // per script, by its work directory

@@ -15,6 +15,9 @@ import (
 // pool of one (TEAM_DB carries pool_max_conns=1). Roles and row-level
 // security are the Debian server's scripts' (testdata/team).
 func TestPGliteScripts(t *testing.T) {
+	// Not t.Parallel: a search waits at most a second for the team (the
+	// pace's PaceMax), and beside the parallel suites a loaded machine's
+	// connection to the team database took longer (team.txtar failed so).
 	if !pgtest.PGliteAvailable() {
 		t.Skip(pgtest.PGliteEnv + " is not set: set it to 1 to run the team scripts on PGlite")
 	}

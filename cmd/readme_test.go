@@ -106,6 +106,7 @@ func readmeBlocks(t *testing.T, dir string) []string {
 // prints; no command fetches an unpublished module; every benchmark file a
 // command names is in the repository.
 func TestReadmeHoldsInAFreshCopy(t *testing.T) {
+	t.Parallel() // a copy, a home and an environment of its own (freshCopy)
 	dir, _, run := freshCopy(t)
 	blocks := readmeBlocks(t, dir)
 	if len(blocks) < 2 {

@@ -45,6 +45,10 @@ func isolate(env *testscript.Env) {
 }
 
 func TestScripts(t *testing.T) {
+	// Each script has its own home, settings and repository; testscript
+	// runs them in parallel with each other, and t.Parallel lets them run
+	// beside this package's other parallel end-to-end tests.
+	t.Parallel()
 	testscript.Run(t, testscript.Params{
 		Dir: filepath.Join("testdata", "script"),
 		Setup: func(env *testscript.Env) error {

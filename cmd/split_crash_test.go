@@ -19,6 +19,10 @@ import (
 // line until the shards are written, a reader reads both as one set, and
 // the next sync finishes the split, which check then passes.
 func TestASplitKilledMidwayLosesNothing(t *testing.T) {
+	t.Parallel() // a gitWorld of its own
+	if testing.Short() {
+		t.Skip("splits 10,000 memories five times; CI runs it (go test without -short)")
+	}
 	w := newGitWorld(t, gitSetup{onPath: true})
 	root := filepath.Join(t.TempDir(), "repo")
 	w.git(filepath.Dir(root), "init", "-q", "-b", "main", root)

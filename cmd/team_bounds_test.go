@@ -61,7 +61,7 @@ func TestTeamCallsNeverHoldUpLocalWork(t *testing.T) {
 		t.Errorf("hooks, a project remember, sync and check opened %d team connections", n)
 	}
 
-	// The figures for CONTRIBUTING.md ("Team memory"), printed with -v;
+	// The figures for docs/team.md, printed with -v;
 	// the bounds are asserted below, and speed is not.
 	var stderr string
 	timed := func(env []string, name string, args ...string) time.Duration {

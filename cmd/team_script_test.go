@@ -19,6 +19,9 @@ import (
 // get ADMIN_DB (the superuser, for team init), ALICE_DB, DAVE_DB, BOB_DB
 // and CAROL_DB (carol, in no team).
 func TestTeamScripts(t *testing.T) {
+	// Not t.Parallel: a search waits at most a second for the team (the
+	// pace's PaceMax), and beside the parallel suites a loaded machine's
+	// connection to the team database took longer (team.txtar failed so).
 	srv := pgtest.Start(t)
 	for _, team := range []string{"red", "blue"} {
 		if _, err := postgres.Init(t.Context(), srv.URL("postgres", "postgres"), team); err != nil {

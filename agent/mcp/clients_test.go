@@ -280,7 +280,7 @@ func readHTTPConfig(t *testing.T, c mcp.Client, config, token string) (url, head
 		t.Fatalf("%s: %v\n%s", c.Name, err, config)
 	}
 	var e entry
-	expand := func(s string) string { return s }
+	var expand func(string) string // each client below expands its own syntax
 	switch c.Name {
 	case "claude": // .mcp.json: type http, url, ${VAR}
 		e = cfg.MCPServers["acolyte"]

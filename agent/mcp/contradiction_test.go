@@ -89,8 +89,8 @@ func TestAddShowsTheMemoryANewFactContradicts(t *testing.T) {
 	recall := float64(found) / float64(len(set.Pairs))
 	t.Logf("contradicted memory among similar: %d/%d (%.0f%%), first: %d/%d; unrelated facts with any similar: %d/%d, %.1f shown on average",
 		found, len(set.Pairs), 100*recall, first, len(set.Pairs), noisy, len(set.Unrelated), float64(shown)/float64(len(set.Unrelated)))
-	// The floor is below what the built-in embedder measures (CONTRIBUTING.md,
-	// "MCP"), so that an embedder or ranking change that loses the point of
+	// The floor is below what the built-in embedder measures (docs/mcp.md,
+	// "Near memories"), so that an embedder or ranking change that loses the point of
 	// similar fails here.
 	if recall < 0.8 {
 		t.Errorf("memory_add returned the contradicted memory for %.0f%% of the pairs, want at least 80%%", 100*recall)

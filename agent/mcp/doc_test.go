@@ -152,7 +152,7 @@ func TestMCPToolsMatchDoc(t *testing.T) {
 	}
 }
 
-// TestConformanceSkipsAreDocumented: CONTRIBUTING.md's table of the
+// TestConformanceSkipsAreDocumented: docs/mcp.md's table of the
 // conformance scenarios CI skips is the list .ci/conformance reads
 // (testdata/conformance/skip.txt), each with the same reason.
 func TestConformanceSkipsAreDocumented(t *testing.T) {
@@ -171,7 +171,7 @@ func TestConformanceSkipsAreDocumented(t *testing.T) {
 		}
 		skips[name] = reason
 	}
-	doc, err := os.ReadFile(filepath.Join("..", "..", "CONTRIBUTING.md"))
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "mcp.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,15 +184,15 @@ func TestConformanceSkipsAreDocumented(t *testing.T) {
 	}
 	for name, reason := range skips {
 		if documented[name] != reason {
-			t.Errorf("CONTRIBUTING.md should list the skipped scenario %s with the reason %q, has %q", name, reason, documented[name])
+			t.Errorf("docs/mcp.md should list the skipped scenario %s with the reason %q, has %q", name, reason, documented[name])
 		}
 	}
 	for name := range documented {
 		if _, ok := skips[name]; !ok {
-			t.Errorf("CONTRIBUTING.md lists %s as skipped, but skip.txt does not skip it", name)
+			t.Errorf("docs/mcp.md lists %s as skipped, but skip.txt does not skip it", name)
 		}
 	}
 	if !strings.Contains(string(doc), fmt.Sprintf("%d skipped", len(skips))) {
-		t.Errorf("CONTRIBUTING.md should give the skip count, %d", len(skips))
+		t.Errorf("docs/mcp.md should give the skip count, %d", len(skips))
 	}
 }

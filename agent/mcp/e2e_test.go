@@ -511,6 +511,7 @@ func TestStdioFollowsTheClientsRoots(t *testing.T) {
 	cmd := exec.Command(acolyteBin, "mcp")
 	cmd.Dir, cmd.Env = t.TempDir(), f.env()
 	client := sdk.NewClient(&sdk.Implementation{Name: "global-config", Version: "1"}, nil)
+	//lint:ignore SA1019 the client's roots under test; deprecated only from MCP 2026-07-28, which acolyte does not serve
 	client.AddRoots(&sdk.Root{URI: "file://" + filepath.ToSlash(f.repo), Name: "project"})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -527,7 +528,9 @@ func TestStdioFollowsTheClientsRoots(t *testing.T) {
 	if added.Scope != "project" || !fileHasID(f.readMemories(t), added.ID) {
 		t.Errorf("memory_add = %+v, want it in the root's .acolyte/memories.jsonl", added)
 	}
+	//lint:ignore SA1019 the client's roots under test; deprecated only from MCP 2026-07-28, which acolyte does not serve
 	client.RemoveRoots("file://" + filepath.ToSlash(f.repo))
+	//lint:ignore SA1019 the client's roots under test; deprecated only from MCP 2026-07-28, which acolyte does not serve
 	client.AddRoots(&sdk.Root{URI: "file://" + filepath.ToSlash(t.TempDir()), Name: "scratch"})
 	deadline := time.Now().Add(10 * time.Second)
 	for {

@@ -81,6 +81,7 @@ func (h *Host) Server() *sdk.Server {
 		// not got. Nor is the initialized notification awaited: over stdio
 		// the SDK may run the client's first call before it.
 		s.rootsStale = true
+		//lint:ignore SA1019 roots are deprecated from MCP 2026-07-28, which acolyte does not serve (ProtocolVersions); they bind a session to its repository
 		sopts.RootsListChangedHandler = func(context.Context, *sdk.RootsListChangedRequest) { s.markStale() }
 	}
 	s.server = sdk.NewServer(implementation(h.opts), sopts)
@@ -141,11 +142,13 @@ func (s *session) refreshRoots(ctx context.Context, ss *sdk.ServerSession) {
 		return // nothing changed, or not initialized yet
 	}
 	s.rootsStale = false
+	//lint:ignore SA1019 roots are deprecated from MCP 2026-07-28, which acolyte does not serve (ProtocolVersions); they bind a session to its repository
 	if p.Capabilities == nil || p.Capabilities.RootsV2 == nil {
 		return // the client has no roots: serve the default
 	}
 	ctx, cancel := context.WithTimeout(ctx, rootsTimeout)
 	defer cancel()
+	//lint:ignore SA1019 roots are deprecated from MCP 2026-07-28, which acolyte does not serve (ProtocolVersions); they bind a session to its repository
 	res, err := ss.ListRoots(ctx, nil)
 	if err != nil {
 		s.warn("could not read the client's roots, serving %s: %v", s.bound.Root, err)
@@ -166,6 +169,8 @@ func (s *session) refreshRoots(ctx context.Context, ss *sdk.ServerSession) {
 // choose picks the first root inside a repository; when none is, the
 // first root's binding, which serves user memory. No roots at all keeps
 // the default: a client with an empty workspace is where it was started.
+//
+//lint:ignore SA1019 roots are deprecated from MCP 2026-07-28, which acolyte does not serve (ProtocolVersions); they bind a session to its repository
 func (s *session) choose(ctx context.Context, roots []*sdk.Root) (Binding, error) {
 	var first *Binding
 	var errs []string

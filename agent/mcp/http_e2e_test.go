@@ -113,6 +113,7 @@ func connectHTTP(t *testing.T, s httpServer, dirs ...string) (*sdk.ClientSession
 	t.Helper()
 	client := sdk.NewClient(&sdk.Implementation{Name: "http-e2e", Version: "1"}, nil)
 	for _, d := range dirs {
+		//lint:ignore SA1019 the client's roots under test; deprecated only from MCP 2026-07-28, which acolyte does not serve
 		client.AddRoots(&sdk.Root{URI: fileURI(d), Name: filepath.Base(d)})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -253,6 +254,7 @@ func TestHTTPSessionsFollowTheirRoots(t *testing.T) {
 	}
 
 	// The client leaves repository B: the session follows it outside.
+	//lint:ignore SA1019 the client's roots under test; deprecated only from MCP 2026-07-28, which acolyte does not serve
 	clientB.RemoveRoots(fileURI(b.repo))
 	deadline := time.Now().Add(10 * time.Second)
 	for {

@@ -82,6 +82,7 @@ func adapterTools() []toolbox.Tool {
 			Name: "broken", Description: "Always panics.", Schema: schema,
 			Call: func(context.Context, json.RawMessage) (any, error) {
 				var m map[string]int
+				//lint:ignore SA5000 the panic is the point: the server's panic guard is under test
 				m["x"]++ // a nil-map write, the kind of bug a panic guard is for
 				return nil, nil
 			},

@@ -13,10 +13,6 @@ import (
 // cut and how to get the rest.
 const ShrunkKey = "shrunk"
 
-// minShrink is the smallest result Shrink aims for: below it a result says
-// nothing but that it was cut.
-const minShrink = 512
-
 // Shrink cuts a tool result, a JSON object, to at most max bytes, by the
 // tool's own rule when it has one (read_file keeps where to read on), else
 // by ShrinkJSON.

@@ -1,5 +1,5 @@
 // Package layouttest lets a package's tests hold it to its place in the
-// layout (CONTRIBUTING.md, "Architecture"): which packages it may build on.
+// layout (docs/ARCHITECTURE.md, "Import rules"): which packages it may build on.
 package layouttest
 
 import (
