@@ -209,9 +209,9 @@ type workspace struct {
 	Root string
 	// Repo and Workspace are nil outside a git repository.
 	Repo      *gitsync.Repo
-	Workspace *gitsync.Workspace
+	Workspace *gitsync.Checkout
 	// Visibility is what this checkout and session can see, the same rule
-	// the toolkit applies (gitsync.NewWorkspace keys a project by its root).
+	// the toolkit applies (gitsync.NewCheckout keys a project by its root).
 	Visibility memory.Visibility
 	// Team is the team database, nil when none is configured; it connects
 	// on first use.
@@ -431,7 +431,7 @@ func bindWorkspace(c *cli.Context, s *sqlite.Store, dir string, need bool) (*wor
 	switch {
 	case err == nil:
 		w.Repo, w.Root = repo, repo.Root
-		w.Workspace = gitsync.NewWorkspace(repo, s, global(c, flagSession))
+		w.Workspace = gitsync.NewCheckout(repo, s, global(c, flagSession))
 		w.Workspace.Warn = func(msg string) { warn(c, warnOther, msg) }
 		w.Toolkit = w.Workspace
 		w.Visibility = memory.Visibility{ProjectKey: repo.Root, SessionKey: global(c, flagSession)}

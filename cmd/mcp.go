@@ -86,7 +86,7 @@ func runMCP(c *cli.Context) error {
 		Embedder: embedderName(ws.Store),
 		Logger:   logger,
 	}
-	// No BeforeCall: in a repository the toolkit is a gitsync.Workspace,
+	// No BeforeCall: in a repository the toolkit is a gitsync.Checkout,
 	// which re-imports .acolyte/ itself whenever its content changed.
 	if !isSet(c, flagRepo) {
 		roots := &rootWorkspaces{c: c, store: ws.Store, open: map[string]*workspace{ws.Root: ws}}

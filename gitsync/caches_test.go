@@ -15,7 +15,7 @@ import (
 
 // dropCaches deletes every cache caches.go lists: the folder of the
 // clone's on-disk caches and the import state the index keeps.
-func dropCaches(t *testing.T, w *Workspace) {
+func dropCaches(t *testing.T, w *Checkout) {
 	t.Helper()
 	if err := os.RemoveAll(cacheDir(w.Repo)); err != nil {
 		t.Fatal(err)
@@ -29,7 +29,7 @@ func dropCaches(t *testing.T, w *Workspace) {
 // checkout's files hold, the project memories the index finds, and what
 // check says. Memories are named by content, kind, topic and source, not
 // by id or time: the two clones of the test make their own ids.
-func cacheSnapshot(t *testing.T, w *Workspace) string {
+func cacheSnapshot(t *testing.T, w *Checkout) string {
 	t.Helper()
 	describe := func(mems []memory.Memory) []string {
 		var out []string
@@ -70,7 +70,7 @@ func TestDroppingEveryCacheChangesNothing(t *testing.T) {
 		n    int
 	}{{"one file", 20}, {"shards", format.SplitAt + 20}} {
 		t.Run(c.name, func(t *testing.T) {
-			twin := func() (*Workspace, []memory.Memory) {
+			twin := func() (*Checkout, []memory.Memory) {
 				w, mems := splitWorkspace(t, c.n)
 				gittest.WriteFiles(t, w.Repo.Root, map[string]string{"AGENTS.md": "- Run the tests with go test.\n"})
 				runGit(t, w.Repo.Root, "add", "-A")
@@ -83,7 +83,7 @@ func TestDroppingEveryCacheChangesNothing(t *testing.T) {
 			cached, mems := twin()
 			dropped, _ := twin()
 			ctx := t.Context()
-			commit := func(w *Workspace, msg string) error {
+			commit := func(w *Checkout, msg string) error {
 				runGit(t, w.Repo.Root, "add", "-A")
 				if _, err := w.RunHook(ctx, "pre-commit", nil); err != nil {
 					return err
@@ -93,25 +93,25 @@ func TestDroppingEveryCacheChangesNothing(t *testing.T) {
 			}
 			steps := []struct {
 				name string
-				do   func(w *Workspace) error
+				do   func(w *Checkout) error
 			}{
-				{"remember", func(w *Workspace) error {
+				{"remember", func(w *Checkout) error {
 					_, err := w.Add(ctx, memory.Draft{Scope: memory.ScopeProject, Kind: memory.KindStored, Content: "Releases are cut on Thursdays."})
 					return err
 				}},
-				{"edit", func(w *Workspace) error {
+				{"edit", func(w *Checkout) error {
 					_, err := w.Edit(ctx, mems[3].ID, memory.Revision{Content: "fact number 3, revised by hand", Topic: "tests"})
 					return err
 				}},
-				{"forget", func(w *Workspace) error {
+				{"forget", func(w *Checkout) error {
 					_, err := w.Remove(ctx, mems[5].ID)
 					return err
 				}},
-				{"rule committed through the hook", func(w *Workspace) error {
+				{"rule committed through the hook", func(w *Checkout) error {
 					gittest.WriteFiles(t, w.Repo.Root, map[string]string{"AGENTS.md": "- Run the tests with go test -race.\n- Wrap errors with %w.\n"})
 					return commit(w, "rules")
 				}},
-				{"a change by another process", func(w *Workspace) error {
+				{"a change by another process", func(w *Checkout) error {
 					return Update(ctx, w.Repo.Root, func(ms []memory.Memory) ([]memory.Memory, error) {
 						for i := range ms {
 							if ms[i].ID == mems[7].ID {
@@ -121,7 +121,7 @@ func TestDroppingEveryCacheChangesNothing(t *testing.T) {
 						return ms, nil
 					})
 				}},
-				{"a branch merged back", func(w *Workspace) error {
+				{"a branch merged back", func(w *Checkout) error {
 					home := strings.TrimSpace(runGit(t, w.Repo.Root, "rev-parse", "--abbrev-ref", "HEAD"))
 					runGit(t, w.Repo.Root, "checkout", "-qb", "side")
 					if _, err := w.Add(ctx, memory.Draft{Scope: memory.ScopeProject, Kind: memory.KindStored, Content: "The side branch tried a new cache."}); err != nil {

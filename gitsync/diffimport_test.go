@@ -15,7 +15,7 @@ import (
 
 // outsideChange rewrites the memories file as a checkout would: one memory
 // edited, one removed, one added, the rest as they were.
-func outsideChange(t *testing.T, w *Workspace) {
+func outsideChange(t *testing.T, w *Checkout) {
 	t.Helper()
 	path := format.MemoriesPath(w.Repo.Root)
 	mems, err := format.ReadFile(path)
@@ -31,7 +31,7 @@ func outsideChange(t *testing.T, w *Workspace) {
 	}
 }
 
-func addAll(t *testing.T, w *Workspace, contents ...string) {
+func addAll(t *testing.T, w *Checkout, contents ...string) {
 	t.Helper()
 	for _, c := range contents {
 		if _, err := w.Add(t.Context(), memory.Draft{Scope: memory.ScopeProject, Content: c}); err != nil {
@@ -43,7 +43,7 @@ func addAll(t *testing.T, w *Workspace, contents ...string) {
 // importByDiff imports the memories file as it is now by its line diff
 // from the shadow, failing the test if the diff cannot import it, and
 // returns what it did and the file.
-func importByDiff(t *testing.T, w *Workspace) (Imported, []byte) {
+func importByDiff(t *testing.T, w *Checkout) (Imported, []byte) {
 	t.Helper()
 	data, err := readMemories(w.Repo.Root)
 	if err != nil {
@@ -365,7 +365,7 @@ func TestFastPathWritesGoToTheShadowsJournal(t *testing.T) {
 
 // assertShadowMakesTheFile checks that the shadow's base with its journal
 // applied is the memories file, byte for byte.
-func assertShadowMakesTheFile(t *testing.T, w *Workspace, after string) {
+func assertShadowMakesTheFile(t *testing.T, w *Checkout, after string) {
 	t.Helper()
 	n, ok := w.shadows().noted()
 	if !ok {

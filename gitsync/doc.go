@@ -1,6 +1,6 @@
 // Package gitsync knows how project memories live in a git repository:
 //
-//   - the Workspace, a checkout's memory toolkit, which keeps the index in
+//   - the Checkout, a checkout's memory toolkit, which keeps the index in
 //     step with the files in .acolyte/ (workspace.go);
 //   - the two layouts those files take, one file or shards, behind one
 //     interface (layout.go), and the caches that let a command skip reading

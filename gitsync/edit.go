@@ -17,7 +17,7 @@ import (
 // rewritten in .acolyte/memories.jsonl first, with a later updated time, so
 // that a merge with a branch holding the old text keeps this edit. Rules
 // and seeds are derived from their files, so they are edited there.
-func (w *Workspace) Edit(ctx context.Context, id string, r memory.Revision) (memory.Memory, error) {
+func (w *Checkout) Edit(ctx context.Context, id string, r memory.Revision) (memory.Memory, error) {
 	if _, err := w.Refresh(ctx); err != nil {
 		return memory.Memory{}, err
 	}
@@ -116,11 +116,11 @@ func stampHandEdits(file []memory.Memory, edits map[string]time.Time, now time.T
 // so by the time sync compares the file with the index the edit no longer
 // shows: the import records it here for the next write to stamp, since a
 // read-only command must not write the file.
-func (w *Workspace) handEditsKey() string { return "hand-edits:" + w.stateKey() }
+func (w *Checkout) handEditsKey() string { return "hand-edits:" + w.stateKey() }
 
 // pendingHandEdits reads what recordHandEdits left: ids and the updated
 // times their hand-edited lines kept.
-func (w *Workspace) pendingHandEdits(ctx context.Context) (map[string]time.Time, error) {
+func (w *Checkout) pendingHandEdits(ctx context.Context) (map[string]time.Time, error) {
 	raw, err := w.store.GetState(ctx, w.handEditsKey())
 	if err != nil || raw == "" {
 		return nil, err
@@ -134,7 +134,7 @@ func (w *Workspace) pendingHandEdits(ctx context.Context) (map[string]time.Time,
 	return edits, nil
 }
 
-func (w *Workspace) setPendingHandEdits(ctx context.Context, edits map[string]time.Time) error {
+func (w *Checkout) setPendingHandEdits(ctx context.Context, edits map[string]time.Time) error {
 	if len(edits) == 0 {
 		return w.store.SetState(ctx, w.handEditsKey(), "")
 	}
@@ -152,7 +152,7 @@ func (w *Workspace) setPendingHandEdits(ctx context.Context, edits map[string]ti
 // updated time. The store finds them while it compares the file with the
 // index anyway, so this costs no read of its own, and imports run only
 // when the file's bytes changed: nothing on the hooks' nothing-changed path.
-func (w *Workspace) recordHandEdits(ctx context.Context, file []memory.Memory, revised []string) error {
+func (w *Checkout) recordHandEdits(ctx context.Context, file []memory.Memory, revised []string) error {
 	pending, err := w.pendingHandEdits(ctx)
 	if err != nil {
 		return err

@@ -84,7 +84,7 @@ func TestMarkHandEdits(t *testing.T) {
 
 // editLine rewrites the project memory id in the memories file as edit
 // says, keeping everything else, as a person with an editor would.
-func editLine(t *testing.T, w *Workspace, id string, edit func(*memory.Memory)) {
+func editLine(t *testing.T, w *Checkout, id string, edit func(*memory.Memory)) {
 	t.Helper()
 	path := format.MemoriesPath(w.Repo.Root)
 	mems, err := format.ReadFile(path)
@@ -101,7 +101,7 @@ func editLine(t *testing.T, w *Workspace, id string, edit func(*memory.Memory)) 
 	}
 }
 
-func fileMemory(t *testing.T, w *Workspace, id string) memory.Memory {
+func fileMemory(t *testing.T, w *Checkout, id string) memory.Memory {
 	t.Helper()
 	mems, err := format.ReadFile(format.MemoriesPath(w.Repo.Root))
 	if err != nil {

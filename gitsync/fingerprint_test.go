@@ -33,7 +33,7 @@ func inode(t *testing.T, path string) uint64 {
 }
 
 // recordedHash is the memories file's hash in the import state.
-func recordedHash(t *testing.T, w *Workspace) string {
+func recordedHash(t *testing.T, w *Checkout) string {
 	t.Helper()
 	state, err := w.store.GetState(t.Context(), w.stateKey())
 	if err != nil {

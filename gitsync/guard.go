@@ -304,7 +304,7 @@ type projectCounter interface {
 
 // projectCount is how many project memories the index holds for this
 // checkout; ok is false when the store cannot say.
-func (w *Workspace) projectCount(ctx context.Context) (int, bool) {
+func (w *Checkout) projectCount(ctx context.Context) (int, bool) {
 	c, ok := w.store.(projectCounter)
 	if !ok {
 		return 0, false

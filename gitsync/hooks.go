@@ -39,7 +39,7 @@ type HookResult struct {
 // memories file when the index has not got them: without the first, a
 // clone without acolyte's driver conflicts on every concurrent add, and the
 // first commit is the one that forgets them (issue 21).
-func (w *Workspace) stageHelpers(ctx context.Context, ix *index) error {
+func (w *Checkout) stageHelpers(ctx context.Context, ix *index) error {
 	if err := EnsureAttributes(w.Repo.Root); err != nil {
 		return err
 	}
@@ -61,7 +61,7 @@ func (w *Workspace) stageHelpers(ctx context.Context, ix *index) error {
 var ErrRefused = errors.New("the commit would stage a secret or an invalid rule")
 
 // RunHook does the work of one git hook. args are the hook's own arguments.
-func (w *Workspace) RunHook(ctx context.Context, name string, args []string) (HookResult, error) {
+func (w *Checkout) RunHook(ctx context.Context, name string, args []string) (HookResult, error) {
 	if name != "post-rewrite" && w.inRebase() {
 		return HookResult{Skipped: "rebase in progress; post-rewrite re-indexes when it finishes"}, nil
 	}
@@ -86,7 +86,7 @@ func (w *Workspace) RunHook(ctx context.Context, name string, args []string) (Ho
 // merge or a rebase (tidy) it also syncs a project the merge left in a
 // form only sync tidies (mergeLeftUntidy), so that check passes on what
 // git leaves, with no sync by hand.
-func (w *Workspace) importHook(ctx context.Context, tidy bool) (HookResult, error) {
+func (w *Checkout) importHook(ctx context.Context, tidy bool) (HookResult, error) {
 	imp, err := w.Refresh(ctx)
 	if err == nil && tidy && mergeLeftUntidy(w.Repo.Root) {
 		var synced Synced
@@ -113,7 +113,7 @@ func (w *Workspace) importHook(ctx context.Context, tidy bool) (HookResult, erro
 // The staged memories file is the base, so memories remembered but not
 // staged stay out of the commit too; the worktree file is then synced as
 // `acolyte sync` would, ready for the next commit.
-func (w *Workspace) preCommit(ctx context.Context) (HookResult, error) {
+func (w *Checkout) preCommit(ctx context.Context) (HookResult, error) {
 	ix, err := readIndex(ctx, w.Repo)
 	if err != nil {
 		return HookResult{}, err
@@ -132,7 +132,7 @@ func (w *Workspace) preCommit(ctx context.Context) (HookResult, error) {
 
 // preCommit commits the one staged file: through the fast path that
 // splices the derived memories into a verified blob, else whole.
-func (one oneFile) preCommit(ctx context.Context, w *Workspace, ix *index, d derive.Derivation, res HookResult) (HookResult, error) {
+func (one oneFile) preCommit(ctx context.Context, w *Checkout, ix *index, d derive.Derivation, res HookResult) (HookResult, error) {
 	if fast, ok, err := one.preCommitFast(ctx, w, ix, d, res); ok || err != nil {
 		return fast, err
 	}
@@ -142,7 +142,7 @@ func (one oneFile) preCommit(ctx context.Context, w *Workspace, ix *index, d der
 // preCommitFull is preCommit over the whole staged file: decoded, refreshed,
 // encoded and scanned for secrets. The blob it leaves staged is recorded as
 // verified, for the next commit to start from (precommit.go).
-func (one oneFile) preCommitFull(ctx context.Context, w *Workspace, ix *index, d derive.Derivation, res HookResult) (HookResult, error) {
+func (one oneFile) preCommitFull(ctx context.Context, w *Checkout, ix *index, d derive.Derivation, res HookResult) (HookResult, error) {
 	rel := memoriesRel
 	var err error
 	var staged []byte

@@ -45,20 +45,20 @@ type layout interface {
 
 	// refresh brings the index to the files unless the import state last
 	// still describes them.
-	refresh(ctx context.Context, w *Workspace, last string) (Imported, error)
+	refresh(ctx context.Context, w *Checkout, last string) (Imported, error)
 	// holds reports whether the import state still describes the files,
 	// reading none of them; memories is the stat of the one file.
-	holds(w *Workspace, state string, memories os.FileInfo) bool
+	holds(w *Checkout, state string, memories os.FileInfo) bool
 	// rewrite applies edit to every memory and rewrites the files and the
 	// index; the caller holds the lock.
-	rewrite(ctx context.Context, w *Workspace, edit func([]memory.Memory) ([]memory.Memory, error)) (memory.ReplaceStats, error)
+	rewrite(ctx context.Context, w *Checkout, edit func([]memory.Memory) ([]memory.Memory, error)) (memory.ReplaceStats, error)
 
 	// add, remove and replace write one change in place, touching only
 	// the lines it changes. format.ErrNotPatchable sends the caller to
 	// rewrite, which is always correct.
-	add(ctx context.Context, w *Workspace, m memory.Memory) (memory.Added, error)
-	remove(ctx context.Context, w *Workspace, mems []memory.Memory, now time.Time) error
-	replace(ctx context.Context, w *Workspace, m memory.Memory) error
+	add(ctx context.Context, w *Checkout, m memory.Memory) (memory.Added, error)
+	remove(ctx context.Context, w *Checkout, mems []memory.Memory, now time.Time) error
+	replace(ctx context.Context, w *Checkout, m memory.Memory) error
 }
 
 // layoutOf returns the layout of the project under root.
@@ -76,7 +76,7 @@ func layoutOf(root string) (layout, error) {
 // stagedLayout is the layout of the project staged in ix, which a
 // pre-commit hook commits.
 type stagedLayout interface {
-	preCommit(ctx context.Context, w *Workspace, ix *index, d derive.Derivation, res HookResult) (HookResult, error)
+	preCommit(ctx context.Context, w *Checkout, ix *index, d derive.Derivation, res HookResult) (HookResult, error)
 }
 
 // stagedLayoutOf returns the layout of the project staged in ix.
@@ -100,7 +100,7 @@ type shards struct{ root string }
 // checkout's files in place (layout's add, remove and replace). A layout
 // that cannot be told gives format.ErrNotPatchable, sending the caller to
 // change, which says why.
-func (w *Workspace) addInPlace(ctx context.Context, m memory.Memory) (memory.Added, error) {
+func (w *Checkout) addInPlace(ctx context.Context, m memory.Memory) (memory.Added, error) {
 	l, err := layoutOf(w.Repo.Root)
 	if err != nil {
 		return memory.Added{}, format.ErrNotPatchable
@@ -108,7 +108,7 @@ func (w *Workspace) addInPlace(ctx context.Context, m memory.Memory) (memory.Add
 	return l.add(ctx, w, m)
 }
 
-func (w *Workspace) removeInPlace(ctx context.Context, mems []memory.Memory, now time.Time) error {
+func (w *Checkout) removeInPlace(ctx context.Context, mems []memory.Memory, now time.Time) error {
 	l, err := layoutOf(w.Repo.Root)
 	if err != nil {
 		return format.ErrNotPatchable
@@ -116,7 +116,7 @@ func (w *Workspace) removeInPlace(ctx context.Context, mems []memory.Memory, now
 	return l.remove(ctx, w, mems, now)
 }
 
-func (w *Workspace) replaceInPlace(ctx context.Context, m memory.Memory) error {
+func (w *Checkout) replaceInPlace(ctx context.Context, m memory.Memory) error {
 	l, err := layoutOf(w.Repo.Root)
 	if err != nil {
 		return format.ErrNotPatchable
@@ -125,7 +125,7 @@ func (w *Workspace) replaceInPlace(ctx context.Context, m memory.Memory) error {
 }
 
 // replace rewrites m's line in the memories file.
-func (one oneFile) replace(ctx context.Context, w *Workspace, m memory.Memory) error {
+func (one oneFile) replace(ctx context.Context, w *Checkout, m memory.Memory) error {
 	return one.patch(ctx, w, map[string][]byte{m.ID: format.Line(m)}, func(data []byte) ([][]byte, error) {
 		return format.ReplaceLine(data, m)
 	}, func() error {

@@ -69,7 +69,7 @@ func TestProjectWritesPatchAndStayInStep(t *testing.T) {
 
 // assertFileMatchesIndex checks that the file is canonical and that the
 // file and the index hold exactly want, in any order.
-func assertFileMatchesIndex(t *testing.T, w *Workspace, want ...string) {
+func assertFileMatchesIndex(t *testing.T, w *Checkout, want ...string) {
 	t.Helper()
 	data, err := os.ReadFile(format.MemoriesPath(w.Repo.Root))
 	if err != nil {

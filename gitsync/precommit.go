@@ -60,7 +60,7 @@ type verifiedBlob struct {
 	Build   string   `json:"build"`
 }
 
-func verifiedPath(w *Workspace) string {
+func verifiedPath(w *Checkout) string {
 	return filepath.Join(cacheDir(w.Repo), "verified.json")
 }
 
@@ -78,7 +78,7 @@ func buildKey() string {
 	return fmt.Sprintf("%s|%d|%d", exe, fi.Size(), fi.ModTime().UnixNano())
 }
 
-func loadVerified(w *Workspace) (verifiedBlob, bool) {
+func loadVerified(w *Checkout) (verifiedBlob, bool) {
 	var v verifiedBlob
 	ok := readRecord(verifiedPath(w), &v) && v.Memories != ""
 	return v, ok && thisBuild(v.Build)
@@ -86,7 +86,7 @@ func loadVerified(w *Workspace) (verifiedBlob, bool) {
 
 // saveVerified records v, best effort: without it the next commit takes
 // the full path.
-func saveVerified(w *Workspace, v verifiedBlob) {
+func saveVerified(w *Checkout, v verifiedBlob) {
 	if v.Build = buildKey(); v.Build != "" {
 		writeRecord(verifiedPath(w), v)
 	}
@@ -186,7 +186,7 @@ type stagedFile struct {
 // that pass verifyChanges. When the worktree file wt is the verified blob,
 // by content hash, its bytes are used instead of asking git for them. ok is
 // false when it cannot vouch.
-func (one oneFile) verifiedStaged(w *Workspace, ix *index, v verifiedBlob, wt worktreeFile) (stagedFile, bool, error) {
+func (one oneFile) verifiedStaged(w *Checkout, ix *index, v verifiedBlob, wt worktreeFile) (stagedFile, bool, error) {
 	var s stagedFile
 	e, staged := ix.entries[memoriesRel]
 	if !staged || e.mode != "100644" {
@@ -252,7 +252,7 @@ type worktreeFile struct {
 
 // vouchedWorktree reads the worktree's memories file and tombstones. ok is
 // false when the import state does not vouch for them.
-func (one oneFile) vouchedWorktree(ctx context.Context, w *Workspace) (worktreeFile, bool, error) {
+func (one oneFile) vouchedWorktree(ctx context.Context, w *Checkout) (worktreeFile, bool, error) {
 	var wt worktreeFile
 	last, err := w.store.GetState(ctx, w.stateKey())
 	if err != nil {
@@ -290,7 +290,7 @@ func (wt *worktreeFile) diffFrom(staged []byte) bool {
 
 // vouched reports whether the memories file is the one the import state
 // was recorded for, by its settled stamp or the writer's fingerprint.
-func (one oneFile) vouched(w *Workspace, state string) bool {
+func (one oneFile) vouched(w *Checkout, state string) bool {
 	_, lastStamp, _ := parseImportState(state)
 	fi, err := os.Stat(format.MemoriesPath(w.Repo.Root))
 	if err != nil {
@@ -309,7 +309,7 @@ func (one oneFile) vouched(w *Workspace, state string) bool {
 // stagedHandEdits is handEditsToStamp for the staged file, from the
 // worktree's diff: the index holds the worktree file, so a memory is told
 // apart from its indexed version only on a line where the two files differ.
-func (one oneFile) stagedHandEdits(ctx context.Context, w *Workspace, s stagedFile, wt worktreeFile) (map[string]time.Time, bool, error) {
+func (one oneFile) stagedHandEdits(ctx context.Context, w *Checkout, s stagedFile, wt worktreeFile) (map[string]time.Time, bool, error) {
 	pending, err := w.pendingHandEdits(ctx)
 	if err != nil {
 		return nil, false, err
@@ -385,7 +385,7 @@ func spliceDerived(data []byte, derivedInFile map[string]bool, derived []memory.
 }
 
 // changedLines are the lines the splice changes, by id, as
-// Workspace.patch takes them: the new line, or nil for one it removes.
+// Checkout.patch takes them: the new line, or nil for one it removes.
 // Derived lines it re-encodes as they were are left out.
 func (sp spliced) changedLines() map[string][]byte {
 	lines := make(map[string][]byte, len(sp.held))
@@ -408,7 +408,7 @@ func (sp spliced) changedLines() map[string][]byte {
 // preCommitFast is preCommit from the verified blob: it costs the staged
 // change, not the file. ok is false when it did nothing and the caller
 // takes the full path.
-func (one oneFile) preCommitFast(ctx context.Context, w *Workspace, ix *index, d derive.Derivation, res HookResult) (HookResult, bool, error) {
+func (one oneFile) preCommitFast(ctx context.Context, w *Checkout, ix *index, d derive.Derivation, res HookResult) (HookResult, bool, error) {
 	v, ok := loadVerified(w)
 	if !ok {
 		return res, false, nil
@@ -473,7 +473,7 @@ type stageResult struct {
 // stageAsync stages parts as the memories file, and the helper files
 // beside it that the index lacks, in a goroutine, and sends what it did.
 // The caller has written the helper files (EnsureAttributes).
-func (one oneFile) stageAsync(ctx context.Context, w *Workspace, ix *index, parts [][]byte) <-chan stageResult {
+func (one oneFile) stageAsync(ctx context.Context, w *Checkout, ix *index, parts [][]byte) <-chan stageResult {
 	done := make(chan stageResult, 1)
 	go func() {
 		var st stageResult
@@ -491,13 +491,13 @@ func (one oneFile) stageAsync(ctx context.Context, w *Workspace, ix *index, part
 
 // stage writes parts, in order, as the staged memories file and returns
 // its blob id.
-func (one oneFile) stage(ctx context.Context, w *Workspace, parts ...[]byte) (string, error) {
+func (one oneFile) stage(ctx context.Context, w *Checkout, parts ...[]byte) (string, error) {
 	return w.stageFile(ctx, memoriesRel, parts...)
 }
 
 // stageFile writes parts, in order, as the staged file rel (relative to
 // the worktree root) and returns its blob id.
-func (w *Workspace) stageFile(ctx context.Context, rel string, parts ...[]byte) (string, error) {
+func (w *Checkout) stageFile(ctx context.Context, rel string, parts ...[]byte) (string, error) {
 	readers := make([]io.Reader, len(parts))
 	for i, p := range parts {
 		readers[i] = bytes.NewReader(p)
@@ -519,7 +519,7 @@ func (w *Workspace) stageFile(ctx context.Context, rel string, parts ...[]byte) 
 // its derived lines are spliced, and the file is patched in place with the
 // rows that changed. ok is false when it did nothing and the caller syncs
 // in full.
-func (one oneFile) syncFromStaged(ctx context.Context, w *Workspace, s stagedFile, wt worktreeFile, edits map[string]time.Time, now time.Time) (Synced, bool, error) {
+func (one oneFile) syncFromStaged(ctx context.Context, w *Checkout, s stagedFile, wt worktreeFile, edits map[string]time.Time, now time.Time) (Synced, bool, error) {
 	// The lines both files share were checked against the staged
 	// tombstones only.
 	if !bytes.Equal(wt.ts.data, s.ts.data) {
@@ -567,7 +567,7 @@ func (one oneFile) syncFromStaged(ctx context.Context, w *Workspace, s stagedFil
 // read with it, whose index the caller's index func updates. Otherwise it
 // is format.ErrNotPatchable. lines are the lines that change, as patch
 // takes them.
-func (one oneFile) patchVouched(ctx context.Context, w *Workspace, last string, lines map[string][]byte, parts [][]byte, index func() error) error {
+func (one oneFile) patchVouched(ctx context.Context, w *Checkout, last string, lines map[string][]byte, parts [][]byte, index func() error) error {
 	unlock, state, err := one.lockForPatch(ctx, w)
 	if err != nil {
 		return err
@@ -581,7 +581,7 @@ func (one oneFile) patchVouched(ctx context.Context, w *Workspace, last string, 
 
 // compactsToItself reports whether tidyTombstones would leave the
 // worktree's tombstones as they are; it asks the file only about their ids.
-func (one oneFile) compactsToItself(w *Workspace, wt worktreeFile, now time.Time) bool {
+func (one oneFile) compactsToItself(w *Checkout, wt worktreeFile, now time.Time) bool {
 	if len(wt.ts.list) == 0 {
 		return true
 	}
@@ -605,7 +605,7 @@ func (one oneFile) compactsToItself(w *Workspace, wt worktreeFile, now time.Time
 // changed; the stats count every other memory of the file as unchanged, as
 // a whole comparison would. When the index turns out not to hold those
 // rows, it takes the whole file.
-func (one oneFile) indexSpliced(ctx context.Context, w *Workspace, sp spliced, lines int, ts []format.Tombstone) (memory.ReplaceStats, error) {
+func (one oneFile) indexSpliced(ctx context.Context, w *Checkout, sp spliced, lines int, ts []format.Tombstone) (memory.ReplaceStats, error) {
 	whole := false
 	st, err := w.indexDiff(ctx, sp.held, sp.next, func() (memory.ReplaceStats, error) {
 		whole = true

@@ -24,7 +24,7 @@ import (
 // hook committed once, so that it holds a verified blob, as after any
 // commit made with the hook installed. Every run of it is identical, so two
 // of them are twins.
-func precommitRepo(t *testing.T) *Workspace {
+func precommitRepo(t *testing.T) *Checkout {
 	t.Helper()
 	w := workspaceIn(t)
 	w.settle = 0
@@ -57,7 +57,7 @@ func precommitRepo(t *testing.T) *Workspace {
 // preCommitBy runs the hook's work as preCommit does, through the fast
 // path when fast and the full path otherwise, and says whether the fast
 // path did it.
-func preCommitBy(t *testing.T, w *Workspace, fast bool) (HookResult, bool, error) {
+func preCommitBy(t *testing.T, w *Checkout, fast bool) (HookResult, bool, error) {
 	t.Helper()
 	ix, err := readIndex(t.Context(), w.Repo)
 	if err != nil {
@@ -93,7 +93,7 @@ type hookOutcome struct {
 	Err                         string
 }
 
-func outcomeOf(t *testing.T, w *Workspace, res HookResult, err error) hookOutcome {
+func outcomeOf(t *testing.T, w *Checkout, res HookResult, err error) hookOutcome {
 	t.Helper()
 	root := w.Repo.Root
 	o := hookOutcome{Changes: res.Changes, Restaged: res.Staged, Warnings: res.Warnings, Refused: res.Refused, Import: res.Import.ReplaceStats}
@@ -132,14 +132,14 @@ func TestPreCommitFastPathWritesWhatTheFullPathWrites(t *testing.T) {
 	cases := []struct {
 		name          string
 		fast, refused bool
-		edit          func(t *testing.T, w *Workspace)
+		edit          func(t *testing.T, w *Checkout)
 	}{
-		{"one rule changed", true, false, func(t *testing.T, w *Workspace) {
+		{"one rule changed", true, false, func(t *testing.T, w *Checkout) {
 			gittest.WriteFiles(t, w.Repo.Root, map[string]string{"AGENTS.md": "# Rules\n\n- Run the tests with go test -race.\n- Wrap errors with %w.\n"})
 			runGit(t, w.Repo.Root, "add", "AGENTS.md")
 		}},
-		{"nothing changed", true, false, func(t *testing.T, w *Workspace) {}},
-		{"rules added, removed and a seed changed", true, false, func(t *testing.T, w *Workspace) {
+		{"nothing changed", true, false, func(t *testing.T, w *Checkout) {}},
+		{"rules added, removed and a seed changed", true, false, func(t *testing.T, w *Checkout) {
 			gittest.WriteFiles(t, w.Repo.Root, map[string]string{
 				"AGENTS.md":           "# Rules\n\n- Wrap errors with %w.\n- Never push on Fridays.\n",
 				"api/AGENTS.md":       "- Handlers return JSON.\n",
@@ -148,54 +148,54 @@ func TestPreCommitFastPathWritesWhatTheFullPathWrites(t *testing.T) {
 			os.Remove(filepath.Join(w.Repo.Root, "docs/AGENTS.md"))
 			runGit(t, w.Repo.Root, "add", "-A", "AGENTS.md", "api", "docs", ".acolyte/seeds.json")
 		}},
-		{"a rule changed in the worktree only", true, false, func(t *testing.T, w *Workspace) {
+		{"a rule changed in the worktree only", true, false, func(t *testing.T, w *Checkout) {
 			gittest.WriteFiles(t, w.Repo.Root, map[string]string{"AGENTS.md": "# Rules\n\n- Run the tests.\n"})
 		}},
-		{"a memory remembered and staged beside a rule", true, false, func(t *testing.T, w *Workspace) {
+		{"a memory remembered and staged beside a rule", true, false, func(t *testing.T, w *Checkout) {
 			remember(t, w, "the cache is warmed on startup")
 			gittest.WriteFiles(t, w.Repo.Root, map[string]string{"AGENTS.md": "# Rules\n\n- Run the tests with make.\n"})
 			runGit(t, w.Repo.Root, "add", "-A")
 		}},
-		{"a memory remembered, not staged", true, false, func(t *testing.T, w *Workspace) {
+		{"a memory remembered, not staged", true, false, func(t *testing.T, w *Checkout) {
 			remember(t, w, "the cache is warmed on startup")
 			gittest.WriteFiles(t, w.Repo.Root, map[string]string{"AGENTS.md": "# Rules\n\n- Run the tests with make.\n"})
 			runGit(t, w.Repo.Root, "add", "AGENTS.md")
 		}},
-		{"a hand edit an import recorded, staged", true, false, func(t *testing.T, w *Workspace) {
+		{"a hand edit an import recorded, staged", true, false, func(t *testing.T, w *Checkout) {
 			replaceInFile(t, format.MemoriesPath(w.Repo.Root), "stored fact number 7", "stored fact number seven")
 			w.Refresh(t.Context())
 			runGit(t, w.Repo.Root, "add", "-A")
 		}},
-		{"a hand edit staged, not imported", false, false, func(t *testing.T, w *Workspace) {
+		{"a hand edit staged, not imported", false, false, func(t *testing.T, w *Checkout) {
 			replaceInFile(t, format.MemoriesPath(w.Repo.Root), "stored fact number 7", "stored fact number seven")
 			runGit(t, w.Repo.Root, "add", "-A")
 		}},
-		{"a memory forgotten and staged", false, false, func(t *testing.T, w *Workspace) {
+		{"a memory forgotten and staged", false, false, func(t *testing.T, w *Checkout) {
 			m := stored(fmt.Sprintf("01J%023d", 30), "stored fact number 3", t0)
 			if err := w.removeInPlace(t.Context(), []memory.Memory{m}, t0.Add(time.Hour)); err != nil {
 				t.Fatal(err)
 			}
 			runGit(t, w.Repo.Root, "add", "-A")
 		}},
-		{"a secret in a stored line the worktree adds", true, false, func(t *testing.T, w *Workspace) {
+		{"a secret in a stored line the worktree adds", true, false, func(t *testing.T, w *Checkout) {
 			m := stored("01K00000000000000000000000", secret, t0)
 			appendLine(t, w, m)
 			w.Refresh(t.Context())
 		}},
-		{"a secret in a staged line's topic", false, true, func(t *testing.T, w *Workspace) {
+		{"a secret in a staged line's topic", false, true, func(t *testing.T, w *Checkout) {
 			m := stored("01K00000000000000000000000", "a harmless fact", t0)
 			m.Topic = secret
 			appendLine(t, w, m)
 			runGit(t, w.Repo.Root, "add", "-A")
 		}},
-		{"a secret in a staged line's paths, the line imported first", false, true, func(t *testing.T, w *Workspace) {
+		{"a secret in a staged line's paths, the line imported first", false, true, func(t *testing.T, w *Checkout) {
 			m := stored("01K00000000000000000000000", "a harmless fact", t0)
 			m.Paths = []string{"docs/" + secret}
 			appendLine(t, w, m)
 			w.Refresh(t.Context())
 			runGit(t, w.Repo.Root, "add", "-A")
 		}},
-		{"a staged line out of canonical form", false, false, func(t *testing.T, w *Workspace) {
+		{"a staged line out of canonical form", false, false, func(t *testing.T, w *Checkout) {
 			f, err := os.OpenFile(format.MemoriesPath(w.Repo.Root), os.O_APPEND|os.O_WRONLY, 0)
 			if err != nil {
 				t.Fatal(err)
@@ -245,7 +245,7 @@ func TestPreCommitFastPathWritesWhatTheFullPathWrites(t *testing.T) {
 }
 
 // remember is Add without its random id: the same in both twins.
-func remember(t *testing.T, w *Workspace, content string) {
+func remember(t *testing.T, w *Checkout, content string) {
 	t.Helper()
 	m := stored("01K00000000000000000000001", content, t0)
 	m.ScopeKey = w.Repo.Root
@@ -267,7 +267,7 @@ func replaceInFile(t *testing.T, path, old, new string) {
 
 // appendLine writes m at the end of the worktree's memories file by hand,
 // past acolyte's secret guard, as a hand edit or a merge could.
-func appendLine(t *testing.T, w *Workspace, m memory.Memory) {
+func appendLine(t *testing.T, w *Checkout, m memory.Memory) {
 	t.Helper()
 	path := format.MemoriesPath(w.Repo.Root)
 	data, err := os.ReadFile(path)

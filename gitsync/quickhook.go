@@ -60,7 +60,7 @@ func IndexIdentity(path string) string {
 // copyImportState writes the copy when it does not already say state;
 // best effort, like the shadow, since a missing copy costs the next hook
 // 2 ms and nothing else.
-func (w *Workspace) copyImportState(state string) {
+func (w *Checkout) copyImportState(state string) {
 	path := importStateCopyPath(w.Repo)
 	if w.IndexID == "" {
 		os.Remove(path)
@@ -84,7 +84,7 @@ func (w *Workspace) copyImportState(state string) {
 // then the answer is what RunHook's would be, an import skipped, with the
 // warnings the last import recorded. ok is false when the hook must run.
 func QuickHook(repo *Repo, indexID, name string, args []string) (imp Imported, ok bool) {
-	w := &Workspace{Repo: repo, IndexID: indexID}
+	w := &Checkout{Repo: repo, IndexID: indexID}
 	switch {
 	case indexID == "":
 		return Imported{}, false

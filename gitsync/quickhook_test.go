@@ -12,7 +12,7 @@ import (
 
 // quickWorkspace is a workspace whose index keeps the copy of its import
 // state, as the CLI's does.
-func quickWorkspace(t *testing.T) *Workspace {
+func quickWorkspace(t *testing.T) *Checkout {
 	t.Helper()
 	if runtime.GOOS == "windows" {
 		t.Skip("no inode on Windows: no copy is kept, and every hook opens the index")
@@ -27,14 +27,14 @@ func quickWorkspace(t *testing.T) *Workspace {
 	return w
 }
 
-func quick(w *Workspace, name string, args ...string) bool {
+func quick(w *Checkout, name string, args ...string) bool {
 	_, ok := QuickHook(w.Repo, w.IndexID, name, args)
 	return ok
 }
 
 // runHook runs a hook the long way, as the CLI does when QuickHook
 // declines.
-func runHook(t *testing.T, w *Workspace, name string, args ...string) Imported {
+func runHook(t *testing.T, w *Checkout, name string, args ...string) Imported {
 	t.Helper()
 	res, err := w.RunHook(t.Context(), name, args)
 	if err != nil {

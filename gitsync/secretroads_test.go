@@ -130,7 +130,7 @@ type fileRoad struct {
 // TestEveryRoadRefusesEveryCredential sends the whole credential table,
 // and the whole look-alike table, down every road into a store, in every
 // text field the road accepts: remember and edit in every scope (the CLI,
-// the MCP server, the agent and distill all write through Workspace), the
+// the MCP server, the agent and distill all write through Checkout), the
 // team store's guard, an AGENTS.md rule, a seeds.json seed, `acolyte seed
 // FILE`, and, for a hand-edited memories file, the merge driver, `acolyte
 // check` and the pre-commit hook. sync shares derive with the AGENTS.md and

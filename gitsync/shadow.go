@@ -52,7 +52,7 @@ const maxJournal = 1024
 type shadowFiles struct{ dir string }
 
 // shadows returns the checkout's shadow files.
-func (w *Workspace) shadows() shadowFiles { return shadowFiles{dir: cacheDir(w.Repo)} }
+func (w *Checkout) shadows() shadowFiles { return shadowFiles{dir: cacheDir(w.Repo)} }
 
 // shadowPath is where this checkout's shadow lives.
 func (sf shadowFiles) shadowPath() string {

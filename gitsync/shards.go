@@ -551,7 +551,7 @@ func (r *Repo) routeShards() error {
 
 // rewrite is change for a split project: every file read and joined,
 // edited as one set, and only the files whose bytes differ written.
-func (s shards) rewrite(ctx context.Context, w *Workspace, edit func([]memory.Memory) ([]memory.Memory, error)) (memory.ReplaceStats, error) {
+func (s shards) rewrite(ctx context.Context, w *Checkout, edit func([]memory.Memory) ([]memory.Memory, error)) (memory.ReplaceStats, error) {
 	p, err := readSplit(w.Repo.Root)
 	if err != nil {
 		return memory.ReplaceStats{}, err
@@ -581,7 +581,7 @@ func (s shards) rewrite(ctx context.Context, w *Workspace, edit func([]memory.Me
 // that is not yet split comes here from change once it would hold more
 // than format.SplitAt memories, with p holding no file: every shard is
 // written, then the inbox is left as its header.
-func (s shards) editSplit(ctx context.Context, w *Workspace, p splitProject, parts []format.Part, mems []memory.Memory, hash string, exact bool,
+func (s shards) editSplit(ctx context.Context, w *Checkout, p splitProject, parts []format.Part, mems []memory.Memory, hash string, exact bool,
 	edit func([]memory.Memory) ([]memory.Memory, error)) (memory.ReplaceStats, error) {
 	var stats memory.ReplaceStats
 	pending, err := w.handEditsToStamp(ctx, mems, hash)
@@ -605,7 +605,7 @@ func (s shards) editSplit(ctx context.Context, w *Workspace, p splitProject, par
 
 // writeSplitIndexed writes next as a split project over p, brings the
 // index from indexed to it, and records the files in the import state.
-func (s shards) writeSplitIndexed(ctx context.Context, w *Workspace, p splitProject, parts []format.Part, indexed, next []memory.Memory, exact bool, stats *memory.ReplaceStats) error {
+func (s shards) writeSplitIndexed(ctx context.Context, w *Checkout, p splitProject, parts []format.Part, indexed, next []memory.Memory, exact bool, stats *memory.ReplaceStats) error {
 	if err := w.Repo.routeShards(); err != nil {
 		return err
 	}
@@ -642,7 +642,7 @@ func (s shards) writeSplitIndexed(ctx context.Context, w *Workspace, p splitProj
 
 // recordSplit records p, as now on disk, in the import state: its content
 // hash, the warnings its import gave, and each file's stamp and hash.
-func (s shards) recordSplit(ctx context.Context, w *Workspace, p *splitProject, warnings []string) error {
+func (s shards) recordSplit(ctx context.Context, w *Checkout, p *splitProject, warnings []string) error {
 	files, err := recordFiles(w.Repo.Root, p.sums(), w.settle)
 	if err != nil {
 		return err
@@ -653,7 +653,7 @@ func (s shards) recordSplit(ctx context.Context, w *Workspace, p *splitProject, 
 // importSplit makes the index equal to a split project, under the lock.
 // A project that cannot be read as a whole (conflict markers, a newer
 // format) leaves the last import searchable and says why.
-func (s shards) importSplit(ctx context.Context, w *Workspace) (Imported, error) {
+func (s shards) importSplit(ctx context.Context, w *Checkout) (Imported, error) {
 	var out Imported
 	err := w.locked(ctx, func() error {
 		last, err := w.store.GetState(ctx, w.stateKey())
@@ -797,7 +797,7 @@ func (m *memoriesFile) mayHoldSplitAt() bool {
 // restampSplit records the stamps checkFiles found settled in files, under
 // the lock and only while the import state is still last, so that a
 // write since is never overwritten.
-func (s shards) restampSplit(ctx context.Context, w *Workspace, last string, files map[string]fileRecord) error {
+func (s shards) restampSplit(ctx context.Context, w *Checkout, last string, files map[string]fileRecord) error {
 	return w.locked(ctx, func() error {
 		now, err := w.store.GetState(ctx, w.stateKey())
 		if err != nil || now != last {
@@ -852,7 +852,7 @@ func shardSettle(fi os.FileInfo, settle time.Duration) time.Duration {
 
 // refresh imports the shards whose recorded stamps moved, unless the
 // import state last still describes every file.
-func (s shards) refresh(ctx context.Context, w *Workspace, last string) (Imported, error) {
+func (s shards) refresh(ctx context.Context, w *Checkout, last string) (Imported, error) {
 	files, ok := stateFiles(last)
 	if !ok {
 		return s.importSplit(ctx, w)
@@ -872,7 +872,7 @@ func (s shards) refresh(ctx context.Context, w *Workspace, last string) (Importe
 
 // holds reports whether the import state still describes every file,
 // reading none of them: each recorded stamp is its file's.
-func (s shards) holds(w *Workspace, state string, _ os.FileInfo) bool {
+func (s shards) holds(w *Checkout, state string, _ os.FileInfo) bool {
 	files, ok := stateFiles(state)
 	return ok && filesHold(w.Repo.Root, files)
 }

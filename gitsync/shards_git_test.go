@@ -211,7 +211,7 @@ func TestASplitProjectMergesShardByShard(t *testing.T) {
 // only the shards it must.
 func TestPreCommitShardsStagesWhatTheFullPathStages(t *testing.T) {
 	clock := time.Date(2026, 2, 3, 4, 5, 6, 0, time.UTC)
-	twin := func() *Workspace {
+	twin := func() *Checkout {
 		w, _ := splitWorkspace(t, format.SplitAt+1)
 		w.settle = 0
 		w.now = func() time.Time { return clock }
@@ -230,12 +230,12 @@ func TestPreCommitShardsStagesWhatTheFullPathStages(t *testing.T) {
 	mems := storedMemories(format.SplitAt + 1)
 	steps := []struct {
 		name   string
-		change func(w *Workspace)
+		change func(w *Checkout)
 	}{
-		{"a rule changed", func(w *Workspace) {
+		{"a rule changed", func(w *Checkout) {
 			gittest.WriteFiles(t, w.Repo.Root, map[string]string{"AGENTS.md": "- Run the tests with go test -race.\n- Wrap errors with %w.\n"})
 		}},
-		{"a line added to a shard by hand", func(w *Workspace) {
+		{"a line added to a shard by hand", func(w *Checkout) {
 			m := storedMemories(1)[0]
 			m.ID, m.Content = "01K00000000000000000000001", "added to its shard by hand"
 			rel := format.ShardFile(format.ShardOf(m.ID))
@@ -252,7 +252,7 @@ func TestPreCommitShardsStagesWhatTheFullPathStages(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
-		{"a memory forgotten", func(w *Workspace) {
+		{"a memory forgotten", func(w *Checkout) {
 			m := mems[100]
 			m.Scope, m.ScopeKey = memory.ScopeProject, w.Repo.Root
 			if err := (shards{w.Repo.Root}).remove(t.Context(), w, []memory.Memory{m}, clock); err != nil {
@@ -261,7 +261,7 @@ func TestPreCommitShardsStagesWhatTheFullPathStages(t *testing.T) {
 		}},
 	}
 	for _, step := range steps {
-		for _, w := range []*Workspace{fast, full} {
+		for _, w := range []*Checkout{fast, full} {
 			step.change(w)
 			runGit(t, w.Repo.Root, "add", "-A")
 		}
@@ -289,7 +289,7 @@ func TestPreCommitShardsStagesWhatTheFullPathStages(t *testing.T) {
 		if a, b := worktreeMemories(t, fast.Repo.Root), worktreeMemories(t, full.Repo.Root); a != b {
 			t.Fatalf("%s: the fast path left another worktree than the full path", step.name)
 		}
-		for _, w := range []*Workspace{fast, full} {
+		for _, w := range []*Checkout{fast, full} {
 			runGit(t, w.Repo.Root, "commit", "-qm", step.name)
 			if rep, err := Check(w.Repo.Root); err != nil || !rep.OK {
 				t.Fatalf("%s: check after the commit: %+v, %v", step.name, rep.Problems, err)

@@ -22,14 +22,14 @@ import (
 // the decoder works around sends the import to the full path.
 
 // shardShadowDir is where a split project's shard shadows live.
-func (s shards) shardShadowDir(w *Workspace) string {
+func (s shards) shardShadowDir(w *Checkout) string {
 	return filepath.Join(cacheDir(w.Repo), "imported")
 }
 
 // keepShardShadows copies files, the project's files as the index now
 // holds them, to their shadows; a shard that is gone loses its shadow.
 // Best effort: a cache, checked before use.
-func (s shards) keepShardShadows(w *Workspace, files []projectFile) {
+func (s shards) keepShardShadows(w *Checkout, files []projectFile) {
 	dir := s.shardShadowDir(w)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return
@@ -54,7 +54,7 @@ func (s shards) keepShardShadows(w *Workspace, files []projectFile) {
 }
 
 // shardShadow is the shadow of the shard file rel when its hash is hash.
-func (s shards) shardShadow(w *Workspace, rel, hash string) ([]byte, bool) {
+func (s shards) shardShadow(w *Checkout, rel, hash string) ([]byte, bool) {
 	shard, ok := format.ParseShardFile(rel)
 	if !ok {
 		return nil, false
@@ -70,7 +70,7 @@ func (s shards) shardShadow(w *Workspace, rel, hash string) ([]byte, bool) {
 // last, whose file table is files, and reports ok false, having changed
 // nothing, when the full import must run instead. The caller holds the
 // lock.
-func (s shards) importShards(ctx context.Context, w *Workspace, last string, files map[string]fileRecord) (out Imported, ok bool, err error) {
+func (s shards) importShards(ctx context.Context, w *Checkout, last string, files map[string]fileRecord) (out Imported, ok bool, err error) {
 	if _, _, warnings := parseImportState(last); len(warnings) > 0 {
 		return out, false, nil
 	}
@@ -145,7 +145,7 @@ func (s shards) importShards(ctx context.Context, w *Workspace, last string, fil
 // content changed (data nil for one removed). ok is false when the full
 // import must run: the inbox or forgotten.jsonl changed (either may hide
 // or hold any shard's memories), or a file cannot be read.
-func (s shards) changedShards(w *Workspace, files map[string]fileRecord) (next map[string]fileRecord, changed []projectFile, ok bool) {
+func (s shards) changedShards(w *Checkout, files map[string]fileRecord) (next map[string]fileRecord, changed []projectFile, ok bool) {
 	rels, err := projectFiles(w.Repo.Root)
 	if err != nil {
 		return nil, nil, false

@@ -54,7 +54,7 @@ func readStagedSplit(ix *index) (splitProject, error) {
 // file is decoded, the derived memories refreshed, every memory scanned for
 // secrets, and the files whose bytes change staged, the emptied shards
 // removed from the index.
-func (s shards) preCommit(ctx context.Context, w *Workspace, ix *index, d derive.Derivation, res HookResult) (HookResult, error) {
+func (s shards) preCommit(ctx context.Context, w *Checkout, ix *index, d derive.Derivation, res HookResult) (HookResult, error) {
 	if fast, ok, err := s.preCommitShards(ctx, w, ix, d, res); ok || err != nil {
 		return fast, err
 	}

@@ -42,11 +42,11 @@ type verifiedShards struct {
 	Build string              `json:"build"`
 }
 
-func (s shards) verifiedShardsPath(w *Workspace) string {
+func (s shards) verifiedShardsPath(w *Checkout) string {
 	return filepath.Join(cacheDir(w.Repo), "verified-shards.json")
 }
 
-func (s shards) loadVerifiedShards(w *Workspace) (verifiedShards, bool) {
+func (s shards) loadVerifiedShards(w *Checkout) (verifiedShards, bool) {
 	var v verifiedShards
 	ok := readRecord(s.verifiedShardsPath(w), &v) && v.Files != nil
 	return v, ok && thisBuild(v.Build)
@@ -54,7 +54,7 @@ func (s shards) loadVerifiedShards(w *Workspace) (verifiedShards, bool) {
 
 // saveVerifiedShards records v, best effort: without it the next commit
 // takes the full path.
-func (s shards) saveVerifiedShards(w *Workspace, v verifiedShards) {
+func (s shards) saveVerifiedShards(w *Checkout, v verifiedShards) {
 	if v.Build = buildKey(); v.Build != "" {
 		writeRecord(s.verifiedShardsPath(w), v)
 	}
@@ -88,7 +88,7 @@ type stagedShard struct {
 
 // preCommitShards is the fast path of shards.preCommit. ok is false when it
 // did nothing and the full path must run.
-func (s shards) preCommitShards(ctx context.Context, w *Workspace, ix *index, d derive.Derivation, res HookResult) (HookResult, bool, error) {
+func (s shards) preCommitShards(ctx context.Context, w *Checkout, ix *index, d derive.Derivation, res HookResult) (HookResult, bool, error) {
 	v, ok := s.loadVerifiedShards(w)
 	if !ok {
 		return res, false, nil
@@ -192,7 +192,7 @@ func (s shards) preCommitShards(ctx context.Context, w *Workspace, ix *index, d 
 // is staged) and the ids it covers that the one verified files were
 // checked against (verifiedBlob) did not. ok is false when either cannot
 // be read whole.
-func (s shards) stagedTombstones(w *Workspace, ix *index, verifiedBlob, blob string) (ts tombstones, newly []string, ok bool) {
+func (s shards) stagedTombstones(w *Checkout, ix *index, verifiedBlob, blob string) (ts tombstones, newly []string, ok bool) {
 	read := func(blob string) (tombstones, bool) {
 		if blob == "" {
 			return tombstones{}, true
@@ -226,7 +226,7 @@ func (s shards) stagedTombstones(w *Workspace, ix *index, verifiedBlob, blob str
 // freshHandEdits finds the hand edits among the memories of current whose
 // ids fresh names, those of staged files no hook verified: each is compared
 // with the index's row, as handEditsToStamp compares a whole file.
-func (s shards) freshHandEdits(ctx context.Context, w *Workspace, current []memory.Memory, fresh map[string]bool) (map[string]time.Time, error) {
+func (s shards) freshHandEdits(ctx context.Context, w *Checkout, current []memory.Memory, fresh map[string]bool) (map[string]time.Time, error) {
 	var file, indexed []memory.Memory
 	for _, m := range current {
 		if !fresh[m.ID] {

@@ -30,7 +30,7 @@ func storedMemories(n int) []memory.Memory {
 
 // splitWorkspace is a workspace whose project holds n memories, written as
 // one file and synced: past format.SplitAt, the sync splits it.
-func splitWorkspace(t *testing.T, n int) (*Workspace, []memory.Memory) {
+func splitWorkspace(t *testing.T, n int) (*Checkout, []memory.Memory) {
 	t.Helper()
 	w := workspaceIn(t)
 	mems := storedMemories(n)

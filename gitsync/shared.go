@@ -31,6 +31,6 @@ func RefuseSecret(m memory.Memory) error {
 	return fmt.Errorf("%w in %s memory: %s. The memory database is a plain file that agents and models read; %s", memory.ErrSecret, m.Scope, sec, fix)
 }
 
-// RefuseSecret is the package's guard, so that a Workspace is a
+// RefuseSecret is the package's guard, so that a Checkout is a
 // memory.Guarded toolkit.
-func (w *Workspace) RefuseSecret(m memory.Memory) error { return RefuseSecret(m) }
+func (w *Checkout) RefuseSecret(m memory.Memory) error { return RefuseSecret(m) }

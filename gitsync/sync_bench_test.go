@@ -48,7 +48,7 @@ func BenchmarkImportChanged(b *testing.B) {
 	}
 }
 
-func benchWorkspace(b *testing.B) (*Workspace, []memory.Memory) {
+func benchWorkspace(b *testing.B) (*Checkout, []memory.Memory) {
 	dir := b.TempDir()
 	if out, err := tryGit(dir, nil, "init", "-q"); err != nil {
 		b.Fatalf("git init: %v\n%s", err, out)
@@ -62,7 +62,7 @@ func benchWorkspace(b *testing.B) (*Workspace, []memory.Memory) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { s.Close() })
-	w := NewWorkspace(repo, s, "")
+	w := NewCheckout(repo, s, "")
 	mems := make([]memory.Memory, 10000)
 	for i := range mems {
 		mems[i] = stored(fmt.Sprintf("01J%023d", i), fmt.Sprintf("fact number %d about the build", i), t0)

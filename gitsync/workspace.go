@@ -30,11 +30,11 @@ func projectSecretError(sec format.Secret) error {
 	return fmt.Errorf("%w in project memory: %s. Project memories are committed to git; keep credentials in the environment or a secret manager, or store a pointer to where the secret lives", memory.ErrSecret, sec)
 }
 
-// Workspace is the memory toolkit of one repository checkout. Project
+// Checkout is the memory toolkit of one repository checkout. Project
 // memories go to .acolyte/memories.jsonl first and to the index second, under
 // the same lock that imports take, so the file and the index never disagree
 // for longer than one write. Everything else goes straight to the store.
-type Workspace struct {
+type Checkout struct {
 	Repo  *Repo
 	store Store
 	vis   memory.Visibility
@@ -55,14 +55,14 @@ type Workspace struct {
 	IndexID string
 }
 
-func (w *Workspace) clock() time.Time {
+func (w *Checkout) clock() time.Time {
 	if w.now != nil {
 		return w.now()
 	}
 	return time.Now()
 }
 
-func (w *Workspace) warn(messages []string) {
+func (w *Checkout) warn(messages []string) {
 	if w.Warn == nil {
 		return
 	}
@@ -71,7 +71,7 @@ func (w *Workspace) warn(messages []string) {
 	}
 }
 
-// Store is the local index a Workspace keeps in step with the checkout's
+// Store is the local index a Checkout keeps in step with the checkout's
 // .acolyte/ files (memory/sqlite's Store): an engine that can also replace
 // a scope's memories wholesale, as an import does, and keep bookkeeping
 // values such as the hash of the file last imported.
@@ -91,13 +91,13 @@ type Store interface {
 	SetState(ctx context.Context, key, value string) error
 }
 
-// NewWorkspace binds a store to a repository checkout. session may be empty.
-func NewWorkspace(repo *Repo, store Store, session string) *Workspace {
-	return &Workspace{Repo: repo, store: store, vis: memory.Visibility{ProjectKey: repo.Root, SessionKey: session}, settle: settleTime}
+// NewCheckout binds a store to a repository checkout. session may be empty.
+func NewCheckout(repo *Repo, store Store, session string) *Checkout {
+	return &Checkout{Repo: repo, store: store, vis: memory.Visibility{ProjectKey: repo.Root, SessionKey: session}, settle: settleTime}
 }
 
 // stateKey names the hash of the memories file last imported for this checkout.
-func (w *Workspace) stateKey() string { return "import:" + w.Repo.Root }
+func (w *Checkout) stateKey() string { return "import:" + w.Repo.Root }
 
 // fileHash is the content hash of the memories file; a missing file hashes
 // as "absent" so that deleting it (checking out a branch without it) also
@@ -162,7 +162,7 @@ type Imported struct {
 // the problem is returned in Warnings and told to Warn. The warnings are
 // recorded with the hash, so every command repeats them until the file is
 // fixed, without reading it again.
-func (w *Workspace) Refresh(ctx context.Context) (Imported, error) {
+func (w *Checkout) Refresh(ctx context.Context) (Imported, error) {
 	// Every command passes here, so it is where temporary files of killed
 	// writers go, even when nothing takes the lock.
 	RemoveStaleTemps(w.Repo.Root)
@@ -171,7 +171,7 @@ func (w *Workspace) Refresh(ctx context.Context) (Imported, error) {
 	return imp, err
 }
 
-func (w *Workspace) refresh(ctx context.Context) (Imported, error) {
+func (w *Checkout) refresh(ctx context.Context) (Imported, error) {
 	last, err := w.store.GetState(ctx, w.stateKey())
 	if err != nil {
 		return Imported{}, err
@@ -188,7 +188,7 @@ func (w *Workspace) refresh(ctx context.Context) (Imported, error) {
 
 // refresh imports the memories file unless the import state last still
 // describes it; with no file, it derives the rules and seeds.
-func (one oneFile) refresh(ctx context.Context, w *Workspace, last string) (Imported, error) {
+func (one oneFile) refresh(ctx context.Context, w *Checkout, last string) (Imported, error) {
 	lastHash, _, lastWarnings := parseImportState(last)
 	before, statErr := os.Stat(format.MemoriesPath(w.Repo.Root))
 	if errors.Is(statErr, fs.ErrNotExist) {
@@ -207,7 +207,7 @@ func (one oneFile) refresh(ctx context.Context, w *Workspace, last string) (Impo
 // state records is the file's (with forgotten.jsonl's), or, right after
 // acolyte's own write, before the stamp has settled, the writer's
 // fingerprint vouches for it (fingerprint.go).
-func (one oneFile) holds(w *Workspace, state string, memories os.FileInfo) bool {
+func (one oneFile) holds(w *Checkout, state string, memories os.FileInfo) bool {
 	if _, ok := stateFiles(state); ok {
 		return false // the state describes shards, since joined
 	}
@@ -230,7 +230,7 @@ const unsyncedPrefix = "unsynced:"
 // changed (their content hashes, three or four small reads), so the no-op
 // path walks no tree; a nested AGENTS.md added later waits for sync.
 // Nothing is written to the worktree: that is sync's and init's to do.
-func (one oneFile) deriveUnsynced(ctx context.Context, w *Workspace, lastHash string) (Imported, error) {
+func (one oneFile) deriveUnsynced(ctx context.Context, w *Checkout, lastHash string) (Imported, error) {
 	key, err := unsyncedKey(w.Repo.Root)
 	if err != nil {
 		return Imported{}, err
@@ -358,7 +358,7 @@ func forgottenStamp(fi os.FileInfo, statErr error) string {
 
 // settledStamps is settledStamp of the memories file joined with that of
 // forgotten.jsonl when it exists; empty unless both are settled.
-func (one oneFile) settledStamps(w *Workspace, before os.FileInfo, statErr error, fbefore os.FileInfo, fstatErr error) string {
+func (one oneFile) settledStamps(w *Checkout, before os.FileInfo, statErr error, fbefore os.FileInfo, fstatErr error) string {
 	s := settledStamp(format.MemoriesPath(w.Repo.Root), before, statErr, w.settle)
 	if s == "" || fstatErr != nil {
 		return s
@@ -391,7 +391,7 @@ func settledStamp(path string, before os.FileInfo, statErr error, settle time.Du
 
 // importFile makes the index equal to the file, under the file lock so a
 // concurrent write cannot slip between the read and the index update.
-func (one oneFile) importFile(ctx context.Context, w *Workspace) (Imported, error) {
+func (one oneFile) importFile(ctx context.Context, w *Checkout) (Imported, error) {
 	var out Imported
 	err := w.locked(ctx, func() error {
 		path := format.MemoriesPath(w.Repo.Root)
@@ -483,7 +483,7 @@ func (one oneFile) importFile(ctx context.Context, w *Workspace) (Imported, erro
 // importDecoded replaces the project's rows with d, the whole memories
 // file decoded, less what the tombstones cover, and keeps data, whose
 // content hash is hash (nil when there is no file), as the shadow.
-func (w *Workspace) importDecoded(ctx context.Context, d format.Decoded, ts tombstones, hash string, data []byte) (out Imported, err error) {
+func (w *Checkout) importDecoded(ctx context.Context, d format.Decoded, ts tombstones, hash string, data []byte) (out Imported, err error) {
 	out.Warnings = append(d.Warnings(), ts.warnings...)
 	kept, hidden := format.Forget(d.Memories, ts.list)
 	if len(hidden) > 0 {
@@ -523,7 +523,7 @@ func (w *Workspace) importDecoded(ctx context.Context, d format.Decoded, ts tomb
 // drops their lines, which a merge without acolyte's driver may have
 // brought back; an invalid tombstone refuses the write (a memory it meant
 // to hide cannot be told apart).
-func (one oneFile) readForWrite(w *Workspace) (d format.Decoded, hash string, err error) {
+func (one oneFile) readForWrite(w *Checkout) (d format.Decoded, hash string, err error) {
 	ts, err := readTombstones(w.Repo.Root)
 	if err != nil {
 		return d, "", err
@@ -556,7 +556,7 @@ func (one oneFile) readForWrite(w *Workspace) (d format.Decoded, hash string, er
 // not what was last imported, those it holds against the index, which the
 // write is about to overwrite. The index's rows are read only then, so
 // after an import this costs two state reads.
-func (w *Workspace) handEditsToStamp(ctx context.Context, mems []memory.Memory, hash string) (map[string]time.Time, error) {
+func (w *Checkout) handEditsToStamp(ctx context.Context, mems []memory.Memory, hash string) (map[string]time.Time, error) {
 	pending, err := w.pendingHandEdits(ctx)
 	if err != nil {
 		return nil, err
@@ -582,7 +582,7 @@ func (w *Workspace) handEditsToStamp(ctx context.Context, mems []memory.Memory, 
 
 // locked runs fn holding the .acolyte/ lock. Without a .acolyte/ directory
 // there is nothing to guard and no directory is created.
-func (w *Workspace) locked(ctx context.Context, fn func() error) error {
+func (w *Checkout) locked(ctx context.Context, fn func() error) error {
 	dir := filepath.Join(w.Repo.Root, format.Dir)
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		return fn()
@@ -609,7 +609,7 @@ func (w *Workspace) locked(ctx context.Context, fn func() error) error {
 
 // change edits the memories file under the lock and re-imports it in the
 // same critical section, so the index follows the file at once.
-func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]memory.Memory, error)) (memory.ReplaceStats, error) {
+func (w *Checkout) change(ctx context.Context, edit func([]memory.Memory) ([]memory.Memory, error)) (memory.ReplaceStats, error) {
 	var stats memory.ReplaceStats
 	if err := GuardDir(w.Repo.Root); err != nil {
 		return stats, err
@@ -635,7 +635,7 @@ func (w *Workspace) change(ctx context.Context, edit func([]memory.Memory) ([]me
 // rewrite is change for the one file: it reads the file, applies edit, and
 // writes every line (or the shards, when edit takes the project past
 // format.SplitAt).
-func (one oneFile) rewrite(ctx context.Context, w *Workspace, edit func([]memory.Memory) ([]memory.Memory, error)) (memory.ReplaceStats, error) {
+func (one oneFile) rewrite(ctx context.Context, w *Checkout, edit func([]memory.Memory) ([]memory.Memory, error)) (memory.ReplaceStats, error) {
 	var stats memory.ReplaceStats
 	path := format.MemoriesPath(w.Repo.Root)
 	d, hash, err := one.readForWrite(w)
@@ -716,7 +716,7 @@ func (one oneFile) rewrite(ctx context.Context, w *Workspace, edit func([]memory
 }
 
 // Search searches every memory visible from this checkout.
-func (w *Workspace) Search(ctx context.Context, q memory.Query) ([]memory.Result, error) {
+func (w *Checkout) Search(ctx context.Context, q memory.Query) ([]memory.Result, error) {
 	if err := w.refreshToRead(ctx); err != nil {
 		return nil, err
 	}
@@ -724,7 +724,7 @@ func (w *Workspace) Search(ctx context.Context, q memory.Query) ([]memory.Result
 }
 
 // List lists every memory visible from this checkout.
-func (w *Workspace) List(ctx context.Context, f memory.Filter) ([]memory.Memory, error) {
+func (w *Checkout) List(ctx context.Context, f memory.Filter) ([]memory.Memory, error) {
 	if err := w.refreshToRead(ctx); err != nil {
 		return nil, err
 	}
@@ -735,7 +735,7 @@ func (w *Workspace) List(ctx context.Context, f memory.Filter) ([]memory.Memory,
 // the user allowed excepted). Project memories are stamped with their
 // provenance (HEAD and the paths they mention), checked again whole, and
 // written to .acolyte/memories.jsonl before they are indexed.
-func (w *Workspace) Add(ctx context.Context, d memory.Draft) (memory.Added, error) {
+func (w *Checkout) Add(ctx context.Context, d memory.Draft) (memory.Added, error) {
 	if d.Scope != memory.ScopeProject {
 		return memory.Scoped{Store: w.store, Visibility: w.vis, Guard: RefuseSecret}.Add(ctx, d)
 	}
@@ -801,7 +801,7 @@ func refuseDerivedKind(k memory.Kind) error {
 // Remove deletes memories visible from this checkout. Project memories
 // leave .acolyte/memories.jsonl first; a rule or seed would only come back
 // on the next sync, so those are refused with a pointer to their source.
-func (w *Workspace) Remove(ctx context.Context, ids ...string) ([]memory.Memory, error) {
+func (w *Checkout) Remove(ctx context.Context, ids ...string) ([]memory.Memory, error) {
 	if _, err := w.Refresh(ctx); err != nil {
 		return nil, err
 	}
@@ -941,7 +941,7 @@ func (p splitProject) locator() lineLocator {
 // index is brought to the file. Running it twice changes nothing the second
 // time. A refused rule or seed is left out and reported in Refused; it is
 // not an error, so the others are still written.
-func (w *Workspace) Sync(ctx context.Context) (Synced, error) {
+func (w *Checkout) Sync(ctx context.Context) (Synced, error) {
 	pending, err := w.pendingHandEdits(ctx)
 	if err != nil {
 		return Synced{}, err
@@ -952,7 +952,7 @@ func (w *Workspace) Sync(ctx context.Context) (Synced, error) {
 // sync is Sync given the pending hand edits and the time they are stamped
 // with, which the pre-commit hook shares so that the commit it stamps and
 // the worktree agree.
-func (w *Workspace) sync(ctx context.Context, pending map[string]time.Time, now time.Time) (Synced, error) {
+func (w *Checkout) sync(ctx context.Context, pending map[string]time.Time, now time.Time) (Synced, error) {
 	d, err := derive.Worktree(w.Repo.Root)
 	if err != nil {
 		return Synced{}, err
@@ -1007,7 +1007,7 @@ func (w *Workspace) sync(ctx context.Context, pending map[string]time.Time, now 
 // then. inFile is what memories.jsonl holds, whose tombstones stay however
 // old they are, or the memories would come back. An invalid line refuses
 // the sync, as one in the memories file does.
-func (w *Workspace) tidyTombstones(ctx context.Context, inFile []memory.Memory, now time.Time) (tombstones, error) {
+func (w *Checkout) tidyTombstones(ctx context.Context, inFile []memory.Memory, now time.Time) (tombstones, error) {
 	var out tombstones
 	err := w.locked(ctx, func() error {
 		ts, err := readTombstones(w.Repo.Root)
@@ -1110,7 +1110,7 @@ func (r *Repo) StaleAmong(ctx context.Context, mems []memory.Memory) ([]StaleMem
 
 // inRebase reports whether git is in the middle of a rebase; hooks fire for
 // every replayed commit then, and post-rewrite re-imports once at the end.
-func (w *Workspace) inRebase() bool {
+func (w *Checkout) inRebase() bool {
 	for _, d := range []string{"rebase-merge", "rebase-apply"} {
 		if _, err := os.Stat(filepath.Join(w.Repo.GitDir(), d)); err == nil {
 			return true

@@ -13,7 +13,7 @@ import (
 	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
 
-func workspaceIn(t *testing.T) *Workspace {
+func workspaceIn(t *testing.T) *Checkout {
 	t.Helper()
 	dir := t.TempDir()
 	runGit(t, dir, "init", "-q")
@@ -22,7 +22,7 @@ func workspaceIn(t *testing.T) *Workspace {
 
 // workspaceAt is a workspace over the repository at dir, with an index of
 // its own.
-func workspaceAt(t *testing.T, dir string) *Workspace {
+func workspaceAt(t *testing.T, dir string) *Checkout {
 	t.Helper()
 	repo, err := Discover(dir)
 	if err != nil {
@@ -33,10 +33,10 @@ func workspaceAt(t *testing.T, dir string) *Workspace {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	return NewWorkspace(repo, s, "")
+	return NewCheckout(repo, s, "")
 }
 
-func projectContents(t *testing.T, w *Workspace) []string {
+func projectContents(t *testing.T, w *Checkout) []string {
 	t.Helper()
 	mems, err := w.List(t.Context(), memory.Filter{})
 	if err != nil {

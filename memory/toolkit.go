@@ -136,7 +136,7 @@ type Added struct {
 
 // Toolkit is the memory surface that the CLI, the agent and the MCP server
 // all drive. Memory-only callers use Scoped; callers inside a repository use
-// gitsync.Workspace, which also keeps .acolyte/ in step for project memories.
+// gitsync.Checkout, which also keeps .acolyte/ in step for project memories.
 type Toolkit interface {
 	Search(ctx context.Context, q Query) ([]Result, error)
 	Add(ctx context.Context, d Draft) (Added, error)

@@ -27,7 +27,7 @@ type checkout struct {
 	t    testing.TB
 	root string
 	repo *gitsync.Repo
-	ws   *gitsync.Workspace
+	ws   *gitsync.Checkout
 	s    *sqlite.Store
 }
 
@@ -73,7 +73,7 @@ func newCheckout(t *testing.T) *checkout {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	ws := gitsync.NewWorkspace(repo, s, "")
+	ws := gitsync.NewCheckout(repo, s, "")
 	if _, err := ws.Sync(t.Context()); err != nil {
 		t.Fatal(err)
 	}

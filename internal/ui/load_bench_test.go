@@ -98,7 +98,7 @@ func tenThousand(b *testing.B) (*page, *checkout) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { s.Close() })
-	c := &checkout{t: b, root: repo.Root, repo: repo, ws: gitsync.NewWorkspace(repo, s, ""), s: s}
+	c := &checkout{t: b, root: repo.Root, repo: repo, ws: gitsync.NewCheckout(repo, s, ""), s: s}
 	if _, err := c.ws.Sync(b.Context()); err != nil {
 		b.Fatal(err)
 	}
