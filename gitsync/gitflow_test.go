@@ -187,7 +187,7 @@ func FuzzIndexLinkTarget(f *testing.F) {
 	} {
 		f.Add(s[0], s[1])
 	}
-	ix := &index{repo: &Repo{Root: "/repo"}}
+	ix := &gitIndex{repo: &Repo{Root: "/repo"}}
 	f.Fuzz(func(t *testing.T, link, target string) {
 		p, ok := ix.linkTarget(link, target)
 		if !ok {

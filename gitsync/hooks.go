@@ -39,7 +39,7 @@ type HookResult struct {
 // memories file when the index has not got them: without the first, a
 // clone without acolyte's driver conflicts on every concurrent add, and the
 // first commit is the one that forgets them (issue 21).
-func (w *Checkout) stageHelpers(ctx context.Context, ix *index) error {
+func (w *Checkout) stageHelpers(ctx context.Context, ix *gitIndex) error {
 	if err := EnsureAttributes(w.Repo.Root); err != nil {
 		return err
 	}
@@ -132,7 +132,7 @@ func (w *Checkout) preCommit(ctx context.Context) (HookResult, error) {
 
 // preCommit commits the one staged file: through the fast path that
 // splices the derived memories into a verified blob, else whole.
-func (one oneFile) preCommit(ctx context.Context, w *Checkout, ix *index, d derive.Derivation, res HookResult) (HookResult, error) {
+func (one oneFile) preCommit(ctx context.Context, w *Checkout, ix *gitIndex, d derive.Derivation, res HookResult) (HookResult, error) {
 	if fast, ok, err := one.preCommitFast(ctx, w, ix, d, res); ok || err != nil {
 		return fast, err
 	}
@@ -142,7 +142,7 @@ func (one oneFile) preCommit(ctx context.Context, w *Checkout, ix *index, d deri
 // preCommitFull is preCommit over the whole staged file: decoded, refreshed,
 // encoded and scanned for secrets. The blob it leaves staged is recorded as
 // verified, for the next commit to start from (precommit.go).
-func (one oneFile) preCommitFull(ctx context.Context, w *Checkout, ix *index, d derive.Derivation, res HookResult) (HookResult, error) {
+func (one oneFile) preCommitFull(ctx context.Context, w *Checkout, ix *gitIndex, d derive.Derivation, res HookResult) (HookResult, error) {
 	rel := memoriesRel
 	var err error
 	var staged []byte

@@ -76,11 +76,11 @@ func layoutOf(root string) (layout, error) {
 // stagedLayout is the layout of the project staged in ix, which a
 // pre-commit hook commits.
 type stagedLayout interface {
-	preCommit(ctx context.Context, w *Checkout, ix *index, d derive.Derivation, res HookResult) (HookResult, error)
+	preCommit(ctx context.Context, w *Checkout, ix *gitIndex, d derive.Derivation, res HookResult) (HookResult, error)
 }
 
 // stagedLayoutOf returns the layout of the project staged in ix.
-func stagedLayoutOf(ix *index) stagedLayout {
+func stagedLayoutOf(ix *gitIndex) stagedLayout {
 	if stagedSplit(ix) {
 		return shards{root: ix.repo.Root}
 	}

@@ -186,7 +186,7 @@ type stagedFile struct {
 // that pass verifyChanges. When the worktree file wt is the verified blob,
 // by content hash, its bytes are used instead of asking git for them. ok is
 // false when it cannot vouch.
-func (one oneFile) verifiedStaged(w *Checkout, ix *index, v verifiedBlob, wt worktreeFile) (stagedFile, bool, error) {
+func (one oneFile) verifiedStaged(w *Checkout, ix *gitIndex, v verifiedBlob, wt worktreeFile) (stagedFile, bool, error) {
 	var s stagedFile
 	e, staged := ix.entries[memoriesRel]
 	if !staged || e.mode != "100644" {
@@ -408,7 +408,7 @@ func (sp spliced) changedLines() map[string][]byte {
 // preCommitFast is preCommit from the verified blob: it costs the staged
 // change, not the file. ok is false when it did nothing and the caller
 // takes the full path.
-func (one oneFile) preCommitFast(ctx context.Context, w *Checkout, ix *index, d derive.Derivation, res HookResult) (HookResult, bool, error) {
+func (one oneFile) preCommitFast(ctx context.Context, w *Checkout, ix *gitIndex, d derive.Derivation, res HookResult) (HookResult, bool, error) {
 	v, ok := loadVerified(w)
 	if !ok {
 		return res, false, nil
@@ -473,7 +473,7 @@ type stageResult struct {
 // stageAsync stages parts as the memories file, and the helper files
 // beside it that the index lacks, in a goroutine, and sends what it did.
 // The caller has written the helper files (EnsureAttributes).
-func (one oneFile) stageAsync(ctx context.Context, w *Checkout, ix *index, parts [][]byte) <-chan stageResult {
+func (one oneFile) stageAsync(ctx context.Context, w *Checkout, ix *gitIndex, parts [][]byte) <-chan stageResult {
 	done := make(chan stageResult, 1)
 	go func() {
 		var st stageResult

@@ -15,7 +15,7 @@ import (
 
 // stagedSplit reports whether the index stages a split project: a file
 // under .acolyte/memories/.
-func stagedSplit(ix *index) bool {
+func stagedSplit(ix *gitIndex) bool {
 	for rel := range ix.entries {
 		if strings.HasPrefix(rel, shardsRel+"/") {
 			return true
@@ -26,7 +26,7 @@ func stagedSplit(ix *index) bool {
 
 // readStagedSplit reads the memories files the index stages: the inbox and
 // every shard, as readSplit reads them from the worktree.
-func readStagedSplit(ix *index) (splitProject, error) {
+func readStagedSplit(ix *gitIndex) (splitProject, error) {
 	var p splitProject
 	staged := stagedShardFiles(ix)
 	rels := []string{format.MemoriesFile}
@@ -54,7 +54,7 @@ func readStagedSplit(ix *index) (splitProject, error) {
 // file is decoded, the derived memories refreshed, every memory scanned for
 // secrets, and the files whose bytes change staged, the emptied shards
 // removed from the index.
-func (s shards) preCommit(ctx context.Context, w *Checkout, ix *index, d derive.Derivation, res HookResult) (HookResult, error) {
+func (s shards) preCommit(ctx context.Context, w *Checkout, ix *gitIndex, d derive.Derivation, res HookResult) (HookResult, error) {
 	if fast, ok, err := s.preCommitShards(ctx, w, ix, d, res); ok || err != nil {
 		return fast, err
 	}
@@ -153,7 +153,7 @@ func splitsOnCommit(mems []memory.Memory) bool { return len(mems) > format.Split
 
 // stagedTombstones reads the forgotten.jsonl the index stages (none when it
 // stages none), refusing one it cannot read whole, with the fix.
-func (ix *index) stagedTombstones() (tombstones, error) {
+func (ix *gitIndex) stagedTombstones() (tombstones, error) {
 	var data []byte
 	if e, ok := ix.entries[forgottenRel]; ok {
 		var err error

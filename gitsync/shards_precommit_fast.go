@@ -62,7 +62,7 @@ func (s shards) saveVerifiedShards(w *Checkout, v verifiedShards) {
 
 // stagedShardFiles are the memories files the index stages, by path under
 // .acolyte/, with their blob ids: the inbox and each shard.
-func stagedShardFiles(ix *index) map[string]string {
+func stagedShardFiles(ix *gitIndex) map[string]string {
 	out := make(map[string]string)
 	for rel, e := range ix.entries {
 		name, ok := strings.CutPrefix(rel, format.Dir+"/")
@@ -88,7 +88,7 @@ type stagedShard struct {
 
 // preCommitShards is the fast path of shards.preCommit. ok is false when it
 // did nothing and the full path must run.
-func (s shards) preCommitShards(ctx context.Context, w *Checkout, ix *index, d derive.Derivation, res HookResult) (HookResult, bool, error) {
+func (s shards) preCommitShards(ctx context.Context, w *Checkout, ix *gitIndex, d derive.Derivation, res HookResult) (HookResult, bool, error) {
 	v, ok := s.loadVerifiedShards(w)
 	if !ok {
 		return res, false, nil
@@ -192,7 +192,7 @@ func (s shards) preCommitShards(ctx context.Context, w *Checkout, ix *index, d d
 // is staged) and the ids it covers that the one verified files were
 // checked against (verifiedBlob) did not. ok is false when either cannot
 // be read whole.
-func (s shards) stagedTombstones(w *Checkout, ix *index, verifiedBlob, blob string) (ts tombstones, newly []string, ok bool) {
+func (s shards) stagedTombstones(w *Checkout, ix *gitIndex, verifiedBlob, blob string) (ts tombstones, newly []string, ok bool) {
 	read := func(blob string) (tombstones, bool) {
 		if blob == "" {
 			return tombstones{}, true
@@ -299,7 +299,7 @@ func verifiedAfter(v verifiedShards, blobs map[string]string, read []stagedShard
 // ok is false, for the full path, when one is not what a verified file is:
 // canonical, every line a valid memory of its shard, and the inbox no more
 // than its header.
-func readStagedShards(ix *index, staged map[string]string, read map[string]bool, v verifiedShards) (files []stagedShard, fresh map[string]bool, ok bool, err error) {
+func readStagedShards(ix *gitIndex, staged map[string]string, read map[string]bool, v verifiedShards) (files []stagedShard, fresh map[string]bool, ok bool, err error) {
 	fresh = map[string]bool{}
 	for rel := range read {
 		f := stagedShard{rel: rel, blob: staged[rel]}

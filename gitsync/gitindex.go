@@ -26,10 +26,11 @@ type indexEntry struct {
 	mode, blob string
 }
 
-// index reads files as they are staged: what the commit being made will
+// gitIndex reads files as they are staged (git's index; "the index" alone,
+// in this package, is the local search store): what the commit being made will
 // contain. It honours GIT_INDEX_FILE, which git sets for `commit <path>` and
 // `commit -a`, by asking the git command rather than parsing the file.
-type index struct {
+type gitIndex struct {
 	ctx     context.Context
 	repo    *Repo
 	entries map[string]indexEntry
@@ -51,12 +52,12 @@ func DeriveIndex(ctx context.Context, r *Repo) (derive.Derivation, error) {
 	return derive.From(ix)
 }
 
-func readIndex(ctx context.Context, r *Repo) (*index, error) {
+func readIndex(ctx context.Context, r *Repo) (*gitIndex, error) {
 	out, err := r.GitOutput(ctx, nil, "ls-files", "--stage", "-z")
 	if err != nil {
 		return nil, err
 	}
-	ix := &index{ctx: ctx, repo: r, entries: make(map[string]indexEntry), ignores: make(map[string][]gitignore.Pattern)}
+	ix := &gitIndex{ctx: ctx, repo: r, entries: make(map[string]indexEntry), ignores: make(map[string][]gitignore.Pattern)}
 	for _, rec := range strings.Split(string(out), "\x00") {
 		// <mode> SP <blob> SP <stage> TAB <path>
 		meta, p, ok := strings.Cut(rec, "\t")
@@ -72,7 +73,7 @@ func readIndex(ctx context.Context, r *Repo) (*index, error) {
 // instructionFiles applies the worktree walk's rules to the staged paths:
 // the same names, never under node_modules or vendor, and not ignored by a
 // staged .gitignore, so the hook and `acolyte check` agree on the set.
-func (ix *index) InstructionFiles() ([]string, error) {
+func (ix *gitIndex) InstructionFiles() ([]string, error) {
 	var files []string
 	for p, e := range ix.entries {
 		if !derive.IsInstructionPath(p) || e.mode == "160000" {
@@ -90,7 +91,7 @@ func (ix *index) InstructionFiles() ([]string, error) {
 	return files, nil
 }
 
-func (ix *index) ignored(p string) (bool, error) {
+func (ix *gitIndex) ignored(p string) (bool, error) {
 	parts := strings.Split(p, "/")
 	var patterns []gitignore.Pattern
 	for i := range parts {
@@ -112,7 +113,7 @@ func (ix *index) ignored(p string) (bool, error) {
 
 // ignoreFile returns the patterns of the staged .gitignore in dir. A linked
 // .gitignore is not followed, as reading it could leave the repository.
-func (ix *index) ignoreFile(dir []string) ([]gitignore.Pattern, error) {
+func (ix *gitIndex) ignoreFile(dir []string) ([]gitignore.Pattern, error) {
 	key := strings.Join(dir, "/")
 	if ps, ok := ix.ignores[key]; ok {
 		return ps, nil
@@ -129,7 +130,7 @@ func (ix *index) ignoreFile(dir []string) ([]gitignore.Pattern, error) {
 	return ps, nil
 }
 
-func (ix *index) Read(rel string) ([]byte, error) {
+func (ix *gitIndex) Read(rel string) ([]byte, error) {
 	e, err := ix.resolve(rel)
 	if err != nil {
 		return nil, err
@@ -140,7 +141,7 @@ func (ix *index) Read(rel string) ([]byte, error) {
 // resolve follows staged symlinks, in rel and in its parent folders, to a
 // staged regular file. A link whose target leaves the repository is
 // errOutside; it is never followed on disk.
-func (ix *index) resolve(rel string) (indexEntry, error) {
+func (ix *gitIndex) resolve(rel string) (indexEntry, error) {
 	cur := rel
 	for hops := 0; hops <= maxLinkHops; hops++ {
 		parts := strings.Split(cur, "/")
@@ -179,7 +180,7 @@ func (ix *index) resolve(rel string) (indexEntry, error) {
 
 // linkTarget resolves a staged link at link with the given target to a path
 // relative to the repository root, and reports false when it leaves it.
-func (ix *index) linkTarget(link, target string) (string, bool) {
+func (ix *gitIndex) linkTarget(link, target string) (string, bool) {
 	if filepath.IsAbs(target) {
 		rel, ok := subpath.Rel(ix.repo.Root, filepath.Clean(target))
 		return filepath.ToSlash(rel), ok && rel != "."
@@ -193,7 +194,7 @@ func (ix *index) linkTarget(link, target string) (string, bool) {
 
 // cat reads one blob. One `git cat-file --batch` serves every read of a
 // hook run: a process per file cost a commit more than the rest of the hook.
-func (ix *index) cat(blob string) ([]byte, error) {
+func (ix *gitIndex) cat(blob string) ([]byte, error) {
 	if ix.batch == nil {
 		cmd := exec.CommandContext(ix.ctx, "git", "cat-file", "--batch")
 		cmd.Dir = ix.repo.Root
@@ -214,7 +215,7 @@ func (ix *index) cat(blob string) ([]byte, error) {
 }
 
 // close ends the cat-file process, if one was started.
-func (ix *index) close() {
+func (ix *gitIndex) close() {
 	if ix.batch != nil {
 		ix.batch.in.Close()
 		_ = ix.batch.cmd.Wait()
