@@ -339,6 +339,9 @@ func ScopesOf(tk Toolkit) []Scope {
 	if t, ok := tk.(WithTeam); ok {
 		team, tk = true, t.Local
 	}
+	if c, ok := tk.(Checked); ok {
+		tk = c.Toolkit
+	}
 	project := true
 	if s, ok := tk.(Scoped); ok && s.ProjectKey == "" {
 		project = false

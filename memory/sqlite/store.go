@@ -43,10 +43,12 @@ type Store struct {
 	leftPending atomic.Bool
 
 	// damaged is what marked the database damaged (damage.go), and
-	// verified says that this Store found it sound before its first write.
+	// verified says that this Store found it sound before its first write,
+	// when the main file's stamp was trusted.
 	damagedMu sync.Mutex
 	damaged   string
 	verified  bool
+	trusted   string
 
 	catalogMu sync.Mutex
 	// kept holds the catalog of the last search in each vector space,
@@ -112,7 +114,8 @@ func (s *Store) Close() error {
 		delete(s.kept, model)
 	}
 	s.catalogMu.Unlock()
-	return s.db.Close()
+	// The last connection to close checkpoints the WAL into the file.
+	return s.followCheckpoint(s.db.Close)
 }
 
 // WaitWritable waits at most wait for the database's write lock, and
@@ -786,7 +789,8 @@ func (s *Store) inTx(ctx context.Context, fn func(*txn) error) error {
 			patched = append(patched, p)
 		}
 	}
-	if err := tx.Commit(); err != nil {
+	// A commit past SQLite's autocheckpoint writes the main file.
+	if err := s.followCheckpoint(tx.Commit); err != nil {
 		return err
 	}
 	for _, p := range patched {
