@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -58,8 +59,25 @@ func TestScripts(t *testing.T) {
 			"memoriesfile": writeMemoriesFile,
 			"scribble":     scribble,
 		},
+		Condition:           scriptCondition,
 		RequireExplicitExec: true,
 	})
+}
+
+// scriptCondition knows [rofs]: a private mount namespace can bind a
+// directory read-only (root, or a user namespace), so a script can make
+// ACOLYTE_HOME read-only for root as well, which file modes do not.
+func scriptCondition(cond string) (bool, error) {
+	if cond != "rofs" {
+		return false, fmt.Errorf("unknown condition %q", cond)
+	}
+	dir, err := os.MkdirTemp("", "acolyte-rofs")
+	if err != nil {
+		return false, err
+	}
+	defer os.RemoveAll(dir)
+	probe := exec.Command("unshare", "-m", "sh", "-c", `mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && ! touch "$1/x" 2>/dev/null`, "sh", dir)
+	return probe.Run() == nil, nil
 }
 
 // writeMemoriesFile is the script command `memoriesfile N FILE`: FILE

@@ -99,6 +99,9 @@ func (s *Store) CheckWritable(ctx context.Context) error {
 // refuseIfDamaged is called before every write. Once this Store has found
 // the file sound, a write costs a stat while the file stays as it was.
 func (s *Store) refuseIfDamaged(ctx context.Context) error {
+	if s.readOnly != "" {
+		return s.errReadOnly()
+	}
 	s.damagedMu.Lock()
 	found, verified, trusted := s.damaged, s.verified, s.trusted
 	s.damagedMu.Unlock()
@@ -185,6 +188,9 @@ func (s *Store) recordSound(stamp string) {
 // connection), and moves the record of a sound file along with it: a file
 // that matched the record before op is sound after it, as SQLite wrote it.
 func (s *Store) followCheckpoint(op func() error) error {
+	if s.readOnly != "" {
+		return op()
+	}
 	before := s.mainStamp()
 	sound := before != "" && before == s.soundRecord()
 	err := op()

@@ -880,8 +880,8 @@ func (s *Store) results(ctx context.Context, ranked []int64, scores map[int64]fl
 			out = append(out, memory.Result{Memory: m, Score: math.Round(scores[seq]*1e4) / 1e4})
 		}
 	}
-	if !stale || s.Damaged() != "" {
-		// A damaged file takes no write, bookkeeping included.
+	if !stale || s.Damaged() != "" || s.readOnly != "" {
+		// A damaged or read-only file takes no write, bookkeeping included.
 		return out, nil
 	}
 	// Recall times feed staleness reports, not search; a busy database must

@@ -50,6 +50,10 @@ type Store struct {
 	verified  bool
 	trusted   string
 
+	// readOnly says why this process cannot write the database
+	// (readonly.go), "" when it can.
+	readOnly string
+
 	catalogMu sync.Mutex
 	// kept holds the catalog of the last search in each vector space,
 	// reused while the database's generation stays the same (a long-lived
@@ -66,6 +70,9 @@ type Store struct {
 func Open(ctx context.Context, path string, e memory.Embedder) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("%w: create the data directory for %s: %w; set ACOLYTE_HOME to a writable directory", memory.ErrIO, path, err)
+	}
+	if reason := readOnlyReason(path); reason != "" {
+		return openReadOnly(ctx, path, e, reason)
 	}
 	dsn := "file:" + path + "?_txlock=immediate" +
 		fmt.Sprintf("&_pragma=busy_timeout(%d)", BusyTimeout.Milliseconds()) +
@@ -125,6 +132,9 @@ func (s *Store) Close() error {
 // BusyTimeout: the index as it stands can be searched meanwhile (WAL lets
 // readers past a writer).
 func (s *Store) WaitWritable(ctx context.Context, wait time.Duration) error {
+	if s.readOnly != "" {
+		return s.errReadOnly()
+	}
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	tx, err := s.db.BeginTx(wctx, nil)
