@@ -116,6 +116,25 @@ func TestAScribbleIsFoundByTheNextWriteOfAnyScope(t *testing.T) {
 	}
 }
 
+// A long-lived store (an MCP server, the UI) that found the file sound at
+// its first write finds a scribble made while it runs at its next one.
+func TestAScribbleWhileAStoreRunsIsFoundByItsNextWrite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "acolyte.db")
+	e := &wordHash{name: "h", dim: 16}
+	s := openStore(t, path, e)
+	for i := range 300 {
+		add(t, s, nowhere, memory.ScopeUser, fmt.Sprintf("fact %d: the uploader retries large uploads %d times with backoff", i, i))
+	}
+	s.Close()
+	s = openStore(t, path, e)
+	add(t, s, nowhere, memory.ScopeUser, "the server's first write")
+	scribble(t, path, "memories", 1)
+	_, err := s.Add(ctx, nowhere, memory.Draft{Content: "the server's write after the scribble", Scope: memory.ScopeUser})
+	if !errors.Is(err, memory.ErrCorrupt) || !strings.Contains(err.Error(), "acolyte reindex --repair") {
+		t.Fatalf("a running store's write after a scribble: want ErrCorrupt naming the repair, got %v", err)
+	}
+}
+
 // A database whose pages were scribbled over, with its header intact,
 // takes writes that touch only healthy pages, and SQLite says nothing; the
 // damage then spreads. The first write of a command that finds it (the
