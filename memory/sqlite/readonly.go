@@ -65,7 +65,7 @@ func openReadOnly(ctx context.Context, path string, e memory.Embedder, reason st
 // errReadOnly is the refusal of a write to a read-only home.
 func (s *Store) errReadOnly() error {
 	dir := filepath.Dir(s.path)
-	return fmt.Errorf("%w: %s is read-only (%s), so acolyte can search and list its memories but not change them; make it writable (chmod u+w %s %s) or set ACOLYTE_HOME to a writable directory",
+	return fmt.Errorf("%w: %s is read-only (%s): acolyte can search and list the memories it holds, but cannot store a change, nor take in project memories changed in .acolyte/ since it was last written; make it writable (chmod u+w %s %s) or set ACOLYTE_HOME to a writable directory",
 		memory.ErrIO, dir, s.readOnly, dir, s.path)
 }
 
