@@ -42,9 +42,10 @@ type Store struct {
 	// model's vectors (LeftPending).
 	leftPending atomic.Bool
 
-	// damaged is what marked the database damaged (damage.go), and
-	// verified says that this Store found it sound before its first write,
-	// when the main file's stamp was trusted.
+	// damaged is what marked the database damaged (damage.go); verified
+	// says that this Store found it sound before its first write, and
+	// trusted is the main file's stamp then (or after its own checkpoint
+	// since), so that a later write checks it again only if it moved.
 	damagedMu sync.Mutex
 	damaged   string
 	verified  bool
