@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -101,19 +102,71 @@ func TestAReadOnlyHomeIsReadAndNeverWritten(t *testing.T) {
 }
 
 // readOnlyReason asks the operating system: a directory without write
-// permission is read-only for a user other than root.
+// permission (chmod -w, issue 37's case) is read-only for a user other
+// than root. Root, who writes there anyway, runs the test again as user
+// nobody.
 func TestReadOnlyReasonFollowsPermissions(t *testing.T) {
+	if os.Geteuid() == 0 {
+		runAsNobody(t, "TestReadOnlyReasonFollowsPermissions")
+		return
+	}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "acolyte.db")
 	if r := readOnlyReason(path); r != "" {
 		t.Fatalf("a writable directory is read-only: %s", r)
 	}
-	if os.Geteuid() == 0 {
-		t.Skip("root writes without write permission; home_read_only.txtar uses a read-only mount")
-	}
 	os.Chmod(dir, 0o500)
 	defer os.Chmod(dir, 0o700)
 	if r := readOnlyReason(path); !strings.Contains(r, "permission denied") {
 		t.Errorf("a directory without write permission: reason %q", r)
+	}
+	os.Chmod(dir, 0o700)
+	if err := os.WriteFile(path, nil, 0o400); err != nil {
+		t.Fatal(err)
+	}
+	if r := readOnlyReason(path); !strings.Contains(r, "acolyte.db: permission denied") {
+		t.Errorf("a database without write permission: reason %q", r)
+	}
+}
+
+// runAsNobody runs test again in a copy of this test binary as user
+// nobody (setpriv), and fails with it; it skips where setpriv cannot
+// switch users.
+func runAsNobody(t *testing.T, test string) {
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("root writes without write permission, and there is no setpriv to run as nobody")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Where nobody can run the copy and keep its temporary files.
+	dir, err := os.MkdirTemp("", "acolyte-nobody-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	tmp := filepath.Join(dir, "tmp")
+	if err := errors.Join(os.Chmod(dir, 0o755), os.Mkdir(tmp, 0o777), os.Chmod(tmp, 0o777)); err != nil {
+		t.Fatal(err)
+	}
+	bin, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyExe := filepath.Join(dir, "sqlite.test")
+	if err := os.WriteFile(copyExe, bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "true").Run() != nil {
+		t.Skip("root writes without write permission, and setpriv cannot switch to nobody here")
+	}
+	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", copyExe, "-test.run=^"+test+"$", "-test.v")
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "HOME="+tmp)
+	cmd.Dir = tmp
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: "+test) {
+		t.Fatalf("%s as nobody: %v\n%s", test, err, out)
 	}
 }
