@@ -18,9 +18,9 @@ import (
 // stream it lost a moment ago, for a request still in flight or just
 // answered, so only a session's latest streams are worth keeping.
 const (
-	// keptStreams is how many of a session's streams keep their events,
-	// the most recently used; an older one's resumption is refused, as a
-	// purged one's is.
+	// keptStreams is how many of a session's request streams keep their
+	// events, the most recently used, besides its standalone stream; an
+	// older one's resumption is refused, as a purged one's is.
 	keptStreams = 16
 	// maxEventBytes bounds the events kept for every session together;
 	// past it the oldest events of each stream go first.
@@ -70,13 +70,18 @@ func (l *eventLog) use(sessionID, streamID string, create bool) *streamEvents {
 		l.sessions[sessionID] = se
 	}
 	st := se.streams[streamID]
-	if st != nil {
-		if i := slices.Index(se.recent, streamID); i >= 0 {
-			se.recent = append(se.recent[:i], se.recent[i+1:]...)
-		}
-	} else {
+	if st == nil {
 		st = &streamEvents{lost: !create}
 		se.streams[streamID] = st
+	}
+	if streamID == "" {
+		// The session's standalone stream (server-to-client
+		// notifications) lives as long as the session; maxBytes bounds
+		// its events.
+		return st
+	}
+	if i := slices.Index(se.recent, streamID); i >= 0 {
+		se.recent = append(se.recent[:i], se.recent[i+1:]...)
 	}
 	se.recent = append(se.recent, streamID)
 	for len(se.recent) > l.keep {

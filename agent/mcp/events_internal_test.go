@@ -27,6 +27,8 @@ func replay(t *testing.T, l *eventLog, session, stream string, after int) ([]str
 func TestEventLogKeepsTheLatestStreams(t *testing.T) {
 	ctx := context.Background()
 	l := newEventLog(3, 1<<20)
+	l.Open(ctx, "A", "") // the standalone stream
+	l.Append(ctx, "A", "", []byte("note"))
 	for i := range 5 {
 		id := fmt.Sprint("s", i)
 		l.Open(ctx, "A", id)
@@ -47,8 +49,12 @@ func TestEventLogKeepsTheLatestStreams(t *testing.T) {
 	if _, err := replay(t, l, "A", "s0", 1); !errors.Is(err, sdk.ErrEventsPurged) {
 		t.Errorf("replay of a dropped stream written to again: %v, want ErrEventsPurged", err)
 	}
-	if n := len(l.sessions["A"].streams); n != 3 {
-		t.Errorf("session A keeps %d streams, want 3", n)
+	if n := len(l.sessions["A"].streams); n != 4 {
+		t.Errorf("session A keeps %d streams, want the latest 3 and the standalone one", n)
+	}
+	// The standalone stream outlives any number of request streams.
+	if got, err := replay(t, l, "A", "", -1); err != nil || len(got) != 1 || got[0] != "note" {
+		t.Errorf("replay of the standalone stream: %q, %v", got, err)
 	}
 
 	l.SessionClosed(ctx, "A")
