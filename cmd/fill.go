@@ -43,7 +43,8 @@ func startFill(c *cli.Context) error {
 	pending := false
 	for _, s := range stores {
 		// A filler already running takes up what this command left.
-		pending = pending || (s.LeftPending() && !s.Filling())
+		// A read-only home takes no vectors.
+		pending = pending || (s.LeftPending() && !s.Filling() && s.ReadOnly() == "")
 	}
 	if !pending || os.Getenv(envBackgroundFill) == "0" {
 		return nil

@@ -2,8 +2,11 @@ package cmd_test
 
 import (
 	"context"
+	"crypto/rand"
+	"database/sql"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -58,9 +61,27 @@ func TestScripts(t *testing.T) {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"memoriesfile": writeMemoriesFile,
+			"scribble":     scribble,
 		},
+		Condition:           scriptCondition,
 		RequireExplicitExec: true,
 	})
+}
+
+// scriptCondition knows [rofs]: a private mount namespace can bind a
+// directory read-only (root, or a user namespace), so a script can make
+// ACOLYTE_HOME read-only for root as well, which file modes do not.
+func scriptCondition(cond string) (bool, error) {
+	if cond != "rofs" {
+		return false, fmt.Errorf("unknown condition %q", cond)
+	}
+	dir, err := os.MkdirTemp("", "acolyte-rofs")
+	if err != nil {
+		return false, err
+	}
+	defer os.RemoveAll(dir)
+	probe := exec.Command("unshare", "-m", "sh", "-c", `mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && ! touch "$1/x" 2>/dev/null`, "sh", dir)
+	return probe.Run() == nil, nil
 }
 
 // writeMemoriesFile is the script command `memoriesfile N FILE`: FILE
@@ -82,4 +103,27 @@ func writeMemoriesFile(ts *testscript.TestScript, neg bool, args []string) {
 	path := ts.MkAbs(args[1])
 	ts.Check(os.MkdirAll(filepath.Dir(path), 0o755))
 	ts.Check(format.WriteFile(path, mems))
+}
+
+// scribble is the script command `scribble DB TABLE`: junk is written
+// over the first leaf page of TABLE in the closed database DB, through the
+// file alone, as a lost sector or a stray writer would leave it.
+func scribble(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: scribble DB TABLE")
+	}
+	path := ts.MkAbs(args[0])
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	ts.Check(err)
+	var page int64
+	err = db.QueryRow(`SELECT pageno FROM dbstat WHERE name = ? AND pagetype = 'leaf' ORDER BY pageno LIMIT 1`, args[1]).Scan(&page)
+	db.Close()
+	ts.Check(err)
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	ts.Check(err)
+	defer f.Close()
+	junk := make([]byte, 2048)
+	rand.Read(junk)
+	_, err = f.WriteAt(junk, (page-1)*4096+64)
+	ts.Check(err)
 }

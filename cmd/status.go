@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"path/filepath"
 	"sort"
 
 	"github.com/acolyte-dev/acolyte/memory/team"
@@ -45,6 +46,7 @@ func statusCommand() *cli.Command {
 			st := struct {
 				Database string                               `json:"database"`
 				Damaged  string                               `json:"damaged,omitempty"`
+				ReadOnly string                               `json:"read_only,omitempty"`
 				Embedder string                               `json:"embedder"`
 				Project  string                               `json:"project,omitempty"`
 				Team     string                               `json:"team,omitempty"`
@@ -52,7 +54,7 @@ func statusCommand() *cli.Command {
 				Vectors  map[memory.Scope]map[string]int      `json:"vectors"`
 				spaceStatus
 				SentTo []string `json:"text_sent_to"`
-			}{w.Store.Path(), w.Store.Damaged(), embedderName(w.Store), "", "", counts, vectors, space, textSentTo(c)}
+			}{w.Store.Path(), w.Store.Damaged(), w.Store.ReadOnly(), embedderName(w.Store), "", "", counts, vectors, space, textSentTo(c)}
 			if w.Team != nil {
 				// The local store holds no team memories; the team database counts them.
 				// Status is about local memory too: a slow team database
@@ -77,6 +79,10 @@ func statusCommand() *cli.Command {
 			fmt.Fprintf(c.App.Writer, "database  %s\n", st.Database)
 			if st.Damaged != "" {
 				fmt.Fprintf(c.App.Writer, "damaged   %s; run `acolyte reindex --repair`\n", termtext.EscapeText(st.Damaged))
+			}
+			if st.ReadOnly != "" {
+				fmt.Fprintf(c.App.Writer, "read-only %s (%s): searched and listed, never written\n",
+					termtext.EscapeText(filepath.Dir(st.Database)), termtext.EscapeText(st.ReadOnly))
 			}
 			fmt.Fprintf(c.App.Writer, "embedder  %s\n", st.Embedder)
 			if len(st.SentTo) == 0 {

@@ -251,3 +251,47 @@ func (q Query) CheckPaths() error {
 	}
 	return nil
 }
+
+// Checked is a Toolkit whose writes first pass Check. A local store
+// refuses every write to a damaged database itself, but a project memory
+// is written to .acolyte/ before the store: Check (the store's
+// CheckWritable) refuses it before anything is written, so a refused
+// write has changed nothing (issue 37).
+type Checked struct {
+	Toolkit
+	Check func(ctx context.Context) error
+}
+
+// Add implements Toolkit.
+func (c Checked) Add(ctx context.Context, d Draft) (Added, error) {
+	if err := c.Check(ctx); err != nil {
+		return Added{}, err
+	}
+	return c.Toolkit.Add(ctx, d)
+}
+
+// Remove implements Toolkit.
+func (c Checked) Remove(ctx context.Context, ids ...string) ([]Memory, error) {
+	if err := c.Check(ctx); err != nil {
+		return nil, err
+	}
+	return c.Toolkit.Remove(ctx, ids...)
+}
+
+// Edit implements Toolkit.
+func (c Checked) Edit(ctx context.Context, id string, r Revision) (Memory, error) {
+	if err := c.Check(ctx); err != nil {
+		return Memory{}, err
+	}
+	return c.Toolkit.Edit(ctx, id, r)
+}
+
+// RefuseSecret is the wrapped Toolkit's guard. Without one it refuses, so
+// that a caller asking whether a text may be shown withholds it, as it
+// would without a guard to ask.
+func (c Checked) RefuseSecret(m Memory) error {
+	if g, ok := c.Toolkit.(Guarded); ok {
+		return g.RefuseSecret(m)
+	}
+	return fmt.Errorf("%w: no guard to check it with", ErrSecret)
+}

@@ -91,7 +91,8 @@ func NewToken() string { return rand.Text() + rand.Text() }
 
 // Handler serves MCP's Streamable HTTP transport at Path, through the SDK:
 // sessions, an SSE stream per request and a standalone one, and resumption
-// of a broken stream from Last-Event-ID out of an in-memory event store.
+// of a broken stream from Last-Event-ID out of an in-memory event store
+// that keeps each session's latest streams (eventLog).
 // Each session gets a server of its own, so each follows its own client's
 // roots. Requests pass two guards first:
 //
@@ -113,7 +114,7 @@ func (h *Host) Handler(opts HTTPOptions) http.Handler {
 		}
 		return pool.newServer(h)
 	}, &sdk.StreamableHTTPOptions{
-		EventStore:          sdk.NewMemoryEventStore(nil),
+		EventStore:          newEventLog(keptStreams, maxEventBytes),
 		SessionTimeout:      orDefault(opts.SessionIdle, sessionIdle),
 		Logger:              opts.Logger,
 		MaxRequestBodyBytes: maxBodyBytes,

@@ -219,9 +219,12 @@ func (s *Store) rebuildCatalog(ctx context.Context, model string) (*catalog, err
 	if err != nil {
 		return nil, err
 	}
-	// The file is only a cache; failing to save it costs the next search time, not correctness.
-	_ = writeCatalog(s.catalogPath(model), c)
-	_ = os.Remove(s.legacyCatalogPath(model))
+	// The file is only a cache; failing to save it costs the next search
+	// time, not correctness. A read-only home keeps it in memory alone.
+	if s.readOnly == "" {
+		_ = writeCatalog(s.catalogPath(model), c)
+		_ = os.Remove(s.legacyCatalogPath(model))
+	}
 	s.catalogMu.Lock()
 	defer s.catalogMu.Unlock()
 	s.keepLocked(c)

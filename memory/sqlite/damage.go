@@ -23,14 +23,30 @@ import (
 //
 //   - on the first error: any query that SQLite answers with
 //     SQLITE_CORRUPT or SQLITE_NOTADB marks the file (explain);
-//   - before writing, once a day: PRAGMA quick_check reads every page
-//     (about 1 s at 100k memories, so it is not run on every command).
+//   - before writing, when the file changed behind acolyte's back, and
+//     once a day: PRAGMA quick_check reads every page (about 1 s at 100k
+//     memories, so it is not run on every write).
+//
+// Only SQLite's checkpoints write the main file (every change goes to the
+// WAL first), so a change acolyte did not make shows in the file's stat:
+// a record beside it (soundSuffix) holds the stat it had when last known
+// sound, and acolyte moves the record along with each checkpoint it runs
+// over a file that matched it (followCheckpoint). A write finding the
+// file unlike the record checks it first (issue 37: a page scribbled over
+// took user writes until the daily check, since they touch only the
+// table's last pages). What the stat cannot show is a change made within
+// the same clock tick as acolyte's own checkpoint, or a disk that loses a
+// sector without a write: the daily check is there for those.
 //
 // Reads go on working while the file is marked, as far as they can.
 
 // damagedSuffix names the marker beside a damaged database. It holds what
 // was found, for the refusal to repeat.
 const damagedSuffix = ".damaged"
+
+// soundSuffix names the record beside the database of the main file's
+// stat (fileStamp) when it was last known sound.
+const soundSuffix = ".sound"
 
 // verifyEvery is how often a writing command runs quick_check.
 const verifyEvery = 24 * time.Hour
@@ -73,41 +89,123 @@ func (s *Store) loadDamaged() {
 	s.damaged = found
 }
 
-// refuseIfDamaged is called before every write.
+// CheckWritable refuses, as every write to the store does, when the
+// database is damaged; a writer whose write begins elsewhere (a project
+// memory goes to .acolyte/ first) calls it before writing anything.
+func (s *Store) CheckWritable(ctx context.Context) error {
+	return s.refuseIfDamaged(ctx)
+}
+
+// refuseIfDamaged is called before every write. Once this Store has found
+// the file sound, a write costs a stat while the file stays as it was.
 func (s *Store) refuseIfDamaged(ctx context.Context) error {
+	if s.readOnly != "" {
+		return s.errReadOnly()
+	}
 	s.damagedMu.Lock()
-	found, verified := s.damaged, s.verified
+	found, verified, trusted := s.damaged, s.verified, s.trusted
 	s.damagedMu.Unlock()
 	if found != "" {
 		return s.errDamaged(found)
 	}
-	if verified {
+	// Taken before any check, so that a change made during one is not
+	// taken for what was checked.
+	now := s.mainStamp()
+	if verified && now != "" && now == trusted {
 		return nil
 	}
-	err := s.verifyIfDue(ctx)
+	due := now == "" || now != s.soundRecord()
+	if !verified && !due {
+		var err error
+		if due, err = s.dailyCheckDue(ctx); err != nil {
+			return err
+		}
+	}
+	if due {
+		if err := s.Verify(ctx); err != nil {
+			return err
+		}
+		if _, err := s.db.ExecContext(ctx, `INSERT INTO state (key, value) VALUES (?, ?)
+			ON CONFLICT (key) DO UPDATE SET value = excluded.value`, verifiedKey, strconv.FormatInt(s.now().UnixMilli(), 10)); err != nil {
+			return s.explain(err)
+		}
+		s.recordSound(now)
+	}
 	s.damagedMu.Lock()
-	s.verified = err == nil
+	s.verified, s.trusted = true, now
 	s.damagedMu.Unlock()
-	return err
+	return nil
 }
 
-// verifyIfDue runs Verify when the last passing check is older than
-// verifyEvery, and records the pass.
-func (s *Store) verifyIfDue(ctx context.Context) error {
+// dailyCheckDue says whether the last passing quick_check is older than
+// verifyEvery.
+func (s *Store) dailyCheckDue(ctx context.Context) (bool, error) {
 	var last string
 	err := s.db.QueryRowContext(ctx, `SELECT value FROM state WHERE key = ?`, verifiedKey).Scan(&last)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return s.explain(err)
+		return false, s.explain(err)
 	}
-	if ms, perr := strconv.ParseInt(last, 10, 64); perr == nil && s.now().Sub(time.UnixMilli(ms)) < verifyEvery {
-		return nil
+	ms, perr := strconv.ParseInt(last, 10, 64)
+	return perr != nil || s.now().Sub(time.UnixMilli(ms)) >= verifyEvery, nil
+}
+
+// mainStamp is the main database file's fileStamp, "" when it cannot be
+// read.
+func (s *Store) mainStamp() string {
+	fi, err := os.Stat(s.path)
+	if err != nil {
+		return ""
 	}
-	if err := s.Verify(ctx); err != nil {
+	return fileStamp(fi)
+}
+
+// soundRecord is the stamp recorded beside the database, "" when none is.
+func (s *Store) soundRecord() string {
+	b, err := os.ReadFile(s.path + soundSuffix)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// recordSound records stamp as the main file's when last known sound. Best
+// effort: without the record the next write checks the file again.
+func (s *Store) recordSound(stamp string) {
+	if stamp == "" {
+		return
+	}
+	tmp := s.path + soundSuffix + ".tmp"
+	if err := os.WriteFile(tmp, []byte(stamp+"\n"), 0o600); err != nil {
+		return
+	}
+	if err := os.Rename(tmp, s.path+soundSuffix); err != nil {
+		os.Remove(tmp)
+	}
+}
+
+// followCheckpoint runs op, which may checkpoint the WAL into the main
+// file (a commit past SQLite's autocheckpoint, the close of the last
+// connection), and moves the record of a sound file along with it: a file
+// that matched the record before op is sound after it, as SQLite wrote it.
+func (s *Store) followCheckpoint(op func() error) error {
+	if s.readOnly != "" {
+		return op()
+	}
+	before := s.mainStamp()
+	sound := before != "" && before == s.soundRecord()
+	err := op()
+	if !sound {
 		return err
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO state (key, value) VALUES (?, ?)
-		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, verifiedKey, strconv.FormatInt(s.now().UnixMilli(), 10))
-	return s.explain(err)
+	if after := s.mainStamp(); after != before {
+		s.recordSound(after)
+		s.damagedMu.Lock()
+		if s.trusted == before {
+			s.trusted = after
+		}
+		s.damagedMu.Unlock()
+	}
+	return err
 }
 
 // Verify reads every page of the database (PRAGMA quick_check) and marks
@@ -173,7 +271,7 @@ func Repair(ctx context.Context, path string, e memory.Embedder) (Repaired, erro
 	}
 	out.Unreadable = unreadable
 	fresh := path + ".repairing"
-	for _, suffix := range []string{"", "-wal", "-shm"} {
+	for _, suffix := range []string{"", "-wal", "-shm", soundSuffix} {
 		os.Remove(fresh + suffix)
 	}
 	s, err := Open(ctx, fresh, e)
@@ -198,6 +296,10 @@ func Repair(ctx context.Context, path string, e memory.Embedder) (Repaired, erro
 		return out, fmt.Errorf("put the repaired database in place (it is %s; the damaged one is %s): %w", fresh, out.Backup, err)
 	}
 	os.Remove(path + damagedSuffix)
+	// The record of a sound file is about the old file, or names the
+	// fresh one by its first name; the next write checks the new one.
+	os.Remove(path + soundSuffix)
+	os.Remove(fresh + soundSuffix)
 	// The search catalogs are copies of the old file's rows.
 	catalogs, _ := filepath.Glob(path + "-catalog-*")
 	for _, c := range catalogs {

@@ -39,6 +39,19 @@ func damagedStore(t *testing.T, n int, table string, pages int) (path string, co
 	if _, err := db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
 		t.Fatal(err)
 	}
+	db.Close()
+	scribble(t, path, table, pages)
+	return path, contents
+}
+
+// scribble writes junk over the first leaf pages of table in the closed
+// database at path, through the file alone, as a stray writer would.
+func scribble(t *testing.T, path, table string, pages int) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
 	rows, err := db.Query(`SELECT pageno FROM dbstat WHERE name = ? AND pagetype = 'leaf' ORDER BY pageno LIMIT ?`, table, pages)
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +79,60 @@ func damagedStore(t *testing.T, n int, table string, pages int) (path string, co
 		}
 	}
 	f.Close()
-	return path, contents
+}
+
+// A page scribbled over between two commands, the day's check long done,
+// is found by the next write, whatever its scope, though that write
+// touches no damaged page (issue 37: user writes went on succeeding). A
+// file left as acolyte wrote it is not checked again.
+func TestAScribbleIsFoundByTheNextWriteOfAnyScope(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "acolyte.db")
+	e := &wordHash{name: "h", dim: 16}
+	s := openStore(t, path, e)
+	for i := range 300 {
+		add(t, s, nowhere, memory.ScopeUser, fmt.Sprintf("fact %d: the uploader retries large uploads %d times with backoff", i, i))
+	}
+	s.Close()
+
+	s = openStore(t, path, e)
+	checked, err := s.GetState(ctx, "verified_at")
+	if err != nil || checked == "" {
+		t.Fatalf("the day's check left no mark: %q, %v", checked, err)
+	}
+	add(t, s, nowhere, memory.ScopeUser, "a fact written by a second command")
+	if again, _ := s.GetState(ctx, "verified_at"); again != checked {
+		t.Errorf("a file untouched since the last command was checked again (verified_at %s -> %s)", checked, again)
+	}
+	s.Close()
+
+	scribble(t, path, "memories", 1)
+	s = openStore(t, path, e)
+	_, err = s.Add(ctx, nowhere, memory.Draft{Content: "written to a scribbled file", Scope: memory.ScopeUser})
+	if !errors.Is(err, memory.ErrCorrupt) || !strings.Contains(err.Error(), "acolyte reindex --repair") {
+		t.Fatalf("a user write to a scribbled file: want ErrCorrupt naming the repair, got %v", err)
+	}
+	if err := s.CheckWritable(ctx); !errors.Is(err, memory.ErrCorrupt) {
+		t.Errorf("CheckWritable after the refusal: %v", err)
+	}
+}
+
+// A long-lived store (an MCP server, the UI) that found the file sound at
+// its first write finds a scribble made while it runs at its next one.
+func TestAScribbleWhileAStoreRunsIsFoundByItsNextWrite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "acolyte.db")
+	e := &wordHash{name: "h", dim: 16}
+	s := openStore(t, path, e)
+	for i := range 300 {
+		add(t, s, nowhere, memory.ScopeUser, fmt.Sprintf("fact %d: the uploader retries large uploads %d times with backoff", i, i))
+	}
+	s.Close()
+	s = openStore(t, path, e)
+	add(t, s, nowhere, memory.ScopeUser, "the server's first write")
+	scribble(t, path, "memories", 1)
+	_, err := s.Add(ctx, nowhere, memory.Draft{Content: "the server's write after the scribble", Scope: memory.ScopeUser})
+	if !errors.Is(err, memory.ErrCorrupt) || !strings.Contains(err.Error(), "acolyte reindex --repair") {
+		t.Fatalf("a running store's write after a scribble: want ErrCorrupt naming the repair, got %v", err)
+	}
 }
 
 // A database whose pages were scribbled over, with its header intact,

@@ -795,7 +795,8 @@ func (s *Store) results(ctx context.Context, ranked []memory.Hit[int64]) ([]memo
 			out = append(out, memory.Result{Memory: m, Score: math.Round(r.Score*1e4) / 1e4})
 		}
 	}
-	if !stale {
+	if !stale || s.Damaged() != "" || s.readOnly != "" {
+		// A damaged or read-only file takes no write, bookkeeping included.
 		return out, nil
 	}
 	// Recall times feed staleness reports, not search; a busy database must

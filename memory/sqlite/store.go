@@ -42,11 +42,18 @@ type Store struct {
 	// model's vectors (LeftPending).
 	leftPending atomic.Bool
 
-	// damaged is what marked the database damaged (damage.go), and
-	// verified says that this Store found it sound before its first write.
+	// damaged is what marked the database damaged (damage.go); verified
+	// says that this Store found it sound before its first write, and
+	// trusted is the main file's stamp then (or after its own checkpoint
+	// since), so that a later write checks it again only if it moved.
 	damagedMu sync.Mutex
 	damaged   string
 	verified  bool
+	trusted   string
+
+	// readOnly says why this process cannot write the database
+	// (readonly.go), "" when it can.
+	readOnly string
 
 	catalogMu sync.Mutex
 	// kept holds the catalog of the last search in each vector space,
@@ -64,6 +71,9 @@ type Store struct {
 func Open(ctx context.Context, path string, e memory.Embedder) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("%w: create the data directory for %s: %w; set ACOLYTE_HOME to a writable directory", memory.ErrIO, path, err)
+	}
+	if reason := readOnlyReason(path); reason != "" {
+		return openReadOnly(ctx, path, e, reason)
 	}
 	dsn := "file:" + path + "?_txlock=immediate" +
 		fmt.Sprintf("&_pragma=busy_timeout(%d)", BusyTimeout.Milliseconds()) +
@@ -112,7 +122,8 @@ func (s *Store) Close() error {
 		delete(s.kept, model)
 	}
 	s.catalogMu.Unlock()
-	return s.db.Close()
+	// The last connection to close checkpoints the WAL into the file.
+	return s.followCheckpoint(s.db.Close)
 }
 
 // WaitWritable waits at most wait for the database's write lock, and
@@ -122,6 +133,9 @@ func (s *Store) Close() error {
 // BusyTimeout: the index as it stands can be searched meanwhile (WAL lets
 // readers past a writer).
 func (s *Store) WaitWritable(ctx context.Context, wait time.Duration) error {
+	if s.readOnly != "" {
+		return s.errReadOnly()
+	}
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	tx, err := s.db.BeginTx(wctx, nil)
@@ -786,7 +800,8 @@ func (s *Store) inTx(ctx context.Context, fn func(*txn) error) error {
 			patched = append(patched, p)
 		}
 	}
-	if err := tx.Commit(); err != nil {
+	// A commit past SQLite's autocheckpoint writes the main file.
+	if err := s.followCheckpoint(tx.Commit); err != nil {
 		return err
 	}
 	for _, p := range patched {
