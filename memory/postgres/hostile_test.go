@@ -86,7 +86,7 @@ func seedHostile(t *testing.T, env hostileEnv) {
 				return err
 			},
 			func() error {
-				_, err := c.Exec(ctx, `DELETE FROM team_memories WHERE id = '01HOSTILEBOBGONE0000000000'`)
+				_, err := c.Exec(ctx, `SELECT acolyte_forget('blue', ARRAY['01HOSTILEBOBGONE0000000000'])`)
 				return err
 			},
 		} {
@@ -653,7 +653,7 @@ func attackWritableSchema(t *testing.T, env hostileEnv) {
 		if _, err := c.Exec(ctx, `UPDATE team_memories SET content = 'blue standup at ten' WHERE id = '01HOSTILEBOBTROJAN00000000'`); err != nil {
 			t.Errorf("bob's edit beside alice's overloads: %v", err)
 		}
-		if _, err := c.Exec(ctx, `DELETE FROM team_memories WHERE id = '01HOSTILEBOBTROJAN00000000'`); err != nil {
+		if _, err := c.Exec(ctx, `SELECT acolyte_forget('blue', ARRAY['01HOSTILEBOBTROJAN00000000'])`); err != nil {
 			t.Errorf("bob's removal beside alice's overloads: %v", err)
 		}
 	})
