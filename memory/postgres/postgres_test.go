@@ -94,6 +94,7 @@ func TestPostgres(t *testing.T) {
 	t.Run("LargeTeam", func(t *testing.T) { testLargeTeam(t, c) })
 	t.Run("MigrateToIndexes", func(t *testing.T) { testMigrateToIndexes(t, c) })
 	t.Run("HeldLocks", func(t *testing.T) { testHeldLocks(t, c) })
+	t.Run("InitGivesUp", func(t *testing.T) { testInitGivesUp(t, c) })
 }
 
 // testIsolation checks that row-level security, not acolyte's own WHERE

@@ -126,6 +126,53 @@ func testHeldLocks(t *testing.T, c *cluster) {
 	})
 }
 
+// testInitGivesUp: a read alice leaves open on a table a migration alters
+// is one lock no grant can take from a member. team init must then give up
+// within its lock timeout, change nothing, say which session to end, and
+// migrate once that session is gone.
+func testInitGivesUp(t *testing.T, c *cluster) {
+	ctx := t.Context()
+	db := c.srv.NewDatabase(t)
+	var v5 []string
+	for v := 1; v <= 5; v++ {
+		v5 = append(v5, postgres.Migration(v))
+	}
+	c.srv.Admin(t, db, append(v5, "UPDATE acolyte_schema SET version = 5")...)
+	conn, err := pgx.Connect(ctx, c.srv.URL("alice", db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `SELECT count(*) FROM team_embeddings`); err != nil {
+		t.Fatal(err)
+	}
+	initCtx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	_, err = postgres.Init(initCtx, c.srv.URL("postgres", db), "")
+	if err == nil || !strings.Contains(err.Error(), "pg_terminate_backend") || !strings.Contains(err.Error(), "55P03") {
+		t.Fatalf("team init beside alice's open read: %v, want it to give up at its lock timeout and name the fix", err)
+	}
+	t.Logf("team init gave up: %v", err)
+	admin, err := pgx.Connect(ctx, c.srv.URL("postgres", db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(context.Background())
+	if n := mustCount(t, admin, `SELECT version FROM acolyte_schema`); n != 5 {
+		t.Fatalf("the schema is at version %d after the init that gave up, want 5", n)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := postgres.Init(ctx, c.srv.URL("postgres", db), ""); err != nil || r.To != postgres.SchemaVersion() {
+		t.Fatalf("team init once alice's read ended: %+v (%v)", r, err)
+	}
+}
+
 // bobCalls is blue's work while red holds a lock: a search that finds
 // blue's memory, a remember and a forget, each of which must succeed
 // within blueDeadline.
