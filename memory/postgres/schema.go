@@ -287,7 +287,7 @@ func Init(ctx context.Context, url, team string) (InitReport, error) {
 		}
 		var pe *pgconn.PgError
 		if errors.As(err, &pe) && pe.Code == "55P03" {
-			return r, fmt.Errorf("team init: %w (waited %s for a lock another session holds on acolyte's tables, and changed nothing; "+
+			return r, fmt.Errorf("team init: %w (waited its lock timeout, %s unless the URL sets lock_timeout, for a lock another session holds on acolyte's tables, and changed nothing; "+
 				"find it with `SELECT pid, usename, state, xact_start FROM pg_stat_activity WHERE pid IN (SELECT pid FROM pg_locks WHERE relation::regclass::text LIKE 'team_%%' OR relation = 'acolyte_schema'::regclass)`, "+
 				"end it with `SELECT pg_terminate_backend(pid)`, and run team init again)", err, initLockTimeout)
 		}
