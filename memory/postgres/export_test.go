@@ -59,3 +59,6 @@ func HNSWKindQuery(model string, dim int) string {
 
 // ForgetCells empties s's cache of centroids, as a new process starts.
 func ForgetCells(s *Store) { s.cells = &cellCache{} }
+
+// SchemaLock is the advisory lock key team init took to serialise itself.
+const SchemaLock = schemaLock

@@ -86,7 +86,7 @@ func seedHostile(t *testing.T, env hostileEnv) {
 				return err
 			},
 			func() error {
-				_, err := c.Exec(ctx, `DELETE FROM team_memories WHERE id = '01HOSTILEBOBGONE0000000000'`)
+				_, err := c.Exec(ctx, `SELECT acolyte_forget('blue', ARRAY['01HOSTILEBOBGONE0000000000'])`)
 				return err
 			},
 		} {
@@ -181,6 +181,56 @@ func runHostile(t *testing.T, env hostileEnv) {
 	t.Run("LeakyFunction", func(t *testing.T) { attackLeakyFunction(t, env) })
 	t.Run("Statistics", func(t *testing.T) { attackStatistics(t, env) })
 	t.Run("Truncate", func(t *testing.T) { attackTruncate(t, env) })
+	t.Run("ForgetThroughFunctions", func(t *testing.T) { attackForgetFunctions(t, env) })
+}
+
+// attackForgetFunctions: removals run as the tables' owner since schema 8
+// (teamlock.go), an owner whom row-level security does not bind when it is
+// a superuser (PGlite's). alice asks them for blue's rows, by blue's name,
+// by her own team's with blue's id, behind a shadowed pg_roles and as red's
+// group role, and attaches the owner's postings trigger to a table of hers.
+func attackForgetFunctions(t *testing.T, env hostileEnv) {
+	ctx := t.Context()
+	for _, setup := range [][]string{nil, {shadowViewAllTeams, `SET search_path = pg_temp, public`}, {`SET ROLE acolyte_team_red`}} {
+		env.as(t, "alice", func(c *pgx.Conn) {
+			for _, q := range setup {
+				if _, err := c.Exec(ctx, q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			for _, q := range []string{
+				`SELECT count(*) FROM public.acolyte_forget('blue', ARRAY['` + bobID + `'])`,
+				`SELECT count(*) FROM public.acolyte_forget('red', ARRAY['` + bobID + `'])`,
+				`SELECT public.acolyte_forget_vectors('blue', '` + bobID + `')`,
+				`SELECT public.acolyte_forget_vectors('red', '` + bobID + `')`,
+			} {
+				if n := count(ctx, c, q); n != 0 {
+					t.Errorf("alice (%v): %s: %d", setup, q, n)
+				}
+			}
+		})
+	}
+	env.as(t, "alice", func(c *pgx.Conn) {
+		for _, q := range []string{`CREATE TEMP TABLE team_memories (team text, id text, kind text, topic text, fts tsvector)`,
+			`CREATE TRIGGER terms AFTER INSERT ON pg_temp.team_memories FOR EACH ROW EXECUTE FUNCTION public.acolyte_terms()`} {
+			if got := sqlState(c.Exec(ctx, q)); !strings.HasPrefix(got, "ok") {
+				t.Logf("%s: refused: %s", q, got)
+				return
+			}
+		}
+		if got := sqlState(c.Exec(ctx, `INSERT INTO pg_temp.team_memories VALUES ('blue', 'x', 'stored', '', 'planted')`)); strings.HasPrefix(got, "ok") {
+			t.Errorf("the owner's postings trigger ran on alice's table: %s", got)
+		}
+	})
+	env.admin(t, func(c *pgx.Conn) {
+		if n := mustCount(t, c, `SELECT count(*) FROM team_terms WHERE id = 'x'`); n != 0 {
+			t.Errorf("alice planted %d postings through the owner's trigger", n)
+		}
+		if n := mustCount(t, c, `SELECT count(*) FROM team_embeddings WHERE id = $1`, bobID); n != 1 {
+			t.Errorf("bob's memory has %d vectors after alice's removals, want 1", n)
+		}
+	})
+	bobIntact(t, env)
 }
 
 // attackLeakyFunction: a function of alice's in a query's WHERE, copying
@@ -653,7 +703,7 @@ func attackWritableSchema(t *testing.T, env hostileEnv) {
 		if _, err := c.Exec(ctx, `UPDATE team_memories SET content = 'blue standup at ten' WHERE id = '01HOSTILEBOBTROJAN00000000'`); err != nil {
 			t.Errorf("bob's edit beside alice's overloads: %v", err)
 		}
-		if _, err := c.Exec(ctx, `DELETE FROM team_memories WHERE id = '01HOSTILEBOBTROJAN00000000'`); err != nil {
+		if _, err := c.Exec(ctx, `SELECT acolyte_forget('blue', ARRAY['01HOSTILEBOBTROJAN00000000'])`); err != nil {
 			t.Errorf("bob's removal beside alice's overloads: %v", err)
 		}
 	})

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/acolyte-dev/acolyte/memory"
 )
@@ -99,6 +100,10 @@ var migrations = []string{
 	// 7: the files each memory applies to, bounded, its changes audited
 	// as edits (globs.go).
 	migration7,
+	// 8: members may lock nothing another team needs: no DELETE and no
+	// table-level UPDATE, removals through SECURITY DEFINER functions
+	// (teamlock.go).
+	migration8,
 }
 
 // migration3 adds the author of each team memory and the audit table of
@@ -211,7 +216,8 @@ func CheckTeam(name string) error {
 // TeamRole is the group role whose members see a team's memories.
 func TeamRole(team string) string { return "acolyte_team_" + team }
 
-// schemaLock serialises concurrent inits of one database.
+// schemaLock serialises concurrent inits of a database that has no schema
+// yet (lockSchema).
 const schemaLock = 0x61636f6c797465 // "acolyte"
 
 // Init creates or migrates the team schema in the database at url, and
@@ -230,7 +236,7 @@ func Init(ctx context.Context, url, team string) (InitReport, error) {
 	}
 	defer conn.Close(ctx)
 	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(schemaLock)); err != nil {
+		if err := lockSchema(ctx, tx); err != nil {
 			return err
 		}
 		from, err := version(ctx, tx)
@@ -279,9 +285,62 @@ func Init(ctx context.Context, url, team string) (InitReport, error) {
 		if errors.As(err, &tn) {
 			return r, err
 		}
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == "55P03" {
+			return r, fmt.Errorf("team init: %w (waited its lock timeout, %s unless the URL sets lock_timeout, for a lock another session holds on acolyte's tables, and changed nothing; "+
+				"find it with `SELECT pid, usename, state, xact_start FROM pg_stat_activity WHERE pid IN (SELECT pid FROM pg_locks WHERE relation::regclass::text LIKE 'team_%%' OR relation = 'acolyte_schema'::regclass)`, "+
+				"end it with `SELECT pg_terminate_backend(pid)`, and run team init again)", err, initLockTimeout)
+		}
 		return r, fmt.Errorf("team init: %w", err)
 	}
 	return r, nil
+}
+
+// initLockTimeout bounds each lock Init waits for, unless the URL sets
+// lock_timeout: a member's transaction left open on a table a migration
+// alters would otherwise hold init forever, and every query queued behind
+// init's own waiting lock with it.
+const initLockTimeout = "5s"
+
+// lockSchema serialises concurrent inits of one database. Where the schema
+// exists it locks acolyte_schema in a mode that conflicts with itself and
+// that members, who may only read that table, cannot take; an advisory lock,
+// which any role may take and hold, serves only a database without one
+// (and a role that may not lock the table, which cannot migrate it either).
+func lockSchema(ctx context.Context, tx pgx.Tx) error {
+	var set string
+	if err := tx.QueryRow(ctx, `SELECT pg_catalog.current_setting('lock_timeout')`).Scan(&set); err != nil {
+		return err
+	}
+	if set == "0" {
+		if _, err := tx.Exec(ctx, `SELECT pg_catalog.set_config('lock_timeout', $1, true)`, initLockTimeout); err != nil {
+			return err
+		}
+	}
+	var exists, may bool
+	if err := tx.QueryRow(ctx, `SELECT pg_catalog.to_regclass('acolyte_schema') IS NOT NULL`).Scan(&exists); err != nil {
+		return err
+	}
+	if exists {
+		if err := tx.QueryRow(ctx, `SELECT pg_catalog.has_table_privilege('acolyte_schema', 'UPDATE')`).Scan(&may); err != nil {
+			return err
+		}
+	}
+	if !may {
+		if _, err := tx.Exec(ctx, `SELECT pg_catalog.pg_advisory_xact_lock($1)`, int64(schemaLock)); err != nil {
+			return err
+		}
+		// Another init may have made the schema while this one waited.
+		if err := tx.QueryRow(ctx, `SELECT CASE WHEN pg_catalog.to_regclass('acolyte_schema') IS NULL THEN false
+			ELSE pg_catalog.has_table_privilege('acolyte_schema', 'UPDATE') END`).Scan(&may); err != nil {
+			return err
+		}
+	}
+	if may {
+		_, err := tx.Exec(ctx, `LOCK TABLE acolyte_schema IN SHARE ROW EXCLUSIVE MODE`)
+		return err
+	}
+	return nil
 }
 
 // migrate runs migrations[v]. From version 6 on a migration names the

@@ -140,7 +140,7 @@ func Open(ctx context.Context, url string, e memory.Embedder) (*Store, error) {
 		if v == 0 {
 			return nil, errors.New("the team database has no acolyte schema; run `acolyte team init` once (as a role that may create tables)")
 		}
-		return nil, fmt.Errorf("the team database has schema version %d, this acolyte needs %d; run `acolyte team init` to migrate it", v, len(migrations))
+		return nil, fmt.Errorf("the team database has schema version %d, this acolyte needs %d; run `acolyte team init` to migrate it (as the administrator whose role owns acolyte's tables; a member may not)", v, len(migrations))
 	}
 	hnsw, err := hnswIndexes(ctx, pool)
 	if err != nil {
@@ -303,7 +303,7 @@ func nonNil(paths []string) []string {
 }
 
 func (s *Store) putVector(ctx context.Context, tx pgx.Tx, m memory.Memory, vec []float32) error {
-	if _, err := tx.Exec(ctx, `DELETE FROM team_embeddings WHERE team = $1 AND id = $2`, m.ScopeKey, m.ID); err != nil {
+	if _, err := tx.Exec(ctx, `SELECT acolyte_forget_vectors($1, $2)`, m.ScopeKey, m.ID); err != nil {
 		return err
 	}
 	if vec == nil {
@@ -373,7 +373,10 @@ func (s *Store) DeleteThen(ctx context.Context, vis memory.Visibility, ids []str
 	}
 	var removed []memory.Memory
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		got, err := collect(tx.Query(ctx, `DELETE FROM team_memories WHERE team = $1 AND id = ANY($2) RETURNING `+columns, vis.Team, ids))
+		// Members may not DELETE (a table's DELETE right would let them
+		// lock it against every team): acolyte_forget removes as the
+		// tables' owner, the caller's team's rows only (teamlock.go).
+		got, err := collect(tx.Query(ctx, `SELECT `+columns+` FROM acolyte_forget($1, $2)`, vis.Team, ids))
 		if err != nil {
 			return err
 		}
