@@ -225,6 +225,27 @@ func (w *workspace) Close() error {
 	return w.Store.Close()
 }
 
+// stale is what search, the agent, MCP and ui ask which memories cite
+// files changed since they were written: gitsync's answer, nil outside a
+// repository, where no memory is stale.
+func (w *workspace) stale() memory.StaleFunc {
+	if w.Repo == nil {
+		return nil
+	}
+	repo := w.Repo
+	return func(ctx context.Context, mems []memory.Memory) (map[string]memory.Staleness, error) {
+		stale, err := repo.StaleAmong(ctx, mems)
+		if err != nil {
+			return nil, err
+		}
+		out := make(map[string]memory.Staleness, len(stale))
+		for _, s := range stale {
+			out[s.Memory.ID] = memory.Staleness{Changed: s.Changed, Deleted: s.Deleted}
+		}
+		return out, nil
+	}
+}
+
 // teamSettings returns the team database URL and team name, both empty
 // when no team is configured, and refuses one without the other.
 func teamSettings(c *cli.Context) (url, team string, err error) {
