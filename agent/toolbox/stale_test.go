@@ -2,16 +2,24 @@ package toolbox_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/acolyte-dev/acolyte/agent/internal/agenttest"
 	"github.com/acolyte-dev/acolyte/agent/toolbox"
 	"github.com/acolyte-dev/acolyte/gitsync"
+	"github.com/acolyte-dev/acolyte/internal/benchdata"
+	"github.com/acolyte-dev/acolyte/internal/stalememo"
 	"github.com/acolyte-dev/acolyte/memory"
+	"github.com/acolyte-dev/acolyte/memory/embed/static"
+	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
 
 // The agent's memory_search marks a hit whose cited files changed or went
@@ -113,4 +121,152 @@ func TestMemorySearchMarksStaleHits(t *testing.T) {
 	if h := find(toolbox.MemoryTools(ws), "deploy"); h.Stale != nil {
 		t.Errorf("with no Stale configured, the deploy memory is marked: %+v", h.Stale)
 	}
+}
+
+// BenchmarkSearchStale measures what marking stale hits adds to
+// memory_search over 10,000 memories in a real repository, with gitsync's
+// Stale kept by stalememo as the CLI wires it: "off" is the search alone;
+// "cited" has every memory citing a file at a commit (a tenth of the files
+// changed since), so every hit shown needs an answer, which git gives the
+// first time and the memo after; "cited-unkept" asks git every time, as
+// the first search of each hit does; "uncited" memories have neither
+// commit nor paths, which need no answer. Each reports the median call
+// as ms-median.
+//
+//	go test ./agent/toolbox -run '^$' -bench BenchmarkSearchStale -count 5
+func BenchmarkSearchStale(b *testing.B) {
+	root := b.TempDir()
+	for k, v := range map[string]string{"GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "t@example.com",
+		"GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_NOSYSTEM": "1"} {
+		b.Setenv(k, v)
+	}
+	git := func(args ...string) string {
+		b.Helper()
+		c := exec.Command("git", args...)
+		c.Dir = root
+		out, err := c.CombinedOutput()
+		if err != nil {
+			b.Fatalf("git %v: %v: %s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	const files = 100
+	file := func(i int) string { return fmt.Sprintf("services/svc%03d.go", i%files) }
+	write := func(i int, content string) {
+		b.Helper()
+		if err := os.WriteFile(filepath.Join(root, file(i)), []byte(content), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	git("init", "-q", "-b", "main")
+	if err := os.MkdirAll(filepath.Join(root, "services"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	for i := range files {
+		write(i, fmt.Sprintf("package services\n\nconst Name%d = %q\n", i, file(i)))
+	}
+	git("add", ".")
+	git("commit", "-q", "-m", "services")
+	head := git("rev-parse", "HEAD")
+	for i := 0; i < files; i += 10 {
+		write(i, fmt.Sprintf("package services\n\nconst Name%d = %q // renamed\n", i, file(i)))
+	}
+	git("commit", "-q", "-am", "change a tenth")
+	// A checkout's files were written before the search, not within its
+	// mtime's tick: the memo keeps answers about those alone.
+	hourAgo := time.Now().Add(-time.Hour)
+	for i := range files {
+		if err := os.Chtimes(filepath.Join(root, file(i)), hourAgo, hourAgo); err != nil {
+			b.Fatal(err)
+		}
+	}
+	repo, err := gitsync.Discover(root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	stale := func(ctx context.Context, mems []memory.Memory) (map[string]memory.Staleness, error) {
+		found, err := repo.StaleAmong(ctx, mems)
+		out := map[string]memory.Staleness{}
+		for _, s := range found {
+			out[s.Memory.ID] = memory.Staleness{Changed: s.Changed, Deleted: s.Deleted}
+		}
+		return out, err
+	}
+
+	open := func(cited bool) memory.Toolkit {
+		b.Helper()
+		store, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "acolyte.db"), static.New())
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { store.Close() })
+		vis := memory.Visibility{ProjectKey: root}
+		mems := make([]memory.Memory, 0, 10_000)
+		for i := range 10_000 {
+			m, err := store.Prepare(vis, memory.Draft{Content: benchdata.Runbook(i) + " in " + file(i), Scope: memory.ScopeProject})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if cited {
+				m.Commit, m.Paths = head, []string{file(i)}
+			}
+			mems = append(mems, m)
+		}
+		if _, err := store.ReplaceScope(context.Background(), memory.ScopeProject, root, mems); err != nil {
+			b.Fatal(err)
+		}
+		return memory.Scoped{Store: store, Visibility: vis}
+	}
+	queries := []string{"how is the billing service rolled back", "when does the auth service rotate its keys",
+		"what does the scheduler do at midnight UTC", "which service pages the on-call engineer after a deploy",
+		"how does the cache service warm its cache"}
+	run := func(b *testing.B, tools []toolbox.Tool, wantStale bool) {
+		var search toolbox.Tool
+		for _, t := range tools {
+			if t.Name == "memory_search" {
+				search = t
+			}
+		}
+		args := make([]json.RawMessage, len(queries))
+		for i, q := range queries {
+			args[i], _ = json.Marshal(map[string]string{"query": q})
+		}
+		sawStale := false
+		durations := make([]time.Duration, 0, b.N)
+		for i := 0; b.Loop(); i++ {
+			start := time.Now()
+			res, err := search.Call(b.Context(), args[i%len(args)])
+			durations = append(durations, time.Since(start))
+			if err != nil {
+				b.Fatal(err)
+			}
+			hits := res.(toolbox.MemoryHits).Memories
+			if len(hits) == 0 {
+				b.Fatal("no results")
+			}
+			for _, h := range hits {
+				sawStale = sawStale || h.Stale != nil
+			}
+		}
+		if sawStale != wantStale {
+			b.Fatalf("stale hits seen: %v, want %v", sawStale, wantStale)
+		}
+		slices.Sort(durations)
+		b.ReportMetric(float64(durations[len(durations)/2].Microseconds())/1000, "ms-median")
+	}
+	cited, uncited := open(true), open(false)
+	b.Run("off", func(b *testing.B) {
+		run(b, toolbox.MemoryConfig{Toolkit: cited}.AgentTools(), false)
+	})
+	b.Run("cited", func(b *testing.B) {
+		memo := stalememo.New(root, stale)
+		run(b, toolbox.MemoryConfig{Toolkit: cited, Stale: memo.Stale}.AgentTools(), true)
+	})
+	b.Run("cited-unkept", func(b *testing.B) {
+		run(b, toolbox.MemoryConfig{Toolkit: cited, Stale: stale}.AgentTools(), true)
+	})
+	b.Run("uncited", func(b *testing.B) {
+		memo := stalememo.New(root, stale)
+		run(b, toolbox.MemoryConfig{Toolkit: uncited, Stale: memo.Stale}.AgentTools(), false)
+	})
 }
