@@ -230,14 +230,17 @@ func (w *workspace) Close() error {
 }
 
 // stale is what search, the agent, MCP and ui ask which memories cite
-// files changed since they were written: gitsync's answer, kept while the
-// files stay as they were (one workspace serves an MCP server or an agent
-// session for long), nil outside a repository, where no memory is stale.
+// files changed since they were written: gitsync's answer, kept in the
+// store while the files stay as they were, nil outside a repository, where
+// no memory is stale.
 func (w *workspace) stale() memory.StaleFunc {
 	if w.Repo == nil {
 		return nil
 	}
-	w.staleOnce.Do(func() { w.staleMemo = stalememo.New(w.Repo.Root, gitStale(w.Repo)) })
+	w.staleOnce.Do(func() {
+		w.staleMemo = stalememo.New(w.Repo.Root, gitStale(w.Repo))
+		w.staleMemo.State = w.Store
+	})
 	return w.staleMemo.Stale
 }
 

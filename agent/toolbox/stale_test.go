@@ -128,10 +128,12 @@ func TestMemorySearchMarksStaleHits(t *testing.T) {
 // Stale kept by stalememo as the CLI wires it: "off" is the search alone;
 // "cited" has every memory citing a file at a commit (a tenth of the files
 // changed since), so every hit shown needs an answer, which git gives the
-// first time and the memo after; "cited-unkept" asks git every time, as
-// the first search of each hit does; "uncited" memories have neither
+// first time and the memo after; "cited-state" starts a memo each call
+// over the store, as each CLI search does; "cited-unkept" asks git every
+// time, as the first search of each hit does; "uncited" memories have neither
 // commit nor paths, which need no answer. Each reports the median call
-// as ms-median.
+// as ms-median, and the median time in the check within it as
+// check-ms-median.
 //
 //	go test ./agent/toolbox -run '^$' -bench BenchmarkSearchStale -count 5
 func BenchmarkSearchStale(b *testing.B) {
@@ -193,6 +195,7 @@ func BenchmarkSearchStale(b *testing.B) {
 		return out, err
 	}
 
+	var stores []*sqlite.Store
 	open := func(cited bool) memory.Toolkit {
 		b.Helper()
 		store, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "acolyte.db"), static.New())
@@ -200,6 +203,7 @@ func BenchmarkSearchStale(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { store.Close() })
+		stores = append(stores, store)
 		vis := memory.Visibility{ProjectKey: root}
 		mems := make([]memory.Memory, 0, 10_000)
 		for i := range 10_000 {
@@ -220,7 +224,19 @@ func BenchmarkSearchStale(b *testing.B) {
 	queries := []string{"how is the billing service rolled back", "when does the auth service rotate its keys",
 		"what does the scheduler do at midnight UTC", "which service pages the on-call engineer after a deploy",
 		"how does the cache service warm its cache"}
-	run := func(b *testing.B, tools []toolbox.Tool, wantStale bool) {
+	run := func(b *testing.B, tk memory.Toolkit, stale memory.StaleFunc, wantStale bool) {
+		// The check alone is timed too: the search around it varies by
+		// more than the check costs on a shared machine.
+		var checked time.Duration
+		timed := stale
+		if stale != nil {
+			timed = func(ctx context.Context, mems []memory.Memory) (map[string]memory.Staleness, error) {
+				start := time.Now()
+				defer func() { checked += time.Since(start) }()
+				return stale(ctx, mems)
+			}
+		}
+		tools := toolbox.MemoryConfig{Toolkit: tk, Stale: timed}.AgentTools()
 		var search toolbox.Tool
 		for _, t := range tools {
 			if t.Name == "memory_search" {
@@ -233,10 +249,13 @@ func BenchmarkSearchStale(b *testing.B) {
 		}
 		sawStale := false
 		durations := make([]time.Duration, 0, b.N)
+		checks := make([]time.Duration, 0, b.N)
 		for i := 0; b.Loop(); i++ {
+			checked = 0
 			start := time.Now()
 			res, err := search.Call(b.Context(), args[i%len(args)])
 			durations = append(durations, time.Since(start))
+			checks = append(checks, checked)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -252,21 +271,30 @@ func BenchmarkSearchStale(b *testing.B) {
 			b.Fatalf("stale hits seen: %v, want %v", sawStale, wantStale)
 		}
 		slices.Sort(durations)
+		slices.Sort(checks)
 		b.ReportMetric(float64(durations[len(durations)/2].Microseconds())/1000, "ms-median")
+		b.ReportMetric(float64(checks[len(checks)/2].Microseconds())/1000, "check-ms-median")
 	}
 	cited, uncited := open(true), open(false)
 	b.Run("off", func(b *testing.B) {
-		run(b, toolbox.MemoryConfig{Toolkit: cited}.AgentTools(), false)
+		run(b, cited, nil, false)
 	})
 	b.Run("cited", func(b *testing.B) {
-		memo := stalememo.New(root, stale)
-		run(b, toolbox.MemoryConfig{Toolkit: cited, Stale: memo.Stale}.AgentTools(), true)
+		run(b, cited, stalememo.New(root, stale).Stale, true)
+	})
+	b.Run("cited-state", func(b *testing.B) {
+		// A memo of its own each call, over the store: a CLI search.
+		fresh := func(ctx context.Context, mems []memory.Memory) (map[string]memory.Staleness, error) {
+			memo := stalememo.New(root, stale)
+			memo.State = stores[0]
+			return memo.Stale(ctx, mems)
+		}
+		run(b, cited, fresh, true)
 	})
 	b.Run("cited-unkept", func(b *testing.B) {
-		run(b, toolbox.MemoryConfig{Toolkit: cited, Stale: stale}.AgentTools(), true)
+		run(b, cited, stale, true)
 	})
 	b.Run("uncited", func(b *testing.B) {
-		memo := stalememo.New(root, stale)
-		run(b, toolbox.MemoryConfig{Toolkit: uncited, Stale: memo.Stale}.AgentTools(), false)
+		run(b, uncited, stalememo.New(root, stale).Stale, false)
 	})
 }

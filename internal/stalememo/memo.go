@@ -7,8 +7,10 @@ package stalememo
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -27,11 +29,25 @@ const settle = 2 * time.Second
 // round of asking and keeps a long-running server's memory flat.
 const maxKept = 100_000
 
+// State is where answers are kept between processes: a CLI search is a
+// process of its own, and would otherwise ask git about every hit.
+// memory/sqlite's Store is one.
+type State interface {
+	GetState(ctx context.Context, key string) (string, error)
+	SetState(ctx context.Context, key, value string) error
+}
+
+// stateWait bounds what keeping answers in State may add to a search that
+// had to ask git: a database another process is writing is skipped.
+const stateWait = 50 * time.Millisecond
+
 // Memo wraps a StaleFunc; its zero value is not usable, use New.
 type Memo struct {
 	root  string
 	stale memory.StaleFunc
 	now   func() time.Time
+	// State, when set, keeps answers beyond this process.
+	State State
 
 	mu   sync.Mutex
 	kept map[key]answer
@@ -42,17 +58,29 @@ type Memo struct {
 type key struct{ id, commit string }
 
 type answer struct {
-	paths  []string
-	stamps []stamp
-	s      memory.Staleness
+	Paths  []string         `json:"paths"`
+	Stamps []stamp          `json:"stamps"`
+	S      memory.Staleness `json:"s"`
 }
 
 // stamp is a file as stat sees it; gone is a file that is not there.
 type stamp struct {
-	gone, unknown bool
-	size          int64
-	mtime         int64 // nanoseconds since the epoch
-	mode          fs.FileMode
+	Gone    bool        `json:"gone,omitempty"`
+	Unknown bool        `json:"unknown,omitempty"`
+	Size    int64       `json:"size,omitempty"`
+	MTime   int64       `json:"mtime,omitempty"` // nanoseconds since the epoch
+	Mode    fs.FileMode `json:"mode,omitempty"`
+}
+
+// stateKey names a memory's answer in State; one store serves every
+// checkout, so the root is part of it.
+func (m *Memo) stateKey(k key) string {
+	return "stale:" + m.root + "\x00" + k.id + "\x00" + k.commit
+}
+
+// matches says whether a answers for paths whose files are now stamps.
+func (a answer) matches(paths []string, stamps []stamp) bool {
+	return slices.Equal(a.Paths, paths) && slices.Equal(a.Stamps, stamps)
 }
 
 // New remembers stale's answers about the files under root, the
@@ -72,20 +100,29 @@ func (m *Memo) Stale(ctx context.Context, mems []memory.Memory) (map[string]memo
 	out := map[string]memory.Staleness{}
 	var ask []memory.Memory
 	var askStamps [][]stamp
-	m.mu.Lock()
 	for _, mem := range mems {
 		stamps := stampsOf(root, mem.Paths)
-		a, ok := m.kept[key{mem.ID, mem.Commit}]
-		if ok && slices.Equal(a.paths, mem.Paths) && slices.Equal(a.stamps, stamps) {
-			if len(a.s.Changed)+len(a.s.Deleted) > 0 {
-				out[mem.ID] = a.s
+		k := key{mem.ID, mem.Commit}
+		m.mu.Lock()
+		a, ok := m.kept[k]
+		m.mu.Unlock()
+		if !ok || !a.matches(mem.Paths, stamps) {
+			a, ok = m.fromState(ctx, k)
+			if ok && a.matches(mem.Paths, stamps) {
+				m.mu.Lock()
+				m.kept[k] = a
+				m.mu.Unlock()
+			}
+		}
+		if ok && a.matches(mem.Paths, stamps) {
+			if len(a.S.Changed)+len(a.S.Deleted) > 0 {
+				out[mem.ID] = a.S
 			}
 			continue
 		}
 		ask = append(ask, mem)
 		askStamps = append(askStamps, stamps)
 	}
-	m.mu.Unlock()
 	if len(ask) == 0 {
 		return out, nil
 	}
@@ -94,21 +131,56 @@ func (m *Memo) Stale(ctx context.Context, mems []memory.Memory) (map[string]memo
 	if err != nil {
 		return nil, err
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if len(m.kept)+len(ask) > maxKept {
-		m.kept = map[key]answer{}
-	}
+	keep := map[key]answer{}
 	for i, mem := range ask {
 		s := found[mem.ID]
 		if len(s.Changed)+len(s.Deleted) > 0 {
 			out[mem.ID] = s
 		}
 		if settled(askStamps[i], asked) {
-			m.kept[key{mem.ID, mem.Commit}] = answer{paths: slices.Clone(mem.Paths), stamps: askStamps[i], s: s}
+			keep[key{mem.ID, mem.Commit}] = answer{Paths: slices.Clone(mem.Paths), Stamps: askStamps[i], S: s}
 		}
 	}
+	m.mu.Lock()
+	if len(m.kept)+len(keep) > maxKept {
+		m.kept = map[key]answer{}
+	}
+	maps.Copy(m.kept, keep)
+	m.mu.Unlock()
+	m.toState(ctx, keep)
 	return out, nil
+}
+
+// fromState reads an answer another process kept; any failure is a miss.
+func (m *Memo) fromState(ctx context.Context, k key) (answer, bool) {
+	if m.State == nil {
+		return answer{}, false
+	}
+	v, err := m.State.GetState(ctx, m.stateKey(k))
+	if err != nil || v == "" {
+		return answer{}, false
+	}
+	var a answer
+	if json.Unmarshal([]byte(v), &a) != nil {
+		return answer{}, false
+	}
+	return a, true
+}
+
+// toState keeps answers for the next process, within stateWait; what is
+// not written is asked again next time.
+func (m *Memo) toState(ctx context.Context, keep map[key]answer) {
+	if m.State == nil || len(keep) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, stateWait)
+	defer cancel()
+	for k, a := range keep {
+		b, err := json.Marshal(a)
+		if err != nil || m.State.SetState(ctx, m.stateKey(k), string(b)) != nil {
+			return
+		}
+	}
 }
 
 func stampsOf(root *os.Root, paths []string) []stamp {
@@ -117,12 +189,12 @@ func stampsOf(root *os.Root, paths []string) []stamp {
 		fi, err := root.Stat(filepath.FromSlash(p))
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			out[i] = stamp{gone: true}
+			out[i] = stamp{Gone: true}
 		case err != nil:
 			// Unreadable or outside the tree: the answer is not kept.
-			out[i] = stamp{unknown: true}
+			out[i] = stamp{Unknown: true}
 		default:
-			out[i] = stamp{size: fi.Size(), mtime: fi.ModTime().UnixNano(), mode: fi.Mode()}
+			out[i] = stamp{Size: fi.Size(), MTime: fi.ModTime().UnixNano(), Mode: fi.Mode()}
 		}
 	}
 	return out
@@ -132,10 +204,10 @@ func stampsOf(root *os.Root, paths []string) []stamp {
 // answer was asked for, so that a later write moves its stamp.
 func settled(stamps []stamp, asked time.Time) bool {
 	for _, s := range stamps {
-		if s.unknown {
+		if s.Unknown {
 			return false
 		}
-		if !s.gone && s.mtime >= asked.Add(-settle).UnixNano() {
+		if !s.Gone && s.MTime >= asked.Add(-settle).UnixNano() {
 			return false
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/acolyte-dev/acolyte/memory"
+	"github.com/acolyte-dev/acolyte/memory/embed/static"
+	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
 
 // counting answers by the files' content ("changed" when a file holds
@@ -87,7 +89,7 @@ func TestMemoAsksOnlyAboutFilesThatMoved(t *testing.T) {
 	}
 	ask(map[string]string{"a": "fresh", "b": "fresh"}, 2)
 	ask(map[string]string{"a": "fresh", "b": "fresh"}, 0) // kept
-	write("a.go", "new", old.Add(time.Minute))          // changed, an older mtime than now still moves the stamp
+	write("a.go", "new", old.Add(time.Minute))            // changed, an older mtime than now still moves the stamp
 	ask(map[string]string{"a": "changed", "b": "fresh"}, 1)
 	ask(map[string]string{"a": "changed", "b": "fresh"}, 0)
 	if err := os.Remove(filepath.Join(root, "b.go")); err != nil {
@@ -103,4 +105,43 @@ func TestMemoAsksOnlyAboutFilesThatMoved(t *testing.T) {
 	// Another commit is another question.
 	mems[0].Commit = "c2"
 	ask(map[string]string{"a": "changed", "b": "fresh"}, 2)
+}
+
+// A CLI search is a process of its own: a memo over the same store keeps
+// what an earlier one asked, while the files stay as they were.
+func TestMemoKeepsAnswersInState(t *testing.T) {
+	root := t.TempDir()
+	old := time.Now().Add(-time.Hour)
+	path := filepath.Join(root, "a.go")
+	if err := os.WriteFile(path, []byte("new"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(path, old, old); err != nil {
+		t.Fatal(err)
+	}
+	store, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "acolyte.db"), static.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	mems := []memory.Memory{{ID: "a", Commit: "c1", Paths: []string{"a.go"}}}
+	for i, wantAsked := range []int{1, 0} {
+		c := &counting{root: root}
+		m := New(root, c.stale)
+		m.State = store
+		got, err := m.Stale(context.Background(), mems)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.asked != wantAsked || len(got["a"].Changed) != 1 {
+			t.Errorf("process %d: asked %d, want %d; answer %+v", i, c.asked, wantAsked, got)
+		}
+	}
+	// Another root is another checkout.
+	c := &counting{root: root}
+	m := New(root+"/", c.stale)
+	m.State = store
+	if _, err := m.Stale(context.Background(), mems); err != nil || c.asked != 1 {
+		t.Errorf("another root: asked %d, want 1 (%v)", c.asked, err)
+	}
 }
