@@ -49,6 +49,10 @@ func TestSearchMarksStaleMemories(t *testing.T) {
 		if i < 0 {
 			t.Fatalf("%q did not find the %s memory: %+v", query, key, hits.Memories)
 		}
+		anyStale := slices.ContainsFunc(hits.Memories, func(h toolbox.MemoryHit) bool { return h.Stale != nil })
+		if verify := strings.Contains(hits.Note, "verify"); verify != anyStale {
+			t.Errorf("%q: a stale hit: %v, but note %q", query, anyStale, hits.Note)
+		}
 		return hits.Memories[i]
 	}
 	queries := map[string]string{"deploy": "which script runs deploys", "release": "how are releases cut",

@@ -247,6 +247,9 @@ func hitsSchema(withCursor bool, scopes []memory.Scope) json.RawMessage {
 		"memories": obj{"type": "array", "items": hitSchema(!withCursor, !withCursor, scopes), "description": "The memories found, best first."},
 		"note":     str("Why the result is empty, and what to try instead."),
 	}
+	if !withCursor {
+		props["note"] = str("Why the result is empty and what to try instead, or what to do about stale hits.")
+	}
 	if slices.Contains(scopes, memory.ScopeTeam) {
 		props["team"] = str("Present when team memories are missing from this answer, and why (the team database was down or slow).")
 	}
@@ -257,12 +260,15 @@ func hitsSchema(withCursor bool, scopes []memory.Scope) json.RawMessage {
 	return schema(props, "memories")
 }
 
+// staleNote is what memory_search tells the model when a hit is stale.
+const staleNote = "A hit with stale cites files changed since it was written: verify it against the code " +
+	"before relying on it, then memory_update or memory_remove it."
+
 func memorySearch(tk memory.Toolkit, stale memory.StaleFunc) Tool {
 	return Tool{
-		Name:    "memory_search",
-		Summary: "search long-term memory (rules, conventions, past observations, user preferences)",
-		Description: "Search long-term memory: AGENTS.md rules, conventions, commands, past lessons, user preferences. " +
-			"Verify a stale hit (its files changed since) against the code before relying on it, then update or remove it.",
+		Name:        "memory_search",
+		Summary:     "search long-term memory (rules, conventions, past observations, user preferences)",
+		Description: "Search long-term memory: AGENTS.md rules, conventions, commands, past lessons, user preferences.",
 		Schema: schema(filterProps(obj{
 			"query": strMax("What to look for, in words or a question, e.g. \"how do I run the integration tests\". "+
 				"Give query, queries, or both.", maxQueryBytes),
@@ -332,6 +338,10 @@ func memorySearch(tk memory.Toolkit, stale memory.StaleFunc) Tool {
 				h := hit(r.Memory, r.Score)
 				h.Stale = r.Stale
 				out.Memories = append(out.Memories, h)
+				if h.Stale != nil {
+					// Said where it applies, not in every prompt.
+					out.Note = staleNote
+				}
 			}
 			if len(out.Memories) == 0 {
 				// The store answers nothing when nothing is relevant, rather

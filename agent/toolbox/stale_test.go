@@ -84,19 +84,24 @@ func TestMemorySearchMarksStaleHits(t *testing.T) {
 		}
 		ids[key] = res.(toolbox.MemoryAdded).ID
 	}
-	// find searches for a fact by its own words, with the given tools.
+	// find searches for a fact by its own words, with the given tools; a
+	// stale hit comes with a note saying to verify it, and only then.
 	find := func(tools []toolbox.Tool, key string) toolbox.MemoryHit {
 		t.Helper()
 		res, err := call(t, tools, "memory_search", `{"query": "`+facts[key]+`"}`)
 		if err != nil {
 			t.Fatal(err)
 		}
-		hits := res.(toolbox.MemoryHits).Memories
-		i := slices.IndexFunc(hits, func(h toolbox.MemoryHit) bool { return h.ID == ids[key] })
+		hits := res.(toolbox.MemoryHits)
+		i := slices.IndexFunc(hits.Memories, func(h toolbox.MemoryHit) bool { return h.ID == ids[key] })
 		if i < 0 {
 			t.Fatalf("searching for the %s memory did not find it: %+v", key, hits)
 		}
-		return hits[i]
+		anyStale := slices.ContainsFunc(hits.Memories, func(h toolbox.MemoryHit) bool { return h.Stale != nil })
+		if verify := strings.Contains(hits.Note, "verify"); verify != anyStale {
+			t.Errorf("searching for %s: a stale hit: %v, but note %q", key, anyStale, hits.Note)
+		}
+		return hits.Memories[i]
 	}
 	for key := range facts {
 		if h := find(tools, key); h.Stale != nil {
