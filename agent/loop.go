@@ -69,6 +69,9 @@ type Config struct {
 	Toolkit memory.Toolkit
 	// Workspace gives the agent file and shell tools; nil leaves it with memory only.
 	Workspace *toolbox.Workspace
+	// Stale, when set, marks the memory_search results whose cited files
+	// changed since they were written (toolbox.MemoryConfig.Stale).
+	Stale memory.StaleFunc
 	// MaxSteps bounds the model calls of one turn (default DefaultMaxSteps).
 	MaxSteps int
 	// ContextBudget is the most tokens a request may carry, by the
@@ -137,7 +140,11 @@ var coreTools = map[string]bool{
 // DefaultTools splits the memory tools and, when ws is not nil, the
 // workspace tools into core and deferred ones.
 func DefaultTools(tk memory.Toolkit, ws *toolbox.Workspace) (core, deferred []toolbox.Tool) {
-	all := toolbox.MemoryTools(tk)
+	return defaultTools(toolbox.MemoryConfig{Toolkit: tk, Source: toolbox.SourceAgent}, ws)
+}
+
+func defaultTools(mc toolbox.MemoryConfig, ws *toolbox.Workspace) (core, deferred []toolbox.Tool) {
+	all := mc.AgentTools()
 	if ws != nil {
 		all = append(all, ws.Tools()...)
 	}
@@ -166,7 +173,7 @@ func NewSession(cfg Config) (*Session, error) {
 		cfg.ContextBudget = DefaultContextBudget
 	}
 	cfg.MaxResultBytes = max(cfg.MaxResultBytes, DefaultMaxResultBytes)
-	core, deferred := DefaultTools(cfg.Toolkit, cfg.Workspace)
+	core, deferred := defaultTools(toolbox.MemoryConfig{Toolkit: cfg.Toolkit, Source: toolbox.SourceAgent, Stale: cfg.Stale}, cfg.Workspace)
 	ts, err := NewToolset(core, deferred)
 	if err != nil {
 		return nil, err

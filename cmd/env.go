@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/acolyte-dev/acolyte/internal/configfile"
+	"github.com/acolyte-dev/acolyte/internal/stalememo"
 	"github.com/acolyte-dev/acolyte/memory/team"
 
 	"github.com/urfave/cli/v2"
@@ -216,6 +217,9 @@ type workspace struct {
 	// Team is the team database, nil when none is configured; it connects
 	// on first use.
 	Team *postgres.Remote
+
+	staleOnce sync.Once
+	staleMemo *stalememo.Memo
 }
 
 func (w *workspace) Close() error {
@@ -223,6 +227,35 @@ func (w *workspace) Close() error {
 		w.Team.Close()
 	}
 	return w.Store.Close()
+}
+
+// stale is what search, the agent, MCP and ui ask which memories cite
+// files changed since they were written: gitsync's answer, kept in the
+// store while the files stay as they were, nil outside a repository, where
+// no memory is stale.
+func (w *workspace) stale() memory.StaleFunc {
+	if w.Repo == nil {
+		return nil
+	}
+	w.staleOnce.Do(func() {
+		w.staleMemo = stalememo.New(w.Repo.Root, gitStale(w.Repo))
+		w.staleMemo.State = w.Store
+	})
+	return w.staleMemo.Stale
+}
+
+func gitStale(repo *gitsync.Repo) memory.StaleFunc {
+	return func(ctx context.Context, mems []memory.Memory) (map[string]memory.Staleness, error) {
+		stale, err := repo.StaleAmong(ctx, mems)
+		if err != nil {
+			return nil, err
+		}
+		out := make(map[string]memory.Staleness, len(stale))
+		for _, s := range stale {
+			out[s.Memory.ID] = memory.Staleness{Changed: s.Changed, Deleted: s.Deleted}
+		}
+		return out, nil
+	}
 }
 
 // teamSettings returns the team database URL and team name, both empty

@@ -345,6 +345,9 @@ func TestJSONOutputMatchesDoc(t *testing.T) {
 	write("scripts/deploy.sh", "echo changed\n")
 	git("commit", "-q", "-am", "change deploy")
 	run("stale", "", 1, "stale", "--json")
+	if out := run("search", "", 0, "search", "--json", "how do deploys run"); !strings.Contains(out, `"stale"`) {
+		t.Errorf("search --json after the cited file changed shows no stale result:\n%s", out)
+	}
 	run("init", "", 0, "init", "--json")
 	run("hooks install", "", 0, "hooks", "install", "--json")
 	run("hooks status", "", 0, "hooks", "status", "--json")

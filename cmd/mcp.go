@@ -85,6 +85,7 @@ func runMCP(c *cli.Context) error {
 		Root:     ws.Root,
 		Embedder: embedderName(ws.Store),
 		Logger:   logger,
+		Stale:    ws.stale(),
 	}
 	// No BeforeCall: in a repository the toolkit is a gitsync.Checkout,
 	// which re-imports .acolyte/ itself whenever its content changed.
@@ -161,7 +162,7 @@ func (r *rootWorkspaces) Open(ctx context.Context, dir string) (mcp.Binding, err
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if w, ok := r.open[dir]; ok {
-		return mcp.Binding{Toolkit: w.Toolkit, Root: w.Root}, nil
+		return mcp.Binding{Toolkit: w.Toolkit, Root: w.Root, Stale: w.stale()}, nil
 	}
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return mcp.Binding{}, fmt.Errorf("%s is not a directory on this machine", dir)
@@ -177,7 +178,7 @@ func (r *rootWorkspaces) Open(ctx context.Context, dir string) (mcp.Binding, err
 		w = known // another directory of a repository already open
 	}
 	r.open[dir], r.open[w.Root] = w, w
-	return mcp.Binding{Toolkit: w.Toolkit, Root: w.Root}, nil
+	return mcp.Binding{Toolkit: w.Toolkit, Root: w.Root, Stale: w.stale()}, nil
 }
 
 // Close closes the team connections of the workspaces it opened; the

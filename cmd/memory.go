@@ -174,6 +174,10 @@ func parseFilter(c *cli.Context) (memory.Filter, error) {
 	return f, nil
 }
 
+// staleMark begins the content of a search result whose cited files
+// changed or went since it was written; `acolyte stale` says which.
+const staleMark = "[stale] "
+
 func searchCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "search",
@@ -204,6 +208,10 @@ func searchCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			if err := memory.MarkStale(c.Context, results, w.stale()); err != nil {
+				// The answer stands without the marks; say they are missing.
+				warn(c, warnOther, fmt.Sprintf("could not tell which results are stale: %v", err))
+			}
 			if c.Bool("json") {
 				if results == nil {
 					results = []memory.Result{}
@@ -222,7 +230,12 @@ func searchCommand() *cli.Command {
 			tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tSCORE\tSCOPE\tKIND\tSOURCE\tCONTENT")
 			for _, r := range results {
-				fmt.Fprintf(tw, "%s\t%.3f\t%s\t%s\t%s\t%s\n", r.ID, r.Score, r.Scope, r.Kind, termtext.Escape(r.Source), contentCell(c, r.Content))
+				content := contentCell(c, r.Content)
+				if r.Stale != nil {
+					// Its files changed since it was written: check them first.
+					content = staleMark + content
+				}
+				fmt.Fprintf(tw, "%s\t%.3f\t%s\t%s\t%s\t%s\n", r.ID, r.Score, r.Scope, r.Kind, termtext.Escape(r.Source), content)
 			}
 			return tw.Flush()
 		},

@@ -226,7 +226,7 @@ func agentSession(c *cli.Context, confirm func(string) bool, onEvent func(agent.
 	}
 	ws.Confirm = confirm
 	ws.Trust = trustedBy
-	s, err := agent.NewSession(agent.Config{Model: m, Toolkit: w.Toolkit, Workspace: ws, MaxSteps: c.Int("max-steps"),
+	s, err := agent.NewSession(agent.Config{Model: m, Toolkit: w.Toolkit, Workspace: ws, Stale: w.stale(), MaxSteps: c.Int("max-steps"),
 		ContextBudget: budget, RequestTimeout: timeout, Stream: stream, OnEvent: onEvent})
 	if err != nil {
 		w.Close()

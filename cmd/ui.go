@@ -8,7 +8,6 @@ import (
 
 	"github.com/acolyte-dev/acolyte/gitsync/derive"
 	"github.com/acolyte-dev/acolyte/internal/ui"
-	"github.com/acolyte-dev/acolyte/memory"
 )
 
 func uiCommand() *cli.Command {
@@ -77,16 +76,6 @@ func uiConfig(w *workspace) ui.Config {
 		}
 		return out, nil
 	}
-	cfg.Stale = func(ctx context.Context, mems []memory.Memory) (map[string]ui.Staleness, error) {
-		stale, err := repo.StaleAmong(ctx, mems)
-		if err != nil {
-			return nil, err
-		}
-		out := make(map[string]ui.Staleness, len(stale))
-		for _, s := range stale {
-			out[s.Memory.ID] = ui.Staleness{Changed: s.Changed, Deleted: s.Deleted}
-		}
-		return out, nil
-	}
+	cfg.Stale = w.stale()
 	return cfg
 }

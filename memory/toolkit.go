@@ -83,6 +83,10 @@ type Result struct {
 	// model's. The team store, whose vectors are all the model's, leaves
 	// it "".
 	Vectors string `json:"vectors,omitempty"`
+	// Stale says which files the memory cites changed or went since the
+	// commit it was written at; nil when none did, or nobody asked (see
+	// MarkStale).
+	Stale *Staleness `json:"stale,omitempty"`
 }
 
 // Draft is a memory someone asked to add; the toolkit fills in the rest.

@@ -20,6 +20,9 @@ import (
 // user's and the team's, or the user's alone outside any repository.
 type Binding struct {
 	Toolkit memory.Toolkit
+	// Stale, when set, marks memory_search results whose cited files
+	// changed since they were written (toolbox.MemoryConfig.Stale).
+	Stale memory.StaleFunc
 	// Root is the repository's working tree, or the directory served when
 	// it is in none.
 	Root string
@@ -55,7 +58,7 @@ type Host struct {
 // NewHost serves tk to every session until, with opts.Open set, the
 // session's client names its roots.
 func NewHost(tk memory.Toolkit, opts Options) *Host {
-	return &Host{def: Binding{Toolkit: tk, Root: opts.Root}, opts: opts, gate: newGate(opts.BeforeCall)}
+	return &Host{def: Binding{Toolkit: tk, Root: opts.Root, Stale: opts.Stale}, opts: opts, gate: newGate(opts.BeforeCall)}
 }
 
 // session is one server's state: the binding it serves, and whether the
@@ -109,7 +112,7 @@ func (s *session) markStale() {
 // SDK tells the client the list changed, and the schemas now say which
 // scopes exist there and which is the default.
 func (s *session) addTools(b Binding) {
-	addTools(s.server, s.host.gate, toolbox.MemoryToolsFor(b.Toolkit, SourceMCP))
+	addTools(s.server, s.host.gate, toolbox.MemoryConfig{Toolkit: b.Toolkit, Source: SourceMCP, Stale: b.Stale}.Tools())
 }
 
 // binding is what the session serves now.

@@ -26,7 +26,8 @@ const Instructions = "acolyte is this project's searchable long-term memory: rul
 	"and before changing code whose conventions you have not seen. When you learn a durable fact " +
 	"(a command that works, a convention, a decision and its reason), store it with memory_add; " +
 	"when a fact changed, correct its memory with memory_update rather than adding a second one, " +
-	"and remove memories you find to be wrong with memory_remove."
+	"and remove memories you find to be wrong with memory_remove. A stale result cites files changed " +
+	"since it was written: verify it against the code before relying on it, then fix or remove it."
 
 // SourceMCP marks memories added by MCP clients.
 const SourceMCP = "mcp"
@@ -46,6 +47,9 @@ type Options struct {
 	// Root and Embedder are reported by the status resource.
 	Root     string
 	Embedder string
+	// Stale marks the stale memory_search results of the toolkit given
+	// (Binding.Stale); Open's bindings carry their own.
+	Stale memory.StaleFunc
 	// Logger receives the SDK's diagnostics; nil discards them.
 	Logger *slog.Logger
 	// Open, when set, makes each session follow its client's roots: it

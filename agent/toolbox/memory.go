@@ -48,6 +48,9 @@ type MemoryHit struct {
 	Source  string  `json:"source,omitempty"`
 	// Globs are the files the memory applies to, when it is scoped.
 	Globs []string `json:"globs,omitempty"`
+	// Stale says which files the memory cites changed or went since it was
+	// written (memory_search only); nil when none did.
+	Stale *memory.Staleness `json:"stale,omitempty"`
 }
 
 // MemoryHits is the result of memory_search and memory_list.
@@ -96,25 +99,48 @@ const SourceAgent = "agent"
 // out the descriptions of the arguments: the agent's system prompt explains
 // memory, and every declared byte is paid on each request of every task.
 func MemoryTools(tk memory.Toolkit) []Tool {
-	tools := MemoryToolsFor(tk, SourceAgent)
-	for i := range tools {
-		tools[i].Schema = withoutArgDescriptions(tools[i].Schema)
-	}
-	return tools
+	return MemoryConfig{Toolkit: tk, Source: SourceAgent}.AgentTools()
 }
 
 // MemoryToolsFor returns the memory tools with every argument described,
 // for clients that have no acolyte prompt, such as MCP clients; added
 // memories are marked with source, e.g. "mcp".
 func MemoryToolsFor(tk memory.Toolkit, source string) []Tool {
+	return MemoryConfig{Toolkit: tk, Source: source}.Tools()
+}
+
+// MemoryConfig is what the memory tools serve: a toolkit, and what only
+// the caller knows about it.
+type MemoryConfig struct {
+	Toolkit memory.Toolkit
+	// Source marks the memories added through the tools, e.g. "mcp".
+	Source string
+	// Stale, when set, says which of memory_search's results cite files
+	// that changed or went since they were written; the CLI asks git.
+	Stale memory.StaleFunc
+}
+
+// Tools returns the memory tools with every argument described, as
+// MemoryToolsFor does.
+func (c MemoryConfig) Tools() []Tool {
 	return []Tool{
-		memorySearch(tk),
-		memoryAdd(tk, source),
-		memoryRemove(tk),
-		memoryList(tk),
-		memoryGet(tk),
-		memoryUpdate(tk),
+		memorySearch(c.Toolkit, c.Stale),
+		memoryAdd(c.Toolkit, c.Source),
+		memoryRemove(c.Toolkit),
+		memoryList(c.Toolkit),
+		memoryGet(c.Toolkit),
+		memoryUpdate(c.Toolkit),
 	}
+}
+
+// AgentTools returns the memory tools without argument descriptions, for
+// acolyte's own agent, as MemoryTools does.
+func (c MemoryConfig) AgentTools() []Tool {
+	tools := c.Tools()
+	for i := range tools {
+		tools[i].Schema = withoutArgDescriptions(tools[i].Schema)
+	}
+	return tools
 }
 
 // obj is a JSON Schema object; schemas are built from Go values so that the
@@ -194,7 +220,7 @@ func filterProps(props obj, scopes []memory.Scope) obj {
 	return props
 }
 
-func hitSchema(withScore bool, scopes []memory.Scope) obj {
+func hitSchema(withScore, withStale bool, scopes []memory.Scope) obj {
 	props := obj{
 		"id":      str("Stable id; pass it to memory_remove."),
 		"content": str("The fact itself."),
@@ -208,25 +234,37 @@ func hitSchema(withScore bool, scopes []memory.Scope) obj {
 	if withScore {
 		props["score"] = obj{"type": "number", "description": "Relevance; higher is better. Compare within one result only."}
 	}
+	if withStale {
+		paths := obj{"type": "array", "items": obj{"type": "string"}}
+		props["stale"] = obj{"type": "object", "properties": obj{"changed": paths, "deleted": paths},
+			"description": "Present when files the memory cites changed or were deleted since it was written: verify it against the code before relying on it, then memory_update or memory_remove it."}
+	}
 	return obj{"type": "object", "properties": props, "required": []string{"id", "content", "scope", "kind"}}
 }
 
 func hitsSchema(withCursor bool, scopes []memory.Scope) json.RawMessage {
 	props := obj{
-		"memories": obj{"type": "array", "items": hitSchema(!withCursor, scopes), "description": "The memories found, best first."},
+		"memories": obj{"type": "array", "items": hitSchema(!withCursor, !withCursor, scopes), "description": "The memories found, best first."},
 		"note":     str("Why the result is empty, and what to try instead."),
+	}
+	if !withCursor {
+		props["note"] = str("Why the result is empty and what to try instead, or what to do about stale hits.")
 	}
 	if slices.Contains(scopes, memory.ScopeTeam) {
 		props["team"] = str("Present when team memories are missing from this answer, and why (the team database was down or slow).")
 	}
 	if withCursor {
-		props["memories"] = obj{"type": "array", "items": hitSchema(false, scopes), "description": "One page of memories, oldest first."}
+		props["memories"] = obj{"type": "array", "items": hitSchema(false, false, scopes), "description": "One page of memories, oldest first."}
 		props["nextCursor"] = str("Present when more memories match: call memory_list again with the same filters and cursor set to this.")
 	}
 	return schema(props, "memories")
 }
 
-func memorySearch(tk memory.Toolkit) Tool {
+// staleNote is what memory_search tells the model when a hit is stale.
+const staleNote = "A hit with stale cites files changed since it was written: verify it against the code " +
+	"before relying on it, then memory_update or memory_remove it."
+
+func memorySearch(tk memory.Toolkit, stale memory.StaleFunc) Tool {
 	return Tool{
 		Name:        "memory_search",
 		Summary:     "search long-term memory (rules, conventions, past observations, user preferences)",
@@ -292,9 +330,18 @@ func memorySearch(tk memory.Toolkit) Tool {
 			if err != nil {
 				return nil, err
 			}
+			// Without git's answer the hits still stand, unmarked; a
+			// canceled call fails below anyway.
+			_ = memory.MarkStale(ctx, results, stale)
 			out := MemoryHits{Memories: make([]MemoryHit, 0, len(results)), Team: teamLeftOut()}
 			for _, r := range results {
-				out.Memories = append(out.Memories, hit(r.Memory, r.Score))
+				h := hit(r.Memory, r.Score)
+				h.Stale = r.Stale
+				out.Memories = append(out.Memories, h)
+				if h.Stale != nil {
+					// Said where it applies, not in every prompt.
+					out.Note = staleNote
+				}
 			}
 			if len(out.Memories) == 0 {
 				// The store answers nothing when nothing is relevant, rather
@@ -325,7 +372,7 @@ func memoryAdd(tk memory.Toolkit, source string) Tool {
 			"scope":    obj{"type": "string", "enum": durableScopes(memory.ScopesOf(tk)), "description": "Where it was stored."},
 			"existing": obj{"type": "boolean", "description": "True when the same fact was already stored, so nothing was written."},
 			"warning":  str("Set when the memory was stored but could not be embedded yet; it is still found by its words."),
-			"similar": obj{"type": "array", "maxItems": maxSimilar, "items": hitSchema(true, memory.ScopesOf(tk)),
+			"similar": obj{"type": "array", "maxItems": maxSimilar, "items": hitSchema(true, false, memory.ScopesOf(tk)),
 				"description": "Stored memories close to the new one, nearest first. If one says the same thing or the opposite, " +
 					"update it with memory_update, or remove the stale one with memory_remove, rather than keep both."},
 			"note": str("Present with similar: what to do about them."),
@@ -396,7 +443,7 @@ func memoryRemove(tk memory.Toolkit) Tool {
 			"ids": idsProp("The ids of the memories to delete: all are, or none when one cannot be."),
 		}),
 		Output: schema(obj{
-			"removed": obj{"type": "array", "items": hitSchema(false, memory.ScopesOf(tk)), "description": "The memories deleted."},
+			"removed": obj{"type": "array", "items": hitSchema(false, false, memory.ScopesOf(tk)), "description": "The memories deleted."},
 		}, "removed"),
 		Call: func(ctx context.Context, raw json.RawMessage) (any, error) {
 			var a struct {

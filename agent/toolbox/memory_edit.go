@@ -145,7 +145,7 @@ func memoryGet(tk memory.Toolkit) Tool {
 			"ids": idsProp("The ids of the memories to read."),
 		}),
 		Output: schema(obj{
-			"memories": obj{"type": "array", "items": hitSchema(false, memory.ScopesOf(tk)), "description": "The memories found, in the order asked."},
+			"memories": obj{"type": "array", "items": hitSchema(false, false, memory.ScopesOf(tk)), "description": "The memories found, in the order asked."},
 			"missing":  obj{"type": "array", "items": obj{"type": "string"}, "description": "Ids asked for that no memory visible here has."},
 		}, "memories"),
 		Call: func(ctx context.Context, raw json.RawMessage) (any, error) {
@@ -194,7 +194,7 @@ func memoryUpdate(tk memory.Toolkit) Tool {
 			"topic": strMax("A new topic; omit it to keep the one the memory has.", maxTopicBytes),
 		}, "id", "content"),
 		Output: schema(obj{
-			"memory": hitSchema(false, memory.ScopesOf(tk)),
+			"memory": hitSchema(false, false, memory.ScopesOf(tk)),
 		}, "memory"),
 		Call: func(ctx context.Context, raw json.RawMessage) (any, error) {
 			var a struct {

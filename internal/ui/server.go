@@ -69,9 +69,7 @@ type Origin struct {
 }
 
 // Staleness is what changed of the paths a memory mentions.
-type Staleness struct {
-	Changed, Deleted []string
-}
+type Staleness = memory.Staleness
 
 // Server serves the page. It is made for one listener and one person.
 type Server struct {

@@ -1,0 +1,215 @@
+// Package stalememo keeps what a memory.StaleFunc answered about each
+// memory while the files it cites stay as they were, so that a search
+// asks git only about memories it has not seen, or whose files moved.
+// Asking git costs a few milliseconds a cited file (a subprocess or two
+// each); the check a search runs on every hit must cost a stat.
+package stalememo
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/acolyte-dev/acolyte/memory"
+)
+
+// settle is how long a file must have been left alone before an answer
+// about it is kept: a write within the same mtime tick as the answer
+// would leave the stamp unchanged, as git's index knows ("racy git").
+const settle = 2 * time.Second
+
+// maxKept bounds the memo; past it, it starts again, which costs one
+// round of asking and keeps a long-running server's memory flat.
+const maxKept = 100_000
+
+// State is where answers are kept between processes: a CLI search is a
+// process of its own, and would otherwise ask git about every hit.
+// memory/sqlite's Store is one.
+type State interface {
+	GetState(ctx context.Context, key string) (string, error)
+	SetState(ctx context.Context, key, value string) error
+}
+
+// stateWait bounds what keeping answers in State may add to a search that
+// had to ask git: a database another process is writing is skipped.
+const stateWait = 50 * time.Millisecond
+
+// Memo wraps a StaleFunc; its zero value is not usable, use New.
+type Memo struct {
+	root  string
+	stale memory.StaleFunc
+	now   func() time.Time
+	// State, when set, keeps answers beyond this process.
+	State State
+
+	mu   sync.Mutex
+	kept map[key]answer
+}
+
+// key is what an answer is about: the blob at a commit never changes, so
+// only the files now can change it.
+type key struct{ id, commit string }
+
+type answer struct {
+	Paths  []string         `json:"paths"`
+	Stamps []stamp          `json:"stamps"`
+	S      memory.Staleness `json:"s"`
+}
+
+// stamp is a file as stat sees it; gone is a file that is not there.
+type stamp struct {
+	Gone    bool        `json:"gone,omitempty"`
+	Unknown bool        `json:"unknown,omitempty"`
+	Size    int64       `json:"size,omitempty"`
+	MTime   int64       `json:"mtime,omitempty"` // nanoseconds since the epoch
+	Mode    fs.FileMode `json:"mode,omitempty"`
+}
+
+// stateKey names a memory's answer in State; one store serves every
+// checkout, so the root is part of it.
+func (m *Memo) stateKey(k key) string {
+	return "stale:" + m.root + "\x00" + k.id + "\x00" + k.commit
+}
+
+// matches says whether a answers for paths whose files are now stamps.
+func (a answer) matches(paths []string, stamps []stamp) bool {
+	return slices.Equal(a.Paths, paths) && slices.Equal(a.Stamps, stamps)
+}
+
+// New remembers stale's answers about the files under root, the
+// repository's working tree whose paths memories cite.
+func New(root string, stale memory.StaleFunc) *Memo {
+	return &Memo{root: root, stale: stale, now: time.Now, kept: map[key]answer{}}
+}
+
+// Stale is m as a memory.StaleFunc: the kept answers for memories whose
+// files are as they were, and stale's for the rest, asked in one call.
+func (m *Memo) Stale(ctx context.Context, mems []memory.Memory) (map[string]memory.Staleness, error) {
+	root, err := os.OpenRoot(m.root)
+	if err != nil {
+		return m.stale(ctx, mems)
+	}
+	defer root.Close()
+	out := map[string]memory.Staleness{}
+	var ask []memory.Memory
+	var askStamps [][]stamp
+	for _, mem := range mems {
+		stamps := stampsOf(root, mem.Paths)
+		k := key{mem.ID, mem.Commit}
+		m.mu.Lock()
+		a, ok := m.kept[k]
+		m.mu.Unlock()
+		if !ok || !a.matches(mem.Paths, stamps) {
+			a, ok = m.fromState(ctx, k)
+			if ok && a.matches(mem.Paths, stamps) {
+				m.mu.Lock()
+				m.kept[k] = a
+				m.mu.Unlock()
+			}
+		}
+		if ok && a.matches(mem.Paths, stamps) {
+			if len(a.S.Changed)+len(a.S.Deleted) > 0 {
+				out[mem.ID] = a.S
+			}
+			continue
+		}
+		ask = append(ask, mem)
+		askStamps = append(askStamps, stamps)
+	}
+	if len(ask) == 0 {
+		return out, nil
+	}
+	asked := m.now()
+	found, err := m.stale(ctx, ask)
+	if err != nil {
+		return nil, err
+	}
+	keep := map[key]answer{}
+	for i, mem := range ask {
+		s := found[mem.ID]
+		if len(s.Changed)+len(s.Deleted) > 0 {
+			out[mem.ID] = s
+		}
+		if settled(askStamps[i], asked) {
+			keep[key{mem.ID, mem.Commit}] = answer{Paths: slices.Clone(mem.Paths), Stamps: askStamps[i], S: s}
+		}
+	}
+	m.mu.Lock()
+	if len(m.kept)+len(keep) > maxKept {
+		m.kept = map[key]answer{}
+	}
+	maps.Copy(m.kept, keep)
+	m.mu.Unlock()
+	m.toState(ctx, keep)
+	return out, nil
+}
+
+// fromState reads an answer another process kept; any failure is a miss.
+func (m *Memo) fromState(ctx context.Context, k key) (answer, bool) {
+	if m.State == nil {
+		return answer{}, false
+	}
+	v, err := m.State.GetState(ctx, m.stateKey(k))
+	if err != nil || v == "" {
+		return answer{}, false
+	}
+	var a answer
+	if json.Unmarshal([]byte(v), &a) != nil {
+		return answer{}, false
+	}
+	return a, true
+}
+
+// toState keeps answers for the next process, within stateWait; what is
+// not written is asked again next time.
+func (m *Memo) toState(ctx context.Context, keep map[key]answer) {
+	if m.State == nil || len(keep) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, stateWait)
+	defer cancel()
+	for k, a := range keep {
+		b, err := json.Marshal(a)
+		if err != nil || m.State.SetState(ctx, m.stateKey(k), string(b)) != nil {
+			return
+		}
+	}
+}
+
+func stampsOf(root *os.Root, paths []string) []stamp {
+	out := make([]stamp, len(paths))
+	for i, p := range paths {
+		fi, err := root.Stat(filepath.FromSlash(p))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			out[i] = stamp{Gone: true}
+		case err != nil:
+			// Unreadable or outside the tree: the answer is not kept.
+			out[i] = stamp{Unknown: true}
+		default:
+			out[i] = stamp{Size: fi.Size(), MTime: fi.ModTime().UnixNano(), Mode: fi.Mode()}
+		}
+	}
+	return out
+}
+
+// settled says whether every file was last written well before the
+// answer was asked for, so that a later write moves its stamp.
+func settled(stamps []stamp, asked time.Time) bool {
+	for _, s := range stamps {
+		if s.Unknown {
+			return false
+		}
+		if !s.Gone && s.MTime >= asked.Add(-settle).UnixNano() {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,147 @@
+package stalememo
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/acolyte-dev/acolyte/memory"
+	"github.com/acolyte-dev/acolyte/memory/embed/static"
+	"github.com/acolyte-dev/acolyte/memory/sqlite"
+)
+
+// counting answers by the files' content ("changed" when a file holds
+// "new"), counting the memories it is asked about.
+type counting struct {
+	root  string
+	asked int
+}
+
+func (c *counting) stale(_ context.Context, mems []memory.Memory) (map[string]memory.Staleness, error) {
+	out := map[string]memory.Staleness{}
+	for _, m := range mems {
+		c.asked++
+		var s memory.Staleness
+		for _, p := range m.Paths {
+			b, err := os.ReadFile(filepath.Join(c.root, p))
+			switch {
+			case err != nil:
+				s.Deleted = append(s.Deleted, p)
+			case string(b) == "new":
+				s.Changed = append(s.Changed, p)
+			}
+		}
+		if len(s.Changed)+len(s.Deleted) > 0 {
+			out[m.ID] = s
+		}
+	}
+	return out, nil
+}
+
+func TestMemoAsksOnlyAboutFilesThatMoved(t *testing.T) {
+	root := t.TempDir()
+	old := time.Now().Add(-time.Hour)
+	write := func(name, content string, at time.Time) {
+		t.Helper()
+		path := filepath.Join(root, name)
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(path, at, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("a.go", "old", old)
+	write("b.go", "old", old)
+	c := &counting{root: root}
+	m := New(root, c.stale)
+	mems := []memory.Memory{
+		{ID: "a", Commit: "c1", Paths: []string{"a.go"}},
+		{ID: "b", Commit: "c1", Paths: []string{"b.go"}},
+	}
+	ask := func(want map[string]string, wantAsked int) {
+		t.Helper()
+		c.asked = 0
+		got, err := m.Stale(context.Background(), mems)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.asked != wantAsked {
+			t.Errorf("asked about %d memories, want %d", c.asked, wantAsked)
+		}
+		for _, id := range []string{"a", "b"} {
+			s, ok := got[id]
+			var what string
+			switch {
+			case !ok:
+				what = "fresh"
+			case len(s.Changed) > 0:
+				what = "changed"
+			case len(s.Deleted) > 0:
+				what = "deleted"
+			}
+			if what != want[id] {
+				t.Errorf("%s: %s, want %s", id, what, want[id])
+			}
+		}
+	}
+	ask(map[string]string{"a": "fresh", "b": "fresh"}, 2)
+	ask(map[string]string{"a": "fresh", "b": "fresh"}, 0) // kept
+	write("a.go", "new", old.Add(time.Minute))            // changed, an older mtime than now still moves the stamp
+	ask(map[string]string{"a": "changed", "b": "fresh"}, 1)
+	ask(map[string]string{"a": "changed", "b": "fresh"}, 0)
+	if err := os.Remove(filepath.Join(root, "b.go")); err != nil {
+		t.Fatal(err)
+	}
+	ask(map[string]string{"a": "changed", "b": "deleted"}, 1)
+	ask(map[string]string{"a": "changed", "b": "deleted"}, 0)
+	// A file written just now may change again within its mtime's tick:
+	// its answer is not kept.
+	write("b.go", "old", time.Now())
+	ask(map[string]string{"a": "changed", "b": "fresh"}, 1)
+	ask(map[string]string{"a": "changed", "b": "fresh"}, 1)
+	// Another commit is another question.
+	mems[0].Commit = "c2"
+	ask(map[string]string{"a": "changed", "b": "fresh"}, 2)
+}
+
+// A CLI search is a process of its own: a memo over the same store keeps
+// what an earlier one asked, while the files stay as they were.
+func TestMemoKeepsAnswersInState(t *testing.T) {
+	root := t.TempDir()
+	old := time.Now().Add(-time.Hour)
+	path := filepath.Join(root, "a.go")
+	if err := os.WriteFile(path, []byte("new"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(path, old, old); err != nil {
+		t.Fatal(err)
+	}
+	store, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "acolyte.db"), static.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	mems := []memory.Memory{{ID: "a", Commit: "c1", Paths: []string{"a.go"}}}
+	for i, wantAsked := range []int{1, 0} {
+		c := &counting{root: root}
+		m := New(root, c.stale)
+		m.State = store
+		got, err := m.Stale(context.Background(), mems)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.asked != wantAsked || len(got["a"].Changed) != 1 {
+			t.Errorf("process %d: asked %d, want %d; answer %+v", i, c.asked, wantAsked, got)
+		}
+	}
+	// Another root is another checkout.
+	c := &counting{root: root}
+	m := New(root+"/", c.stale)
+	m.State = store
+	if _, err := m.Stale(context.Background(), mems); err != nil || c.asked != 1 {
+		t.Errorf("another root: asked %d, want 1 (%v)", c.asked, err)
+	}
+}
