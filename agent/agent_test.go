@@ -22,7 +22,7 @@ func TestPromptStaysSmallAndInjectsNothing(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "AGENTS.md"), []byte(agentsMD), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ws, err := toolbox.NewWorkspace(root)
+	ws, err := toolbox.NewSandbox(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestPromptStaysSmallAndInjectsNothing(t *testing.T) {
 
 func TestLoadToolsShowsAndCallToolRuns(t *testing.T) {
 	tk, _ := agenttest.Open(t)
-	ws, err := toolbox.NewWorkspace(t.TempDir())
+	ws, err := toolbox.NewSandbox(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestTranscriptKeepsTaskAndLatestSteps(t *testing.T) {
 
 func TestToolArgumentErrorsSpeakJSONNotGo(t *testing.T) {
 	tk, _ := agenttest.Open(t)
-	ws, err := toolbox.NewWorkspace(t.TempDir())
+	ws, err := toolbox.NewSandbox(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

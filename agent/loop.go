@@ -67,8 +67,8 @@ type Event struct {
 type Config struct {
 	Model   Model
 	Toolkit memory.Toolkit
-	// Workspace gives the agent file and shell tools; nil leaves it with memory only.
-	Workspace *toolbox.Workspace
+	// Sandbox gives the agent file and shell tools; nil leaves it with memory only.
+	Sandbox *toolbox.Sandbox
 	// Stale, when set, marks the memory_search results whose cited files
 	// changed since they were written (toolbox.MemoryConfig.Stale).
 	Stale memory.StaleFunc
@@ -139,11 +139,11 @@ var coreTools = map[string]bool{
 
 // DefaultTools splits the memory tools and, when ws is not nil, the
 // workspace tools into core and deferred ones.
-func DefaultTools(tk memory.Toolkit, ws *toolbox.Workspace) (core, deferred []toolbox.Tool) {
+func DefaultTools(tk memory.Toolkit, ws *toolbox.Sandbox) (core, deferred []toolbox.Tool) {
 	return defaultTools(toolbox.MemoryConfig{Toolkit: tk, Source: toolbox.SourceAgent}, ws)
 }
 
-func defaultTools(mc toolbox.MemoryConfig, ws *toolbox.Workspace) (core, deferred []toolbox.Tool) {
+func defaultTools(mc toolbox.MemoryConfig, ws *toolbox.Sandbox) (core, deferred []toolbox.Tool) {
 	all := mc.AgentTools()
 	if ws != nil {
 		all = append(all, ws.Tools()...)
@@ -173,7 +173,7 @@ func NewSession(cfg Config) (*Session, error) {
 		cfg.ContextBudget = DefaultContextBudget
 	}
 	cfg.MaxResultBytes = max(cfg.MaxResultBytes, DefaultMaxResultBytes)
-	core, deferred := defaultTools(toolbox.MemoryConfig{Toolkit: cfg.Toolkit, Source: toolbox.SourceAgent, Stale: cfg.Stale}, cfg.Workspace)
+	core, deferred := defaultTools(toolbox.MemoryConfig{Toolkit: cfg.Toolkit, Source: toolbox.SourceAgent, Stale: cfg.Stale}, cfg.Sandbox)
 	ts, err := NewToolset(core, deferred)
 	if err != nil {
 		return nil, err

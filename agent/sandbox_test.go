@@ -200,12 +200,12 @@ func TestAgentCannotEscapeTheSandbox(t *testing.T) {
 	model := &scriptedModel{steps: steps, final: "Done: the sandbox held."}
 
 	tk, _ := agenttest.Open(t)
-	ws, err := toolbox.NewWorkspace(root)
+	ws, err := toolbox.NewSandbox(root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var results []agent.Event
-	s, err := agent.NewSession(agent.Config{Model: model, Toolkit: tk, Workspace: ws, OnEvent: func(e agent.Event) {
+	s, err := agent.NewSession(agent.Config{Model: model, Toolkit: tk, Sandbox: ws, OnEvent: func(e agent.Event) {
 		if e.Type == agent.EventToolResult {
 			results = append(results, e)
 		}

@@ -54,7 +54,7 @@ type PromptReport struct {
 // counted by counter when it is not nil (the provider's own tokenizer), else
 // estimated with memory.EstimateTokens. Tool declarations are counted as
 // their JSON text, which is how they reach the model.
-func Prompt(ctx context.Context, tk memory.Toolkit, ws *toolbox.Workspace, counter TokenCounter) (PromptReport, error) {
+func Prompt(ctx context.Context, tk memory.Toolkit, ws *toolbox.Sandbox, counter TokenCounter) (PromptReport, error) {
 	core, deferred := DefaultTools(tk, ws)
 	ts, err := NewToolset(core, deferred)
 	if err != nil {
@@ -107,7 +107,7 @@ func declJSON(decls []ToolDecl) string {
 // in every prompt: each instruction file in the workspace and every project
 // memory. Rule memories are left out because they are split from those
 // same files.
-func injectEverything(ctx context.Context, tk memory.Toolkit, ws *toolbox.Workspace) (text string, files []string, memories int, err error) {
+func injectEverything(ctx context.Context, tk memory.Toolkit, ws *toolbox.Sandbox) (text string, files []string, memories int, err error) {
 	var b strings.Builder
 	files = []string{}
 	if ws != nil {

@@ -30,7 +30,7 @@ func promptCommand() *cli.Command {
 				return err
 			}
 			defer w.Close()
-			ws, err := toolbox.NewWorkspace(w.Root)
+			ws, err := toolbox.NewSandbox(w.Root)
 			if err != nil {
 				return usage(err)
 			}

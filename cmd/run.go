@@ -219,14 +219,14 @@ func agentSession(c *cli.Context, confirm func(string) bool, onEvent func(agent.
 		}
 		onEvent(agent.Event{Type: agent.EventWarning, Text: fmt.Sprintf("forgot the memories of %d session(s) unused for %s", len(pruned), maxAge)})
 	}
-	ws, err := toolbox.NewWorkspace(w.Root)
+	ws, err := toolbox.NewSandbox(w.Root)
 	if err != nil {
 		w.Close()
 		return nil, nil, nil, usage(err)
 	}
 	ws.Confirm = confirm
 	ws.Trust = trustedBy
-	s, err := agent.NewSession(agent.Config{Model: m, Toolkit: w.Toolkit, Workspace: ws, Stale: w.stale(), MaxSteps: c.Int("max-steps"),
+	s, err := agent.NewSession(agent.Config{Model: m, Toolkit: w.Toolkit, Sandbox: ws, Stale: w.stale(), MaxSteps: c.Int("max-steps"),
 		ContextBudget: budget, RequestTimeout: timeout, Stream: stream, OnEvent: onEvent})
 	if err != nil {
 		w.Close()
@@ -334,7 +334,7 @@ func turnError(err error) error {
 	return err
 }
 
-// trustedBy is toolbox.Workspace.Trust: what git runs or obeys in the
+// trustedBy is toolbox.Sandbox.Trust: what git runs or obeys in the
 // working tree at dir, as gitsync learns it from git.
 func trustedBy(ctx context.Context, dir string) ([]toolbox.Trusted, error) {
 	repo, err := gitsync.Discover(dir)

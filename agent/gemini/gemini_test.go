@@ -22,7 +22,7 @@ const agentsRule = "Always wrap errors with %w and never panic in library code."
 type harness struct {
 	fake   *fakeGemini
 	tk     memory.Scoped
-	ws     *toolbox.Workspace
+	ws     *toolbox.Sandbox
 	events []agent.Event
 	mu     sync.Mutex
 }
@@ -38,7 +38,7 @@ func setup(t *testing.T, steps ...script) (*harness, agent.Config) {
 	if err := os.WriteFile(filepath.Join(root, "main.go"), []byte("package main\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ws, err := toolbox.NewWorkspace(root)
+	ws, err := toolbox.NewSandbox(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func setup(t *testing.T, steps ...script) (*harness, agent.Config) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := agent.Config{Model: m, Toolkit: tk, Workspace: ws, OnEvent: func(e agent.Event) {
+	cfg := agent.Config{Model: m, Toolkit: tk, Sandbox: ws, OnEvent: func(e agent.Event) {
 		h.mu.Lock()
 		h.events = append(h.events, e)
 		h.mu.Unlock()

@@ -26,15 +26,15 @@ const (
 
 // openRoot opens the workspace root for one tool call.
 //
-// The root is opened per call rather than kept open on the Workspace: a
-// Workspace stays a plain value that needs no Close (callers and tests make
+// The root is opened per call rather than kept open on the Sandbox: a
+// Sandbox stays a plain value that needs no Close (callers and tests make
 // many and never close them, and an open handle would keep a Windows temp
 // dir from being removed), and one open(2) is nothing next to the work of
 // any tool. The root directory itself is the user's choice and trusted; what
 // the model names inside it is not, and every access below it goes through
 // the *os.Root, which refuses to leave the tree even while another process
 // swaps directories for symlinks.
-func (w *Workspace) openRoot() (*os.Root, error) {
+func (w *Sandbox) openRoot() (*os.Root, error) {
 	r, err := os.OpenRoot(w.Root)
 	if err != nil {
 		return nil, fmt.Errorf("open workspace root: %w", err)
@@ -52,7 +52,7 @@ func (w *Workspace) openRoot() (*os.Root, error) {
 // Symlinks are followed here rather than left to os.Root because a
 // symlink's target decides whether the path is inside a git directory, and
 // because os.Root refuses absolute symlinks even when they point inside.
-func (w *Workspace) resolve(ctx context.Context, root *os.Root, p string, acc access) (string, error) {
+func (w *Sandbox) resolve(ctx context.Context, root *os.Root, p string, acc access) (string, error) {
 	if strings.TrimSpace(p) == "" {
 		return "", errorf(CodeInvalidArgs, "give a path relative to the workspace root")
 	}
@@ -80,7 +80,7 @@ func (w *Workspace) resolve(ctx context.Context, root *os.Root, p string, acc ac
 // follow walks rel, relative to the root, component by component, replacing
 // every symlink on the way by its target, and returns the components of the
 // real location. p is the path as given, for errors.
-func (w *Workspace) follow(root *os.Root, p, rel string) ([]string, error) {
+func (w *Sandbox) follow(root *os.Root, p, rel string) ([]string, error) {
 	var done []string
 	todo := splitPath(rel)
 	links := 0
@@ -136,7 +136,7 @@ func (w *Workspace) follow(root *os.Root, p, rel string) ([]string, error) {
 // (/tmp on macOS is /private/tmp) is mapped by resolving its deepest
 // existing ancestor: that only computes a name, which resolve then walks
 // through the root like any other.
-func (w *Workspace) inside(p string) (string, bool) {
+func (w *Sandbox) inside(p string) (string, bool) {
 	if !filepath.IsAbs(p) {
 		rel := filepath.Clean(p)
 		return rel, rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
@@ -171,7 +171,7 @@ func splitPath(p string) []string {
 	return strings.FieldsFunc(filepath.ToSlash(p), func(r rune) bool { return r == '/' })
 }
 
-func (w *Workspace) outside(p string) *Error {
+func (w *Sandbox) outside(p string) *Error {
 	return errorf(CodeOutsideWorkspace, "%s is outside the workspace %s; use a path inside it", shown(p), w.Root)
 }
 
@@ -204,7 +204,7 @@ func shown(p string) string { return clip(p, 200) }
 // between, but a concurrent process could still swap a directory for a
 // symlink into .git in that moment; such a process can write .git itself,
 // so it gains nothing, and the model's own tools cannot make symlinks.
-func (w *Workspace) guard(ctx context.Context, root *os.Root, p string, comps []string, acc access) error {
+func (w *Sandbox) guard(ctx context.Context, root *os.Root, p string, comps []string, acc access) error {
 	gitDirs := w.gitDirs(root, comps)
 	for i := range comps {
 		dir := filepath.Join(comps[:i+1]...)
@@ -231,7 +231,7 @@ func (w *Workspace) guard(ctx context.Context, root *os.Root, p string, comps []
 // submodules, --separate-git-dir) in the root and in every directory on
 // comps' way point to, when they lie inside the root. A .git directory is
 // caught by its name; these can be called anything.
-func (w *Workspace) gitDirs(root *os.Root, comps []string) []fs.FileInfo {
+func (w *Sandbox) gitDirs(root *os.Root, comps []string) []fs.FileInfo {
 	var out []fs.FileInfo
 	for i := 0; i <= len(comps); i++ {
 		dir := filepath.Join(comps[:i]...)
@@ -279,7 +279,7 @@ func (w *Workspace) gitDirs(root *os.Root, comps []string) []fs.FileInfo {
 
 // readCommonDir reads gitDir/commondir, a path relative to gitDir or
 // absolute, and maps it inside the root.
-func (w *Workspace) readCommonDir(root *os.Root, gitDir string) (string, bool) {
+func (w *Sandbox) readCommonDir(root *os.Root, gitDir string) (string, bool) {
 	name := filepath.Join(gitDir, "commondir")
 	f, _, err := openRegular(root, name, name)
 	if err != nil {

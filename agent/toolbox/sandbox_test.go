@@ -57,7 +57,7 @@ func TestGitDirectoriesAreRefused(t *testing.T) {
 	if err := os.Symlink(".git", filepath.Join(root, "notgit")); err != nil {
 		t.Fatal(err)
 	}
-	w, err := NewWorkspace(root)
+	w, err := NewSandbox(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -703,7 +703,7 @@ func FuzzResolve(f *testing.F) {
 			f.Fatal(err)
 		}
 	}
-	w, err := NewWorkspace(root)
+	w, err := NewSandbox(root)
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -42,7 +42,7 @@ type ShellResult struct {
 // output cut to maxShellOutput. Consent is the guard, so Confirm sees the
 // whole command, and acolyte run --yes, which allows every command
 // unseen, is for a trusted task in a disposable checkout.
-func (w *Workspace) runShell() Tool {
+func (w *Sandbox) runShell() Tool {
 	return Tool{
 		Name:        "run_shell",
 		Summary:     "a shell command, if allowed",
@@ -81,7 +81,7 @@ func (w *Workspace) runShell() Tool {
 	}
 }
 
-func (w *Workspace) run(ctx context.Context, command string, timeout time.Duration) (ShellResult, error) {
+func (w *Sandbox) run(ctx context.Context, command string, timeout time.Duration) (ShellResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "sh", "-c", command)

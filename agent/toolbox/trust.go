@@ -11,7 +11,7 @@ import (
 // symlink on either way does not hide that they are the same place, and
 // compared by name as a case-folding filesystem would, so .HUSKY/pre-commit
 // is .husky/pre-commit where a teammate checks the tree out.
-func (w *Workspace) guardTrusted(ctx context.Context, root *os.Root, p string, comps []string) error {
+func (w *Sandbox) guardTrusted(ctx context.Context, root *os.Root, p string, comps []string) error {
 	if w.Trust == nil {
 		return nil
 	}

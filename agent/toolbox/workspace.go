@@ -38,13 +38,13 @@ const (
 	sniffBytes        = 8000
 )
 
-// Workspace is the directory tree the workspace tools may touch. Every
+// Sandbox is the directory tree the workspace tools may touch. Every
 // access goes through an *os.Root opened on Root, so no tool can read or
 // write outside it, even while symlinks are swapped in under it; none may
 // touch a git directory, make one, or write .acolyte/ or a path git runs
 // or obeys (Trust); and none may add merge, filter or diff drivers to a
 // .gitattributes or repoint a submodule.
-type Workspace struct {
+type Sandbox struct {
 	// Root is absolute with every symlink resolved, so that absolute paths
 	// and symlink targets can be mapped inside it by comparing paths.
 	Root string
@@ -78,8 +78,8 @@ type Trusted struct {
 	Why string
 }
 
-// NewWorkspace roots the workspace tools at dir.
-func NewWorkspace(dir string) (*Workspace, error) {
+// NewSandbox roots the workspace tools at dir.
+func NewSandbox(dir string) (*Sandbox, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("workspace root %s: %w", dir, err)
@@ -95,12 +95,12 @@ func NewWorkspace(dir string) (*Workspace, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("workspace root %s is not a directory", dir)
 	}
-	return &Workspace{Root: real, ShellTimeout: 2 * time.Minute}, nil
+	return &Sandbox{Root: real, ShellTimeout: 2 * time.Minute}, nil
 }
 
 // Tools returns the workspace tools: read_file, list_files, search_code,
 // edit_file, write_file and run_shell.
-func (w *Workspace) Tools() []Tool {
+func (w *Sandbox) Tools() []Tool {
 	return []Tool{w.readFile(), w.listFiles(), w.searchCode(), w.editFile(), w.writeFile(), w.runShell()}
 }
 
@@ -130,7 +130,7 @@ type readArgs struct {
 	Offset    *int64 `json:"offset"`
 }
 
-func (w *Workspace) readFile() Tool {
+func (w *Sandbox) readFile() Tool {
 	return Tool{
 		Name:    "read_file",
 		Summary: "read a text file, optionally a line range",
@@ -374,7 +374,7 @@ type FileList struct {
 	Truncated bool     `json:"truncated,omitempty"`
 }
 
-func (w *Workspace) listFiles() Tool {
+func (w *Sandbox) listFiles() Tool {
 	return Tool{
 		Name:        "list_files",
 		Summary:     "list workspace files matching a glob",
@@ -470,7 +470,7 @@ func matchSegments(pat, name []string) bool {
 // git directories and not following symlinks, until visit returns false.
 // It reads the tree through root, so a directory swapped for a symlink
 // mid-walk cannot lead it outside.
-func (w *Workspace) walk(ctx context.Context, root *os.Root, visit func(rel string) bool) error {
+func (w *Sandbox) walk(ctx context.Context, root *os.Root, visit func(rel string) bool) error {
 	stop := errors.New("stop")
 	gitDirs := w.gitDirs(root, nil)
 	err := fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
@@ -539,7 +539,7 @@ func (m *CodeMatches) skip(path, reason string) {
 	}
 }
 
-func (w *Workspace) searchCode() Tool {
+func (w *Sandbox) searchCode() Tool {
 	return Tool{
 		Name:        "search_code",
 		Summary:     "regexp search over the workspace's text files",
@@ -680,7 +680,7 @@ type FileWritten struct {
 	Created bool   `json:"created,omitempty"`
 }
 
-func (w *Workspace) editFile() Tool {
+func (w *Sandbox) editFile() Tool {
 	return Tool{
 		Name:    "edit_file",
 		Summary: "replace exact text, or create",
@@ -742,7 +742,7 @@ func (w *Workspace) editFile() Tool {
 	}
 }
 
-func (w *Workspace) writeFile() Tool {
+func (w *Sandbox) writeFile() Tool {
 	return Tool{
 		Name:        "write_file",
 		Summary:     "write a whole file",

@@ -13,7 +13,7 @@ import (
 
 // newTestWorkspace makes a workspace inside a temp dir, with a sibling
 // "outside" directory holding a secret that no tool may reach.
-func newTestWorkspace(t *testing.T) (*Workspace, string) {
+func newTestWorkspace(t *testing.T) (*Sandbox, string) {
 	t.Helper()
 	base := t.TempDir()
 	root := filepath.Join(base, "repo")
@@ -32,7 +32,7 @@ func newTestWorkspace(t *testing.T) (*Workspace, string) {
 	if err := os.WriteFile(filepath.Join(root, "logo.png"), []byte{0x89, 'P', 'N', 'G', 0, 0, 1, 2}, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	w, err := NewWorkspace(root)
+	w, err := NewSandbox(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func wantCode(t *testing.T, err error, code string) {
 
 // resolveAbs resolves p as read_file would and returns the absolute path
 // it designates.
-func resolveAbs(w *Workspace, p string) (string, error) {
+func resolveAbs(w *Sandbox, p string) (string, error) {
 	root, err := w.openRoot()
 	if err != nil {
 		return "", err

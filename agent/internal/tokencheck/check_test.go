@@ -30,7 +30,7 @@ func samples(t *testing.T) map[string]string {
 	t.Helper()
 	root, _ := filepath.Abs("../../..")
 	tk, _ := agenttest.Open(t)
-	ws, err := toolbox.NewWorkspace(root)
+	ws, err := toolbox.NewSandbox(root)
 	if err != nil {
 		t.Fatal(err)
 	}
