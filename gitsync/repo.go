@@ -170,20 +170,6 @@ func (r *Repo) GitDir() string {
 	return filepath.Join(r.Root, ".git")
 }
 
-// FileAt reads a file's content as committed at rev (a commit hash), for
-// provenance checks. It returns os.ErrNotExist when the path is absent.
-func (r *Repo) FileAt(rev, path string) ([]byte, error) {
-	ctx := context.Background()
-	if _, err := r.GitOutput(ctx, nil, "cat-file", "-e", rev+"^{commit}"); err != nil {
-		return nil, fmt.Errorf("commit %s: %w", rev, err)
-	}
-	out, err := r.GitOutput(ctx, nil, "cat-file", "blob", rev+":"+filepath.ToSlash(path))
-	if err != nil {
-		return nil, os.ErrNotExist
-	}
-	return out, nil
-}
-
 // Uncommitted lists the files under paths (relative to the root) that are
 // new or changed against HEAD, worktree and index alike, ignored ones left
 // out: what a user adopting acolyte still has to commit.

@@ -3,11 +3,11 @@ package gitsync
 import (
 	"bytes"
 	"context"
+	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/acolyte-dev/acolyte/gitsync/derive"
 	"io"
 	"io/fs"
 	"maps"
@@ -18,6 +18,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/acolyte-dev/acolyte/gitsync/derive"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/memory"
@@ -1066,8 +1068,12 @@ func (r *Repo) Stale(ctx context.Context) ([]StaleMemory, error) {
 }
 
 // StaleAmong is Stale over the given memories, in their order: a caller
-// holding some memories already (acolyte ui's page of them) asks about
-// those alone.
+// holding some memories already (acolyte ui's page of them, a search's
+// results) asks about those alone. Every cited path of every memory is
+// looked up in one `git cat-file --batch-check`, and a file is changed
+// when the blob id of its worktree content differs from the committed
+// one's: one git process for a whole page, where reading each blob took
+// two a path.
 func (r *Repo) StaleAmong(ctx context.Context, mems []memory.Memory) ([]StaleMemory, error) {
 	// A clone's file names the paths: they are read through the
 	// repository's os.Root, so "../x" or a link out is never read.
@@ -1076,36 +1082,79 @@ func (r *Repo) StaleAmong(ctx context.Context, mems []memory.Memory) ([]StaleMem
 		return nil, fmt.Errorf("open the worktree: %w", err)
 	}
 	defer root.Close()
-	var out []StaleMemory
-	for _, m := range mems {
-		if m.Commit == "" || len(m.Paths) == 0 {
+	type cited struct {
+		mem  int
+		path string
+		data []byte
+	}
+	var asks []cited
+	out := make([]StaleMemory, len(mems))
+	for i, m := range mems {
+		if m.Commit == "" || len(m.Paths) == 0 || strings.ContainsAny(m.Commit, " \n:") {
 			continue
 		}
-		var s StaleMemory
 		for _, p := range m.Paths {
 			now, err := root.ReadFile(filepath.FromSlash(p))
 			if errors.Is(err, fs.ErrNotExist) {
-				s.Deleted = append(s.Deleted, p)
+				out[i].Deleted = append(out[i].Deleted, p)
 				continue
 			}
-			if err != nil {
+			if err != nil || strings.ContainsAny(p, "\n") {
 				continue // outside the repository, or unreadable: nothing to compare
 			}
-			then, terr := r.FileAt(m.Commit, p)
-			if terr != nil {
-				// Not committed when the memory was written: nothing to compare.
-				continue
-			}
-			if err == nil && string(then) != string(now) {
-				s.Changed = append(s.Changed, p)
-			}
-		}
-		if len(s.Changed)+len(s.Deleted) > 0 {
-			s.Memory = m
-			out = append(out, s)
+			asks = append(asks, cited{mem: i, path: p, data: now})
 		}
 	}
-	return out, ctx.Err()
+	if len(asks) > 0 {
+		var in strings.Builder
+		for _, a := range asks {
+			in.WriteString(mems[a.mem].Commit + ":" + a.path + "\n")
+		}
+		answer, err := r.GitOutput(ctx, []byte(in.String()), "cat-file", "--batch-check")
+		if err != nil {
+			return nil, err
+		}
+		lines := strings.Split(strings.TrimSuffix(string(answer), "\n"), "\n")
+		if len(lines) != len(asks) {
+			return nil, fmt.Errorf("git cat-file --batch-check answered %d lines for %d paths", len(lines), len(asks))
+		}
+		for k, a := range asks {
+			oid, kind, _ := strings.Cut(lines[k], " ")
+			if !strings.HasPrefix(kind, "blob ") {
+				// Not committed when the memory was written (or not a
+				// file then): nothing to compare.
+				continue
+			}
+			if blobID(a.data, len(oid)) != oid {
+				out[a.mem].Changed = append(out[a.mem].Changed, a.path)
+			}
+		}
+	}
+	var stale []StaleMemory
+	for i, s := range out {
+		if len(s.Changed)+len(s.Deleted) > 0 {
+			s.Memory = mems[i]
+			stale = append(stale, s)
+		}
+	}
+	return stale, ctx.Err()
+}
+
+// blobID is the id git gives a blob of data: SHA-1 over its header and
+// bytes, or SHA-256 in a repository of that object format, told by the
+// length of the ids git answers with (hexLen).
+func blobID(data []byte, hexLen int) string {
+	header := fmt.Sprintf("blob %d\x00", len(data))
+	if hexLen == 2*sha256.Size {
+		h := sha256.New()
+		h.Write([]byte(header))
+		h.Write(data)
+		return hex.EncodeToString(h.Sum(nil))
+	}
+	h := sha1.New()
+	h.Write([]byte(header))
+	h.Write(data)
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // inRebase reports whether git is in the middle of a rebase; hooks fire for
