@@ -65,6 +65,7 @@ func cacheSnapshot(t *testing.T, w *Checkout) string {
 // through the hook, a change by another process, a branch merged back)
 // ends each step where a clone that kept them does, in either layout.
 func TestDroppingEveryCacheChangesNothing(t *testing.T) {
+	t.Parallel() // its own repositories and index, hundreds of ms to seconds of git and SQLite
 	for _, c := range []struct {
 		name string
 		n    int

@@ -14,6 +14,7 @@ import (
 // check, and a fresh index holds exactly the limit, the newest, saying
 // how many it left out.
 func TestPastTheLimitEveryRoadAgrees(t *testing.T) {
+	t.Parallel() // its own repositories and index, hundreds of ms to seconds of git and SQLite
 	if testing.Short() {
 		t.Skip("indexes 100,000 memories twice")
 	}

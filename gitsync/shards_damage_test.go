@@ -17,6 +17,7 @@ import (
 // it, a write is refused rather than drop what it cannot read, and once
 // the shard is back the project is whole again.
 func TestADamagedShardHidesOnlyItsOwnMemories(t *testing.T) {
+	t.Parallel() // its own repositories and index, hundreds of ms to seconds of git and SQLite
 	for _, damage := range []struct {
 		name  string
 		bytes func(good []byte) []byte
@@ -99,6 +100,7 @@ func TestADamagedShardHidesOnlyItsOwnMemories(t *testing.T) {
 // A shard whose memories all went is deleted, never left empty, so an
 // empty shard is always damage (emptiedShard).
 func TestNoWriteLeavesAShardEmpty(t *testing.T) {
+	t.Parallel() // its own repositories and index, hundreds of ms to seconds of git and SQLite
 	w, mems := splitWorkspace(t, format.SplitAt+50)
 	rel := format.ShardFile(format.ShardOf(mems[0].ID))
 	var ids []string

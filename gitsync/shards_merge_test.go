@@ -16,6 +16,7 @@ import (
 // with no sync by hand (issue 37): the other side's new memory, which the
 // driver leaves in the inbox, goes to its shard.
 func TestAMergeAcrossTheSplitPassesCheck(t *testing.T) {
+	t.Parallel() // its own repositories and index, hundreds of ms to seconds of git and SQLite
 	root := newDriverRepo(t)
 	mems := storedMemories(format.SplitAt - 10)
 	if err := os.MkdirAll(filepath.Join(root, format.Dir), 0o755); err != nil {
@@ -70,6 +71,7 @@ func TestAMergeAcrossTheSplitPassesCheck(t *testing.T) {
 // memory hidden, says so, and the next ordinary write removes the line,
 // so that check passes again without a sync by hand (issue 37).
 func TestTheWriteAfterAnInterruptedForgetTidiesItsLine(t *testing.T) {
+	t.Parallel() // its own repositories and index, hundreds of ms to seconds of git and SQLite
 	w, mems := splitWorkspace(t, format.SplitAt+50)
 	w.settle = 0
 	ctx := t.Context()
