@@ -238,24 +238,10 @@ func (w *workspace) stale() memory.StaleFunc {
 		return nil
 	}
 	w.staleOnce.Do(func() {
-		w.staleMemo = stalememo.New(w.Repo.Root, gitStale(w.Repo))
+		w.staleMemo = stalememo.New(w.Repo.Root, w.Repo.StaleByID)
 		w.staleMemo.State = w.Store
 	})
 	return w.staleMemo.Stale
-}
-
-func gitStale(repo *gitsync.Repo) memory.StaleFunc {
-	return func(ctx context.Context, mems []memory.Memory) (map[string]memory.Staleness, error) {
-		stale, err := repo.StaleAmong(ctx, mems)
-		if err != nil {
-			return nil, err
-		}
-		out := make(map[string]memory.Staleness, len(stale))
-		for _, s := range stale {
-			out[s.Memory.ID] = memory.Staleness{Changed: s.Changed, Deleted: s.Deleted}
-		}
-		return out, nil
-	}
 }
 
 // teamSettings returns the team database URL and team name, both empty

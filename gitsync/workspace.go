@@ -1140,6 +1140,20 @@ func (r *Repo) StaleAmong(ctx context.Context, mems []memory.Memory) ([]StaleMem
 	return stale, ctx.Err()
 }
 
+// StaleByID is StaleAmong in the shape a search marks its results with
+// (memory.StaleFunc): what changed of each stale memory, by id.
+func (r *Repo) StaleByID(ctx context.Context, mems []memory.Memory) (map[string]memory.Staleness, error) {
+	stale, err := r.StaleAmong(ctx, mems)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]memory.Staleness, len(stale))
+	for _, s := range stale {
+		out[s.Memory.ID] = memory.Staleness{Changed: s.Changed, Deleted: s.Deleted}
+	}
+	return out, nil
+}
+
 // blobID is the id git gives a blob of data: SHA-1 over its header and
 // bytes, or SHA-256 in a repository of that object format, told by the
 // length of the ids git answers with (hexLen).

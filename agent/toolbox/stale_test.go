@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/acolyte-dev/acolyte/agent/toolbox"
 	"github.com/acolyte-dev/acolyte/gitsync"
 	"github.com/acolyte-dev/acolyte/internal/benchdata"
+	"github.com/acolyte-dev/acolyte/internal/gittest"
 	"github.com/acolyte-dev/acolyte/internal/stalememo"
 	"github.com/acolyte-dev/acolyte/memory"
 	"github.com/acolyte-dev/acolyte/memory/embed/static"
@@ -27,27 +27,8 @@ import (
 // gitsync's, as the CLI wires it), and leaves a fresh hit unmarked.
 func TestMemorySearchMarksStaleHits(t *testing.T) {
 	root := t.TempDir()
-	for k, v := range map[string]string{"GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "t@example.com",
-		"GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_NOSYSTEM": "1"} {
-		t.Setenv(k, v)
-	}
-	git := func(args ...string) {
-		t.Helper()
-		c := exec.Command("git", args...)
-		c.Dir = root
-		if out, err := c.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v: %s", args, err, out)
-		}
-	}
-	write := func(name, content string) {
-		t.Helper()
-		if err := os.MkdirAll(filepath.Join(root, filepath.Dir(name)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(root, name), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	git := func(args ...string) { t.Helper(); gittest.Run(t, root, args...) }
+	write := func(name, content string) { t.Helper(); gittest.WriteFiles(t, root, map[string]string{name: content}) }
 	git("init", "-q", "-b", "main")
 	write("scripts/deploy.sh", "echo deploy\n")
 	write("scripts/release.sh", "echo release\n")
@@ -61,14 +42,7 @@ func TestMemorySearchMarksStaleHits(t *testing.T) {
 	}
 	_, store := agenttest.Open(t)
 	ws := gitsync.NewCheckout(repo, store, "")
-	stale := func(ctx context.Context, mems []memory.Memory) (map[string]memory.Staleness, error) {
-		found, err := repo.StaleAmong(ctx, mems)
-		out := map[string]memory.Staleness{}
-		for _, s := range found {
-			out[s.Memory.ID] = memory.Staleness{Changed: s.Changed, Deleted: s.Deleted}
-		}
-		return out, err
-	}
+	stale := memory.StaleFunc(repo.StaleByID)
 	tools := toolbox.MemoryConfig{Toolkit: ws, Source: toolbox.SourceAgent, Stale: stale}.AgentTools()
 
 	facts := map[string]string{
@@ -143,20 +117,7 @@ func TestMemorySearchMarksStaleHits(t *testing.T) {
 //	go test ./agent/toolbox -run '^$' -bench BenchmarkSearchStale -count 5
 func BenchmarkSearchStale(b *testing.B) {
 	root := b.TempDir()
-	for k, v := range map[string]string{"GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "t@example.com",
-		"GIT_COMMITTER_NAME": "Test", "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_NOSYSTEM": "1"} {
-		b.Setenv(k, v)
-	}
-	git := func(args ...string) string {
-		b.Helper()
-		c := exec.Command("git", args...)
-		c.Dir = root
-		out, err := c.CombinedOutput()
-		if err != nil {
-			b.Fatalf("git %v: %v: %s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
+	git := func(args ...string) string { b.Helper(); return strings.TrimSpace(gittest.Run(b, root, args...)) }
 	const files = 100
 	file := func(i int) string { return fmt.Sprintf("services/svc%03d.go", i%files) }
 	write := func(i int, content string) {
@@ -191,14 +152,7 @@ func BenchmarkSearchStale(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	stale := func(ctx context.Context, mems []memory.Memory) (map[string]memory.Staleness, error) {
-		found, err := repo.StaleAmong(ctx, mems)
-		out := map[string]memory.Staleness{}
-		for _, s := range found {
-			out[s.Memory.ID] = memory.Staleness{Changed: s.Changed, Deleted: s.Deleted}
-		}
-		return out, err
-	}
+	stale := memory.StaleFunc(repo.StaleByID)
 
 	var stores []*sqlite.Store
 	open := func(cited bool) memory.Toolkit {

@@ -111,14 +111,7 @@ func (c *checkout) config() ui.Config {
 			}
 			return out, err
 		},
-		Stale: func(ctx context.Context, mems []memory.Memory) (map[string]ui.Staleness, error) {
-			stale, err := c.repo.StaleAmong(ctx, mems)
-			out := map[string]ui.Staleness{}
-			for _, s := range stale {
-				out[s.Memory.ID] = ui.Staleness{Changed: s.Changed, Deleted: s.Deleted}
-			}
-			return out, err
-		},
+		Stale: c.repo.StaleByID,
 	}
 }
 
