@@ -2,7 +2,6 @@ package gitsync
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -76,9 +75,12 @@ var ErrTooLarge = errors.New("memories file is too large")
 // the files may hold (about a million) would stall every command for
 // minutes. It is one limit, counted in memories, applied the same way on
 // every road: no write, sync, hook, merge or check refuses a project for
-// holding more, and an import leaves the oldest stored memories past it
-// out of search, with a warning (capIndexed). `acolyte check` reads files
-// of any size up to the byte limits, without the index.
+// holding more, and a whole import leaves the oldest stored memories past
+// it out of search, with a warning (capIndexed). What it bounds is what
+// one import costs, so writes and incremental imports, which cost the
+// change they bring, add it even past the limit, until the next whole
+// import caps the index again. `acolyte check` reads files of any size up
+// to the byte limits, without the index.
 const MaxIndexedMemories = 100_000
 
 // tooManyToIndex refuses to index a memories file of more than
@@ -294,28 +296,4 @@ func capIndexed(mems []memory.Memory) ([]memory.Memory, string) {
 	left := len(mems) - len(kept)
 	return kept, fmt.Sprintf("%d of the project's %d memories are left out of search: acolyte indexes at most %d, and leaves out the oldest. "+
 		"Forget what no longer holds (`acolyte forget ID`) to bring them back", left, len(mems), MaxIndexedMemories)
-}
-
-// projectCounter is a Store that counts the memories visible from a
-// checkout (memory/sqlite's Store does).
-type projectCounter interface {
-	Counts(ctx context.Context, vis memory.Visibility) (map[memory.Scope]map[memory.Kind]int, error)
-}
-
-// projectCount is how many project memories the index holds for this
-// checkout; ok is false when the store cannot say.
-func (w *Checkout) projectCount(ctx context.Context) (int, bool) {
-	c, ok := w.store.(projectCounter)
-	if !ok {
-		return 0, false
-	}
-	counts, err := c.Counts(ctx, w.vis)
-	if err != nil {
-		return 0, false
-	}
-	n := 0
-	for _, k := range counts[memory.ScopeProject] {
-		n += k
-	}
-	return n, true
 }

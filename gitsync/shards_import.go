@@ -100,13 +100,6 @@ func (s shards) importShards(ctx context.Context, w *Checkout, last string, file
 	}
 	before, _ = format.Forget(before, ts.list)
 	after, _ = format.Forget(after, ts.list)
-	if grows := len(after) - len(before); grows > 0 {
-		// The full import caps what it indexes (capIndexed); this one
-		// must not carry the index past the cap either.
-		if n, ok := w.projectCount(ctx); !ok || n+grows > MaxIndexedMemories {
-			return out, false, nil
-		}
-	}
 	if len(changed) > 0 {
 		pending, err := w.pendingHandEdits(ctx)
 		if err != nil {
