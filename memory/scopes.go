@@ -16,9 +16,6 @@ type ScopeLister interface {
 // repository (a Scoped toolkit without a project key is outside any), so a
 // tool never offers a model a scope that can only fail.
 func ScopesOf(tk Toolkit) []Scope {
-	if c, ok := tk.(Checked); ok {
-		tk = c.Toolkit
-	}
 	if l, ok := tk.(ScopeLister); ok {
 		return l.Scopes()
 	}

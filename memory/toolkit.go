@@ -266,6 +266,9 @@ type Checked struct {
 	Check func(ctx context.Context) error
 }
 
+// Scopes implements ScopeLister: the scopes of the toolkit it checks.
+func (c Checked) Scopes() []Scope { return ScopesOf(c.Toolkit) }
+
 // Add implements Toolkit.
 func (c Checked) Add(ctx context.Context, d Draft) (Added, error) {
 	if err := c.Check(ctx); err != nil {
