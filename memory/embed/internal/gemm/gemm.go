@@ -7,10 +7,11 @@
 // quarter of its float32 size in the binary and in memory, and nothing is
 // unpacked when a process starts. Activations stay float32.
 //
-// On amd64 with AVX2 and FMA a kernel written in assembly computes a tile
-// of Rows rows by Panel columns; elsewhere a plain Go loop computes the
-// same sums in the same order, differing only in rounding (fused or not),
-// which TestKernelsAgree bounds.
+// On amd64 kernels written in assembly compute a tile of Panel columns by
+// up to twelve rows with AVX-512, or by Rows rows with AVX2 and FMA; the
+// two give the same bits. Elsewhere a plain Go loop computes the same sums
+// in the same order, differing only in rounding (fused or not), which
+// TestKernelsAgree bounds.
 package gemm
 
 import (
@@ -22,9 +23,13 @@ import (
 const (
 	// Panel is the number of columns a panel holds.
 	Panel = 16
-	// Rows is the number of activation rows a kernel call computes;
+	// Rows is the number of activation rows the smallest kernel computes;
 	// callers hold activations in buffers of a multiple of Rows rows.
 	Rows = 4
+	// tileRows is the most rows one kernel call computes: a kernel
+	// widens each weight once for all of them, so a short product (a
+	// query's) streams its weights once.
+	tileRows = 3 * Rows
 )
 
 // Q8 is a k×n weight matrix quantised to int8 with one scale per column.
@@ -120,9 +125,18 @@ func mulPanels(y, x []float32, m int, w *Q8, bias []float32, lo, hi int) {
 	for p := lo; p < hi; p++ {
 		panel := w.Data[p*k*Panel : (p+1)*k*Panel]
 		col := p * Panel
-		for r := 0; r < m; r += Rows {
-			kernel(k, x[r*k:], panel, w.Scale[col:col+Panel], bias[col:col+Panel], y[r*n+col:], n)
+		for r := 0; r < m; {
+			rows := min(m-r, tileRows)
+			kernel(k, rows, x[r*k:], panel, w.Scale[col:col+Panel], bias[col:col+Panel], y[r*n+col:], n)
+			r += rows
 		}
+	}
+}
+
+// kernelRows is kernelGo for rows rows, a multiple of Rows.
+func kernelRows(k, rows int, x []float32, panel []int8, scale, bias, y []float32, ldy int) {
+	for i := 0; i < rows; i += Rows {
+		kernelGo(k, x[i*k:], panel, scale, bias, y[i*ldy:], ldy)
 	}
 }
 

@@ -19,7 +19,7 @@ func randomMatrix(rng *rand.Rand, n int, spread float64) []float32 {
 // and on ones that leave a single panel or a single row block.
 func TestMulMatchesDequantisedProduct(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, s := range []struct{ m, k, n int }{{4, 1, 16}, {4, 384, 16}, {8, 384, 384}, {32, 384, 1536}, {12, 1536, 384}} {
+	for _, s := range []struct{ m, k, n int }{{4, 1, 16}, {4, 384, 16}, {8, 384, 384}, {20, 384, 384}, {32, 384, 1536}, {12, 1536, 384}} {
 		w, err := Quantize(randomMatrix(rng, s.k*s.n, 0.05), s.k, s.n)
 		if err != nil {
 			t.Fatal(err)
@@ -53,20 +53,22 @@ func TestMulMatchesDequantisedProduct(t *testing.T) {
 func TestKernelsAgree(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, k := range []int{1, 2, 7, 384, 1536} {
-		w, _ := Quantize(randomMatrix(rng, k*Panel, 0.05), k, Panel)
-		x := randomMatrix(rng, Rows*k, 1)
-		bias := randomMatrix(rng, Panel, 0.1)
-		got := make([]float32, Rows*Panel)
-		want := make([]float32, Rows*Panel)
-		kernel(k, x, w.Data, w.Scale, bias, got, Panel)
-		kernelGo(k, x, w.Data, w.Scale, bias, want, Panel)
-		for i := range got {
-			var mag float64
-			for r := range k {
-				mag += math.Abs(float64(x[(i/Panel)*k+r]) * float64(w.At(r, i%Panel)))
-			}
-			if d := math.Abs(float64(got[i] - want[i])); d > 1e-5*mag+1e-6 {
-				t.Fatalf("k=%d: output %d is %g, plain Go gives %g", k, i, got[i], want[i])
+		for rows := Rows; rows <= tileRows; rows += Rows {
+			w, _ := Quantize(randomMatrix(rng, k*Panel, 0.05), k, Panel)
+			x := randomMatrix(rng, rows*k, 1)
+			bias := randomMatrix(rng, Panel, 0.1)
+			got := make([]float32, rows*Panel)
+			want := make([]float32, rows*Panel)
+			kernel(k, rows, x, w.Data, w.Scale, bias, got, Panel)
+			kernelRows(k, rows, x, w.Data, w.Scale, bias, want, Panel)
+			for i := range got {
+				var mag float64
+				for r := range k {
+					mag += math.Abs(float64(x[(i/Panel)*k+r]) * float64(w.At(r, i%Panel)))
+				}
+				if d := math.Abs(float64(got[i] - want[i])); d > 1e-5*mag+1e-6 {
+					t.Fatalf("k=%d, %d rows: output %d is %g, plain Go gives %g", k, rows, i, got[i], want[i])
+				}
 			}
 		}
 	}

@@ -2,6 +2,6 @@
 
 package gemm
 
-func kernel(k int, x []float32, panel []int8, scale, bias, y []float32, ldy int) {
-	kernelGo(k, x, panel, scale, bias, y, ldy)
+func kernel(k, rows int, x []float32, panel []int8, scale, bias, y []float32, ldy int) {
+	kernelRows(k, rows, x, panel, scale, bias, y, ldy)
 }
