@@ -7,10 +7,10 @@
 // quarter of its float32 size in the binary and in memory, and nothing is
 // unpacked when a process starts. Activations stay float32.
 //
-// On amd64 with AVX2 and FMA a kernel written in assembly computes a tile
-// of Rows rows by Panel columns; elsewhere a plain Go loop computes the
-// same sums in the same order, differing only in rounding (fused or not),
-// which TestKernelsAgree bounds.
+// On amd64 with AVX2 and FMA, and on every arm64 (NEON), a kernel written
+// in assembly computes a tile of Rows rows by Panel columns; elsewhere a
+// plain Go loop computes the same sums in the same order, differing only
+// in rounding (fused or not), which TestKernelsAgree bounds.
 package gemm
 
 import (
