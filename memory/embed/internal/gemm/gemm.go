@@ -9,9 +9,9 @@
 //
 // On amd64 kernels written in assembly compute a tile of Panel columns by
 // up to twelve rows with AVX-512, or by Rows rows with AVX2 and FMA; the
-// two give the same bits. Elsewhere a plain Go loop computes the same sums
-// in the same order, differing only in rounding (fused or not), which
-// TestKernelsAgree bounds.
+// two give the same bits. On every arm64 a NEON kernel computes Rows rows.
+// Elsewhere a plain Go loop computes the same sums in the same order,
+// differing only in rounding (fused or not), which TestKernelsAgree bounds.
 package gemm
 
 import (
