@@ -19,7 +19,8 @@ const requireHookManagers = "ACOLYTE_REQUIRE_HOOK_MANAGERS"
 // TestHookManagerScripts drives the real hook managers (testdata/hookmanagers):
 // husky 9, lefthook 2 and simple-git-hooks from the npm packages pinned in
 // testdata/hookmanagers/npm (npm ci --ignore-scripts there), and the
-// pre-commit framework from PATH (Debian's 3.0.4). Each script installs
+// pre-commit framework from PATH (Debian's 3.0.4; .ci/run runs the
+// pre-commit scripts again with 4.7.0 first on PATH). Each script installs
 // acolyte beside a team's hooks, commits, merges, checks out and reinstalls
 // the manager, and checks from two logs that the team's hooks and acolyte
 // both ran every time. `acolyte` on the scripts' PATH is a wrapper that logs

@@ -98,7 +98,7 @@ func printInit(c *cli.Context, rep initReport, installed hooks.Installed) {
 	fmt.Fprintf(out, "sync: %d rule/seed changes in %s/%s; index: %d added, %d updated, %d removed, %d unchanged\n",
 		len(rep.Sync.Changes), format.Dir, format.MemoriesFile, im.Added, im.Updated, im.Removed, im.Unchanged)
 	printInstalled(out, installed)
-	if note := preCommitNote(c.Context, installed); note != "" {
+	if note := installNotes(installed); note != "" {
 		fmt.Fprintln(out, note)
 	}
 	var broken []string

@@ -1,11 +1,9 @@
 package cmd
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -105,7 +103,7 @@ func hooksCommand() *cli.Command {
 					}
 					if !c.Bool("json") {
 						printInstalled(c.App.Writer, res)
-						if note := preCommitNote(c.Context, res); note != "" {
+						if note := installNotes(res); note != "" {
 							fmt.Fprintln(c.App.Writer, note)
 						}
 					} else if err := printHooks(c, w); err != nil {
@@ -311,26 +309,16 @@ func printInstalled(out io.Writer, res hooks.Installed) {
 	}
 }
 
-// preCommitNote is said when acolyte's pre-commit entry spells the commit
-// stage `commit` (the team's config gave no sign of pre-commit 3.2, which
-// renamed it, and 3.0 and 3.1 reject the new name) while the pre-commit
-// here is 4 or later, which warns about the old name on every run.
-func preCommitNote(ctx context.Context, res hooks.Installed) string {
-	if res.Manager != hooks.ManagerPreCommit || !slices.ContainsFunc(res.Integrations, func(it hooks.Integration) bool {
-		return strings.Contains(it.Add, "stages: [commit]")
-	}) {
-		return ""
+// installNotes are the notes on the manager's edits (how acolyte spelled
+// pre-commit's stages, when some pre-commit would object), one a line.
+func installNotes(res hooks.Installed) string {
+	var notes []string
+	for _, it := range res.Integrations {
+		if it.Note != "" {
+			notes = append(notes, "Note: "+it.Note)
+		}
 	}
-	out, err := exec.CommandContext(ctx, "pre-commit", "--version").Output()
-	if err != nil {
-		return ""
-	}
-	var major int
-	if _, err := fmt.Sscanf(strings.TrimPrefix(strings.TrimSpace(string(out)), "pre-commit "), "%d.", &major); err != nil || major < 4 {
-		return ""
-	}
-	return "Note: acolyte spelled its commit stage `commit`, which every pre-commit reads but 4.x warns is deprecated;\n" +
-		"once everyone on the team has pre-commit 3.2 or later, run pre-commit migrate-config (acolyte keeps the new names)."
+	return strings.Join(notes, "\n")
 }
 
 func indentBlock(s string) string {

@@ -141,7 +141,7 @@ func Status(ctx context.Context, r *gitsync.Repo) ([]State, bool, error) {
 		return nil, false, err
 	}
 	defer s.close()
-	its, err := integrations(r, s)
+	its, err := integrations(ctx, r, s)
 	if err != nil {
 		return nil, false, err
 	}
@@ -189,7 +189,7 @@ func Install(ctx context.Context, r *gitsync.Repo, exe string, write bool) (Inst
 		if err := writeShims(s.files, s.gitDir, exe); err != nil {
 			return out, err
 		}
-	} else if out.Integrations, err = integrate(r, s, write); err != nil {
+	} else if out.Integrations, err = integrate(ctx, r, s, write); err != nil {
 		return out, err
 	}
 	if out.Managed {
@@ -208,8 +208,8 @@ func Install(ctx context.Context, r *gitsync.Repo, exe string, write bool) (Inst
 // removes shims an earlier acolyte left where the manager works, once
 // they are no longer the only thing running acolyte (husky's at once:
 // there a shim stops the team's own hooks).
-func integrate(r *gitsync.Repo, s hookSetup, write bool) ([]Integration, error) {
-	its, err := integrations(r, s)
+func integrate(ctx context.Context, r *gitsync.Repo, s hookSetup, write bool) ([]Integration, error) {
+	its, err := integrations(ctx, r, s)
 	if err != nil {
 		return nil, err
 	}

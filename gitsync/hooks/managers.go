@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -185,6 +186,11 @@ type Integration struct {
 	Upgrade bool `json:"upgrade,omitempty"`
 	// Manual says why acolyte cannot make the edit itself.
 	Manual string `json:"manual,omitempty"`
+	// Note is what the team should know about the edit: how acolyte
+	// spelled pre-commit's stages, when some pre-commit would object.
+	Note string `json:"note,omitempty"`
+	// modern spells pre-commit's stages by the names 3.2 introduced.
+	modern bool
 	// jsonKeys locate the object to set Hooks' commands in (package.json),
 	// and jsonValue is the command; empty for text edits.
 	jsonKeys  []string
@@ -193,7 +199,7 @@ type Integration struct {
 
 // integrations lists the edits the manager still needs for acolyte's hooks
 // to run; hooks whose file or config already runs acolyte need none.
-func integrations(r *gitsync.Repo, s hookSetup) ([]Integration, error) {
+func integrations(ctx context.Context, r *gitsync.Repo, s hookSetup) ([]Integration, error) {
 	var out []Integration
 	switch s.manager {
 	case ManagerHusky, ManagerHooksFolder:
@@ -229,8 +235,9 @@ func integrations(r *gitsync.Repo, s hookSetup) ([]Integration, error) {
 			return nil, err
 		}
 		if !bytes.Contains(b, []byte("acolyte hook pre-commit")) || !bytes.Contains(b, []byte("acolyte hook post-merge")) {
-			out = append(out, Integration{File: r.Rel(s.config), Hooks: gitsync.Hooks, Add: preCommitEntry("", preCommitNames(string(b))),
-				Then: "pre-commit install"})
+			modern, note := preCommitModern(ctx, r.Root, string(b))
+			out = append(out, Integration{File: r.Rel(s.config), Hooks: gitsync.Hooks, Add: preCommitEntry("", modern),
+				Then: "pre-commit install", Note: note, modern: modern})
 		}
 	case ManagerSimpleGitHooks, ManagerHusky4:
 		keys := []string{"simple-git-hooks"}
@@ -302,7 +309,7 @@ func PreCommitEntry(indent string) string { return preCommitEntry(indent, false)
 // when modern, else `commit`. pre-commit 3.0 and 3.1 (Debian 12's is
 // 3.0.4) reject the whole config over `pre-commit`, the name 3.2 added,
 // which blocks every commit of a teammate who has them; 4.x warns on
-// every run that `commit` is deprecated. preCommitNames chooses.
+// every run that `commit` is deprecated. preCommitModern chooses.
 func preCommitEntry(indent string, modern bool) string {
 	stage := "commit"
 	if modern {
@@ -346,34 +353,89 @@ var preCommitOldStages = map[string]string{"commit": "pre-commit", "merge-commit
 // release acolyte's entry is valid for.
 var preCommitStages = []string{"commit", "merge-commit", "prepare-commit-msg", "commit-msg", "post-commit", "manual", "post-checkout", "push", "post-merge", "post-rewrite"}
 
-// preCommitNames says whether the team's config spells stages as
-// pre-commit 3.2 and later do: a stage or default stage by a new name, or
-// a minimum_pre_commit_version of 3.2 or more. Then its team needs 3.2
-// anyway, and acolyte's entry spells its stage the same way, so that 4.x
-// warns about nothing; otherwise it keeps the name every release reads.
-// (pre-commit 4's `pre-commit migrate-config` renames them all at once,
-// acolyte's included, after which acolyte writes the new names.)
-func preCommitNames(doc string) bool {
+// preCommitSpelling says how the team's config spells stages: modern when
+// by the names pre-commit 3.2 introduced (a stage or default stage so
+// named, or a minimum_pre_commit_version of 3.2 or more), since its team
+// needs 3.2 anyway; known is false when the config names no stage at all,
+// old or new, and says nothing of the team's pre-commit. (pre-commit 4's
+// `pre-commit migrate-config` renames them all at once, acolyte's
+// included, after which acolyte writes the new names.)
+func preCommitSpelling(doc string) (modern, known bool) {
+	inList := ""
 	for _, l := range strings.Split(doc, "\n") {
 		t := strings.TrimSpace(l)
 		if rest, ok := strings.CutPrefix(t, "minimum_pre_commit_version:"); ok {
 			if v := strings.Trim(strings.TrimSpace(rest), `"'`); versionAtLeast(v, 3, 2) {
-				return true
+				return true, true
 			}
+		}
+		var names []string
+		if item, ok := strings.CutPrefix(t, "- "); ok && inList != "" && len(indentOf(l)) >= len(inList) {
+			// An item of a stages list written over several lines.
+			names = []string{strings.Trim(strings.TrimSpace(strings.SplitN(item, "#", 2)[0]), `"'`)}
+		} else if t != "" && !strings.HasPrefix(t, "#") {
+			inList = ""
 		}
 		for _, key := range []string{"stages:", preCommitDefaultStages + ":", "- stages:"} {
 			rest, ok := strings.CutPrefix(t, key)
 			if !ok {
 				continue
 			}
-			for _, name := range flowList(rest) {
-				if slices.Contains([]string{"pre-commit", "pre-merge-commit", "pre-push"}, name) {
-					return true
-				}
+			names = flowList(rest)
+			if v := strings.TrimSpace(strings.SplitN(rest, "#", 2)[0]); v == "" {
+				inList = indentOf(l)
+			}
+		}
+		for _, name := range names {
+			if slices.Contains([]string{"pre-commit", "pre-merge-commit", "pre-push"}, name) {
+				return true, true
+			}
+			if preCommitOldStages[name] != "" {
+				known = true
 			}
 		}
 	}
-	return false
+	return false, known
+}
+
+// preCommitModern says whether acolyte's entry in doc spells its stages
+// the new way, and why, for a note to the user. A config that names no
+// stage leaves it to the pre-commit installed here: 4.x warns on every run
+// about an old name, 3.0 and 3.1 reject a new one, and 3.2 to 3.x read
+// both silently, so only 4.x gets the new names.
+func preCommitModern(ctx context.Context, dir, doc string) (bool, string) {
+	modern, known := preCommitSpelling(doc)
+	if modern {
+		return true, ""
+	}
+	major, version := preCommitVersion(ctx, dir)
+	switch {
+	case major < 4:
+		return false, ""
+	case known:
+		return false, "acolyte spelled its commit stage `commit`, as the team's config does, which every pre-commit reads but " + version + " warns is deprecated;\n" +
+			"once everyone on the team has pre-commit 3.2 or later, run pre-commit migrate-config (acolyte keeps the new names)."
+	}
+	return true, "the team's config names no stage, so acolyte spelled its stages the way " + version + ", installed here, reads without a warning (pre-commit, pre-push);\n" +
+		"pre-commit 3.0 and 3.1 reject these names: a teammate on those needs pre-commit 3.2 or later."
+}
+
+// preCommitVersion is the major version of the pre-commit framework on
+// PATH, run in dir, and its own words for it ("pre-commit 4.7.0"); 0 and
+// "" when there is none or it says something else.
+func preCommitVersion(ctx context.Context, dir string) (int, string) {
+	cmd := exec.CommandContext(ctx, "pre-commit", "--version")
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		return 0, ""
+	}
+	version := strings.TrimSpace(string(out))
+	var major int
+	if _, err := fmt.Sscanf(strings.TrimPrefix(version, "pre-commit "), "%d.", &major); err != nil {
+		return 0, ""
+	}
+	return major, version
 }
 
 // flowList reads a YAML flow list of plain or quoted words, `[a, 'b']`

@@ -58,7 +58,7 @@ func TestRemovingManagerLinesUndoesAddingThem(t *testing.T) {
 		"repos:\n- repo: https://github.com/pre-commit/pre-commit-hooks\n  rev: v4.0.0\n  hooks:\n  - id: trailing-whitespace\n",
 		"default_install_hook_types: [pre-commit, pre-push]\nrepos:\n  - repo: local\n    hooks:\n      - id: lint\n        entry: make lint\n        language: system\n        stages: [pre-push]\n",
 	} {
-		added, err := addPreCommitEntry(team)
+		added, err := addPreCommitEntry(team, spelled(team))
 		if err != nil {
 			t.Fatal(err)
 		}

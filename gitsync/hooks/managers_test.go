@@ -37,7 +37,7 @@ func TestAddLefthookEntryKeepsEveryLineOfTheTeams(t *testing.T) {
 
 func TestAddPreCommitEntryAppendsToReposAndInstallTypes(t *testing.T) {
 	team := "repos:\n- repo: https://github.com/pre-commit/pre-commit-hooks\n  rev: v4.0.0\n  hooks:\n  - id: trailing-whitespace\n\n# done\n"
-	got, err := addPreCommitEntry(team)
+	got, err := addPreCommitEntry(team, spelled(team))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,17 +47,17 @@ func TestAddPreCommitEntryAppendsToReposAndInstallTypes(t *testing.T) {
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
-	got, err = addPreCommitEntry("default_install_hook_types: [pre-push, 'pre-commit']  # team\nrepos:\n  - repo: local\n    hooks: []\n")
+	got, err = addPreCommitEntry("default_install_hook_types: [pre-push, 'pre-commit']  # team\nrepos:\n  - repo: local\n    hooks: []\n", false)
 	if err != nil || !strings.HasPrefix(got, "default_install_hook_types: [pre-push, pre-commit, post-checkout, post-merge, post-rewrite]\n") {
 		t.Errorf("flow list: %v\n%s", err, got)
 	}
 	if !strings.HasSuffix(got, "\ndefault_stages: [commit, merge-commit, prepare-commit-msg, commit-msg, post-commit, manual, push]\n") {
 		t.Errorf("flow list: the team's hooks without stages must keep to their stages:\n%s", got)
 	}
-	if _, err := addPreCommitEntry("default_install_hook_types:\n  - pre-push\nrepos:\n  - repo: local\n"); !errors.Is(err, errManual) {
+	if _, err := addPreCommitEntry("default_install_hook_types:\n  - pre-push\nrepos:\n  - repo: local\n", false); !errors.Is(err, errManual) {
 		t.Errorf("block list: %v, want a by-hand edit", err)
 	}
-	if _, err := addPreCommitEntry("repos: []\n"); !errors.Is(err, errManual) {
+	if _, err := addPreCommitEntry("repos: []\n", false); !errors.Is(err, errManual) {
 		t.Errorf("flow repos: %v, want a by-hand edit", err)
 	}
 }
@@ -67,7 +67,7 @@ func TestAddPreCommitEntryAppendsToReposAndInstallTypes(t *testing.T) {
 // release reads it. The team's hooks without stages: keep their stages.
 func TestAddPreCommitEntryFollowsTheTeamsStageNames(t *testing.T) {
 	modern := "repos:\n  - repo: local\n    hooks:\n      - id: lint\n        entry: make lint\n        language: system\n        stages: [pre-commit, pre-push]\n"
-	got, err := addPreCommitEntry(modern)
+	got, err := addPreCommitEntry(modern, spelled(modern))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,31 +77,43 @@ func TestAddPreCommitEntryFollowsTheTeamsStageNames(t *testing.T) {
 	if !strings.HasSuffix(got, "\ndefault_stages: [pre-commit, pre-merge-commit, prepare-commit-msg, commit-msg, post-commit, manual, pre-push]\n") {
 		t.Errorf("default_stages:\n%s", got)
 	}
-	for doc, want := range map[string]bool{
-		"minimum_pre_commit_version: '3.2.0'\nrepos: []\n":                   true,
-		"minimum_pre_commit_version: \"2.20\"\nrepos: []\n":                  false,
-		"default_stages: [pre-push]\nrepos: []\n":                            true,
-		"repos:\n- repo: local\n  hooks:\n  - id: x\n    stages: [commit]\n": false,
-		"repos:\n- repo: local\n  hooks:\n  - id: x\n":                       false,
+	for doc, want := range map[string][2]bool{
+		"minimum_pre_commit_version: '3.2.0'\nrepos: []\n":                   {true, true},
+		"minimum_pre_commit_version: \"2.20\"\nrepos: []\n":                  {false, false},
+		"default_stages: [pre-push]\nrepos: []\n":                            {true, true},
+		"default_stages: [commit]\nrepos: []\n":                              {false, true},
+		"repos:\n- repo: local\n  hooks:\n  - id: x\n    stages: [commit]\n": {false, true},
+		"repos:\n- repo: local\n  hooks:\n  - id: x\n    stages: [manual]\n": {false, false},
+		"repos:\n- repo: local\n  hooks:\n  - id: x\n":                       {false, false},
+		// Lists written over several lines.
+		"repos:\n- repo: local\n  hooks:\n  - id: x\n    stages:\n    - manual\n    - pre-push  # team\n": {true, true},
+		"repos:\n- repo: local\n  hooks:\n  - id: x\n    stages:\n      - 'push'\n":                       {false, true},
+		"repos:\n- repo: local\n  hooks:\n  - id: x\n    stages:\n    - manual\n  - id: pre-push\n":       {false, false},
 	} {
-		if got := preCommitNames(doc); got != want {
-			t.Errorf("preCommitNames(%q) = %v, want %v", doc, got, want)
+		if modern, known := preCommitSpelling(doc); [2]bool{modern, known} != want {
+			t.Errorf("preCommitSpelling(%q) = %v, %v, want %v", doc, modern, known, want)
 		}
 	}
 	// A default_stages of the team's is kept, unless it names a hook
 	// type acolyte would install: then the edit is the user's.
-	got, err = addPreCommitEntry("default_stages: [commit]\nrepos:\n  - repo: local\n    hooks: []\n")
+	got, err = addPreCommitEntry("default_stages: [commit]\nrepos:\n  - repo: local\n    hooks: []\n", false)
 	if err != nil || strings.Count(got, "default_stages") != 1 {
 		t.Errorf("kept default_stages: %v\n%s", err, got)
 	}
-	if _, err := addPreCommitEntry("default_stages: [commit, post-merge]\nrepos:\n  - repo: local\n    hooks: []\n"); !errors.Is(err, errManual) {
+	if _, err := addPreCommitEntry("default_stages: [commit, post-merge]\nrepos:\n  - repo: local\n    hooks: []\n", false); !errors.Is(err, errManual) {
 		t.Errorf("default_stages naming post-merge: %v, want a by-hand edit", err)
 	}
 	// Nothing added to install, nothing to keep.
 	all := "default_install_hook_types: [pre-commit, post-checkout, post-merge, post-rewrite]\nrepos:\n  - repo: local\n    hooks: []\n"
-	if got, err := addPreCommitEntry(all); err != nil || strings.Contains(got, "default_stages") {
+	if got, err := addPreCommitEntry(all, spelled(all)); err != nil || strings.Contains(got, "default_stages") {
 		t.Errorf("all types installed already: %v\n%s", err, got)
 	}
+}
+
+// spelled is the spelling acolyte takes from the team's config alone.
+func spelled(doc string) bool {
+	modern, _ := preCommitSpelling(doc)
+	return modern
 }
 
 func TestAddHookLineGoesBeforeAFinalExit(t *testing.T) {
@@ -207,7 +219,7 @@ func FuzzManagerConfigEdits(f *testing.F) {
 				t.Errorf("lefthook %q became %q", doc, out)
 			}
 		}
-		if out, err := addPreCommitEntry(doc); err == nil {
+		if out, err := addPreCommitEntry(doc, spelled(doc)); err == nil {
 			if !strings.Contains(yamlBlock(out, "repos"), "acolyte hook post-merge") || !strings.Contains(out, preCommitTypes+": [") {
 				t.Errorf("pre-commit %q became %q", doc, out)
 			}

@@ -35,7 +35,7 @@ func writeIntegration(files *hookFiles, root string, it Integration) error {
 		edited, err = setJSONStrings(b, it.jsonKeys, [][2]string{{it.Hooks[0], it.jsonValue}})
 		out = string(edited)
 	case filepath.Base(path) == preCommitConfig:
-		out, err = addPreCommitEntry(string(b))
+		out, err = addPreCommitEntry(string(b), it.modern)
 	case slices.Contains(lefthookYAMLConfigs, it.File):
 		out, err = addLefthookEntry(string(b), it.Hooks[0])
 	default:
@@ -157,8 +157,7 @@ func addLefthookEntry(doc, name string) (string, error) {
 // checkout, merge and amend (issue 36); default_stages, added when the
 // file has none, keeps such hooks in exactly the stages they ran in
 // before: all but the hook types acolyte adds.
-func addPreCommitEntry(doc string) (string, error) {
-	modern := preCommitNames(doc)
+func addPreCommitEntry(doc string, modern bool) (string, error) {
 	lines := strings.Split(strings.TrimRight(doc, "\n"), "\n")
 	start, end := yamlBlockLines(lines, "repos")
 	switch {
