@@ -141,13 +141,11 @@ func hooksCommand() *cli.Command {
 						}
 						return nil
 					}
-					all := driver
 					for _, h := range states {
-						all = all && h.Installed
 						fmt.Fprintf(c.App.Writer, "%-14s %s\n", h.Name, hookLine(h))
 					}
 					fmt.Fprintf(c.App.Writer, "%-14s %v\n", "merge driver", driver)
-					if !all {
+					if !allInstalled(states, driver) {
 						return fail(notInstalled(states, driver))
 					}
 					return nil

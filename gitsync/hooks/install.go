@@ -132,6 +132,10 @@ type State struct {
 	// and Fix what to run or add.
 	Problem string `json:"problem,omitempty"`
 	Fix     string `json:"fix,omitempty"`
+	// Upgrade is true when the hook runs acolyte through a line an earlier
+	// acolyte wrote, which does not check that acolyte is on PATH; Problem
+	// and Fix say where and how to update it.
+	Upgrade bool `json:"upgrade,omitempty"`
 }
 
 // HooksStatus reports each hook and whether the merge driver is registered.
@@ -328,8 +332,30 @@ func writeShims(files *hookFiles, dir, exe string) error {
 		if err := files.write(path, []byte(shim(exe, name)), 0o755); err != nil {
 			return err
 		}
+		if err := upgradeChained(files, path+chainSuffix); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// upgradeChained puts the lines an earlier acolyte's README had people add
+// to a hook, which run acolyte without checking that it is on PATH, inside
+// that check, in the hook the shim at chained's place runs first.
+func upgradeChained(files *hookFiles, chained string) error {
+	b, err := files.readOptional(chained)
+	if err != nil || b == nil {
+		return err
+	}
+	upgraded, hooks := upgradeLegacy(string(b))
+	if len(hooks) == 0 {
+		return nil
+	}
+	mode := os.FileMode(0o755)
+	if fi, err := files.stat(chained); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	return files.write(chained, []byte(upgraded), mode)
 }
 
 // UninstallHooks removes the shims, puts chained hooks back and unregisters

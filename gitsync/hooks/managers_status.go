@@ -45,6 +45,10 @@ func hookState(r *gitsync.Repo, s hookSetup, name string, its []Integration) Sta
 		if s.manager != "" && s.manager != ManagerHooksFolder {
 			st.Problem = "runs through acolyte's shim, which the next " + s.manager + " install removes"
 			st.Fix = "acolyte hooks install --write"
+		} else if chained, _ := s.files.readOptional(path + chainSuffix); st.Installed && st.Chained && legacyIn(string(chained), name) {
+			st.Upgrade = true
+			st.Problem = "runs " + r.Rel(path+chainSuffix) + ", the hook that was there before acolyte, whose line " + legacyProblem
+			st.Fix = "acolyte hooks install"
 		}
 		return st
 	}
@@ -68,6 +72,15 @@ func hookState(r *gitsync.Repo, s hookSetup, name string, its []Integration) Sta
 	legacy := path + ".legacy"
 	switch {
 	case st.Installed:
+		// An earlier acolyte's line still runs acolyte, but not only where it is.
+		if j := slices.IndexFunc(its, func(it Integration) bool { return slices.Contains(it.Hooks, name) && it.Upgrade }); j >= 0 {
+			st.Upgrade = true
+			st.Problem = "runs acolyte through its line in " + its[j].File + ", which " + legacyProblem
+			st.Fix = "acolyte hooks install --write"
+			if its[j].Then != "" {
+				st.Fix += ", then " + its[j].Then
+			}
+		}
 	case s.manager == ManagerPreCommit && entry && s.files.isShim(legacy) && s.files.executable(legacy):
 		// Migration mode runs the hook it moved aside before its own.
 		st.Installed = true
@@ -94,6 +107,15 @@ func hookState(r *gitsync.Repo, s hookSetup, name string, its []Integration) Sta
 		st.Fix = "chmod +x " + r.Rel(path)
 	}
 	return st
+}
+
+// legacyProblem is what an earlier acolyte's line does wrong, after "which".
+const legacyProblem = `does not check that acolyte is on PATH, so a teammate without acolyte sees "acolyte: not found"`
+
+// legacyIn says whether script holds an earlier acolyte's line for hook name.
+func legacyIn(script, name string) bool {
+	_, hooks := upgradeLegacy(script)
+	return slices.Contains(hooks, name)
 }
 
 // movedShim is acolyte's shim where a manager moved it aside, if it did.

@@ -61,6 +61,12 @@ func legacyIntegrations(r *gitsync.Repo, s hookSetup) ([]Integration, error) {
 		if len(hooks) == 0 {
 			continue
 		}
+		if s.manager == ManagerPreCommit && slices.Contains(hooks, "post-merge") {
+			// Its acolyte-index entry runs `acolyte hook post-merge` in all three stages.
+			hooks = slices.DeleteFunc(slices.Clone(gitsync.Hooks), func(h string) bool {
+				return h == "pre-commit" && !slices.Contains(hooks, h)
+			})
+		}
 		var lines []string
 		for _, l := range strings.Split(upgraded, "\n") {
 			if strings.Contains(l, "command -v acolyte") {
