@@ -110,6 +110,44 @@ func TestAddPreCommitEntryFollowsTheTeamsStageNames(t *testing.T) {
 	}
 }
 
+// A config that names no stage leaves the spelling to the pre-commit
+// installed: only 4.x, which warns about the old names, gets the new ones;
+// a config that names stages keeps its spelling, whatever is installed.
+// (The hook-manager scripts run the real 3.0.4 and 4.7.0.)
+func TestPreCommitModernAsksTheInstalledPreCommitOnlyWhenTheConfigNamesNoStage(t *testing.T) {
+	bin := t.TempDir()
+	t.Setenv("PATH", bin)
+	none := "repos:\n- repo: local\n  hooks:\n  - id: x\n"
+	old := none + "    stages: [commit]\n"
+	modern := none + "    stages: [pre-commit]\n"
+	for _, c := range []struct {
+		version, doc string
+		want         bool
+		note         string
+	}{
+		{"", none, false, ""},
+		{"pre-commit 3.0.4", none, false, ""},
+		{"pre-commit 3.6.2", none, false, ""},
+		{"pre-commit 4.7.0", none, true, "pre-commit 3.0 and 3.1 reject these names"},
+		{"pre-commit 4.7.0", old, false, "migrate-config"},
+		{"pre-commit 3.0.4", old, false, ""},
+		{"pre-commit 3.0.4", modern, true, ""},
+		{"not pre-commit", none, false, ""},
+	} {
+		script := "#!/bin/sh\nexit 127\n"
+		if c.version != "" {
+			script = "#!/bin/sh\necho '" + c.version + "'\n"
+		}
+		if err := os.WriteFile(filepath.Join(bin, "pre-commit"), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		got, note := preCommitModern(t.Context(), bin, c.doc)
+		if got != c.want || (c.note == "") != (note == "") || !strings.Contains(note, c.note) {
+			t.Errorf("%q with %q: modern %v, note %q; want %v, a note with %q", c.version, c.doc, got, note, c.want, c.note)
+		}
+	}
+}
+
 // spelled is the spelling acolyte takes from the team's config alone.
 func spelled(doc string) bool {
 	modern, _ := preCommitSpelling(doc)
