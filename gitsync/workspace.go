@@ -424,11 +424,8 @@ func (one oneFile) importFile(ctx context.Context, w *Checkout) (Imported, error
 		if err != nil {
 			return err
 		}
-		// Too many to index is recorded with the hash like an unreadable
-		// file, so later commands do not read it again.
-		tooMany := tooManyToIndex(data)
 		var plan *diffPlan
-		if present && terr == nil && tooMany == nil {
+		if present && terr == nil {
 			if plan, err = one.planDiff(ctx, w, data, last, ts); err != nil {
 				return err
 			}
@@ -448,7 +445,6 @@ func (one oneFile) importFile(ctx context.Context, w *Checkout) (Imported, error
 			return nil
 		}
 		var d format.Decoded
-		err = tooMany
 		diffed := false
 		if plan != nil {
 			if out, diffed, err = one.applyDiff(ctx, w, plan, hash, data); err != nil {
@@ -541,9 +537,6 @@ func (one oneFile) readForWrite(w *Checkout) (d format.Decoded, hash string, err
 	}
 	if herr != nil {
 		return d, "", fmt.Errorf("reading project memories: %w", herr)
-	}
-	if err := tooManyToIndex(data); err != nil {
-		return d, "", err
 	}
 	if d, err = format.DecodeAll(format.Dir+"/"+format.MemoriesFile, data); err != nil {
 		return d, "", err
