@@ -6,6 +6,9 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/acolyte-dev/acolyte/internal/gittest"
+	"github.com/acolyte-dev/acolyte/memory"
 )
 
 // manySeeds is a seeds file of n distinct seeds, one a line, as a
@@ -51,5 +54,27 @@ func BenchmarkParseSeeds(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// A seeds.json over the bytes an instruction file may have is refused
+// whole, as an instruction file is, naming its size, the limit and the
+// fix: a million generated seeds (57 MB) took a check 105 s and 935 MB.
+func TestOversizedSeedsFileIsRefused(t *testing.T) {
+	root := t.TempDir()
+	gittest.WriteFiles(t, root, map[string]string{
+		"AGENTS.md":           "## Testing\n\n- Run go test before pushing.\n",
+		".acolyte/seeds.json": string(manySeeds(maxInstructionBytes/50 + 1000)),
+	})
+	d, err := Worktree(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Memories) != 1 || d.Memories[0].Kind != memory.KindRule {
+		t.Errorf("derived %d memories, want the rule alone", len(d.Memories))
+	}
+	if len(d.Refused) != 1 || d.Refused[0].File != ".acolyte/seeds.json" || !strings.Contains(d.Refused[0].Message, fmt.Sprint(maxInstructionBytes)) ||
+		!strings.Contains(d.Refused[0].Message, "split") {
+		t.Fatalf("refused %+v, want seeds.json refused with its size, the limit and the fix", d.Refused)
 	}
 }
