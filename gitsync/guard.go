@@ -196,8 +196,9 @@ func openGuarded(root string) (*os.Root, error) {
 }
 
 // readAcolyteFileIn is readAcolyteFile through r, a worktree openGuarded
-// opened. The memories file and a shard are also refused past
-// maxFileLines, counted as they are read, so that a refused file costs the
+// opened. The memories file, a shard and forgotten.jsonl (a line per
+// forgotten memory) are also refused past maxFileLines, counted as they
+// are read, so that a refused file costs the
 // lines up to the limit, not the whole file.
 func readAcolyteFileIn(r *os.Root, name string) ([]byte, error) {
 	rel := format.Dir + "/" + name
@@ -213,7 +214,7 @@ func readAcolyteFileIn(r *os.Root, name string) ([]byte, error) {
 	if strings.HasPrefix(name, format.ShardsDir+"/") {
 		limit = format.MaxShardBytes
 	}
-	if name == format.MemoriesFile || strings.HasPrefix(name, format.ShardsDir+"/") {
+	if name == format.MemoriesFile || name == format.ForgottenFile || strings.HasPrefix(name, format.ShardsDir+"/") {
 		maxLines = maxFileLines
 	}
 	var data []byte

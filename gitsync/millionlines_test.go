@@ -19,9 +19,10 @@ func millionLines() []byte {
 	return append([]byte(`{"acolyte":"memories","version":1}`+"\n"), bytes.Repeat([]byte("x\n"), 1_000_000)...)
 }
 
-// A memories file or a shard of more lines than MaxIndexedMemories is
-// refused by its line count on every road that reads it, before a line is
-// decoded: check (which took 20 s and 900 MB to report a million invalid
+// A memories file, a shard or forgotten.jsonl of more lines than
+// MaxIndexedMemories is
+// refused by its line count on every road that reads it, before a line
+// is decoded: check (which took 20 s and 900 MB to report a million invalid
 // lines), an import, a write and the merge driver, each naming the file,
 // the limit and the fix.
 func TestAMillionLineFileIsRefusedOnEveryRoad(t *testing.T) {
@@ -79,6 +80,26 @@ func TestAMillionLineFileIsRefusedOnEveryRoad(t *testing.T) {
 		fresh := workspaceAt(t, w.Repo.Root) // a clone's first command
 		wantWarning(t, fresh, rel)
 		_, err = fresh.Add(t.Context(), draft)
+		wantRefusal(t, "remember", rel, err)
+	})
+
+	t.Run("forgotten.jsonl", func(t *testing.T) {
+		t.Parallel()
+		w := workspaceIn(t)
+		rel := format.Dir + "/" + format.ForgottenFile
+		if _, err := w.Add(t.Context(), draft); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(format.ForgottenPath(w.Repo.Root), bytes.Repeat([]byte("x\n"), 1_000_000), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		report, err := Check(w.Repo.Root)
+		if err != nil || report.OK || len(report.Problems) != 1 {
+			t.Fatalf("check: %d problems, %v; want the one refusal", len(report.Problems), err)
+		}
+		wantRefusal(t, "check", rel, fmt.Errorf("%w: %s", ErrTooLarge, report.Problems[0].Message))
+		wantWarning(t, workspaceAt(t, w.Repo.Root), rel)
+		_, err = w.Add(t.Context(), memory.Draft{Content: "and one more", Scope: memory.ScopeProject, Kind: memory.KindStored})
 		wantRefusal(t, "remember", rel, err)
 	})
 
