@@ -170,6 +170,9 @@ func (w *Checkout) Refresh(ctx context.Context) (Imported, error) {
 	RemoveStaleTemps(w.Repo.Root)
 	imp, err := w.refresh(ctx)
 	w.warn(imp.Warnings)
+	if msg := w.Repo.unmergedWarning(ctx); msg != "" {
+		w.warn([]string{msg})
+	}
 	return imp, err
 }
 
@@ -869,6 +872,10 @@ type Synced struct {
 	// Refused are rules and seeds that were not written because they hold
 	// a secret or are not valid memories; every other one was.
 	Refused []derive.Refusal `json:"refused,omitempty"`
+	// Resolved says how the project's memories were merged by id, when a
+	// merge, revert, cherry-pick or rebase had left a file of them
+	// unmerged (resolveConflicts).
+	Resolved string `json:"resolved,omitempty"`
 }
 
 // storedSecrets reports the stored memories of the file that hold a
@@ -937,11 +944,21 @@ func (p splitProject) locator() lineLocator {
 // time. A refused rule or seed is left out and reported in Refused; it is
 // not an error, so the others are still written.
 func (w *Checkout) Sync(ctx context.Context) (Synced, error) {
+	var resolved string
+	err := w.locked(ctx, func() (err error) {
+		resolved, err = w.resolveConflicts(ctx)
+		return err
+	})
+	if err != nil {
+		return Synced{}, err
+	}
 	pending, err := w.pendingHandEdits(ctx)
 	if err != nil {
 		return Synced{}, err
 	}
-	return w.sync(ctx, pending, time.Now())
+	out, err := w.sync(ctx, pending, time.Now())
+	out.Resolved = resolved
+	return out, err
 }
 
 // sync is Sync given the pending hand edits and the time they are stamped
