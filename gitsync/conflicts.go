@@ -35,10 +35,11 @@ type conflictSides struct {
 // file it keeps in the git directory, and the commit that file names; ""
 // when there is none. It costs a read of each of the four.
 func (r *Repo) inProgress() (what, commit string) {
+	gitDir := r.GitDir()
 	for _, op := range []struct{ what, head string }{
 		{"revert", "REVERT_HEAD"}, {"cherry-pick", "CHERRY_PICK_HEAD"}, {"merge", "MERGE_HEAD"}, {"rebase", "REBASE_HEAD"},
 	} {
-		if b, err := os.ReadFile(filepath.Join(r.GitDir(), op.head)); err == nil {
+		if b, err := os.ReadFile(filepath.Join(gitDir, op.head)); err == nil {
 			first, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n") // an octopus merge: its first
 			if first != "" {
 				return op.what, first

@@ -127,3 +127,19 @@ func TestRevertingTheSplitTakesOutWhatItAdded(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkUnmergedWarning is what every command's refresh pays to find
+// out whether git is in the middle of an operation, when it is not.
+func BenchmarkUnmergedWarning(b *testing.B) {
+	root := b.TempDir()
+	gittest.Run(b, root, "init", "-q")
+	r, err := Discover(root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if msg := r.unmergedWarning(b.Context()); msg != "" {
+			b.Fatal(msg)
+		}
+	}
+}
