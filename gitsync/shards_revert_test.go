@@ -143,3 +143,74 @@ func BenchmarkUnmergedWarning(b *testing.B) {
 		}
 	}
 }
+
+// Dropping the split commit by a rebase (`git rebase --onto` its parent)
+// stops at every later commit, each a modify/delete conflict on the shard
+// it changed; sync at each stop merges that commit's memory into the one
+// file, and the rebase ends with every later memory and none the split
+// commit added.
+func TestRebasingAwayTheSplitKeepsWhatCameAfter(t *testing.T) {
+	t.Parallel() // its own repositories and indexes, seconds of git and SQLite
+	root := t.TempDir()
+	runGit(t, root, "init", "-q", "-b", "main")
+	mems := storedMemories(format.SplitAt - 10)
+	if err := os.MkdirAll(filepath.Join(root, format.Dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := format.WriteFile(format.MemoriesPath(root), mems); err != nil {
+		t.Fatal(err)
+	}
+	w := workspaceAt(t, root)
+	w.settle = 0
+	ctx := t.Context()
+	if _, err := w.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	runGit(t, root, "add", "-A")
+	runGit(t, root, "commit", "-qm", "one file")
+	for i := range 20 {
+		if _, err := w.Add(ctx, memory.Draft{Scope: memory.ScopeProject, Kind: memory.KindStored, Content: "added by the split commit " + string(rune('a'+i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runGit(t, root, "add", "-A")
+	runGit(t, root, "commit", "-qm", "split")
+	split := strings.TrimSpace(runGit(t, root, "rev-parse", "HEAD"))
+	var kept []string
+	for i := range 3 {
+		a, err := w.Add(ctx, memory.Draft{Scope: memory.ScopeProject, Kind: memory.KindStored, Content: "added after the split " + string(rune('a'+i))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept = append(kept, a.Memory.Content)
+		runGit(t, root, "add", "-A")
+		runGit(t, root, "commit", "-qm", "after the split")
+	}
+
+	out, err := gittest.Try(root, nil, "rebase", "--onto", split+"^", split)
+	if err == nil {
+		t.Fatalf("the rebase did not stop; the test needs it to:\n%s", out)
+	}
+	for stops := 0; err != nil; stops++ {
+		if stops == len(kept) {
+			t.Fatalf("the rebase still stops after %d syncs: %v\n%s", stops, err, out)
+		}
+		synced, serr := w.Sync(ctx)
+		if serr != nil || !strings.Contains(synced.Resolved, "rebase") {
+			t.Fatalf("sync at stop %d of the rebase: %q, %v\n%s", stops, synced.Resolved, serr, out)
+		}
+		out, err = gittest.Try(root, []string{"GIT_EDITOR=true"}, "rebase", "--continue")
+	}
+	got := projectContents(t, w)
+	for _, c := range kept {
+		if !slices.Contains(got, c) {
+			t.Errorf("the memory %q, added after the split, is gone", c)
+		}
+	}
+	if len(got) != len(mems)+len(kept) {
+		t.Errorf("%d memories after the rebase, want %d", len(got), len(mems)+len(kept))
+	}
+	if rep, err := Check(root); err != nil || !rep.OK {
+		t.Errorf("check after the rebase: %+v, %v", rep.Problems, err)
+	}
+}
