@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -149,8 +150,11 @@ func (r *Repo) projectAt(ctx context.Context, commit string) ([]memory.Memory, e
 // resolveConflicts merges the project's memories by id when git left any
 // file of them unmerged in a merge, revert, cherry-pick or rebase: from
 // the project at the base, HEAD and the other side, as the merge driver
-// merges one file. The result is written in one file, or in shards past
-// format.SplitAt, replacing whatever git left, and staged, so that the
+// merges one file, and with every memory the files hold that none of the
+// three commits does (one remembered in the middle of the operation); an
+// edit made in the middle of it is not kept. The result is written in one
+// file, or in shards past format.SplitAt, replacing whatever git left, and
+// staged with acolyte's .gitattributes and .gitignore, so that the
 // operation can go on (`git revert --continue`). It reports what it did,
 // or "" when nothing was unmerged; the caller holds the lock.
 func (w *Checkout) resolveConflicts(ctx context.Context) (string, error) {
@@ -167,12 +171,16 @@ func (w *Checkout) resolveConflicts(ctx context.Context) (string, error) {
 			"`git checkout --ours -- %s` or `--theirs`, then `git add %s` and `%s`", strings.Join(unmerged, ", "), format.Dir, format.Dir, FixCommand)
 	}
 	var sets [3][]byte
+	known := make(map[string]bool)
 	for i, commit := range []string{sides.base, "HEAD", sides.theirs} {
 		mems, err := w.Repo.projectAt(ctx, commit)
 		if err != nil {
 			return "", fmt.Errorf("merging the project's memories for the %s: %w", sides.what, err)
 		}
 		sets[i] = format.Encode(mems)
+		for _, m := range mems {
+			known[m.ID] = true
+		}
 	}
 	merged, _, err := format.Merge(sets[0], sets[1], sets[2])
 	if err != nil {
@@ -182,6 +190,15 @@ func (w *Checkout) resolveConflicts(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// A memory written in the middle of the operation is in the files
+	// but in none of the commits: it is kept.
+	for _, m := range memoriesInWorktree(w.Repo.Root) {
+		if !known[m.ID] {
+			mems = append(mems, m)
+		}
+	}
+	slices.SortFunc(mems, func(a, b memory.Memory) int { return strings.Compare(a.ID, b.ID) })
+	merged = format.Encode(mems)
 	shardDir := filepath.Join(w.Repo.Root, filepath.FromSlash(shardsRel))
 	if err := os.RemoveAll(shardDir); err != nil {
 		return "", fmt.Errorf("removing %s to write the merged memories: %w", shardsRel, err)
@@ -198,7 +215,12 @@ func (w *Checkout) resolveConflicts(ctx context.Context) (string, error) {
 	} else if err := writeAtomic(format.MemoriesPath(w.Repo.Root), merged); err != nil {
 		return "", err
 	}
-	if err := w.Repo.Git(ctx, "add", "-A", "--", memoriesRel, shardsRel); err != nil {
+	// acolyte's own .gitattributes and .gitignore, as the layout needs
+	// them, go with the files they describe.
+	if err := EnsureAttributes(w.Repo.Root); err != nil {
+		return "", err
+	}
+	if err := w.Repo.Git(ctx, "add", "-A", "--", memoriesRel, shardsRel, format.Dir+"/"+attributesFile, format.Dir+"/"+ignoreFile); err != nil {
 		return "", err
 	}
 	if _, err := os.Stat(shardDir); errors.Is(err, fs.ErrNotExist) {
@@ -226,4 +248,33 @@ func (r *Repo) unmergedWarning(ctx context.Context) string {
 	}
 	return fmt.Sprintf("the %s in progress left %d files of project memory unmerged (%s): the memories shown are the files as git left them, "+
 		"which may still hold what the %s takes out; run `%s` to merge them by id and stage them", what, len(unmerged), strings.Join(unmerged, ", "), what, FixCommand)
+}
+
+// memoriesInWorktree is every memory the files of project memory in the
+// worktree hold that can be read, as git left them in the middle of an
+// operation: a file that cannot be read (conflict markers) gives none.
+func memoriesInWorktree(root string) []memory.Memory {
+	r, err := openGuarded(root)
+	if err != nil {
+		return nil
+	}
+	defer r.Close()
+	rels := []string{format.MemoriesFile}
+	if shards, _, err := shardFiles(root); err == nil {
+		rels = append(rels, shards...)
+	}
+	var files []projectFile
+	for _, rel := range rels {
+		if data, err := readAcolyteFileIn(r, rel); err == nil {
+			files = append(files, projectFile{rel: rel, data: data})
+		}
+	}
+	parts, errs := decodeFiles(files)
+	var readable []format.Part
+	for i, p := range parts {
+		if errs[i] == nil {
+			readable = append(readable, p)
+		}
+	}
+	return format.Join(readable).Memories
 }

@@ -87,6 +87,11 @@ func TestRevertingTheSplitTakesOutWhatItAdded(t *testing.T) {
 			}) {
 				t.Errorf("in the middle of the revert, no warning says the memories are unmerged: %q", warnings)
 			}
+			during, err := w.Add(ctx, memory.Draft{Scope: memory.ScopeProject, Kind: memory.KindStored, Content: "remembered in the middle of the revert"})
+			if err != nil {
+				t.Fatalf("remember in the middle of the revert: %v", err)
+			}
+			kept = append(kept, during.Memory.Content)
 			synced, err := w.Sync(ctx)
 			if err != nil {
 				t.Fatalf("sync in the middle of the revert: %v", err)
