@@ -158,17 +158,18 @@ func (r *Repo) projectAt(ctx context.Context, commit string) ([]memory.Memory, e
 // operation can go on (`git revert --continue`). It reports what it did,
 // or "" when nothing was unmerged; the caller holds the lock.
 func (w *Checkout) resolveConflicts(ctx context.Context) (string, error) {
+	if what, _ := w.Repo.inProgress(); what == "" {
+		// git leaves a path unmerged only within an operation; a sync
+		// outside one pays four failed opens, not a git process.
+		return "", nil
+	}
 	unmerged, err := w.Repo.unmergedMemories(ctx)
 	if err != nil || len(unmerged) == 0 {
 		return "", err
 	}
 	sides, ok, err := w.Repo.sidesInProgress(ctx)
-	if err != nil {
+	if err != nil || !ok {
 		return "", err
-	}
-	if !ok {
-		return "", fmt.Errorf("%s is unmerged, with no merge, revert, cherry-pick or rebase under way to merge it from; "+
-			"`git checkout --ours -- %s` or `--theirs`, then `git add %s` and `%s`", strings.Join(unmerged, ", "), format.Dir, format.Dir, FixCommand)
 	}
 	var sets [3][]byte
 	known := make(map[string]bool)
