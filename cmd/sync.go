@@ -43,6 +43,9 @@ func syncCommand() *cli.Command {
 					return err
 				}
 			} else {
+				if res.Resolved != "" {
+					fmt.Fprintln(c.App.Writer, res.Resolved)
+				}
 				if len(res.Changes) > 0 {
 					fmt.Fprint(c.App.Writer, termtext.EscapeText(gitsync.FormatDiff(gitsync.MemoriesLocation(w.Repo.Root), res.Changes)))
 				}

@@ -66,7 +66,8 @@ func openRegular(r *os.Root, rel string, flag int) (*os.File, fs.FileInfo, error
 	return f, fi, nil
 }
 
-// ErrTooLarge refuses a memories file over format.MaxFileBytes.
+// ErrTooLarge refuses a memories file over format.MaxFileBytes, or of more
+// lines than format.MaxFileMemories and its header.
 var ErrTooLarge = errors.New("memories file is too large")
 
 // MaxIndexedMemories is the most project memories a checkout indexes: the
@@ -79,19 +80,21 @@ var ErrTooLarge = errors.New("memories file is too large")
 // it out of search, with a warning (capIndexed). What it bounds is what
 // one import costs, so writes and incremental imports, which cost the
 // change they bring, add it even past the limit, until the next whole
-// import caps the index again. `acolyte check` reads files of any size up
-// to the byte limits, without the index.
-const MaxIndexedMemories = 100_000
+// import caps the index again. One file (the one file, or a shard) of more
+// lines than that is refused by every reader as it is read
+// (format.MaxFileMemories, the same number): no file acolyte writes comes
+// near it.
+const MaxIndexedMemories = format.MaxFileMemories
 
-// tooManyToIndex refuses to index a memories file of more than
-// MaxIndexedMemories lines, before any is decoded.
-func tooManyToIndex(data []byte) error {
-	if n := bytes.Count(data, []byte("\n")); n > MaxIndexedMemories+1 {
-		rel := format.Dir + "/" + format.MemoriesFile
-		return fmt.Errorf("%s: %w: it has %d lines, and acolyte indexes at most %d project memories. "+
-			"Find what filled it (`git log --stat -- %s`), remove those lines by hand, then run `acolyte sync`", rel, ErrTooLarge, n, MaxIndexedMemories, rel)
-	}
-	return nil
+// maxFileLines is the most lines a file of project memory may have: its
+// header and format.MaxFileMemories memories.
+const maxFileLines = format.MaxFileMemories + 1
+
+// tooManyLines is ErrTooLarge for rel, a file of size bytes and more than
+// maxFileLines lines.
+func tooManyLines(rel string, size int64) error {
+	return fmt.Errorf("%s: %w: it is %d bytes of over %d lines, and a file of project memory holds at most %d memories, as many as acolyte indexes. "+
+		"Find what filled it (`git log --stat -- %s`), remove those lines by hand, then run `acolyte sync`", rel, ErrTooLarge, size, maxFileLines, format.MaxFileMemories, rel)
 }
 
 // acolyteFiles are the files acolyte writes in .acolyte/ (seeds.json is
@@ -193,7 +196,10 @@ func openGuarded(root string) (*os.Root, error) {
 }
 
 // readAcolyteFileIn is readAcolyteFile through r, a worktree openGuarded
-// opened.
+// opened. The memories file, a shard and forgotten.jsonl (a line per
+// forgotten memory) are also refused past maxFileLines, counted as they
+// are read, so that a refused file costs the
+// lines up to the limit, not the whole file.
 func readAcolyteFileIn(r *os.Root, name string) ([]byte, error) {
 	rel := format.Dir + "/" + name
 	f, fi, err := openRegular(r, rel, os.O_RDONLY)
@@ -204,13 +210,19 @@ func readAcolyteFileIn(r *os.Root, name string) ([]byte, error) {
 		return nil, fmt.Errorf("reading %s: %w", rel, err)
 	}
 	defer f.Close()
-	limit := int64(format.MaxFileBytes)
+	limit, maxLines := int64(format.MaxFileBytes), 0
 	if strings.HasPrefix(name, format.ShardsDir+"/") {
 		limit = format.MaxShardBytes
 	}
+	if name == format.MemoriesFile || name == format.ForgottenFile || strings.HasPrefix(name, format.ShardsDir+"/") {
+		maxLines = maxFileLines
+	}
 	var data []byte
 	if fi.Size() <= limit {
-		data, err = readSized(f, fi.Size(), limit)
+		data, err = readSized(f, fi.Size(), limit, maxLines)
+	}
+	if errors.Is(err, errTooManyLines) {
+		return nil, tooManyLines(rel, fi.Size())
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", rel, err)
@@ -247,8 +259,17 @@ func checkSplitSize(r *os.Root, rels []string) error {
 	return nil
 }
 
+// errTooManyLines is readSized's refusal of a file past its line limit.
+var errTooManyLines = errors.New("too many lines")
+
+// readChunk is how much readSized reads at a time: its lines are counted
+// while the next are still on the disk, and a file past its line limit is
+// given up within this of the line that passed it.
+const readChunk = 4 << 20
+
 // readSized reads f to its end, size bytes when it was stat'ed, and at
-// most limit+1 bytes if it grew since.
+// most limit+1 bytes if it grew since. With maxLines above 0, it gives up
+// with errTooManyLines as soon as it has read more lines than that.
 //
 // The buffer is made at the file's size and filled by read(2):
 // io.ReadAll grows its own by doubling (six copies of a 22 MB file), and
@@ -256,17 +277,32 @@ func checkSplitSize(r *os.Root, rels []string) error {
 // checkout's hook at 100k memories, most of it in faulting the pages in
 // for the clearing. make clears only memory the heap used before; in a
 // command that reads the file once, memory that large is new from the
-// kernel, already zero, so read(2) is the first to touch it.
-func readSized(f *os.File, size, limit int64) ([]byte, error) {
+// kernel, already zero, so read(2) is the first to touch it, and a file
+// given up early never faults in the rest.
+func readSized(f *os.File, size, limit int64, maxLines int) ([]byte, error) {
 	buf := make([]byte, size+1) // the byte over tells a file that grew
-	n, err := io.ReadFull(f, buf)
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return buf[:n], nil // the whole file, which may have shrunk
+	n, lines := 0, 0
+	counted := func(b []byte) bool {
+		lines += bytes.Count(b, []byte("\n"))
+		return maxLines <= 0 || lines <= maxLines
 	}
-	if err != nil {
-		return nil, err
+	for n < len(buf) {
+		m, err := io.ReadFull(f, buf[n:min(n+readChunk, len(buf))])
+		if !counted(buf[n : n+m]) {
+			return nil, errTooManyLines
+		}
+		n += m
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return buf[:n], nil // the whole file, which may have shrunk
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	rest, err := io.ReadAll(io.LimitReader(f, limit+1-int64(n)))
+	if !counted(rest) {
+		return nil, errTooManyLines
+	}
 	return append(buf[:n], rest...), err
 }
 

@@ -546,9 +546,6 @@ func (one oneFile) syncFromStaged(ctx context.Context, w *Checkout, s stagedFile
 	if err := EnsureAttributes(w.Repo.Root); err != nil {
 		return out, true, err
 	}
-	if err := tooManyToIndex(wt.data); err != nil {
-		return out, true, err
-	}
 	err = one.patchVouched(ctx, w, wt.last, sp.changedLines(), sp.parts, func() (err error) {
 		out.Import.ReplaceStats, err = one.indexSpliced(ctx, w, sp, bytes.Count(wt.data, []byte("\n"))-1, wt.ts.list)
 		return err

@@ -2,6 +2,7 @@ package gitsync
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -33,7 +34,7 @@ func TestReadSizedReadsTheFileAsItIsNow(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer f.Close()
-			got, err := readSized(f, int64(tc.stat), int64(tc.limit))
+			got, err := readSized(f, int64(tc.stat), int64(tc.limit), 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -41,5 +42,32 @@ func TestReadSizedReadsTheFileAsItIsNow(t *testing.T) {
 				t.Fatalf("read %d bytes, want the first %d of the file's %d", len(got), tc.want, tc.now)
 			}
 		})
+	}
+}
+
+// readSized with a line limit gives up as soon as it has read more lines,
+// across its chunks, and reads a file at the limit whole.
+func TestReadSizedGivesUpPastItsLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "memories.jsonl")
+	line := bytes.Repeat([]byte("a"), 1<<10)
+	line[len(line)-1] = '\n'
+	lines := 2*readChunk/len(line) + 10 // across three chunks
+	content := bytes.Repeat(line, lines)
+	if err := os.WriteFile(path, content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		maxLines int
+		want     error
+	}{{lines, nil}, {lines - 1, errTooManyLines}, {10, errTooManyLines}, {0, nil}} {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := readSized(f, int64(len(content)), int64(len(content)), tc.maxLines)
+		f.Close()
+		if !errors.Is(err, tc.want) || tc.want == nil && !bytes.Equal(got, content) {
+			t.Errorf("at most %d of %d lines: %d bytes, %v; want %v", tc.maxLines, lines, len(got), err, tc.want)
+		}
 	}
 }

@@ -170,6 +170,9 @@ func (w *Checkout) Refresh(ctx context.Context) (Imported, error) {
 	RemoveStaleTemps(w.Repo.Root)
 	imp, err := w.refresh(ctx)
 	w.warn(imp.Warnings)
+	if msg := w.Repo.unmergedWarning(ctx); msg != "" {
+		w.warn([]string{msg})
+	}
 	return imp, err
 }
 
@@ -424,11 +427,8 @@ func (one oneFile) importFile(ctx context.Context, w *Checkout) (Imported, error
 		if err != nil {
 			return err
 		}
-		// Too many to index is recorded with the hash like an unreadable
-		// file, so later commands do not read it again.
-		tooMany := tooManyToIndex(data)
 		var plan *diffPlan
-		if present && terr == nil && tooMany == nil {
+		if present && terr == nil {
 			if plan, err = one.planDiff(ctx, w, data, last, ts); err != nil {
 				return err
 			}
@@ -448,7 +448,6 @@ func (one oneFile) importFile(ctx context.Context, w *Checkout) (Imported, error
 			return nil
 		}
 		var d format.Decoded
-		err = tooMany
 		diffed := false
 		if plan != nil {
 			if out, diffed, err = one.applyDiff(ctx, w, plan, hash, data); err != nil {
@@ -541,9 +540,6 @@ func (one oneFile) readForWrite(w *Checkout) (d format.Decoded, hash string, err
 	}
 	if herr != nil {
 		return d, "", fmt.Errorf("reading project memories: %w", herr)
-	}
-	if err := tooManyToIndex(data); err != nil {
-		return d, "", err
 	}
 	if d, err = format.DecodeAll(format.Dir+"/"+format.MemoriesFile, data); err != nil {
 		return d, "", err
@@ -876,6 +872,10 @@ type Synced struct {
 	// Refused are rules and seeds that were not written because they hold
 	// a secret or are not valid memories; every other one was.
 	Refused []derive.Refusal `json:"refused,omitempty"`
+	// Resolved says how the project's memories were merged by id, when a
+	// merge, revert, cherry-pick or rebase had left a file of them
+	// unmerged (resolveConflicts).
+	Resolved string `json:"resolved,omitempty"`
 }
 
 // storedSecrets reports the stored memories of the file that hold a
@@ -944,11 +944,21 @@ func (p splitProject) locator() lineLocator {
 // time. A refused rule or seed is left out and reported in Refused; it is
 // not an error, so the others are still written.
 func (w *Checkout) Sync(ctx context.Context) (Synced, error) {
+	var resolved string
+	err := w.locked(ctx, func() (err error) {
+		resolved, err = w.resolveConflicts(ctx)
+		return err
+	})
+	if err != nil {
+		return Synced{}, err
+	}
 	pending, err := w.pendingHandEdits(ctx)
 	if err != nil {
 		return Synced{}, err
 	}
-	return w.sync(ctx, pending, time.Now())
+	out, err := w.sync(ctx, pending, time.Now())
+	out.Resolved = resolved
+	return out, err
 }
 
 // sync is Sync given the pending hand edits and the time they are stamped

@@ -196,6 +196,12 @@ func From(t Tree) (Derivation, error) {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
 		return d, fmt.Errorf("reading seeds: %w", err)
+	case len(data) > maxInstructionBytes:
+		// Every seed is a derived memory, which every clone indexes
+		// whatever the project's limit: a million generated seeds took a
+		// check 105 s.
+		d.Refused = append(d.Refused, Refusal{File: seedsRel, Problem: ProblemInvalid,
+			Message: fmt.Sprintf("not read: it is %d bytes, over the %d an instruction file may have; keep the seeds every session needs, split the rest into AGENTS.md sections or `acolyte seed FILE` them once", len(data), maxInstructionBytes)})
 	default:
 		seeds, lines, refused := seedsFrom(seedsRel, SeedsFile, data)
 		for i, s := range seeds {
@@ -208,8 +214,9 @@ func From(t Tree) (Derivation, error) {
 	return d, nil
 }
 
-// maxInstructionBytes bounds one instruction file, imports included: rules
-// are short, and a file this large is generated or pasted, not written.
+// maxInstructionBytes bounds one instruction file, imports included, and
+// seeds.json: rules and seeds are short, and a file this large is
+// generated or pasted, not written.
 const maxInstructionBytes = 1 << 20
 
 // pendingFile is an instruction file to read: a listed one, or one a

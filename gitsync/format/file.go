@@ -26,6 +26,16 @@ const MaxFileBytes = 256 << 20
 // held to MaxFileBytes, as the one file is.
 const MaxShardBytes = 16 << 20
 
+// MaxFileMemories is the most memories one file of project memory (the
+// one file or a shard) may hold, counted in lines past its header; a
+// file of more is refused by its line count before a line is decoded.
+// It is the number gitsync indexes at most (gitsync.MaxIndexedMemories),
+// one limit counted in memories: a one-file project splits at SplitAt and
+// a shard holds a 256th of a project, so no file acolyte writes comes near
+// it, while the byte limits alone let a 2 MB file of a million one-byte
+// lines cost a check 20 s and 900 MB to report line by line.
+const MaxFileMemories = 100_000
+
 // MemoriesPath is where a worktree keeps its project memories.
 func MemoriesPath(root string) string {
 	return filepath.Join(root, Dir, MemoriesFile)

@@ -210,6 +210,9 @@ func MergeFiles(basePath, oursPath, theirsPath string) (report []string, err err
 		if err != nil {
 			return nil, fmt.Errorf("merge driver: %w", err)
 		}
+		if n := bytes.Count(data, []byte("\n")); n > MaxFileMemories+1 {
+			return nil, fmt.Errorf("merge driver: %s has %d lines, and a file of project memory holds at most %d memories; find what filled it (`git log --stat -- %s`) and remove those lines", p, n, MaxFileMemories, Dir)
+		}
 		return data, nil
 	}
 	base, err := read(basePath)
