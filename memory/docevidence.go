@@ -56,7 +56,7 @@ func DocEvidence[K cmp.Ordered](keys []K, docs []RankDoc, terms []RankTerm, quer
 	lex := docLexical(keys, docs, terms, crowd)
 	vec := docVectors(keys, docs, query, crowd)
 	docSoft(lex.words, terms, query, crowd.sample(docs, vec.withVec))
-	e := TextEvidence[K]{Words: lex.words, Lexical: lex.hits, Vector: vec.above, Vectors: vec.spread > 0}
+	e := TextEvidence[K]{Words: lex.words, Lexical: lex.hits, Vector: vec.above, Vectors: vec.spread > 0, Spread: vec.spread}
 	e.Exact = func(k K) float64 { return lex.exact[at[k]] }
 	e.Z = func(k K) float64 {
 		i := at[k]

@@ -44,18 +44,20 @@ func fusedScore(lex, bestLex, z float64) float64 {
 
 // candidateRelevance is what one candidate says of its search text's
 // relevance, as described at relevanceFloor: lex is its lexical score,
-// whole the summed IDF of the text's words (identifier wholes aside), z
-// its vector z-score, and vectors whether the vector side knew anything
+// whole the summed IDF of the text's words (identifier wholes aside), lead
+// how far its cosine lies above the crowd's mean (see leadNone), and
+// vectors whether the vector side knew anything
 // (a spread above zero). The text's relevance is the highest over its
 // candidates, times knownShare.
-func candidateRelevance(lex, whole, z float64, vectors bool) float64 {
+func candidateRelevance(lex, whole, lead float64, vectors bool) float64 {
+	near := max(0, min(1, (lead-leadNone)/(leadFull-leadNone)))
 	switch {
 	case whole <= 0:
-		return min(1, z/vectorFullZ)
+		return near
 	case !vectors:
 		return min(1, lex/whole)
 	}
-	return relevanceVectorWeight*min(1, z/vectorFullZ) + (1-relevanceVectorWeight)*min(1, lex/whole)
+	return relevanceVectorWeight*near + (1-relevanceVectorWeight)*min(1, lex/whole)
 }
 
 // knownShare is the share of a text's words (identifier wholes aside)

@@ -31,6 +31,10 @@ type TextEvidence[K cmp.Ordered] struct {
 	// Vectors reports whether the vector side knows anything: the text
 	// has a vector and the crowd's cosines with it a spread above zero.
 	Vectors bool
+	// Spread is the standard deviation of the crowd's cosines with the
+	// text's vector, so that a z-score gives back how far a memory's
+	// cosine lies above the crowd's mean (see relevanceFloor).
+	Spread float64
 	// Exact is a memory's exact lexical score: the summed IDF of the words
 	// it holds, a kin at KinWeight of its family's IDF; 0 for none.
 	Exact func(key K) float64
@@ -150,7 +154,7 @@ func scoreText[K cmp.Ordered](e TextEvidence[K], method Method) (map[K]float64, 
 	out := make(map[K]float64, len(candidates))
 	relevance := 0.0
 	for k, z := range candidates {
-		relevance = max(relevance, candidateRelevance(lexScore[k], whole, z, vectors))
+		relevance = max(relevance, candidateRelevance(lexScore[k], whole, z*e.Spread, vectors))
 		if score := fusedScore(lexScore[k], bestLex, z); score > 0 {
 			out[k] = score
 		}

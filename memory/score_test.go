@@ -86,3 +86,24 @@ func TestScoreJoinsTextsAndOrders(t *testing.T) {
 		t.Fatalf("with a file at hand ranked %v, want %v", got, want)
 	}
 }
+
+// The vector side's say in relevance is how far a memory's cosine leads
+// the crowd's, not how many deviations: in a large crowd whose cosines lie
+// close together, the best of them stands several deviations out by chance
+// alone. The same z-score, 4, is a lead of 0.08 in a tight crowd and of
+// 0.4 in a wide one; only the second lifts a weakly worded question over
+// the floor.
+func TestRelevanceWeighsTheLeadNotTheDeviations(t *testing.T) {
+	words := []memory.WordEvidence{{IDF: 2, Known: true}, {IDF: 3}, {IDF: 3}}
+	for _, c := range []struct {
+		spread float64
+		found  bool
+	}{{0.02, false}, {0.1, true}} {
+		e := evidence(words, map[string]float64{"m": 1}, map[string]float64{"m": 4})
+		e.Spread = c.spread
+		got := memory.Score(memory.Query{}, []memory.TextEvidence[string]{e}, nil, nil)
+		if found := len(got) > 0; found != c.found {
+			t.Errorf("z 4 in a crowd of spread %g: found %v, want %v", c.spread, keys(got), c.found)
+		}
+	}
+}

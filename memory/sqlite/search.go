@@ -707,7 +707,7 @@ func cosines(query []float32, c *catalog, at []int32) []float32 {
 // wholes.
 func textEvidence(lex lexicalMatch, vec vectorPass, v *view, wholes []string) memory.TextEvidence[int64] {
 	c := v.c
-	e := memory.TextEvidence[int64]{Words: make([]memory.WordEvidence, len(lex.terms)), Lexical: lex.top, Vector: vec.above, Vectors: vec.spread > 0}
+	e := memory.TextEvidence[int64]{Words: make([]memory.WordEvidence, len(lex.terms)), Lexical: lex.top, Vector: vec.above, Vectors: vec.spread > 0, Spread: vec.spread}
 	for t, term := range lex.terms {
 		e.Words[t] = memory.WordEvidence{IDF: term.idf, Whole: slices.Contains(wholes, term.word), Known: len(term.held) > 0}
 	}
