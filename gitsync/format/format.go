@@ -226,13 +226,10 @@ func DecodeAll(file string, data []byte) (Decoded, error) {
 	if len(data) == 0 {
 		return d, nil
 	}
-	if err := findConflictMarkers(file, data); err != nil {
+	if err := CheckWhole(file, data); err != nil {
 		return d, err
 	}
 	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
-	if err := decodeHeader(lines[0]); err != nil {
-		return d, &LineError{file, 1, err}
-	}
 	// Lines are decoded in parallel into their own slots, then resolved in
 	// file order in place: d.Memories reuses the slots, so a large file
 	// costs no second slice of memories.
@@ -354,6 +351,34 @@ func CheckMemory(m memory.Memory) error {
 
 // conflictMarkers are the line prefixes git writes around a conflict (the
 // ||||||| one only with merge.conflictStyle=diff3).
+// CheckWhole is the error DecodeAll fails with on data, without decoding
+// a memory: conflict markers, or a missing, malformed or too new header.
+// It is nil for empty data, which DecodeAll reads as no memories.
+func CheckWhole(file string, data []byte) error {
+	if len(data) == 0 {
+		return nil
+	}
+	if err := findConflictMarkers(file, data); err != nil {
+		return err
+	}
+	first, _, _ := bytes.Cut(data, []byte("\n"))
+	if err := decodeHeader(string(first)); err != nil {
+		return &LineError{file, 1, err}
+	}
+	return nil
+}
+
+// IsConflictMarker reports whether line (without its newline) is one of
+// git's conflict markers, as DecodeAll finds them.
+func IsConflictMarker(line []byte) bool {
+	for _, marker := range conflictMarkers {
+		if bytes.HasPrefix(line, []byte(marker)) {
+			return true
+		}
+	}
+	return false
+}
+
 var conflictMarkers = []string{"<<<<<<<", "|||||||", "=======", ">>>>>>>"}
 
 func findConflictMarkers(file string, data []byte) error {
