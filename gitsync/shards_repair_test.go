@@ -1,8 +1,11 @@
 package gitsync
 
 import (
+	"errors"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -50,4 +53,166 @@ func TestADamagedShardKeepsItsLastGoodShadow(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Sync repairs a damaged shard of a project imported before the damage,
+// from the file's readable lines, its shadow and HEAD, the newest of each
+// memory winning: check passes, every memory is back, one edited since
+// the commit keeps its edit, one forgotten stays forgotten, and the
+// damaged file is kept.
+func TestSyncRepairsADamagedShard(t *testing.T) {
+	t.Parallel() // its own repositories and index, hundreds of ms to seconds of git and SQLite
+	for _, damage := range shardDamages {
+		t.Run(damage.name, func(t *testing.T) {
+			w, mems := splitWorkspace(t, format.SplitAt+50)
+			rel := format.ShardFile(format.ShardOf(mems[0].ID))
+			var inShard []string
+			for _, m := range mems {
+				if format.ShardFile(format.ShardOf(m.ID)) == rel {
+					inShard = append(inShard, m.ID)
+				}
+			}
+			if len(inShard) < 3 {
+				t.Fatalf("%s holds %d memories, the test needs 3", rel, len(inShard))
+			}
+			runGit(t, w.Repo.Root, "add", "-A")
+			runGit(t, w.Repo.Root, "commit", "-qm", "split")
+			// Since the commit: one memory forgotten, one edited.
+			forgotten, edited := inShard[1], inShard[2]
+			if _, err := w.Remove(t.Context(), forgotten); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.Edit(t.Context(), edited, memory.Revision{Content: "An edit made after the commit."}); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(w.Repo.Root, format.Dir, rel)
+			good, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			damaged := damage.bytes(good)
+			if err := os.WriteFile(path, damaged, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var warnings []string
+			w.Warn = func(m string) { warnings = append(warnings, m) }
+			if _, err := w.List(t.Context(), memory.Filter{Scope: memory.ScopeProject}); err != nil {
+				t.Fatal(err)
+			}
+			if len(warnings) == 0 {
+				t.Fatal("the damaged shard was not noticed")
+			}
+
+			out, err := w.Sync(t.Context())
+			if err != nil {
+				t.Fatalf("sync: %v", err)
+			}
+			if len(out.Repaired) != 1 || !out.Repaired[0].Repaired || out.Repaired[0].File != format.Dir+"/"+rel {
+				t.Fatalf("sync reported %+v, want %s repaired", out.Repaired, rel)
+			}
+			// Garbage is a line that decodes to nothing, with no id any
+			// other source could have: said to be lost, by its number.
+			wantLost := 0
+			if damage.name == "binary garbage" {
+				wantLost = 1
+			}
+			if r := out.Repaired[0]; r.Recovered != len(inShard)-1 || len(r.Lost) != wantLost || wantLost > 0 && !strings.HasPrefix(r.Lost[0], "line 1 of "+format.Dir+"/"+rel) {
+				t.Errorf("repair of %s: %+v, want %d recovered and %d lines lost", rel, r, len(inShard)-1, wantLost)
+			}
+			if kept, err := os.ReadFile(out.Repaired[0].Kept); err != nil || string(kept) != string(damaged) {
+				t.Errorf("the damaged original at %q: %v, or not its bytes", out.Repaired[0].Kept, err)
+			}
+			report, err := Check(w.Repo.Root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !report.OK {
+				t.Errorf("check after the repair: %+v", report.Problems)
+			}
+			warnings = nil
+			for _, c := range []*Checkout{w, workspaceAt(t, w.Repo.Root)} {
+				c.Warn = func(m string) { warnings = append(warnings, m) }
+				listed, err := c.List(t.Context(), memory.Filter{Scope: memory.ScopeProject})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(listed) != len(mems)-1 {
+					t.Errorf("%d project memories after the repair, want %d", len(listed), len(mems)-1)
+				}
+				for _, m := range listed {
+					switch m.ID {
+					case forgotten:
+						t.Errorf("%s, forgotten before the damage, came back", m.ID)
+					case edited:
+						if m.Content != "An edit made after the commit." {
+							t.Errorf("%s lost its edit: %q", m.ID, m.Content)
+						}
+					}
+				}
+				res, err := c.Search(t.Context(), memory.Query{Text: "an edit made after the commit"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.ContainsFunc(res, func(r memory.Result) bool { return r.Memory.ID == edited }) {
+					t.Errorf("search does not find %s after the repair", edited)
+				}
+			}
+			if len(warnings) > 0 {
+				t.Errorf("warnings after the repair: %q", warnings)
+			}
+		})
+	}
+}
+
+// A shard damaged in the commit a clone starts from has no shadow, and
+// HEAD holds the same damage: sync says it could not recover it, with the
+// fix, fails, and touches no other shard.
+func TestSyncSaysWhatItCouldNotRecover(t *testing.T) {
+	t.Parallel() // its own repositories and index, hundreds of ms to seconds of git and SQLite
+	w, mems := splitWorkspace(t, format.SplitAt+50)
+	rel := format.ShardFile(format.ShardOf(mems[0].ID))
+	path := filepath.Join(w.Repo.Root, format.Dir, rel)
+	garbage := []byte("\x00\x01\x02\xff\xfe garbage\x00\n")
+	if err := os.WriteFile(path, garbage, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runGit(t, w.Repo.Root, "add", "-A")
+	runGit(t, w.Repo.Root, "commit", "-qm", "damaged")
+	clone := filepath.Join(t.TempDir(), "clone")
+	runGit(t, "", "clone", "-q", w.Repo.Root, clone)
+	before := shardBytes(t, clone)
+
+	c := workspaceAt(t, clone)
+	c.Warn = func(string) {}
+	out, err := c.Sync(t.Context())
+	if !errors.Is(err, ErrShardUnrecoverable) || !strings.Contains(err.Error(), "git checkout -- "+format.Dir+"/"+rel) {
+		t.Fatalf("sync: %v, want it to say %s could not be recovered, with the fix", err, rel)
+	}
+	if len(out.Repaired) != 1 || out.Repaired[0].Repaired || out.Repaired[0].Fix == "" {
+		t.Errorf("sync reported %+v", out.Repaired)
+	}
+	if !strings.Contains(out.Repaired[0].String(), "could not be recovered") {
+		t.Errorf("the report says %q", out.Repaired[0].String())
+	}
+	if after := shardBytes(t, clone); !maps.Equal(before, after) {
+		t.Error("sync changed the shards, with one it could not recover")
+	}
+}
+
+// shardBytes is every shard's bytes under root, by name.
+func shardBytes(t *testing.T, root string) map[string]string {
+	t.Helper()
+	out := make(map[string]string)
+	entries, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(shardsRel)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(shardsRel), e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[e.Name()] = string(data)
+	}
+	return out
 }

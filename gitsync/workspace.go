@@ -876,6 +876,10 @@ type Synced struct {
 	// merge, revert, cherry-pick or rebase had left a file of them
 	// unmerged (resolveConflicts).
 	Resolved string `json:"resolved,omitempty"`
+	// Repaired says, per shard that could not be decoded, what sync
+	// recovered of it and from where, and what it could not
+	// (repairShards).
+	Repaired []ShardRepair `json:"repaired,omitempty"`
 }
 
 // storedSecrets reports the stored memories of the file that hold a
@@ -945,19 +949,30 @@ func (p splitProject) locator() lineLocator {
 // not an error, so the others are still written.
 func (w *Checkout) Sync(ctx context.Context) (Synced, error) {
 	var resolved string
+	var repaired []ShardRepair
 	err := w.locked(ctx, func() (err error) {
-		resolved, err = w.resolveConflicts(ctx)
+		if resolved, err = w.resolveConflicts(ctx); err != nil {
+			return err
+		}
+		repaired, err = shards{root: w.Repo.Root}.repairShards(ctx, w)
 		return err
 	})
 	if err != nil {
-		return Synced{}, err
+		return Synced{Resolved: resolved, Repaired: repaired}, err
+	}
+	for _, r := range repaired {
+		if !r.Repaired {
+			// The other shards were repaired; sync itself cannot go on
+			// while one cannot be read.
+			return Synced{Resolved: resolved, Repaired: repaired}, fmt.Errorf("%w: %s; restore it (`%s`, or from a backup), then run `%s`", ErrShardUnrecoverable, r.File, r.Fix, FixCommand)
+		}
 	}
 	pending, err := w.pendingHandEdits(ctx)
 	if err != nil {
 		return Synced{}, err
 	}
 	out, err := w.sync(ctx, pending, time.Now())
-	out.Resolved = resolved
+	out.Resolved, out.Repaired = resolved, repaired
 	return out, err
 }
 
