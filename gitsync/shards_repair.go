@@ -32,8 +32,9 @@ type ShardRepair struct {
 	Repaired bool `json:"repaired"`
 	// Recovered counts the memories the repaired shard holds.
 	Recovered int `json:"recovered"`
-	// From counts the memories each source gave (after newest-wins):
-	// "damaged file", "shadow", "HEAD".
+	// From counts the memories each source gave, the newest of each id
+	// winning: "file" (the damaged file's readable lines), "shadow" (the
+	// shard as last imported) and "head" (the shard at HEAD).
 	From map[string]int `json:"from,omitempty"`
 	// Kept is where the damaged original was copied before the rewrite.
 	Kept string `json:"kept,omitempty"`
@@ -54,7 +55,7 @@ func (r ShardRepair) String() string {
 	var from []string
 	for _, src := range repairSources {
 		if n := r.From[src]; n > 0 {
-			from = append(from, fmt.Sprintf("%d from the %s", n, src))
+			from = append(from, fmt.Sprintf("%d from %s", n, repairSourceNames[src]))
 		}
 	}
 	fmt.Fprintf(&b, "repaired %s: %d memories recovered (%s); the damaged file is kept at %s", r.File, r.Recovered, strings.Join(from, ", "), r.Kept)
@@ -66,7 +67,10 @@ func (r ShardRepair) String() string {
 
 // repairSources names the sources a shard is repaired from, in the order
 // they are read; an equal updated_at keeps the earlier one's memory.
-var repairSources = []string{"damaged file", "shadow", "HEAD"}
+var repairSources = []string{"file", "shadow", "head"}
+
+// repairSourceNames are the sources as sync's report names them.
+var repairSourceNames = map[string]string{"file": "the damaged file", "shadow": "its last import", "head": "HEAD"}
 
 // ErrShardUnrecoverable is sync's error when a damaged shard had no
 // source to repair it from.
