@@ -2,12 +2,14 @@ package gitsync
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/memory"
@@ -215,4 +217,56 @@ func shardBytes(t *testing.T, root string) map[string]string {
 		out[e.Name()] = string(data)
 	}
 	return out
+}
+
+// Inside conflict markers, the other side's lines are read too: a memory
+// of another shard found there ends up in its own shard, and a line that
+// does not decode, whose id no other source has, is named as lost.
+func TestSyncRepairReadsBothSidesOfAConflict(t *testing.T) {
+	t.Parallel() // its own repositories and index, hundreds of ms to seconds of git and SQLite
+	w, mems := splitWorkspace(t, format.SplitAt+50)
+	shard := format.ShardOf(mems[0].ID)
+	rel := format.ShardFile(shard)
+	path := filepath.Join(w.Repo.Root, format.Dir, rel)
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := mems[len(mems)-1].UpdatedAt.Add(time.Hour)
+	stray := memory.Memory{Kind: memory.KindStored, Content: "A memory from the other side of the conflict.", CreatedAt: at, UpdatedAt: at}
+	for i := 900000; stray.ID == "" || format.ShardOf(stray.ID) == shard; i++ {
+		stray.ID = fmt.Sprintf("01J%023d", i)
+	}
+	broken := fmt.Sprintf(`{"id":"01J%023d","content":`, 999999)
+	damaged := "<<<<<<< HEAD\n" + string(good) + "=======\n" + string(format.Line(stray)) + broken + "\n>>>>>>> side\n"
+	if err := os.WriteFile(path, []byte(damaged), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.Warn = func(string) {}
+	out, err := w.Sync(t.Context())
+	if err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	if len(out.Repaired) != 1 || len(out.Repaired[0].Lost) != 1 {
+		t.Fatalf("sync reported %+v, want the broken line lost", out.Repaired)
+	}
+	brokenLine := strings.Count(damaged[:strings.Index(damaged, broken)], "\n") + 1
+	if want := fmt.Sprintf("line %d of %s/%s", brokenLine, format.Dir, rel); !strings.HasPrefix(out.Repaired[0].Lost[0], want) {
+		t.Errorf("lost: %q, want it to start %q", out.Repaired[0].Lost[0], want)
+	}
+	report, err := Check(w.Repo.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !report.OK {
+		t.Errorf("check after the repair: %+v", report.Problems)
+	}
+	where, _ := onDisk(t, w.Repo.Root)
+	if got, want := where[stray.ID], format.ShardFile(format.ShardOf(stray.ID)); got != want {
+		t.Errorf("the memory from the other side is in %q, want its own shard %s", got, want)
+	}
+	listed, err := workspaceAt(t, w.Repo.Root).List(t.Context(), memory.Filter{Scope: memory.ScopeProject})
+	if err != nil || len(listed) != len(mems)+1 {
+		t.Errorf("%d project memories after the repair (%v), want %d", len(listed), err, len(mems)+1)
+	}
 }
