@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
@@ -57,6 +58,9 @@ func (r ShardRepair) String() string {
 		if n := r.From[src]; n > 0 {
 			from = append(from, fmt.Sprintf("%d from %s", n, repairSourceNames[src]))
 		}
+	}
+	if len(from) == 0 {
+		from = append(from, "every memory found in it is forgotten, so it is removed")
 	}
 	fmt.Fprintf(&b, "repaired %s: %d memories recovered (%s); the damaged file is kept at %s", r.File, r.Recovered, strings.Join(from, ", "), r.Kept)
 	for _, l := range r.Lost {
@@ -119,11 +123,7 @@ func (s shards) repairShard(ctx context.Context, w *Checkout, p splitProject, f 
 			shadow = d.Memories
 		}
 	}
-	if data, err := w.Repo.GitOutput(ctx, nil, "cat-file", "blob", "HEAD:"+path); err == nil && len(data) > 0 && len(data) <= format.MaxShardBytes {
-		if d, err := format.DecodeAll(path, data); err == nil {
-			head = d.Memories
-		}
-	}
+	head = shardAtHead(ctx, w.Repo, path)
 	best := make(map[string]memory.Memory)
 	src := make(map[string]string)
 	for i, mems := range [][]memory.Memory{fromFile, shadow, head} {
@@ -174,6 +174,25 @@ func (s shards) repairShard(ctx context.Context, w *Checkout, p splitProject, f 
 	}
 	rep.Repaired, rep.Recovered = true, len(mems)
 	return rep, nil
+}
+
+// shardAtHead is the memories of the shard at path as HEAD holds it, none
+// when HEAD has no such file, it is larger than a shard may be, or it
+// does not decode either.
+func shardAtHead(ctx context.Context, r *Repo, path string) []memory.Memory {
+	size, err := r.GitOutput(ctx, nil, "cat-file", "-s", "HEAD:"+path)
+	if n, convErr := strconv.ParseInt(strings.TrimSpace(string(size)), 10, 64); err != nil || convErr != nil || n == 0 || n > format.MaxShardBytes {
+		return nil
+	}
+	data, err := r.GitOutput(ctx, nil, "cat-file", "blob", "HEAD:"+path)
+	if err != nil {
+		return nil
+	}
+	d, err := format.DecodeAll(path, data)
+	if err != nil {
+		return nil
+	}
+	return d.Memories
 }
 
 // unreadLine is a line of a damaged shard that did not decode: its number,

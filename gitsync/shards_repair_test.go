@@ -270,3 +270,40 @@ func TestSyncRepairReadsBothSidesOfAConflict(t *testing.T) {
 		t.Errorf("%d project memories after the repair (%v), want %d", len(listed), err, len(mems)+1)
 	}
 }
+
+// A clone that never imported a shard has no shadow of it: a shard
+// damaged there is repaired from HEAD.
+func TestSyncRepairsFromHEADWithoutAShadow(t *testing.T) {
+	t.Parallel() // its own repositories and index, hundreds of ms to seconds of git and SQLite
+	w, mems := splitWorkspace(t, format.SplitAt+50)
+	runGit(t, w.Repo.Root, "add", "-A")
+	runGit(t, w.Repo.Root, "commit", "-qm", "split")
+	clone := filepath.Join(t.TempDir(), "clone")
+	runGit(t, "", "clone", "-q", w.Repo.Root, clone)
+	rel := format.ShardFile(format.ShardOf(mems[0].ID))
+	path := filepath.Join(clone, format.Dir, rel)
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("\x00\x01\x02\xff\xfe garbage\x00\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := workspaceAt(t, clone)
+	c.Warn = func(string) {}
+	out, err := c.Sync(t.Context())
+	if err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	inShard, _ := format.Decode(rel, good)
+	if len(out.Repaired) != 1 || out.Repaired[0].From["head"] != len(inShard) || out.Repaired[0].From["shadow"] != 0 {
+		t.Fatalf("sync reported %+v, want all %d memories from HEAD", out.Repaired, len(inShard))
+	}
+	if got, _ := os.ReadFile(path); string(got) != string(good) {
+		t.Error("the shard repaired from HEAD is not HEAD's")
+	}
+	listed, err := c.List(t.Context(), memory.Filter{Scope: memory.ScopeProject})
+	if err != nil || len(listed) != len(mems) {
+		t.Errorf("%d project memories after the repair (%v), want %d", len(listed), err, len(mems))
+	}
+}
