@@ -949,16 +949,36 @@ func (p splitProject) locator() lineLocator {
 // not an error, so the others are still written.
 func (w *Checkout) Sync(ctx context.Context) (Synced, error) {
 	var resolved string
-	var repaired []ShardRepair
 	err := w.locked(ctx, func() (err error) {
-		if resolved, err = w.resolveConflicts(ctx); err != nil {
-			return err
-		}
-		repaired, err = shards{root: w.Repo.Root}.repairShards(ctx, w)
+		resolved, err = w.resolveConflicts(ctx)
 		return err
 	})
 	if err != nil {
-		return Synced{Resolved: resolved, Repaired: repaired}, err
+		return Synced{}, err
+	}
+	pending, err := w.pendingHandEdits(ctx)
+	if err != nil {
+		return Synced{}, err
+	}
+	out, err := w.sync(ctx, pending, time.Now())
+	out.Resolved = resolved
+	if err == nil {
+		return out, nil
+	}
+	// sync reads the whole project before it writes anything, so a shard
+	// that cannot be decoded stops it there. Only then is the project
+	// looked at for one to repair: a sync of a sound project reads it
+	// once, as before.
+	var repaired []ShardRepair
+	repairErr := w.locked(ctx, func() (err error) {
+		repaired, err = shards{root: w.Repo.Root}.repairShards(ctx, w)
+		return err
+	})
+	if repairErr != nil {
+		return Synced{Resolved: resolved, Repaired: repaired}, fmt.Errorf("repairing a damaged shard: %w (sync stopped at: %v)", repairErr, err)
+	}
+	if len(repaired) == 0 {
+		return out, err
 	}
 	for _, r := range repaired {
 		if !r.Repaired {
@@ -967,11 +987,7 @@ func (w *Checkout) Sync(ctx context.Context) (Synced, error) {
 			return Synced{Resolved: resolved, Repaired: repaired}, fmt.Errorf("%w: %s; restore it (`%s`, or from a backup), then run `%s`", ErrShardUnrecoverable, r.File, r.Fix, FixCommand)
 		}
 	}
-	pending, err := w.pendingHandEdits(ctx)
-	if err != nil {
-		return Synced{}, err
-	}
-	out, err := w.sync(ctx, pending, time.Now())
+	out, err = w.sync(ctx, pending, time.Now())
 	out.Resolved, out.Repaired = resolved, repaired
 	return out, err
 }

@@ -226,10 +226,15 @@ func DecodeAll(file string, data []byte) (Decoded, error) {
 	if len(data) == 0 {
 		return d, nil
 	}
-	if err := CheckWhole(file, data); err != nil {
+	// CheckWhole's checks, the header read from the split lines rather
+	// than copied out of data: an allocation a file.
+	if err := findConflictMarkers(file, data); err != nil {
 		return d, err
 	}
 	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	if err := decodeHeader(lines[0]); err != nil {
+		return d, &LineError{file, 1, err}
+	}
 	// Lines are decoded in parallel into their own slots, then resolved in
 	// file order in place: d.Memories reuses the slots, so a large file
 	// costs no second slice of memories.
@@ -352,8 +357,9 @@ func CheckMemory(m memory.Memory) error {
 // conflictMarkers are the line prefixes git writes around a conflict (the
 // ||||||| one only with merge.conflictStyle=diff3).
 // CheckWhole is the error DecodeAll fails with on data, without decoding
-// a memory: conflict markers, or a missing, malformed or too new header.
-// It is nil for empty data, which DecodeAll reads as no memories.
+// a memory: conflict markers, or a missing, malformed or too new header
+// (DecodeAll makes the same two checks). It is nil for empty data, which
+// DecodeAll reads as no memories.
 func CheckWhole(file string, data []byte) error {
 	if len(data) == 0 {
 		return nil
