@@ -307,3 +307,41 @@ func TestSyncRepairsFromHEADWithoutAShadow(t *testing.T) {
 		t.Errorf("%d project memories after the repair (%v), want %d", len(listed), err, len(mems))
 	}
 }
+
+// The post-merge hook syncs a project the merge left untidy, and so
+// repairs a shard it left damaged: the hook says so, as sync does.
+func TestPostMergeSaysWhatItRepaired(t *testing.T) {
+	t.Parallel() // its own repositories and index, hundreds of ms to seconds of git and SQLite
+	w, mems := splitWorkspace(t, format.SplitAt+50)
+	rel := format.ShardFile(format.ShardOf(mems[0].ID))
+	path := filepath.Join(w.Repo.Root, format.Dir, rel)
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, append([]byte("\xef\xbb\xbf"), good...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A line in the inbox, as an acolyte older than the split writes.
+	at := mems[len(mems)-1].UpdatedAt.Add(time.Hour)
+	late := memory.Memory{ID: fmt.Sprintf("01J%023d", 900000), Kind: memory.KindStored, Content: "Written to the inbox by an older acolyte.", CreatedAt: at, UpdatedAt: at}
+	inbox := format.MemoriesPath(w.Repo.Root)
+	data, err := os.ReadFile(inbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(inbox, append(data, format.Line(late)...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var warnings []string
+	w.Warn = func(m string) { warnings = append(warnings, m) }
+	if _, err := w.RunHook(t.Context(), "post-merge", []string{"0"}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(warnings, func(m string) bool { return strings.HasPrefix(m, "repaired "+format.Dir+"/"+rel) }) {
+		t.Errorf("the hook's warnings do not say it repaired %s: %q", rel, warnings)
+	}
+	if got, _ := os.ReadFile(path); string(got) != string(good) {
+		t.Errorf("%s was not repaired", rel)
+	}
+}
