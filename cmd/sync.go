@@ -34,6 +34,18 @@ func syncCommand() *cli.Command {
 			}
 			defer w.Close()
 			res, err := w.Workspace.Sync(c.Context)
+			if errors.Is(err, gitsync.ErrShardUnrecoverable) {
+				// What was repaired, and what could not be, before the
+				// error that names the fix.
+				if c.Bool("json") {
+					if err := printJSON(c, res); err != nil {
+						return err
+					}
+				} else {
+					printRepairs(c.App.Writer, res.Repaired)
+				}
+				return fail(err)
+			}
 			if err != nil {
 				return fail(err)
 			}
@@ -46,6 +58,7 @@ func syncCommand() *cli.Command {
 				if res.Resolved != "" {
 					fmt.Fprintln(c.App.Writer, res.Resolved)
 				}
+				printRepairs(c.App.Writer, res.Repaired)
 				if len(res.Changes) > 0 {
 					fmt.Fprint(c.App.Writer, termtext.EscapeText(gitsync.FormatDiff(gitsync.MemoriesLocation(w.Repo.Root), res.Changes)))
 				}
@@ -55,6 +68,15 @@ func syncCommand() *cli.Command {
 			}
 			return refusedError(res.Refused)
 		},
+	}
+}
+
+// printRepairs says, shard by shard, what sync recovered of a damaged
+// shard and what it could not. The lines it names as lost are the file's
+// own text, escaped.
+func printRepairs(out io.Writer, repaired []gitsync.ShardRepair) {
+	for _, r := range repaired {
+		fmt.Fprintln(out, termtext.EscapeText(r.String()))
 	}
 }
 

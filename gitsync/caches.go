@@ -12,7 +12,11 @@ import "path/filepath"
 //   - imported.jsonl, with its note (.id) and journal (.journal): the one
 //     file as the index holds it, which an import diffs against
 //     (shadow.go, diffimport.go);
-//   - imported/: the same for each shard (shards_import.go);
+//   - imported/: the same for each shard (shards_import.go), but for a
+//     shard that could not be decoded, whose shadow keeps its last good
+//     import: the one source of its memories that sync repairs it from
+//     (shards_repair.go) beside the damaged file and HEAD, so that there
+//     deleting it can cost memories written since the last commit;
 //   - import-state: a copy of the import state, from which QuickHook
 //     answers a hook without opening the index (quickhook.go);
 //   - verified.json and verified-shards.json: the staged blobs the last
@@ -25,7 +29,9 @@ import "path/filepath"
 // fingerprint (fingerprint.go) and each shard's record (shards.go).
 //
 // The pending hand edits (edit.go) are not a cache: they are the only
-// record of an edit made by hand that a write has still to stamp.
+// record of an edit made by hand that a write has still to stamp. Nor is
+// damaged/, where sync keeps each damaged shard's bytes before it
+// rewrites the shard (shards_repair.go).
 
 // cacheDir is where a clone's on-disk caches live.
 func cacheDir(r *Repo) string { return filepath.Join(r.GitDir(), "acolyte") }

@@ -90,7 +90,13 @@ func (w *Checkout) importHook(ctx context.Context, tidy bool) (HookResult, error
 	imp, err := w.Refresh(ctx)
 	if err == nil && tidy && mergeLeftUntidy(w.Repo.Root) {
 		var synced Synced
-		if synced, err = w.Sync(ctx); err == nil {
+		synced, err = w.Sync(ctx)
+		// A shard the merge left damaged is repaired by that sync:
+		// said, as `acolyte sync` says it, where the hook's user sees it.
+		for _, r := range synced.Repaired {
+			w.warn([]string{r.String()})
+		}
+		if err == nil {
 			imp = synced.Import
 		}
 	}

@@ -139,8 +139,9 @@ func (p splitProject) decode() (format.Decoded, []format.Part, error) {
 // decodeReadable is decode for an import: a file that cannot be read as a
 // whole (a conflict, a missing header, binary garbage) is left out alone,
 // and unreadable says which and why, so that one damaged shard hides its
-// own memories and no others. Writes still refuse such a project.
-func (p splitProject) decodeReadable() (d format.Decoded, unreadable []string, err error) {
+// own memories and no others. Writes still refuse such a project. good
+// is the files that decoded, whose shadows may be kept.
+func (p splitProject) decodeReadable() (d format.Decoded, unreadable []string, good []projectFile, err error) {
 	parts, errs := decodeFiles(p.files)
 	readable := parts[:0:0]
 	for i, err := range errs {
@@ -149,8 +150,9 @@ func (p splitProject) decodeReadable() (d format.Decoded, unreadable []string, e
 			continue
 		}
 		readable = append(readable, parts[i])
+		good = append(good, p.files[i])
 	}
-	return format.Join(readable), unreadable, nil
+	return format.Join(readable), unreadable, good, nil
 }
 
 // emptiedShard is the error of a shard with no bytes at all. acolyte
@@ -677,15 +679,17 @@ func (s shards) importSplit(ctx context.Context, w *Checkout) (Imported, error) 
 			out = Imported{Skipped: true, Warnings: lastWarnings}
 			return s.recordSplit(ctx, w, &p, lastWarnings)
 		}
-		d, unreadable, err := p.decodeReadable()
+		d, unreadable, good, err := p.decodeReadable()
 		if err != nil {
 			out = Imported{Skipped: true, Warnings: []string{fmt.Sprintf("project memories not re-imported, searching the last import: %v", err)}}
 			return nil
 		}
 		// The shadows are written while the index takes the rows, as the
-		// one file's is (importDecoded).
+		// one file's is (importDecoded). A shard that cannot be decoded
+		// keeps the shadow of its last good import, which is what sync
+		// repairs it from (repairShards).
 		var shadowed sync.WaitGroup
-		shadowed.Go(func() { s.keepShardShadows(w, p.files) })
+		shadowed.Go(func() { s.keepShardShadows(w, good) })
 		defer shadowed.Wait()
 		if out, err = w.importDecoded(ctx, d, p.tombs, hash, nil); err != nil {
 			return err

@@ -876,6 +876,10 @@ type Synced struct {
 	// merge, revert, cherry-pick or rebase had left a file of them
 	// unmerged (resolveConflicts).
 	Resolved string `json:"resolved,omitempty"`
+	// Repaired says, per shard that could not be decoded, what sync
+	// recovered of it and from where, and what it could not
+	// (repairShards).
+	Repaired []ShardRepair `json:"repaired,omitempty"`
 }
 
 // storedSecrets reports the stored memories of the file that hold a
@@ -958,6 +962,33 @@ func (w *Checkout) Sync(ctx context.Context) (Synced, error) {
 	}
 	out, err := w.sync(ctx, pending, time.Now())
 	out.Resolved = resolved
+	if err == nil {
+		return out, nil
+	}
+	// sync reads the whole project before it writes anything, so a shard
+	// that cannot be decoded stops it there. Only then is the project
+	// looked at for one to repair: a sync of a sound project reads it
+	// once, as before.
+	var repaired []ShardRepair
+	repairErr := w.locked(ctx, func() (err error) {
+		repaired, err = shards{root: w.Repo.Root}.repairShards(ctx, w)
+		return err
+	})
+	if repairErr != nil {
+		return Synced{Resolved: resolved, Repaired: repaired}, fmt.Errorf("repairing a damaged shard: %w (sync stopped at: %v)", repairErr, err)
+	}
+	if len(repaired) == 0 {
+		return out, err
+	}
+	for _, r := range repaired {
+		if !r.Repaired {
+			// The other shards were repaired; sync itself cannot go on
+			// while one cannot be read.
+			return Synced{Resolved: resolved, Repaired: repaired}, fmt.Errorf("%w: %s; restore it (`%s`, or from a backup), then run `%s`", ErrShardUnrecoverable, r.File, r.Fix, FixCommand)
+		}
+	}
+	out, err = w.sync(ctx, pending, time.Now())
+	out.Resolved, out.Repaired = resolved, repaired
 	return out, err
 }
 

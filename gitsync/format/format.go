@@ -226,6 +226,8 @@ func DecodeAll(file string, data []byte) (Decoded, error) {
 	if len(data) == 0 {
 		return d, nil
 	}
+	// CheckWhole's checks, the header read from the split lines rather
+	// than copied out of data: an allocation a file.
 	if err := findConflictMarkers(file, data); err != nil {
 		return d, err
 	}
@@ -354,6 +356,35 @@ func CheckMemory(m memory.Memory) error {
 
 // conflictMarkers are the line prefixes git writes around a conflict (the
 // ||||||| one only with merge.conflictStyle=diff3).
+// CheckWhole is the error DecodeAll fails with on data, without decoding
+// a memory: conflict markers, or a missing, malformed or too new header
+// (DecodeAll makes the same two checks). It is nil for empty data, which
+// DecodeAll reads as no memories.
+func CheckWhole(file string, data []byte) error {
+	if len(data) == 0 {
+		return nil
+	}
+	if err := findConflictMarkers(file, data); err != nil {
+		return err
+	}
+	first, _, _ := bytes.Cut(data, []byte("\n"))
+	if err := decodeHeader(string(first)); err != nil {
+		return &LineError{file, 1, err}
+	}
+	return nil
+}
+
+// IsConflictMarker reports whether line (without its newline) is one of
+// git's conflict markers, as DecodeAll finds them.
+func IsConflictMarker(line []byte) bool {
+	for _, marker := range conflictMarkers {
+		if bytes.HasPrefix(line, []byte(marker)) {
+			return true
+		}
+	}
+	return false
+}
+
 var conflictMarkers = []string{"<<<<<<<", "|||||||", "=======", ">>>>>>>"}
 
 func findConflictMarkers(file string, data []byte) error {
