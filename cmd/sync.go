@@ -38,6 +38,9 @@ func syncCommand() *cli.Command {
 				// What was repaired, and what could not be, before the
 				// error that names the fix.
 				if c.Bool("json") {
+					if res.Changes == nil {
+						res.Changes = []gitsync.Change{} // an array, as JSON.md says
+					}
 					if err := printJSON(c, res); err != nil {
 						return err
 					}
