@@ -6,9 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/memory"
@@ -56,25 +54,10 @@ func TestAForgetKilledMidwayBringsNothingBack(t *testing.T) {
 		cmd := exec.Command(w.exe, append([]string{"forget"}, ids...)...)
 		cmd.Dir = root
 		cmd.Env = append(os.Environ(), "PATH="+w.path, "ACOLYTE_HOME="+w.home)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-	poll:
-		for {
-			select {
-			case <-done:
-				break poll
-			default:
-			}
-			if now, err := os.Stat(forgotten); err == nil && (before == nil || now.Size() != before.Size()) {
-				cmd.Process.Signal(syscall.SIGKILL)
-				<-done
-				break poll
-			}
-			time.Sleep(50 * time.Microsecond)
-		}
+		killWhen(t, cmd, func() bool {
+			now, err := os.Stat(forgotten)
+			return err == nil && (before == nil || now.Size() != before.Size())
+		})
 		stillInShards := 0
 		for _, id := range ids {
 			shard, err := os.ReadFile(filepath.Join(root, format.Dir, format.ShardFile(format.ShardOf(id))))

@@ -52,25 +52,11 @@ func TestASplitKilledMidwayLosesNothing(t *testing.T) {
 		cmd := exec.Command(w.exe, "sync")
 		cmd.Dir = root
 		cmd.Env = append(os.Environ(), "PATH="+w.path, "ACOLYTE_HOME="+w.home)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-	poll:
-		for {
-			select {
-			case <-done:
-				break poll
-			default:
-			}
-			if entries, _ := os.ReadDir(shardsDir); len(entries) >= after {
-				cmd.Process.Signal(syscall.SIGKILL)
-				<-done
-				caught++
-				break poll
-			}
-			time.Sleep(100 * time.Microsecond)
+		if killWhen(t, cmd, func() bool {
+			entries, _ := os.ReadDir(shardsDir)
+			return len(entries) >= after
+		}) {
+			caught++
 		}
 		if got := count(); got != n {
 			t.Fatalf("killed after %d shard files: %d memories listed, want %d", after, got, n)
@@ -89,5 +75,29 @@ func TestASplitKilledMidwayLosesNothing(t *testing.T) {
 	}
 	if caught == 0 {
 		t.Skip("no sync was caught mid-split")
+	}
+}
+
+// killWhen starts cmd and kills it -9 as soon as ready holds, polling every
+// 100 µs, or lets it finish first; it reports whether it killed it.
+func killWhen(t *testing.T, cmd *exec.Cmd, ready func() bool) bool {
+	t.Helper()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	for {
+		select {
+		case <-done:
+			return false
+		default:
+		}
+		if ready() {
+			cmd.Process.Signal(syscall.SIGKILL)
+			<-done
+			return true
+		}
+		time.Sleep(100 * time.Microsecond)
 	}
 }
