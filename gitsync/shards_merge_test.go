@@ -18,21 +18,8 @@ import (
 func TestAMergeAcrossTheSplitPassesCheck(t *testing.T) {
 	t.Parallel() // its own repositories and index, hundreds of ms to seconds of git and SQLite
 	root := newDriverRepo(t)
-	mems := storedMemories(format.SplitAt - 10)
-	if err := os.MkdirAll(filepath.Join(root, format.Dir), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := format.WriteFile(format.MemoriesPath(root), mems); err != nil {
-		t.Fatal(err)
-	}
-	w := workspaceAt(t, root)
-	w.settle = 0
+	w, mems := belowTheSplit(t, root)
 	ctx := t.Context()
-	if _, err := w.Sync(ctx); err != nil {
-		t.Fatal(err)
-	}
-	runGit(t, root, "add", "-A")
-	runGit(t, root, "commit", "-qm", "one file")
 
 	runGit(t, root, "checkout", "-q", "-b", "grow")
 	for i := range 20 {
@@ -98,4 +85,26 @@ func TestTheWriteAfterAnInterruptedForgetTidiesItsLine(t *testing.T) {
 	if err != nil || strings.Contains(string(shard), gone.ID) {
 		t.Errorf("the line of %s is still in its shard (%v)", gone.ID, err)
 	}
+}
+
+// belowTheSplit commits, in the repository at root, a project ten
+// memories short of the split, synced, and returns its checkout and
+// memories.
+func belowTheSplit(t *testing.T, root string) (*Checkout, []memory.Memory) {
+	t.Helper()
+	mems := storedMemories(format.SplitAt - 10)
+	if err := os.MkdirAll(filepath.Join(root, format.Dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := format.WriteFile(format.MemoriesPath(root), mems); err != nil {
+		t.Fatal(err)
+	}
+	w := workspaceAt(t, root)
+	w.settle = 0
+	if _, err := w.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	runGit(t, root, "add", "-A")
+	runGit(t, root, "commit", "-qm", "one file")
+	return w, mems
 }

@@ -32,21 +32,8 @@ func TestRevertingTheSplitTakesOutWhatItAdded(t *testing.T) {
 				root = t.TempDir()
 				runGit(t, root, "init", "-q", "-b", "main")
 			}
-			mems := storedMemories(format.SplitAt - 10)
-			if err := os.MkdirAll(filepath.Join(root, format.Dir), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := format.WriteFile(format.MemoriesPath(root), mems); err != nil {
-				t.Fatal(err)
-			}
-			w := workspaceAt(t, root)
-			w.settle = 0
+			w, mems := belowTheSplit(t, root)
 			ctx := t.Context()
-			if _, err := w.Sync(ctx); err != nil {
-				t.Fatal(err)
-			}
-			runGit(t, root, "add", "-A")
-			runGit(t, root, "commit", "-qm", "one file")
 
 			var reverted []string
 			for i := range 20 {
@@ -158,21 +145,8 @@ func TestRebasingAwayTheSplitKeepsWhatCameAfter(t *testing.T) {
 	t.Parallel() // its own repositories and indexes, seconds of git and SQLite
 	root := t.TempDir()
 	runGit(t, root, "init", "-q", "-b", "main")
-	mems := storedMemories(format.SplitAt - 10)
-	if err := os.MkdirAll(filepath.Join(root, format.Dir), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := format.WriteFile(format.MemoriesPath(root), mems); err != nil {
-		t.Fatal(err)
-	}
-	w := workspaceAt(t, root)
-	w.settle = 0
+	w, mems := belowTheSplit(t, root)
 	ctx := t.Context()
-	if _, err := w.Sync(ctx); err != nil {
-		t.Fatal(err)
-	}
-	runGit(t, root, "add", "-A")
-	runGit(t, root, "commit", "-qm", "one file")
 	for i := range 20 {
 		if _, err := w.Add(ctx, memory.Draft{Scope: memory.ScopeProject, Kind: memory.KindStored, Content: "added by the split commit " + string(rune('a'+i))}); err != nil {
 			t.Fatal(err)
