@@ -24,10 +24,10 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/internal/pgtest"
 	"github.com/acolyte-dev/acolyte/memory"
 	"github.com/acolyte-dev/acolyte/memory/embed/static"
 	"github.com/acolyte-dev/acolyte/memory/postgres"
-	"github.com/acolyte-dev/acolyte/memory/postgres/pgtest"
 	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
 

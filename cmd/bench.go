@@ -13,8 +13,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/acolyte-dev/acolyte/gitsync/derive"
+	"github.com/acolyte-dev/acolyte/internal/bench"
 	"github.com/acolyte-dev/acolyte/memory"
-	"github.com/acolyte-dev/acolyte/memory/bench"
 	"github.com/acolyte-dev/acolyte/memory/postgres"
 	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )

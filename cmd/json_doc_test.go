@@ -17,7 +17,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/acolyte-dev/acolyte/cmd"
-	"github.com/acolyte-dev/acolyte/memory/postgres/pgtest"
+	"github.com/acolyte-dev/acolyte/internal/pgtest"
 )
 
 // docField is one row of a table in cmd/JSON.md.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/acolyte-dev/acolyte/memory/postgres/pgtest"
+	"github.com/acolyte-dev/acolyte/internal/pgtest"
 )
 
 // TestPGliteScripts runs the scripts of testdata/pglite against PGlite,

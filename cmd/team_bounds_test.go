@@ -11,8 +11,8 @@ import (
 
 	"github.com/acolyte-dev/acolyte/memory/team"
 
+	"github.com/acolyte-dev/acolyte/internal/pgtest"
 	"github.com/acolyte-dev/acolyte/memory/postgres"
-	"github.com/acolyte-dev/acolyte/memory/postgres/pgtest"
 )
 
 // Local work never waits for the team database: through a fault proxy that

@@ -4,7 +4,7 @@ import "context"
 
 // Engine is what a memory database does, whichever engine it runs on: the
 // local SQLite Store and the shared team database (memory/postgres) both
-// implement it, and one conformance suite (memory/enginetest) holds them
+// implement it, and one conformance suite (memory/internal/enginetest) holds them
 // to the same behaviour. Each method sees only what vis may see.
 type Engine interface {
 	Add(ctx context.Context, vis Visibility, d Draft) (Added, error)

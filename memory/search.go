@@ -303,7 +303,7 @@ const tailShare = 0.4
 // write this" (z 2.2), above a floor at half of vectorFullZ (0.8). It is
 // derived from vectorWeight, so a re-fit of the fusion keeps its meaning.
 //
-// Measured on the dev split of memory/bench/testdata/path-scoped (48
+// Measured on the dev split of internal/bench/testdata/path-scoped (48
 // questions that name a file, in four projects' rules) with MiniLM
 // (vectorWeight 0.4), fused recall@5, nDCG@5 and MRR, with category 2 (the
 // answer applies everywhere or has no globs) in brackets:

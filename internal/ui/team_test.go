@@ -8,10 +8,10 @@ import (
 	"testing"
 
 	"github.com/acolyte-dev/acolyte/gitsync"
+	"github.com/acolyte-dev/acolyte/internal/pgtest"
 	"github.com/acolyte-dev/acolyte/memory"
 	"github.com/acolyte-dev/acolyte/memory/embed/static"
 	"github.com/acolyte-dev/acolyte/memory/postgres"
-	"github.com/acolyte-dev/acolyte/memory/postgres/pgtest"
 )
 
 // With a team database, the page shows the team's memories with the role

@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acolyte-dev/acolyte/internal/bench"
+	"github.com/acolyte-dev/acolyte/internal/pgtest"
 	"github.com/acolyte-dev/acolyte/memory"
-	"github.com/acolyte-dev/acolyte/memory/bench"
 	"github.com/acolyte-dev/acolyte/memory/embed/static"
 	"github.com/acolyte-dev/acolyte/memory/postgres"
-	"github.com/acolyte-dev/acolyte/memory/postgres/pgtest"
 	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
 

@@ -12,10 +12,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/acolyte-dev/acolyte/internal/pgtest"
 	"github.com/acolyte-dev/acolyte/memory"
-	"github.com/acolyte-dev/acolyte/memory/enginetest"
+	"github.com/acolyte-dev/acolyte/memory/internal/enginetest"
 	"github.com/acolyte-dev/acolyte/memory/postgres"
-	"github.com/acolyte-dev/acolyte/memory/postgres/pgtest"
 )
 
 // TestPGlite runs the team database on PGlite, PostgreSQL 17 with

@@ -9,10 +9,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/acolyte-dev/acolyte/internal/pgtest"
 	"github.com/acolyte-dev/acolyte/memory"
 	"github.com/acolyte-dev/acolyte/memory/embed/static"
 	"github.com/acolyte-dev/acolyte/memory/postgres"
-	"github.com/acolyte-dev/acolyte/memory/postgres/pgtest"
 )
 
 // TestPGliteLargeTeam drives the search path of a large team on PGlite

@@ -10,11 +10,11 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/acolyte-dev/acolyte/internal/pgtest"
 	"github.com/acolyte-dev/acolyte/memory"
 	"github.com/acolyte-dev/acolyte/memory/embed/static"
-	"github.com/acolyte-dev/acolyte/memory/enginetest"
+	"github.com/acolyte-dev/acolyte/memory/internal/enginetest"
 	"github.com/acolyte-dev/acolyte/memory/postgres"
-	"github.com/acolyte-dev/acolyte/memory/postgres/pgtest"
 	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
 

@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/acolyte-dev/acolyte/memory"
-	"github.com/acolyte-dev/acolyte/memory/enginetest"
+	"github.com/acolyte-dev/acolyte/memory/internal/enginetest"
 	"github.com/acolyte-dev/acolyte/memory/postgres"
 )
 

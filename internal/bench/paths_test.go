@@ -4,8 +4,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/acolyte-dev/acolyte/internal/bench"
 	"github.com/acolyte-dev/acolyte/memory"
-	"github.com/acolyte-dev/acolyte/memory/bench"
 )
 
 // TestPathScopedSetIsWhatItsCategoriesSay holds the path-scoped dev and

@@ -37,9 +37,10 @@ func pgliteDir() (string, bool) {
 		return "", false
 	case "1":
 		// The tests of several packages start it, each from its own
-		// folder: find the server beside this file.
+		// folder: find the server from this file, which sits two
+		// folders below the module's root.
 		_, file, _, _ := runtime.Caller(0)
-		return filepath.Join(filepath.Dir(file), "..", "testdata", "pglite"), true
+		return filepath.Join(filepath.Dir(file), "..", "..", "memory", "postgres", "testdata", "pglite"), true
 	}
 	return v, true
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acolyte-dev/acolyte/memory/bench"
+	"github.com/acolyte-dev/acolyte/internal/bench"
 )
 
 // TestTeamNames: every group gets its own team, a name the team database

@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/acolyte-dev/acolyte/internal/bench"
 	"github.com/acolyte-dev/acolyte/memory"
-	"github.com/acolyte-dev/acolyte/memory/bench"
 	"github.com/acolyte-dev/acolyte/memory/embed/static"
 	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )

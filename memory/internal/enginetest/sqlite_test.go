@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/acolyte-dev/acolyte/memory"
-	"github.com/acolyte-dev/acolyte/memory/enginetest"
+	"github.com/acolyte-dev/acolyte/memory/internal/enginetest"
 	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
 
