@@ -134,9 +134,8 @@ func isHash(s string) bool {
 	return true
 }
 
-// Config is one key of the repository's own git config (not the
-// user's or the system's), or "" when it is not set.
-func (r *Repo) Config(key string) (string, error) {
+// configByGit is Config as the git command answers it.
+func (r *Repo) configByGit(key string) (string, error) {
 	cmd := exec.Command("git", "config", "--local", "--get", key)
 	cmd.Dir = r.Root
 	out, err := cmd.Output()
