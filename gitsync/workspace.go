@@ -1111,10 +1111,8 @@ func (r *Repo) Stale(ctx context.Context) ([]StaleMemory, error) {
 // StaleAmong is Stale over the given memories, in their order: a caller
 // holding some memories already (acolyte ui's page of them, a search's
 // results) asks about those alone. Every cited path of every memory is
-// looked up in one `git cat-file --batch-check`, and a file is changed
-// when the blob id of its worktree content differs from the committed
-// one's: one git process for a whole page, where reading each blob took
-// two a path.
+// looked up at its commit (committedBlobs), and a file is changed when the
+// blob id of its worktree content differs from the committed one's.
 func (r *Repo) StaleAmong(ctx context.Context, mems []memory.Memory) ([]StaleMemory, error) {
 	// A clone's file names the paths: they are read through the
 	// repository's os.Root, so "../x" or a link out is never read.
@@ -1147,26 +1145,18 @@ func (r *Repo) StaleAmong(ctx context.Context, mems []memory.Memory) ([]StaleMem
 		}
 	}
 	if len(asks) > 0 {
-		var in strings.Builder
-		for _, a := range asks {
-			in.WriteString(mems[a.mem].Commit + ":" + a.path + "\n")
+		specs := make([]string, len(asks))
+		for k, a := range asks {
+			specs[k] = mems[a.mem].Commit + ":" + a.path
 		}
-		answer, err := r.GitOutput(ctx, []byte(in.String()), "cat-file", "--batch-check")
+		blobs, err := r.committedBlobs(ctx, specs)
 		if err != nil {
 			return nil, err
 		}
-		lines := strings.Split(strings.TrimSuffix(string(answer), "\n"), "\n")
-		if len(lines) != len(asks) {
-			return nil, fmt.Errorf("git cat-file --batch-check answered %d lines for %d paths", len(lines), len(asks))
-		}
 		for k, a := range asks {
-			oid, kind, _ := strings.Cut(lines[k], " ")
-			if !strings.HasPrefix(kind, "blob ") {
-				// Not committed when the memory was written (or not a
-				// file then): nothing to compare.
-				continue
-			}
-			if blobID(a.data, len(oid)) != oid {
+			// No blob: not committed when the memory was written (or not
+			// a file then): nothing to compare.
+			if blobs[k] != "" && blobID(a.data, len(blobs[k])) != blobs[k] {
 				out[a.mem].Changed = append(out[a.mem].Changed, a.path)
 			}
 		}

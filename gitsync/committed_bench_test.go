@@ -1,0 +1,126 @@
+package gitsync
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/acolyte-dev/acolyte/internal/gittest"
+)
+
+// packedHistory writes, through git fast-import, a repository of files
+// folders deep that years of small commits changed, packed by git gc as a
+// clone is: its trees and blobs stored as deltas.
+func packedHistory(b testing.TB, files, commits int) string {
+	b.Helper()
+	root := b.TempDir()
+	gittest.Run(b, root, "init", "-q", "-b", "main")
+	path := func(i int) string { return fmt.Sprintf("pkg%02d/sub%02d/file%04d.go", i%40, i/40%10, i) }
+	var stream strings.Builder
+	blob := func(p, content string) {
+		fmt.Fprintf(&stream, "M 100644 inline %s\ndata %d\n%s\n", p, len(content), content)
+	}
+	body := func(i, version int) string {
+		return fmt.Sprintf("package pkg\n\n// version %d\n%s", version, strings.Repeat(fmt.Sprintf("func f%d() int { return %d }\n", i, i), 60))
+	}
+	for c := range commits {
+		msg := fmt.Sprintf("change %d", c)
+		fmt.Fprintf(&stream, "commit refs/heads/main\nmark :%d\ncommitter t <t@example.com> %d +0000\ndata %d\n%s\n", c+1, 1_600_000_000+c*3600, len(msg), msg)
+		if c > 0 {
+			fmt.Fprintf(&stream, "from :%d\n", c)
+		}
+		if c == 0 {
+			for i := range files {
+				blob(path(i), body(i, 0))
+			}
+			continue
+		}
+		for k := range 4 {
+			i := (c*7919 + k*104729) % files
+			blob(path(i), body(i, c))
+		}
+	}
+	if out, err := gittest.TryInput(root, stream.String(), "fast-import", "--quiet"); err != nil {
+		b.Fatalf("git fast-import: %v %s", err, out)
+	}
+	gittest.Run(b, root, "checkout", "-q", "main")
+	gittest.Run(b, root, "gc", "-q")
+	return root
+}
+
+// citedSpecs is n "<commit>:<path>" a page of search hits cites: commits
+// spread over the history, paths over the tree, some changed since.
+func citedSpecs(b *testing.B, root string, n int) []string {
+	b.Helper()
+	commits := strings.Fields(gittest.Run(b, root, "rev-list", "--max-count=5000", "HEAD"))
+	paths := strings.Fields(gittest.Run(b, root, "ls-tree", "-r", "--name-only", "HEAD"))
+	specs := make([]string, n)
+	for i := range specs {
+		specs[i] = commits[i*len(commits)/n] + ":" + paths[(i*7919)%len(paths)]
+	}
+	return specs
+}
+
+// BenchmarkCommittedBlobs is the first look at a page of 20 search hits'
+// cited files: "git" asks `git cat-file --batch-check`, as StaleAmong did,
+// "in-process" is committedBlobs reading the objects, each call opening
+// the repository afresh as a new CLI process does. The repository is a
+// packed history of 5,000 files and 3,000 commits, or the one
+// ACOLYTE_BENCH_REPO names (read, never written). It reports the median
+// call as ms-median.
+//
+//	go test ./gitsync -run '^$' -bench BenchmarkCommittedBlobs -count 5
+func BenchmarkCommittedBlobs(b *testing.B) {
+	root := os.Getenv("ACOLYTE_BENCH_REPO")
+	if root == "" {
+		root = packedHistory(b, 5_000, 3_000)
+	}
+	r, err := Discover(root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	specs := citedSpecs(b, root, 20)
+	want, err := r.GitOutput(b.Context(), []byte(strings.Join(specs, "\n")+"\n"), "cat-file", "--batch-check")
+	if err != nil {
+		b.Fatal(err)
+	}
+	median := func(b *testing.B, call func() []string) {
+		var took []time.Duration
+		for b.Loop() {
+			start := time.Now()
+			got := call()
+			took = append(took, time.Since(start))
+			if len(got) != len(specs) {
+				b.Fatalf("%d answers for %d paths", len(got), len(specs))
+			}
+		}
+		slices.Sort(took)
+		b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "ms-median")
+	}
+	b.Run("git", func(b *testing.B) {
+		median(b, func() []string {
+			out, err := r.GitOutput(b.Context(), []byte(strings.Join(specs, "\n")+"\n"), "cat-file", "--batch-check")
+			if err != nil {
+				b.Fatal(err)
+			}
+			return strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+		})
+	})
+	b.Run("in-process", func(b *testing.B) {
+		median(b, func() []string {
+			blobs, err := r.committedBlobs(b.Context(), specs)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for i, line := range strings.Split(strings.TrimSuffix(string(want), "\n"), "\n") {
+				if oid, kind, _ := strings.Cut(line, " "); strings.HasPrefix(kind, "blob ") != (blobs[i] != "") || blobs[i] != "" && blobs[i] != oid {
+					b.Fatalf("%s: in-process %q, git %q", specs[i], blobs[i], line)
+				}
+			}
+			return blobs
+		})
+	})
+}
