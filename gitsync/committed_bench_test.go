@@ -12,8 +12,8 @@ import (
 )
 
 // packedHistory writes, through git fast-import, a repository of files
-// folders deep that years of small commits changed, packed by git gc as a
-// clone is: its trees and blobs stored as deltas.
+// folders deep that years of small commits changed, packed as git gc and
+// a clone's pack do: trees and blobs stored as deltas, up to 50 deep.
 func packedHistory(b testing.TB, files, commits int) string {
 	b.Helper()
 	root := b.TempDir()
@@ -47,15 +47,18 @@ func packedHistory(b testing.TB, files, commits int) string {
 		b.Fatalf("git fast-import: %v %s", err, out)
 	}
 	gittest.Run(b, root, "checkout", "-q", "main")
-	gittest.Run(b, root, "gc", "-q")
+	// fast-import stores each version as a delta of the one before it,
+	// the newest at the end of the longest chain; git's own packing (gc,
+	// a clone's pack) bases deltas on the newest instead, which -f redoes.
+	gittest.Run(b, root, "repack", "-q", "-a", "-d", "-f", "--depth=50", "--window=10")
 	return root
 }
 
 // citedSpecs is n "<commit>:<path>" a page of search hits cites: commits
-// spread over the history, paths over the tree, some changed since.
-func citedSpecs(b *testing.B, root string, n int) []string {
+// spread over the last span of the history, paths over the tree.
+func citedSpecs(b *testing.B, root string, n, span int) []string {
 	b.Helper()
-	commits := strings.Fields(gittest.Run(b, root, "rev-list", "--max-count=5000", "HEAD"))
+	commits := strings.Fields(gittest.Run(b, root, "rev-list", fmt.Sprintf("--max-count=%d", span), "HEAD"))
 	paths := strings.Fields(gittest.Run(b, root, "ls-tree", "-r", "--name-only", "HEAD"))
 	specs := make([]string, n)
 	for i := range specs {
@@ -69,8 +72,11 @@ func citedSpecs(b *testing.B, root string, n int) []string {
 // "in-process" is committedBlobs reading the objects, each call opening
 // the repository afresh as a new CLI process does. The repository is a
 // packed history of 5,000 files and 3,000 commits, or the one
-// ACOLYTE_BENCH_REPO names (read, never written). It reports the median
-// call as ms-median.
+// ACOLYTE_BENCH_REPO names (read, never written). The hits cite 20
+// commits among the last 100 ("recent": memories written lately, whose
+// trees git stores whole or near it) or among all 3,000 ("spread":
+// years of memories, each old tree at the end of a chain of deltas up to
+// 50 long). It reports the median call as ms-median.
 //
 //	go test ./gitsync -run '^$' -bench BenchmarkCommittedBlobs -count 5
 func BenchmarkCommittedBlobs(b *testing.B) {
@@ -82,7 +88,16 @@ func BenchmarkCommittedBlobs(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	specs := citedSpecs(b, root, 20)
+	for _, span := range []struct {
+		name    string
+		commits int
+	}{{"recent", 100}, {"spread", 5000}} {
+		specs := citedSpecs(b, root, 20, span.commits)
+		b.Run(span.name, func(b *testing.B) { benchmarkCommittedBlobs(b, r, specs) })
+	}
+}
+
+func benchmarkCommittedBlobs(b *testing.B, r *Repo, specs []string) {
 	want, err := r.GitOutput(b.Context(), []byte(strings.Join(specs, "\n")+"\n"), "cat-file", "--batch-check")
 	if err != nil {
 		b.Fatal(err)

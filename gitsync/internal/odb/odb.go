@@ -14,7 +14,6 @@ package odb
 import (
 	"bufio"
 	"bytes"
-	"compress/zlib"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -64,11 +63,12 @@ type DB struct {
 	packs   []*pack
 	cache   map[cacheKey]object
 	cached  int
-	// bytes, buffer and zlib are reused for every entry read, never
-	// concurrently.
+	// bytes, buffer, zlib and loose are reused for every object read,
+	// never concurrently: making them costs more than a small object.
 	bytes  bytes.Reader
 	buffer *bufio.Reader
 	zlib   io.ReadCloser
+	loose  *bufio.Reader
 }
 
 type cacheKey struct {
@@ -267,12 +267,20 @@ func (db *DB) readLoose(id [20]byte) (object, error) {
 		return object{}, fmt.Errorf("%w: object %s: %w", ErrUnsupported, h, err)
 	}
 	defer f.Close()
-	z, err := zlib.NewReader(bufio.NewReader(f))
-	if err != nil {
+	if db.buffer == nil {
+		db.buffer = bufio.NewReaderSize(f, 4096)
+	} else {
+		db.buffer.Reset(f)
+	}
+	if err := db.resetZlib(db.buffer); err != nil {
 		return object{}, fmt.Errorf("%w: object %s: %w", ErrUnsupported, h, err)
 	}
-	defer z.Close()
-	r := bufio.NewReader(z)
+	if db.loose == nil {
+		db.loose = bufio.NewReaderSize(db.zlib, 512)
+	} else {
+		db.loose.Reset(db.zlib)
+	}
+	r := db.loose
 	header, err := r.ReadString(0)
 	if err != nil {
 		return object{}, fmt.Errorf("%w: object %s: %w", ErrUnsupported, h, err)

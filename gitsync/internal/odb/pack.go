@@ -135,13 +135,7 @@ func (db *DB) inflate(r io.Reader, size int64) ([]byte, error) {
 	if size < 0 || size > maxObject {
 		return nil, fmt.Errorf("an object of %d bytes is past what is read here", size)
 	}
-	if db.zlib == nil {
-		z, err := zlib.NewReader(r)
-		if err != nil {
-			return nil, err
-		}
-		db.zlib = z
-	} else if err := db.zlib.(zlib.Resetter).Reset(r, nil); err != nil {
+	if err := db.resetZlib(r); err != nil {
 		return nil, err
 	}
 	data := make([]byte, size)
@@ -225,4 +219,17 @@ func deltaSize(delta []byte) (uint64, []byte, error) {
 			return size, delta, nil
 		}
 	}
+}
+
+// resetZlib points the DB's one decompressor at r.
+func (db *DB) resetZlib(r io.Reader) error {
+	if db.zlib == nil {
+		z, err := zlib.NewReader(r)
+		if err != nil {
+			return err
+		}
+		db.zlib = z
+		return nil
+	}
+	return db.zlib.(zlib.Resetter).Reset(r, nil)
 }
