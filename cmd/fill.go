@@ -2,8 +2,10 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -57,7 +59,11 @@ func startFill(c *cli.Context) error {
 	if err != nil {
 		return nil
 	}
-	args := []string{"reindex", "--background", "--" + flagHome, dir}
+	repo, err := filepath.Abs(global(c, flagRepo))
+	if err != nil {
+		return nil
+	}
+	args := []string{"reindex", "--background", "--" + flagHome, dir, "--" + flagRepo, repo}
 	if name := global(c, flagEmbedder); name != "" {
 		args = append(args, "--"+flagEmbedder, name)
 	}
@@ -76,7 +82,10 @@ func startFill(c *cli.Context) error {
 func runBackgroundFill(c *cli.Context, s *sqlite.Store) error {
 	yieldProcessor()
 	_, _, err := s.FillInBackground(c.Context, nil)
-	return err
+	// The command that started it left memories to index in its
+	// repository, which a search will check for staleness: their cited
+	// blobs are found now, off its path.
+	return errors.Join(err, keepCitedBlobs(c.Context, s, global(c, flagRepo)))
 }
 
 // fillPoll is how often a server looks for vectors to make after its

@@ -3,12 +3,14 @@ package gitsync
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/acolyte-dev/acolyte/internal/gittest"
+	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
 
 // packedHistory writes, through git fast-import, a repository of files
@@ -70,7 +72,8 @@ func citedSpecs(b *testing.B, root string, n, span int) []string {
 // BenchmarkCommittedBlobs is the first look at a page of 20 search hits'
 // cited files: "git" asks `git cat-file --batch-check`, as StaleAmong did,
 // "in-process" is committedBlobs reading the objects, each call opening
-// the repository afresh as a new CLI process does. The repository is a
+// the repository afresh as a new CLI process does; "kept" reads the
+// answers kept ahead of time in a store (keptBlobs). The repository is a
 // packed history of 5,000 files and 3,000 commits, or the one
 // ACOLYTE_BENCH_REPO names (read, never written). The hits cite 20
 // commits among the last 100 ("recent": memories written lately, whose
@@ -122,6 +125,23 @@ func benchmarkCommittedBlobs(b *testing.B, r *Repo, specs []string) {
 				b.Fatal(err)
 			}
 			return strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+		})
+	})
+	b.Run("kept", func(b *testing.B) {
+		state, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "acolyte.db"), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer state.Close()
+		if _, err := r.keptBlobs(b.Context(), state, specs, 0); err != nil {
+			b.Fatal(err)
+		}
+		median(b, func() []string {
+			blobs, err := r.keptBlobs(b.Context(), state, specs, keepWait)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return blobs
 		})
 	})
 	b.Run("in-process", func(b *testing.B) {

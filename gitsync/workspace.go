@@ -1114,6 +1114,11 @@ func (r *Repo) Stale(ctx context.Context) ([]StaleMemory, error) {
 // looked up at its commit (committedBlobs), and a file is changed when the
 // blob id of its worktree content differs from the committed one's.
 func (r *Repo) StaleAmong(ctx context.Context, mems []memory.Memory) ([]StaleMemory, error) {
+	return r.staleAmong(ctx, mems, r.committedBlobs)
+}
+
+// staleAmong is StaleAmong finding the committed blobs through committed.
+func (r *Repo) staleAmong(ctx context.Context, mems []memory.Memory, committed func(context.Context, []string) ([]string, error)) ([]StaleMemory, error) {
 	// A clone's file names the paths: they are read through the
 	// repository's os.Root, so "../x" or a link out is never read.
 	root, err := os.OpenRoot(r.Root)
@@ -1129,7 +1134,7 @@ func (r *Repo) StaleAmong(ctx context.Context, mems []memory.Memory) ([]StaleMem
 	var asks []cited
 	out := make([]StaleMemory, len(mems))
 	for i, m := range mems {
-		if m.Commit == "" || len(m.Paths) == 0 || strings.ContainsAny(m.Commit, " \n:") {
+		if !citesAtCommit(m) {
 			continue
 		}
 		for _, p := range m.Paths {
@@ -1138,7 +1143,7 @@ func (r *Repo) StaleAmong(ctx context.Context, mems []memory.Memory) ([]StaleMem
 				out[i].Deleted = append(out[i].Deleted, p)
 				continue
 			}
-			if err != nil || strings.ContainsAny(p, "\n") {
+			if err != nil || !citable(p) {
 				continue // outside the repository, or unreadable: nothing to compare
 			}
 			asks = append(asks, cited{mem: i, path: p, data: now})
@@ -1149,7 +1154,7 @@ func (r *Repo) StaleAmong(ctx context.Context, mems []memory.Memory) ([]StaleMem
 		for k, a := range asks {
 			specs[k] = mems[a.mem].Commit + ":" + a.path
 		}
-		blobs, err := r.committedBlobs(ctx, specs)
+		blobs, err := committed(ctx, specs)
 		if err != nil {
 			return nil, err
 		}
@@ -1174,7 +1179,11 @@ func (r *Repo) StaleAmong(ctx context.Context, mems []memory.Memory) ([]StaleMem
 // StaleByID is StaleAmong in the shape a search marks its results with
 // (memory.StaleFunc): what changed of each stale memory, by id.
 func (r *Repo) StaleByID(ctx context.Context, mems []memory.Memory) (map[string]memory.Staleness, error) {
-	stale, err := r.StaleAmong(ctx, mems)
+	return byID(r.StaleAmong(ctx, mems))
+}
+
+// byID is stale in the shape of a memory.StaleFunc's answer.
+func byID(stale []StaleMemory, err error) (map[string]memory.Staleness, error) {
 	if err != nil {
 		return nil, err
 	}
