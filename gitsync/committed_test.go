@@ -119,3 +119,31 @@ func TestStaleByIDKeepingAnswersAsGitAndKeeps(t *testing.T) {
 		}
 	}
 }
+
+// A search's check reads the objects itself, without git: from a linked
+// worktree, whose objects are in the main checkout's git directory, with
+// no git on PATH, the answers are the ones git gave.
+func TestStaleByIDReadsObjectsWithoutGit(t *testing.T) {
+	main, mems := citingRepo(t)
+	linked := filepath.Join(t.TempDir(), "linked")
+	gittest.Run(t, main.Root, "worktree", "add", "-q", linked)
+	repo, err := gitsync.Discover(linked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := repo.StaleByID(t.Context(), mems)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) != 3 {
+		t.Fatalf("git's answer in the linked worktree: %v, want changed, gone and moved", want)
+	}
+	t.Setenv("PATH", t.TempDir())
+	got, err := repo.StaleByID(t.Context(), mems[:5]) // not the escaping paths, which go to git
+	if err != nil {
+		t.Fatalf("with no git on PATH: %v", err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("with no git on PATH: %v, want %v", got, want)
+	}
+}

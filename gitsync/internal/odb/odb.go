@@ -84,6 +84,7 @@ type object struct {
 // pack is one packfile and its index, opened on first use.
 type pack struct {
 	idxPath, packPath string
+	mapped            bool
 	opened            bool
 	idx, data         *source
 	fanout            [256]uint32
@@ -92,6 +93,11 @@ type pack struct {
 // Open reads the objects of the repository whose common git directory is
 // commonDir, or answers ErrUnsupported when git must be asked instead.
 func Open(commonDir string) (*DB, error) {
+	return open(commonDir, canMap)
+}
+
+// open is Open mapping the packs or reading them through their files.
+func open(commonDir string, mapPacks bool) (*DB, error) {
 	for _, v := range envMovesObjects {
 		if os.Getenv(v) != "" {
 			return nil, fmt.Errorf("%w: %s is set", ErrUnsupported, v)
@@ -130,6 +136,7 @@ func Open(commonDir string) (*DB, error) {
 		db.packs = append(db.packs, &pack{
 			idxPath:  filepath.Join(objects, "pack", e.Name()),
 			packPath: filepath.Join(objects, "pack", base+".pack"),
+			mapped:   mapPacks,
 		})
 	}
 	return db, nil
@@ -307,7 +314,7 @@ func (p *pack) open() error {
 		return nil
 	}
 	p.opened = true
-	idx, err := openSource(p.idxPath)
+	idx, err := openSource(p.idxPath, p.mapped)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrUnsupported, err)
 	}
@@ -316,7 +323,7 @@ func (p *pack) open() error {
 		idx.Close()
 		return fmt.Errorf("%w: %s is not a version 2 pack index", ErrUnsupported, p.idxPath)
 	}
-	data, err := openSource(p.packPath)
+	data, err := openSource(p.packPath, p.mapped)
 	if err != nil {
 		idx.Close()
 		return fmt.Errorf("%w: %w", ErrUnsupported, err)

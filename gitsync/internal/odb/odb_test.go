@@ -74,7 +74,7 @@ func blobsByGit(t *testing.T, root string, specs []string) []string {
 }
 
 // assertAsGit checks that every commit's every path reads as git reads
-// it, in-process, with nothing left to git.
+// it, in-process, with nothing left to git, the packs mapped and read.
 func assertAsGit(t *testing.T, root string, commits, paths []string) {
 	t.Helper()
 	var specs []string
@@ -84,23 +84,25 @@ func assertAsGit(t *testing.T, root string, commits, paths []string) {
 		}
 	}
 	want := blobsByGit(t, root, specs)
-	db, err := odb.Open(filepath.Join(root, ".git"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	for i, spec := range specs {
-		commit, path, _ := strings.Cut(spec, ":")
-		e, ok, err := db.At(commit, path)
+	for name, open := range map[string]func(string) (*odb.DB, error){"mapped": odb.Open, "read": odb.OpenReading} {
+		db, err := open(filepath.Join(root, ".git"))
 		if err != nil {
-			t.Fatalf("%s: %v", spec, err)
+			t.Fatal(err)
 		}
-		got := ""
-		if ok && e.Blob {
-			got = e.ID
-		}
-		if got != want[i] {
-			t.Errorf("%s: blob %q in-process, %q by git", spec, got, want[i])
+		defer db.Close()
+		for i, spec := range specs {
+			commit, path, _ := strings.Cut(spec, ":")
+			e, ok, err := db.At(commit, path)
+			if err != nil {
+				t.Fatalf("%s, %s: %v", name, spec, err)
+			}
+			got := ""
+			if ok && e.Blob {
+				got = e.ID
+			}
+			if got != want[i] {
+				t.Errorf("%s, %s: blob %q in-process, %q by git", name, spec, got, want[i])
+			}
 		}
 	}
 }

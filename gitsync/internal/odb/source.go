@@ -26,8 +26,8 @@ type entryReader interface {
 	io.ByteReader
 }
 
-func openSource(path string) (*source, error) {
-	if canMap {
+func openSource(path string, mapped bool) (*source, error) {
+	if mapped {
 		data, unmap, err := mapfile.Map(path)
 		if err != nil {
 			return nil, err
