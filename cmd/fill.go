@@ -75,17 +75,19 @@ func startFill(c *cli.Context) error {
 	return nil
 }
 
-// runBackgroundFill is reindex --background: the model vectors alone, at
-// the lowest scheduling priority, so that it takes only the processor
-// time the user's own work leaves idle, and silently, as nothing reads its
-// output.
+// runBackgroundFill is reindex --background: the cited blobs and the
+// model vectors, at the lowest scheduling priority, so that it takes only
+// the processor time the user's own work leaves idle, and silently, as
+// nothing reads its output.
 func runBackgroundFill(c *cli.Context, s *sqlite.Store) error {
 	yieldProcessor()
-	_, _, err := s.FillInBackground(c.Context, nil)
 	// The command that started it left memories to index in its
 	// repository, which a search will check for staleness: their cited
-	// blobs are found now, off its path.
-	return errors.Join(err, keepCitedBlobs(c.Context, s, global(c, flagRepo)))
+	// blobs are found first, off its path, in seconds where the vectors
+	// may take minutes.
+	kept := keepCitedBlobs(c.Context, s, global(c, flagRepo))
+	_, _, err := s.FillInBackground(c.Context, nil)
+	return errors.Join(kept, err)
 }
 
 // fillPoll is how often a server looks for vectors to make after its
