@@ -15,8 +15,9 @@ import (
 // committedBlobs answers, for each "<commit>:<path>", the id of the blob
 // there, or "" when there is none (nothing at that path then, or a folder
 // or a submodule): what `git cat-file --batch-check` answers. The objects
-// are read in-process, which costs tens of microseconds where starting
-// git costs milliseconds, the whole of a search's staleness budget; what
+// are read in-process, 0.05 ms a path at a recent commit and 0.2 at one
+// deep in a packed history (BenchmarkCommittedBlobs), where starting git
+// costs 3 ms or more, past a search's whole staleness budget (2 ms); what
 // odb cannot be sure to read as git would is asked of git, in one process.
 func (r *Repo) committedBlobs(ctx context.Context, specs []string) ([]string, error) {
 	blobs, _, err := r.resolveBlobs(ctx, specs)
@@ -40,6 +41,9 @@ func (r *Repo) resolveBlobs(ctx context.Context, specs []string) (blobs []string
 	} else {
 		defer db.Close()
 		for i, spec := range specs {
+			if err := ctx.Err(); err != nil {
+				return nil, nil, err // a server shutting down waits for no more
+			}
 			commit, path, _ := strings.Cut(spec, ":")
 			e, found, err := db.At(commit, path)
 			switch {
