@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/acolyte-dev/acolyte/internal/gittest"
+	"github.com/acolyte-dev/acolyte/internal/stalememo"
+	"github.com/acolyte-dev/acolyte/memory"
 	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
 
@@ -158,4 +160,83 @@ func benchmarkCommittedBlobs(b *testing.B, r *Repo, specs []string) {
 			return blobs
 		})
 	})
+}
+
+// BenchmarkFirstLook is the whole staleness check of a CLI search's first
+// look at a page of 20 hits, as cmd wires it: a new stalememo over the
+// store, over StaleByIDKeeping, each call about memories it has not seen,
+// each citing a file at a commit among the last 100 ("recent") or all
+// 3,000 ("spread") of the packed history of BenchmarkCommittedBlobs.
+// "cold" has nothing kept; "blobs-kept" has the cited blobs kept ahead of
+// time (KeepCitedBlobs), as the background fill and the servers do. It
+// reports the median call as ms-median.
+//
+//	go test ./gitsync -run '^$' -bench BenchmarkFirstLook -count 4
+func BenchmarkFirstLook(b *testing.B) {
+	root := packedHistory(b, 5_000, 3_000)
+	r, err := Discover(root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	paths := strings.Fields(gittest.Run(b, root, "ls-tree", "-r", "--name-only", "HEAD"))
+	hourAgo := time.Now().Add(-time.Hour)
+	for _, p := range paths {
+		if err := os.Chtimes(filepath.Join(root, p), hourAgo, hourAgo); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, span := range []struct {
+		name    string
+		commits int
+	}{{"recent", 100}, {"spread", 5000}} {
+		commits := strings.Fields(gittest.Run(b, root, "rev-list", fmt.Sprintf("--max-count=%d", span.commits), "HEAD"))
+		// page is the n-th page of memories: a commit and a path of their
+		// own each, past the first few thousand pages.
+		page := func(n int) []memory.Memory {
+			mems := make([]memory.Memory, 20)
+			for i := range mems {
+				k := n*20 + i
+				mems[i] = memory.Memory{ID: fmt.Sprintf("m%06d", k), Commit: commits[k*7%len(commits)], Paths: []string{paths[k*7919%len(paths)]}}
+			}
+			return mems
+		}
+		for _, ahead := range []bool{false, true} {
+			name := span.name + "/cold"
+			if ahead {
+				name = span.name + "/blobs-kept"
+			}
+			b.Run(name, func(b *testing.B) {
+				store, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "acolyte.db"), nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer store.Close()
+				if ahead {
+					var all []memory.Memory
+					for n := range 200 {
+						all = append(all, page(n)...)
+					}
+					if err := r.KeepCitedBlobs(b.Context(), store, all); err != nil {
+						b.Fatal(err)
+					}
+				}
+				var took []time.Duration
+				for n := 0; b.Loop(); n++ {
+					memo := stalememo.New(root, r.StaleByIDKeeping(store))
+					memo.State = store
+					mems := page(n % 200)
+					for i := range mems {
+						mems[i].ID = fmt.Sprintf("%s-%d", mems[i].ID, n) // an answer not kept
+					}
+					start := time.Now()
+					if _, err := memo.Stale(b.Context(), mems); err != nil {
+						b.Fatal(err)
+					}
+					took = append(took, time.Since(start))
+				}
+				slices.Sort(took)
+				b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "ms-median")
+			})
+		}
+	}
 }
