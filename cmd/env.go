@@ -231,14 +231,15 @@ func (w *workspace) Close() error {
 
 // stale is what search, the agent, MCP and ui ask which memories cite
 // files changed since they were written: gitsync's answer, kept in the
-// store while the files stay as they were, nil outside a repository, where
-// no memory is stale.
+// store while the files stay as they were (and the committed blobs it
+// compares them with, for good), nil outside a repository, where no
+// memory is stale.
 func (w *workspace) stale() memory.StaleFunc {
 	if w.Repo == nil {
 		return nil
 	}
 	w.staleOnce.Do(func() {
-		w.staleMemo = stalememo.New(w.Repo.Root, w.Repo.StaleByID)
+		w.staleMemo = stalememo.New(w.Repo.Root, w.Repo.StaleByIDKeeping(w.Store))
 		w.staleMemo.State = w.Store
 	})
 	return w.staleMemo.Stale

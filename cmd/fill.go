@@ -2,8 +2,10 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -57,7 +59,11 @@ func startFill(c *cli.Context) error {
 	if err != nil {
 		return nil
 	}
-	args := []string{"reindex", "--background", "--" + flagHome, dir}
+	repo, err := filepath.Abs(global(c, flagRepo))
+	if err != nil {
+		return nil
+	}
+	args := []string{"reindex", "--background", "--" + flagHome, dir, "--" + flagRepo, repo}
 	if name := global(c, flagEmbedder); name != "" {
 		args = append(args, "--"+flagEmbedder, name)
 	}
@@ -69,14 +75,19 @@ func startFill(c *cli.Context) error {
 	return nil
 }
 
-// runBackgroundFill is reindex --background: the model vectors alone, at
-// the lowest scheduling priority, so that it takes only the processor
-// time the user's own work leaves idle, and silently, as nothing reads its
-// output.
+// runBackgroundFill is reindex --background: the cited blobs and the
+// model vectors, at the lowest scheduling priority, so that it takes only
+// the processor time the user's own work leaves idle, and silently, as
+// nothing reads its output.
 func runBackgroundFill(c *cli.Context, s *sqlite.Store) error {
 	yieldProcessor()
+	// The command that started it left memories to index in its
+	// repository, which a search will check for staleness: their cited
+	// blobs are found first, off its path, in seconds where the vectors
+	// may take minutes.
+	kept := keepCitedBlobs(c.Context, s, global(c, flagRepo))
 	_, _, err := s.FillInBackground(c.Context, nil)
-	return err
+	return errors.Join(kept, err)
 }
 
 // fillPoll is how often a server looks for vectors to make after its

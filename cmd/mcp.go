@@ -77,6 +77,7 @@ func runMCP(c *cli.Context) error {
 	}
 	defer ws.Close()
 	defer fillWhileServing(c.Context, ws.Store)()
+	defer keepCitedWhileServing(c.Context, ws)()
 
 	// stdout belongs to the protocol; diagnostics go where clients log stderr.
 	logger := slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelWarn}))

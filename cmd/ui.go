@@ -31,6 +31,7 @@ func uiCommand() *cli.Command {
 			}
 			defer w.Close()
 			defer fillWhileServing(c.Context, w.Store)()
+			defer keepCitedWhileServing(c.Context, w)()
 			srv, err := ui.New(uiConfig(w))
 			if err != nil {
 				return err

@@ -1111,11 +1111,14 @@ func (r *Repo) Stale(ctx context.Context) ([]StaleMemory, error) {
 // StaleAmong is Stale over the given memories, in their order: a caller
 // holding some memories already (acolyte ui's page of them, a search's
 // results) asks about those alone. Every cited path of every memory is
-// looked up in one `git cat-file --batch-check`, and a file is changed
-// when the blob id of its worktree content differs from the committed
-// one's: one git process for a whole page, where reading each blob took
-// two a path.
+// looked up at its commit (committedBlobs), and a file is changed when the
+// blob id of its worktree content differs from the committed one's.
 func (r *Repo) StaleAmong(ctx context.Context, mems []memory.Memory) ([]StaleMemory, error) {
+	return r.staleAmong(ctx, mems, r.committedBlobs)
+}
+
+// staleAmong is StaleAmong finding the committed blobs through committed.
+func (r *Repo) staleAmong(ctx context.Context, mems []memory.Memory, committed func(context.Context, []string) ([]string, error)) ([]StaleMemory, error) {
 	// A clone's file names the paths: they are read through the
 	// repository's os.Root, so "../x" or a link out is never read.
 	root, err := os.OpenRoot(r.Root)
@@ -1131,7 +1134,7 @@ func (r *Repo) StaleAmong(ctx context.Context, mems []memory.Memory) ([]StaleMem
 	var asks []cited
 	out := make([]StaleMemory, len(mems))
 	for i, m := range mems {
-		if m.Commit == "" || len(m.Paths) == 0 || strings.ContainsAny(m.Commit, " \n:") {
+		if !citesAtCommit(m) {
 			continue
 		}
 		for _, p := range m.Paths {
@@ -1140,33 +1143,25 @@ func (r *Repo) StaleAmong(ctx context.Context, mems []memory.Memory) ([]StaleMem
 				out[i].Deleted = append(out[i].Deleted, p)
 				continue
 			}
-			if err != nil || strings.ContainsAny(p, "\n") {
+			if err != nil || !citable(p) {
 				continue // outside the repository, or unreadable: nothing to compare
 			}
 			asks = append(asks, cited{mem: i, path: p, data: now})
 		}
 	}
 	if len(asks) > 0 {
-		var in strings.Builder
-		for _, a := range asks {
-			in.WriteString(mems[a.mem].Commit + ":" + a.path + "\n")
+		specs := make([]string, len(asks))
+		for k, a := range asks {
+			specs[k] = mems[a.mem].Commit + ":" + a.path
 		}
-		answer, err := r.GitOutput(ctx, []byte(in.String()), "cat-file", "--batch-check")
+		blobs, err := committed(ctx, specs)
 		if err != nil {
 			return nil, err
 		}
-		lines := strings.Split(strings.TrimSuffix(string(answer), "\n"), "\n")
-		if len(lines) != len(asks) {
-			return nil, fmt.Errorf("git cat-file --batch-check answered %d lines for %d paths", len(lines), len(asks))
-		}
 		for k, a := range asks {
-			oid, kind, _ := strings.Cut(lines[k], " ")
-			if !strings.HasPrefix(kind, "blob ") {
-				// Not committed when the memory was written (or not a
-				// file then): nothing to compare.
-				continue
-			}
-			if blobID(a.data, len(oid)) != oid {
+			// No blob: not committed when the memory was written (or not
+			// a file then): nothing to compare.
+			if blobs[k] != "" && blobID(a.data, len(blobs[k])) != blobs[k] {
 				out[a.mem].Changed = append(out[a.mem].Changed, a.path)
 			}
 		}
@@ -1184,7 +1179,11 @@ func (r *Repo) StaleAmong(ctx context.Context, mems []memory.Memory) ([]StaleMem
 // StaleByID is StaleAmong in the shape a search marks its results with
 // (memory.StaleFunc): what changed of each stale memory, by id.
 func (r *Repo) StaleByID(ctx context.Context, mems []memory.Memory) (map[string]memory.Staleness, error) {
-	stale, err := r.StaleAmong(ctx, mems)
+	return byID(r.StaleAmong(ctx, mems))
+}
+
+// byID is stale in the shape of a memory.StaleFunc's answer.
+func byID(stale []StaleMemory, err error) (map[string]memory.Staleness, error) {
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acolyte-dev/acolyte/gitsync"
 	"github.com/acolyte-dev/acolyte/internal/flock"
 	"github.com/acolyte-dev/acolyte/memory"
 )
@@ -124,5 +125,52 @@ func TestMCPServerFillsTheModelVectors(t *testing.T) {
 	}
 	if st := f.waitFilled(t); st.SearchVectors == st.Instant {
 		t.Fatalf("with the server running, status = %+v; want search by the model's vectors", st)
+	}
+}
+
+// The background fill also finds, ahead of the first search that checks
+// them, which blob each memory's cited file was at its commit: after it,
+// a file changed since is told stale from what the store kept, with the
+// repository's objects out of reach.
+func TestBackgroundFillKeepsTheCitedBlobs(t *testing.T) {
+	f := newFixture(t)
+	if err := os.MkdirAll(filepath.Join(f.repo, "src"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(f.repo, "src", "deploy.go"), []byte("package src\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.git(t, "add", ".")
+	f.git(t, "commit", "-q", "-m", "deploy")
+	head, err := gitsync.Discover(f.repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mems := manyMemories(40)
+	for i := range mems {
+		mems[i].Commit, mems[i].Paths = head.Head(), []string{"src/deploy.go"}
+	}
+	f.writeMemories(t, mems...)
+	f.git(t, "add", ".")
+	f.git(t, "commit", "-q", "-m", "memories citing deploy.go")
+	f.embedder = "minilm"
+	f.status(t, true)
+	f.waitFilled(t)
+
+	store := openStore(t, filepath.Join(f.home, "acolyte", "acolyte.db"))
+	objects := filepath.Join(head.CommonDir(), "objects")
+	if err := os.Rename(objects, objects+".away"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Rename(objects+".away", objects) })
+	if err := os.WriteFile(filepath.Join(f.repo, "src", "deploy.go"), []byte("package src // changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stale, err := head.StaleByIDKeeping(store)(t.Context(), mems)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stale) != len(mems) {
+		t.Fatalf("%d of %d memories told stale from the kept blobs, want all: %v", len(stale), len(mems), stale)
 	}
 }

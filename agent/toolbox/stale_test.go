@@ -108,9 +108,11 @@ func TestMemorySearchMarksStaleHits(t *testing.T) {
 // "cited" has every memory citing a file at a commit (a tenth of the files
 // changed since), so every hit shown needs an answer, which git gives the
 // first time and the memo after; "cited-state" starts a memo each call
-// over the store, as each CLI search does; "cited-unkept" asks git every
-// time, as the first search of each hit does; "uncited" memories have neither
-// commit nor paths, which need no answer. Each reports the median call
+// over the store, as each CLI search does; "cited-unkept" asks gitsync
+// every time, as the first search of each hit does; "cited-kept-blobs"
+// too, with the committed blobs kept ahead of time in the store
+// (gitsync.KeepCitedBlobs); "uncited" memories have neither commit nor
+// paths, which need no answer. Each reports the median call
 // as ms-median, and the median time in the check within it as
 // check-ms-median.
 //
@@ -252,6 +254,19 @@ func BenchmarkSearchStale(b *testing.B) {
 	})
 	b.Run("cited-unkept", func(b *testing.B) {
 		run(b, cited, stale, true)
+	})
+	b.Run("cited-kept-blobs", func(b *testing.B) {
+		// No answer kept, but the committed blobs are, as the background
+		// fill or a server keeps them ahead of a search: a first look.
+		kept := repo.StaleByIDKeeping(stores[0])
+		mems, err := stores[0].List(b.Context(), memory.Visibility{ProjectKey: root}, memory.Filter{Scope: memory.ScopeProject})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := repo.KeepCitedBlobs(b.Context(), stores[0], mems); err != nil {
+			b.Fatal(err)
+		}
+		run(b, cited, kept, true)
 	})
 	b.Run("uncited", func(b *testing.B) {
 		run(b, uncited, stalememo.New(root, stale).Stale, false)

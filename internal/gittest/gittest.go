@@ -4,6 +4,7 @@
 package gittest
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,6 +27,22 @@ func Try(dir string, extra []string, args ...string) (string, error) {
 	cmd.Env = env(extra)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+// TryInput runs git in dir with stdin and returns its stdout, and its
+// stderr with the error.
+func TryInput(dir, stdin string, args ...string) (string, error) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = env(nil)
+	cmd.Stdin = strings.NewReader(stdin)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return string(out), fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, stderr.String())
+	}
+	return string(out), nil
 }
 
 // Run runs git in dir and fails the test if git fails.

@@ -98,30 +98,38 @@ func (m *Memo) Stale(ctx context.Context, mems []memory.Memory) (map[string]memo
 	}
 	defer root.Close()
 	out := map[string]memory.Staleness{}
+	answered := func(a answer, mem memory.Memory) {
+		if len(a.S.Changed)+len(a.S.Deleted) > 0 {
+			out[mem.ID] = a.S
+		}
+	}
+	stamps := make([][]stamp, len(mems))
+	var unkept []int
+	for i, mem := range mems {
+		stamps[i] = stampsOf(root, mem.Paths)
+		m.mu.Lock()
+		a, ok := m.kept[key{mem.ID, mem.Commit}]
+		m.mu.Unlock()
+		if ok && a.matches(mem.Paths, stamps[i]) {
+			answered(a, mem)
+			continue
+		}
+		unkept = append(unkept, i)
+	}
+	fromState := m.fromState(ctx, mems, unkept)
 	var ask []memory.Memory
 	var askStamps [][]stamp
-	for _, mem := range mems {
-		stamps := stampsOf(root, mem.Paths)
-		k := key{mem.ID, mem.Commit}
-		m.mu.Lock()
-		a, ok := m.kept[k]
-		m.mu.Unlock()
-		if !ok || !a.matches(mem.Paths, stamps) {
-			a, ok = m.fromState(ctx, k)
-			if ok && a.matches(mem.Paths, stamps) {
-				m.mu.Lock()
-				m.kept[k] = a
-				m.mu.Unlock()
-			}
-		}
-		if ok && a.matches(mem.Paths, stamps) {
-			if len(a.S.Changed)+len(a.S.Deleted) > 0 {
-				out[mem.ID] = a.S
-			}
+	for _, i := range unkept {
+		mem := mems[i]
+		if a, ok := fromState[key{mem.ID, mem.Commit}]; ok && a.matches(mem.Paths, stamps[i]) {
+			m.mu.Lock()
+			m.kept[key{mem.ID, mem.Commit}] = a
+			m.mu.Unlock()
+			answered(a, mem)
 			continue
 		}
 		ask = append(ask, mem)
-		askStamps = append(askStamps, stamps)
+		askStamps = append(askStamps, stamps[i])
 	}
 	if len(ask) == 0 {
 		return out, nil
@@ -133,12 +141,10 @@ func (m *Memo) Stale(ctx context.Context, mems []memory.Memory) (map[string]memo
 	}
 	keep := map[key]answer{}
 	for i, mem := range ask {
-		s := found[mem.ID]
-		if len(s.Changed)+len(s.Deleted) > 0 {
-			out[mem.ID] = s
-		}
+		a := answer{Paths: slices.Clone(mem.Paths), Stamps: askStamps[i], S: found[mem.ID]}
+		answered(a, mem)
 		if settled(askStamps[i], asked) {
-			keep[key{mem.ID, mem.Commit}] = answer{Paths: slices.Clone(mem.Paths), Stamps: askStamps[i], S: s}
+			keep[key{mem.ID, mem.Commit}] = a
 		}
 	}
 	m.mu.Lock()
@@ -151,20 +157,43 @@ func (m *Memo) Stale(ctx context.Context, mems []memory.Memory) (map[string]memo
 	return out, nil
 }
 
-// fromState reads an answer another process kept; any failure is a miss.
-func (m *Memo) fromState(ctx context.Context, k key) (answer, bool) {
-	if m.State == nil {
-		return answer{}, false
+// BatchState is a State that reads and writes many values at once, as
+// memory/sqlite's Store does: a page's first look then costs one query
+// and one transaction, where a query and a transaction a hit cost more
+// than the whole check may (BenchmarkFirstLook).
+type BatchState interface {
+	GetStates(ctx context.Context, keys []string) (map[string]string, error)
+	SetStates(ctx context.Context, values map[string]string) error
+}
+
+// fromState reads the answers another process kept about mems[at...];
+// any failure is a miss.
+func (m *Memo) fromState(ctx context.Context, mems []memory.Memory, at []int) map[key]answer {
+	if m.State == nil || len(at) == 0 {
+		return nil
 	}
-	v, err := m.State.GetState(ctx, m.stateKey(k))
-	if err != nil || v == "" {
-		return answer{}, false
+	keys := make([]string, len(at))
+	for j, i := range at {
+		keys[j] = m.stateKey(key{mems[i].ID, mems[i].Commit})
 	}
-	var a answer
-	if json.Unmarshal([]byte(v), &a) != nil {
-		return answer{}, false
+	values := map[string]string{}
+	if batch, ok := m.State.(BatchState); ok {
+		values, _ = batch.GetStates(ctx, keys)
+	} else {
+		for _, k := range keys {
+			if v, err := m.State.GetState(ctx, k); err == nil && v != "" {
+				values[k] = v
+			}
+		}
 	}
-	return a, true
+	out := map[key]answer{}
+	for j, i := range at {
+		var a answer
+		if v := values[keys[j]]; v != "" && json.Unmarshal([]byte(v), &a) == nil {
+			out[key{mems[i].ID, mems[i].Commit}] = a
+		}
+	}
+	return out
 }
 
 // toState keeps answers for the next process, within stateWait; what is
@@ -175,9 +204,20 @@ func (m *Memo) toState(ctx context.Context, keep map[key]answer) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, stateWait)
 	defer cancel()
+	values := make(map[string]string, len(keep))
 	for k, a := range keep {
 		b, err := json.Marshal(a)
-		if err != nil || m.State.SetState(ctx, m.stateKey(k), string(b)) != nil {
+		if err != nil {
+			return
+		}
+		values[m.stateKey(k)] = string(b)
+	}
+	if batch, ok := m.State.(BatchState); ok {
+		_ = batch.SetStates(ctx, values)
+		return
+	}
+	for k, v := range values {
+		if m.State.SetState(ctx, k, v) != nil {
 			return
 		}
 	}

@@ -107,41 +107,53 @@ func TestMemoAsksOnlyAboutFilesThatMoved(t *testing.T) {
 	ask(map[string]string{"a": "changed", "b": "fresh"}, 2)
 }
 
+// oneByOne is a State that reads and writes a value at a time.
+type oneByOne struct{ State }
+
 // A CLI search is a process of its own: a memo over the same store keeps
-// what an earlier one asked, while the files stay as they were.
+// what an earlier one asked, while the files stay as they were, whether
+// the store reads and writes many values at once or one at a time.
 func TestMemoKeepsAnswersInState(t *testing.T) {
 	root := t.TempDir()
 	old := time.Now().Add(-time.Hour)
-	path := filepath.Join(root, "a.go")
-	if err := os.WriteFile(path, []byte("new"), 0o644); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"a.go", "b.go"} {
+		path := filepath.Join(root, name)
+		if err := os.WriteFile(path, []byte("new"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(path, old, old); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := os.Chtimes(path, old, old); err != nil {
-		t.Fatal(err)
-	}
-	store, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "acolyte.db"), static.New())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	mems := []memory.Memory{{ID: "a", Commit: "c1", Paths: []string{"a.go"}}}
-	for i, wantAsked := range []int{1, 0} {
-		c := &counting{root: root}
-		m := New(root, c.stale)
-		m.State = store
-		got, err := m.Stale(context.Background(), mems)
+	for _, batch := range []bool{true, false} {
+		store, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "acolyte.db"), static.New())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c.asked != wantAsked || len(got["a"].Changed) != 1 {
-			t.Errorf("process %d: asked %d, want %d; answer %+v", i, c.asked, wantAsked, got)
+		defer store.Close()
+		var state State = store
+		if !batch {
+			state = oneByOne{store}
 		}
-	}
-	// Another root is another checkout.
-	c := &counting{root: root}
-	m := New(root+"/", c.stale)
-	m.State = store
-	if _, err := m.Stale(context.Background(), mems); err != nil || c.asked != 1 {
-		t.Errorf("another root: asked %d, want 1 (%v)", c.asked, err)
+		mems := []memory.Memory{{ID: "a", Commit: "c1", Paths: []string{"a.go"}}, {ID: "b", Commit: "c1", Paths: []string{"b.go"}}}
+		for i, wantAsked := range []int{2, 0} {
+			c := &counting{root: root}
+			m := New(root, c.stale)
+			m.State = state
+			got, err := m.Stale(context.Background(), mems)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.asked != wantAsked || len(got["a"].Changed) != 1 || len(got["b"].Changed) != 1 {
+				t.Errorf("batch %v, process %d: asked %d, want %d; answer %+v", batch, i, c.asked, wantAsked, got)
+			}
+		}
+		// Another root is another checkout.
+		c := &counting{root: root}
+		m := New(root+"/", c.stale)
+		m.State = state
+		if _, err := m.Stale(context.Background(), mems); err != nil || c.asked != 2 {
+			t.Errorf("batch %v, another root: asked %d, want 2 (%v)", batch, c.asked, err)
+		}
 	}
 }

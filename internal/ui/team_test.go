@@ -4,6 +4,7 @@ import (
 	"github.com/acolyte-dev/acolyte/memory/team"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -71,6 +72,19 @@ func TestTeamMemoriesShowTheirAuthorAndNoOtherTeam(t *testing.T) {
 	got, err := alice.Get(t.Context(), red, shared.Memory.ID)
 	if err != nil || got.Content != "Staging is reached through bastion-3" {
 		t.Fatalf("the team database holds %q (%v) after the edit", got.Content, err)
+	}
+	// Its globs are edited in the team database too, as a project
+	// memory's are in .acolyte/.
+	if code, body := p.post("/edit/"+shared.Memory.ID, url.Values{"content": {"Staging is reached through bastion-3"},
+		"set_globs": {"1"}, "globs": {"infra/**\ndeploy/*.tf"}}); code != http.StatusSeeOther {
+		t.Fatalf("a team memory's globs edited: %d\n%s", code, body)
+	}
+	got, err = alice.Get(t.Context(), red, shared.Memory.ID)
+	if err != nil || !slices.Equal(got.Globs, []string{"deploy/*.tf", "infra/**"}) {
+		t.Fatalf("the team database holds globs %q (%v) after the edit", got.Globs, err)
+	}
+	if body := p.get("/?scope=team"); !strings.Contains(body, "infra/**") {
+		t.Errorf("the team memory's card does not show its new globs:\n%s", body)
 	}
 	// bob's memory cannot be reached by id either.
 	others, _ := bob.List(t.Context(), blue, memory.Filter{})

@@ -286,6 +286,11 @@ func (s *Server) list(ctx context.Context, f filters) (listing, error) {
 	if err := s.describe(ctx, page); err != nil {
 		return out, err
 	}
+	if strings.TrimSpace(f.Query) != "" {
+		// As every search orders its results (memory.MarkStale); the
+		// page alone, whose staleness alone is asked.
+		memory.FreshFirstAmongEquals(page, func(c card) float64 { return c.Score }, func(c card) bool { return c.IsStale })
+	}
 	out.Cards = page
 	if f.Page > 1 {
 		out.Prev = f.withPage(f.Page - 1)

@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -489,13 +490,26 @@ func testEdit(t *testing.T, c *cluster) {
 	if _, err := s.Edit(ctx, vis, a.Memory.ID, memory.Revision{Content: "bad \xff"}); !errors.Is(err, memory.ErrInvalidText) {
 		t.Fatalf("edit to invalid text: %v", err)
 	}
-	// The team database does not store edited globs yet: it refuses the
-	// change rather than drop it, and takes the same globs as no change.
-	if _, err := s.Edit(ctx, vis, a.Memory.ID, memory.Revision{Content: m.Content, SetGlobs: true, Globs: []string{"infra/**"}}); err == nil || !strings.Contains(err.Error(), "globs cannot be edited") {
-		t.Fatalf("edit of a team memory's globs: %v", err)
+	// An edit's globs are stored, and a path-scoped search follows them; an
+	// edit that does not set globs keeps them, one that sets none drops them.
+	m, err = s.Edit(ctx, vis, a.Memory.ID, memory.Revision{Content: m.Content, SetGlobs: true, Globs: []string{"infra/**"}})
+	if err != nil || !slices.Equal(m.Globs, []string{"infra/**"}) {
+		t.Fatalf("edit of a team memory's globs: %v, %v", m.Globs, err)
 	}
-	if _, err := s.Edit(ctx, vis, a.Memory.ID, memory.Revision{Content: "staging is behind bastion-3", SetGlobs: true}); err != nil {
-		t.Fatalf("an edit that keeps the (no) globs: %v", err)
+	if got, err := s.Get(ctx, vis, a.Memory.ID); err != nil || !slices.Equal(got.Globs, []string{"infra/**"}) {
+		t.Fatalf("the team database holds globs %v (%v) after the edit", got.Globs, err)
+	}
+	if rs, err := s.Search(ctx, vis, memory.Query{Text: "unrelated words", Paths: []string{"infra/main.tf"}, OnlyPath: true}); err != nil || len(rs) != 1 || rs[0].ID != a.Memory.ID {
+		t.Fatalf("a search for a file the new globs match: %+v (%v)", rs, err)
+	}
+	if m, err = s.Edit(ctx, vis, a.Memory.ID, memory.Revision{Content: "staging is behind bastion-3"}); err != nil || !slices.Equal(m.Globs, []string{"infra/**"}) {
+		t.Fatalf("an edit that does not set globs: %v, %v", m.Globs, err)
+	}
+	if m, err = s.Edit(ctx, vis, a.Memory.ID, memory.Revision{Content: "staging is behind bastion-3", SetGlobs: true}); err != nil || len(m.Globs) != 0 {
+		t.Fatalf("an edit that drops the globs: %v, %v", m.Globs, err)
+	}
+	if got, err := s.Get(ctx, vis, a.Memory.ID); err != nil || len(got.Globs) != 0 {
+		t.Fatalf("the team database holds globs %v (%v) after dropping them", got.Globs, err)
 	}
 }
 

@@ -443,8 +443,8 @@ func (s *Store) List(ctx context.Context, vis memory.Visibility, f memory.Filter
 	return collect(s.pool.Query(ctx, q, args...))
 }
 
-// Edit revises a team memory's content (and topic, when given), and its
-// vector with it.
+// Edit revises a team memory's content (and topic and globs, when given),
+// and its vector with it.
 func (s *Store) Edit(ctx context.Context, vis memory.Visibility, id string, r memory.Revision) (memory.Memory, error) {
 	if err := checkVis(vis); err != nil {
 		return memory.Memory{}, err
@@ -456,16 +456,15 @@ func (s *Store) Edit(ctx context.Context, vis memory.Visibility, id string, r me
 	if err != nil {
 		return memory.Memory{}, err
 	}
-	if r.SetGlobs && !slices.Equal(memory.NormalizeGlobs(r.Globs), m.Globs) {
-		return memory.Memory{}, fmt.Errorf("%s is a team memory, whose globs cannot be edited yet: forget it and remember it again with --path", id)
-	}
 	if m, err = r.Apply(m, s.now()); err != nil {
 		return memory.Memory{}, err
 	}
 	vec, _ := s.vector(ctx, &m)
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `UPDATE team_memories SET content = $3, content_hash = $4, lexical = $5, topic = $6, updated_at = $7, tokens = $8
-			WHERE id = $1 AND team = $2`, m.ID, vis.Team, m.Content, memory.ContentHash(m.Content), lexical(&m), m.Topic, m.UpdatedAt, m.Tokens)
+		// Globs are the edit's or the memory's own (Revision.Revised); the
+		// edit triggers audit a change of them as of the content.
+		tag, err := tx.Exec(ctx, `UPDATE team_memories SET content = $3, content_hash = $4, lexical = $5, topic = $6, updated_at = $7, tokens = $8, globs = $9
+			WHERE id = $1 AND team = $2`, m.ID, vis.Team, m.Content, memory.ContentHash(m.Content), lexical(&m), m.Topic, m.UpdatedAt, m.Tokens, nonNil(m.Globs))
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,149 @@
+package gitsync_test
+
+import (
+	"maps"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/acolyte-dev/acolyte/gitsync"
+	"github.com/acolyte-dev/acolyte/internal/gittest"
+	"github.com/acolyte-dev/acolyte/memory"
+	"github.com/acolyte-dev/acolyte/memory/sqlite"
+)
+
+// citingRepo is a packed repository whose files changed, went, moved and
+// stayed after a commit that memories cite, and those memories.
+func citingRepo(t *testing.T) (*gitsync.Repo, []memory.Memory) {
+	t.Helper()
+	root := t.TempDir()
+	git := func(args ...string) string { t.Helper(); return strings.TrimSpace(gittest.Run(t, root, args...)) }
+	git("init", "-q", "-b", "main")
+	gittest.WriteFiles(t, root, map[string]string{"src/changed.go": "package a\n", "src/gone.go": "package b\n",
+		"src/moved.go": "package c\n", "src/same.go": "package d\n"})
+	git("add", ".")
+	git("commit", "-q", "-m", "start")
+	cited := git("rev-parse", "HEAD")
+	gittest.WriteFiles(t, root, map[string]string{"src/changed.go": "package a // changed\n", "src/new.go": "package e\n"})
+	git("rm", "-q", "src/gone.go")
+	git("mv", "src/moved.go", "src/renamed.go")
+	git("add", ".")
+	git("commit", "-q", "-m", "change, drop, move")
+	git("gc", "-q")
+	repo, err := gitsync.Discover(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := func(id string, paths ...string) memory.Memory {
+		return memory.Memory{ID: id, Content: id, Scope: memory.ScopeProject, Commit: cited, Paths: paths}
+	}
+	return repo, []memory.Memory{
+		mem("changed", "src/changed.go", "src/same.go"), mem("gone", "src/gone.go"), mem("moved", "src/moved.go"),
+		mem("same", "src/same.go"), mem("new-since", "src/new.go"), mem("escapes", "../outside.go", "src/../src/same.go"),
+	}
+}
+
+func openState(t *testing.T) *sqlite.Store {
+	t.Helper()
+	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "acolyte.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// withoutObjects hides the repository's objects, so that only what was
+// kept can answer; it puts them back when the test ends.
+func withoutObjects(t *testing.T, repo *gitsync.Repo) {
+	t.Helper()
+	objects := filepath.Join(repo.CommonDir(), "objects")
+	if err := os.Rename(objects, objects+".hidden"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(objects, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		os.RemoveAll(objects)
+		os.Rename(objects+".hidden", objects)
+	})
+}
+
+// The kept answers are git's: changed, deleted and renamed-away paths are
+// marked as StaleByID marks them, a path left alone is not, nor one git
+// does not read from the top ("src/../x", "../x");
+// and once kept (by a search or ahead of one), they answer without the
+// repository's objects, even about a file changed since.
+func TestStaleByIDKeepingAnswersAsGitAndKeeps(t *testing.T) {
+	want := map[string]memory.Staleness{
+		"changed": {Changed: []string{"src/changed.go"}},
+		"gone":    {Deleted: []string{"src/gone.go"}},
+		"moved":   {Deleted: []string{"src/moved.go"}},
+	}
+	for _, ahead := range []bool{false, true} {
+		repo, mems := citingRepo(t)
+		state := openState(t)
+		keeping := repo.StaleByIDKeeping(state)
+		if ahead {
+			if err := repo.KeepCitedBlobs(t.Context(), state, mems); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			got, err := keeping(t.Context(), mems)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plain, err := repo.StaleByID(t.Context(), mems)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(plain, want) {
+				t.Fatalf("kept %v, plain %v, want %v", got, plain, want)
+			}
+		}
+
+		withoutObjects(t, repo)
+		gittest.WriteFiles(t, repo.Root, map[string]string{"src/same.go": "package d // changed after\n"})
+		got, err := keeping(t.Context(), mems)
+		if err != nil {
+			t.Fatalf("ahead %v: with the objects gone: %v", ahead, err)
+		}
+		after := maps.Clone(want)
+		after["changed"] = memory.Staleness{Changed: []string{"src/changed.go", "src/same.go"}}
+		after["same"] = memory.Staleness{Changed: []string{"src/same.go"}}
+		if !reflect.DeepEqual(got, after) {
+			t.Errorf("ahead %v: with the objects gone, after same.go changed: %v, want %v", ahead, got, after)
+		}
+	}
+}
+
+// A search's check reads the objects itself, without git: from a linked
+// worktree, whose objects are in the main checkout's git directory, with
+// no git on PATH, the answers are the ones git gave.
+func TestStaleByIDReadsObjectsWithoutGit(t *testing.T) {
+	main, mems := citingRepo(t)
+	linked := filepath.Join(t.TempDir(), "linked")
+	gittest.Run(t, main.Root, "worktree", "add", "-q", linked)
+	repo, err := gitsync.Discover(linked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := repo.StaleByID(t.Context(), mems)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) != 3 {
+		t.Fatalf("git's answer in the linked worktree: %v, want changed, gone and moved", want)
+	}
+	t.Setenv("PATH", t.TempDir())
+	got, err := repo.StaleByID(t.Context(), mems[:5]) // not the escaping paths, which go to git
+	if err != nil {
+		t.Fatalf("with no git on PATH: %v", err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("with no git on PATH: %v, want %v", got, want)
+	}
+}
