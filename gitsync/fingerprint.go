@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
 )
 
 // A write must cost the change, not the file: hashing 25 MB twice to learn
@@ -207,7 +208,7 @@ func currentStamp(root string) string {
 }
 
 func joinStamps(root string, fi os.FileInfo) string {
-	s := stamp(fi)
+	s := git.Stamp(fi)
 	if s == "" {
 		return ""
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -20,7 +21,7 @@ func inode(t *testing.T, path string) uint64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := stamp(fi)
+	s := git.Stamp(fi)
 	if s == "" {
 		t.Skip("no stat stamp on this platform")
 	}

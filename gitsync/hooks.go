@@ -11,6 +11,7 @@ import (
 	"github.com/acolyte-dev/acolyte/gitsync/derive"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -39,13 +40,13 @@ type HookResult struct {
 // memories file when the index has not got them: without the first, a
 // clone without acolyte's driver conflicts on every concurrent add, and the
 // first commit is the one that forgets them (issue 21).
-func (w *Checkout) stageHelpers(ctx context.Context, ix *gitIndex) error {
+func (w *Checkout) stageHelpers(ctx context.Context, ix *git.Index) error {
 	if err := EnsureAttributes(w.Repo.Root); err != nil {
 		return err
 	}
 	for _, name := range []string{attributesFile, ignoreFile} {
 		rel := format.Dir + "/" + name
-		if _, ok := ix.entries[rel]; ok {
+		if _, ok := ix.Entries[rel]; ok {
 			continue
 		}
 		if _, err := w.Repo.GitOutput(ctx, nil, "add", "--", rel); err != nil {
@@ -120,11 +121,11 @@ func (w *Checkout) importHook(ctx context.Context, tidy bool) (HookResult, error
 // staged stay out of the commit too; the worktree file is then synced as
 // `acolyte sync` would, ready for the next commit.
 func (w *Checkout) preCommit(ctx context.Context) (HookResult, error) {
-	ix, err := readIndex(ctx, w.Repo)
+	ix, err := git.ReadIndex(ctx, &w.Repo.Repo)
 	if err != nil {
 		return HookResult{}, err
 	}
-	defer ix.close()
+	defer ix.Close()
 	d, err := derive.From(ix)
 	if err != nil {
 		return HookResult{}, err
@@ -138,7 +139,7 @@ func (w *Checkout) preCommit(ctx context.Context) (HookResult, error) {
 
 // preCommit commits the one staged file: through the fast path that
 // splices the derived memories into a verified blob, else whole.
-func (one oneFile) preCommit(ctx context.Context, w *Checkout, ix *gitIndex, d derive.Derivation, res HookResult) (HookResult, error) {
+func (one oneFile) preCommit(ctx context.Context, w *Checkout, ix *git.Index, d derive.Derivation, res HookResult) (HookResult, error) {
 	if fast, ok, err := one.preCommitFast(ctx, w, ix, d, res); ok || err != nil {
 		return fast, err
 	}
@@ -148,12 +149,12 @@ func (one oneFile) preCommit(ctx context.Context, w *Checkout, ix *gitIndex, d d
 // preCommitFull is preCommit over the whole staged file: decoded, refreshed,
 // encoded and scanned for secrets. The blob it leaves staged is recorded as
 // verified, for the next commit to start from (precommit.go).
-func (one oneFile) preCommitFull(ctx context.Context, w *Checkout, ix *gitIndex, d derive.Derivation, res HookResult) (HookResult, error) {
+func (one oneFile) preCommitFull(ctx context.Context, w *Checkout, ix *git.Index, d derive.Derivation, res HookResult) (HookResult, error) {
 	rel := memoriesRel
 	var err error
 	var staged []byte
-	if e, ok := ix.entries[rel]; ok {
-		if staged, err = ix.cat(e.blob); err != nil {
+	if e, ok := ix.Entries[rel]; ok {
+		if staged, err = ix.Cat(e.Blob); err != nil {
 			return res, err
 		}
 	}
@@ -163,7 +164,7 @@ func (one oneFile) preCommitFull(ctx context.Context, w *Checkout, ix *gitIndex,
 	}
 	// The commit's own tombstones say what it forgot; a memory line they
 	// cover (brought back by a merge without the driver) leaves the commit.
-	ts, err := ix.stagedTombstones()
+	ts, err := stagedTombstones(ix)
 	if err != nil {
 		return res, err
 	}
@@ -199,7 +200,7 @@ func (one oneFile) preCommitFull(ctx context.Context, w *Checkout, ix *gitIndex,
 	if len(res.Refused) > 0 {
 		return res, ErrRefused
 	}
-	blob := ix.entries[rel].blob
+	blob := ix.Entries[rel].Blob
 	if (len(staged) > 0 || len(next) > 0) && !bytes.Equal(staged, encoded) {
 		if blob, err = (oneFile{root: w.Repo.Root}).stage(ctx, w, encoded); err != nil {
 			return res, err
@@ -210,7 +211,7 @@ func (one oneFile) preCommitFull(ctx context.Context, w *Checkout, ix *gitIndex,
 		}
 	}
 	if blob != "" && len(decoded.InvalidLines) == 0 && !slices.ContainsFunc(next, func(m memory.Memory) bool { return covered(ts.list, m) }) {
-		saveVerified(w, verifiedBlob{Memories: blob, Forgotten: ix.entries[forgottenRel].blob, SHA256: sha256Hex(encoded), Derived: derivedIDs(next)})
+		saveVerified(w, verifiedBlob{Memories: blob, Forgotten: ix.Entries[forgottenRel].Blob, SHA256: sha256Hex(encoded), Derived: derivedIDs(next)})
 	}
 	// The worktree may hold more (unstaged edits); it follows its own files.
 	synced, err := w.sync(ctx, edits, now)

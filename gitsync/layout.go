@@ -8,6 +8,7 @@ import (
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 
+	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -76,15 +77,15 @@ func layoutOf(root string) (layout, error) {
 // stagedLayout is the layout of the project staged in ix, which a
 // pre-commit hook commits.
 type stagedLayout interface {
-	preCommit(ctx context.Context, w *Checkout, ix *gitIndex, d derive.Derivation, res HookResult) (HookResult, error)
+	preCommit(ctx context.Context, w *Checkout, ix *git.Index, d derive.Derivation, res HookResult) (HookResult, error)
 }
 
 // stagedLayoutOf returns the layout of the project staged in ix.
-func stagedLayoutOf(ix *gitIndex) stagedLayout {
+func stagedLayoutOf(ix *git.Index) stagedLayout {
 	if stagedSplit(ix) {
-		return shards{root: ix.repo.Root}
+		return shards{root: ix.Repo.Root}
 	}
-	return oneFile{root: ix.repo.Root}
+	return oneFile{root: ix.Repo.Root}
 }
 
 // oneFile is the layout of a project that keeps its memories in

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
 	"github.com/acolyte-dev/acolyte/internal/atomicfile"
 	"github.com/acolyte-dev/acolyte/memory"
 )
@@ -186,15 +187,15 @@ type stagedFile struct {
 // that pass verifyChanges. When the worktree file wt is the verified blob,
 // by content hash, its bytes are used instead of asking git for them. ok is
 // false when it cannot vouch.
-func (one oneFile) verifiedStaged(w *Checkout, ix *gitIndex, v verifiedBlob, wt worktreeFile) (stagedFile, bool, error) {
+func (one oneFile) verifiedStaged(w *Checkout, ix *git.Index, v verifiedBlob, wt worktreeFile) (stagedFile, bool, error) {
 	var s stagedFile
-	e, staged := ix.entries[memoriesRel]
-	if !staged || e.mode != "100644" {
+	e, staged := ix.Entries[memoriesRel]
+	if !staged || e.Mode != "100644" {
 		return s, false, nil
 	}
-	s.blob = e.blob
-	if fe, ok := ix.entries[forgottenRel]; ok {
-		s.forgottenBlob = fe.blob
+	s.blob = e.Blob
+	if fe, ok := ix.Entries[forgottenRel]; ok {
+		s.forgottenBlob = fe.Blob
 	}
 	if s.forgottenBlob != v.Forgotten {
 		return s, false, nil
@@ -202,7 +203,7 @@ func (one oneFile) verifiedStaged(w *Checkout, ix *gitIndex, v verifiedBlob, wt 
 	var err error
 	var forgotten []byte
 	if s.forgottenBlob != "" {
-		if forgotten, err = ix.cat(s.forgottenBlob); err != nil {
+		if forgotten, err = ix.Cat(s.forgottenBlob); err != nil {
 			return s, false, err
 		}
 	}
@@ -214,14 +215,14 @@ func (one oneFile) verifiedStaged(w *Checkout, ix *gitIndex, v verifiedBlob, wt 
 		s.data = wt.data
 		return s, true, nil
 	}
-	if s.data, err = ix.cat(s.blob); err != nil {
+	if s.data, err = ix.Cat(s.blob); err != nil {
 		return s, false, err
 	}
 	if s.blob == v.Memories {
 		return s, true, nil
 	}
 	// A pruned blob (a commit abandoned long ago) is no base.
-	base, err := ix.cat(v.Memories)
+	base, err := ix.Cat(v.Memories)
 	if err != nil {
 		return s, false, nil
 	}
@@ -300,7 +301,7 @@ func (one oneFile) vouched(w *Checkout, state string) bool {
 	if ferr != nil && !errors.Is(ferr, fs.ErrNotExist) {
 		return false
 	}
-	if lastStamp != "" && lastStamp == stamp(fi)+forgottenStamp(ffi, ferr) {
+	if lastStamp != "" && lastStamp == git.Stamp(fi)+forgottenStamp(ffi, ferr) {
 		return true
 	}
 	return one.fingerprinted(w, state)
@@ -408,7 +409,7 @@ func (sp spliced) changedLines() map[string][]byte {
 // preCommitFast is preCommit from the verified blob: it costs the staged
 // change, not the file. ok is false when it did nothing and the caller
 // takes the full path.
-func (one oneFile) preCommitFast(ctx context.Context, w *Checkout, ix *gitIndex, d derive.Derivation, res HookResult) (HookResult, bool, error) {
+func (one oneFile) preCommitFast(ctx context.Context, w *Checkout, ix *git.Index, d derive.Derivation, res HookResult) (HookResult, bool, error) {
 	v, ok := loadVerified(w)
 	if !ok {
 		return res, false, nil
@@ -473,7 +474,7 @@ type stageResult struct {
 // stageAsync stages parts as the memories file, and the helper files
 // beside it that the index lacks, in a goroutine, and sends what it did.
 // The caller has written the helper files (EnsureAttributes).
-func (one oneFile) stageAsync(ctx context.Context, w *Checkout, ix *gitIndex, parts [][]byte) <-chan stageResult {
+func (one oneFile) stageAsync(ctx context.Context, w *Checkout, ix *git.Index, parts [][]byte) <-chan stageResult {
 	done := make(chan stageResult, 1)
 	go func() {
 		var st stageResult
@@ -502,7 +503,7 @@ func (w *Checkout) stageFile(ctx context.Context, rel string, parts ...[]byte) (
 	for i, p := range parts {
 		readers[i] = bytes.NewReader(p)
 	}
-	out, err := w.Repo.gitOutputFrom(ctx, io.MultiReader(readers...), "hash-object", "-w", "--stdin")
+	out, err := w.Repo.GitOutputFrom(ctx, io.MultiReader(readers...), "hash-object", "-w", "--stdin")
 	if err != nil {
 		return "", err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/acolyte-dev/acolyte/gitsync/derive"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
 	"github.com/acolyte-dev/acolyte/internal/gittest"
 	"github.com/acolyte-dev/acolyte/internal/secrets/secretstest"
 	"github.com/acolyte-dev/acolyte/memory"
@@ -59,11 +60,11 @@ func precommitRepo(t *testing.T) *Checkout {
 // path did it.
 func preCommitBy(t *testing.T, w *Checkout, fast bool) (HookResult, bool, error) {
 	t.Helper()
-	ix, err := readIndex(t.Context(), w.Repo)
+	ix, err := git.ReadIndex(t.Context(), &w.Repo.Repo)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ix.close()
+	defer ix.Close()
 	d, err := derive.From(ix)
 	if err != nil {
 		t.Fatal(err)

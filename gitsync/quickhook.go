@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
 	"github.com/acolyte-dev/acolyte/internal/atomicfile"
 )
 
@@ -50,7 +51,7 @@ func IndexIdentity(path string) string {
 	if err != nil {
 		return ""
 	}
-	id := fileIdentity(fi)
+	id := git.FileIdentity(fi)
 	if id == "" {
 		return ""
 	}

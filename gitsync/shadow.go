@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
 	"github.com/acolyte-dev/acolyte/internal/atomicfile"
 	"github.com/acolyte-dev/acolyte/internal/mapfile"
 )
@@ -208,14 +209,14 @@ func (sf shadowFiles) shadowID() (string, bool) {
 	}
 	defer f.Close()
 	fi, err := f.Stat()
-	if err != nil || stamp(fi) == "" {
+	if err != nil || git.Stamp(fi) == "" {
 		return "", false // no stamp on this platform: always hashed
 	}
 	tail := make([]byte, min(fi.Size(), tailBytes))
 	if _, err := f.ReadAt(tail, fi.Size()-int64(len(tail))); err != nil && !errors.Is(err, io.EOF) {
 		return "", false
 	}
-	return stamp(fi) + ":" + tailHash(tail), true
+	return git.Stamp(fi) + ":" + tailHash(tail), true
 }
 
 // noted returns the note when it vouches for the base as it is now.

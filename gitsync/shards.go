@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
 	"github.com/acolyte-dev/acolyte/internal/atomicfile"
 	"github.com/acolyte-dev/acolyte/memory"
 )
@@ -404,7 +405,7 @@ const shardsDirKey = format.ShardsDir + "/"
 func listedFiles(root string, files map[string]fileRecord, settle time.Duration) (rels []string, listed bool, err error) {
 	dir := filepath.Join(root, filepath.FromSlash(shardsRel))
 	fi, statErr := os.Stat(dir)
-	if rec, ok := files[shardsDirKey]; ok && statErr == nil && rec.stamp != "" && rec.stamp == stamp(fi) {
+	if rec, ok := files[shardsDirKey]; ok && statErr == nil && rec.stamp != "" && rec.stamp == git.Stamp(fi) {
 		rels = []string{format.MemoriesFile, format.ForgottenFile}
 		for rel := range files {
 			if strings.HasPrefix(rel, format.ShardsDir+"/") && rel != shardsDirKey {
@@ -441,7 +442,7 @@ func checkRels(root string, files map[string]fileRecord, rels []string, settle t
 			shardNames = append(shardNames, name)
 		}
 	}
-	shardStamps, fast := stampsAt(filepath.Join(root, filepath.FromSlash(shardsRel)), shardNames)
+	shardStamps, fast := git.StampsAt(filepath.Join(root, filepath.FromSlash(shardsRel)), shardNames)
 	for _, rel := range rels {
 		path := filepath.Join(root, format.Dir, filepath.FromSlash(rel))
 		rec, recorded := files[rel]
@@ -455,7 +456,7 @@ func checkRels(root string, files map[string]fileRecord, rels []string, settle t
 		} else {
 			var fi os.FileInfo
 			if fi, err = os.Stat(path); err == nil {
-				now = stamp(fi)
+				now = git.Stamp(fi)
 			}
 		}
 		if errors.Is(err, fs.ErrNotExist) && !recorded {

@@ -12,6 +12,7 @@ import (
 	"github.com/acolyte-dev/acolyte/gitsync/derive"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
 	"github.com/acolyte-dev/acolyte/internal/gittest"
 	"github.com/acolyte-dev/acolyte/internal/secrets/secretstest"
 	"github.com/acolyte-dev/acolyte/memory"
@@ -266,7 +267,7 @@ func TestPreCommitShardsStagesWhatTheFullPathStages(t *testing.T) {
 			runGit(t, w.Repo.Root, "add", "-A")
 		}
 		os.Remove((shards{root: full.Repo.Root}).verifiedShardsPath(full))
-		ix, err := readIndex(t.Context(), fast.Repo)
+		ix, err := git.ReadIndex(t.Context(), &fast.Repo.Repo)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -275,7 +276,7 @@ func TestPreCommitShardsStagesWhatTheFullPathStages(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, ok, err := (shards{root: fast.Repo.Root}).preCommitShards(t.Context(), fast, ix, d, HookResult{})
-		ix.close()
+		ix.Close()
 		if err != nil || !ok {
 			t.Fatalf("%s: the fast path did not run: %v", step.name, err)
 		}

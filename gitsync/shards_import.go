@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -161,7 +162,7 @@ func (s shards) changedShards(w *Checkout, files map[string]fileRecord) (next ma
 		}
 		present[rel] = true
 		rec, recorded := files[rel]
-		if recorded && rec.stamp != "" && rec.stamp == stamp(fi) {
+		if recorded && rec.stamp != "" && rec.stamp == git.Stamp(fi) {
 			next[rel] = rec
 			continue
 		}

@@ -10,13 +10,14 @@ import (
 	"strings"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
 // stagedSplit reports whether the index stages a split project: a file
 // under .acolyte/memories/.
-func stagedSplit(ix *gitIndex) bool {
-	for rel := range ix.entries {
+func stagedSplit(ix *git.Index) bool {
+	for rel := range ix.Entries {
 		if strings.HasPrefix(rel, shardsRel+"/") {
 			return true
 		}
@@ -26,7 +27,7 @@ func stagedSplit(ix *gitIndex) bool {
 
 // readStagedSplit reads the memories files the index stages: the inbox and
 // every shard, as readSplit reads them from the worktree.
-func readStagedSplit(ix *gitIndex) (splitProject, error) {
+func readStagedSplit(ix *git.Index) (splitProject, error) {
 	var p splitProject
 	staged := stagedShardFiles(ix)
 	rels := []string{format.MemoriesFile}
@@ -40,7 +41,7 @@ func readStagedSplit(ix *gitIndex) (splitProject, error) {
 		var data []byte
 		if blob := staged[rel]; blob != "" {
 			var err error
-			if data, err = ix.cat(blob); err != nil {
+			if data, err = ix.Cat(blob); err != nil {
 				return p, err
 			}
 		}
@@ -54,7 +55,7 @@ func readStagedSplit(ix *gitIndex) (splitProject, error) {
 // file is decoded, the derived memories refreshed, every memory scanned for
 // secrets, and the files whose bytes change staged, the emptied shards
 // removed from the index.
-func (s shards) preCommit(ctx context.Context, w *Checkout, ix *gitIndex, d derive.Derivation, res HookResult) (HookResult, error) {
+func (s shards) preCommit(ctx context.Context, w *Checkout, ix *git.Index, d derive.Derivation, res HookResult) (HookResult, error) {
 	if fast, ok, err := s.preCommitShards(ctx, w, ix, d, res); ok || err != nil {
 		return fast, err
 	}
@@ -62,7 +63,7 @@ func (s shards) preCommit(ctx context.Context, w *Checkout, ix *gitIndex, d deri
 	if err != nil {
 		return res, err
 	}
-	ts, err := ix.stagedTombstones()
+	ts, err := stagedTombstones(ix)
 	if err != nil {
 		return res, err
 	}
@@ -92,11 +93,11 @@ func (s shards) preCommit(ctx context.Context, w *Checkout, ix *gitIndex, d deri
 		staged[f.rel] = f.data
 	}
 	changed := false
-	v := verifiedShards{Forgotten: ix.entries[forgottenRel].blob, Files: map[string][]string{}}
+	v := verifiedShards{Forgotten: ix.Entries[forgottenRel].Blob, Files: map[string][]string{}}
 	byShard := format.Shard(next)
 	for i, f := range files {
-		entry, had := ix.entries[format.Dir+"/"+f.rel]
-		blob := entry.blob
+		entry, had := ix.Entries[format.Dir+"/"+f.rel]
+		blob := entry.Blob
 		switch {
 		case f.data == nil && had:
 			if _, err := w.Repo.GitOutput(ctx, nil, "update-index", "--force-remove", "--", format.Dir+"/"+f.rel); err != nil {
@@ -153,11 +154,11 @@ func splitsOnCommit(mems []memory.Memory) bool { return len(mems) > format.Split
 
 // stagedTombstones reads the forgotten.jsonl the index stages (none when it
 // stages none), refusing one it cannot read whole, with the fix.
-func (ix *gitIndex) stagedTombstones() (tombstones, error) {
+func stagedTombstones(ix *git.Index) (tombstones, error) {
 	var data []byte
-	if e, ok := ix.entries[forgottenRel]; ok {
+	if e, ok := ix.Entries[forgottenRel]; ok {
 		var err error
-		if data, err = ix.cat(e.blob); err != nil {
+		if data, err = ix.Cat(e.Blob); err != nil {
 			return tombstones{}, err
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -62,18 +63,18 @@ func (s shards) saveVerifiedShards(w *Checkout, v verifiedShards) {
 
 // stagedShardFiles are the memories files the index stages, by path under
 // .acolyte/, with their blob ids: the inbox and each shard.
-func stagedShardFiles(ix *gitIndex) map[string]string {
+func stagedShardFiles(ix *git.Index) map[string]string {
 	out := make(map[string]string)
-	for rel, e := range ix.entries {
+	for rel, e := range ix.Entries {
 		name, ok := strings.CutPrefix(rel, format.Dir+"/")
 		if !ok {
 			continue
 		}
 		if name == format.MemoriesFile {
-			out[name] = e.blob
+			out[name] = e.Blob
 		} else if shard, ok := strings.CutPrefix(name, format.ShardsDir+"/"); ok && !strings.Contains(shard, "/") {
 			if _, ok := format.ParseShardFile(shard); ok {
-				out[name] = e.blob
+				out[name] = e.Blob
 			}
 		}
 	}
@@ -88,7 +89,7 @@ type stagedShard struct {
 
 // preCommitShards is the fast path of shards.preCommit. ok is false when it
 // did nothing and the full path must run.
-func (s shards) preCommitShards(ctx context.Context, w *Checkout, ix *gitIndex, d derive.Derivation, res HookResult) (HookResult, bool, error) {
+func (s shards) preCommitShards(ctx context.Context, w *Checkout, ix *git.Index, d derive.Derivation, res HookResult) (HookResult, bool, error) {
 	v, ok := s.loadVerifiedShards(w)
 	if !ok {
 		return res, false, nil
@@ -97,7 +98,7 @@ func (s shards) preCommitShards(ctx context.Context, w *Checkout, ix *gitIndex, 
 		return res, false, err
 	}
 	staged := stagedShardFiles(ix)
-	forgottenBlob := ix.entries[forgottenRel].blob
+	forgottenBlob := ix.Entries[forgottenRel].Blob
 	ts, newlyForgotten, ok := s.stagedTombstones(w, ix, v.Forgotten, forgottenBlob)
 	if !ok {
 		return res, false, nil
@@ -192,12 +193,12 @@ func (s shards) preCommitShards(ctx context.Context, w *Checkout, ix *gitIndex, 
 // is staged) and the ids it covers that the one verified files were
 // checked against (verifiedBlob) did not. ok is false when either cannot
 // be read whole.
-func (s shards) stagedTombstones(w *Checkout, ix *gitIndex, verifiedBlob, blob string) (ts tombstones, newly []string, ok bool) {
+func (s shards) stagedTombstones(w *Checkout, ix *git.Index, verifiedBlob, blob string) (ts tombstones, newly []string, ok bool) {
 	read := func(blob string) (tombstones, bool) {
 		if blob == "" {
 			return tombstones{}, true
 		}
-		data, err := ix.cat(blob)
+		data, err := ix.Cat(blob)
 		if err != nil {
 			return tombstones{}, false
 		}
@@ -299,12 +300,12 @@ func verifiedAfter(v verifiedShards, blobs map[string]string, read []stagedShard
 // ok is false, for the full path, when one is not what a verified file is:
 // canonical, every line a valid memory of its shard, and the inbox no more
 // than its header.
-func readStagedShards(ix *gitIndex, staged map[string]string, read map[string]bool, v verifiedShards) (files []stagedShard, fresh map[string]bool, ok bool, err error) {
+func readStagedShards(ix *git.Index, staged map[string]string, read map[string]bool, v verifiedShards) (files []stagedShard, fresh map[string]bool, ok bool, err error) {
 	fresh = map[string]bool{}
 	for rel := range read {
 		f := stagedShard{rel: rel, blob: staged[rel]}
 		if f.blob != "" {
-			data, err := ix.cat(f.blob)
+			data, err := ix.Cat(f.blob)
 			if err != nil {
 				return nil, nil, false, err
 			}

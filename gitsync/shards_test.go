@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
 	"github.com/acolyte-dev/acolyte/internal/atomicfile"
 	"github.com/acolyte-dev/acolyte/memory"
 )
@@ -511,7 +512,7 @@ func TestStampsAtIsStamp(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "00.jsonl"), []byte("x\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got, ok := stampsAt(dir, []string{"00.jsonl", "01.jsonl"})
+	got, ok := git.StampsAt(dir, []string{"00.jsonl", "01.jsonl"})
 	if !ok {
 		t.Skip("stampsAt is not implemented here")
 	}
@@ -519,7 +520,7 @@ func TestStampsAtIsStamp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := stamp(fi); got["00.jsonl"] != want || len(got) != 1 {
+	if want := git.Stamp(fi); got["00.jsonl"] != want || len(got) != 1 {
 		t.Errorf("stampsAt = %v, want 00.jsonl: %s and no entry for the missing 01.jsonl", got, want)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/acolyte-dev/acolyte/gitsync/derive"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -218,7 +219,7 @@ func (one oneFile) holds(w *Checkout, state string, memories os.FileInfo) bool {
 	}
 	_, lastStamp, _ := parseImportState(state)
 	fbefore, fstatErr := os.Stat(format.ForgottenPath(w.Repo.Root))
-	if lastStamp != "" && lastStamp == stamp(memories)+forgottenStamp(fbefore, fstatErr) {
+	if lastStamp != "" && lastStamp == git.Stamp(memories)+forgottenStamp(fbefore, fstatErr) {
 		return true
 	}
 	return one.fingerprinted(w, state)
@@ -358,7 +359,7 @@ func forgottenStamp(fi os.FileInfo, statErr error) string {
 	if statErr != nil {
 		return ""
 	}
-	return "|" + stamp(fi)
+	return "|" + git.Stamp(fi)
 }
 
 // settledStamps is settledStamp of the memories file joined with that of
@@ -387,8 +388,8 @@ func settledStamp(path string, before os.FileInfo, statErr error, settle time.Du
 	if err != nil {
 		return ""
 	}
-	s := stamp(before)
-	if s == "" || s != stamp(after) || time.Since(lastChange(after)) < settle {
+	s := git.Stamp(before)
+	if s == "" || s != git.Stamp(after) || time.Since(git.LastChange(after)) < settle {
 		return ""
 	}
 	return s

@@ -1,4 +1,4 @@
-package gitsync
+package git
 
 import (
 	"bufio"
@@ -21,19 +21,19 @@ import (
 // in the worktree.
 const maxLinkHops = 40
 
-// indexEntry is one stage-0 entry of the git index.
-type indexEntry struct {
-	mode, blob string
+// Entry is one stage-0 entry of the git index.
+type Entry struct {
+	Mode, Blob string
 }
 
 // gitIndex reads files as they are staged (git's index; "the index" alone,
 // in this package, is the local search store): what the commit being made will
 // contain. It honours GIT_INDEX_FILE, which git sets for `commit <path>` and
 // `commit -a`, by asking the git command rather than parsing the file.
-type gitIndex struct {
+type Index struct {
 	ctx     context.Context
-	repo    *Repo
-	entries map[string]indexEntry
+	Repo    *Repo
+	Entries map[string]Entry
 	// ignores caches the patterns of each staged .gitignore by folder.
 	ignores map[string][]gitignore.Pattern
 	batch   *catFile
@@ -44,20 +44,22 @@ type gitIndex struct {
 // it does not contain. Staged symlinks are resolved inside the index, and one
 // that leads out of the repository is skipped like in the worktree.
 func DeriveIndex(ctx context.Context, r *Repo) (derive.Derivation, error) {
-	ix, err := readIndex(ctx, r)
+	ix, err := ReadIndex(ctx, r)
 	if err != nil {
 		return derive.Derivation{}, err
 	}
-	defer ix.close()
+	defer ix.Close()
 	return derive.From(ix)
 }
 
-func readIndex(ctx context.Context, r *Repo) (*gitIndex, error) {
+// ReadIndex reads the stage-0 entries of git's index (the one
+// GIT_INDEX_FILE names, when set) through `git ls-files`.
+func ReadIndex(ctx context.Context, r *Repo) (*Index, error) {
 	out, err := r.GitOutput(ctx, nil, "ls-files", "--stage", "-z")
 	if err != nil {
 		return nil, err
 	}
-	ix := &gitIndex{ctx: ctx, repo: r, entries: make(map[string]indexEntry), ignores: make(map[string][]gitignore.Pattern)}
+	ix := &Index{ctx: ctx, Repo: r, Entries: make(map[string]Entry), ignores: make(map[string][]gitignore.Pattern)}
 	for _, rec := range strings.Split(string(out), "\x00") {
 		// <mode> SP <blob> SP <stage> TAB <path>
 		meta, p, ok := strings.Cut(rec, "\t")
@@ -65,7 +67,7 @@ func readIndex(ctx context.Context, r *Repo) (*gitIndex, error) {
 		if !ok || len(f) != 3 || f[2] != "0" {
 			continue
 		}
-		ix.entries[p] = indexEntry{mode: f[0], blob: f[1]}
+		ix.Entries[p] = Entry{Mode: f[0], Blob: f[1]}
 	}
 	return ix, nil
 }
@@ -73,10 +75,10 @@ func readIndex(ctx context.Context, r *Repo) (*gitIndex, error) {
 // instructionFiles applies the worktree walk's rules to the staged paths:
 // the same names, never under node_modules or vendor, and not ignored by a
 // staged .gitignore, so the hook and `acolyte check` agree on the set.
-func (ix *gitIndex) InstructionFiles() ([]string, error) {
+func (ix *Index) InstructionFiles() ([]string, error) {
 	var files []string
-	for p, e := range ix.entries {
-		if !derive.IsInstructionPath(p) || e.mode == "160000" {
+	for p, e := range ix.Entries {
+		if !derive.IsInstructionPath(p) || e.Mode == "160000" {
 			continue
 		}
 		ignored, err := ix.ignored(p)
@@ -91,7 +93,7 @@ func (ix *gitIndex) InstructionFiles() ([]string, error) {
 	return files, nil
 }
 
-func (ix *gitIndex) ignored(p string) (bool, error) {
+func (ix *Index) ignored(p string) (bool, error) {
 	parts := strings.Split(p, "/")
 	var patterns []gitignore.Pattern
 	for i := range parts {
@@ -113,14 +115,14 @@ func (ix *gitIndex) ignored(p string) (bool, error) {
 
 // ignoreFile returns the patterns of the staged .gitignore in dir. A linked
 // .gitignore is not followed, as reading it could leave the repository.
-func (ix *gitIndex) ignoreFile(dir []string) ([]gitignore.Pattern, error) {
+func (ix *Index) ignoreFile(dir []string) ([]gitignore.Pattern, error) {
 	key := strings.Join(dir, "/")
 	if ps, ok := ix.ignores[key]; ok {
 		return ps, nil
 	}
 	var ps []gitignore.Pattern
-	if e, ok := ix.entries[path.Join(key, ".gitignore")]; ok && e.mode != "120000" {
-		data, err := ix.cat(e.blob)
+	if e, ok := ix.Entries[path.Join(key, ".gitignore")]; ok && e.Mode != "120000" {
+		data, err := ix.Cat(e.Blob)
 		if err != nil {
 			return nil, err
 		}
@@ -130,59 +132,59 @@ func (ix *gitIndex) ignoreFile(dir []string) ([]gitignore.Pattern, error) {
 	return ps, nil
 }
 
-func (ix *gitIndex) Read(rel string) ([]byte, error) {
+func (ix *Index) Read(rel string) ([]byte, error) {
 	e, err := ix.resolve(rel)
 	if err != nil {
 		return nil, err
 	}
-	return ix.cat(e.blob)
+	return ix.Cat(e.Blob)
 }
 
 // resolve follows staged symlinks, in rel and in its parent folders, to a
 // staged regular file. A link whose target leaves the repository is
 // errOutside; it is never followed on disk.
-func (ix *gitIndex) resolve(rel string) (indexEntry, error) {
+func (ix *Index) resolve(rel string) (Entry, error) {
 	cur := rel
 	for hops := 0; hops <= maxLinkHops; hops++ {
 		parts := strings.Split(cur, "/")
 		next := ""
 		for i := 1; i <= len(parts); i++ {
 			prefix := strings.Join(parts[:i], "/")
-			e, ok := ix.entries[prefix]
+			e, ok := ix.Entries[prefix]
 			if !ok {
 				continue
 			}
 			switch {
-			case e.mode == "120000":
-				target, err := ix.cat(e.blob)
+			case e.Mode == "120000":
+				target, err := ix.Cat(e.Blob)
 				if err != nil {
-					return indexEntry{}, err
+					return Entry{}, err
 				}
 				resolved, ok := ix.linkTarget(prefix, string(target))
 				if !ok {
-					return indexEntry{}, derive.ErrOutside
+					return Entry{}, derive.ErrOutside
 				}
 				next = path.Join(append([]string{resolved}, parts[i:]...)...)
-			case i == len(parts) && e.mode != "160000":
+			case i == len(parts) && e.Mode != "160000":
 				return e, nil
 			default:
-				return indexEntry{}, fs.ErrNotExist
+				return Entry{}, fs.ErrNotExist
 			}
 			break
 		}
 		if next == "" {
-			return indexEntry{}, fs.ErrNotExist
+			return Entry{}, fs.ErrNotExist
 		}
 		cur = next
 	}
-	return indexEntry{}, fmt.Errorf("%s: too many levels of symbolic links", rel)
+	return Entry{}, fmt.Errorf("%s: too many levels of symbolic links", rel)
 }
 
 // linkTarget resolves a staged link at link with the given target to a path
 // relative to the repository root, and reports false when it leaves it.
-func (ix *gitIndex) linkTarget(link, target string) (string, bool) {
+func (ix *Index) linkTarget(link, target string) (string, bool) {
 	if filepath.IsAbs(target) {
-		rel, ok := subpath.Rel(ix.repo.Root, filepath.Clean(target))
+		rel, ok := subpath.Rel(ix.Repo.Root, filepath.Clean(target))
 		return filepath.ToSlash(rel), ok && rel != "."
 	}
 	p := path.Join(path.Dir(link), target)
@@ -194,10 +196,10 @@ func (ix *gitIndex) linkTarget(link, target string) (string, bool) {
 
 // cat reads one blob. One `git cat-file --batch` serves every read of a
 // hook run: a process per file cost a commit more than the rest of the hook.
-func (ix *gitIndex) cat(blob string) ([]byte, error) {
+func (ix *Index) Cat(blob string) ([]byte, error) {
 	if ix.batch == nil {
 		cmd := exec.CommandContext(ix.ctx, "git", "cat-file", "--batch")
-		cmd.Dir = ix.repo.Root
+		cmd.Dir = ix.Repo.Root
 		in, err := cmd.StdinPipe()
 		if err != nil {
 			return nil, err
@@ -215,7 +217,7 @@ func (ix *gitIndex) cat(blob string) ([]byte, error) {
 }
 
 // close ends the cat-file process, if one was started.
-func (ix *gitIndex) close() {
+func (ix *Index) Close() {
 	if ix.batch != nil {
 		ix.batch.in.Close()
 		_ = ix.batch.cmd.Wait()
@@ -257,12 +259,12 @@ func (r *Repo) GitOutput(ctx context.Context, stdin []byte, args ...string) ([]b
 	if stdin != nil {
 		in = bytes.NewReader(stdin)
 	}
-	return r.gitOutputFrom(ctx, in, args...)
+	return r.GitOutputFrom(ctx, in, args...)
 }
 
 // gitOutputFrom is GitOutput reading stdin from a reader: a large file
 // written in parts need not be joined first.
-func (r *Repo) gitOutputFrom(ctx context.Context, stdin io.Reader, args ...string) ([]byte, error) {
+func (r *Repo) GitOutputFrom(ctx context.Context, stdin io.Reader, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = r.Root
 	cmd.Stdin = stdin

@@ -1,6 +1,6 @@
 //go:build linux || darwin || freebsd || netbsd
 
-package gitsync
+package git
 
 import (
 	"fmt"
@@ -13,7 +13,7 @@ import (
 // size, modification and change times, inode and device. The change time
 // cannot be set by tools that copy modification times (rsync -t, tar), so
 // any rewrite shows.
-func stamp(fi os.FileInfo) string {
+func Stamp(fi os.FileInfo) string {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
 		return ""
@@ -22,7 +22,7 @@ func stamp(fi os.FileInfo) string {
 }
 
 // lastChange is the later of the file's modification and change times.
-func lastChange(fi os.FileInfo) time.Time {
+func LastChange(fi os.FileInfo) time.Time {
 	t := fi.ModTime()
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok && changeTime(st).After(t) {
 		t = changeTime(st)
@@ -31,7 +31,7 @@ func lastChange(fi os.FileInfo) time.Time {
 }
 
 // fileIdentity is the device and inode of a file.
-func fileIdentity(fi os.FileInfo) string {
+func FileIdentity(fi os.FileInfo) string {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
 		return ""

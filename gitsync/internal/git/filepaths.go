@@ -1,4 +1,4 @@
-package gitsync
+package git
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package gitsync
+package git
 
 import (
 	"os"
@@ -11,7 +11,7 @@ import (
 
 func TestRelPathNamesFilesFromTheRoot(t *testing.T) {
 	root := t.TempDir()
-	runGit(t, root, "init", "-q")
+	gittest.Run(t, root, "init", "-q")
 	gittest.WriteFiles(t, root, map[string]string{"migrations/1.sql": "", "web/app/page.tsx": ""})
 	repo, err := Discover(root)
 	if err != nil {

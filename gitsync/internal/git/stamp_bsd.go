@@ -1,6 +1,6 @@
 //go:build darwin || freebsd || netbsd
 
-package gitsync
+package git
 
 import (
 	"syscall"

@@ -1,6 +1,6 @@
 //go:build !(linux || darwin || freebsd || netbsd)
 
-package gitsync
+package git
 
 import (
 	"os"
@@ -9,9 +9,9 @@ import (
 
 // stamp is empty where the platform gives no change time or inode: there
 // every refresh hashes the file.
-func stamp(os.FileInfo) string { return "" }
+func Stamp(os.FileInfo) string { return "" }
 
-func lastChange(fi os.FileInfo) time.Time { return fi.ModTime() }
+func LastChange(fi os.FileInfo) time.Time { return fi.ModTime() }
 
 // fileIdentity is empty where the platform gives no inode.
-func fileIdentity(os.FileInfo) string { return "" }
+func FileIdentity(os.FileInfo) string { return "" }

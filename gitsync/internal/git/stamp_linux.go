@@ -1,4 +1,4 @@
-package gitsync
+package git
 
 import (
 	"strconv"
@@ -14,7 +14,7 @@ func changeTime(st *syscall.Stat_t) time.Time { return time.Unix(st.Ctim.Unix())
 // fstatat relative to the directory: a split project's check stats 257
 // files, and resolving each absolute path again was half of that. A name
 // that does not exist is left out; ok is false when dir cannot be read.
-func stampsAt(dir string, names []string) (stamps map[string]string, ok bool) {
+func StampsAt(dir string, names []string) (stamps map[string]string, ok bool) {
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, false
