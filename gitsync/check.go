@@ -11,9 +11,6 @@ import (
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
-// FixCommand is what a user runs to bring the memories file up to date.
-const FixCommand = "acolyte sync"
-
 // Report is the outcome of Check. It marshals to JSON for `check --json`.
 type Report struct {
 	// File is the checked file, relative to the worktree root.
@@ -164,19 +161,6 @@ func checkForgotten(l layout, root string, mems []memory.Memory, locate lineLoca
 		problems = append(problems, p)
 	}
 	return kept, problems
-}
-
-// lineNumbers maps each id to its line in a memories file, for messages.
-func lineNumbers(data []byte) map[string]int {
-	lines := make(map[string]int)
-	for i, line := range strings.Split(string(data), "\n") {
-		if id, ok := strings.CutPrefix(line, `{"id":"`); ok {
-			if end := strings.IndexByte(id, '"'); end >= 0 {
-				lines[id[:end]] = i + 1
-			}
-		}
-	}
-	return lines
 }
 
 // Diff lists the memories that differ between two sets, by id, in id order.

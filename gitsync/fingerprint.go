@@ -268,3 +268,12 @@ func hashFingerprinted(root string) (string, fingerprint, error) {
 	}
 	return hexSum(h), fp, nil
 }
+
+// sha256Hex is the content hash Refresh records, of the parts in order.
+func sha256Hex(parts ...[]byte) string {
+	h := sha256.New()
+	for _, p := range parts {
+		h.Write(p)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}

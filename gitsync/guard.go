@@ -333,3 +333,8 @@ func capIndexed(mems []memory.Memory) ([]memory.Memory, string) {
 	return kept, fmt.Sprintf("%d of the project's %d memories are left out of search: acolyte indexes at most %d, and leaves out the oldest. "+
 		"Forget what no longer holds (`acolyte forget ID`) to bring them back", left, len(mems), MaxIndexedMemories)
 }
+
+// FixCommand is what a user runs to bring the memories file up to date.
+const FixCommand = "acolyte sync"
+
+const memoriesRel = format.Dir + "/" + format.MemoriesFile

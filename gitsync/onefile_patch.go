@@ -2,8 +2,7 @@ package gitsync
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
+
 	"errors"
 	"fmt"
 	"hash"
@@ -155,15 +154,6 @@ func (one oneFile) fingerprinted(w *Checkout, state string) bool {
 	return mf.matches(fp)
 }
 
-// sha256Hex is the content hash Refresh records, of the parts in order.
-func sha256Hex(parts ...[]byte) string {
-	h := sha256.New()
-	for _, p := range parts {
-		h.Write(p)
-	}
-	return hex.EncodeToString(h.Sum(nil))
-}
-
 // errNotAppendable sends an add from the append path to the splice.
 var errNotAppendable = errors.New("memory does not go at the end of the file")
 
@@ -274,20 +264,6 @@ func (one oneFile) appendPatched(ctx context.Context, w *Checkout, m memory.Memo
 	}
 	w.shadows().appendShadow(size, line, importedFileHash(last), fileSum)
 	return nil
-}
-
-// appendSynced writes line at offset size, the file's end, and syncs the
-// file; on failure it cuts the file back to size, so a full disk leaves the
-// old file.
-func appendSynced(f *os.File, size int64, line []byte) error {
-	_, err := f.WriteAt(line, size)
-	if err == nil {
-		err = f.Sync()
-	}
-	if err != nil {
-		_ = f.Truncate(size)
-	}
-	return err
 }
 
 // remove forgets project memories through the fast path: their

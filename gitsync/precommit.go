@@ -235,8 +235,6 @@ func (one oneFile) verifiedStaged(w *Checkout, ix *git.Index, v verifiedBlob, wt
 	return s, ok, nil
 }
 
-const memoriesRel = format.Dir + "/" + format.MemoriesFile
-
 // worktreeFile is the worktree's memories file, when the index holds
 // exactly it: the import state's stamp or fingerprint vouches for it.
 type worktreeFile struct {

@@ -52,9 +52,6 @@ const maxJournal = 1024
 // cacheDir.
 type shadowFiles struct{ dir string }
 
-// shadows returns the checkout's shadow files.
-func (w *Checkout) shadows() shadowFiles { return shadowFiles{dir: cacheDir(w.Repo)} }
-
 // shadowPath is where this checkout's shadow lives.
 func (sf shadowFiles) shadowPath() string {
 	return filepath.Join(sf.dir, "imported.jsonl")

@@ -1,7 +1,6 @@
 package gitsync
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io/fs"
@@ -189,18 +188,4 @@ func (s shards) changedShards(w *Checkout, files map[string]fileRecord) (next ma
 		}
 	}
 	return next, changed, true
-}
-
-// cleanShard decodes a shard file of shard, named rel, for importShards:
-// ok is false for one the decoder must work around (a bad line, an id on
-// two lines, a memory of another shard), which the full import reports.
-func cleanShard(rel, shard string, data []byte) ([]memory.Memory, bool) {
-	if data == nil {
-		return nil, true
-	}
-	d, err := format.DecodeAll(format.Dir+"/"+rel, data)
-	if err != nil || len(d.Invalid)+len(d.Duplicates) > 0 || len(format.MisplacedIn(shard, d.Memories)) > 0 || !bytes.HasSuffix(data, []byte("\n")) {
-		return nil, false
-	}
-	return d.Memories, true
 }

@@ -1,19 +1,18 @@
 package gitsync
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
+
 	"io/fs"
-	"os"
+
 	"path/filepath"
 	"slices"
-	"strings"
+
 	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
-	"github.com/acolyte-dev/acolyte/internal/atomicfile"
+
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -25,49 +24,6 @@ import (
 // that worked around a bad line) returns format.ErrNotPatchable, and the
 // caller takes the full path, which reads every file and is always
 // correct.
-
-// tableHash is the content hash splitProject.hash gives for the files a
-// table records.
-func tableHash(files map[string]fileRecord) string {
-	names := make([]string, 0, len(files))
-	for rel := range files {
-		if rel != format.ForgottenFile && rel != shardsDirKey {
-			names = append(names, rel)
-		}
-	}
-	slices.SortFunc(names, func(a, b string) int {
-		// The inbox first, then the shards by name, as readSplit lists them.
-		if (a == format.MemoriesFile) != (b == format.MemoriesFile) {
-			if a == format.MemoriesFile {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a, b)
-	})
-	var b strings.Builder
-	for _, rel := range names {
-		b.WriteString(rel + " " + files[rel].hash + "\n")
-	}
-	h := "split-" + sha256Hex([]byte(b.String()))
-	if f, ok := files[format.ForgottenFile]; ok && f.hash != emptyHash {
-		h += "+" + f.hash
-	}
-	return h
-}
-
-// emptyInboxHash is the SHA-256 of a split project's inbox as acolyte
-// leaves it: the header alone. Worked out when a write asks, not at
-// start-up, which every command and hook pays.
-func emptyInboxHash() string { return sha256Hex(format.Encode(nil)) }
-
-// emptyHash is the SHA-256 of no bytes: an empty forgotten.jsonl adds
-// nothing to the hash, as withForgotten has it.
-const emptyHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
-
-// shardEdit changes the memories of one shard; it returns them unchanged
-// when it has nothing to do there.
-type shardEdit func(mems []memory.Memory) ([]memory.Memory, error)
 
 // appendEdit is the shardEdit of adding m. It also marks the edit as an
 // add, which patchSplit appends after the shard's last line without
@@ -250,44 +206,6 @@ func (s shards) replace(ctx context.Context, w *Checkout, m memory.Memory) error
 	})
 }
 
-// writeShard replaces the shard file rel, whose bytes were old, with data,
-// or removes it for nil.
-// A new memory's id is time-ordered, so it almost always sorts last in its
-// shard and data is old with one more line: that line is appended in place
-// and synced, as the one file's append is (appendPatched), which spares
-// the temporary file, the rename and the directory's sync that a rewrite
-// costs. Anything else is written whole, atomically.
-func writeShard(root, rel string, old, data []byte) error {
-	path := filepath.Join(root, format.Dir, filepath.FromSlash(rel))
-	if data == nil {
-		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("removing the empty shard %s/%s: %w", format.Dir, rel, err)
-		}
-		return nil
-	}
-	if len(old) == 0 || !bytes.HasPrefix(data, old) {
-		atomicfile.RemoveStale(filepath.Dir(path), 0) // a killed writer's, under this lock
-		return writeAtomic(path, data)
-	}
-	r, err := openGuarded(root)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	f, err := r.OpenFile(filepath.FromSlash(format.Dir+"/"+rel), os.O_RDWR, 0)
-	if err != nil {
-		return fmt.Errorf("writing %s/%s: %w", format.Dir, rel, err)
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || fi.Size() != int64(len(old)) {
-		return format.ErrNotPatchable // changed since it was read; the caller holds the lock, so not by acolyte
-	}
-	if err := appendSynced(f, int64(len(old)), data[len(old):]); err != nil {
-		return fmt.Errorf("writing %s/%s: %w", format.Dir, rel, err)
-	}
-	return nil
-}
-
 // shardsOf is every shard edits or adds name.
 func shardsOf(edits map[string]shardEdit, adds map[string]memory.Memory) map[string]bool {
 	out := make(map[string]bool, len(edits)+len(adds))
@@ -298,50 +216,4 @@ func shardsOf(edits map[string]shardEdit, adds map[string]memory.Memory) map[str
 		out[s] = true
 	}
 	return out
-}
-
-// lastLine is the last line of a memories file's bytes, newline included;
-// nil for a file of its header alone, or none.
-func lastLine(data []byte) []byte {
-	if len(data) == 0 || data[len(data)-1] != '\n' {
-		return nil
-	}
-	start := bytes.LastIndexByte(data[:len(data)-1], '\n') + 1
-	if start == 0 {
-		return nil // the header
-	}
-	return data[start:]
-}
-
-// editShard decodes the shard file rel, of shard, runs edit over its
-// memories and encodes the result (nil for none left). Only the memories
-// edit changed are checked as the decoder will read them back: the others
-// were just read. A shard the decoder must work around is for the full
-// path.
-func editShard(rel, shard string, data []byte, edit shardEdit) ([]byte, error) {
-	d, err := format.DecodeAll(format.Dir+"/"+rel, data)
-	if err != nil || len(d.Invalid)+len(d.Duplicates) > 0 || len(format.MisplacedIn(shard, d.Memories)) > 0 {
-		return nil, format.ErrNotPatchable
-	}
-	was := make(map[string]memory.Memory, len(d.Memories))
-	for _, m := range d.Memories {
-		was[m.ID] = m
-	}
-	next, err := edit(slices.Clone(d.Memories))
-	if err != nil {
-		return nil, err
-	}
-	var changed []memory.Memory
-	for _, m := range next {
-		if old, ok := was[m.ID]; !ok || !format.Same(old, m) {
-			changed = append(changed, m)
-		}
-	}
-	if err := format.CheckMemories(changed, format.Dir+"/"+rel); err != nil {
-		return nil, err
-	}
-	if len(next) == 0 {
-		return nil, nil
-	}
-	return format.Encode(next), nil
 }

@@ -195,50 +195,6 @@ func shardAtHead(ctx context.Context, r *Repo, path string) []memory.Memory {
 	return d.Memories
 }
 
-// unreadLine is a line of a damaged shard that did not decode: its number,
-// the id it seems to hold ("" when none), and why.
-type unreadLine struct {
-	n   int
-	id  string
-	why string
-}
-
-// salvageLines reads what it can of a damaged shard line by line: a byte
-// order mark is dropped, the header and conflict markers are skipped (both
-// sides of a conflict are read, as the merge driver unions by id), and a
-// line that does not decode is reported. An id on two lines keeps the
-// newest.
-func salvageLines(data []byte) ([]memory.Memory, []unreadLine) {
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-	var mems []memory.Memory
-	var unread []unreadLine
-	at := make(map[string]int)
-	for i, line := range bytes.Split(data, []byte("\n")) {
-		line = bytes.TrimSuffix(line, []byte("\r"))
-		if len(bytes.TrimSpace(line)) == 0 || format.IsConflictMarker(line) || bytes.HasPrefix(line, []byte(`{"acolyte":`)) {
-			continue
-		}
-		m, err := format.DecodeLine(line)
-		if err == nil {
-			err = format.CheckMemory(m)
-		}
-		if err != nil {
-			id, _ := format.LineID(line)
-			unread = append(unread, unreadLine{n: i + 1, id: id, why: err.Error()})
-			continue
-		}
-		if j, ok := at[m.ID]; ok {
-			if m.UpdatedAt.After(mems[j].UpdatedAt) {
-				mems[j] = m
-			}
-			continue
-		}
-		at[m.ID] = len(mems)
-		mems = append(mems, m)
-	}
-	return mems, unread
-}
-
 // keepDamaged copies a damaged shard's bytes under the git directory's
 // cache, never over an earlier copy, and returns where.
 func keepDamaged(w *Checkout, shard string, data []byte) (string, error) {

@@ -1,0 +1,204 @@
+package gitsync
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+
+	"io"
+	"io/fs"
+
+	"os"
+	"path/filepath"
+
+	"strings"
+
+	"syscall"
+	"time"
+
+	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
+)
+
+// fileHash is the content hash of the memories file; a missing file hashes
+// as "absent" so that deleting it (checking out a branch without it) also
+// counts as a change.
+func fileHash(data []byte, err error) (string, error) {
+	if errors.Is(err, fs.ErrNotExist) {
+		return "absent", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// hashFile is fileHash of a file read in small pieces: the check that runs
+// in every hook must not allocate (and fault in) a buffer the size of the
+// file only to find that nothing changed.
+func hashFile(path string) (string, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return fileHash(nil, err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		return "", err
+	} else if !fi.Mode().IsRegular() {
+		return "", notRegular(filepath.Base(path), fi.Mode())
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// importState is what the last import records: the file's content hash,
+// its stamp when settled, and the warnings the import gave, one per line.
+func importState(hash, stamp string, warnings []string) string {
+	s := hash
+	if stamp != "" {
+		s += stampSep + stamp
+	}
+	for _, w := range warnings {
+		s += "\n" + strings.ReplaceAll(w, "\n", " ")
+	}
+	return s
+}
+
+// importedFileHash is the content hash of the memories file alone that the
+// import state s records, without forgotten.jsonl's part.
+func importedFileHash(s string) string {
+	hash, _, _ := parseImportState(s)
+	file, _, _ := strings.Cut(hash, "+")
+	return file
+}
+
+func parseImportState(s string) (hash, stamp string, warnings []string) {
+	head, rest, hasWarnings := strings.Cut(s, "\n")
+	fields := strings.Split(head, stampSep)
+	hash = fields[0]
+	for _, f := range fields[1:] {
+		if !strings.HasPrefix(f, fingerprintPrefix) && !strings.HasPrefix(f, filesPrefix) {
+			stamp = f
+		}
+	}
+	if hasWarnings {
+		warnings = strings.Split(rest, "\n")
+	}
+	return hash, stamp, warnings
+}
+
+// withFingerprint adds fp to an import state, on its first line.
+func withFingerprint(state string, fp fingerprint) string {
+	if fp.stamp == "" {
+		return state
+	}
+	head, rest, hasWarnings := strings.Cut(state, "\n")
+	head += stampSep + fp.String()
+	if hasWarnings {
+		return head + "\n" + rest
+	}
+	return head
+}
+
+// stateFingerprint is the fingerprint an import state holds, if any.
+func stateFingerprint(state string) (fingerprint, bool) {
+	head, _, _ := strings.Cut(state, "\n")
+	for _, f := range strings.Split(head, stampSep)[1:] {
+		if fp, ok := parseFingerprint(f); ok {
+			return fp, true
+		}
+	}
+	return fingerprint{}, false
+}
+
+// stampSep separates the content hash from the stat stamp in the state.
+const stampSep = " "
+
+// settleTime is how long after its last change a file's stamp can be
+// trusted: a change made in the same tick of the filesystem's clock as the
+// stamp was taken could otherwise leave the stamp equal (git's "racily
+// clean" case).
+const settleTime = 2 * time.Second
+
+// forgottenStamp is what forgotten.jsonl adds to the memories file's stamp:
+// nothing while it does not exist, so that a checkout without tombstones
+// keeps the stamp it had before they existed.
+func forgottenStamp(fi os.FileInfo, statErr error) string {
+	if statErr != nil {
+		return ""
+	}
+	return "|" + git.Stamp(fi)
+}
+
+// settledStamp returns the stamp of the file at path when it is safe to
+// trust later: before (taken ahead of reading the file) still matches, so
+// the file did not change while it was read, and it last changed at least
+// settle ago.
+func settledStamp(path string, before os.FileInfo, statErr error, settle time.Duration) string {
+	if statErr != nil {
+		return ""
+	}
+	after, err := os.Stat(path)
+	if err != nil {
+		return ""
+	}
+	s := git.Stamp(before)
+	if s == "" || s != git.Stamp(after) || time.Since(git.LastChange(after)) < settle {
+		return ""
+	}
+	return s
+}
+
+// lineLocator says which file holds a memory's line, relative to the
+// worktree root, and at which line; it is built only when a message needs
+// it.
+type lineLocator func(id string) (rel string, line int)
+
+// oneFileLocator locates lines in the one memories file, whose bytes are raw.
+func oneFileLocator(raw []byte) lineLocator {
+	var lines map[string]int
+	return func(id string) (string, int) {
+		if lines == nil {
+			lines = lineNumbers(raw)
+		}
+		return memoriesRel, lines[id]
+	}
+}
+
+// locator locates lines in a split project's files.
+func (p splitProject) locator() lineLocator {
+	type place struct {
+		rel  string
+		line int
+	}
+	var where map[string]place
+	return func(id string) (string, int) {
+		if where == nil {
+			where = make(map[string]place)
+			for _, f := range p.files {
+				for id, line := range lineNumbers(f.data) {
+					where[id] = place{format.Dir + "/" + f.rel, line}
+				}
+			}
+		}
+		w := where[id]
+		return w.rel, w.line
+	}
+}
+
+// lineNumbers maps each id to its line in a memories file, for messages.
+func lineNumbers(data []byte) map[string]int {
+	lines := make(map[string]int)
+	for i, line := range strings.Split(string(data), "\n") {
+		if id, ok := strings.CutPrefix(line, `{"id":"`); ok {
+			if end := strings.IndexByte(id, '"'); end >= 0 {
+				lines[id[:end]] = i + 1
+			}
+		}
+	}
+	return lines
+}
