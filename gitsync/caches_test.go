@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
 	"github.com/acolyte-dev/acolyte/internal/gittest"
 	"github.com/acolyte-dev/acolyte/memory"
 )
@@ -43,11 +44,11 @@ func cacheSnapshot(t *testing.T, w *Checkout) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts, err := readTombstones(w.Repo.Root)
+	ts, err := acolytedir.ReadTombstones(w.Repo.Root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	kept, _ := format.Forget(read.decoded.Memories, ts.list)
+	kept, _ := format.Forget(read.decoded.Memories, ts.List)
 	listed, err := w.List(t.Context(), memory.Filter{Scope: memory.ScopeProject})
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -55,7 +56,7 @@ type Change struct {
 func Check(root string) (Report, error) {
 	l, err := layoutOf(root)
 	if err != nil {
-		return Report{File: memoriesRel}, fmt.Errorf("checking project memories: %w", err)
+		return Report{File: acolytedir.MemoriesRel}, fmt.Errorf("checking project memories: %w", err)
 	}
 	report := Report{File: l.location()}
 	d, deriveErr := derive.Worktree(root)
@@ -65,7 +66,7 @@ func Check(root string) (Report, error) {
 	derived := d.Memories
 	report.Warnings, report.Refused = d.Skipped, d.Refused
 	var existing []memory.Memory
-	var locate lineLocator
+	var locate acolytedir.LineLocator
 	var missing, unreadable bool
 	existing, locate, missing, unreadable, err = l.check(&report)
 	if err != nil || unreadable {
@@ -141,23 +142,23 @@ func derivableAmong(existing, derived []memory.Memory) []memory.Memory {
 // tombstone, for a file out of canonical order, and for each memory line
 // still in the memories file although a tombstone covers it (data is the
 // memories file, for their line numbers).
-func checkForgotten(l layout, root string, mems []memory.Memory, locate lineLocator) ([]memory.Memory, []Problem) {
-	ts, err := readTombstones(root)
+func checkForgotten(l layout, root string, mems []memory.Memory, locate acolytedir.LineLocator) ([]memory.Memory, []Problem) {
+	ts, err := acolytedir.ReadTombstones(root)
 	if err != nil {
 		return mems, []Problem{{Message: err.Error()}}
 	}
 	var problems []Problem
-	for _, w := range ts.warnings {
+	for _, w := range ts.Warnings {
 		problems = append(problems, Problem{Message: w})
 	}
-	if len(ts.warnings) == 0 && !bytes.Equal(ts.data, format.EncodeForgotten(ts.list)) {
-		problems = append(problems, Problem{Message: forgottenRel + " is not in canonical form (one tombstone per id, sorted by time), as a merge without acolyte leaves it"})
+	if len(ts.Warnings) == 0 && !bytes.Equal(ts.Data, format.EncodeForgotten(ts.List)) {
+		problems = append(problems, Problem{Message: acolytedir.ForgottenRel + " is not in canonical form (one tombstone per id, sorted by time), as a merge without acolyte leaves it"})
 	}
-	kept, forgotten := format.Forget(mems, ts.list)
+	kept, forgotten := format.Forget(mems, ts.List)
 	for _, m := range forgotten {
 		file, line := locate(m.ID)
 		p := Problem{File: l.problemFile(file), Line: line, Message: fmt.Sprintf("memory %s was forgotten (%s) but its line is still here, "+
-			"as a merge without acolyte's merge driver leaves it; every command already hides it, and `%s` removes the line", m.ID, forgottenRel, FixCommand)}
+			"as a merge without acolyte's merge driver leaves it; every command already hides it, and `%s` removes the line", m.ID, acolytedir.ForgottenRel, FixCommand)}
 		problems = append(problems, p)
 	}
 	return kept, problems

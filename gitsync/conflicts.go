@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -73,7 +74,7 @@ func (r *Repo) sidesInProgress(ctx context.Context) (sides conflictSides, ok boo
 // unmergedMemories lists the files of project memory (the one file and the
 // shards) git left unmerged in the index.
 func (r *Repo) unmergedMemories(ctx context.Context) ([]string, error) {
-	out, err := r.GitOutput(ctx, nil, "ls-files", "-u", "-z", "--", memoriesRel, shardsRel)
+	out, err := r.GitOutput(ctx, nil, "ls-files", "-u", "-z", "--", acolytedir.MemoriesRel, acolytedir.ShardsRel)
 	if err != nil {
 		return nil, err
 	}
@@ -89,11 +90,11 @@ func (r *Repo) unmergedMemories(ctx context.Context) ([]string, error) {
 // projectAt reads the project's memories as commit holds them, in either
 // layout, held to the limits a worktree's files are.
 func (r *Repo) projectAt(ctx context.Context, commit string) ([]memory.Memory, error) {
-	out, err := r.GitOutput(ctx, nil, "ls-tree", "-r", "-z", "-l", commit, "--", memoriesRel, shardsRel)
+	out, err := r.GitOutput(ctx, nil, "ls-tree", "-r", "-z", "-l", commit, "--", acolytedir.MemoriesRel, acolytedir.ShardsRel)
 	if err != nil {
 		return nil, err
 	}
-	var files []projectFile
+	var files []acolytedir.ProjectFile
 	var blobs []string
 	var total int64
 	for _, entry := range strings.Split(string(out), "\x00") {
@@ -108,12 +109,12 @@ func (r *Repo) projectAt(ctx context.Context, commit string) ([]memory.Memory, e
 		}
 		size, _ := strconv.ParseInt(fields[3], 10, 64)
 		if strings.HasPrefix(rel, format.ShardsDir+"/") && size > format.MaxShardBytes {
-			return nil, fmt.Errorf("%s at %s: %w", path, commit, tooLarge(path, format.MaxShardBytes))
+			return nil, fmt.Errorf("%s at %s: %w", path, commit, acolytedir.TooLarge(path, format.MaxShardBytes))
 		}
 		if total += size; total > format.MaxFileBytes {
-			return nil, fmt.Errorf("the project at %s: %w", commit, tooLarge(shardsRel, format.MaxFileBytes))
+			return nil, fmt.Errorf("the project at %s: %w", commit, acolytedir.TooLarge(acolytedir.ShardsRel, format.MaxFileBytes))
 		}
-		files = append(files, projectFile{rel: rel})
+		files = append(files, acolytedir.ProjectFile{Rel: rel})
 		blobs = append(blobs, fields[2])
 	}
 	if len(blobs) == 0 {
@@ -134,13 +135,13 @@ func (r *Repo) projectAt(ctx context.Context, commit string) ([]memory.Memory, e
 		if size < 0 || size > len(rest) {
 			return nil, fmt.Errorf("git cat-file %s: %s", blobs[i], header)
 		}
-		files[i].data = []byte(rest[:size])
-		if bytes.Count(files[i].data, []byte("\n")) > maxFileLines {
-			return nil, tooManyLines(format.Dir+"/"+files[i].rel+" at "+commit, int64(size))
+		files[i].Data = []byte(rest[:size])
+		if bytes.Count(files[i].Data, []byte("\n")) > acolytedir.MaxFileLines {
+			return nil, acolytedir.TooManyLines(format.Dir+"/"+files[i].Rel+" at "+commit, int64(size))
 		}
 		batch = batch[len(header)+1+size+1:]
 	}
-	parts, errs := decodeFiles(files)
+	parts, errs := acolytedir.DecodeFiles(files)
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("the project at %s: %w", commit, err)
 	}
@@ -187,7 +188,7 @@ func (w *Checkout) resolveConflicts(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("merging the project's memories for the %s: %w", sides.what, err)
 	}
-	mems, err := format.Decode(memoriesRel, merged)
+	mems, err := format.Decode(acolytedir.MemoriesRel, merged)
 	if err != nil {
 		return "", err
 	}
@@ -200,20 +201,20 @@ func (w *Checkout) resolveConflicts(ctx context.Context) (string, error) {
 	}
 	slices.SortFunc(mems, func(a, b memory.Memory) int { return strings.Compare(a.ID, b.ID) })
 	merged = format.Encode(mems)
-	shardDir := filepath.Join(w.Repo.Root, filepath.FromSlash(shardsRel))
+	shardDir := filepath.Join(w.Repo.Root, filepath.FromSlash(acolytedir.ShardsRel))
 	if err := os.RemoveAll(shardDir); err != nil {
-		return "", fmt.Errorf("removing %s to write the merged memories: %w", shardsRel, err)
+		return "", fmt.Errorf("removing %s to write the merged memories: %w", acolytedir.ShardsRel, err)
 	}
-	layout := memoriesRel
+	layout := acolytedir.MemoriesRel
 	if len(mems) > format.SplitAt {
-		if err := writeAtomic(format.MemoriesPath(w.Repo.Root), format.Encode(nil)); err != nil {
+		if err := acolytedir.WriteAtomic(format.MemoriesPath(w.Repo.Root), format.Encode(nil)); err != nil {
 			return "", err
 		}
-		if _, err := writeSplitFiles(w.Repo.Root, splitProject{}, nil, mems); err != nil {
+		if _, err := writeSplitFiles(w.Repo.Root, acolytedir.SplitProject{}, nil, mems); err != nil {
 			return "", err
 		}
-		layout = shardsRel + "/"
-	} else if err := writeAtomic(format.MemoriesPath(w.Repo.Root), merged); err != nil {
+		layout = acolytedir.ShardsRel + "/"
+	} else if err := acolytedir.WriteAtomic(format.MemoriesPath(w.Repo.Root), merged); err != nil {
 		return "", err
 	}
 	// acolyte's own .gitattributes and .gitignore, as the layout needs
@@ -221,7 +222,7 @@ func (w *Checkout) resolveConflicts(ctx context.Context) (string, error) {
 	if err := EnsureAttributes(w.Repo.Root); err != nil {
 		return "", err
 	}
-	if err := w.Repo.Git(ctx, "add", "-A", "--", memoriesRel, shardsRel, format.Dir+"/"+attributesFile, format.Dir+"/"+ignoreFile); err != nil {
+	if err := w.Repo.Git(ctx, "add", "-A", "--", acolytedir.MemoriesRel, acolytedir.ShardsRel, format.Dir+"/"+acolytedir.AttributesFile, format.Dir+"/"+acolytedir.IgnoreFile); err != nil {
 		return "", err
 	}
 	if _, err := os.Stat(shardDir); errors.Is(err, fs.ErrNotExist) {
@@ -255,22 +256,22 @@ func (r *Repo) unmergedWarning(ctx context.Context) string {
 // worktree hold that can be read, as git left them in the middle of an
 // operation: a file that cannot be read (conflict markers) gives none.
 func memoriesInWorktree(root string) []memory.Memory {
-	r, err := openGuarded(root)
+	r, err := acolytedir.OpenGuarded(root)
 	if err != nil {
 		return nil
 	}
 	defer r.Close()
 	rels := []string{format.MemoriesFile}
-	if shards, _, err := shardFiles(root); err == nil {
+	if shards, _, err := acolytedir.ShardFiles(root); err == nil {
 		rels = append(rels, shards...)
 	}
-	var files []projectFile
+	var files []acolytedir.ProjectFile
 	for _, rel := range rels {
-		if data, err := readAcolyteFileIn(r, rel); err == nil {
-			files = append(files, projectFile{rel: rel, data: data})
+		if data, err := acolytedir.ReadAcolyteFileIn(r, rel); err == nil {
+			files = append(files, acolytedir.ProjectFile{Rel: rel, Data: data})
 		}
 	}
-	parts, errs := decodeFiles(files)
+	parts, errs := acolytedir.DecodeFiles(files)
 	var readable []format.Part
 	for i, p := range parts {
 		if errs[i] == nil {

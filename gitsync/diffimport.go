@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -32,7 +33,7 @@ const maxDiffChanges = 256
 // new file, before anything is written: the memories to put and the ids
 // to delete. It holds the shadow open until applied or closed.
 type diffPlan struct {
-	sh      shadow
+	sh      acolytedir.Shadow
 	journal map[string][]byte
 	pending map[string]time.Time
 	put     []memory.Memory
@@ -43,7 +44,7 @@ type diffPlan struct {
 // close releases a plan that will not be applied.
 func (p *diffPlan) close() {
 	if p != nil {
-		p.sh.close()
+		p.sh.Close()
 	}
 }
 
@@ -55,20 +56,20 @@ func (p *diffPlan) close() {
 // checkout's hook. A nil plan means the whole file must be imported; so
 // does a file whose content is what was last imported, which the caller
 // tells by the hash.
-func (one oneFile) planDiff(ctx context.Context, w *Checkout, data []byte, lastState string, ts tombstones) (*diffPlan, error) {
-	lastHash, _, warnings := parseImportState(lastState)
-	if len(warnings) > 0 || len(ts.warnings) > 0 {
+func (one oneFile) planDiff(ctx context.Context, w *Checkout, data []byte, lastState string, ts acolytedir.Tombstones) (*diffPlan, error) {
+	lastHash, _, warnings := acolytedir.ParseImportState(lastState)
+	if len(warnings) > 0 || len(ts.Warnings) > 0 {
 		return nil, nil
 	}
 	lastFileHash, lastTombs, _ := strings.Cut(lastHash, "+")
-	if _, tombs, _ := strings.Cut(withForgotten("", ts.data), "+"); tombs != lastTombs {
+	if _, tombs, _ := strings.Cut(acolytedir.WithForgotten("", ts.Data), "+"); tombs != lastTombs {
 		return nil, nil
 	}
 	pending, err := w.pendingHandEdits(ctx)
 	if err != nil {
 		return nil, err
 	}
-	sh, ok := w.shadows().readShadow(lastFileHash)
+	sh, ok := w.shadows().ReadShadow(lastFileHash)
 	if !ok {
 		return nil, nil
 	}
@@ -82,12 +83,12 @@ func (one oneFile) planDiff(ctx context.Context, w *Checkout, data []byte, lastS
 
 // planChanges fills p with the lines that differ between the shadow and
 // data, decoded; false means they cannot be imported one by one.
-func (one oneFile) planChanges(w *Checkout, p *diffPlan, data []byte, ts tombstones) bool {
-	fromBase, removedFromBase, same, err := format.DiffLines(p.sh.base, data, maxJournal+maxDiffChanges)
+func (one oneFile) planChanges(w *Checkout, p *diffPlan, data []byte, ts acolytedir.Tombstones) bool {
+	fromBase, removedFromBase, same, err := format.DiffLines(p.sh.Base, data, acolytedir.MaxJournal+maxDiffChanges)
 	if err != nil {
 		return false
 	}
-	changes, removed, journal, ok := p.sh.changes(fromBase, removedFromBase)
+	changes, removed, journal, ok := p.sh.Changes(fromBase, removedFromBase)
 	if !ok || len(changes)+len(removed) > maxDiffChanges {
 		return false
 	}
@@ -96,7 +97,7 @@ func (one oneFile) planChanges(w *Checkout, p *diffPlan, data []byte, ts tombsto
 		if err != nil {
 			return false // the whole import reports it
 		}
-		for _, t := range ts.list {
+		for _, t := range ts.List {
 			if t.Covers(m) {
 				return false
 			}
@@ -152,7 +153,7 @@ func (one oneFile) applyDiff(ctx context.Context, w *Checkout, p *diffPlan, hash
 	if err := w.recordHandEditsDiff(ctx, p.pending, p.put, p.removed, out.Revised); err != nil {
 		return out, true, err
 	}
-	w.shadows().keepJournal(p.sh, p.journal, hash, data)
+	w.shadows().KeepJournal(p.sh, p.journal, hash, data)
 	return out, true, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
 	"github.com/acolyte-dev/acolyte/memory"
 )
@@ -40,7 +41,7 @@ func recordedHash(t *testing.T, w *Checkout) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hash, _, _ := parseImportState(state)
+	hash, _, _ := acolytedir.ParseImportState(state)
 	hash, _, _ = strings.Cut(hash, "+")
 	return hash
 }

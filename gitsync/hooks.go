@@ -11,6 +11,7 @@ import (
 	"github.com/acolyte-dev/acolyte/gitsync/derive"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
 	"github.com/acolyte-dev/acolyte/memory"
 )
@@ -44,7 +45,7 @@ func (w *Checkout) stageHelpers(ctx context.Context, ix *git.Index) error {
 	if err := EnsureAttributes(w.Repo.Root); err != nil {
 		return err
 	}
-	for _, name := range []string{attributesFile, ignoreFile} {
+	for _, name := range []string{acolytedir.AttributesFile, acolytedir.IgnoreFile} {
 		rel := format.Dir + "/" + name
 		if _, ok := ix.Entries[rel]; ok {
 			continue
@@ -150,7 +151,7 @@ func (one oneFile) preCommit(ctx context.Context, w *Checkout, ix *git.Index, d 
 // encoded and scanned for secrets. The blob it leaves staged is recorded as
 // verified, for the next commit to start from (precommit.go).
 func (one oneFile) preCommitFull(ctx context.Context, w *Checkout, ix *git.Index, d derive.Derivation, res HookResult) (HookResult, error) {
-	rel := memoriesRel
+	rel := acolytedir.MemoriesRel
 	var err error
 	var staged []byte
 	if e, ok := ix.Entries[rel]; ok {
@@ -168,16 +169,16 @@ func (one oneFile) preCommitFull(ctx context.Context, w *Checkout, ix *git.Index
 	if err != nil {
 		return res, err
 	}
-	stagedForgotten := ts.data
+	stagedForgotten := ts.Data
 	// A line that is not a valid memory blocks no commit: it is kept as it
 	// is, after the memories, as every write keeps it (check still fails
 	// on it, and the sync below warns about it).
-	current, _ := format.Forget(decoded.Memories, ts.list)
+	current, _ := format.Forget(decoded.Memories, ts.List)
 	// A hand edit is stamped in the commit as in the worktree, at the same
 	// time, so the two agree: one a command imported before this commit,
 	// and, while the staged file is not what was last imported, one the
 	// index still tells apart.
-	edits, err := w.handEditsToStamp(ctx, current, withForgotten(sha256Hex(staged), stagedForgotten))
+	edits, err := w.handEditsToStamp(ctx, current, acolytedir.WithForgotten(acolytedir.Sha256Hex(staged), stagedForgotten))
 	if err != nil {
 		return res, err
 	}
@@ -188,7 +189,7 @@ func (one oneFile) preCommitFull(ctx context.Context, w *Checkout, ix *git.Index
 		return (shards{root: w.Repo.Root}).preCommit(ctx, w, ix, d, res)
 	}
 	encoded := format.EncodeKeeping(next, decoded.InvalidLines)
-	lines := lineNumbers(encoded)
+	lines := acolytedir.LineNumbers(encoded)
 	for _, m := range next {
 		if f, found := derive.SecretRefusal(rel, lines[m.ID], m); found {
 			sec, _ := format.FindSecret(m)
@@ -210,8 +211,8 @@ func (one oneFile) preCommitFull(ctx context.Context, w *Checkout, ix *git.Index
 			return res, err
 		}
 	}
-	if blob != "" && len(decoded.InvalidLines) == 0 && !slices.ContainsFunc(next, func(m memory.Memory) bool { return covered(ts.list, m) }) {
-		saveVerified(w, verifiedBlob{Memories: blob, Forgotten: ix.Entries[forgottenRel].Blob, SHA256: sha256Hex(encoded), Derived: derivedIDs(next)})
+	if blob != "" && len(decoded.InvalidLines) == 0 && !slices.ContainsFunc(next, func(m memory.Memory) bool { return covered(ts.List, m) }) {
+		saveVerified(w, verifiedBlob{Memories: blob, Forgotten: ix.Entries[acolytedir.ForgottenRel].Blob, SHA256: acolytedir.Sha256Hex(encoded), Derived: derivedIDs(next)})
 	}
 	// The worktree may hold more (unstaged edits); it follows its own files.
 	synced, err := w.sync(ctx, edits, now)
@@ -230,6 +231,6 @@ func mergeLeftUntidy(root string) bool {
 	if l, err := layoutOf(root); err == nil && l.mergeLeftUntidy() {
 		return true
 	}
-	ts, err := readTombstones(root)
-	return err == nil && len(ts.warnings) == 0 && !bytes.Equal(ts.data, format.EncodeForgotten(ts.list))
+	ts, err := acolytedir.ReadTombstones(root)
+	return err == nil && len(ts.Warnings) == 0 && !bytes.Equal(ts.Data, format.EncodeForgotten(ts.List))
 }

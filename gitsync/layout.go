@@ -8,6 +8,7 @@ import (
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 
+	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
 	"github.com/acolyte-dev/acolyte/memory"
 )
@@ -35,7 +36,7 @@ type layout interface {
 	// writes the result; the caller holds the lock (Update).
 	update(change func([]memory.Memory) ([]memory.Memory, error)) error
 	// check reads the files for Check, adding their problems to report.
-	check(report *Report) (existing []memory.Memory, locate lineLocator, missing, unreadable bool, err error)
+	check(report *Report) (existing []memory.Memory, locate acolytedir.LineLocator, missing, unreadable bool, err error)
 	// mergeLeftUntidy reports, reading little, whether a merge left the
 	// files in a form that check fails and sync tidies (see the hook's
 	// mergeLeftUntidy).
@@ -64,7 +65,7 @@ type layout interface {
 
 // layoutOf returns the layout of the project under root.
 func layoutOf(root string) (layout, error) {
-	split, err := isSplit(root)
+	split, err := acolytedir.IsSplit(root)
 	if err != nil {
 		return nil, err
 	}
@@ -143,6 +144,6 @@ func (one oneFile) mergeLeftUntidy() bool { return false }
 // merge that had not split added them to the one file, which acolyte's
 // driver merges as the inbox.
 func (s shards) mergeLeftUntidy() bool {
-	inbox, err := readMemories(s.root)
+	inbox, err := acolytedir.ReadMemories(s.root)
 	return err == nil && len(inbox) > len(format.Encode(nil))
 }

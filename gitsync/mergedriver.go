@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
 )
 
 // MergeDriverCommand is the merge.acolyte.driver git runs for the memories
@@ -77,7 +78,7 @@ func (r *Repo) InstallMergeDriver(ctx context.Context, command string) error {
 	if err := r.Git(ctx, "config", "merge."+MergeDriverName+".driver", command); err != nil {
 		return err
 	}
-	return ensureLines(r.infoAttributes(), mergeAttribute, shardsMergeAttribute)
+	return acolytedir.EnsureLines(r.infoAttributes(), acolytedir.MergeAttribute, shardsMergeAttribute)
 }
 
 func (r *Repo) infoAttributes() string {
@@ -100,7 +101,7 @@ func removeLine(path, line string) error {
 		}
 	}
 	if out := strings.Join(kept, ""); out != string(b) {
-		return writeAtomic(path, []byte(out))
+		return acolytedir.WriteAtomic(path, []byte(out))
 	}
 	return nil
 }
@@ -108,7 +109,7 @@ func removeLine(path, line string) error {
 // UninstallMergeDriver takes the merge driver's lines out of
 // $GIT_DIR/info/attributes and its section out of git config.
 func (r *Repo) UninstallMergeDriver(ctx context.Context) error {
-	for _, line := range []string{mergeAttribute, shardsMergeAttribute} {
+	for _, line := range []string{acolytedir.MergeAttribute, shardsMergeAttribute} {
 		if err := removeLine(r.infoAttributes(), line); err != nil {
 			return err
 		}
@@ -126,6 +127,6 @@ func (r *Repo) UninstallMergeDriver(ctx context.Context) error {
 // to `hooks install` to replace it.
 func (r *Repo) MergeDriverInstalled() bool {
 	attrs, _ := os.ReadFile(r.infoAttributes())
-	routed := slices.Contains(strings.Split(string(attrs), "\n"), mergeAttribute)
+	routed := slices.Contains(strings.Split(string(attrs), "\n"), acolytedir.MergeAttribute)
 	return routed && strings.Contains(r.MergeDriver(), unionFallback)
 }

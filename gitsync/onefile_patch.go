@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -42,7 +43,7 @@ func (one oneFile) patch(ctx context.Context, w *Checkout, lines map[string][]by
 	}
 	defer unlock()
 	path := format.MemoriesPath(w.Repo.Root)
-	data, err := readMemories(w.Repo.Root)
+	data, err := acolytedir.ReadMemories(w.Repo.Root)
 	if errors.Is(err, fs.ErrNotExist) {
 		return format.ErrNotPatchable
 	}
@@ -51,13 +52,13 @@ func (one oneFile) patch(ctx context.Context, w *Checkout, lines map[string][]by
 	}
 	// The file must be what the index holds: the fingerprint says so
 	// without hashing it, and otherwise its hash must be the recorded one.
-	lastHash, _, _ := parseImportState(last)
+	lastHash, _, _ := acolytedir.ParseImportState(last)
 	if !one.fingerprinted(w, last) {
-		forgotten, err := readForgotten(w.Repo.Root)
+		forgotten, err := acolytedir.ReadForgotten(w.Repo.Root)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("read %s: %w", forgottenRel, err)
+			return fmt.Errorf("read %s: %w", acolytedir.ForgottenRel, err)
 		}
-		if lastHash != withForgotten(sha256Hex(data), forgotten) {
+		if lastHash != acolytedir.WithForgotten(acolytedir.Sha256Hex(data), forgotten) {
 			return format.ErrNotPatchable
 		}
 	}
@@ -65,7 +66,7 @@ func (one oneFile) patch(ctx context.Context, w *Checkout, lines map[string][]by
 	if err != nil || next == nil {
 		return err
 	}
-	if wouldSplit(next...) {
+	if acolytedir.WouldSplit(next...) {
 		return format.ErrNotPatchable // change splits the project
 	}
 	return one.writePatched(ctx, w, last, lines, next, index)
@@ -83,28 +84,28 @@ func (one oneFile) writePatched(ctx context.Context, w *Checkout, last string, l
 	// waited for on every road out, so that nothing reads next after
 	// writePatched returns.
 	hashed := make(chan hash.Hash, 1)
-	go func() { hashed <- hashParts(next...) }()
+	go func() { hashed <- acolytedir.HashParts(next...) }()
 	h := sync.OnceValue(func() hash.Hash { return <-hashed })
 	defer h()
 
 	path := format.MemoriesPath(w.Repo.Root)
-	if err := writeAtomic(path, next...); err != nil {
+	if err := acolytedir.WriteAtomic(path, next...); err != nil {
 		return err
 	}
-	stampNow := currentStamp(w.Repo.Root)
+	stampNow := acolytedir.CurrentStamp(w.Repo.Root)
 	if indexed, err := w.indexWritten(ctx, path, index); !indexed {
 		return err
 	}
 	// edit may have added tombstones (a forget).
-	ts, err := readTombstones(w.Repo.Root)
+	ts, err := acolytedir.ReadTombstones(w.Repo.Root)
 	if err != nil {
 		return err
 	}
-	fp := newFingerprint(stampNow, tailOf(next...), h())
-	if err := w.store.SetState(ctx, w.stateKey(), withFingerprint(withForgotten(hexSum(h()), ts.data), fp)); err != nil {
+	fp := acolytedir.NewFingerprint(stampNow, acolytedir.TailOf(next...), h())
+	if err := w.store.SetState(ctx, w.stateKey(), acolytedir.WithFingerprint(acolytedir.WithForgotten(acolytedir.HexSum(h()), ts.Data), fp)); err != nil {
 		return err
 	}
-	w.shadows().followShadow(importedFileHash(last), lines, hexSum(h()), next)
+	w.shadows().FollowShadow(acolytedir.ImportedFileHash(last), lines, acolytedir.HexSum(h()), next)
 	return nil
 }
 
@@ -119,7 +120,7 @@ func (one oneFile) lockForPatch(ctx context.Context, w *Checkout) (unlock func()
 	if _, err := os.Stat(dir); err != nil {
 		return nil, "", format.ErrNotPatchable
 	}
-	if split, err := isSplit(w.Repo.Root); split || err != nil {
+	if split, err := acolytedir.IsSplit(w.Repo.Root); split || err != nil {
 		return nil, "", format.ErrNotPatchable
 	}
 	unlock, err = LockDir(ctx, dir)
@@ -128,7 +129,7 @@ func (one oneFile) lockForPatch(ctx context.Context, w *Checkout) (unlock func()
 	}
 	state, err = w.store.GetState(ctx, w.stateKey())
 	if err == nil {
-		if _, _, warnings := parseImportState(state); len(warnings) > 0 {
+		if _, _, warnings := acolytedir.ParseImportState(state); len(warnings) > 0 {
 			err = format.ErrNotPatchable
 		}
 	}
@@ -142,16 +143,16 @@ func (one oneFile) lockForPatch(ctx context.Context, w *Checkout) (unlock func()
 // fingerprinted reports whether the memories file is the one the import
 // state's fingerprint was taken of, checked by stat and tail alone.
 func (one oneFile) fingerprinted(w *Checkout, state string) bool {
-	fp, ok := stateFingerprint(state)
+	fp, ok := acolytedir.StateFingerprint(state)
 	if !ok {
 		return false
 	}
-	mf, err := openMemories(w.Repo.Root, os.O_RDONLY)
+	mf, err := acolytedir.OpenMemories(w.Repo.Root, os.O_RDONLY)
 	if err != nil {
 		return false
 	}
 	defer mf.Close()
-	return mf.matches(fp)
+	return mf.Matches(fp)
 }
 
 // errNotAppendable sends an add from the append path to the splice.
@@ -208,21 +209,21 @@ func (one oneFile) appendPatched(ctx context.Context, w *Checkout, m memory.Memo
 		return err
 	}
 	defer unlock()
-	fp, ok := stateFingerprint(last)
+	fp, ok := acolytedir.StateFingerprint(last)
 	if !ok {
 		return errNotAppendable
 	}
-	mf, err := openMemories(w.Repo.Root, os.O_RDWR)
+	mf, err := acolytedir.OpenMemories(w.Repo.Root, os.O_RDWR)
 	if err != nil {
 		return errNotAppendable
 	}
 	defer mf.Close()
-	h, ok := resumeHasher(fp.digest)
-	if !ok || !mf.matches(fp) {
+	h, ok := acolytedir.ResumeHasher(fp.Digest)
+	if !ok || !mf.Matches(fp) {
 		return errNotAppendable
 	}
-	lastLine, _, ok := mf.lastLine()
-	if !ok || mf.mayHoldSplitAt() {
+	lastLine, _, ok := mf.LastLine()
+	if !ok || mf.MayHoldSplitAt() {
 		return errNotAppendable
 	}
 	line, err := format.AppendLine(lastLine, m)
@@ -236,11 +237,11 @@ func (one oneFile) appendPatched(ctx context.Context, w *Checkout, m memory.Memo
 		return err
 	}
 	path := format.MemoriesPath(w.Repo.Root)
-	size := mf.info.Size()
-	if err := appendSynced(mf.f, size, line); err != nil {
+	size := mf.Info.Size()
+	if err := acolytedir.AppendSynced(mf.F, size, line); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	fi, err := mf.f.Stat()
+	fi, err := mf.F.Stat()
 	if err != nil {
 		return err
 	}
@@ -248,21 +249,21 @@ func (one oneFile) appendPatched(ctx context.Context, w *Checkout, m memory.Memo
 		return err
 	}
 	h.Write(line)
-	lastHash, _, _ := parseImportState(last)
-	fileSum := hexSum(h)
+	lastHash, _, _ := acolytedir.ParseImportState(last)
+	fileSum := acolytedir.HexSum(h)
 	hash := fileSum
 	if _, tombs, ok := strings.Cut(lastHash, "+"); ok {
 		hash += "+" + tombs // forgotten.jsonl is as the fingerprint found it
 	}
-	tail, err := mf.readTail(tailBytes)
+	tail, err := mf.ReadTail(acolytedir.TailBytes)
 	if err != nil {
 		return err
 	}
-	next := newFingerprint(joinStamps(w.Repo.Root, fi), tailOf(tail, line), h)
-	if err := w.store.SetState(ctx, w.stateKey(), withFingerprint(hash, next)); err != nil {
+	next := acolytedir.NewFingerprint(acolytedir.JoinStamps(w.Repo.Root, fi), acolytedir.TailOf(tail, line), h)
+	if err := w.store.SetState(ctx, w.stateKey(), acolytedir.WithFingerprint(hash, next)); err != nil {
 		return err
 	}
-	w.shadows().appendShadow(size, line, importedFileHash(last), fileSum)
+	w.shadows().AppendShadow(size, line, acolytedir.ImportedFileHash(last), fileSum)
 	return nil
 }
 
@@ -296,14 +297,14 @@ func (w *Checkout) addTombstones(mems []memory.Memory, now time.Time) error {
 	if err := EnsureAttributes(w.Repo.Root); err != nil {
 		return err
 	}
-	ts, err := readTombstones(w.Repo.Root)
+	ts, err := acolytedir.ReadTombstones(w.Repo.Root)
 	if err != nil {
 		return err
 	}
-	if len(ts.warnings) > 0 {
-		return fmt.Errorf("%w: %s", format.ErrInvalidFile, ts.warnings[0])
+	if len(ts.Warnings) > 0 {
+		return fmt.Errorf("%w: %s", format.ErrInvalidFile, ts.Warnings[0])
 	}
-	list := ts.list
+	list := ts.List
 	for _, m := range mems {
 		list = append(list, format.TombstoneFor(m, now))
 	}

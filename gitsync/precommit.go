@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
 	"github.com/acolyte-dev/acolyte/internal/atomicfile"
 	"github.com/acolyte-dev/acolyte/memory"
@@ -178,7 +179,7 @@ func verifyChanges(changes []format.LineChange, removed []string, derived map[st
 type stagedFile struct {
 	blob, forgottenBlob string
 	data                []byte
-	ts                  tombstones
+	ts                  acolytedir.Tombstones
 	derived             map[string]bool
 }
 
@@ -189,12 +190,12 @@ type stagedFile struct {
 // false when it cannot vouch.
 func (one oneFile) verifiedStaged(w *Checkout, ix *git.Index, v verifiedBlob, wt worktreeFile) (stagedFile, bool, error) {
 	var s stagedFile
-	e, staged := ix.Entries[memoriesRel]
+	e, staged := ix.Entries[acolytedir.MemoriesRel]
 	if !staged || e.Mode != "100644" {
 		return s, false, nil
 	}
 	s.blob = e.Blob
-	if fe, ok := ix.Entries[forgottenRel]; ok {
+	if fe, ok := ix.Entries[acolytedir.ForgottenRel]; ok {
 		s.forgottenBlob = fe.Blob
 	}
 	if s.forgottenBlob != v.Forgotten {
@@ -207,7 +208,7 @@ func (one oneFile) verifiedStaged(w *Checkout, ix *git.Index, v verifiedBlob, wt
 			return s, false, err
 		}
 	}
-	if s.ts, err = decodeTombstones(forgotten); err != nil || len(s.ts.warnings) > 0 {
+	if s.ts, err = acolytedir.DecodeTombstones(forgotten); err != nil || len(s.ts.Warnings) > 0 {
 		return s, false, nil
 	}
 	s.derived = setOf(v.Derived)
@@ -231,7 +232,7 @@ func (one oneFile) verifiedStaged(w *Checkout, ix *git.Index, v verifiedBlob, wt
 		return s, false, nil
 	}
 	var ok bool
-	s.derived, ok = verifyChanges(changes, removed, s.derived, s.ts.list)
+	s.derived, ok = verifyChanges(changes, removed, s.derived, s.ts.List)
 	return s, ok, nil
 }
 
@@ -239,7 +240,7 @@ func (one oneFile) verifiedStaged(w *Checkout, ix *git.Index, v verifiedBlob, wt
 // exactly it: the import state's stamp or fingerprint vouches for it.
 type worktreeFile struct {
 	data []byte
-	ts   tombstones
+	ts   acolytedir.Tombstones
 	// last is the import state that vouched for it, fileHash the content
 	// hash it records.
 	last, fileHash string
@@ -257,14 +258,14 @@ func (one oneFile) vouchedWorktree(ctx context.Context, w *Checkout) (worktreeFi
 	if err != nil {
 		return wt, false, err
 	}
-	_, _, warnings := parseImportState(last)
+	_, _, warnings := acolytedir.ParseImportState(last)
 	if len(warnings) > 0 || !one.vouched(w, last) {
 		return wt, false, nil
 	}
-	if wt.data, err = readMemories(w.Repo.Root); err != nil {
+	if wt.data, err = acolytedir.ReadMemories(w.Repo.Root); err != nil {
 		return wt, false, nil
 	}
-	if wt.ts, err = readTombstones(w.Repo.Root); err != nil || len(wt.ts.warnings) > 0 {
+	if wt.ts, err = acolytedir.ReadTombstones(w.Repo.Root); err != nil || len(wt.ts.Warnings) > 0 {
 		return wt, false, nil
 	}
 	// Read between two checks, so it is the file they vouch for.
@@ -272,7 +273,7 @@ func (one oneFile) vouchedWorktree(ctx context.Context, w *Checkout) (worktreeFi
 		return wt, false, nil
 	}
 	wt.last = last
-	wt.fileHash = importedFileHash(last)
+	wt.fileHash = acolytedir.ImportedFileHash(last)
 	return wt, true, nil
 }
 
@@ -290,7 +291,7 @@ func (wt *worktreeFile) diffFrom(staged []byte) bool {
 // vouched reports whether the memories file is the one the import state
 // was recorded for, by its settled stamp or the writer's fingerprint.
 func (one oneFile) vouched(w *Checkout, state string) bool {
-	_, lastStamp, _ := parseImportState(state)
+	_, lastStamp, _ := acolytedir.ParseImportState(state)
 	fi, err := os.Stat(format.MemoriesPath(w.Repo.Root))
 	if err != nil {
 		return false
@@ -299,7 +300,7 @@ func (one oneFile) vouched(w *Checkout, state string) bool {
 	if ferr != nil && !errors.Is(ferr, fs.ErrNotExist) {
 		return false
 	}
-	if lastStamp != "" && lastStamp == git.Stamp(fi)+forgottenStamp(ffi, ferr) {
+	if lastStamp != "" && lastStamp == git.Stamp(fi)+acolytedir.ForgottenStamp(ffi, ferr) {
 		return true
 	}
 	return one.fingerprinted(w, state)
@@ -323,10 +324,10 @@ func (one oneFile) stagedHandEdits(ctx context.Context, w *Checkout, s stagedFil
 		if serr != nil || werr != nil {
 			return nil, false, nil
 		}
-		if !covered(s.ts.list, sm) {
+		if !covered(s.ts.List, sm) {
 			file = append(file, sm)
 		}
-		if !covered(wt.ts.list, wm) {
+		if !covered(wt.ts.List, wm) {
 			indexed = append(indexed, wm)
 		}
 	}
@@ -425,8 +426,8 @@ func (one oneFile) preCommitFast(ctx context.Context, w *Checkout, ix *git.Index
 		return res, false, err
 	}
 	now := w.clock()
-	sp, ok := spliceDerived(s.data, s.derived, d.Memories, edits, s.ts.list, now)
-	if !ok || wouldSplit(sp.parts...) {
+	sp, ok := spliceDerived(s.data, s.derived, d.Memories, edits, s.ts.List, now)
+	if !ok || acolytedir.WouldSplit(sp.parts...) {
 		return res, false, nil
 	}
 	// Staging the new blob is git compressing the whole file, about half
@@ -457,7 +458,7 @@ func (one oneFile) preCommitFast(ctx context.Context, w *Checkout, ix *git.Index
 		blob, sum = st.blob, st.sha256
 		res.Changes, res.Staged = Diff(sp.current, sp.next), true
 	} else {
-		sum = hexSum(hashParts(sp.parts...))
+		sum = acolytedir.HexSum(acolytedir.HashParts(sp.parts...))
 	}
 	saveVerified(w, verifiedBlob{Memories: blob, Forgotten: s.forgottenBlob, SHA256: sum, Derived: derivedIDs(sp.next)})
 	return res, true, err
@@ -481,7 +482,7 @@ func (one oneFile) stageAsync(ctx context.Context, w *Checkout, ix *git.Index, p
 			st.err = w.stageHelpers(ctx, ix)
 		}
 		if st.err == nil {
-			st.sha256 = hexSum(hashParts(parts...))
+			st.sha256 = acolytedir.HexSum(acolytedir.HashParts(parts...))
 		}
 		done <- st
 	}()
@@ -491,7 +492,7 @@ func (one oneFile) stageAsync(ctx context.Context, w *Checkout, ix *git.Index, p
 // stage writes parts, in order, as the staged memories file and returns
 // its blob id.
 func (one oneFile) stage(ctx context.Context, w *Checkout, parts ...[]byte) (string, error) {
-	return w.stageFile(ctx, memoriesRel, parts...)
+	return w.stageFile(ctx, acolytedir.MemoriesRel, parts...)
 }
 
 // stageFile writes parts, in order, as the staged file rel (relative to
@@ -521,10 +522,10 @@ func (w *Checkout) stageFile(ctx context.Context, rel string, parts ...[]byte) (
 func (one oneFile) syncFromStaged(ctx context.Context, w *Checkout, s stagedFile, wt worktreeFile, edits map[string]time.Time, now time.Time) (Synced, bool, error) {
 	// The lines both files share were checked against the staged
 	// tombstones only.
-	if !bytes.Equal(wt.ts.data, s.ts.data) {
+	if !bytes.Equal(wt.ts.Data, s.ts.Data) {
 		return Synced{}, false, nil
 	}
-	derived, ok := verifyChanges(wt.changes, wt.removed, s.derived, wt.ts.list)
+	derived, ok := verifyChanges(wt.changes, wt.removed, s.derived, wt.ts.List)
 	if !ok || !one.compactsToItself(w, wt, now) {
 		return Synced{}, false, nil
 	}
@@ -533,7 +534,7 @@ func (one oneFile) syncFromStaged(ctx context.Context, w *Checkout, s stagedFile
 		return Synced{}, true, err
 	}
 	out := Synced{Warnings: dw.Skipped, Refused: dw.Refused}
-	sp, ok := spliceDerived(wt.data, derived, dw.Memories, edits, wt.ts.list, now)
+	sp, ok := spliceDerived(wt.data, derived, dw.Memories, edits, wt.ts.List, now)
 	if !ok || len(Diff(sp.held, sp.next)) > maxDiffChanges {
 		return Synced{}, false, nil
 	}
@@ -546,7 +547,7 @@ func (one oneFile) syncFromStaged(ctx context.Context, w *Checkout, s stagedFile
 		return out, true, err
 	}
 	err = one.patchVouched(ctx, w, wt.last, sp.changedLines(), sp.parts, func() (err error) {
-		out.Import.ReplaceStats, err = one.indexSpliced(ctx, w, sp, bytes.Count(wt.data, []byte("\n"))-1, wt.ts.list)
+		out.Import.ReplaceStats, err = one.indexSpliced(ctx, w, sp, bytes.Count(wt.data, []byte("\n"))-1, wt.ts.List)
 		return err
 	})
 	if errors.Is(err, format.ErrNotPatchable) {
@@ -578,11 +579,11 @@ func (one oneFile) patchVouched(ctx context.Context, w *Checkout, last string, l
 // compactsToItself reports whether tidyTombstones would leave the
 // worktree's tombstones as they are; it asks the file only about their ids.
 func (one oneFile) compactsToItself(w *Checkout, wt worktreeFile, now time.Time) bool {
-	if len(wt.ts.list) == 0 {
+	if len(wt.ts.List) == 0 {
 		return true
 	}
-	ids := make(map[string]bool, len(wt.ts.list))
-	for _, t := range wt.ts.list {
+	ids := make(map[string]bool, len(wt.ts.List))
+	for _, t := range wt.ts.List {
 		ids[t.ID] = true
 	}
 	lines, err := format.LinesByID(wt.data, ids)
@@ -593,7 +594,7 @@ func (one oneFile) compactsToItself(w *Checkout, wt worktreeFile, now time.Time)
 	for id := range lines {
 		inFile[id] = true
 	}
-	return bytes.Equal(format.EncodeForgotten(format.Compact(wt.ts.list, inFile, now)), wt.ts.data)
+	return bytes.Equal(format.EncodeForgotten(format.Compact(wt.ts.List, inFile, now)), wt.ts.Data)
 }
 
 // indexSpliced brings the index, which holds the file before the splice,
@@ -605,7 +606,7 @@ func (one oneFile) indexSpliced(ctx context.Context, w *Checkout, sp spliced, li
 	whole := false
 	st, err := w.indexDiff(ctx, sp.held, sp.next, func() (memory.ReplaceStats, error) {
 		whole = true
-		d, err := format.DecodeAll(memoriesRel, bytes.Join(sp.parts, nil))
+		d, err := format.DecodeAll(acolytedir.MemoriesRel, bytes.Join(sp.parts, nil))
 		if err != nil {
 			return memory.ReplaceStats{}, err
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/acolyte-dev/acolyte/gitsync/derive"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
 	"github.com/acolyte-dev/acolyte/internal/gittest"
 	"github.com/acolyte-dev/acolyte/internal/secrets/secretstest"
@@ -101,7 +102,7 @@ func outcomeOf(t *testing.T, w *Checkout, res HookResult, err error) hookOutcome
 	if err != nil {
 		o.Err = err.Error()
 	}
-	o.Staged, _ = tryGit(root, nil, "show", ":"+memoriesRel)
+	o.Staged, _ = tryGit(root, nil, "show", ":"+acolytedir.MemoriesRel)
 	worktree, _ := os.ReadFile(format.MemoriesPath(root))
 	forgotten, _ := os.ReadFile(format.ForgottenPath(root))
 	o.Worktree, o.Forgotten = string(worktree), string(forgotten)
@@ -322,7 +323,7 @@ func TestAFailedStageFailsTheHookAndIsNotVerified(t *testing.T) {
 	if !ok {
 		t.Fatal("no verified blob to start from")
 	}
-	stagedBefore := runGit(t, root, "show", ":"+memoriesRel)
+	stagedBefore := runGit(t, root, "show", ":"+acolytedir.MemoriesRel)
 	gittest.WriteFiles(t, root, map[string]string{"AGENTS.md": "# Rules\n\n- Run the tests with go test -race.\n- Wrap errors with %w.\n"})
 	runGit(t, root, "add", "AGENTS.md")
 	lock := filepath.Join(root, ".git", "index.lock")
@@ -333,7 +334,7 @@ func TestAFailedStageFailsTheHookAndIsNotVerified(t *testing.T) {
 	if !fast || err == nil || !bytes.Contains([]byte(err.Error()), []byte("index.lock")) {
 		t.Fatalf("fast path %v, error %v; want the fast path to fail on the locked index", fast, err)
 	}
-	if got := runGit(t, root, "show", ":"+memoriesRel); got != stagedBefore {
+	if got := runGit(t, root, "show", ":"+acolytedir.MemoriesRel); got != stagedBefore {
 		t.Error("the staged memories changed though staging failed")
 	}
 	if v, _ := loadVerified(w); v.Memories != before.Memories {
@@ -349,7 +350,7 @@ func TestAFailedStageFailsTheHookAndIsNotVerified(t *testing.T) {
 	if res, err := w.RunHook(t.Context(), "pre-commit", nil); err != nil || !res.Staged {
 		t.Fatalf("pre-commit after the lock was gone: %+v, %v", res, err)
 	}
-	if got := runGit(t, root, "show", ":"+memoriesRel); !bytes.Contains([]byte(got), []byte("go test -race")) {
+	if got := runGit(t, root, "show", ":"+acolytedir.MemoriesRel); !bytes.Contains([]byte(got), []byte("go test -race")) {
 		t.Error("the next run did not stage the new rule")
 	}
 }

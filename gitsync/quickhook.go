@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
 	"github.com/acolyte-dev/acolyte/internal/atomicfile"
 )
@@ -118,6 +119,6 @@ func QuickHook(repo *Repo, indexID, name string, args []string) (imp Imported, o
 		return Imported{}, false
 	}
 	RemoveStaleTemps(repo.Root) // as derive.Refresh does on every command
-	_, _, warnings := parseImportState(state)
+	_, _, warnings := acolytedir.ParseImportState(state)
 	return Imported{Skipped: true, Warnings: warnings}, true
 }

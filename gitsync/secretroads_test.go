@@ -15,6 +15,7 @@ import (
 	"github.com/acolyte-dev/acolyte/gitsync/derive"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
 	"github.com/acolyte-dev/acolyte/internal/gittest"
 	"github.com/acolyte-dev/acolyte/internal/secrets"
 	"github.com/acolyte-dev/acolyte/internal/secrets/secretstest"
@@ -481,7 +482,7 @@ func fileRoads() []fileRoad {
 func byLine[P any](t *testing.T, data []byte, mems []memory.Memory, problems []P, at func(P) (int, string)) map[string]bool {
 	t.Helper()
 	ids := map[int]string{}
-	for id, line := range lineNumbers(data) {
+	for id, line := range acolytedir.LineNumbers(data) {
 		ids[line] = id
 	}
 	out := map[string]bool{}

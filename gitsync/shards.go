@@ -16,6 +16,7 @@ import (
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 
+	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
 	"github.com/acolyte-dev/acolyte/internal/atomicfile"
 	"github.com/acolyte-dev/acolyte/memory"
 	"path/filepath"
@@ -36,7 +37,7 @@ import (
 // shardsMergeAttribute routes the shards to the acolyte merge driver, as
 // mergeAttribute routes the one file: each shard merges by id as the file
 // does.
-const shardsMergeAttribute = "/" + shardsRel + "/*.jsonl merge=" + MergeDriverName
+const shardsMergeAttribute = "/" + acolytedir.ShardsRel + "/*.jsonl merge=" + MergeDriverName
 
 // shardsUnionAttribute is the shards' line in .acolyte/.gitattributes, the
 // union fallback of a clone without acolyte's driver.
@@ -46,34 +47,34 @@ const shardsUnionAttribute = format.ShardsDir + "/*.jsonl merge=union"
 // memories file has it, for a driver installed before the project split.
 func (r *Repo) routeShards() error {
 	attrs, err := os.ReadFile(r.infoAttributes())
-	if err != nil || !slices.Contains(strings.Split(string(attrs), "\n"), mergeAttribute) {
+	if err != nil || !slices.Contains(strings.Split(string(attrs), "\n"), acolytedir.MergeAttribute) {
 		return nil
 	}
-	return ensureLines(r.infoAttributes(), shardsMergeAttribute)
+	return acolytedir.EnsureLines(r.infoAttributes(), shardsMergeAttribute)
 }
 
 // rewrite is change for a split project: every file read and joined,
 // edited as one set, and only the files whose bytes differ written.
 func (s shards) rewrite(ctx context.Context, w *Checkout, edit func([]memory.Memory) ([]memory.Memory, error)) (memory.ReplaceStats, error) {
-	p, err := readSplit(w.Repo.Root)
+	p, err := acolytedir.ReadSplit(w.Repo.Root)
 	if err != nil {
 		return memory.ReplaceStats{}, err
 	}
-	if len(p.tombs.warnings) > 0 {
-		return memory.ReplaceStats{}, fmt.Errorf("%w: %s", format.ErrInvalidFile, p.tombs.warnings[0])
+	if len(p.Tombs.Warnings) > 0 {
+		return memory.ReplaceStats{}, fmt.Errorf("%w: %s", format.ErrInvalidFile, p.Tombs.Warnings[0])
 	}
-	d, parts, err := p.decode()
+	d, parts, err := p.Decode()
 	if err != nil {
 		return memory.ReplaceStats{}, err
 	}
 	w.warn(d.Warnings())
-	d.Memories, _ = format.Forget(d.Memories, p.tombs.list)
-	hash := p.hash()
+	d.Memories, _ = format.Forget(d.Memories, p.Tombs.List)
+	hash := p.Hash()
 	last, err := w.store.GetState(ctx, w.stateKey())
 	if err != nil {
 		return memory.ReplaceStats{}, err
 	}
-	lastHash, _, warnings := parseImportState(last)
+	lastHash, _, warnings := acolytedir.ParseImportState(last)
 	exact := lastHash == hash && len(warnings) == 0 && len(d.InvalidLines) == 0 && len(d.Duplicates) == 0
 	return s.editSplit(ctx, w, p, parts, d.Memories, hash, exact, edit)
 }
@@ -84,7 +85,7 @@ func (s shards) rewrite(ctx context.Context, w *Checkout, edit func([]memory.Mem
 // that is not yet split comes here from change once it would hold more
 // than format.SplitAt memories, with p holding no file: every shard is
 // written, then the inbox is left as its header.
-func (s shards) editSplit(ctx context.Context, w *Checkout, p splitProject, parts []format.Part, mems []memory.Memory, hash string, exact bool,
+func (s shards) editSplit(ctx context.Context, w *Checkout, p acolytedir.SplitProject, parts []format.Part, mems []memory.Memory, hash string, exact bool,
 	edit func([]memory.Memory) ([]memory.Memory, error)) (memory.ReplaceStats, error) {
 	var stats memory.ReplaceStats
 	pending, err := w.handEditsToStamp(ctx, mems, hash)
@@ -108,7 +109,7 @@ func (s shards) editSplit(ctx context.Context, w *Checkout, p splitProject, part
 
 // writeSplitIndexed writes next as a split project over p, brings the
 // index from indexed to it, and records the files in the import state.
-func (s shards) writeSplitIndexed(ctx context.Context, w *Checkout, p splitProject, parts []format.Part, indexed, next []memory.Memory, exact bool, stats *memory.ReplaceStats) error {
+func (s shards) writeSplitIndexed(ctx context.Context, w *Checkout, p acolytedir.SplitProject, parts []format.Part, indexed, next []memory.Memory, exact bool, stats *memory.ReplaceStats) error {
 	if err := w.Repo.routeShards(); err != nil {
 		return err
 	}
@@ -117,7 +118,7 @@ func (s shards) writeSplitIndexed(ctx context.Context, w *Checkout, p splitProje
 		return err
 	}
 	defer s.keepShardShadows(w, files)
-	done, err := w.indexWritten(ctx, shardsRel, func() (err error) {
+	done, err := w.indexWritten(ctx, acolytedir.ShardsRel, func() (err error) {
 		*stats, err = w.indexChanges(ctx, exact, indexed, next)
 		return err
 	})
@@ -125,19 +126,19 @@ func (s shards) writeSplitIndexed(ctx context.Context, w *Checkout, p splitProje
 		return err
 	}
 	// edit may have added tombstones (a forget).
-	ts, err := readTombstones(w.Repo.Root)
+	ts, err := acolytedir.ReadTombstones(w.Repo.Root)
 	if err != nil {
 		return err
 	}
-	written := splitProject{files: files, tombs: ts}
+	written := acolytedir.SplitProject{Files: files, Tombs: ts}
 	var warnings []string
 	for _, f := range files {
-		if !slices.ContainsFunc(parts, func(pt format.Part) bool { return pt.File == f.rel && len(pt.Decoded.InvalidLines) > 0 }) {
+		if !slices.ContainsFunc(parts, func(pt format.Part) bool { return pt.File == f.Rel && len(pt.Decoded.InvalidLines) > 0 }) {
 			continue
 		}
 		// Recorded like an import's warnings: every command goes on naming
 		// the kept lines, at their new place.
-		kept, _ := format.DecodeAll(format.Dir+"/"+f.rel, f.data)
+		kept, _ := format.DecodeAll(format.Dir+"/"+f.Rel, f.Data)
 		warnings = append(warnings, kept.Warnings()...)
 	}
 	return s.recordSplit(ctx, w, &written, warnings)
@@ -145,12 +146,12 @@ func (s shards) writeSplitIndexed(ctx context.Context, w *Checkout, p splitProje
 
 // recordSplit records p, as now on disk, in the import state: its content
 // hash, the warnings its import gave, and each file's stamp and hash.
-func (s shards) recordSplit(ctx context.Context, w *Checkout, p *splitProject, warnings []string) error {
-	files, err := recordFiles(w.Repo.Root, p.sums(), w.settle)
+func (s shards) recordSplit(ctx context.Context, w *Checkout, p *acolytedir.SplitProject, warnings []string) error {
+	files, err := acolytedir.RecordFiles(w.Repo.Root, p.Sums(), w.settle)
 	if err != nil {
 		return err
 	}
-	return w.store.SetState(ctx, w.stateKey(), withFiles(importState(p.hash(), "", warnings), files))
+	return w.store.SetState(ctx, w.stateKey(), acolytedir.WithFiles(acolytedir.ImportState(p.Hash(), "", warnings), files))
 }
 
 // importSplit makes the index equal to a split project, under the lock.
@@ -163,24 +164,24 @@ func (s shards) importSplit(ctx context.Context, w *Checkout) (Imported, error) 
 		if err != nil {
 			return err
 		}
-		if files, ok := stateFiles(last); ok {
+		if files, ok := acolytedir.StateFiles(last); ok {
 			var done bool
 			if out, done, err = s.importShards(ctx, w, last, files); done || err != nil {
 				return err
 			}
 		}
-		p, err := readSplit(w.Repo.Root)
+		p, err := acolytedir.ReadSplit(w.Repo.Root)
 		if err != nil {
 			out = Imported{Skipped: true, Warnings: []string{fmt.Sprintf("project memories not re-imported, searching the last import: %v", err)}}
 			return nil
 		}
-		hash := p.hash()
-		if lastHash, _, lastWarnings := parseImportState(last); lastHash == hash {
+		hash := p.Hash()
+		if lastHash, _, lastWarnings := acolytedir.ParseImportState(last); lastHash == hash {
 			// Touched, not changed: only the stamps are new.
 			out = Imported{Skipped: true, Warnings: lastWarnings}
 			return s.recordSplit(ctx, w, &p, lastWarnings)
 		}
-		d, unreadable, good, err := p.decodeReadable()
+		d, unreadable, good, err := p.DecodeReadable()
 		if err != nil {
 			out = Imported{Skipped: true, Warnings: []string{fmt.Sprintf("project memories not re-imported, searching the last import: %v", err)}}
 			return nil
@@ -192,7 +193,7 @@ func (s shards) importSplit(ctx context.Context, w *Checkout) (Imported, error) 
 		var shadowed sync.WaitGroup
 		shadowed.Go(func() { s.keepShardShadows(w, good) })
 		defer shadowed.Wait()
-		if out, err = w.importDecoded(ctx, d, p.tombs, hash, nil); err != nil {
+		if out, err = w.importDecoded(ctx, d, p.Tombs, hash, nil); err != nil {
 			return err
 		}
 		// Recorded like every warning of an import, so that each command
@@ -207,10 +208,10 @@ func (s shards) importSplit(ctx context.Context, w *Checkout) (Imported, error) 
 // projectRead is a project read whole, in either layout, for sync.
 type projectRead struct {
 	decoded format.Decoded
-	locate  lineLocator
+	locate  acolytedir.LineLocator
 	// hash is the content hash an import of the project records, with
 	// the tombstones ts.
-	hash func(ts tombstones) string
+	hash func(ts acolytedir.Tombstones) string
 	// differs reports whether writing next would change the project's
 	// files: a byte that differs, or a project that next would split.
 	differs func(next []memory.Memory) bool
@@ -218,48 +219,50 @@ type projectRead struct {
 
 // read reads and decodes every file of the split project.
 func (s shards) read() (projectRead, error) {
-	p, err := readSplit(s.root)
+	p, err := acolytedir.ReadSplit(s.root)
 	if err != nil {
 		return projectRead{}, err
 	}
-	d, parts, err := p.decode()
+	d, parts, err := p.Decode()
 	if err != nil {
 		return projectRead{}, err
 	}
-	hash := func(ts tombstones) string {
+	hash := func(ts acolytedir.Tombstones) string {
 		q := p
-		q.tombs = ts
-		return q.hash()
+		q.Tombs = ts
+		return q.Hash()
 	}
 	differs := func(next []memory.Memory) bool {
-		files := encodeSplit(next, parts)
-		have := make(map[string][]byte, len(p.files))
-		for _, f := range p.files {
-			have[f.rel] = f.data
+		files := acolytedir.EncodeSplit(next, parts)
+		have := make(map[string][]byte, len(p.Files))
+		for _, f := range p.Files {
+			have[f.Rel] = f.Data
 		}
-		return slices.ContainsFunc(files, func(f projectFile) bool { return !bytes.Equal(have[f.rel], f.data) })
+		return slices.ContainsFunc(files, func(f acolytedir.ProjectFile) bool { return !bytes.Equal(have[f.Rel], f.Data) })
 	}
-	return projectRead{decoded: d, locate: p.locator(), hash: hash, differs: differs}, nil
+	return projectRead{decoded: d, locate: p.Locator(), hash: hash, differs: differs}, nil
 }
 
 // read reads and decodes the memories file.
 func (one oneFile) read() (projectRead, error) {
-	raw, err := readMemories(one.root)
+	raw, err := acolytedir.ReadMemories(one.root)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return projectRead{}, err
 	}
-	d, err := format.DecodeAll(memoriesRel, raw)
+	d, err := format.DecodeAll(acolytedir.MemoriesRel, raw)
 	if err != nil {
 		return projectRead{}, err
 	}
-	hash := func(ts tombstones) string { return withForgotten(sha256Hex(raw), ts.data) }
+	hash := func(ts acolytedir.Tombstones) string {
+		return acolytedir.WithForgotten(acolytedir.Sha256Hex(raw), ts.Data)
+	}
 	differs := func(next []memory.Memory) bool {
 		if len(next) > format.SplitAt {
 			return true
 		}
 		return (len(raw) > 0 || len(next) > 0) && !bytes.Equal(raw, format.EncodeKeeping(next, d.InvalidLines))
 	}
-	return projectRead{decoded: d, locate: oneFileLocator(raw), hash: hash, differs: differs}, nil
+	return projectRead{decoded: d, locate: acolytedir.OneFileLocator(raw), hash: hash, differs: differs}, nil
 }
 
 // readProject reads and decodes the project under root, in its layout.
@@ -274,14 +277,14 @@ func readProject(root string) (projectRead, error) {
 // restampSplit records the stamps checkFiles found settled in files, under
 // the lock and only while the import state is still last, so that a
 // write since is never overwritten.
-func (s shards) restampSplit(ctx context.Context, w *Checkout, last string, files map[string]fileRecord) error {
+func (s shards) restampSplit(ctx context.Context, w *Checkout, last string, files map[string]acolytedir.FileRecord) error {
 	return w.locked(ctx, func() error {
 		now, err := w.store.GetState(ctx, w.stateKey())
 		if err != nil || now != last {
 			return err
 		}
-		hash, _, warnings := parseImportState(last)
-		return w.store.SetState(ctx, w.stateKey(), withFiles(importState(hash, "", warnings), files))
+		hash, _, warnings := acolytedir.ParseImportState(last)
+		return w.store.SetState(ctx, w.stateKey(), acolytedir.WithFiles(acolytedir.ImportState(hash, "", warnings), files))
 	})
 }
 
@@ -291,13 +294,13 @@ func (s shards) restampSplit(ctx context.Context, w *Checkout, last string, file
 func MemoriesLocation(root string) string {
 	l, err := layoutOf(root)
 	if err != nil {
-		return memoriesRel
+		return acolytedir.MemoriesRel
 	}
 	return l.location()
 }
 
-func (one oneFile) location() string { return memoriesRel }
-func (s shards) location() string    { return shardsRel + "/" }
+func (one oneFile) location() string { return acolytedir.MemoriesRel }
+func (s shards) location() string    { return acolytedir.ShardsRel + "/" }
 
 func (one oneFile) attributes() (attrs, ignores []string) { return nil, nil }
 
@@ -310,11 +313,11 @@ func (s shards) attributes() (attrs, ignores []string) {
 // refresh imports the shards whose recorded stamps moved, unless the
 // import state last still describes every file.
 func (s shards) refresh(ctx context.Context, w *Checkout, last string) (Imported, error) {
-	files, ok := stateFiles(last)
+	files, ok := acolytedir.StateFiles(last)
 	if !ok {
 		return s.importSplit(ctx, w)
 	}
-	holds, restamped := checkFiles(w.Repo.Root, files, w.settle)
+	holds, restamped := acolytedir.CheckFiles(w.Repo.Root, files, w.settle)
 	if !holds {
 		return s.importSplit(ctx, w)
 	}
@@ -323,31 +326,31 @@ func (s shards) refresh(ctx context.Context, w *Checkout, last string) (Imported
 		// next command re-reads the files that settled.
 		_ = s.restampSplit(ctx, w, last, files)
 	}
-	_, _, lastWarnings := parseImportState(last)
+	_, _, lastWarnings := acolytedir.ParseImportState(last)
 	return Imported{Skipped: true, Warnings: lastWarnings}, nil
 }
 
 // holds reports whether the import state still describes every file,
 // reading none of them: each recorded stamp is its file's.
 func (s shards) holds(w *Checkout, state string, _ os.FileInfo) bool {
-	files, ok := stateFiles(state)
-	return ok && filesHold(w.Repo.Root, files)
+	files, ok := acolytedir.StateFiles(state)
+	return ok && acolytedir.FilesHold(w.Repo.Root, files)
 }
 
 // writeSplitFiles writes next as a split project over p, whose files were
 // read into parts, and returns the files it is now: the shards' directory
 // and its union fallback are made first (a project splitting for the first
 // time), and nothing is written when a memory would not read back.
-func writeSplitFiles(root string, p splitProject, parts []format.Part, next []memory.Memory) ([]projectFile, error) {
-	if err := format.CheckMemories(next, shardsRel); err != nil {
+func writeSplitFiles(root string, p acolytedir.SplitProject, parts []format.Part, next []memory.Memory) ([]acolytedir.ProjectFile, error) {
+	if err := format.CheckMemories(next, acolytedir.ShardsRel); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Join(root, filepath.FromSlash(shardsRel)), 0o755); err != nil {
-		return nil, fmt.Errorf("create %s: %w", shardsRel, err)
+	if err := os.MkdirAll(filepath.Join(root, filepath.FromSlash(acolytedir.ShardsRel)), 0o755); err != nil {
+		return nil, fmt.Errorf("create %s: %w", acolytedir.ShardsRel, err)
 	}
 	if err := EnsureAttributes(root); err != nil {
 		return nil, err
 	}
-	files := encodeSplit(next, parts)
-	return files, writeSplit(root, p, files)
+	files := acolytedir.EncodeSplit(next, parts)
+	return files, acolytedir.WriteSplit(root, p, files)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/acolyte-dev/acolyte/gitsync/derive"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
 	"github.com/acolyte-dev/acolyte/internal/gittest"
 	"github.com/acolyte-dev/acolyte/internal/secrets/secretstest"
@@ -143,7 +144,7 @@ func TestASplitProjectMergesShardByShard(t *testing.T) {
 			runGit(t, root, "add", "-A")
 			runGit(t, root, "commit", "-qm", "split")
 			if !driver {
-				attrs, _ := os.ReadFile(filepath.Join(root, format.Dir, attributesFile))
+				attrs, _ := os.ReadFile(filepath.Join(root, format.Dir, acolytedir.AttributesFile))
 				if !strings.Contains(string(attrs), shardsUnionAttribute) {
 					t.Fatalf("no union fallback for the shards: %q", attrs)
 				}
@@ -303,7 +304,7 @@ func TestPreCommitShardsStagesWhatTheFullPathStages(t *testing.T) {
 // name, as one string.
 func worktreeMemories(t *testing.T, root string) string {
 	t.Helper()
-	shards, _, err := shardFiles(root)
+	shards, _, err := acolytedir.ShardFiles(root)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
 	"github.com/acolyte-dev/acolyte/memory"
 )
@@ -29,25 +30,25 @@ func (s shards) shardShadowDir(w *Checkout) string {
 // keepShardShadows copies files, the project's files as the index now
 // holds them, to their shadows; a shard that is gone loses its shadow.
 // Best effort: a cache, checked before use.
-func (s shards) keepShardShadows(w *Checkout, files []projectFile) {
+func (s shards) keepShardShadows(w *Checkout, files []acolytedir.ProjectFile) {
 	dir := s.shardShadowDir(w)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return
 	}
 	for _, f := range files {
-		shard, ok := format.ParseShardFile(f.rel)
+		shard, ok := format.ParseShardFile(f.Rel)
 		if !ok {
 			continue
 		}
 		path := filepath.Join(dir, shard+".jsonl")
-		if f.data == nil {
+		if f.Data == nil {
 			os.Remove(path)
 			continue
 		}
 		// Written in place, not renamed into place: a torn shadow fails
 		// its hash and costs one whole import, and a write here is on
 		// every add's path.
-		if os.WriteFile(path, f.data, 0o644) != nil {
+		if os.WriteFile(path, f.Data, 0o644) != nil {
 			os.Remove(path)
 		}
 	}
@@ -60,7 +61,7 @@ func (s shards) shardShadow(w *Checkout, rel, hash string) ([]byte, bool) {
 		return nil, false
 	}
 	data, err := os.ReadFile(filepath.Join(s.shardShadowDir(w), shard+".jsonl"))
-	if err != nil || sha256Hex(data) != hash {
+	if err != nil || acolytedir.Sha256Hex(data) != hash {
 		return nil, false
 	}
 	return data, true
@@ -70,36 +71,36 @@ func (s shards) shardShadow(w *Checkout, rel, hash string) ([]byte, bool) {
 // last, whose file table is files, and reports ok false, having changed
 // nothing, when the full import must run instead. The caller holds the
 // lock.
-func (s shards) importShards(ctx context.Context, w *Checkout, last string, files map[string]fileRecord) (out Imported, ok bool, err error) {
-	if _, _, warnings := parseImportState(last); len(warnings) > 0 {
+func (s shards) importShards(ctx context.Context, w *Checkout, last string, files map[string]acolytedir.FileRecord) (out Imported, ok bool, err error) {
+	if _, _, warnings := acolytedir.ParseImportState(last); len(warnings) > 0 {
 		return out, false, nil
 	}
 	next, changed, ok := s.changedShards(w, files)
 	if !ok {
 		return out, false, nil
 	}
-	ts, err := readTombstones(w.Repo.Root)
-	if err != nil || len(ts.warnings) > 0 {
+	ts, err := acolytedir.ReadTombstones(w.Repo.Root)
+	if err != nil || len(ts.Warnings) > 0 {
 		return out, false, nil
 	}
 	var before, after []memory.Memory
 	for _, f := range changed {
-		shard, _ := format.ParseShardFile(f.rel)
+		shard, _ := format.ParseShardFile(f.Rel)
 		var old []byte
-		if r, had := files[f.rel]; had {
-			if old, ok = s.shardShadow(w, f.rel, r.hash); !ok {
+		if r, had := files[f.Rel]; had {
+			if old, ok = s.shardShadow(w, f.Rel, r.Hash); !ok {
 				return out, false, nil
 			}
 		}
-		was, okOld := cleanShard(f.rel, shard, old)
-		now, okNew := cleanShard(f.rel, shard, f.data)
+		was, okOld := acolytedir.CleanShard(f.Rel, shard, old)
+		now, okNew := acolytedir.CleanShard(f.Rel, shard, f.Data)
 		if !okOld || !okNew {
 			return out, false, nil
 		}
 		before, after = append(before, was...), append(after, now...)
 	}
-	before, _ = format.Forget(before, ts.list)
-	after, _ = format.Forget(after, ts.list)
+	before, _ = format.Forget(before, ts.List)
+	after, _ = format.Forget(after, ts.List)
 	if len(changed) > 0 {
 		pending, err := w.pendingHandEdits(ctx)
 		if err != nil {
@@ -130,7 +131,7 @@ func (s shards) importShards(ctx context.Context, w *Checkout, last string, file
 	} else {
 		out.Skipped = true
 	}
-	return out, true, w.store.SetState(ctx, w.stateKey(), withFiles(importState(tableHash(next), "", nil), next))
+	return out, true, w.store.SetState(ctx, w.stateKey(), acolytedir.WithFiles(acolytedir.ImportState(acolytedir.TableHash(next), "", nil), next))
 }
 
 // changedShards compares the project's files with files, the import
@@ -138,17 +139,17 @@ func (s shards) importShards(ctx context.Context, w *Checkout, last string, file
 // content changed (data nil for one removed). ok is false when the full
 // import must run: the inbox or forgotten.jsonl changed (either may hide
 // or hold any shard's memories), or a file cannot be read.
-func (s shards) changedShards(w *Checkout, files map[string]fileRecord) (next map[string]fileRecord, changed []projectFile, ok bool) {
-	rels, err := projectFiles(w.Repo.Root)
+func (s shards) changedShards(w *Checkout, files map[string]acolytedir.FileRecord) (next map[string]acolytedir.FileRecord, changed []acolytedir.ProjectFile, ok bool) {
+	rels, err := acolytedir.ProjectFiles(w.Repo.Root)
 	if err != nil {
 		return nil, nil, false
 	}
-	r, err := openGuarded(w.Repo.Root)
+	r, err := acolytedir.OpenGuarded(w.Repo.Root)
 	if err != nil {
 		return nil, nil, false
 	}
 	defer r.Close()
-	next = make(map[string]fileRecord, len(files))
+	next = make(map[string]acolytedir.FileRecord, len(files))
 	present := make(map[string]bool, len(rels))
 	for _, rel := range rels {
 		path := filepath.Join(w.Repo.Root, format.Dir, filepath.FromSlash(rel))
@@ -161,30 +162,30 @@ func (s shards) changedShards(w *Checkout, files map[string]fileRecord) (next ma
 		}
 		present[rel] = true
 		rec, recorded := files[rel]
-		if recorded && rec.stamp != "" && rec.stamp == git.Stamp(fi) {
+		if recorded && rec.Stamp != "" && rec.Stamp == git.Stamp(fi) {
 			next[rel] = rec
 			continue
 		}
-		data, err := readAcolyteFileIn(r, rel)
+		data, err := acolytedir.ReadAcolyteFileIn(r, rel)
 		if err != nil {
 			return nil, nil, false
 		}
-		hash := sha256Hex(data)
-		next[rel] = fileRecord{stamp: settledStamp(path, fi, nil, shardSettle(fi, w.settle)), hash: hash}
-		if recorded && rec.hash == hash {
+		hash := acolytedir.Sha256Hex(data)
+		next[rel] = acolytedir.FileRecord{Stamp: acolytedir.SettledStamp(path, fi, nil, acolytedir.ShardSettle(fi, w.settle)), Hash: hash}
+		if recorded && rec.Hash == hash {
 			continue
 		}
 		if rel == format.MemoriesFile || rel == format.ForgottenFile {
 			return nil, nil, false // either may hide or hold any shard's memories
 		}
-		changed = append(changed, projectFile{rel: rel, data: data})
+		changed = append(changed, acolytedir.ProjectFile{Rel: rel, Data: data})
 	}
 	for rel := range files {
-		if !present[rel] && rel != shardsDirKey {
+		if !present[rel] && rel != acolytedir.ShardsDirKey {
 			if _, isShard := format.ParseShardFile(rel); !isShard {
 				return nil, nil, false
 			}
-			changed = append(changed, projectFile{rel: rel}) // removed
+			changed = append(changed, acolytedir.ProjectFile{Rel: rel}) // removed
 		}
 	}
 	return next, changed, true

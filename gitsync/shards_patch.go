@@ -13,6 +13,7 @@ import (
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 
+	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -28,7 +29,7 @@ import (
 // appendEdit is the shardEdit of adding m. It also marks the edit as an
 // add, which patchSplit appends after the shard's last line without
 // decoding the shard when m's id sorts last (newShard).
-func appendEdit(m memory.Memory) shardEdit {
+func appendEdit(m memory.Memory) acolytedir.ShardEdit {
 	return func(mems []memory.Memory) ([]memory.Memory, error) { return append(mems, m), nil }
 }
 
@@ -36,7 +37,7 @@ func appendEdit(m memory.Memory) shardEdit {
 // vouches for every file, then has index bring the index along and records
 // the new files. before runs under the lock ahead of any write (a forget
 // writes its tombstones there); it may return format.ErrNotPatchable.
-func (s shards) patchSplit(ctx context.Context, w *Checkout, edits map[string]shardEdit, before func() error, index func() error) error {
+func (s shards) patchSplit(ctx context.Context, w *Checkout, edits map[string]acolytedir.ShardEdit, before func() error, index func() error) error {
 	return s.patchShards(ctx, w, edits, nil, before, index)
 }
 
@@ -44,9 +45,9 @@ func (s shards) patchSplit(ctx context.Context, w *Checkout, edits map[string]sh
 // go after its shard's last line: the line is appended to the shard's
 // bytes without decoding them, and only when an id does not sort last is
 // the shard decoded and edited (with appendEdit) instead.
-func (s shards) patchShards(ctx context.Context, w *Checkout, edits map[string]shardEdit, adds map[string]memory.Memory, before func() error, index func() error) error {
+func (s shards) patchShards(ctx context.Context, w *Checkout, edits map[string]acolytedir.ShardEdit, adds map[string]memory.Memory, before func() error, index func() error) error {
 	dir := filepath.Join(w.Repo.Root, format.Dir)
-	if split, err := isSplit(w.Repo.Root); err != nil || !split {
+	if split, err := acolytedir.IsSplit(w.Repo.Root); err != nil || !split {
 		return format.ErrNotPatchable
 	}
 	unlock, err := LockDir(ctx, dir)
@@ -58,10 +59,10 @@ func (s shards) patchShards(ctx context.Context, w *Checkout, edits map[string]s
 	if err != nil {
 		return err
 	}
-	files, ok := stateFiles(state)
+	files, ok := acolytedir.StateFiles(state)
 	// An inbox holding lines (an older acolyte's writes) is for the full
 	// path to move to the shards.
-	if _, _, warnings := parseImportState(state); !ok || len(warnings) > 0 || files[format.MemoriesFile].hash != emptyInboxHash() {
+	if _, _, warnings := acolytedir.ParseImportState(state); !ok || len(warnings) > 0 || files[format.MemoriesFile].Hash != acolytedir.EmptyInboxHash() {
 		return format.ErrNotPatchable
 	}
 	// Only the shards this write touches must be what the index holds:
@@ -72,7 +73,7 @@ func (s shards) patchShards(ctx context.Context, w *Checkout, edits map[string]s
 	for shard := range shardsOf(edits, adds) {
 		touched = append(touched, format.ShardFile(shard))
 	}
-	if holds, _, _ := checkRels(w.Repo.Root, files, touched, w.settle); !holds {
+	if holds, _, _ := acolytedir.CheckRels(w.Repo.Root, files, touched, w.settle); !holds {
 		return format.ErrNotPatchable
 	}
 	type written struct {
@@ -82,12 +83,12 @@ func (s shards) patchShards(ctx context.Context, w *Checkout, edits map[string]s
 	var out []written
 	for shard := range shardsOf(edits, adds) {
 		rel := format.ShardFile(shard)
-		data, err := readAcolyteFile(w.Repo.Root, rel)
+		data, err := acolytedir.ReadAcolyteFile(w.Repo.Root, rel)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 		if m, ok := adds[shard]; ok {
-			if line, err := format.AppendLine(lastLine(data), m); err == nil {
+			if line, err := format.AppendLine(acolytedir.LastLine(data), m); err == nil {
 				out = append(out, written{rel, data, append(slices.Clip(data), line...)})
 				continue
 			} else if !errors.Is(err, format.ErrNotPatchable) {
@@ -98,7 +99,7 @@ func (s shards) patchShards(ctx context.Context, w *Checkout, edits map[string]s
 		if m, ok := adds[shard]; ok {
 			edit = appendEdit(m)
 		}
-		enc, err := editShard(rel, shard, data, edit)
+		enc, err := acolytedir.EditShard(rel, shard, data, edit)
 		if err != nil {
 			return err
 		}
@@ -114,33 +115,33 @@ func (s shards) patchShards(ctx context.Context, w *Checkout, edits map[string]s
 		}
 	}
 	for _, f := range out {
-		if err := writeShard(w.Repo.Root, f.rel, f.old, f.data); err != nil {
+		if err := acolytedir.WriteShard(w.Repo.Root, f.rel, f.old, f.data); err != nil {
 			return err
 		}
 		if f.data == nil {
 			delete(files, f.rel)
 		} else {
-			files[f.rel] = fileRecord{hash: sha256Hex(f.data)} // its stamp is not settled yet
+			files[f.rel] = acolytedir.FileRecord{Hash: acolytedir.Sha256Hex(f.data)} // its stamp is not settled yet
 		}
 	}
-	if indexed, err := w.indexWritten(ctx, shardsRel, index); !indexed {
+	if indexed, err := w.indexWritten(ctx, acolytedir.ShardsRel, index); !indexed {
 		return err
 	}
-	shadows := make([]projectFile, len(out))
+	shadows := make([]acolytedir.ProjectFile, len(out))
 	for i, f := range out {
-		shadows[i] = projectFile{rel: f.rel, data: f.data}
+		shadows[i] = acolytedir.ProjectFile{Rel: f.rel, Data: f.data}
 	}
 	s.keepShardShadows(w, shadows)
 	if before != nil {
-		ts, err := readForgotten(w.Repo.Root)
+		ts, err := acolytedir.ReadForgotten(w.Repo.Root)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 		if err == nil {
-			files[format.ForgottenFile] = fileRecord{hash: sha256Hex(ts)}
+			files[format.ForgottenFile] = acolytedir.FileRecord{Hash: acolytedir.Sha256Hex(ts)}
 		}
 	}
-	return w.store.SetState(ctx, w.stateKey(), withFiles(importState(tableHash(files), "", nil), files))
+	return w.store.SetState(ctx, w.stateKey(), acolytedir.WithFiles(acolytedir.ImportState(acolytedir.TableHash(files), "", nil), files))
 }
 
 // add stores a prepared project memory in a split project's shard,
@@ -176,7 +177,7 @@ var errDuplicate = errors.New("the project already holds this memory")
 func (s shards) remove(ctx context.Context, w *Checkout, mems []memory.Memory, now time.Time) error {
 	gone := make(map[string]bool, len(mems))
 	ids := make([]string, 0, len(mems))
-	edits := make(map[string]shardEdit)
+	edits := make(map[string]acolytedir.ShardEdit)
 	for _, m := range mems {
 		gone[m.ID] = true
 		ids = append(ids, m.ID)
@@ -200,14 +201,14 @@ func (s shards) replace(ctx context.Context, w *Checkout, m memory.Memory) error
 		mems[i] = m
 		return mems, nil
 	}
-	return s.patchSplit(ctx, w, map[string]shardEdit{format.ShardOf(m.ID): edit}, nil, func() error {
+	return s.patchSplit(ctx, w, map[string]acolytedir.ShardEdit{format.ShardOf(m.ID): edit}, nil, func() error {
 		_, err := w.store.Put(ctx, m)
 		return err
 	})
 }
 
 // shardsOf is every shard edits or adds name.
-func shardsOf(edits map[string]shardEdit, adds map[string]memory.Memory) map[string]bool {
+func shardsOf(edits map[string]acolytedir.ShardEdit, adds map[string]memory.Memory) map[string]bool {
 	out := make(map[string]bool, len(edits)+len(adds))
 	for s := range edits {
 		out[s] = true

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
 	"github.com/acolyte-dev/acolyte/memory"
 )
@@ -18,7 +19,7 @@ import (
 // under .acolyte/memories/.
 func stagedSplit(ix *git.Index) bool {
 	for rel := range ix.Entries {
-		if strings.HasPrefix(rel, shardsRel+"/") {
+		if strings.HasPrefix(rel, acolytedir.ShardsRel+"/") {
 			return true
 		}
 	}
@@ -27,8 +28,8 @@ func stagedSplit(ix *git.Index) bool {
 
 // readStagedSplit reads the memories files the index stages: the inbox and
 // every shard, as readSplit reads them from the worktree.
-func readStagedSplit(ix *git.Index) (splitProject, error) {
-	var p splitProject
+func readStagedSplit(ix *git.Index) (acolytedir.SplitProject, error) {
+	var p acolytedir.SplitProject
 	staged := stagedShardFiles(ix)
 	rels := []string{format.MemoriesFile}
 	for rel := range staged {
@@ -45,7 +46,7 @@ func readStagedSplit(ix *git.Index) (splitProject, error) {
 				return p, err
 			}
 		}
-		p.files = append(p.files, projectFile{rel: rel, data: data})
+		p.Files = append(p.Files, acolytedir.ProjectFile{Rel: rel, Data: data})
 	}
 	return p, nil
 }
@@ -67,53 +68,53 @@ func (s shards) preCommit(ctx context.Context, w *Checkout, ix *git.Index, d der
 	if err != nil {
 		return res, err
 	}
-	p.tombs = ts
-	decoded, parts, err := p.decode()
+	p.Tombs = ts
+	decoded, parts, err := p.Decode()
 	if err != nil {
 		return res, fmt.Errorf("the staged %w; fix it, git add it, and commit again", err)
 	}
-	current, _ := format.Forget(decoded.Memories, ts.list)
-	edits, err := w.handEditsToStamp(ctx, current, p.hash())
+	current, _ := format.Forget(decoded.Memories, ts.List)
+	edits, err := w.handEditsToStamp(ctx, current, p.Hash())
 	if err != nil {
 		return res, err
 	}
 	now := w.clock()
 	current = stampHandEdits(current, edits, now)
 	next := derive.Refresh(current, d.Memories)
-	files := encodeSplit(next, parts)
+	files := acolytedir.EncodeSplit(next, parts)
 	encoded := make(map[string][]byte, len(files))
 	for _, f := range files {
-		encoded[f.rel] = f.data
+		encoded[f.Rel] = f.Data
 	}
 	if res.Refused = secretRefusals(encoded, next); len(res.Refused) > 0 {
 		return res, ErrRefused
 	}
-	staged := make(map[string][]byte, len(p.files))
-	for _, f := range p.files {
-		staged[f.rel] = f.data
+	staged := make(map[string][]byte, len(p.Files))
+	for _, f := range p.Files {
+		staged[f.Rel] = f.Data
 	}
 	changed := false
-	v := verifiedShards{Forgotten: ix.Entries[forgottenRel].Blob, Files: map[string][]string{}}
+	v := verifiedShards{Forgotten: ix.Entries[acolytedir.ForgottenRel].Blob, Files: map[string][]string{}}
 	byShard := format.Shard(next)
 	for i, f := range files {
-		entry, had := ix.Entries[format.Dir+"/"+f.rel]
+		entry, had := ix.Entries[format.Dir+"/"+f.Rel]
 		blob := entry.Blob
 		switch {
-		case f.data == nil && had:
-			if _, err := w.Repo.GitOutput(ctx, nil, "update-index", "--force-remove", "--", format.Dir+"/"+f.rel); err != nil {
+		case f.Data == nil && had:
+			if _, err := w.Repo.GitOutput(ctx, nil, "update-index", "--force-remove", "--", format.Dir+"/"+f.Rel); err != nil {
 				return res, err
 			}
 			changed = true
-		case f.data != nil && (!had || !bytes.Equal(staged[f.rel], f.data)):
-			if blob, err = w.stageFile(ctx, format.Dir+"/"+f.rel, f.data); err != nil {
+		case f.Data != nil && (!had || !bytes.Equal(staged[f.Rel], f.Data)):
+			if blob, err = w.stageFile(ctx, format.Dir+"/"+f.Rel, f.Data); err != nil {
 				return res, err
 			}
 			changed = true
 		}
 		// Verified for the next commit: a file left with no line the
 		// decoder works around (encodeSplit keeps invalid ones).
-		if f.data != nil && !keepsInvalid(parts, f.rel) {
-			shard, _ := format.ParseShardFile(f.rel)
+		if f.Data != nil && !keepsInvalid(parts, f.Rel) {
+			shard, _ := format.ParseShardFile(f.Rel)
 			v.Files[blob] = derivedIDs(byShard[shard])
 			if i == 0 {
 				v.Files[blob] = []string{} // the inbox, its header alone
@@ -154,20 +155,20 @@ func splitsOnCommit(mems []memory.Memory) bool { return len(mems) > format.Split
 
 // stagedTombstones reads the forgotten.jsonl the index stages (none when it
 // stages none), refusing one it cannot read whole, with the fix.
-func stagedTombstones(ix *git.Index) (tombstones, error) {
+func stagedTombstones(ix *git.Index) (acolytedir.Tombstones, error) {
 	var data []byte
-	if e, ok := ix.Entries[forgottenRel]; ok {
+	if e, ok := ix.Entries[acolytedir.ForgottenRel]; ok {
 		var err error
 		if data, err = ix.Cat(e.Blob); err != nil {
-			return tombstones{}, err
+			return acolytedir.Tombstones{}, err
 		}
 	}
-	ts, err := decodeTombstones(data)
-	if err == nil && len(ts.warnings) > 0 {
-		err = errors.New(ts.warnings[0])
+	ts, err := acolytedir.DecodeTombstones(data)
+	if err == nil && len(ts.Warnings) > 0 {
+		err = errors.New(ts.Warnings[0])
 	}
 	if err != nil {
-		return tombstones{}, fmt.Errorf("the staged %s: %w; fix it, git add it, and commit again", forgottenRel, err)
+		return acolytedir.Tombstones{}, fmt.Errorf("the staged %s: %w; fix it, git add it, and commit again", acolytedir.ForgottenRel, err)
 	}
 	return ts, nil
 }

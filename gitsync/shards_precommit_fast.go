@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
 	"github.com/acolyte-dev/acolyte/memory"
 )
@@ -98,7 +99,7 @@ func (s shards) preCommitShards(ctx context.Context, w *Checkout, ix *git.Index,
 		return res, false, err
 	}
 	staged := stagedShardFiles(ix)
-	forgottenBlob := ix.Entries[forgottenRel].Blob
+	forgottenBlob := ix.Entries[acolytedir.ForgottenRel].Blob
 	ts, newlyForgotten, ok := s.stagedTombstones(w, ix, v.Forgotten, forgottenBlob)
 	if !ok {
 		return res, false, nil
@@ -129,7 +130,7 @@ func (s shards) preCommitShards(ctx context.Context, w *Checkout, ix *git.Index,
 	for _, f := range files {
 		current = append(current, f.mems...)
 	}
-	current, _ = format.Forget(current, ts.list)
+	current, _ = format.Forget(current, ts.List)
 	edits, err := s.freshHandEdits(ctx, w, current, fresh)
 	if err != nil {
 		return res, true, err
@@ -193,17 +194,17 @@ func (s shards) preCommitShards(ctx context.Context, w *Checkout, ix *git.Index,
 // is staged) and the ids it covers that the one verified files were
 // checked against (verifiedBlob) did not. ok is false when either cannot
 // be read whole.
-func (s shards) stagedTombstones(w *Checkout, ix *git.Index, verifiedBlob, blob string) (ts tombstones, newly []string, ok bool) {
-	read := func(blob string) (tombstones, bool) {
+func (s shards) stagedTombstones(w *Checkout, ix *git.Index, verifiedBlob, blob string) (ts acolytedir.Tombstones, newly []string, ok bool) {
+	read := func(blob string) (acolytedir.Tombstones, bool) {
 		if blob == "" {
-			return tombstones{}, true
+			return acolytedir.Tombstones{}, true
 		}
 		data, err := ix.Cat(blob)
 		if err != nil {
-			return tombstones{}, false
+			return acolytedir.Tombstones{}, false
 		}
-		t, err := decodeTombstones(data)
-		return t, err == nil && len(t.warnings) == 0
+		t, err := acolytedir.DecodeTombstones(data)
+		return t, err == nil && len(t.Warnings) == 0
 	}
 	if ts, ok = read(blob); !ok || blob == verifiedBlob {
 		return ts, nil, ok
@@ -212,11 +213,11 @@ func (s shards) stagedTombstones(w *Checkout, ix *git.Index, verifiedBlob, blob 
 	if !ok {
 		return ts, nil, false
 	}
-	had := make(map[string]bool, len(before.list))
-	for _, t := range before.list {
+	had := make(map[string]bool, len(before.List))
+	for _, t := range before.List {
 		had[t.ID] = true
 	}
-	for _, t := range ts.list {
+	for _, t := range ts.List {
 		if !had[t.ID] {
 			newly = append(newly, t.ID)
 		}
@@ -245,11 +246,11 @@ func (s shards) freshHandEdits(ctx context.Context, w *Checkout, current []memor
 // secretRefusals refuses each memory of mems that holds a secret, by the
 // file of encoded it is in and its line there.
 func secretRefusals(encoded map[string][]byte, mems []memory.Memory) []derive.Refusal {
-	var p splitProject
+	var p acolytedir.SplitProject
 	for rel, data := range encoded {
-		p.files = append(p.files, projectFile{rel: rel, data: data})
+		p.Files = append(p.Files, acolytedir.ProjectFile{Rel: rel, Data: data})
 	}
-	locate := p.locator()
+	locate := p.Locator()
 	var out []derive.Refusal
 	for _, m := range mems {
 		rel, line := locate(m.ID)

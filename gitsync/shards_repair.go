@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -85,22 +86,22 @@ var ErrShardUnrecoverable = errors.New("a damaged shard could not be recovered")
 // shard of a newer format is not damaged and is left alone.
 func (s shards) repairShards(ctx context.Context, w *Checkout) ([]ShardRepair, error) {
 	root := w.Repo.Root
-	if split, err := isSplit(root); err != nil || !split {
+	if split, err := acolytedir.IsSplit(root); err != nil || !split {
 		return nil, err
 	}
-	p, err := readSplit(root)
+	p, err := acolytedir.ReadSplit(root)
 	if err != nil {
 		return nil, err
 	}
 	var out []ShardRepair
-	for _, f := range p.files {
-		shard, ok := format.ParseShardFile(f.rel)
-		if !ok || f.rel == format.MemoriesFile || f.data == nil {
+	for _, f := range p.Files {
+		shard, ok := format.ParseShardFile(f.Rel)
+		if !ok || f.Rel == format.MemoriesFile || f.Data == nil {
 			continue
 		}
 		// Only the whole-file checks, no memory decoded: the sync that
 		// follows decodes every shard.
-		if err := format.CheckWhole(format.Dir+"/"+f.rel, f.data); len(f.data) > 0 && (err == nil || errors.Is(err, format.ErrVersionTooNew)) {
+		if err := format.CheckWhole(format.Dir+"/"+f.Rel, f.Data); len(f.Data) > 0 && (err == nil || errors.Is(err, format.ErrVersionTooNew)) {
 			continue
 		}
 		r, err := s.repairShard(ctx, w, p, f, shard)
@@ -113,10 +114,10 @@ func (s shards) repairShards(ctx context.Context, w *Checkout) ([]ShardRepair, e
 }
 
 // repairShard rebuilds the damaged shard f of p.
-func (s shards) repairShard(ctx context.Context, w *Checkout, p splitProject, f projectFile, shard string) (ShardRepair, error) {
-	path := format.Dir + "/" + f.rel
+func (s shards) repairShard(ctx context.Context, w *Checkout, p acolytedir.SplitProject, f acolytedir.ProjectFile, shard string) (ShardRepair, error) {
+	path := format.Dir + "/" + f.Rel
 	rep := ShardRepair{File: path}
-	fromFile, unread := salvageLines(f.data)
+	fromFile, unread := acolytedir.SalvageLines(f.Data)
 	var shadow, head []memory.Memory
 	if data, err := os.ReadFile(filepath.Join(s.shardShadowDir(w), shard+".jsonl")); err == nil && len(data) > 0 {
 		if d, err := format.DecodeAll(path, data); err == nil {
@@ -135,8 +136,8 @@ func (s shards) repairShard(ctx context.Context, w *Checkout, p splitProject, f 
 		}
 	}
 	for _, l := range unread {
-		if l.id == "" || best[l.id].ID == "" {
-			rep.Lost = append(rep.Lost, fmt.Sprintf("line %d of %s: %s", l.n, path, l.why))
+		if l.Id == "" || best[l.Id].ID == "" {
+			rep.Lost = append(rep.Lost, fmt.Sprintf("line %d of %s: %s", l.N, path, l.Why))
 		}
 	}
 	if len(best) == 0 {
@@ -148,12 +149,12 @@ func (s shards) repairShard(ctx context.Context, w *Checkout, p splitProject, f 
 		mems = append(mems, m)
 	}
 	slices.SortFunc(mems, func(a, b memory.Memory) int { return strings.Compare(a.ID, b.ID) })
-	mems, _ = format.Forget(mems, p.tombs.list)
+	mems, _ = format.Forget(mems, p.Tombs.List)
 	rep.From = make(map[string]int)
 	for _, m := range mems {
 		rep.From[src[m.ID]]++
 	}
-	kept, err := keepDamaged(w, shard, f.data)
+	kept, err := keepDamaged(w, shard, f.Data)
 	if err != nil {
 		return rep, err
 	}
@@ -162,14 +163,14 @@ func (s shards) repairShard(ctx context.Context, w *Checkout, p splitProject, f 
 	// inbox's bytes are p's, which writeSplit leaves alone. A memory of
 	// another shard, from a line of the damaged file, goes where the
 	// full write that follows in sync puts it.
-	if err := format.CheckMemories(mems, shardsRel); err != nil {
+	if err := format.CheckMemories(mems, acolytedir.ShardsRel); err != nil {
 		return rep, err
 	}
-	next := []projectFile{p.files[0], {rel: f.rel}}
+	next := []acolytedir.ProjectFile{p.Files[0], {Rel: f.Rel}}
 	if len(mems) > 0 {
-		next[1].data = format.Encode(mems)
+		next[1].Data = format.Encode(mems)
 	}
-	if err := writeSplit(w.Repo.Root, p, next); err != nil {
+	if err := acolytedir.WriteSplit(w.Repo.Root, p, next); err != nil {
 		return rep, err
 	}
 	rep.Repaired, rep.Recovered = true, len(mems)
@@ -214,7 +215,7 @@ func keepDamaged(w *Checkout, shard string, data []byte) (string, error) {
 			}
 			continue
 		}
-		if err := writeAtomic(path, data); err != nil {
+		if err := acolytedir.WriteAtomic(path, data); err != nil {
 			return "", fmt.Errorf("keeping the damaged shard %s: %w", shard, err)
 		}
 		return path, nil

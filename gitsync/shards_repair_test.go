@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -205,12 +206,12 @@ func TestSyncSaysWhatItCouldNotRecover(t *testing.T) {
 func shardBytes(t *testing.T, root string) map[string]string {
 	t.Helper()
 	out := make(map[string]string)
-	entries, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(shardsRel)))
+	entries, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(acolytedir.ShardsRel)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range entries {
-		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(shardsRel), e.Name()))
+		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(acolytedir.ShardsRel), e.Name()))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -31,7 +32,7 @@ func (s shards) syncAfterCommit(ctx context.Context, w *Checkout, pending map[st
 // forgotten.jsonl nor reports secrets already stored, which the full sync
 // and check do.
 func (s shards) syncShards(ctx context.Context, w *Checkout, pending map[string]time.Time) (Synced, bool, error) {
-	if split, err := isSplit(w.Repo.Root); err != nil || !split || len(pending) > 0 {
+	if split, err := acolytedir.IsSplit(w.Repo.Root); err != nil || !split || len(pending) > 0 {
 		return Synced{}, false, err
 	}
 	d, err := derive.Worktree(w.Repo.Root)
@@ -66,7 +67,7 @@ func (s shards) syncShards(ctx context.Context, w *Checkout, pending map[string]
 	for _, m := range next {
 		inNext[m.ID] = m
 	}
-	edits := make(map[string]shardEdit)
+	edits := make(map[string]acolytedir.ShardEdit)
 	var put []memory.Memory
 	var removed []string
 	for _, c := range out.Changes {

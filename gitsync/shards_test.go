@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
 	"github.com/acolyte-dev/acolyte/internal/atomicfile"
 	"github.com/acolyte-dev/acolyte/memory"
@@ -52,12 +53,12 @@ func splitWorkspace(t *testing.T, n int) (*Checkout, []memory.Memory) {
 func onDisk(t *testing.T, root string) (where map[string]string, inbox []byte) {
 	t.Helper()
 	where = make(map[string]string)
-	shards, strays, err := shardFiles(root)
+	shards, strays, err := acolytedir.ShardFiles(root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(strays) > 0 {
-		t.Errorf("stray files in %s: %v", shardsRel, strays)
+		t.Errorf("stray files in %s: %v", acolytedir.ShardsRel, strays)
 	}
 	for _, rel := range shards {
 		data, err := os.ReadFile(filepath.Join(root, format.Dir, rel))
@@ -99,7 +100,7 @@ func TestSyncSplitsAProjectPastSplitAt(t *testing.T) {
 	if got := len(projectContents(t, w)); got != len(mems) {
 		t.Errorf("the index holds %d memories, want %d", got, len(mems))
 	}
-	attrs, err := os.ReadFile(filepath.Join(w.Repo.Root, format.Dir, attributesFile))
+	attrs, err := os.ReadFile(filepath.Join(w.Repo.Root, format.Dir, acolytedir.AttributesFile))
 	if err != nil || !strings.Contains(string(attrs), shardsUnionAttribute) {
 		t.Errorf(".acolyte/.gitattributes lacks %q: %q, %v", shardsUnionAttribute, attrs, err)
 	}
@@ -125,7 +126,7 @@ func TestWritesToASplitProjectTouchOnlyTheirShard(t *testing.T) {
 	ctx := t.Context()
 	mtimes := func() map[string]time.Time {
 		out := make(map[string]time.Time)
-		shards, _, _ := shardFiles(w.Repo.Root)
+		shards, _, _ := acolytedir.ShardFiles(w.Repo.Root)
 		for _, rel := range append(shards, format.MemoriesFile) {
 			fi, err := os.Stat(filepath.Join(w.Repo.Root, format.Dir, rel))
 			if err != nil {
@@ -138,7 +139,7 @@ func TestWritesToASplitProjectTouchOnlyTheirShard(t *testing.T) {
 	// Old enough that a rewrite within the clock's tick still shows.
 	old := time.Now().Add(-time.Hour)
 	age := func() {
-		shards, _, _ := shardFiles(w.Repo.Root)
+		shards, _, _ := acolytedir.ShardFiles(w.Repo.Root)
 		for _, rel := range append(shards, format.MemoriesFile) {
 			os.Chtimes(filepath.Join(w.Repo.Root, format.Dir, rel), old, old)
 		}
@@ -276,7 +277,7 @@ func TestCheckNamesTheFileOfEachProblemInASplitProject(t *testing.T) {
 	moved := mems[0]
 	home := format.ShardFile(format.ShardOf(moved.ID))
 	var wrong, emptied string
-	shards, _, _ := shardFiles(root)
+	shards, _, _ := acolytedir.ShardFiles(root)
 	for _, rel := range shards {
 		if rel != home && wrong == "" {
 			wrong = rel
@@ -463,7 +464,7 @@ func TestAShardChangedOutsideIsImportedAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, ok := stateFiles(last)
+	files, ok := acolytedir.StateFiles(last)
 	if !ok {
 		t.Fatal("the import state of a split project has no file table")
 	}
@@ -492,7 +493,7 @@ func TestAShardChangedOutsideIsImportedAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	last, _ = w.store.GetState(ctx, w.stateKey())
-	files, _ = stateFiles(last)
+	files, _ = acolytedir.StateFiles(last)
 	err = w.locked(ctx, func() (err error) {
 		_, ok, err = (shards{root: w.Repo.Root}).importShards(ctx, w, last, files)
 		return err
@@ -563,26 +564,26 @@ func TestShardSettleIsShortWhereTimesAreFine(t *testing.T) {
 		t.Fatal(err)
 	}
 	if fi.ModTime().Nanosecond()%int(time.Millisecond) == 0 {
-		if got := shardSettle(fi, settleTime); got != settleTime {
-			t.Errorf("a whole-millisecond time settles in %v, want %v", got, settleTime)
+		if got := acolytedir.ShardSettle(fi, acolytedir.SettleTime); got != acolytedir.SettleTime {
+			t.Errorf("a whole-millisecond time settles in %v, want %v", got, acolytedir.SettleTime)
 		}
 		t.Skip("this filesystem keeps whole milliseconds")
 	}
-	if got := shardSettle(fi, settleTime); got != fineSettle {
-		t.Errorf("settle %v, want %v", got, fineSettle)
+	if got := acolytedir.ShardSettle(fi, acolytedir.SettleTime); got != acolytedir.FineSettle {
+		t.Errorf("settle %v, want %v", got, acolytedir.FineSettle)
 	}
-	if got := shardSettle(fi, 0); got != 0 {
+	if got := acolytedir.ShardSettle(fi, 0); got != 0 {
 		t.Errorf("a shorter settle is kept: got %v", got)
 	}
-	time.Sleep(fineSettle + 10*time.Millisecond)
-	if settledStamp(path, fi, nil, shardSettle(fi, settleTime)) == "" {
+	time.Sleep(acolytedir.FineSettle + 10*time.Millisecond)
+	if acolytedir.SettledStamp(path, fi, nil, acolytedir.ShardSettle(fi, acolytedir.SettleTime)) == "" {
 		t.Error("the shard's stamp is not trusted after fineSettle")
 	}
 }
 
 // emptyHash is what it says: the SHA-256 of no bytes.
 func TestEmptyHashIsTheHashOfNothing(t *testing.T) {
-	if got := sha256Hex(nil); got != emptyHash {
-		t.Errorf("sha256 of nothing is %s, emptyHash says %s", got, emptyHash)
+	if got := acolytedir.Sha256Hex(nil); got != acolytedir.EmptyHash {
+		t.Errorf("sha256 of nothing is %s, emptyHash says %s", got, acolytedir.EmptyHash)
 	}
 }

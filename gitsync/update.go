@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
 	"github.com/acolyte-dev/acolyte/internal/atomicfile"
 	"github.com/acolyte-dev/acolyte/memory"
 )
@@ -39,7 +40,7 @@ func Update(ctx context.Context, root string, change func([]memory.Memory) ([]me
 func (one oneFile) update(change func([]memory.Memory) ([]memory.Memory, error)) error {
 	root := one.root
 	path := format.MemoriesPath(root)
-	data, err := readMemories(root)
+	data, err := acolytedir.ReadMemories(root)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("reading project memories: %w", err)
 	}
@@ -51,20 +52,20 @@ func (one oneFile) update(change func([]memory.Memory) ([]memory.Memory, error))
 		le := d.Duplicates[0]
 		return &format.LineError{File: le.File, Line: le.Line, Err: fmt.Errorf("%w: %v; run `%s` first", format.ErrInvalidFile, le.Err, FixCommand)}
 	}
-	ts, err := readTombstones(root)
+	ts, err := acolytedir.ReadTombstones(root)
 	if err != nil {
 		return err
 	}
-	if len(ts.warnings) > 0 {
-		return fmt.Errorf("%w: %s", format.ErrInvalidFile, ts.warnings[0])
+	if len(ts.Warnings) > 0 {
+		return fmt.Errorf("%w: %s", format.ErrInvalidFile, ts.Warnings[0])
 	}
-	kept, _ := format.Forget(d.Memories, ts.list)
+	kept, _ := format.Forget(d.Memories, ts.List)
 	next, err := change(kept)
 	if err != nil {
 		return err
 	}
 	if len(next) > format.SplitAt {
-		_, err := writeSplitFiles(root, splitProject{}, []format.Part{{File: format.MemoriesFile, Decoded: d}}, next)
+		_, err := writeSplitFiles(root, acolytedir.SplitProject{}, []format.Part{{File: format.MemoriesFile, Decoded: d}}, next)
 		return err
 	}
 	return format.WriteFileKeeping(path, next, d.InvalidLines)
@@ -73,14 +74,14 @@ func (one oneFile) update(change func([]memory.Memory) ([]memory.Memory, error))
 // update is Update for a split project; the caller holds the lock.
 func (s shards) update(change func([]memory.Memory) ([]memory.Memory, error)) error {
 	root := s.root
-	p, err := readSplit(root)
+	p, err := acolytedir.ReadSplit(root)
 	if err != nil {
 		return err
 	}
-	if len(p.tombs.warnings) > 0 {
-		return fmt.Errorf("%w: %s", format.ErrInvalidFile, p.tombs.warnings[0])
+	if len(p.Tombs.Warnings) > 0 {
+		return fmt.Errorf("%w: %s", format.ErrInvalidFile, p.Tombs.Warnings[0])
 	}
-	d, parts, err := p.decode()
+	d, parts, err := p.Decode()
 	if err != nil {
 		return err
 	}
@@ -88,7 +89,7 @@ func (s shards) update(change func([]memory.Memory) ([]memory.Memory, error)) er
 		le := d.Duplicates[0]
 		return &format.LineError{File: le.File, Line: le.Line, Err: fmt.Errorf("%w: %v; run `%s` first", format.ErrInvalidFile, le.Err, FixCommand)}
 	}
-	kept, _ := format.Forget(d.Memories, p.tombs.list)
+	kept, _ := format.Forget(d.Memories, p.Tombs.List)
 	next, err := change(kept)
 	if err != nil {
 		return err
@@ -114,15 +115,15 @@ func EnsureAttributes(root string) error {
 	// Tombstones are a set that only grows but for compaction and reverts,
 	// which union merges exactly; no driver is needed for them.
 	attrs := []string{format.MemoriesFile + " merge=union", format.ForgottenFile + " merge=union"}
-	ignores := []string{"/" + lockFile, "/" + atomicfile.TempPrefix + "*"}
+	ignores := []string{"/" + acolytedir.LockFile, "/" + atomicfile.TempPrefix + "*"}
 	l, err := layoutOf(root)
 	if err != nil {
 		return err
 	}
 	moreAttrs, moreIgnores := l.attributes()
 	attrs, ignores = append(attrs, moreAttrs...), append(ignores, moreIgnores...)
-	if err := ensureLines(filepath.Join(dir, attributesFile), attrs...); err != nil {
+	if err := acolytedir.EnsureLines(filepath.Join(dir, acolytedir.AttributesFile), attrs...); err != nil {
 		return err
 	}
-	return ensureLines(filepath.Join(dir, ignoreFile), ignores...)
+	return acolytedir.EnsureLines(filepath.Join(dir, acolytedir.IgnoreFile), ignores...)
 }

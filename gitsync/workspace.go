@@ -22,6 +22,7 @@ import (
 	"github.com/acolyte-dev/acolyte/gitsync/derive"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
 	"github.com/acolyte-dev/acolyte/memory"
 )
@@ -96,7 +97,7 @@ type Store interface {
 
 // NewCheckout binds a store to a repository checkout. session may be empty.
 func NewCheckout(repo *Repo, store Store, session string) *Checkout {
-	return &Checkout{Repo: repo, store: store, vis: memory.Visibility{ProjectKey: repo.Root, SessionKey: session}, settle: settleTime}
+	return &Checkout{Repo: repo, store: store, vis: memory.Visibility{ProjectKey: repo.Root, SessionKey: session}, settle: acolytedir.SettleTime}
 }
 
 // stateKey names the hash of the memories file last imported for this checkout.
@@ -160,7 +161,7 @@ func (w *Checkout) refresh(ctx context.Context) (Imported, error) {
 // refresh imports the memories file unless the import state last still
 // describes it; with no file, it derives the rules and seeds.
 func (one oneFile) refresh(ctx context.Context, w *Checkout, last string) (Imported, error) {
-	lastHash, _, lastWarnings := parseImportState(last)
+	lastHash, _, lastWarnings := acolytedir.ParseImportState(last)
 	before, statErr := os.Stat(format.MemoriesPath(w.Repo.Root))
 	if errors.Is(statErr, fs.ErrNotExist) {
 		return one.deriveUnsynced(ctx, w, lastHash)
@@ -179,12 +180,12 @@ func (one oneFile) refresh(ctx context.Context, w *Checkout, last string) (Impor
 // acolyte's own write, before the stamp has settled, the writer's
 // fingerprint vouches for it (fingerprint.go).
 func (one oneFile) holds(w *Checkout, state string, memories os.FileInfo) bool {
-	if _, ok := stateFiles(state); ok {
+	if _, ok := acolytedir.StateFiles(state); ok {
 		return false // the state describes shards, since joined
 	}
-	_, lastStamp, _ := parseImportState(state)
+	_, lastStamp, _ := acolytedir.ParseImportState(state)
 	fbefore, fstatErr := os.Stat(format.ForgottenPath(w.Repo.Root))
-	if lastStamp != "" && lastStamp == git.Stamp(memories)+forgottenStamp(fbefore, fstatErr) {
+	if lastStamp != "" && lastStamp == git.Stamp(memories)+acolytedir.ForgottenStamp(fbefore, fstatErr) {
 		return true
 	}
 	return one.fingerprinted(w, state)
@@ -226,7 +227,7 @@ func (one oneFile) deriveUnsynced(ctx context.Context, w *Checkout, lastHash str
 		if out.ReplaceStats, err = w.store.ReplaceScope(ctx, memory.ScopeProject, w.Repo.Root, mems); err != nil {
 			return err
 		}
-		return w.store.SetState(ctx, w.stateKey(), importState(key, "", warnings))
+		return w.store.SetState(ctx, w.stateKey(), acolytedir.ImportState(key, "", warnings))
 	})
 	out.Warnings = warnings
 	return out, err
@@ -237,7 +238,7 @@ func (one oneFile) deriveUnsynced(ctx context.Context, w *Checkout, lastHash str
 func unsyncedKey(root string) (string, error) {
 	key := unsyncedPrefix
 	for _, name := range append(slices.Clone(derive.InstructionNames), format.Dir+"/"+derive.SeedsFile) {
-		h, err := hashFile(filepath.Join(root, filepath.FromSlash(name)))
+		h, err := acolytedir.HashFile(filepath.Join(root, filepath.FromSlash(name)))
 		if err != nil {
 			return "", err
 		}
@@ -251,11 +252,11 @@ func unsyncedKey(root string) (string, error) {
 // settledStamps is settledStamp of the memories file joined with that of
 // forgotten.jsonl when it exists; empty unless both are settled.
 func (one oneFile) settledStamps(w *Checkout, before os.FileInfo, statErr error, fbefore os.FileInfo, fstatErr error) string {
-	s := settledStamp(format.MemoriesPath(w.Repo.Root), before, statErr, w.settle)
+	s := acolytedir.SettledStamp(format.MemoriesPath(w.Repo.Root), before, statErr, w.settle)
 	if s == "" || fstatErr != nil {
 		return s
 	}
-	f := settledStamp(format.ForgottenPath(w.Repo.Root), fbefore, fstatErr, w.settle)
+	f := acolytedir.SettledStamp(format.ForgottenPath(w.Repo.Root), fbefore, fstatErr, w.settle)
 	if f == "" {
 		return ""
 	}
@@ -270,11 +271,11 @@ func (one oneFile) importFile(ctx context.Context, w *Checkout) (Imported, error
 		path := format.MemoriesPath(w.Repo.Root)
 		before, statErr := os.Stat(path)
 		fbefore, fstatErr := os.Stat(format.ForgottenPath(w.Repo.Root))
-		data, err := readMemories(w.Repo.Root)
+		data, err := acolytedir.ReadMemories(w.Repo.Root)
 		present := err == nil
 		hash := ""
 		if !present {
-			if hash, err = fileHash(nil, err); err != nil {
+			if hash, err = acolytedir.FileHash(nil, err); err != nil {
 				out.Warnings = []string{fmt.Sprintf("project memories not imported: %v", err)}
 				return nil
 			}
@@ -282,15 +283,15 @@ func (one oneFile) importFile(ctx context.Context, w *Checkout) (Imported, error
 		// The file is hashed on one core while the other works out its
 		// line diff from the shadow (planDiff), which needs no hash.
 		var hashed sync.WaitGroup
-		var h hasher
+		var h acolytedir.Hasher
 		if present {
 			hashed.Go(func() {
-				h = hashParts(data) // once: the fingerprint keeps its state
-				hash = hexSum(h)
+				h = acolytedir.HashParts(data) // once: the fingerprint keeps its state
+				hash = acolytedir.HexSum(h)
 			})
 		}
 		defer hashed.Wait()
-		ts, terr := readTombstones(w.Repo.Root)
+		ts, terr := acolytedir.ReadTombstones(w.Repo.Root)
 		last, err := w.store.GetState(ctx, w.stateKey())
 		if err != nil {
 			return err
@@ -302,7 +303,7 @@ func (one oneFile) importFile(ctx context.Context, w *Checkout) (Imported, error
 			}
 		}
 		hashed.Wait()
-		if lastHash, _, lastWarnings := parseImportState(last); terr == nil && (withForgotten(hash, ts.data) == lastHash || hash == "absent" && lastHash == "") {
+		if lastHash, _, lastWarnings := acolytedir.ParseImportState(last); terr == nil && (acolytedir.WithForgotten(hash, ts.Data) == lastHash || hash == "absent" && lastHash == "") {
 			// Touched, not changed (or changed back): only the stamps are new.
 			plan.close()
 			out = Imported{Skipped: true, Warnings: lastWarnings}
@@ -310,9 +311,9 @@ func (one oneFile) importFile(ctx context.Context, w *Checkout) (Imported, error
 			if stamps == "" || h == nil {
 				return nil
 			}
-			fp := newFingerprint(joinStamps(w.Repo.Root, before), tailOf(data), h)
+			fp := acolytedir.NewFingerprint(acolytedir.JoinStamps(w.Repo.Root, before), acolytedir.TailOf(data), h)
 			// Best effort: without the stamp the next run reads the file again.
-			_ = w.store.SetState(ctx, w.stateKey(), withFingerprint(importState(lastHash, stamps, lastWarnings), fp))
+			_ = w.store.SetState(ctx, w.stateKey(), acolytedir.WithFingerprint(acolytedir.ImportState(lastHash, stamps, lastWarnings), fp))
 			return nil
 		}
 		var d format.Decoded
@@ -340,11 +341,11 @@ func (one oneFile) importFile(ctx context.Context, w *Checkout) (Imported, error
 		stamps := one.settledStamps(w, before, statErr, fbefore, fstatErr)
 		// A file someone else wrote is fingerprinted, like stamped, only
 		// once settled: it may change again within its clock tick.
-		var fp fingerprint
+		var fp acolytedir.Fingerprint
 		if stamps != "" && h != nil {
-			fp = newFingerprint(joinStamps(w.Repo.Root, before), tailOf(data), h)
+			fp = acolytedir.NewFingerprint(acolytedir.JoinStamps(w.Repo.Root, before), acolytedir.TailOf(data), h)
 		}
-		return w.store.SetState(ctx, w.stateKey(), withFingerprint(importState(withForgotten(hash, ts.data), stamps, out.Warnings), fp))
+		return w.store.SetState(ctx, w.stateKey(), acolytedir.WithFingerprint(acolytedir.ImportState(acolytedir.WithForgotten(hash, ts.Data), stamps, out.Warnings), fp))
 	})
 	return out, err
 }
@@ -352,9 +353,9 @@ func (one oneFile) importFile(ctx context.Context, w *Checkout) (Imported, error
 // importDecoded replaces the project's rows with d, the whole memories
 // file decoded, less what the tombstones cover, and keeps data, whose
 // content hash is hash (nil when there is no file), as the shadow.
-func (w *Checkout) importDecoded(ctx context.Context, d format.Decoded, ts tombstones, hash string, data []byte) (out Imported, err error) {
-	out.Warnings = append(d.Warnings(), ts.warnings...)
-	kept, hidden := format.Forget(d.Memories, ts.list)
+func (w *Checkout) importDecoded(ctx context.Context, d format.Decoded, ts acolytedir.Tombstones, hash string, data []byte) (out Imported, err error) {
+	out.Warnings = append(d.Warnings(), ts.Warnings...)
+	kept, hidden := format.Forget(d.Memories, ts.List)
 	if len(hidden) > 0 {
 		// A forget killed between its tombstone and its line, or a merge
 		// without the driver, left lines the tombstones hide. Recorded as
@@ -362,7 +363,7 @@ func (w *Checkout) importDecoded(ctx context.Context, d format.Decoded, ts tombs
 		// drops them, instead of the in-place paths, which would not.
 		out.Warnings = append(out.Warnings, fmt.Sprintf("%d forgotten memories still have their lines in %s (a forget that was interrupted, or a merge without acolyte's driver); they are hidden, and the next write or `%s` removes them", len(hidden), MemoriesLocation(w.Repo.Root), FixCommand))
 	}
-	kept, capped := capIndexed(kept)
+	kept, capped := acolytedir.CapIndexed(kept)
 	if capped != "" {
 		out.Warnings = append(out.Warnings, capped)
 	}
@@ -373,7 +374,7 @@ func (w *Checkout) importDecoded(ctx context.Context, d format.Decoded, ts tombs
 	// failed import leaves it unused.
 	var shadowed sync.WaitGroup
 	if data != nil {
-		shadowed.Go(func() { w.shadows().keepShadow(hash, data) })
+		shadowed.Go(func() { w.shadows().KeepShadow(hash, data) })
 	}
 	defer shadowed.Wait()
 	if out.ReplaceStats, err = w.store.ReplaceScope(ctx, memory.ScopeProject, w.Repo.Root, kept); err != nil {
@@ -393,16 +394,16 @@ func (w *Checkout) importDecoded(ctx context.Context, d format.Decoded, ts tombs
 // brought back; an invalid tombstone refuses the write (a memory it meant
 // to hide cannot be told apart).
 func (one oneFile) readForWrite(w *Checkout) (d format.Decoded, hash string, err error) {
-	ts, err := readTombstones(w.Repo.Root)
+	ts, err := acolytedir.ReadTombstones(w.Repo.Root)
 	if err != nil {
 		return d, "", err
 	}
-	if len(ts.warnings) > 0 {
-		return d, "", fmt.Errorf("%w: %s", format.ErrInvalidFile, ts.warnings[0])
+	if len(ts.Warnings) > 0 {
+		return d, "", fmt.Errorf("%w: %s", format.ErrInvalidFile, ts.Warnings[0])
 	}
-	data, err := readMemories(w.Repo.Root)
-	hash, herr := fileHash(data, err)
-	hash = withForgotten(hash, ts.data)
+	data, err := acolytedir.ReadMemories(w.Repo.Root)
+	hash, herr := acolytedir.FileHash(data, err)
+	hash = acolytedir.WithForgotten(hash, ts.Data)
 	if errors.Is(err, fs.ErrNotExist) {
 		return d, hash, nil
 	}
@@ -413,7 +414,7 @@ func (one oneFile) readForWrite(w *Checkout) (d format.Decoded, hash string, err
 		return d, "", err
 	}
 	w.warn(d.Warnings())
-	d.Memories, _ = format.Forget(d.Memories, ts.list)
+	d.Memories, _ = format.Forget(d.Memories, ts.List)
 	return d, hash, nil
 }
 
@@ -431,7 +432,7 @@ func (w *Checkout) handEditsToStamp(ctx context.Context, mems []memory.Memory, h
 	if err != nil {
 		return nil, err
 	}
-	if lastHash, _, _ := parseImportState(last); lastHash == hash || len(mems) == 0 {
+	if lastHash, _, _ := acolytedir.ParseImportState(last); lastHash == hash || len(mems) == 0 {
 		return pending, nil
 	}
 	indexed, err := w.store.List(ctx, w.vis, memory.Filter{Scope: memory.ScopeProject})
@@ -529,12 +530,12 @@ func (one oneFile) rewrite(ctx context.Context, w *Checkout, edit func([]memory.
 	if err != nil {
 		return stats, err
 	}
-	lastHash, _, warnings := parseImportState(last)
+	lastHash, _, warnings := acolytedir.ParseImportState(last)
 	exact := lastHash == hash && len(warnings) == 0 && len(d.InvalidLines) == 0 && len(d.Duplicates) == 0
 	if len(next) > format.SplitAt {
 		// The write that takes the project past one file splits it.
 		parts := []format.Part{{File: format.MemoriesFile, Decoded: d}}
-		if err := (shards{root: w.Repo.Root}).writeSplitIndexed(ctx, w, splitProject{}, parts, indexed, next, exact, &stats); err != nil {
+		if err := (shards{root: w.Repo.Root}).writeSplitIndexed(ctx, w, acolytedir.SplitProject{}, parts, indexed, next, exact, &stats); err != nil {
 			return stats, err
 		}
 		if len(pending) > 0 {
@@ -552,28 +553,28 @@ func (one oneFile) rewrite(ctx context.Context, w *Checkout, edit func([]memory.
 	if !done {
 		return stats, err
 	}
-	written, fp, err := hashFingerprinted(w.Repo.Root)
+	written, fp, err := acolytedir.HashFingerprinted(w.Repo.Root)
 	if err != nil {
 		return stats, err
 	}
 	// edit may have added tombstones (a forget).
-	ts, err := readTombstones(w.Repo.Root)
+	ts, err := acolytedir.ReadTombstones(w.Repo.Root)
 	if err != nil {
 		return stats, err
 	}
-	state := withForgotten(written, ts.data)
+	state := acolytedir.WithForgotten(written, ts.Data)
 	if len(d.InvalidLines) > 0 {
 		// Recorded like an import's warnings: every command goes on
 		// naming the kept lines (at their new place), and the patch
 		// fast path leaves a file it cannot read whole alone.
 		kept, _ := format.DecodeAll(format.Dir+"/"+format.MemoriesFile, format.EncodeKeeping(next, d.InvalidLines))
-		state = importState(state, "", kept.Warnings())
+		state = acolytedir.ImportState(state, "", kept.Warnings())
 	}
-	if err := w.store.SetState(ctx, w.stateKey(), withFingerprint(state, fp)); err != nil {
+	if err := w.store.SetState(ctx, w.stateKey(), acolytedir.WithFingerprint(state, fp)); err != nil {
 		return stats, err
 	}
 	if data, err := os.ReadFile(path); err == nil {
-		w.shadows().keepShadow(sha256Hex(data), data)
+		w.shadows().KeepShadow(acolytedir.Sha256Hex(data), data)
 	}
 	if len(pending) > 0 {
 		return stats, w.setPendingHandEdits(ctx, nil)
@@ -755,7 +756,7 @@ type Synced struct {
 // leave them: sync keeps them, since the file is the truth and dropping a
 // line unasked loses it, but says so, with the fix, as check does. locate
 // says which file, and which line of it, holds an id.
-func storedSecrets(locate lineLocator, mems []memory.Memory) []derive.Refusal {
+func storedSecrets(locate acolytedir.LineLocator, mems []memory.Memory) []derive.Refusal {
 	var out []derive.Refusal
 	for _, m := range mems {
 		sec, found := format.FindSecret(m)
@@ -842,7 +843,7 @@ func (w *Checkout) sync(ctx context.Context, pending map[string]time.Time, now t
 	if err != nil {
 		return out, err
 	}
-	current, _ := format.Forget(decoded.Memories, ts.list)
+	current, _ := format.Forget(decoded.Memories, ts.List)
 	out.Refused = append(out.Refused, storedSecrets(read.locate, current)...)
 	// The index still holds what the file said at the last import, which
 	// is how a hand edit that kept its updated time is told apart. While
@@ -855,7 +856,7 @@ func (w *Checkout) sync(ctx context.Context, pending map[string]time.Time, now t
 		return out, err
 	}
 	var indexed []memory.Memory
-	if lastHash, _, _ := parseImportState(last); lastHash != read.hash(ts) {
+	if lastHash, _, _ := acolytedir.ParseImportState(last); lastHash != read.hash(ts) {
 		if indexed, err = w.store.List(ctx, w.vis, memory.Filter{Scope: memory.ScopeProject}); err != nil {
 			return out, err
 		}
@@ -881,23 +882,23 @@ func (w *Checkout) sync(ctx context.Context, pending map[string]time.Time, now t
 // then. inFile is what memories.jsonl holds, whose tombstones stay however
 // old they are, or the memories would come back. An invalid line refuses
 // the sync, as one in the memories file does.
-func (w *Checkout) tidyTombstones(ctx context.Context, inFile []memory.Memory, now time.Time) (tombstones, error) {
-	var out tombstones
+func (w *Checkout) tidyTombstones(ctx context.Context, inFile []memory.Memory, now time.Time) (acolytedir.Tombstones, error) {
+	var out acolytedir.Tombstones
 	err := w.locked(ctx, func() error {
-		ts, err := readTombstones(w.Repo.Root)
+		ts, err := acolytedir.ReadTombstones(w.Repo.Root)
 		if err != nil {
 			return err
 		}
-		if len(ts.warnings) > 0 {
-			return fmt.Errorf("%w: %s", format.ErrInvalidFile, ts.warnings[0])
+		if len(ts.Warnings) > 0 {
+			return fmt.Errorf("%w: %s", format.ErrInvalidFile, ts.Warnings[0])
 		}
 		ids := make(map[string]bool, len(inFile))
 		for _, m := range inFile {
 			ids[m.ID] = true
 		}
-		compacted := format.Compact(ts.list, ids, now)
-		out = tombstones{data: format.EncodeForgotten(compacted), list: compacted}
-		if bytes.Equal(ts.data, out.data) {
+		compacted := format.Compact(ts.List, ids, now)
+		out = acolytedir.Tombstones{Data: format.EncodeForgotten(compacted), List: compacted}
+		if bytes.Equal(ts.Data, out.Data) {
 			return nil
 		}
 		return format.WriteForgotten(w.Repo.Root, compacted)
@@ -928,14 +929,14 @@ func (r *Repo) Stale(ctx context.Context) ([]StaleMemory, error) {
 	}
 	mems := read.decoded.Memories
 	// Every reader sees the memories without those forgotten.jsonl covers.
-	ts, err := readTombstones(r.Root)
-	if err == nil && len(ts.warnings) > 0 {
-		err = fmt.Errorf("%w: %s", format.ErrInvalidFile, ts.warnings[0])
+	ts, err := acolytedir.ReadTombstones(r.Root)
+	if err == nil && len(ts.Warnings) > 0 {
+		err = fmt.Errorf("%w: %s", format.ErrInvalidFile, ts.Warnings[0])
 	}
 	if err != nil {
 		return nil, err
 	}
-	mems, _ = format.Forget(mems, ts.list)
+	mems, _ = format.Forget(mems, ts.List)
 	return r.StaleAmong(ctx, mems)
 }
 
@@ -1055,4 +1056,6 @@ func (w *Checkout) inRebase() bool {
 }
 
 // shadows returns the checkout's shadow files.
-func (w *Checkout) shadows() shadowFiles { return shadowFiles{dir: cacheDir(w.Repo)} }
+func (w *Checkout) shadows() acolytedir.ShadowFiles {
+	return acolytedir.ShadowFiles{Dir: cacheDir(w.Repo)}
+}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
 	"github.com/acolyte-dev/acolyte/memory"
 	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
@@ -66,7 +67,7 @@ func TestRefreshTrustsOnlyASettledStat(t *testing.T) {
 		t.Fatalf("first refresh: %+v, %v", imp, err)
 	}
 	state, err := w.store.GetState(t.Context(), w.stateKey())
-	if err != nil || !strings.Contains(state, stampSep) {
+	if err != nil || !strings.Contains(state, acolytedir.StampSep) {
 		t.Fatalf("the import recorded no stat stamp: %q, %v", state, err)
 	}
 	if imp, err := w.Refresh(t.Context()); err != nil || !imp.Skipped {
@@ -113,7 +114,7 @@ func TestRefreshDoesNotStampAFreshFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	state, err := w.store.GetState(t.Context(), w.stateKey())
-	if err != nil || state == "" || strings.Contains(state, stampSep) {
+	if err != nil || state == "" || strings.Contains(state, acolytedir.StampSep) {
 		t.Fatalf("state after importing a file written just now: %q, %v", state, err)
 	}
 }

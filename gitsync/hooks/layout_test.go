@@ -14,18 +14,19 @@ import (
 func TestHooksBuildOnGitsyncOnly(t *testing.T) {
 	const module = layouttest.Module
 	allowed := map[string]bool{
-		module + "gitsync/hooks":        true,
-		module + "gitsync":              true,
-		module + "gitsync/format":       true,
-		module + "gitsync/internal/git": true,
-		module + "internal/secrets":     true,
-		module + "internal/atomicfile":  true,
-		module + "internal/flock":       true,
-		module + "internal/mapfile":     true,
-		module + "internal/subpath":     true,
-		module + "internal/lazyre":      true,
-		module + "gitsync/derive":       true,
-		module + "memory":               true,
+		module + "gitsync/hooks":               true,
+		module + "gitsync":                     true,
+		module + "gitsync/format":              true,
+		module + "gitsync/internal/git":        true,
+		module + "gitsync/internal/acolytedir": true,
+		module + "internal/secrets":            true,
+		module + "internal/atomicfile":         true,
+		module + "internal/flock":              true,
+		module + "internal/mapfile":            true,
+		module + "internal/subpath":            true,
+		module + "internal/lazyre":             true,
+		module + "gitsync/derive":              true,
+		module + "memory":                      true,
 	}
 	for _, pkg := range layouttest.Deps(t) {
 		if strings.HasPrefix(pkg, module) && !allowed[pkg] {

@@ -1,4 +1,10 @@
-package gitsync
+// Package acolytedir reads and writes the files in a project's .acolyte/
+// directory: guarded against links out of the repository and bounded in
+// size, written atomically under the directory's lock, with the
+// tombstones, a split project's shards and the import state's stamps,
+// fingerprints and shadows that let a reader trust them unread. It knows
+// nothing of the index or of which layout a project has.
+package acolytedir
 
 import (
 	"bytes"
@@ -88,19 +94,19 @@ const MaxIndexedMemories = format.MaxFileMemories
 
 // maxFileLines is the most lines a file of project memory may have: its
 // header and format.MaxFileMemories memories.
-const maxFileLines = format.MaxFileMemories + 1
+const MaxFileLines = format.MaxFileMemories + 1
 
 // tooManyLines is ErrTooLarge for rel, a file of size bytes and more than
 // maxFileLines lines.
-func tooManyLines(rel string, size int64) error {
+func TooManyLines(rel string, size int64) error {
 	return fmt.Errorf("%s: %w: it is %d bytes of over %d lines, and a file of project memory holds at most %d memories, as many as acolyte indexes. "+
-		"Find what filled it (`git log --stat -- %s`), remove those lines by hand, then run `acolyte sync`", rel, ErrTooLarge, size, maxFileLines, format.MaxFileMemories, rel)
+		"Find what filled it (`git log --stat -- %s`), remove those lines by hand, then run `acolyte sync`", rel, ErrTooLarge, size, MaxFileLines, format.MaxFileMemories, rel)
 }
 
 // acolyteFiles are the files acolyte writes in .acolyte/ (seeds.json is
 // only read, through an os.Root, and a link out of it is skipped with a
 // warning like an instruction file's).
-var acolyteFiles = []string{format.MemoriesFile, format.ShardsDir, format.ForgottenFile, lockFile, attributesFile, ignoreFile}
+var acolyteFiles = []string{format.MemoriesFile, format.ShardsDir, format.ForgottenFile, LockFile, AttributesFile, IgnoreFile}
 
 // GuardDir refuses, with the path and the fix, a .acolyte/ under root that
 // is, or holds as one of acolyte's files, a symlink resolving outside root
@@ -124,7 +130,7 @@ func GuardDir(root string) error {
 		if err != nil {
 			return fmt.Errorf("checking %s: %w", rel, err)
 		}
-		wantDir := rel == format.Dir || rel == shardsRel
+		wantDir := rel == format.Dir || rel == ShardsRel
 		if fi.Mode()&fs.ModeSymlink == 0 {
 			if !wantDir && !fi.Mode().IsRegular() && !fi.IsDir() {
 				return notRegular(rel, fi.Mode())
@@ -143,7 +149,7 @@ func GuardDir(root string) error {
 			resolved = "a path that does not exist"
 		}
 		kind := "a regular file"
-		if rel == format.Dir || rel == shardsRel {
+		if rel == format.Dir || rel == ShardsRel {
 			kind = "a directory"
 		}
 		return fmt.Errorf("%s %w (to %s); acolyte neither reads nor writes project memory outside the checkout. "+
@@ -156,31 +162,31 @@ func GuardDir(root string) error {
 // writer: through GuardDir and an os.Root (so neither a link out nor one
 // swapped in while acolyte runs is followed), and at most
 // format.MaxFileBytes.
-func readMemories(root string) ([]byte, error) {
-	return readAcolyteFile(root, format.MemoriesFile)
+func ReadMemories(root string) ([]byte, error) {
+	return ReadAcolyteFile(root, format.MemoriesFile)
 }
 
 // readForgotten reads forgotten.jsonl under root the way readMemories reads
 // the memories file; a missing file is fs.ErrNotExist.
-func readForgotten(root string) ([]byte, error) {
-	return readAcolyteFile(root, format.ForgottenFile)
+func ReadForgotten(root string) ([]byte, error) {
+	return ReadAcolyteFile(root, format.ForgottenFile)
 }
 
 // readAcolyteFile reads .acolyte/name under root through GuardDir and an
 // os.Root, at most format.MaxFileBytes.
-func readAcolyteFile(root, name string) ([]byte, error) {
-	r, err := openGuarded(root)
+func ReadAcolyteFile(root, name string) ([]byte, error) {
+	r, err := OpenGuarded(root)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	return readAcolyteFileIn(r, name)
+	return ReadAcolyteFileIn(r, name)
 }
 
 // openGuarded opens the worktree at root as an os.Root for reading
 // acolyte's files, once GuardDir lets it: a reader of many files (a split
 // project's shards) checks the directory once and opens each through it.
-func openGuarded(root string) (*os.Root, error) {
+func OpenGuarded(root string) (*os.Root, error) {
 	if err := GuardDir(root); err != nil {
 		return nil, err
 	}
@@ -200,7 +206,7 @@ func openGuarded(root string) (*os.Root, error) {
 // forgotten memory) are also refused past maxFileLines, counted as they
 // are read, so that a refused file costs the
 // lines up to the limit, not the whole file.
-func readAcolyteFileIn(r *os.Root, name string) ([]byte, error) {
+func ReadAcolyteFileIn(r *os.Root, name string) ([]byte, error) {
 	rel := format.Dir + "/" + name
 	f, fi, err := openRegular(r, rel, os.O_RDONLY)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrNotRegular) {
@@ -215,26 +221,26 @@ func readAcolyteFileIn(r *os.Root, name string) ([]byte, error) {
 		limit = format.MaxShardBytes
 	}
 	if name == format.MemoriesFile || name == format.ForgottenFile || strings.HasPrefix(name, format.ShardsDir+"/") {
-		maxLines = maxFileLines
+		maxLines = MaxFileLines
 	}
 	var data []byte
 	if fi.Size() <= limit {
-		data, err = readSized(f, fi.Size(), limit, maxLines)
+		data, err = ReadSized(f, fi.Size(), limit, maxLines)
 	}
-	if errors.Is(err, errTooManyLines) {
-		return nil, tooManyLines(rel, fi.Size())
+	if errors.Is(err, ErrTooManyLines) {
+		return nil, TooManyLines(rel, fi.Size())
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", rel, err)
 	}
 	if fi.Size() > limit || int64(len(data)) > limit {
-		return nil, tooLarge(rel, limit)
+		return nil, TooLarge(rel, limit)
 	}
 	return data, nil
 }
 
 // tooLarge is ErrTooLarge for rel, over limit bytes.
-func tooLarge(rel string, limit int64) error {
+func TooLarge(rel string, limit int64) error {
 	return fmt.Errorf("%s: %w: it is over %d MiB, the most acolyte reads of it; a file that size is not memories anyone reviews. "+
 		"Find what filled it (`git log --stat -- %s`), remove those lines by hand, then run `acolyte sync`", rel, ErrTooLarge, limit>>20, rel)
 }
@@ -250,22 +256,22 @@ func checkSplitSize(r *os.Root, rels []string) error {
 			continue // the reader says why
 		}
 		if strings.HasPrefix(rel, format.ShardsDir+"/") && fi.Size() > format.MaxShardBytes {
-			return tooLarge(format.Dir+"/"+rel, format.MaxShardBytes)
+			return TooLarge(format.Dir+"/"+rel, format.MaxShardBytes)
 		}
 		if total += fi.Size(); total > format.MaxFileBytes {
-			return tooLarge(shardsRel, format.MaxFileBytes)
+			return TooLarge(ShardsRel, format.MaxFileBytes)
 		}
 	}
 	return nil
 }
 
 // errTooManyLines is readSized's refusal of a file past its line limit.
-var errTooManyLines = errors.New("too many lines")
+var ErrTooManyLines = errors.New("too many lines")
 
 // readChunk is how much readSized reads at a time: its lines are counted
 // while the next are still on the disk, and a file past its line limit is
 // given up within this of the line that passed it.
-const readChunk = 4 << 20
+const ReadChunk = 4 << 20
 
 // readSized reads f to its end, size bytes when it was stat'ed, and at
 // most limit+1 bytes if it grew since. With maxLines above 0, it gives up
@@ -279,7 +285,7 @@ const readChunk = 4 << 20
 // command that reads the file once, memory that large is new from the
 // kernel, already zero, so read(2) is the first to touch it, and a file
 // given up early never faults in the rest.
-func readSized(f *os.File, size, limit int64, maxLines int) ([]byte, error) {
+func ReadSized(f *os.File, size, limit int64, maxLines int) ([]byte, error) {
 	buf := make([]byte, size+1) // the byte over tells a file that grew
 	n, lines := 0, 0
 	counted := func(b []byte) bool {
@@ -287,9 +293,9 @@ func readSized(f *os.File, size, limit int64, maxLines int) ([]byte, error) {
 		return maxLines <= 0 || lines <= maxLines
 	}
 	for n < len(buf) {
-		m, err := io.ReadFull(f, buf[n:min(n+readChunk, len(buf))])
+		m, err := io.ReadFull(f, buf[n:min(n+ReadChunk, len(buf))])
 		if !counted(buf[n : n+m]) {
-			return nil, errTooManyLines
+			return nil, ErrTooManyLines
 		}
 		n += m
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
@@ -301,7 +307,7 @@ func readSized(f *os.File, size, limit int64, maxLines int) ([]byte, error) {
 	}
 	rest, err := io.ReadAll(io.LimitReader(f, limit+1-int64(n)))
 	if !counted(rest) {
-		return nil, errTooManyLines
+		return nil, ErrTooManyLines
 	}
 	return append(buf[:n], rest...), err
 }
@@ -311,7 +317,7 @@ func readSized(f *os.File, size, limit int64, maxLines int) ([]byte, error) {
 // (the project's own instructions) and the newest stored memories by id,
 // which is time-ordered, so that what was remembered last is found. The
 // warning says how many are left out and what brings them back.
-func capIndexed(mems []memory.Memory) ([]memory.Memory, string) {
+func CapIndexed(mems []memory.Memory) ([]memory.Memory, string) {
 	if len(mems) <= MaxIndexedMemories {
 		return mems, ""
 	}
@@ -337,4 +343,4 @@ func capIndexed(mems []memory.Memory) ([]memory.Memory, string) {
 // FixCommand is what a user runs to bring the memories file up to date.
 const FixCommand = "acolyte sync"
 
-const memoriesRel = format.Dir + "/" + format.MemoriesFile
+const MemoriesRel = format.Dir + "/" + format.MemoriesFile

@@ -1,4 +1,4 @@
-package gitsync
+package acolytedir
 
 import (
 	"crypto/sha256"
@@ -23,7 +23,7 @@ import (
 // fileHash is the content hash of the memories file; a missing file hashes
 // as "absent" so that deleting it (checking out a branch without it) also
 // counts as a change.
-func fileHash(data []byte, err error) (string, error) {
+func FileHash(data []byte, err error) (string, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		return "absent", nil
 	}
@@ -37,10 +37,10 @@ func fileHash(data []byte, err error) (string, error) {
 // hashFile is fileHash of a file read in small pieces: the check that runs
 // in every hook must not allocate (and fault in) a buffer the size of the
 // file only to find that nothing changed.
-func hashFile(path string) (string, error) {
+func HashFile(path string) (string, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return fileHash(nil, err)
+		return FileHash(nil, err)
 	}
 	defer f.Close()
 	if fi, err := f.Stat(); err != nil {
@@ -57,10 +57,10 @@ func hashFile(path string) (string, error) {
 
 // importState is what the last import records: the file's content hash,
 // its stamp when settled, and the warnings the import gave, one per line.
-func importState(hash, stamp string, warnings []string) string {
+func ImportState(hash, stamp string, warnings []string) string {
 	s := hash
 	if stamp != "" {
-		s += stampSep + stamp
+		s += StampSep + stamp
 	}
 	for _, w := range warnings {
 		s += "\n" + strings.ReplaceAll(w, "\n", " ")
@@ -70,15 +70,15 @@ func importState(hash, stamp string, warnings []string) string {
 
 // importedFileHash is the content hash of the memories file alone that the
 // import state s records, without forgotten.jsonl's part.
-func importedFileHash(s string) string {
-	hash, _, _ := parseImportState(s)
+func ImportedFileHash(s string) string {
+	hash, _, _ := ParseImportState(s)
 	file, _, _ := strings.Cut(hash, "+")
 	return file
 }
 
-func parseImportState(s string) (hash, stamp string, warnings []string) {
+func ParseImportState(s string) (hash, stamp string, warnings []string) {
 	head, rest, hasWarnings := strings.Cut(s, "\n")
-	fields := strings.Split(head, stampSep)
+	fields := strings.Split(head, StampSep)
 	hash = fields[0]
 	for _, f := range fields[1:] {
 		if !strings.HasPrefix(f, fingerprintPrefix) && !strings.HasPrefix(f, filesPrefix) {
@@ -92,12 +92,12 @@ func parseImportState(s string) (hash, stamp string, warnings []string) {
 }
 
 // withFingerprint adds fp to an import state, on its first line.
-func withFingerprint(state string, fp fingerprint) string {
-	if fp.stamp == "" {
+func WithFingerprint(state string, fp Fingerprint) string {
+	if fp.Stamp == "" {
 		return state
 	}
 	head, rest, hasWarnings := strings.Cut(state, "\n")
-	head += stampSep + fp.String()
+	head += StampSep + fp.String()
 	if hasWarnings {
 		return head + "\n" + rest
 	}
@@ -105,29 +105,29 @@ func withFingerprint(state string, fp fingerprint) string {
 }
 
 // stateFingerprint is the fingerprint an import state holds, if any.
-func stateFingerprint(state string) (fingerprint, bool) {
+func StateFingerprint(state string) (Fingerprint, bool) {
 	head, _, _ := strings.Cut(state, "\n")
-	for _, f := range strings.Split(head, stampSep)[1:] {
+	for _, f := range strings.Split(head, StampSep)[1:] {
 		if fp, ok := parseFingerprint(f); ok {
 			return fp, true
 		}
 	}
-	return fingerprint{}, false
+	return Fingerprint{}, false
 }
 
 // stampSep separates the content hash from the stat stamp in the state.
-const stampSep = " "
+const StampSep = " "
 
 // settleTime is how long after its last change a file's stamp can be
 // trusted: a change made in the same tick of the filesystem's clock as the
 // stamp was taken could otherwise leave the stamp equal (git's "racily
 // clean" case).
-const settleTime = 2 * time.Second
+const SettleTime = 2 * time.Second
 
 // forgottenStamp is what forgotten.jsonl adds to the memories file's stamp:
 // nothing while it does not exist, so that a checkout without tombstones
 // keeps the stamp it had before they existed.
-func forgottenStamp(fi os.FileInfo, statErr error) string {
+func ForgottenStamp(fi os.FileInfo, statErr error) string {
 	if statErr != nil {
 		return ""
 	}
@@ -138,7 +138,7 @@ func forgottenStamp(fi os.FileInfo, statErr error) string {
 // trust later: before (taken ahead of reading the file) still matches, so
 // the file did not change while it was read, and it last changed at least
 // settle ago.
-func settledStamp(path string, before os.FileInfo, statErr error, settle time.Duration) string {
+func SettledStamp(path string, before os.FileInfo, statErr error, settle time.Duration) string {
 	if statErr != nil {
 		return ""
 	}
@@ -156,42 +156,42 @@ func settledStamp(path string, before os.FileInfo, statErr error, settle time.Du
 // lineLocator says which file holds a memory's line, relative to the
 // worktree root, and at which line; it is built only when a message needs
 // it.
-type lineLocator func(id string) (rel string, line int)
+type LineLocator func(id string) (rel string, line int)
 
 // oneFileLocator locates lines in the one memories file, whose bytes are raw.
-func oneFileLocator(raw []byte) lineLocator {
+func OneFileLocator(raw []byte) LineLocator {
 	var lines map[string]int
 	return func(id string) (string, int) {
 		if lines == nil {
-			lines = lineNumbers(raw)
+			lines = LineNumbers(raw)
 		}
-		return memoriesRel, lines[id]
+		return MemoriesRel, lines[id]
 	}
 }
 
 // locator locates lines in a split project's files.
-func (p splitProject) locator() lineLocator {
+func (p SplitProject) Locator() LineLocator {
 	type place struct {
-		rel  string
+		Rel  string
 		line int
 	}
 	var where map[string]place
 	return func(id string) (string, int) {
 		if where == nil {
 			where = make(map[string]place)
-			for _, f := range p.files {
-				for id, line := range lineNumbers(f.data) {
-					where[id] = place{format.Dir + "/" + f.rel, line}
+			for _, f := range p.Files {
+				for id, line := range LineNumbers(f.Data) {
+					where[id] = place{format.Dir + "/" + f.Rel, line}
 				}
 			}
 		}
 		w := where[id]
-		return w.rel, w.line
+		return w.Rel, w.line
 	}
 }
 
 // lineNumbers maps each id to its line in a memories file, for messages.
-func lineNumbers(data []byte) map[string]int {
+func LineNumbers(data []byte) map[string]int {
 	lines := make(map[string]int)
 	for i, line := range strings.Split(string(data), "\n") {
 		if id, ok := strings.CutPrefix(line, `{"id":"`); ok {

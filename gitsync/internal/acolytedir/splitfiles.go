@@ -1,4 +1,4 @@
-package gitsync
+package acolytedir
 
 import (
 	"bytes"
@@ -22,19 +22,19 @@ import (
 )
 
 // shardsRel is the shards' directory, relative to the worktree root.
-const shardsRel = format.Dir + "/" + format.ShardsDir
+const ShardsRel = format.Dir + "/" + format.ShardsDir
 
 // isSplit reports whether the project under root is split.
-func isSplit(root string) (bool, error) {
-	fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(shardsRel)))
+func IsSplit(root string) (bool, error) {
+	fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(ShardsRel)))
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("checking %s: %w", shardsRel, err)
+		return false, fmt.Errorf("checking %s: %w", ShardsRel, err)
 	}
 	if !fi.IsDir() && fi.Mode()&fs.ModeSymlink == 0 {
-		return false, fmt.Errorf("%s is a file, where acolyte keeps a directory of memory shards; move it away and run `%s`", shardsRel, FixCommand)
+		return false, fmt.Errorf("%s is a file, where acolyte keeps a directory of memory shards; move it away and run `%s`", ShardsRel, FixCommand)
 	}
 	return true, nil
 }
@@ -42,13 +42,13 @@ func isSplit(root string) (bool, error) {
 // shardFiles lists the shards under root by their path under .acolyte/, in
 // name order. A name that is not a shard's (an editor's backup, a killed
 // writer's temporary file) is not read; check reports it.
-func shardFiles(root string) (shards, strays []string, err error) {
-	entries, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(shardsRel)))
+func ShardFiles(root string) (shards, strays []string, err error) {
+	entries, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(ShardsRel)))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("listing %s: %w", shardsRel, err)
+		return nil, nil, fmt.Errorf("listing %s: %w", ShardsRel, err)
 	}
 	for _, e := range entries {
 		_, ok := format.ParseShardFile(e.Name())
@@ -58,7 +58,7 @@ func shardFiles(root string) (shards, strays []string, err error) {
 		case ok && t&fs.ModeSymlink == 0 && !t.IsDir():
 			// A FIFO, socket or device under a shard's name: skipped, its
 			// memories would vanish from the index; read, it would hang.
-			return nil, nil, notRegular(shardsRel+"/"+e.Name(), t)
+			return nil, nil, notRegular(ShardsRel+"/"+e.Name(), t)
 		default:
 			strays = append(strays, format.ShardsDir+"/"+e.Name())
 		}
@@ -68,30 +68,30 @@ func shardFiles(root string) (shards, strays []string, err error) {
 
 // projectFile is one memories file of a project as read: its path under
 // .acolyte/ and its bytes (nil when it is missing).
-type projectFile struct {
-	rel  string
-	data []byte
+type ProjectFile struct {
+	Rel  string
+	Data []byte
 }
 
 // splitProject is a split project as read for an import or a write: the
 // inbox first, then each shard in name order, and forgotten.jsonl.
-type splitProject struct {
-	files []projectFile
-	tombs tombstones
+type SplitProject struct {
+	Files []ProjectFile
+	Tombs Tombstones
 	// hashes memoizes sums.
 	hashes map[string]string
 }
 
 // readSplit reads a split project through readAcolyteFile, each file
 // guarded and bounded as the one file is.
-func readSplit(root string) (splitProject, error) {
-	var p splitProject
-	r, err := openGuarded(root)
+func ReadSplit(root string) (SplitProject, error) {
+	var p SplitProject
+	r, err := OpenGuarded(root)
 	if err != nil {
 		return p, err
 	}
 	defer r.Close()
-	shards, _, err := shardFiles(root)
+	shards, _, err := ShardFiles(root)
 	if err != nil {
 		return p, err
 	}
@@ -100,13 +100,13 @@ func readSplit(root string) (splitProject, error) {
 		return p, err
 	}
 	for _, rel := range rels {
-		data, err := readAcolyteFileIn(r, rel)
+		data, err := ReadAcolyteFileIn(r, rel)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return p, err
 		}
-		p.files = append(p.files, projectFile{rel: rel, data: data})
+		p.Files = append(p.Files, ProjectFile{Rel: rel, Data: data})
 	}
-	if p.tombs, err = readTombstones(root); err != nil {
+	if p.Tombs, err = ReadTombstones(root); err != nil {
 		return p, err
 	}
 	return p, nil
@@ -115,8 +115,8 @@ func readSplit(root string) (splitProject, error) {
 // decode decodes every file and joins them (format.Join). It fails as
 // DecodeAll does, on the first file that cannot be read as a whole: a
 // write must not drop what it cannot read.
-func (p splitProject) decode() (format.Decoded, []format.Part, error) {
-	parts, errs := decodeFiles(p.files)
+func (p SplitProject) Decode() (format.Decoded, []format.Part, error) {
+	parts, errs := DecodeFiles(p.Files)
 	for _, err := range errs {
 		if err != nil {
 			return format.Decoded{}, nil, err
@@ -130,8 +130,8 @@ func (p splitProject) decode() (format.Decoded, []format.Part, error) {
 // and unreadable says which and why, so that one damaged shard hides its
 // own memories and no others. Writes still refuse such a project. good
 // is the files that decoded, whose shadows may be kept.
-func (p splitProject) decodeReadable() (d format.Decoded, unreadable []string, good []projectFile, err error) {
-	parts, errs := decodeFiles(p.files)
+func (p SplitProject) DecodeReadable() (d format.Decoded, unreadable []string, good []ProjectFile, err error) {
+	parts, errs := DecodeFiles(p.Files)
 	readable := parts[:0:0]
 	for i, err := range errs {
 		if err != nil {
@@ -139,7 +139,7 @@ func (p splitProject) decodeReadable() (d format.Decoded, unreadable []string, g
 			continue
 		}
 		readable = append(readable, parts[i])
-		good = append(good, p.files[i])
+		good = append(good, p.Files[i])
 	}
 	return format.Join(readable), unreadable, good, nil
 }
@@ -156,7 +156,7 @@ func emptiedShard(rel string) error {
 // decodeFiles decodes each file (DecodeAll), on every CPU: a shard is too
 // small for DecodeAll to spread over them itself. errs holds, by file, why
 // one cannot be read as a whole.
-func decodeFiles(files []projectFile) (parts []format.Part, errs []error) {
+func DecodeFiles(files []ProjectFile) (parts []format.Part, errs []error) {
 	parts = make([]format.Part, len(files))
 	errs = make([]error, len(files))
 	var next atomic.Int64
@@ -165,12 +165,12 @@ func decodeFiles(files []projectFile) (parts []format.Part, errs []error) {
 		wg.Go(func() {
 			for i := int(next.Add(1) - 1); i < len(files); i = int(next.Add(1) - 1) {
 				f := files[i]
-				parts[i].File = f.rel
-				if f.data != nil && len(f.data) == 0 && f.rel != format.MemoriesFile {
-					errs[i] = emptiedShard(f.rel)
+				parts[i].File = f.Rel
+				if f.Data != nil && len(f.Data) == 0 && f.Rel != format.MemoriesFile {
+					errs[i] = emptiedShard(f.Rel)
 					continue
 				}
-				parts[i].Decoded, errs[i] = format.DecodeAll(format.Dir+"/"+f.rel, f.data)
+				parts[i].Decoded, errs[i] = format.DecodeAll(format.Dir+"/"+f.Rel, f.Data)
 			}
 		})
 	}
@@ -180,27 +180,27 @@ func decodeFiles(files []projectFile) (parts []format.Part, errs []error) {
 
 // hash is the project's content hash as an import state records it: of
 // each file's name and content hash, and forgotten.jsonl's.
-func (p *splitProject) hash() string {
-	files := make(map[string]fileRecord, len(p.files)+1)
-	for rel, sum := range p.sums() {
-		if rel != format.ForgottenFile || len(p.tombs.data) > 0 {
-			files[rel] = fileRecord{hash: sum}
+func (p *SplitProject) Hash() string {
+	files := make(map[string]FileRecord, len(p.Files)+1)
+	for rel, sum := range p.Sums() {
+		if rel != format.ForgottenFile || len(p.Tombs.Data) > 0 {
+			files[rel] = FileRecord{Hash: sum}
 		}
 	}
-	return tableHash(files)
+	return TableHash(files)
 }
 
 // sums is the content hash of each file p holds, forgotten.jsonl's
 // included, worked out once (22 MB at 100k memories).
-func (p *splitProject) sums() map[string]string {
+func (p *SplitProject) Sums() map[string]string {
 	if p.hashes == nil {
-		p.hashes = make(map[string]string, len(p.files)+1)
-		for _, f := range p.files {
-			if f.data != nil {
-				p.hashes[f.rel] = sha256Hex(f.data)
+		p.hashes = make(map[string]string, len(p.Files)+1)
+		for _, f := range p.Files {
+			if f.Data != nil {
+				p.hashes[f.Rel] = Sha256Hex(f.Data)
 			}
 		}
-		p.hashes[format.ForgottenFile] = sha256Hex(p.tombs.data)
+		p.hashes[format.ForgottenFile] = Sha256Hex(p.Tombs.Data)
 	}
 	return p.hashes
 }
@@ -209,7 +209,7 @@ func (p *splitProject) sums() map[string]string {
 // shard that holds a memory, and the inbox as its header, each keeping the
 // lines it held that are not valid memories (which have no id to place
 // them by). A shard left with nothing is absent, its data nil.
-func encodeSplit(mems []memory.Memory, parts []format.Part) []projectFile {
+func EncodeSplit(mems []memory.Memory, parts []format.Part) []ProjectFile {
 	keep := make(map[string][]string)
 	for _, p := range parts {
 		keep[p.File] = p.Decoded.InvalidLines
@@ -226,12 +226,12 @@ func encodeSplit(mems []memory.Memory, parts []format.Part) []projectFile {
 	}
 	slices.Sort(names)
 	names = slices.Compact(names)
-	out := []projectFile{{rel: format.MemoriesFile, data: format.EncodeKeeping(nil, keep[format.MemoriesFile])}}
+	out := []ProjectFile{{Rel: format.MemoriesFile, Data: format.EncodeKeeping(nil, keep[format.MemoriesFile])}}
 	for _, rel := range names {
 		shard, _ := format.ParseShardFile(rel)
-		f := projectFile{rel: rel}
+		f := ProjectFile{Rel: rel}
 		if group := byShard[shard]; len(group) > 0 || len(keep[rel]) > 0 {
-			f.data = format.EncodeKeeping(group, keep[rel])
+			f.Data = format.EncodeKeeping(group, keep[rel])
 		}
 		out = append(out, f)
 	}
@@ -242,29 +242,29 @@ func encodeSplit(mems []memory.Memory, parts []format.Part) []projectFile {
 // read: shards first, then the inbox, and removes shards left empty. Every
 // memory is checked as the decoder will read it back, and one that would
 // not be is refused, by id, before anything is written.
-func writeSplit(root string, read splitProject, next []projectFile) error {
+func WriteSplit(root string, read SplitProject, next []ProjectFile) error {
 	// Only shards are written in the shards' directory, each under the
 	// lock the caller holds, so a temporary file there is a killed
 	// writer's. Not every command looks, as for the rest of .acolyte/
 	// (RemoveStaleTemps): listing 256 shards is a fifth of a no-op hook.
-	atomicfile.RemoveStale(filepath.Join(root, filepath.FromSlash(shardsRel)), 0)
-	have := make(map[string][]byte, len(read.files))
-	for _, f := range read.files {
-		have[f.rel] = f.data
+	atomicfile.RemoveStale(filepath.Join(root, filepath.FromSlash(ShardsRel)), 0)
+	have := make(map[string][]byte, len(read.Files))
+	for _, f := range read.Files {
+		have[f.Rel] = f.Data
 	}
 	// The inbox goes last: until it is written its lines are also in the
 	// shards, which a reader resolves.
 	ordered := append(slices.Clone(next[1:]), next[0])
 	for _, f := range ordered {
-		path := filepath.Join(root, format.Dir, filepath.FromSlash(f.rel))
-		old := have[f.rel]
+		path := filepath.Join(root, format.Dir, filepath.FromSlash(f.Rel))
+		old := have[f.Rel]
 		switch {
-		case f.data == nil && old != nil:
+		case f.Data == nil && old != nil:
 			if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("removing the empty shard %s/%s: %w", format.Dir, f.rel, err)
+				return fmt.Errorf("removing the empty shard %s/%s: %w", format.Dir, f.Rel, err)
 			}
-		case f.data != nil && !bytes.Equal(old, f.data):
-			if err := writeAtomic(path, f.data); err != nil {
+		case f.Data != nil && !bytes.Equal(old, f.Data):
+			if err := WriteAtomic(path, f.Data); err != nil {
 				return err
 			}
 		}
@@ -274,8 +274,8 @@ func writeSplit(root string, read splitProject, next []projectFile) error {
 
 // fileRecord is what a split project's import state holds of one file:
 // its stamp, once settled (empty before), and its content hash.
-type fileRecord struct {
-	stamp, hash string
+type FileRecord struct {
+	Stamp, Hash string
 }
 
 // filesPrefix marks the split project's file table in the import state's
@@ -283,7 +283,7 @@ type fileRecord struct {
 const filesPrefix = "files="
 
 // withFiles adds the file table to an import state's first line.
-func withFiles(state string, files map[string]fileRecord) string {
+func WithFiles(state string, files map[string]FileRecord) string {
 	names := make([]string, 0, len(files))
 	for rel := range files {
 		names = append(names, rel)
@@ -296,10 +296,10 @@ func withFiles(state string, files map[string]fileRecord) string {
 			b.WriteByte(';')
 		}
 		r := files[rel]
-		b.WriteString(rel + "," + r.stamp + "," + r.hash)
+		b.WriteString(rel + "," + r.Stamp + "," + r.Hash)
 	}
 	head, rest, hasWarnings := strings.Cut(state, "\n")
-	head += stampSep + b.String()
+	head += StampSep + b.String()
 	if hasWarnings {
 		return head + "\n" + rest
 	}
@@ -308,20 +308,20 @@ func withFiles(state string, files map[string]fileRecord) string {
 
 // stateFiles is the file table an import state holds; ok is false for the
 // state of a project that is not split.
-func stateFiles(state string) (map[string]fileRecord, bool) {
+func StateFiles(state string) (map[string]FileRecord, bool) {
 	head, _, _ := strings.Cut(state, "\n")
-	for _, f := range strings.Split(head, stampSep)[1:] {
+	for _, f := range strings.Split(head, StampSep)[1:] {
 		table, ok := strings.CutPrefix(f, filesPrefix)
 		if !ok {
 			continue
 		}
-		files := make(map[string]fileRecord)
+		files := make(map[string]FileRecord)
 		for _, entry := range strings.Split(table, ";") {
 			fields := strings.Split(entry, ",")
 			if len(fields) != 3 {
 				return nil, false
 			}
-			files[fields[0]] = fileRecord{stamp: fields[1], hash: fields[2]}
+			files[fields[0]] = FileRecord{Stamp: fields[1], Hash: fields[2]}
 		}
 		return files, true
 	}
@@ -330,8 +330,8 @@ func stateFiles(state string) (map[string]fileRecord, bool) {
 
 // projectFiles are the files a split project's import state covers, by
 // path under .acolyte/: the inbox, forgotten.jsonl and the shards.
-func projectFiles(root string) ([]string, error) {
-	shards, _, err := shardFiles(root)
+func ProjectFiles(root string) ([]string, error) {
+	shards, _, err := ShardFiles(root)
 	if err != nil {
 		return nil, err
 	}
@@ -342,21 +342,21 @@ func projectFiles(root string) ([]string, error) {
 // table describes: each by its stamp while that is recorded and unmoved,
 // else by its content hash, so a file written within its clock tick (whose
 // stamp was not yet settled) costs a re-read of that file alone.
-func filesHold(root string, files map[string]fileRecord) bool {
-	holds, _ := checkFiles(root, files, -1)
+func FilesHold(root string, files map[string]FileRecord) bool {
+	holds, _ := CheckFiles(root, files, -1)
 	return holds
 }
 
 // checkFiles is filesHold that also, given settle >= 0, records in files
 // the stamp of each file that holds by its hash and has settled since,
 // and says whether it recorded any: the next check of that file is a stat.
-func checkFiles(root string, files map[string]fileRecord, settle time.Duration) (holds, restamped bool) {
+func CheckFiles(root string, files map[string]FileRecord, settle time.Duration) (holds, restamped bool) {
 	rels, listed, err := listedFiles(root, files, settle)
 	if err != nil {
 		return false, false
 	}
-	holds, seen, restamped := checkRels(root, files, rels, settle)
-	if _, ok := files[shardsDirKey]; ok {
+	holds, seen, restamped := CheckRels(root, files, rels, settle)
+	if _, ok := files[ShardsDirKey]; ok {
 		seen++
 	}
 	return holds && seen == len(files), restamped || listed
@@ -366,30 +366,30 @@ func checkFiles(root string, files map[string]fileRecord, settle time.Duration) 
 // shards' directory: while it holds, the directory has the shards the
 // table names, and a check needs no listing of it (a fifth of a no-op
 // hook). Creating, removing or renaming a file in it moves its stamp.
-const shardsDirKey = format.ShardsDir + "/"
+const ShardsDirKey = format.ShardsDir + "/"
 
 // listedFiles is projectFiles, taken from the table when the shards'
 // directory's stamp says it still holds the shards the table names.
 // listed reports that the directory was listed and its settled stamp
 // recorded in files, for the caller to keep.
-func listedFiles(root string, files map[string]fileRecord, settle time.Duration) (rels []string, listed bool, err error) {
-	dir := filepath.Join(root, filepath.FromSlash(shardsRel))
+func listedFiles(root string, files map[string]FileRecord, settle time.Duration) (rels []string, listed bool, err error) {
+	dir := filepath.Join(root, filepath.FromSlash(ShardsRel))
 	fi, statErr := os.Stat(dir)
-	if rec, ok := files[shardsDirKey]; ok && statErr == nil && rec.stamp != "" && rec.stamp == git.Stamp(fi) {
+	if rec, ok := files[ShardsDirKey]; ok && statErr == nil && rec.Stamp != "" && rec.Stamp == git.Stamp(fi) {
 		rels = []string{format.MemoriesFile, format.ForgottenFile}
 		for rel := range files {
-			if strings.HasPrefix(rel, format.ShardsDir+"/") && rel != shardsDirKey {
+			if strings.HasPrefix(rel, format.ShardsDir+"/") && rel != ShardsDirKey {
 				rels = append(rels, rel)
 			}
 		}
 		return rels, false, nil
 	}
-	if rels, err = projectFiles(root); err != nil {
+	if rels, err = ProjectFiles(root); err != nil {
 		return nil, false, err
 	}
 	if statErr == nil && settle >= 0 {
-		if st := settledStamp(dir, fi, nil, shardSettle(fi, settle)); st != "" {
-			files[shardsDirKey] = fileRecord{stamp: st}
+		if st := SettledStamp(dir, fi, nil, ShardSettle(fi, settle)); st != "" {
+			files[ShardsDirKey] = FileRecord{Stamp: st}
 			return rels, true, nil
 		}
 	}
@@ -399,7 +399,7 @@ func listedFiles(root string, files map[string]fileRecord, settle time.Duration)
 // checkRels is checkFiles for the files rels alone (paths under .acolyte/),
 // which may include files the table does not record but that do not
 // exist; seen counts those recorded.
-func checkRels(root string, files map[string]fileRecord, rels []string, settle time.Duration) (holds bool, seen int, restamped bool) {
+func CheckRels(root string, files map[string]FileRecord, rels []string, settle time.Duration) (holds bool, seen int, restamped bool) {
 	var r *os.Root // opened for the first file whose stamp moved
 	defer func() {
 		if r != nil {
@@ -412,7 +412,7 @@ func checkRels(root string, files map[string]fileRecord, rels []string, settle t
 			shardNames = append(shardNames, name)
 		}
 	}
-	shardStamps, fast := git.StampsAt(filepath.Join(root, filepath.FromSlash(shardsRel)), shardNames)
+	shardStamps, fast := git.StampsAt(filepath.Join(root, filepath.FromSlash(ShardsRel)), shardNames)
 	for _, rel := range rels {
 		path := filepath.Join(root, format.Dir, filepath.FromSlash(rel))
 		rec, recorded := files[rel]
@@ -436,21 +436,21 @@ func checkRels(root string, files map[string]fileRecord, rels []string, settle t
 			return false, seen, false
 		}
 		seen++
-		if rec.stamp != "" && rec.stamp == now {
+		if rec.Stamp != "" && rec.Stamp == now {
 			continue
 		}
 		if r == nil {
-			if r, err = openGuarded(root); err != nil {
+			if r, err = OpenGuarded(root); err != nil {
 				return false, seen, false
 			}
 		}
-		data, err := readAcolyteFileIn(r, rel)
-		if err != nil || sha256Hex(data) != rec.hash {
+		data, err := ReadAcolyteFileIn(r, rel)
+		if err != nil || Sha256Hex(data) != rec.Hash {
 			return false, seen, false
 		}
 		if fi, err := os.Stat(path); err == nil && settle >= 0 {
-			if s := settledStamp(path, fi, nil, shardSettle(fi, settle)); s != "" {
-				rec.stamp = s
+			if s := SettledStamp(path, fi, nil, ShardSettle(fi, settle)); s != "" {
+				rec.Stamp = s
 				files[rel] = rec
 				restamped = true
 			}
@@ -463,12 +463,12 @@ func checkRels(root string, files map[string]fileRecord, rels []string, settle t
 // given the content hashes of those a caller holds (written or read under
 // the lock); any other file is read to hash it. A stamp is recorded only once
 // settled (settledStamp), and stat'ed before the hash it vouches for.
-func recordFiles(root string, known map[string]string, settle time.Duration) (map[string]fileRecord, error) {
-	rels, err := projectFiles(root)
+func RecordFiles(root string, known map[string]string, settle time.Duration) (map[string]FileRecord, error) {
+	rels, err := ProjectFiles(root)
 	if err != nil {
 		return nil, err
 	}
-	files := make(map[string]fileRecord, len(rels))
+	files := make(map[string]FileRecord, len(rels))
 	var r *os.Root // opened for the first file the caller does not hold
 	defer func() {
 		if r != nil {
@@ -484,28 +484,28 @@ func recordFiles(root string, known map[string]string, settle time.Duration) (ma
 		sum, ok := known[rel]
 		if !ok {
 			if r == nil {
-				if r, err = openGuarded(root); err != nil {
+				if r, err = OpenGuarded(root); err != nil {
 					return nil, err
 				}
 			}
-			data, err := readAcolyteFileIn(r, rel)
+			data, err := ReadAcolyteFileIn(r, rel)
 			if err != nil {
 				return nil, err
 			}
-			sum = sha256Hex(data)
+			sum = Sha256Hex(data)
 		}
 		var st string
 		if statErr == nil {
-			st = settledStamp(path, before, statErr, shardSettle(before, settle))
+			st = SettledStamp(path, before, statErr, ShardSettle(before, settle))
 		}
-		files[rel] = fileRecord{stamp: st, hash: sum}
+		files[rel] = FileRecord{Stamp: st, Hash: sum}
 	}
 	return files, nil
 }
 
 // wouldSplit reports whether a memories file of parts, in order, holds
 // more than format.SplitAt memories, which a write must split instead.
-func wouldSplit(parts ...[]byte) bool {
+func WouldSplit(parts ...[]byte) bool {
 	lines := 0
 	for _, p := range parts {
 		lines += bytes.Count(p, []byte("\n"))
@@ -520,12 +520,12 @@ const minLineBytes = 64
 // mayHoldSplitAt reports whether the file may hold format.SplitAt memories
 // already, so that one more must split it: by its size when that rules it
 // out, else by counting its lines.
-func (m *memoriesFile) mayHoldSplitAt() bool {
-	if m.info.Size() < format.SplitAt*minLineBytes {
+func (m *memoriesFile) MayHoldSplitAt() bool {
+	if m.Info.Size() < format.SplitAt*minLineBytes {
 		return false
 	}
-	data := make([]byte, m.info.Size())
-	if _, err := m.f.ReadAt(data, 0); err != nil {
+	data := make([]byte, m.Info.Size())
+	if _, err := m.F.ReadAt(data, 0); err != nil {
 		return true
 	}
 	return bytes.Count(data, []byte("\n"))-1 >= format.SplitAt
@@ -538,25 +538,25 @@ func (m *memoriesFile) mayHoldSplitAt() bool {
 // whole seconds. A long-lived writer (the MCP server, adding memories as
 // fast as a client asks) would otherwise re-hash every shard it wrote in
 // the last two seconds on each write: 31 ms an add at 100k.
-const fineSettle = 50 * time.Millisecond
+const FineSettle = 50 * time.Millisecond
 
 // shardSettle is settle for the file fi, shortened to fineSettle when its
 // modification time shows the filesystem keeps sub-millisecond times (a
 // whole-millisecond time, one in a million on such a filesystem, keeps
 // the long wait, which is only slower).
-func shardSettle(fi os.FileInfo, settle time.Duration) time.Duration {
-	if settle > fineSettle && fi.ModTime().Nanosecond()%int(time.Millisecond) != 0 {
-		return fineSettle
+func ShardSettle(fi os.FileInfo, settle time.Duration) time.Duration {
+	if settle > FineSettle && fi.ModTime().Nanosecond()%int(time.Millisecond) != 0 {
+		return FineSettle
 	}
 	return settle
 }
 
 // tableHash is the content hash splitProject.hash gives for the files a
 // table records.
-func tableHash(files map[string]fileRecord) string {
+func TableHash(files map[string]FileRecord) string {
 	names := make([]string, 0, len(files))
 	for rel := range files {
-		if rel != format.ForgottenFile && rel != shardsDirKey {
+		if rel != format.ForgottenFile && rel != ShardsDirKey {
 			names = append(names, rel)
 		}
 	}
@@ -572,11 +572,11 @@ func tableHash(files map[string]fileRecord) string {
 	})
 	var b strings.Builder
 	for _, rel := range names {
-		b.WriteString(rel + " " + files[rel].hash + "\n")
+		b.WriteString(rel + " " + files[rel].Hash + "\n")
 	}
-	h := "split-" + sha256Hex([]byte(b.String()))
-	if f, ok := files[format.ForgottenFile]; ok && f.hash != emptyHash {
-		h += "+" + f.hash
+	h := "split-" + Sha256Hex([]byte(b.String()))
+	if f, ok := files[format.ForgottenFile]; ok && f.Hash != EmptyHash {
+		h += "+" + f.Hash
 	}
 	return h
 }
@@ -584,15 +584,15 @@ func tableHash(files map[string]fileRecord) string {
 // emptyInboxHash is the SHA-256 of a split project's inbox as acolyte
 // leaves it: the header alone. Worked out when a write asks, not at
 // start-up, which every command and hook pays.
-func emptyInboxHash() string { return sha256Hex(format.Encode(nil)) }
+func EmptyInboxHash() string { return Sha256Hex(format.Encode(nil)) }
 
 // emptyHash is the SHA-256 of no bytes: an empty forgotten.jsonl adds
 // nothing to the hash, as withForgotten has it.
-const emptyHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+const EmptyHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
 // shardEdit changes the memories of one shard; it returns them unchanged
 // when it has nothing to do there.
-type shardEdit func(mems []memory.Memory) ([]memory.Memory, error)
+type ShardEdit func(mems []memory.Memory) ([]memory.Memory, error)
 
 // writeShard replaces the shard file rel, whose bytes were old, with data,
 // or removes it for nil.
@@ -601,7 +601,7 @@ type shardEdit func(mems []memory.Memory) ([]memory.Memory, error)
 // and synced, as the one file's append is (appendPatched), which spares
 // the temporary file, the rename and the directory's sync that a rewrite
 // costs. Anything else is written whole, atomically.
-func writeShard(root, rel string, old, data []byte) error {
+func WriteShard(root, rel string, old, data []byte) error {
 	path := filepath.Join(root, format.Dir, filepath.FromSlash(rel))
 	if data == nil {
 		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -611,9 +611,9 @@ func writeShard(root, rel string, old, data []byte) error {
 	}
 	if len(old) == 0 || !bytes.HasPrefix(data, old) {
 		atomicfile.RemoveStale(filepath.Dir(path), 0) // a killed writer's, under this lock
-		return writeAtomic(path, data)
+		return WriteAtomic(path, data)
 	}
-	r, err := openGuarded(root)
+	r, err := OpenGuarded(root)
 	if err != nil {
 		return err
 	}
@@ -626,7 +626,7 @@ func writeShard(root, rel string, old, data []byte) error {
 	if fi, err := f.Stat(); err != nil || fi.Size() != int64(len(old)) {
 		return format.ErrNotPatchable // changed since it was read; the caller holds the lock, so not by acolyte
 	}
-	if err := appendSynced(f, int64(len(old)), data[len(old):]); err != nil {
+	if err := AppendSynced(f, int64(len(old)), data[len(old):]); err != nil {
 		return fmt.Errorf("writing %s/%s: %w", format.Dir, rel, err)
 	}
 	return nil
@@ -634,7 +634,7 @@ func writeShard(root, rel string, old, data []byte) error {
 
 // lastLine is the last line of a memories file's bytes, newline included;
 // nil for a file of its header alone, or none.
-func lastLine(data []byte) []byte {
+func LastLine(data []byte) []byte {
 	if len(data) == 0 || data[len(data)-1] != '\n' {
 		return nil
 	}
@@ -650,7 +650,7 @@ func lastLine(data []byte) []byte {
 // edit changed are checked as the decoder will read them back: the others
 // were just read. A shard the decoder must work around is for the full
 // path.
-func editShard(rel, shard string, data []byte, edit shardEdit) ([]byte, error) {
+func EditShard(rel, shard string, data []byte, edit ShardEdit) ([]byte, error) {
 	d, err := format.DecodeAll(format.Dir+"/"+rel, data)
 	if err != nil || len(d.Invalid)+len(d.Duplicates) > 0 || len(format.MisplacedIn(shard, d.Memories)) > 0 {
 		return nil, format.ErrNotPatchable
@@ -681,9 +681,9 @@ func editShard(rel, shard string, data []byte, edit shardEdit) ([]byte, error) {
 // unreadLine is a line of a damaged shard that did not decode: its number,
 // the id it seems to hold ("" when none), and why.
 type unreadLine struct {
-	n   int
-	id  string
-	why string
+	N   int
+	Id  string
+	Why string
 }
 
 // salvageLines reads what it can of a damaged shard line by line: a byte
@@ -691,7 +691,7 @@ type unreadLine struct {
 // sides of a conflict are read, as the merge driver unions by id), and a
 // line that does not decode is reported. An id on two lines keeps the
 // newest.
-func salvageLines(data []byte) ([]memory.Memory, []unreadLine) {
+func SalvageLines(data []byte) ([]memory.Memory, []unreadLine) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	var mems []memory.Memory
 	var unread []unreadLine
@@ -707,7 +707,7 @@ func salvageLines(data []byte) ([]memory.Memory, []unreadLine) {
 		}
 		if err != nil {
 			id, _ := format.LineID(line)
-			unread = append(unread, unreadLine{n: i + 1, id: id, why: err.Error()})
+			unread = append(unread, unreadLine{N: i + 1, Id: id, Why: err.Error()})
 			continue
 		}
 		if j, ok := at[m.ID]; ok {
@@ -725,7 +725,7 @@ func salvageLines(data []byte) ([]memory.Memory, []unreadLine) {
 // cleanShard decodes a shard file of shard, named rel, for importShards:
 // ok is false for one the decoder must work around (a bad line, an id on
 // two lines, a memory of another shard), which the full import reports.
-func cleanShard(rel, shard string, data []byte) ([]memory.Memory, bool) {
+func CleanShard(rel, shard string, data []byte) ([]memory.Memory, bool) {
 	if data == nil {
 		return nil, true
 	}
@@ -739,7 +739,7 @@ func cleanShard(rel, shard string, data []byte) ([]memory.Memory, bool) {
 // appendSynced writes line at offset size, the file's end, and syncs the
 // file; on failure it cuts the file back to size, so a full disk leaves the
 // old file.
-func appendSynced(f *os.File, size int64, line []byte) error {
+func AppendSynced(f *os.File, size int64, line []byte) error {
 	_, err := f.WriteAt(line, size)
 	if err == nil {
 		err = f.Sync()

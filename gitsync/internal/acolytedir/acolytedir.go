@@ -1,4 +1,4 @@
-package gitsync
+package acolytedir
 
 import (
 	"errors"
@@ -18,7 +18,7 @@ import (
 
 // writeAtomic replaces path with the parts in order (atomicfile.Write),
 // synced to disk, as a 0644 file like the rest of the checkout.
-func writeAtomic(path string, parts ...[]byte) error {
+func WriteAtomic(path string, parts ...[]byte) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", dir, err)
@@ -31,9 +31,9 @@ func writeAtomic(path string, parts ...[]byte) error {
 
 // Names of the helper files inside .acolyte/.
 const (
-	lockFile       = ".lock"
-	attributesFile = ".gitattributes"
-	ignoreFile     = ".gitignore"
+	LockFile       = ".lock"
+	AttributesFile = ".gitattributes"
+	IgnoreFile     = ".gitignore"
 	// MergeDriverName is the name the merge driver is registered under in
 	// git config (merge.<name>.driver) and .gitattributes.
 	MergeDriverName = "acolyte"
@@ -41,9 +41,9 @@ const (
 
 // mergeAttribute routes the memories file to the acolyte merge driver; it
 // lives in $GIT_DIR/info/attributes, which outranks every .gitattributes.
-const mergeAttribute = "/" + format.Dir + "/" + format.MemoriesFile + " merge=" + MergeDriverName
+const MergeAttribute = "/" + format.Dir + "/" + format.MemoriesFile + " merge=" + MergeDriverName
 
-func ensureLines(path string, want ...string) error {
+func EnsureLines(path string, want ...string) error {
 	data, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("reading %s: %w", path, err)
@@ -67,44 +67,44 @@ func ensureLines(path string, want ...string) error {
 	if !added {
 		return nil
 	}
-	return writeAtomic(path, []byte(out))
+	return WriteAtomic(path, []byte(out))
 }
 
 // forgottenRel names the tombstone file in messages and in the git index.
-const forgottenRel = format.Dir + "/" + format.ForgottenFile
+const ForgottenRel = format.Dir + "/" + format.ForgottenFile
 
 // tombstones is what a reader got from forgotten.jsonl: its bytes (nil when
 // it is missing), the tombstones it could read and a warning per line it
 // could not.
-type tombstones struct {
-	data     []byte
-	list     []format.Tombstone
-	warnings []string
+type Tombstones struct {
+	Data     []byte
+	List     []format.Tombstone
+	Warnings []string
 }
 
 // readTombstones reads forgotten.jsonl, through readForgotten (an os.Root,
 // refusing a link out of the repository, at most format.MaxFileBytes). A
 // file with conflict markers is an error: hiding no memory would bring
 // back every one it forgot.
-func readTombstones(root string) (tombstones, error) {
-	data, err := readForgotten(root)
+func ReadTombstones(root string) (Tombstones, error) {
+	data, err := ReadForgotten(root)
 	if errors.Is(err, fs.ErrNotExist) {
-		return tombstones{}, nil
+		return Tombstones{}, nil
 	}
 	if err != nil {
-		return tombstones{}, fmt.Errorf("reading forgotten memories: %w", err)
+		return Tombstones{}, fmt.Errorf("reading forgotten memories: %w", err)
 	}
-	return decodeTombstones(data)
+	return DecodeTombstones(data)
 }
 
-func decodeTombstones(data []byte) (tombstones, error) {
-	list, invalid, err := format.DecodeForgotten(forgottenRel, data)
+func DecodeTombstones(data []byte) (Tombstones, error) {
+	list, invalid, err := format.DecodeForgotten(ForgottenRel, data)
 	if err != nil {
-		return tombstones{}, err
+		return Tombstones{}, err
 	}
-	t := tombstones{data: data, list: list}
+	t := Tombstones{Data: data, List: list}
 	for _, le := range invalid {
-		t.warnings = append(t.warnings, le.Error()+"; the line is left out until it is fixed")
+		t.Warnings = append(t.Warnings, le.Error()+"; the line is left out until it is fixed")
 	}
 	return t, nil
 }
@@ -113,11 +113,11 @@ func decodeTombstones(data []byte) (tombstones, error) {
 // with forgotten.jsonl's, so that a merge that changed only the tombstones
 // still re-imports. Without tombstones it is the memories file's hash
 // alone, as it was before tombstones existed.
-func withForgotten(hash string, forgotten []byte) string {
+func WithForgotten(hash string, forgotten []byte) string {
 	if len(forgotten) == 0 {
 		return hash
 	}
-	return hash + "+" + sha256Hex(forgotten)
+	return hash + "+" + Sha256Hex(forgotten)
 }
 
 // RemoveStaleTemps removes the temporary files killed writers left in

@@ -1,4 +1,4 @@
-package gitsync
+package acolytedir
 
 import (
 	"bytes"
@@ -41,53 +41,53 @@ import (
 
 // tailBytes is how much of the file's end the fingerprint hashes, and what
 // an append reads to find the last id.
-const tailBytes = 4096
+const TailBytes = 4096
 
 // fingerprint is what a write or import recorded about the memories file.
-type fingerprint struct {
-	stamp  string // stamp of memories.jsonl, then forgottenStamp
+type Fingerprint struct {
+	Stamp  string // stamp of memories.jsonl, then forgottenStamp
 	tail   string // hex SHA-256 of the last tailBytes bytes
-	digest []byte // the SHA-256 state after the whole file (MarshalBinary)
+	Digest []byte // the SHA-256 state after the whole file (MarshalBinary)
 }
 
 // fingerprintPrefix marks the fingerprint in the import state's first line.
 const fingerprintPrefix = "w:"
 
-func (f fingerprint) String() string {
-	if f.stamp == "" {
+func (f Fingerprint) String() string {
+	if f.Stamp == "" {
 		return ""
 	}
-	return fingerprintPrefix + f.stamp + "/" + f.tail + "/" + base64.RawURLEncoding.EncodeToString(f.digest)
+	return fingerprintPrefix + f.Stamp + "/" + f.tail + "/" + base64.RawURLEncoding.EncodeToString(f.Digest)
 }
 
-func parseFingerprint(s string) (fingerprint, bool) {
+func parseFingerprint(s string) (Fingerprint, bool) {
 	rest, ok := strings.CutPrefix(s, fingerprintPrefix)
 	if !ok {
-		return fingerprint{}, false
+		return Fingerprint{}, false
 	}
 	parts := strings.Split(rest, "/")
 	if len(parts) != 3 || parts[0] == "" {
-		return fingerprint{}, false
+		return Fingerprint{}, false
 	}
 	digest, err := base64.RawURLEncoding.DecodeString(parts[2])
 	if err != nil {
-		return fingerprint{}, false
+		return Fingerprint{}, false
 	}
-	return fingerprint{stamp: parts[0], tail: parts[1], digest: digest}, true
+	return Fingerprint{Stamp: parts[0], tail: parts[1], Digest: digest}, true
 }
 
 // memoriesFile is the open memories file with what a fingerprint is
 // compared against.
 type memoriesFile struct {
-	f     *os.File
-	info  os.FileInfo
-	stamp string // with forgotten.jsonl's
+	F     *os.File
+	Info  os.FileInfo
+	Stamp string // with forgotten.jsonl's
 }
 
 // openMemories opens .acolyte/memories.jsonl under root with flag
 // (os.O_RDONLY, or os.O_RDWR to append in place), through GuardDir and an
 // os.Root as readAcolyteFile reads it. A missing file is fs.ErrNotExist.
-func openMemories(root string, flag int) (*memoriesFile, error) {
+func OpenMemories(root string, flag int) (*memoriesFile, error) {
 	if err := GuardDir(root); err != nil {
 		return nil, err
 	}
@@ -104,28 +104,28 @@ func openMemories(root string, flag int) (*memoriesFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &memoriesFile{f: f, info: fi, stamp: joinStamps(root, fi)}, nil
+	return &memoriesFile{F: f, Info: fi, Stamp: JoinStamps(root, fi)}, nil
 }
 
-func (m *memoriesFile) Close() error { return m.f.Close() }
+func (m *memoriesFile) Close() error { return m.F.Close() }
 
 // readTail returns the last n bytes of the file (all of it when shorter).
-func (m *memoriesFile) readTail(n int64) ([]byte, error) {
-	size := m.info.Size()
+func (m *memoriesFile) ReadTail(n int64) ([]byte, error) {
+	size := m.Info.Size()
 	off := max(0, size-n)
 	buf := make([]byte, size-off)
-	if _, err := m.f.ReadAt(buf, off); err != nil && !errors.Is(err, io.EOF) {
+	if _, err := m.F.ReadAt(buf, off); err != nil && !errors.Is(err, io.EOF) {
 		return nil, err
 	}
 	return buf, nil
 }
 
 // matches reports whether the open file is the one fp was taken of.
-func (m *memoriesFile) matches(fp fingerprint) bool {
-	if m.stamp == "" || m.stamp != fp.stamp {
+func (m *memoriesFile) Matches(fp Fingerprint) bool {
+	if m.Stamp == "" || m.Stamp != fp.Stamp {
 		return false
 	}
-	tail, err := m.readTail(tailBytes)
+	tail, err := m.ReadTail(TailBytes)
 	return err == nil && tailHash(tail) == fp.tail
 }
 
@@ -137,10 +137,10 @@ func tailHash(tail []byte) string {
 // lastLine returns the file's last line (newline included) and its offset,
 // reading back from the end no further than that line. ok is false when the
 // file does not end in a newline or holds only its header.
-func (m *memoriesFile) lastLine() (line []byte, at int64, ok bool) {
-	size := m.info.Size()
-	for n := int64(tailBytes); ; n *= 4 {
-		tail, err := m.readTail(n)
+func (m *memoriesFile) LastLine() (line []byte, at int64, ok bool) {
+	size := m.Info.Size()
+	for n := int64(TailBytes); ; n *= 4 {
+		tail, err := m.ReadTail(n)
 		if err != nil || len(tail) == 0 || tail[len(tail)-1] != '\n' {
 			return nil, 0, false
 		}
@@ -154,13 +154,13 @@ func (m *memoriesFile) lastLine() (line []byte, at int64, ok bool) {
 }
 
 // hasher is the running SHA-256 of a memories file.
-type hasher = hash.Hash
+type Hasher = hash.Hash
 
 // newHasher is a SHA-256 whose state can be saved in a fingerprint.
 func newHasher() hash.Hash { return sha256.New() }
 
 // resumeHasher restores the state saved after the file's content.
-func resumeHasher(digest []byte) (hash.Hash, bool) {
+func ResumeHasher(digest []byte) (hash.Hash, bool) {
 	h := sha256.New()
 	u, ok := h.(encoding.BinaryUnmarshaler)
 	if !ok || u.UnmarshalBinary(digest) != nil {
@@ -185,29 +185,29 @@ func saveHasher(h hash.Hash) []byte {
 // newFingerprint is the fingerprint of a memories file whose stamp (with
 // forgotten.jsonl's) is stampNow, that ends in tail, and whose whole
 // content h hashed; empty when the platform has no stamp.
-func newFingerprint(stampNow string, tail []byte, h hash.Hash) fingerprint {
+func NewFingerprint(stampNow string, tail []byte, h hash.Hash) Fingerprint {
 	digest := saveHasher(h)
 	if stampNow == "" || digest == nil {
-		return fingerprint{}
+		return Fingerprint{}
 	}
-	if len(tail) > tailBytes {
-		tail = tail[len(tail)-tailBytes:]
+	if len(tail) > TailBytes {
+		tail = tail[len(tail)-TailBytes:]
 	}
-	return fingerprint{stamp: stampNow, tail: tailHash(tail), digest: digest}
+	return Fingerprint{Stamp: stampNow, tail: tailHash(tail), Digest: digest}
 }
 
 // currentStamp is the stamp of the memories file under root joined with
 // forgotten.jsonl's, as a fingerprint records it; "" when either cannot
 // be read.
-func currentStamp(root string) string {
+func CurrentStamp(root string) string {
 	fi, err := os.Stat(format.MemoriesPath(root))
 	if err != nil {
 		return ""
 	}
-	return joinStamps(root, fi)
+	return JoinStamps(root, fi)
 }
 
-func joinStamps(root string, fi os.FileInfo) string {
+func JoinStamps(root string, fi os.FileInfo) string {
 	s := git.Stamp(fi)
 	if s == "" {
 		return ""
@@ -216,15 +216,15 @@ func joinStamps(root string, fi os.FileInfo) string {
 	if ferr != nil && !errors.Is(ferr, fs.ErrNotExist) {
 		return ""
 	}
-	return s + forgottenStamp(ffi, ferr)
+	return s + ForgottenStamp(ffi, ferr)
 }
 
 // tailOf is the last tailBytes of the parts in order.
-func tailOf(parts ...[]byte) []byte {
+func TailOf(parts ...[]byte) []byte {
 	var tail []byte
-	for i := len(parts) - 1; i >= 0 && len(tail) < tailBytes; i-- {
+	for i := len(parts) - 1; i >= 0 && len(tail) < TailBytes; i-- {
 		p := parts[i]
-		need := tailBytes - len(tail)
+		need := TailBytes - len(tail)
 		if len(p) > need {
 			p = p[len(p)-need:]
 		}
@@ -234,7 +234,7 @@ func tailOf(parts ...[]byte) []byte {
 }
 
 // hashParts hashes the parts in order into a fresh hasher.
-func hashParts(parts ...[]byte) hash.Hash {
+func HashParts(parts ...[]byte) hash.Hash {
 	h := newHasher()
 	for _, p := range parts {
 		h.Write(p)
@@ -243,34 +243,34 @@ func hashParts(parts ...[]byte) hash.Hash {
 }
 
 // hexSum is h's sum as Refresh records it.
-func hexSum(h hash.Hash) string { return hex.EncodeToString(h.Sum(nil)) }
+func HexSum(h hash.Hash) string { return hex.EncodeToString(h.Sum(nil)) }
 
 // hashFingerprinted hashes the memories file under root in small pieces,
 // as hashFile does, and also returns its fingerprint, empty when the file
 // changed while it was read.
-func hashFingerprinted(root string) (string, fingerprint, error) {
-	mf, err := openMemories(root, os.O_RDONLY)
+func HashFingerprinted(root string) (string, Fingerprint, error) {
+	mf, err := OpenMemories(root, os.O_RDONLY)
 	if err != nil {
-		return "", fingerprint{}, err
+		return "", Fingerprint{}, err
 	}
 	defer mf.Close()
 	h := newHasher()
-	if _, err := io.Copy(h, mf.f); err != nil {
-		return "", fingerprint{}, err
+	if _, err := io.Copy(h, mf.F); err != nil {
+		return "", Fingerprint{}, err
 	}
-	tail, err := mf.readTail(tailBytes)
+	tail, err := mf.ReadTail(TailBytes)
 	if err != nil {
-		return "", fingerprint{}, err
+		return "", Fingerprint{}, err
 	}
-	fp := newFingerprint(mf.stamp, tail, h)
-	if mf.stamp != currentStamp(root) {
-		fp = fingerprint{}
+	fp := NewFingerprint(mf.Stamp, tail, h)
+	if mf.Stamp != CurrentStamp(root) {
+		fp = Fingerprint{}
 	}
-	return hexSum(h), fp, nil
+	return HexSum(h), fp, nil
 }
 
 // sha256Hex is the content hash Refresh records, of the parts in order.
-func sha256Hex(parts ...[]byte) string {
+func Sha256Hex(parts ...[]byte) string {
 	h := sha256.New()
 	for _, p := range parts {
 		h.Write(p)

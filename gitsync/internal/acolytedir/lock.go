@@ -1,4 +1,4 @@
-package gitsync
+package acolytedir
 
 import (
 	"context"
@@ -43,7 +43,7 @@ func LockDir(ctx context.Context, dir string) (unlock func(), err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating %s: %w", dir, err)
 	}
-	path := filepath.Join(dir, lockFile)
+	path := filepath.Join(dir, LockFile)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("opening lock %s: %w", path, err)

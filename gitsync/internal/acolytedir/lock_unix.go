@@ -1,6 +1,6 @@
 //go:build unix
 
-package gitsync
+package acolytedir
 
 import (
 	"context"

@@ -1,6 +1,6 @@
 //go:build windows
 
-package gitsync
+package acolytedir
 
 import (
 	"context"

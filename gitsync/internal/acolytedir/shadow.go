@@ -1,4 +1,4 @@
-package gitsync
+package acolytedir
 
 import (
 	"bytes"
@@ -46,25 +46,25 @@ import (
 
 // maxJournal is the most lines a journal holds before the base is
 // rewritten; each import reads them all.
-const maxJournal = 1024
+const MaxJournal = 1024
 
 // shadowFiles are this checkout's shadow, its note and its journal, in
 // cacheDir.
-type shadowFiles struct{ dir string }
+type ShadowFiles struct{ Dir string }
 
 // shadowPath is where this checkout's shadow lives.
-func (sf shadowFiles) shadowPath() string {
-	return filepath.Join(sf.dir, "imported.jsonl")
+func (sf ShadowFiles) ShadowPath() string {
+	return filepath.Join(sf.Dir, "imported.jsonl")
 }
 
-func (sf shadowFiles) shadowNotePath() string    { return sf.shadowPath() + ".id" }
-func (sf shadowFiles) shadowJournalPath() string { return sf.shadowPath() + ".journal" }
+func (sf ShadowFiles) ShadowNotePath() string    { return sf.ShadowPath() + ".id" }
+func (sf ShadowFiles) ShadowJournalPath() string { return sf.ShadowPath() + ".journal" }
 
 // shadow is the file the index holds: base with journal applied, where
 // journal maps an id to its line, or to nil for a line base has and the
 // file has not.
-type shadow struct {
-	base     []byte
+type Shadow struct {
+	Base     []byte
 	baseHash string
 	journal  map[string][]byte
 	// release unmaps base (see readShadow); nil when there is nothing to
@@ -73,7 +73,7 @@ type shadow struct {
 }
 
 // close releases the shadow's base; no slice of it may be used after.
-func (sh shadow) close() {
+func (sh Shadow) Close() {
 	if sh.release != nil {
 		sh.release()
 	}
@@ -82,43 +82,43 @@ func (sh shadow) close() {
 // shadowNote is what the note says: the base's identity and hash, and,
 // with a journal, the journal's hash and that of the file both make.
 type shadowNote struct {
-	baseID, baseHash, journalHash, hash string
+	baseID, baseHash, JournalHash, Hash string
 }
 
 func (n shadowNote) String() string {
 	s := n.baseID + "\n" + n.baseHash + "\n"
-	if n.journalHash != "" {
-		s += n.journalHash + "\n" + n.hash + "\n"
+	if n.JournalHash != "" {
+		s += n.JournalHash + "\n" + n.Hash + "\n"
 	}
 	return s
 }
 
-func (sf shadowFiles) readNote() (shadowNote, bool) {
-	data, err := os.ReadFile(sf.shadowNotePath())
+func (sf ShadowFiles) readNote() (shadowNote, bool) {
+	data, err := os.ReadFile(sf.ShadowNotePath())
 	if err != nil {
 		return shadowNote{}, false
 	}
 	f := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
 	switch len(f) {
 	case 2:
-		return shadowNote{baseID: f[0], baseHash: f[1], hash: f[1]}, true
+		return shadowNote{baseID: f[0], baseHash: f[1], Hash: f[1]}, true
 	case 4:
-		return shadowNote{baseID: f[0], baseHash: f[1], journalHash: f[2], hash: f[3]}, true
+		return shadowNote{baseID: f[0], baseHash: f[1], JournalHash: f[2], Hash: f[3]}, true
 	}
 	return shadowNote{}, false
 }
 
-func (sf shadowFiles) writeNote(n shadowNote) {
-	_ = atomicfile.Write(sf.shadowNotePath(), atomicfile.Options{Perm: 0o644}, atomicfile.Bytes([]byte(n.String())))
+func (sf ShadowFiles) writeNote(n shadowNote) {
+	_ = atomicfile.Write(sf.ShadowNotePath(), atomicfile.Options{Perm: 0o644}, atomicfile.Bytes([]byte(n.String())))
 }
 
 // keepShadow replaces the shadow with parts, in order, whose content hash
 // is hash, and drops any journal. Best effort: a cache, not synced, and
 // checked before use.
-func (sf shadowFiles) keepShadow(hash string, parts ...[]byte) {
-	path := sf.shadowPath()
-	os.Remove(sf.shadowNotePath())
-	os.Remove(sf.shadowJournalPath())
+func (sf ShadowFiles) KeepShadow(hash string, parts ...[]byte) {
+	path := sf.ShadowPath()
+	os.Remove(sf.ShadowNotePath())
+	os.Remove(sf.ShadowJournalPath())
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return
 	}
@@ -127,36 +127,36 @@ func (sf shadowFiles) keepShadow(hash string, parts ...[]byte) {
 		return
 	}
 	if id, ok := sf.shadowID(); ok {
-		sf.writeNote(shadowNote{baseID: id, baseHash: hash, hash: hash})
+		sf.writeNote(shadowNote{baseID: id, baseHash: hash, Hash: hash})
 	}
 }
 
 // keepJournal makes the shadow sh.base with journal, the file data whose
 // content hash is hash; past maxJournal lines it rewrites the base to data.
-func (sf shadowFiles) keepJournal(sh shadow, journal map[string][]byte, hash string, data []byte) {
-	if len(journal) > maxJournal || sh.baseHash == "" {
+func (sf ShadowFiles) KeepJournal(sh Shadow, journal map[string][]byte, hash string, data []byte) {
+	if len(journal) > MaxJournal || sh.baseHash == "" {
 		if data == nil { // nothing to rewrite the base with: hashed next time
-			os.Remove(sf.shadowNotePath())
+			os.Remove(sf.ShadowNotePath())
 			return
 		}
-		sf.keepShadow(hash, data)
+		sf.KeepShadow(hash, data)
 		return
 	}
 	id, ok := sf.shadowID()
-	os.Remove(sf.shadowNotePath())
+	os.Remove(sf.ShadowNotePath())
 	if !ok {
 		return
 	}
 	if len(journal) == 0 {
-		os.Remove(sf.shadowJournalPath())
-		sf.writeNote(shadowNote{baseID: id, baseHash: sh.baseHash, hash: sh.baseHash})
+		os.Remove(sf.ShadowJournalPath())
+		sf.writeNote(shadowNote{baseID: id, baseHash: sh.baseHash, Hash: sh.baseHash})
 		return
 	}
 	encoded := encodeJournal(journal)
-	if atomicfile.Write(sf.shadowJournalPath(), atomicfile.Options{Perm: 0o644}, atomicfile.Bytes(encoded)) != nil {
+	if atomicfile.Write(sf.ShadowJournalPath(), atomicfile.Options{Perm: 0o644}, atomicfile.Bytes(encoded)) != nil {
 		return
 	}
-	sf.writeNote(shadowNote{baseID: id, baseHash: sh.baseHash, journalHash: sha256Hex(encoded), hash: hash})
+	sf.writeNote(shadowNote{baseID: id, baseHash: sh.baseHash, JournalHash: Sha256Hex(encoded), Hash: hash})
 }
 
 // encodeJournal writes one entry a line, by id: "+" and the line, or "-"
@@ -173,7 +173,7 @@ func encodeJournal(journal map[string][]byte) []byte {
 	return b
 }
 
-func decodeJournal(data []byte) (map[string][]byte, bool) {
+func DecodeJournal(data []byte) (map[string][]byte, bool) {
 	out := map[string][]byte{}
 	for len(data) > 0 {
 		end := bytes.IndexByte(data, '\n')
@@ -199,8 +199,8 @@ func decodeJournal(data []byte) (map[string][]byte, bool) {
 }
 
 // shadowID is the base's identity: its stamp and the hash of its tail.
-func (sf shadowFiles) shadowID() (string, bool) {
-	f, err := os.Open(sf.shadowPath())
+func (sf ShadowFiles) shadowID() (string, bool) {
+	f, err := os.Open(sf.ShadowPath())
 	if err != nil {
 		return "", false
 	}
@@ -209,7 +209,7 @@ func (sf shadowFiles) shadowID() (string, bool) {
 	if err != nil || git.Stamp(fi) == "" {
 		return "", false // no stamp on this platform: always hashed
 	}
-	tail := make([]byte, min(fi.Size(), tailBytes))
+	tail := make([]byte, min(fi.Size(), TailBytes))
 	if _, err := f.ReadAt(tail, fi.Size()-int64(len(tail))); err != nil && !errors.Is(err, io.EOF) {
 		return "", false
 	}
@@ -217,7 +217,7 @@ func (sf shadowFiles) shadowID() (string, bool) {
 }
 
 // noted returns the note when it vouches for the base as it is now.
-func (sf shadowFiles) noted() (shadowNote, bool) {
+func (sf ShadowFiles) Noted() (shadowNote, bool) {
 	n, ok := sf.readNote()
 	if !ok {
 		return n, false
@@ -235,40 +235,40 @@ func (sf shadowFiles) noted() (shadowNote, bool) {
 // acolyte writes the shadow, by rename or past its end (appendShadow), so
 // the mapped bytes cannot change under their reader. The caller closes the
 // shadow when done with it.
-func (sf shadowFiles) readShadow(hash string) (sh shadow, ok bool) {
-	before, notedBefore := sf.noted()
-	base, release, err := mapfile.Map(sf.shadowPath())
+func (sf ShadowFiles) ReadShadow(hash string) (sh Shadow, ok bool) {
+	before, notedBefore := sf.Noted()
+	base, release, err := mapfile.Map(sf.ShadowPath())
 	if err != nil {
-		return shadow{}, false
+		return Shadow{}, false
 	}
 	defer func() {
 		if !ok {
 			release()
 		}
 	}()
-	if after, notedAfter := sf.noted(); notedBefore && notedAfter && after == before && before.hash == hash {
-		sh := shadow{base: base, baseHash: before.baseHash, release: release}
-		if before.journalHash == "" {
+	if after, notedAfter := sf.Noted(); notedBefore && notedAfter && after == before && before.Hash == hash {
+		sh := Shadow{Base: base, baseHash: before.baseHash, release: release}
+		if before.JournalHash == "" {
 			return sh, true
 		}
-		data, err := os.ReadFile(sf.shadowJournalPath())
-		if err == nil && sha256Hex(data) == before.journalHash {
-			sh.journal, notedAfter = decodeJournal(data)
+		data, err := os.ReadFile(sf.ShadowJournalPath())
+		if err == nil && Sha256Hex(data) == before.JournalHash {
+			sh.journal, notedAfter = DecodeJournal(data)
 			return sh, notedAfter
 		}
 	}
 	sum := sha256.Sum256(base)
 	if hex.EncodeToString(sum[:]) != hash {
-		return shadow{}, false
+		return Shadow{}, false
 	}
-	return shadow{base: base, baseHash: hash, release: release}, true
+	return Shadow{Base: base, baseHash: hash, release: release}, true
 }
 
 // changes folds the journal into the line diff from the base to a new
 // file (format.DiffLines): the lines that differ between the file the
 // shadow holds and the new one, the ids only the shadow holds, and the
 // journal from the base to the new file.
-func (sh shadow) changes(fromBase []format.LineChange, removedFromBase []string) (changes []format.LineChange, removed []string, journal map[string][]byte, ok bool) {
+func (sh Shadow) Changes(fromBase []format.LineChange, removedFromBase []string) (changes []format.LineChange, removed []string, journal map[string][]byte, ok bool) {
 	journal = make(map[string][]byte, len(fromBase)+len(removedFromBase))
 	for _, c := range fromBase {
 		id, ok := format.LineID(c.New)
@@ -300,7 +300,7 @@ func (sh shadow) changes(fromBase []format.LineChange, removedFromBase []string)
 	if len(back) == 0 {
 		return changes, removed, journal, true
 	}
-	lines, err := format.LinesByID(sh.base, back)
+	lines, err := format.LinesByID(sh.Base, back)
 	if err != nil {
 		return nil, nil, nil, false
 	}
@@ -323,17 +323,17 @@ func (sh shadow) changes(fromBase []format.LineChange, removedFromBase []string)
 // an import's do, instead of a rewrite of the whole base (22 MB at 100k
 // memories, a tenth of a forget's CPU). Otherwise, or with lines nil, or
 // past maxJournal, the base is rewritten from next.
-func (sf shadowFiles) followShadow(prev string, lines map[string][]byte, hash string, next [][]byte) {
-	n, noted := sf.noted()
-	if lines == nil || !noted || n.hash != prev {
-		sf.keepShadow(hash, next...)
+func (sf ShadowFiles) FollowShadow(prev string, lines map[string][]byte, hash string, next [][]byte) {
+	n, noted := sf.Noted()
+	if lines == nil || !noted || n.Hash != prev {
+		sf.KeepShadow(hash, next...)
 		return
 	}
-	sh := shadow{baseHash: n.baseHash, journal: map[string][]byte{}}
-	if n.journalHash != "" {
+	sh := Shadow{baseHash: n.baseHash, journal: map[string][]byte{}}
+	if n.JournalHash != "" {
 		var ok bool
 		if sh, ok = sf.readShadowJournal(n); !ok {
-			sf.keepShadow(hash, next...)
+			sf.KeepShadow(hash, next...)
 			return
 		}
 	}
@@ -342,7 +342,7 @@ func (sf shadowFiles) followShadow(prev string, lines map[string][]byte, hash st
 	// journal does not hold, which the base then has, becomes a "-".
 	added, err := sf.addedInJournal(sh, lines)
 	if err != nil {
-		sf.keepShadow(hash, next...)
+		sf.KeepShadow(hash, next...)
 		return
 	}
 	for id, line := range lines {
@@ -352,17 +352,17 @@ func (sf shadowFiles) followShadow(prev string, lines map[string][]byte, hash st
 			sh.journal[id] = line
 		}
 	}
-	if len(sh.journal) > maxJournal {
-		sf.keepShadow(hash, next...)
+	if len(sh.journal) > MaxJournal {
+		sf.KeepShadow(hash, next...)
 		return
 	}
-	sf.keepJournal(sh, sh.journal, hash, nil)
+	sf.KeepJournal(sh, sh.journal, hash, nil)
 }
 
 // addedInJournal returns which of the removed lines in lines the journal
 // holds and the base lacks, asking the base only when the journal holds
 // a line for one.
-func (sf shadowFiles) addedInJournal(sh shadow, lines map[string][]byte) (map[string]bool, error) {
+func (sf ShadowFiles) addedInJournal(sh Shadow, lines map[string][]byte) (map[string]bool, error) {
 	ask := map[string]bool{}
 	for id, line := range lines {
 		if line == nil && sh.journal[id] != nil {
@@ -372,7 +372,7 @@ func (sf shadowFiles) addedInJournal(sh shadow, lines map[string][]byte) (map[st
 	if len(ask) == 0 {
 		return nil, nil
 	}
-	base, release, err := mapfile.Map(sf.shadowPath())
+	base, release, err := mapfile.Map(sf.ShadowPath())
 	if err != nil {
 		return nil, err
 	}
@@ -394,21 +394,21 @@ func (sf shadowFiles) addedInJournal(sh shadow, lines map[string][]byte) (map[st
 // size bytes before it and the file of prev, now that of hash: into the
 // journal when there is one, else onto a base holding size bytes. A
 // shadow it cannot vouch for after is left without a note, to be hashed.
-func (sf shadowFiles) appendShadow(size int64, line []byte, prev, hash string) {
-	n, noted := sf.noted()
-	noted = noted && n.hash == prev
-	if noted && n.journalHash != "" {
+func (sf ShadowFiles) AppendShadow(size int64, line []byte, prev, hash string) {
+	n, noted := sf.Noted()
+	noted = noted && n.Hash == prev
+	if noted && n.JournalHash != "" {
 		sh, ok := sf.readShadowJournal(n)
 		id, idOK := format.LineID(line)
 		if ok && idOK {
 			sh.journal[id] = line
-			sf.keepJournal(sh, sh.journal, hash, nil)
+			sf.KeepJournal(sh, sh.journal, hash, nil)
 			return
 		}
 	}
-	path := sf.shadowPath()
-	os.Remove(sf.shadowNotePath())
-	os.Remove(sf.shadowJournalPath())
+	path := sf.ShadowPath()
+	os.Remove(sf.ShadowNotePath())
+	os.Remove(sf.ShadowJournalPath())
 	f, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
 		return
@@ -424,17 +424,17 @@ func (sf shadowFiles) appendShadow(size int64, line []byte, prev, hash string) {
 		os.Remove(path)
 		return
 	}
-	if id, ok := sf.shadowID(); ok && noted && n.journalHash == "" {
-		sf.writeNote(shadowNote{baseID: id, baseHash: hash, hash: hash})
+	if id, ok := sf.shadowID(); ok && noted && n.JournalHash == "" {
+		sf.writeNote(shadowNote{baseID: id, baseHash: hash, Hash: hash})
 	}
 }
 
 // readShadowJournal reads the journal the note n names, without the base.
-func (sf shadowFiles) readShadowJournal(n shadowNote) (shadow, bool) {
-	data, err := os.ReadFile(sf.shadowJournalPath())
-	if err != nil || sha256Hex(data) != n.journalHash {
-		return shadow{}, false
+func (sf ShadowFiles) readShadowJournal(n shadowNote) (Shadow, bool) {
+	data, err := os.ReadFile(sf.ShadowJournalPath())
+	if err != nil || Sha256Hex(data) != n.JournalHash {
+		return Shadow{}, false
 	}
-	journal, ok := decodeJournal(data)
-	return shadow{baseHash: n.baseHash, journal: journal}, ok
+	journal, ok := DecodeJournal(data)
+	return Shadow{baseHash: n.baseHash, journal: journal}, ok
 }
