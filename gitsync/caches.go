@@ -1,6 +1,9 @@
 package gitsync
 
-import "path/filepath"
+import (
+	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
+	"path/filepath"
+)
 
 // A checkout keeps caches so that a command can skip work: a hook that
 // finds nothing changed answers in milliseconds at 100k memories. Every
@@ -34,4 +37,4 @@ import "path/filepath"
 // rewrites the shard (shards_repair.go).
 
 // cacheDir is where a clone's on-disk caches live.
-func cacheDir(r *Repo) string { return filepath.Join(r.GitDir(), "acolyte") }
+func cacheDir(r *git.Repo) string { return filepath.Join(r.GitDir(), "acolyte") }

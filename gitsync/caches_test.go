@@ -18,10 +18,10 @@ import (
 // clone's on-disk caches and the import state the index keeps.
 func dropCaches(t *testing.T, w *Checkout) {
 	t.Helper()
-	if err := os.RemoveAll(cacheDir(w.Repo)); err != nil {
+	if err := os.RemoveAll(cacheDir(&w.Repo.Repo)); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.store.SetState(t.Context(), w.stateKey(), ""); err != nil {
+	if err := w.ws.store.SetState(t.Context(), w.ws.stateKey(), ""); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -155,7 +155,7 @@ func TestDroppingEveryCacheChangesNothing(t *testing.T) {
 					t.Fatalf("%s: without the caches\n%s\nwith them\n%s", st.name, got, want)
 				}
 			}
-			if _, err := os.Stat(filepath.Join(cacheDir(cached.Repo), "verified.json")); err != nil && c.n <= format.SplitAt {
+			if _, err := os.Stat(filepath.Join(cacheDir(&cached.Repo.Repo), "verified.json")); err != nil && c.n <= format.SplitAt {
 				t.Errorf("the clone that kept its caches has no pre-commit record, so the test did not exercise it: %v", err)
 			}
 		})

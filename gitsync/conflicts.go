@@ -14,6 +14,7 @@ import (
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -36,7 +37,7 @@ type conflictSides struct {
 // inProgress names the operation git is in the middle of, by the head
 // file it keeps in the git directory, and the commit that file names; ""
 // when there is none. It costs a read of each of the four.
-func (r *Repo) inProgress() (what, commit string) {
+func inProgress(r *git.Repo) (what, commit string) {
 	gitDir := r.GitDir()
 	for _, op := range []struct{ what, head string }{
 		{"revert", "REVERT_HEAD"}, {"cherry-pick", "CHERRY_PICK_HEAD"}, {"merge", "MERGE_HEAD"}, {"rebase", "REBASE_HEAD"},
@@ -53,8 +54,8 @@ func (r *Repo) inProgress() (what, commit string) {
 
 // sidesInProgress is the commits the operation git is in the middle of
 // merges; ok is false when there is none.
-func (r *Repo) sidesInProgress(ctx context.Context) (sides conflictSides, ok bool, err error) {
-	what, c := r.inProgress()
+func sidesInProgress(ctx context.Context, r *git.Repo) (sides conflictSides, ok bool, err error) {
+	what, c := inProgress(r)
 	switch what {
 	case "":
 		return sides, false, nil
@@ -73,7 +74,7 @@ func (r *Repo) sidesInProgress(ctx context.Context) (sides conflictSides, ok boo
 
 // unmergedMemories lists the files of project memory (the one file and the
 // shards) git left unmerged in the index.
-func (r *Repo) unmergedMemories(ctx context.Context) ([]string, error) {
+func unmergedMemories(ctx context.Context, r *git.Repo) ([]string, error) {
 	out, err := r.GitOutput(ctx, nil, "ls-files", "-u", "-z", "--", acolytedir.MemoriesRel, acolytedir.ShardsRel)
 	if err != nil {
 		return nil, err
@@ -89,7 +90,7 @@ func (r *Repo) unmergedMemories(ctx context.Context) ([]string, error) {
 
 // projectAt reads the project's memories as commit holds them, in either
 // layout, held to the limits a worktree's files are.
-func (r *Repo) projectAt(ctx context.Context, commit string) ([]memory.Memory, error) {
+func projectAt(ctx context.Context, r *git.Repo, commit string) ([]memory.Memory, error) {
 	out, err := r.GitOutput(ctx, nil, "ls-tree", "-r", "-z", "-l", commit, "--", acolytedir.MemoriesRel, acolytedir.ShardsRel)
 	if err != nil {
 		return nil, err
@@ -158,24 +159,24 @@ func (r *Repo) projectAt(ctx context.Context, commit string) ([]memory.Memory, e
 // staged with acolyte's .gitattributes and .gitignore, so that the
 // operation can go on (`git revert --continue`). It reports what it did,
 // or "" when nothing was unmerged; the caller holds the lock.
-func (w *Checkout) resolveConflicts(ctx context.Context) (string, error) {
-	if what, _ := w.Repo.inProgress(); what == "" {
+func (w *workspace) resolveConflicts(ctx context.Context) (string, error) {
+	if what, _ := inProgress(w.Repo); what == "" {
 		// git leaves a path unmerged only within an operation; a sync
 		// outside one pays four failed opens, not a git process.
 		return "", nil
 	}
-	unmerged, err := w.Repo.unmergedMemories(ctx)
+	unmerged, err := unmergedMemories(ctx, w.Repo)
 	if err != nil || len(unmerged) == 0 {
 		return "", err
 	}
-	sides, ok, err := w.Repo.sidesInProgress(ctx)
+	sides, ok, err := sidesInProgress(ctx, w.Repo)
 	if err != nil || !ok {
 		return "", err
 	}
 	var sets [3][]byte
 	known := make(map[string]bool)
 	for i, commit := range []string{sides.base, "HEAD", sides.theirs} {
-		mems, err := w.Repo.projectAt(ctx, commit)
+		mems, err := projectAt(ctx, w.Repo, commit)
 		if err != nil {
 			return "", fmt.Errorf("merging the project's memories for the %s: %w", sides.what, err)
 		}
@@ -239,12 +240,12 @@ func (w *Checkout) resolveConflicts(ctx context.Context) (string, error) {
 // not be what the operation makes of it, and what fixes it; "" otherwise.
 // Outside such an operation it costs a read of each of git's heads; in
 // one, a `git ls-files`.
-func (r *Repo) unmergedWarning(ctx context.Context) string {
-	what, _ := r.inProgress()
+func unmergedWarning(ctx context.Context, r *git.Repo) string {
+	what, _ := inProgress(r)
 	if what == "" {
 		return ""
 	}
-	unmerged, err := r.unmergedMemories(ctx)
+	unmerged, err := unmergedMemories(ctx, r)
 	if err != nil || len(unmerged) == 0 {
 		return ""
 	}

@@ -56,7 +56,7 @@ func (p *diffPlan) close() {
 // checkout's hook. A nil plan means the whole file must be imported; so
 // does a file whose content is what was last imported, which the caller
 // tells by the hash.
-func (one oneFile) planDiff(ctx context.Context, w *Checkout, data []byte, lastState string, ts acolytedir.Tombstones) (*diffPlan, error) {
+func (one oneFile) planDiff(ctx context.Context, w *workspace, data []byte, lastState string, ts acolytedir.Tombstones) (*diffPlan, error) {
 	lastHash, _, warnings := acolytedir.ParseImportState(lastState)
 	if len(warnings) > 0 || len(ts.Warnings) > 0 {
 		return nil, nil
@@ -83,7 +83,7 @@ func (one oneFile) planDiff(ctx context.Context, w *Checkout, data []byte, lastS
 
 // planChanges fills p with the lines that differ between the shadow and
 // data, decoded; false means they cannot be imported one by one.
-func (one oneFile) planChanges(w *Checkout, p *diffPlan, data []byte, ts acolytedir.Tombstones) bool {
+func (one oneFile) planChanges(w *workspace, p *diffPlan, data []byte, ts acolytedir.Tombstones) bool {
 	fromBase, removedFromBase, same, err := format.DiffLines(p.sh.Base, data, acolytedir.MaxJournal+maxDiffChanges)
 	if err != nil {
 		return false
@@ -128,7 +128,7 @@ func (one oneFile) planChanges(w *Checkout, p *diffPlan, data []byte, ts acolyte
 // data, whose content hash is hash. ok is false when the index did not
 // hold what the plan assumed, and nothing was written; the caller then
 // imports the whole file.
-func (one oneFile) applyDiff(ctx context.Context, w *Checkout, p *diffPlan, hash string, data []byte) (out Imported, ok bool, err error) {
+func (one oneFile) applyDiff(ctx context.Context, w *workspace, p *diffPlan, hash string, data []byte) (out Imported, ok bool, err error) {
 	defer p.close()
 	if len(p.removed) > 0 {
 		// A line a tombstone hid was never indexed: the whole import,
@@ -161,7 +161,7 @@ func (one oneFile) applyDiff(ctx context.Context, w *Checkout, p *diffPlan, hash
 // alone: a pending hand edit of a memory whose line did not change stays,
 // one of a removed memory goes, and the changed ones are judged as
 // recordHandEdits judges every memory.
-func (w *Checkout) recordHandEditsDiff(ctx context.Context, pending map[string]time.Time, changed []memory.Memory, removed, revised []string) error {
+func (w *workspace) recordHandEditsDiff(ctx context.Context, pending map[string]time.Time, changed []memory.Memory, removed, revised []string) error {
 	next := maps.Clone(pending)
 	if next == nil {
 		next = map[string]time.Time{}
@@ -196,7 +196,7 @@ func (w *Checkout) recordHandEditsDiff(ctx context.Context, pending map[string]t
 // putting and deleting the memories that differ, so that a sync changing
 // one rule in a large file touches one row instead of reading every row
 // as ReplaceScope does; otherwise, or past maxDiffChanges, by ReplaceScope.
-func (w *Checkout) indexChanges(ctx context.Context, exact bool, before, after []memory.Memory) (memory.ReplaceStats, error) {
+func (w *workspace) indexChanges(ctx context.Context, exact bool, before, after []memory.Memory) (memory.ReplaceStats, error) {
 	replace := func() (memory.ReplaceStats, error) {
 		return w.store.ReplaceScope(ctx, memory.ScopeProject, w.Repo.Root, after)
 	}
@@ -209,7 +209,7 @@ func (w *Checkout) indexChanges(ctx context.Context, exact bool, before, after [
 // indexDiff puts and deletes the memories that differ between before, what
 // the index holds, and after; past maxDiffChanges, or when a row to delete
 // is missing, it calls replace instead.
-func (w *Checkout) indexDiff(ctx context.Context, before, after []memory.Memory, replace func() (memory.ReplaceStats, error)) (memory.ReplaceStats, error) {
+func (w *workspace) indexDiff(ctx context.Context, before, after []memory.Memory, replace func() (memory.ReplaceStats, error)) (memory.ReplaceStats, error) {
 	old := make(map[string]memory.Memory, len(before))
 	for _, m := range before {
 		old[m.ID] = m

@@ -96,14 +96,14 @@ func (w *Checkout) importHook(ctx context.Context, tidy bool) (HookResult, error
 		// A shard the merge left damaged is repaired by that sync:
 		// said, as `acolyte sync` says it, where the hook's user sees it.
 		for _, r := range synced.Repaired {
-			w.warn([]string{r.String()})
+			w.ws.warn([]string{r.String()})
 		}
 		if err == nil {
 			imp = synced.Import
 		}
 	}
 	if err == nil {
-		if state, err := w.store.GetState(ctx, w.stateKey()); err == nil && state != "" {
+		if state, err := w.ws.store.GetState(ctx, w.ws.stateKey()); err == nil && state != "" {
 			w.copyImportState(state)
 		}
 	}
@@ -140,7 +140,7 @@ func (w *Checkout) preCommit(ctx context.Context) (HookResult, error) {
 
 // preCommit commits the one staged file: through the fast path that
 // splices the derived memories into a verified blob, else whole.
-func (one oneFile) preCommit(ctx context.Context, w *Checkout, ix *git.Index, d derive.Derivation, res HookResult) (HookResult, error) {
+func (one stagedOneFile) preCommit(ctx context.Context, w *Checkout, ix *git.Index, d derive.Derivation, res HookResult) (HookResult, error) {
 	if fast, ok, err := one.preCommitFast(ctx, w, ix, d, res); ok || err != nil {
 		return fast, err
 	}
@@ -150,7 +150,7 @@ func (one oneFile) preCommit(ctx context.Context, w *Checkout, ix *git.Index, d 
 // preCommitFull is preCommit over the whole staged file: decoded, refreshed,
 // encoded and scanned for secrets. The blob it leaves staged is recorded as
 // verified, for the next commit to start from (precommit.go).
-func (one oneFile) preCommitFull(ctx context.Context, w *Checkout, ix *git.Index, d derive.Derivation, res HookResult) (HookResult, error) {
+func (one stagedOneFile) preCommitFull(ctx context.Context, w *Checkout, ix *git.Index, d derive.Derivation, res HookResult) (HookResult, error) {
 	rel := acolytedir.MemoriesRel
 	var err error
 	var staged []byte
@@ -178,15 +178,15 @@ func (one oneFile) preCommitFull(ctx context.Context, w *Checkout, ix *git.Index
 	// time, so the two agree: one a command imported before this commit,
 	// and, while the staged file is not what was last imported, one the
 	// index still tells apart.
-	edits, err := w.handEditsToStamp(ctx, current, acolytedir.WithForgotten(acolytedir.Sha256Hex(staged), stagedForgotten))
+	edits, err := w.ws.handEditsToStamp(ctx, current, acolytedir.WithForgotten(acolytedir.Sha256Hex(staged), stagedForgotten))
 	if err != nil {
 		return res, err
 	}
-	now := w.clock()
+	now := w.ws.clock()
 	current = stampHandEdits(current, edits, now)
 	next := derive.Refresh(current, d.Memories)
 	if splitsOnCommit(next) {
-		return (shards{root: w.Repo.Root}).preCommit(ctx, w, ix, d, res)
+		return (stagedShards{shards{root: w.Repo.Root}}).preCommit(ctx, w, ix, d, res)
 	}
 	encoded := format.EncodeKeeping(next, decoded.InvalidLines)
 	lines := acolytedir.LineNumbers(encoded)
@@ -203,7 +203,7 @@ func (one oneFile) preCommitFull(ctx context.Context, w *Checkout, ix *git.Index
 	}
 	blob := ix.Entries[rel].Blob
 	if (len(staged) > 0 || len(next) > 0) && !bytes.Equal(staged, encoded) {
-		if blob, err = (oneFile{root: w.Repo.Root}).stage(ctx, w, encoded); err != nil {
+		if blob, err = (stagedOneFile{oneFile{root: w.Repo.Root}}).stage(ctx, w, encoded); err != nil {
 			return res, err
 		}
 		res.Changes, res.Staged = Diff(current, next), true
@@ -215,7 +215,7 @@ func (one oneFile) preCommitFull(ctx context.Context, w *Checkout, ix *git.Index
 		saveVerified(w, verifiedBlob{Memories: blob, Forgotten: ix.Entries[acolytedir.ForgottenRel].Blob, SHA256: acolytedir.Sha256Hex(encoded), Derived: derivedIDs(next)})
 	}
 	// The worktree may hold more (unstaged edits); it follows its own files.
-	synced, err := w.sync(ctx, edits, now)
+	synced, err := w.ws.sync(ctx, edits, now)
 	res.Import = synced.Import
 	res.Warnings = append(res.Warnings, synced.Refused...)
 	return res, err
@@ -234,3 +234,23 @@ func mergeLeftUntidy(root string) bool {
 	ts, err := acolytedir.ReadTombstones(root)
 	return err == nil && len(ts.Warnings) == 0 && !bytes.Equal(ts.Data, format.EncodeForgotten(ts.List))
 }
+
+// stagedLayout is the layout of the project staged in ix, which a
+// pre-commit hook commits.
+type stagedLayout interface {
+	preCommit(ctx context.Context, w *Checkout, ix *git.Index, d derive.Derivation, res HookResult) (HookResult, error)
+}
+
+// stagedLayoutOf returns the layout of the project staged in ix.
+func stagedLayoutOf(ix *git.Index) stagedLayout {
+	if stagedSplit(ix) {
+		return stagedShards{shards{root: ix.Repo.Root}}
+	}
+	return stagedOneFile{oneFile{root: ix.Repo.Root}}
+}
+
+// stagedOneFile and stagedShards are the layouts of a project as staged:
+// the pre-commit hook's work on each.
+type stagedOneFile struct{ oneFile }
+
+type stagedShards struct{ shards }

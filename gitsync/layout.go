@@ -2,14 +2,14 @@ package gitsync
 
 import (
 	"context"
-	"github.com/acolyte-dev/acolyte/gitsync/derive"
+
 	"os"
 	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 
 	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
-	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
+
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -47,20 +47,20 @@ type layout interface {
 
 	// refresh brings the index to the files unless the import state last
 	// still describes them.
-	refresh(ctx context.Context, w *Checkout, last string) (Imported, error)
+	refresh(ctx context.Context, w *workspace, last string) (Imported, error)
 	// holds reports whether the import state still describes the files,
 	// reading none of them; memories is the stat of the one file.
-	holds(w *Checkout, state string, memories os.FileInfo) bool
+	holds(w *workspace, state string, memories os.FileInfo) bool
 	// rewrite applies edit to every memory and rewrites the files and the
 	// index; the caller holds the lock.
-	rewrite(ctx context.Context, w *Checkout, edit func([]memory.Memory) ([]memory.Memory, error)) (memory.ReplaceStats, error)
+	rewrite(ctx context.Context, w *workspace, edit func([]memory.Memory) ([]memory.Memory, error)) (memory.ReplaceStats, error)
 
 	// add, remove and replace write one change in place, touching only
 	// the lines it changes. format.ErrNotPatchable sends the caller to
 	// rewrite, which is always correct.
-	add(ctx context.Context, w *Checkout, m memory.Memory) (memory.Added, error)
-	remove(ctx context.Context, w *Checkout, mems []memory.Memory, now time.Time) error
-	replace(ctx context.Context, w *Checkout, m memory.Memory) error
+	add(ctx context.Context, w *workspace, m memory.Memory) (memory.Added, error)
+	remove(ctx context.Context, w *workspace, mems []memory.Memory, now time.Time) error
+	replace(ctx context.Context, w *workspace, m memory.Memory) error
 }
 
 // layoutOf returns the layout of the project under root.
@@ -73,20 +73,6 @@ func layoutOf(root string) (layout, error) {
 		return shards{root: root}, nil
 	}
 	return oneFile{root: root}, nil
-}
-
-// stagedLayout is the layout of the project staged in ix, which a
-// pre-commit hook commits.
-type stagedLayout interface {
-	preCommit(ctx context.Context, w *Checkout, ix *git.Index, d derive.Derivation, res HookResult) (HookResult, error)
-}
-
-// stagedLayoutOf returns the layout of the project staged in ix.
-func stagedLayoutOf(ix *git.Index) stagedLayout {
-	if stagedSplit(ix) {
-		return shards{root: ix.Repo.Root}
-	}
-	return oneFile{root: ix.Repo.Root}
 }
 
 // oneFile is the layout of a project that keeps its memories in
@@ -102,7 +88,7 @@ type shards struct{ root string }
 // checkout's files in place (layout's add, remove and replace). A layout
 // that cannot be told gives format.ErrNotPatchable, sending the caller to
 // change, which says why.
-func (w *Checkout) addInPlace(ctx context.Context, m memory.Memory) (memory.Added, error) {
+func (w *workspace) addInPlace(ctx context.Context, m memory.Memory) (memory.Added, error) {
 	l, err := layoutOf(w.Repo.Root)
 	if err != nil {
 		return memory.Added{}, format.ErrNotPatchable
@@ -110,7 +96,7 @@ func (w *Checkout) addInPlace(ctx context.Context, m memory.Memory) (memory.Adde
 	return l.add(ctx, w, m)
 }
 
-func (w *Checkout) removeInPlace(ctx context.Context, mems []memory.Memory, now time.Time) error {
+func (w *workspace) removeInPlace(ctx context.Context, mems []memory.Memory, now time.Time) error {
 	l, err := layoutOf(w.Repo.Root)
 	if err != nil {
 		return format.ErrNotPatchable
@@ -118,7 +104,7 @@ func (w *Checkout) removeInPlace(ctx context.Context, mems []memory.Memory, now 
 	return l.remove(ctx, w, mems, now)
 }
 
-func (w *Checkout) replaceInPlace(ctx context.Context, m memory.Memory) error {
+func (w *workspace) replaceInPlace(ctx context.Context, m memory.Memory) error {
 	l, err := layoutOf(w.Repo.Root)
 	if err != nil {
 		return format.ErrNotPatchable
@@ -127,7 +113,7 @@ func (w *Checkout) replaceInPlace(ctx context.Context, m memory.Memory) error {
 }
 
 // replace rewrites m's line in the memories file.
-func (one oneFile) replace(ctx context.Context, w *Checkout, m memory.Memory) error {
+func (one oneFile) replace(ctx context.Context, w *workspace, m memory.Memory) error {
 	return one.patch(ctx, w, map[string][]byte{m.ID: format.Line(m)}, func(data []byte) ([][]byte, error) {
 		return format.ReplaceLine(data, m)
 	}, func() error {

@@ -78,11 +78,7 @@ func (r *Repo) InstallMergeDriver(ctx context.Context, command string) error {
 	if err := r.Git(ctx, "config", "merge."+MergeDriverName+".driver", command); err != nil {
 		return err
 	}
-	return acolytedir.EnsureLines(r.infoAttributes(), acolytedir.MergeAttribute, shardsMergeAttribute)
-}
-
-func (r *Repo) infoAttributes() string {
-	return filepath.Join(r.CommonDir(), "info", "attributes")
+	return acolytedir.EnsureLines(r.InfoAttributes(), acolytedir.MergeAttribute, shardsMergeAttribute)
 }
 
 // removeLine deletes one exact line from a file, if the file has it.
@@ -110,7 +106,7 @@ func removeLine(path, line string) error {
 // $GIT_DIR/info/attributes and its section out of git config.
 func (r *Repo) UninstallMergeDriver(ctx context.Context) error {
 	for _, line := range []string{acolytedir.MergeAttribute, shardsMergeAttribute} {
-		if err := removeLine(r.infoAttributes(), line); err != nil {
+		if err := removeLine(r.InfoAttributes(), line); err != nil {
 			return err
 		}
 	}
@@ -126,7 +122,7 @@ func (r *Repo) UninstallMergeDriver(ctx context.Context) error {
 // git's PATH, so it counts as missing: `hooks status` then sends the user
 // to `hooks install` to replace it.
 func (r *Repo) MergeDriverInstalled() bool {
-	attrs, _ := os.ReadFile(r.infoAttributes())
+	attrs, _ := os.ReadFile(r.InfoAttributes())
 	routed := slices.Contains(strings.Split(string(attrs), "\n"), acolytedir.MergeAttribute)
 	return routed && strings.Contains(r.MergeDriver(), unionFallback)
 }

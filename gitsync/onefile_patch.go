@@ -36,7 +36,7 @@ import (
 // fails, the recorded hash no longer matches and the next command
 // re-imports. lines are the lines the edit changes, by id: the new line,
 // or nil for a line it removes (see followShadow).
-func (one oneFile) patch(ctx context.Context, w *Checkout, lines map[string][]byte, edit func(data []byte) ([][]byte, error), index func() error) error {
+func (one oneFile) patch(ctx context.Context, w *workspace, lines map[string][]byte, edit func(data []byte) ([][]byte, error), index func() error) error {
 	unlock, last, err := one.lockForPatch(ctx, w)
 	if err != nil {
 		return err
@@ -77,7 +77,7 @@ func (one oneFile) patch(ctx context.Context, w *Checkout, lines map[string][]by
 // then has index bring the index to it and records the new file's hash,
 // fingerprint and shadow. lines are the lines that differ, by id, as patch
 // takes them; nil when the caller does not know them.
-func (one oneFile) writePatched(ctx context.Context, w *Checkout, last string, lines map[string][]byte, next [][]byte, index func() error) error {
+func (one oneFile) writePatched(ctx context.Context, w *workspace, last string, lines map[string][]byte, next [][]byte, index func() error) error {
 	// The new file's hash, which the import state records, needs only
 	// next: it is worked out while the file is written and indexed (at
 	// 100k memories a sixth of a forget's time, on the other core). It is
@@ -115,7 +115,7 @@ func (one oneFile) writePatched(ctx context.Context, w *Checkout, last string, l
 // an import that worked around a problem (a line it could not read, an id
 // on two lines) and left the index short of the file, which only the full
 // rewrite, keeping such lines, may touch.
-func (one oneFile) lockForPatch(ctx context.Context, w *Checkout) (unlock func(), state string, err error) {
+func (one oneFile) lockForPatch(ctx context.Context, w *workspace) (unlock func(), state string, err error) {
 	dir := filepath.Join(w.Repo.Root, format.Dir)
 	if _, err := os.Stat(dir); err != nil {
 		return nil, "", format.ErrNotPatchable
@@ -142,7 +142,7 @@ func (one oneFile) lockForPatch(ctx context.Context, w *Checkout) (unlock func()
 
 // fingerprinted reports whether the memories file is the one the import
 // state's fingerprint was taken of, checked by stat and tail alone.
-func (one oneFile) fingerprinted(w *Checkout, state string) bool {
+func (one oneFile) fingerprinted(w *workspace, state string) bool {
 	fp, ok := acolytedir.StateFingerprint(state)
 	if !ok {
 		return false
@@ -163,7 +163,7 @@ var errNotAppendable = errors.New("memory does not go at the end of the file")
 // A new memory's id is time-ordered, so it almost always belongs at the
 // end: then it is appended in place (appendPatched), costing its own line
 // whatever the size of the file, and otherwise spliced in.
-func (one oneFile) add(ctx context.Context, w *Checkout, m memory.Memory) (memory.Added, error) {
+func (one oneFile) add(ctx context.Context, w *workspace, m memory.Memory) (memory.Added, error) {
 	var out memory.Added
 	dedupe := func() (bool, error) {
 		have, found, err := w.store.FindContent(ctx, memory.ScopeProject, w.Repo.Root, m.Content)
@@ -200,7 +200,7 @@ func (one oneFile) add(ctx context.Context, w *Checkout, m memory.Memory) (memor
 // crash of the machine before the sync can leave a torn last line, which
 // the next command reads as an invalid line and reports with its fix, and
 // which is only ever the write that had not returned.
-func (one oneFile) appendPatched(ctx context.Context, w *Checkout, m memory.Memory, dedupe func() (bool, error), index func() error) error {
+func (one oneFile) appendPatched(ctx context.Context, w *workspace, m memory.Memory, dedupe func() (bool, error), index func() error) error {
 	unlock, last, err := one.lockForPatch(ctx, w)
 	if errors.Is(err, format.ErrNotPatchable) {
 		return errNotAppendable
@@ -269,7 +269,7 @@ func (one oneFile) appendPatched(ctx context.Context, w *Checkout, m memory.Memo
 
 // remove forgets project memories through the fast path: their
 // tombstones first, then their lines.
-func (one oneFile) remove(ctx context.Context, w *Checkout, mems []memory.Memory, now time.Time) error {
+func (one oneFile) remove(ctx context.Context, w *workspace, mems []memory.Memory, now time.Time) error {
 	gone := make(map[string]bool, len(mems))
 	lines := make(map[string][]byte, len(mems))
 	ids := make([]string, 0, len(mems))
@@ -293,7 +293,7 @@ func (one oneFile) remove(ctx context.Context, w *Checkout, mems []memory.Memory
 // addTombstones records in forgotten.jsonl that mems were forgotten at now.
 // The caller holds the .acolyte/ lock and writes the memories file after:
 // a crash between the two leaves the memories hidden, as the user asked.
-func (w *Checkout) addTombstones(mems []memory.Memory, now time.Time) error {
+func (w *workspace) addTombstones(mems []memory.Memory, now time.Time) error {
 	if err := EnsureAttributes(w.Repo.Root); err != nil {
 		return err
 	}

@@ -63,7 +63,7 @@ type verifiedBlob struct {
 }
 
 func verifiedPath(w *Checkout) string {
-	return filepath.Join(cacheDir(w.Repo), "verified.json")
+	return filepath.Join(cacheDir(&w.Repo.Repo), "verified.json")
 }
 
 // buildKey names the running acolyte binary by path, size and time: a
@@ -188,7 +188,7 @@ type stagedFile struct {
 // that pass verifyChanges. When the worktree file wt is the verified blob,
 // by content hash, its bytes are used instead of asking git for them. ok is
 // false when it cannot vouch.
-func (one oneFile) verifiedStaged(w *Checkout, ix *git.Index, v verifiedBlob, wt worktreeFile) (stagedFile, bool, error) {
+func (one stagedOneFile) verifiedStaged(w *Checkout, ix *git.Index, v verifiedBlob, wt worktreeFile) (stagedFile, bool, error) {
 	var s stagedFile
 	e, staged := ix.Entries[acolytedir.MemoriesRel]
 	if !staged || e.Mode != "100644" {
@@ -252,9 +252,9 @@ type worktreeFile struct {
 
 // vouchedWorktree reads the worktree's memories file and tombstones. ok is
 // false when the import state does not vouch for them.
-func (one oneFile) vouchedWorktree(ctx context.Context, w *Checkout) (worktreeFile, bool, error) {
+func (one stagedOneFile) vouchedWorktree(ctx context.Context, w *Checkout) (worktreeFile, bool, error) {
 	var wt worktreeFile
-	last, err := w.store.GetState(ctx, w.stateKey())
+	last, err := w.ws.store.GetState(ctx, w.ws.stateKey())
 	if err != nil {
 		return wt, false, err
 	}
@@ -290,7 +290,7 @@ func (wt *worktreeFile) diffFrom(staged []byte) bool {
 
 // vouched reports whether the memories file is the one the import state
 // was recorded for, by its settled stamp or the writer's fingerprint.
-func (one oneFile) vouched(w *Checkout, state string) bool {
+func (one stagedOneFile) vouched(w *Checkout, state string) bool {
 	_, lastStamp, _ := acolytedir.ParseImportState(state)
 	fi, err := os.Stat(format.MemoriesPath(w.Repo.Root))
 	if err != nil {
@@ -303,14 +303,14 @@ func (one oneFile) vouched(w *Checkout, state string) bool {
 	if lastStamp != "" && lastStamp == git.Stamp(fi)+acolytedir.ForgottenStamp(ffi, ferr) {
 		return true
 	}
-	return one.fingerprinted(w, state)
+	return one.fingerprinted(w.ws, state)
 }
 
 // stagedHandEdits is handEditsToStamp for the staged file, from the
 // worktree's diff: the index holds the worktree file, so a memory is told
 // apart from its indexed version only on a line where the two files differ.
-func (one oneFile) stagedHandEdits(ctx context.Context, w *Checkout, s stagedFile, wt worktreeFile) (map[string]time.Time, bool, error) {
-	pending, err := w.pendingHandEdits(ctx)
+func (one stagedOneFile) stagedHandEdits(ctx context.Context, w *Checkout, s stagedFile, wt worktreeFile) (map[string]time.Time, bool, error) {
+	pending, err := w.ws.pendingHandEdits(ctx)
 	if err != nil {
 		return nil, false, err
 	}
@@ -408,7 +408,7 @@ func (sp spliced) changedLines() map[string][]byte {
 // preCommitFast is preCommit from the verified blob: it costs the staged
 // change, not the file. ok is false when it did nothing and the caller
 // takes the full path.
-func (one oneFile) preCommitFast(ctx context.Context, w *Checkout, ix *git.Index, d derive.Derivation, res HookResult) (HookResult, bool, error) {
+func (one stagedOneFile) preCommitFast(ctx context.Context, w *Checkout, ix *git.Index, d derive.Derivation, res HookResult) (HookResult, bool, error) {
 	v, ok := loadVerified(w)
 	if !ok {
 		return res, false, nil
@@ -425,7 +425,7 @@ func (one oneFile) preCommitFast(ctx context.Context, w *Checkout, ix *git.Index
 	if err != nil || !ok {
 		return res, false, err
 	}
-	now := w.clock()
+	now := w.ws.clock()
 	sp, ok := spliceDerived(s.data, s.derived, d.Memories, edits, s.ts.List, now)
 	if !ok || acolytedir.WouldSplit(sp.parts...) {
 		return res, false, nil
@@ -443,7 +443,7 @@ func (one oneFile) preCommitFast(ctx context.Context, w *Checkout, ix *git.Index
 	}
 	synced, ok, err := one.syncFromStaged(ctx, w, s, wt, edits, now)
 	if err == nil && !ok {
-		synced, err = w.sync(ctx, edits, now)
+		synced, err = w.ws.sync(ctx, edits, now)
 	}
 	res.Import = synced.Import
 	res.Warnings = append(res.Warnings, synced.Refused...)
@@ -473,7 +473,7 @@ type stageResult struct {
 // stageAsync stages parts as the memories file, and the helper files
 // beside it that the index lacks, in a goroutine, and sends what it did.
 // The caller has written the helper files (EnsureAttributes).
-func (one oneFile) stageAsync(ctx context.Context, w *Checkout, ix *git.Index, parts [][]byte) <-chan stageResult {
+func (one stagedOneFile) stageAsync(ctx context.Context, w *Checkout, ix *git.Index, parts [][]byte) <-chan stageResult {
 	done := make(chan stageResult, 1)
 	go func() {
 		var st stageResult
@@ -491,7 +491,7 @@ func (one oneFile) stageAsync(ctx context.Context, w *Checkout, ix *git.Index, p
 
 // stage writes parts, in order, as the staged memories file and returns
 // its blob id.
-func (one oneFile) stage(ctx context.Context, w *Checkout, parts ...[]byte) (string, error) {
+func (one stagedOneFile) stage(ctx context.Context, w *Checkout, parts ...[]byte) (string, error) {
 	return w.stageFile(ctx, acolytedir.MemoriesRel, parts...)
 }
 
@@ -519,7 +519,7 @@ func (w *Checkout) stageFile(ctx context.Context, rel string, parts ...[]byte) (
 // its derived lines are spliced, and the file is patched in place with the
 // rows that changed. ok is false when it did nothing and the caller syncs
 // in full.
-func (one oneFile) syncFromStaged(ctx context.Context, w *Checkout, s stagedFile, wt worktreeFile, edits map[string]time.Time, now time.Time) (Synced, bool, error) {
+func (one stagedOneFile) syncFromStaged(ctx context.Context, w *Checkout, s stagedFile, wt worktreeFile, edits map[string]time.Time, now time.Time) (Synced, bool, error) {
 	// The lines both files share were checked against the staged
 	// tombstones only.
 	if !bytes.Equal(wt.ts.Data, s.ts.Data) {
@@ -554,7 +554,7 @@ func (one oneFile) syncFromStaged(ctx context.Context, w *Checkout, s stagedFile
 		return Synced{}, false, nil
 	}
 	if err == nil && len(edits) > 0 {
-		err = w.setPendingHandEdits(ctx, nil)
+		err = w.ws.setPendingHandEdits(ctx, nil)
 	}
 	return out, true, err
 }
@@ -564,8 +564,8 @@ func (one oneFile) syncFromStaged(ctx context.Context, w *Checkout, s stagedFile
 // read with it, whose index the caller's index func updates. Otherwise it
 // is format.ErrNotPatchable. lines are the lines that change, as patch
 // takes them.
-func (one oneFile) patchVouched(ctx context.Context, w *Checkout, last string, lines map[string][]byte, parts [][]byte, index func() error) error {
-	unlock, state, err := one.lockForPatch(ctx, w)
+func (one stagedOneFile) patchVouched(ctx context.Context, w *Checkout, last string, lines map[string][]byte, parts [][]byte, index func() error) error {
+	unlock, state, err := one.lockForPatch(ctx, w.ws)
 	if err != nil {
 		return err
 	}
@@ -573,12 +573,12 @@ func (one oneFile) patchVouched(ctx context.Context, w *Checkout, last string, l
 	if state != last || !one.vouched(w, state) {
 		return format.ErrNotPatchable
 	}
-	return one.writePatched(ctx, w, state, lines, parts, index)
+	return one.writePatched(ctx, w.ws, state, lines, parts, index)
 }
 
 // compactsToItself reports whether tidyTombstones would leave the
 // worktree's tombstones as they are; it asks the file only about their ids.
-func (one oneFile) compactsToItself(w *Checkout, wt worktreeFile, now time.Time) bool {
+func (one stagedOneFile) compactsToItself(w *Checkout, wt worktreeFile, now time.Time) bool {
 	if len(wt.ts.List) == 0 {
 		return true
 	}
@@ -602,16 +602,16 @@ func (one oneFile) compactsToItself(w *Checkout, wt worktreeFile, now time.Time)
 // changed; the stats count every other memory of the file as unchanged, as
 // a whole comparison would. When the index turns out not to hold those
 // rows, it takes the whole file.
-func (one oneFile) indexSpliced(ctx context.Context, w *Checkout, sp spliced, lines int, ts []format.Tombstone) (memory.ReplaceStats, error) {
+func (one stagedOneFile) indexSpliced(ctx context.Context, w *Checkout, sp spliced, lines int, ts []format.Tombstone) (memory.ReplaceStats, error) {
 	whole := false
-	st, err := w.indexDiff(ctx, sp.held, sp.next, func() (memory.ReplaceStats, error) {
+	st, err := w.ws.indexDiff(ctx, sp.held, sp.next, func() (memory.ReplaceStats, error) {
 		whole = true
 		d, err := format.DecodeAll(acolytedir.MemoriesRel, bytes.Join(sp.parts, nil))
 		if err != nil {
 			return memory.ReplaceStats{}, err
 		}
 		kept, _ := format.Forget(d.Memories, ts)
-		return w.store.ReplaceScope(ctx, memory.ScopeProject, w.Repo.Root, kept)
+		return w.ws.store.ReplaceScope(ctx, memory.ScopeProject, w.Repo.Root, kept)
 	})
 	if err == nil && !whole {
 		st.Unchanged += lines - len(sp.held)

@@ -33,7 +33,7 @@ import (
 const importStateCopy = "acolyte import-state 1"
 
 func importStateCopyPath(r *Repo) string {
-	return filepath.Join(cacheDir(r), "import-state")
+	return filepath.Join(cacheDir(&r.Repo), "import-state")
 }
 
 // IndexIdentity names the index database at path for the copy: its
@@ -68,7 +68,7 @@ func (w *Checkout) copyImportState(state string) {
 		os.Remove(path)
 		return
 	}
-	data := importStateCopy + "\n" + w.IndexID + "\n" + w.stateKey() + "\n" + state
+	data := importStateCopy + "\n" + w.IndexID + "\n" + w.ws.stateKey() + "\n" + state
 	if old, err := os.ReadFile(path); err == nil && string(old) == data {
 		return
 	}
@@ -86,7 +86,7 @@ func (w *Checkout) copyImportState(state string) {
 // then the answer is what RunHook's would be, an import skipped, with the
 // warnings the last import recorded. ok is false when the hook must run.
 func QuickHook(repo *Repo, indexID, name string, args []string) (imp Imported, ok bool) {
-	w := &Checkout{Repo: repo, IndexID: indexID}
+	w := &Checkout{Repo: repo, IndexID: indexID, ws: &workspace{Repo: &repo.Repo}}
 	switch {
 	case indexID == "":
 		return Imported{}, false
@@ -103,7 +103,7 @@ func QuickHook(repo *Repo, indexID, name string, args []string) (imp Imported, o
 		return Imported{}, false
 	}
 	f := strings.SplitN(string(data), "\n", 4)
-	if len(f) != 4 || f[0] != importStateCopy || f[1] != indexID || f[2] != w.stateKey() {
+	if len(f) != 4 || f[0] != importStateCopy || f[1] != indexID || f[2] != w.ws.stateKey() {
 		return Imported{}, false
 	}
 	state := f[3]
@@ -115,7 +115,7 @@ func QuickHook(repo *Repo, indexID, name string, args []string) (imp Imported, o
 	if err != nil {
 		return Imported{}, false
 	}
-	if l, err := layoutOf(repo.Root); err != nil || !l.holds(w, state, before) {
+	if l, err := layoutOf(repo.Root); err != nil || !l.holds(w.ws, state, before) {
 		return Imported{}, false
 	}
 	RemoveStaleTemps(repo.Root) // as derive.Refresh does on every command

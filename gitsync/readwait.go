@@ -40,7 +40,7 @@ func lockWait(ctx context.Context) (time.Duration, bool) {
 // another process keeps the locks longer than readImportWait, the command
 // goes on with the index as it stands, with a warning; every other failure
 // is returned.
-func (w *Checkout) refreshToRead(ctx context.Context) error {
+func (w *workspace) refreshToRead(ctx context.Context) error {
 	_, err := w.Refresh(withLockWait(ctx, readImportWait))
 	if err == nil || ctx.Err() != nil {
 		return err
@@ -63,7 +63,7 @@ const writeIndexWait = 2 * time.Second
 // the write is done, a warning says the index is behind, and indexWritten
 // returns false with a nil error. Any other failure is returned, saying
 // what was written.
-func (w *Checkout) indexWritten(ctx context.Context, path string, index func() error) (bool, error) {
+func (w *workspace) indexWritten(ctx context.Context, path string, index func() error) (bool, error) {
 	var err error
 	if ww, ok := w.store.(writableWaiter); ok {
 		err = ww.WaitWritable(ctx, writeIndexWait)

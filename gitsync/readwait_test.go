@@ -65,7 +65,7 @@ func TestALockedDatabaseNeitherFailsASavedWriteNorStallsASearch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	release := holdWriteLock(t, w.store.(*sqlite.Store).Path())
+	release := holdWriteLock(t, w.ws.store.(*sqlite.Store).Path())
 
 	start := time.Now()
 	second, err := w.Add(ctx, memory.Draft{Scope: memory.ScopeProject, Content: "the mailer batches emails every five minutes"})

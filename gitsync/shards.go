@@ -17,6 +17,7 @@ import (
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 
 	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
 	"github.com/acolyte-dev/acolyte/internal/atomicfile"
 	"github.com/acolyte-dev/acolyte/memory"
 	"path/filepath"
@@ -45,17 +46,17 @@ const shardsUnionAttribute = format.ShardsDir + "/*.jsonl merge=union"
 
 // routeShards gives the shards the merge driver in a repository whose
 // memories file has it, for a driver installed before the project split.
-func (r *Repo) routeShards() error {
-	attrs, err := os.ReadFile(r.infoAttributes())
+func routeShards(r *git.Repo) error {
+	attrs, err := os.ReadFile(r.InfoAttributes())
 	if err != nil || !slices.Contains(strings.Split(string(attrs), "\n"), acolytedir.MergeAttribute) {
 		return nil
 	}
-	return acolytedir.EnsureLines(r.infoAttributes(), shardsMergeAttribute)
+	return acolytedir.EnsureLines(r.InfoAttributes(), shardsMergeAttribute)
 }
 
 // rewrite is change for a split project: every file read and joined,
 // edited as one set, and only the files whose bytes differ written.
-func (s shards) rewrite(ctx context.Context, w *Checkout, edit func([]memory.Memory) ([]memory.Memory, error)) (memory.ReplaceStats, error) {
+func (s shards) rewrite(ctx context.Context, w *workspace, edit func([]memory.Memory) ([]memory.Memory, error)) (memory.ReplaceStats, error) {
 	p, err := acolytedir.ReadSplit(w.Repo.Root)
 	if err != nil {
 		return memory.ReplaceStats{}, err
@@ -85,7 +86,7 @@ func (s shards) rewrite(ctx context.Context, w *Checkout, edit func([]memory.Mem
 // that is not yet split comes here from change once it would hold more
 // than format.SplitAt memories, with p holding no file: every shard is
 // written, then the inbox is left as its header.
-func (s shards) editSplit(ctx context.Context, w *Checkout, p acolytedir.SplitProject, parts []format.Part, mems []memory.Memory, hash string, exact bool,
+func (s shards) editSplit(ctx context.Context, w *workspace, p acolytedir.SplitProject, parts []format.Part, mems []memory.Memory, hash string, exact bool,
 	edit func([]memory.Memory) ([]memory.Memory, error)) (memory.ReplaceStats, error) {
 	var stats memory.ReplaceStats
 	pending, err := w.handEditsToStamp(ctx, mems, hash)
@@ -109,8 +110,8 @@ func (s shards) editSplit(ctx context.Context, w *Checkout, p acolytedir.SplitPr
 
 // writeSplitIndexed writes next as a split project over p, brings the
 // index from indexed to it, and records the files in the import state.
-func (s shards) writeSplitIndexed(ctx context.Context, w *Checkout, p acolytedir.SplitProject, parts []format.Part, indexed, next []memory.Memory, exact bool, stats *memory.ReplaceStats) error {
-	if err := w.Repo.routeShards(); err != nil {
+func (s shards) writeSplitIndexed(ctx context.Context, w *workspace, p acolytedir.SplitProject, parts []format.Part, indexed, next []memory.Memory, exact bool, stats *memory.ReplaceStats) error {
+	if err := routeShards(w.Repo); err != nil {
 		return err
 	}
 	files, err := writeSplitFiles(w.Repo.Root, p, parts, next)
@@ -146,7 +147,7 @@ func (s shards) writeSplitIndexed(ctx context.Context, w *Checkout, p acolytedir
 
 // recordSplit records p, as now on disk, in the import state: its content
 // hash, the warnings its import gave, and each file's stamp and hash.
-func (s shards) recordSplit(ctx context.Context, w *Checkout, p *acolytedir.SplitProject, warnings []string) error {
+func (s shards) recordSplit(ctx context.Context, w *workspace, p *acolytedir.SplitProject, warnings []string) error {
 	files, err := acolytedir.RecordFiles(w.Repo.Root, p.Sums(), w.settle)
 	if err != nil {
 		return err
@@ -157,7 +158,7 @@ func (s shards) recordSplit(ctx context.Context, w *Checkout, p *acolytedir.Spli
 // importSplit makes the index equal to a split project, under the lock.
 // A project that cannot be read as a whole (conflict markers, a newer
 // format) leaves the last import searchable and says why.
-func (s shards) importSplit(ctx context.Context, w *Checkout) (Imported, error) {
+func (s shards) importSplit(ctx context.Context, w *workspace) (Imported, error) {
 	var out Imported
 	err := w.locked(ctx, func() error {
 		last, err := w.store.GetState(ctx, w.stateKey())
@@ -277,7 +278,7 @@ func readProject(root string) (projectRead, error) {
 // restampSplit records the stamps checkFiles found settled in files, under
 // the lock and only while the import state is still last, so that a
 // write since is never overwritten.
-func (s shards) restampSplit(ctx context.Context, w *Checkout, last string, files map[string]acolytedir.FileRecord) error {
+func (s shards) restampSplit(ctx context.Context, w *workspace, last string, files map[string]acolytedir.FileRecord) error {
 	return w.locked(ctx, func() error {
 		now, err := w.store.GetState(ctx, w.stateKey())
 		if err != nil || now != last {
@@ -312,7 +313,7 @@ func (s shards) attributes() (attrs, ignores []string) {
 
 // refresh imports the shards whose recorded stamps moved, unless the
 // import state last still describes every file.
-func (s shards) refresh(ctx context.Context, w *Checkout, last string) (Imported, error) {
+func (s shards) refresh(ctx context.Context, w *workspace, last string) (Imported, error) {
 	files, ok := acolytedir.StateFiles(last)
 	if !ok {
 		return s.importSplit(ctx, w)
@@ -332,7 +333,7 @@ func (s shards) refresh(ctx context.Context, w *Checkout, last string) (Imported
 
 // holds reports whether the import state still describes every file,
 // reading none of them: each recorded stamp is its file's.
-func (s shards) holds(w *Checkout, state string, _ os.FileInfo) bool {
+func (s shards) holds(w *workspace, state string, _ os.FileInfo) bool {
 	files, ok := acolytedir.StateFiles(state)
 	return ok && acolytedir.FilesHold(w.Repo.Root, files)
 }

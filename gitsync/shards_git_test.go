@@ -89,7 +89,7 @@ func TestPreCommitRefusesASecretInAStagedShard(t *testing.T) {
 		t.Fatal(err)
 	}
 	runGit(t, root, "commit", "-qm", "split")
-	if _, ok := (shards{root: w.Repo.Root}).loadVerifiedShards(w); !ok {
+	if _, ok := (stagedShards{shards{root: w.Repo.Root}}).loadVerifiedShards(w); !ok {
 		t.Fatal("no verified files after the first commit")
 	}
 	target := mems[11]
@@ -215,15 +215,15 @@ func TestPreCommitShardsStagesWhatTheFullPathStages(t *testing.T) {
 	clock := time.Date(2026, 2, 3, 4, 5, 6, 0, time.UTC)
 	twin := func() *Checkout {
 		w, _ := splitWorkspace(t, format.SplitAt+1)
-		w.settle = 0
-		w.now = func() time.Time { return clock }
+		w.ws.settle = 0
+		w.ws.now = func() time.Time { return clock }
 		gittest.WriteFiles(t, w.Repo.Root, map[string]string{"AGENTS.md": "- Run the tests with go test.\n- Wrap errors with %w.\n"})
 		runGit(t, w.Repo.Root, "add", "-A")
 		if res, err := w.RunHook(t.Context(), "pre-commit", nil); err != nil || !res.Staged {
 			t.Fatalf("first pre-commit: %+v, %v", res, err)
 		}
 		runGit(t, w.Repo.Root, "commit", "-qm", "rules")
-		if _, ok := (shards{root: w.Repo.Root}).loadVerifiedShards(w); !ok {
+		if _, ok := (stagedShards{shards{root: w.Repo.Root}}).loadVerifiedShards(w); !ok {
 			t.Fatal("the full path recorded no verified files")
 		}
 		return w
@@ -257,7 +257,7 @@ func TestPreCommitShardsStagesWhatTheFullPathStages(t *testing.T) {
 		{"a memory forgotten", func(w *Checkout) {
 			m := mems[100]
 			m.Scope, m.ScopeKey = memory.ScopeProject, w.Repo.Root
-			if err := (shards{w.Repo.Root}).remove(t.Context(), w, []memory.Memory{m}, clock); err != nil {
+			if err := (shards{w.Repo.Root}).remove(t.Context(), w.ws, []memory.Memory{m}, clock); err != nil {
 				t.Fatal(err)
 			}
 		}},
@@ -267,7 +267,7 @@ func TestPreCommitShardsStagesWhatTheFullPathStages(t *testing.T) {
 			step.change(w)
 			runGit(t, w.Repo.Root, "add", "-A")
 		}
-		os.Remove((shards{root: full.Repo.Root}).verifiedShardsPath(full))
+		os.Remove((stagedShards{shards{root: full.Repo.Root}}).verifiedShardsPath(full))
 		ix, err := git.ReadIndex(t.Context(), &fast.Repo.Repo)
 		if err != nil {
 			t.Fatal(err)
@@ -276,7 +276,7 @@ func TestPreCommitShardsStagesWhatTheFullPathStages(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, ok, err := (shards{root: fast.Repo.Root}).preCommitShards(t.Context(), fast, ix, d, HookResult{})
+		_, ok, err := (stagedShards{shards{root: fast.Repo.Root}}).preCommitShards(t.Context(), fast, ix, d, HookResult{})
 		ix.Close()
 		if err != nil || !ok {
 			t.Fatalf("%s: the fast path did not run: %v", step.name, err)
@@ -328,7 +328,7 @@ func TestSyncShardsRewritesOnlyTheRulesShards(t *testing.T) {
 	}
 	before := worktreeMemories(t, w.Repo.Root)
 	gittest.WriteFiles(t, w.Repo.Root, map[string]string{"AGENTS.md": "- Run the tests with go test -race.\n"})
-	out, ok, err := (shards{root: w.Repo.Root}).syncShards(ctx, w, nil)
+	out, ok, err := (shards{root: w.Repo.Root}).syncShards(ctx, w.ws, nil)
 	if err != nil || !ok {
 		t.Fatalf("syncShards did not run: %v", err)
 	}

@@ -23,14 +23,14 @@ import (
 // the decoder works around sends the import to the full path.
 
 // shardShadowDir is where a split project's shard shadows live.
-func (s shards) shardShadowDir(w *Checkout) string {
+func (s shards) shardShadowDir(w *workspace) string {
 	return filepath.Join(cacheDir(w.Repo), "imported")
 }
 
 // keepShardShadows copies files, the project's files as the index now
 // holds them, to their shadows; a shard that is gone loses its shadow.
 // Best effort: a cache, checked before use.
-func (s shards) keepShardShadows(w *Checkout, files []acolytedir.ProjectFile) {
+func (s shards) keepShardShadows(w *workspace, files []acolytedir.ProjectFile) {
 	dir := s.shardShadowDir(w)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return
@@ -55,7 +55,7 @@ func (s shards) keepShardShadows(w *Checkout, files []acolytedir.ProjectFile) {
 }
 
 // shardShadow is the shadow of the shard file rel when its hash is hash.
-func (s shards) shardShadow(w *Checkout, rel, hash string) ([]byte, bool) {
+func (s shards) shardShadow(w *workspace, rel, hash string) ([]byte, bool) {
 	shard, ok := format.ParseShardFile(rel)
 	if !ok {
 		return nil, false
@@ -71,7 +71,7 @@ func (s shards) shardShadow(w *Checkout, rel, hash string) ([]byte, bool) {
 // last, whose file table is files, and reports ok false, having changed
 // nothing, when the full import must run instead. The caller holds the
 // lock.
-func (s shards) importShards(ctx context.Context, w *Checkout, last string, files map[string]acolytedir.FileRecord) (out Imported, ok bool, err error) {
+func (s shards) importShards(ctx context.Context, w *workspace, last string, files map[string]acolytedir.FileRecord) (out Imported, ok bool, err error) {
 	if _, _, warnings := acolytedir.ParseImportState(last); len(warnings) > 0 {
 		return out, false, nil
 	}
@@ -139,7 +139,7 @@ func (s shards) importShards(ctx context.Context, w *Checkout, last string, file
 // content changed (data nil for one removed). ok is false when the full
 // import must run: the inbox or forgotten.jsonl changed (either may hide
 // or hold any shard's memories), or a file cannot be read.
-func (s shards) changedShards(w *Checkout, files map[string]acolytedir.FileRecord) (next map[string]acolytedir.FileRecord, changed []acolytedir.ProjectFile, ok bool) {
+func (s shards) changedShards(w *workspace, files map[string]acolytedir.FileRecord) (next map[string]acolytedir.FileRecord, changed []acolytedir.ProjectFile, ok bool) {
 	rels, err := acolytedir.ProjectFiles(w.Repo.Root)
 	if err != nil {
 		return nil, nil, false

@@ -37,7 +37,7 @@ func appendEdit(m memory.Memory) acolytedir.ShardEdit {
 // vouches for every file, then has index bring the index along and records
 // the new files. before runs under the lock ahead of any write (a forget
 // writes its tombstones there); it may return format.ErrNotPatchable.
-func (s shards) patchSplit(ctx context.Context, w *Checkout, edits map[string]acolytedir.ShardEdit, before func() error, index func() error) error {
+func (s shards) patchSplit(ctx context.Context, w *workspace, edits map[string]acolytedir.ShardEdit, before func() error, index func() error) error {
 	return s.patchShards(ctx, w, edits, nil, before, index)
 }
 
@@ -45,7 +45,7 @@ func (s shards) patchSplit(ctx context.Context, w *Checkout, edits map[string]ac
 // go after its shard's last line: the line is appended to the shard's
 // bytes without decoding them, and only when an id does not sort last is
 // the shard decoded and edited (with appendEdit) instead.
-func (s shards) patchShards(ctx context.Context, w *Checkout, edits map[string]acolytedir.ShardEdit, adds map[string]memory.Memory, before func() error, index func() error) error {
+func (s shards) patchShards(ctx context.Context, w *workspace, edits map[string]acolytedir.ShardEdit, adds map[string]memory.Memory, before func() error, index func() error) error {
 	dir := filepath.Join(w.Repo.Root, format.Dir)
 	if split, err := acolytedir.IsSplit(w.Repo.Root); err != nil || !split {
 		return format.ErrNotPatchable
@@ -147,7 +147,7 @@ func (s shards) patchShards(ctx context.Context, w *Checkout, edits map[string]a
 // add stores a prepared project memory in a split project's shard,
 // deduplicating against the index, which patchSplit guarantees holds the
 // project.
-func (s shards) add(ctx context.Context, w *Checkout, m memory.Memory) (memory.Added, error) {
+func (s shards) add(ctx context.Context, w *workspace, m memory.Memory) (memory.Added, error) {
 	out := memory.Added{Memory: m}
 	dedupe := func() error {
 		have, found, err := w.store.FindContent(ctx, memory.ScopeProject, w.Repo.Root, m.Content)
@@ -174,7 +174,7 @@ var errDuplicate = errors.New("the project already holds this memory")
 
 // remove forgets project memories of a split project: their
 // tombstones first, then their lines.
-func (s shards) remove(ctx context.Context, w *Checkout, mems []memory.Memory, now time.Time) error {
+func (s shards) remove(ctx context.Context, w *workspace, mems []memory.Memory, now time.Time) error {
 	gone := make(map[string]bool, len(mems))
 	ids := make([]string, 0, len(mems))
 	edits := make(map[string]acolytedir.ShardEdit)
@@ -192,7 +192,7 @@ func (s shards) remove(ctx context.Context, w *Checkout, mems []memory.Memory, n
 }
 
 // replace replaces the line of m in its shard of a split project.
-func (s shards) replace(ctx context.Context, w *Checkout, m memory.Memory) error {
+func (s shards) replace(ctx context.Context, w *workspace, m memory.Memory) error {
 	edit := func(mems []memory.Memory) ([]memory.Memory, error) {
 		i := slices.IndexFunc(mems, func(have memory.Memory) bool { return have.ID == m.ID })
 		if i < 0 {

@@ -56,7 +56,7 @@ func readStagedSplit(ix *git.Index) (acolytedir.SplitProject, error) {
 // file is decoded, the derived memories refreshed, every memory scanned for
 // secrets, and the files whose bytes change staged, the emptied shards
 // removed from the index.
-func (s shards) preCommit(ctx context.Context, w *Checkout, ix *git.Index, d derive.Derivation, res HookResult) (HookResult, error) {
+func (s stagedShards) preCommit(ctx context.Context, w *Checkout, ix *git.Index, d derive.Derivation, res HookResult) (HookResult, error) {
 	if fast, ok, err := s.preCommitShards(ctx, w, ix, d, res); ok || err != nil {
 		return fast, err
 	}
@@ -74,11 +74,11 @@ func (s shards) preCommit(ctx context.Context, w *Checkout, ix *git.Index, d der
 		return res, fmt.Errorf("the staged %w; fix it, git add it, and commit again", err)
 	}
 	current, _ := format.Forget(decoded.Memories, ts.List)
-	edits, err := w.handEditsToStamp(ctx, current, p.Hash())
+	edits, err := w.ws.handEditsToStamp(ctx, current, p.Hash())
 	if err != nil {
 		return res, err
 	}
-	now := w.clock()
+	now := w.ws.clock()
 	current = stampHandEdits(current, edits, now)
 	next := derive.Refresh(current, d.Memories)
 	files := acolytedir.EncodeSplit(next, parts)
@@ -132,7 +132,7 @@ func (s shards) preCommit(ctx context.Context, w *Checkout, ix *git.Index, d der
 		}
 	}
 	// The worktree may hold more (unstaged edits); it follows its own files.
-	synced, err := w.sync(ctx, edits, now)
+	synced, err := w.ws.sync(ctx, edits, now)
 	res.Import = synced.Import
 	res.Warnings = append(res.Warnings, synced.Refused...)
 	return res, err

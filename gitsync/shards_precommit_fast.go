@@ -44,11 +44,11 @@ type verifiedShards struct {
 	Build string              `json:"build"`
 }
 
-func (s shards) verifiedShardsPath(w *Checkout) string {
-	return filepath.Join(cacheDir(w.Repo), "verified-shards.json")
+func (s stagedShards) verifiedShardsPath(w *Checkout) string {
+	return filepath.Join(cacheDir(&w.Repo.Repo), "verified-shards.json")
 }
 
-func (s shards) loadVerifiedShards(w *Checkout) (verifiedShards, bool) {
+func (s stagedShards) loadVerifiedShards(w *Checkout) (verifiedShards, bool) {
 	var v verifiedShards
 	ok := readRecord(s.verifiedShardsPath(w), &v) && v.Files != nil
 	return v, ok && thisBuild(v.Build)
@@ -56,7 +56,7 @@ func (s shards) loadVerifiedShards(w *Checkout) (verifiedShards, bool) {
 
 // saveVerifiedShards records v, best effort: without it the next commit
 // takes the full path.
-func (s shards) saveVerifiedShards(w *Checkout, v verifiedShards) {
+func (s stagedShards) saveVerifiedShards(w *Checkout, v verifiedShards) {
 	if v.Build = buildKey(); v.Build != "" {
 		writeRecord(s.verifiedShardsPath(w), v)
 	}
@@ -90,12 +90,12 @@ type stagedShard struct {
 
 // preCommitShards is the fast path of shards.preCommit. ok is false when it
 // did nothing and the full path must run.
-func (s shards) preCommitShards(ctx context.Context, w *Checkout, ix *git.Index, d derive.Derivation, res HookResult) (HookResult, bool, error) {
+func (s stagedShards) preCommitShards(ctx context.Context, w *Checkout, ix *git.Index, d derive.Derivation, res HookResult) (HookResult, bool, error) {
 	v, ok := s.loadVerifiedShards(w)
 	if !ok {
 		return res, false, nil
 	}
-	if pending, err := w.pendingHandEdits(ctx); err != nil || len(pending) > 0 {
+	if pending, err := w.ws.pendingHandEdits(ctx); err != nil || len(pending) > 0 {
 		return res, false, err
 	}
 	staged := stagedShardFiles(ix)
@@ -135,7 +135,7 @@ func (s shards) preCommitShards(ctx context.Context, w *Checkout, ix *git.Index,
 	if err != nil {
 		return res, true, err
 	}
-	now := w.clock()
+	now := w.ws.clock()
 	current = stampHandEdits(current, edits, now)
 	next := derive.Refresh(current, d.Memories)
 	byShard := format.Shard(next)
@@ -184,7 +184,7 @@ func (s shards) preCommitShards(ctx context.Context, w *Checkout, ix *git.Index,
 		}
 	}
 	s.saveVerifiedShards(w, verifiedAfter(v, blobs, files, byShard, forgottenBlob))
-	synced, err := s.syncAfterCommit(ctx, w, edits, now)
+	synced, err := s.syncAfterCommit(ctx, w.ws, edits, now)
 	res.Import = synced.Import
 	res.Warnings = append(res.Warnings, synced.Refused...)
 	return res, true, err
@@ -194,7 +194,7 @@ func (s shards) preCommitShards(ctx context.Context, w *Checkout, ix *git.Index,
 // is staged) and the ids it covers that the one verified files were
 // checked against (verifiedBlob) did not. ok is false when either cannot
 // be read whole.
-func (s shards) stagedTombstones(w *Checkout, ix *git.Index, verifiedBlob, blob string) (ts acolytedir.Tombstones, newly []string, ok bool) {
+func (s stagedShards) stagedTombstones(w *Checkout, ix *git.Index, verifiedBlob, blob string) (ts acolytedir.Tombstones, newly []string, ok bool) {
 	read := func(blob string) (acolytedir.Tombstones, bool) {
 		if blob == "" {
 			return acolytedir.Tombstones{}, true
@@ -228,13 +228,13 @@ func (s shards) stagedTombstones(w *Checkout, ix *git.Index, verifiedBlob, blob 
 // freshHandEdits finds the hand edits among the memories of current whose
 // ids fresh names, those of staged files no hook verified: each is compared
 // with the index's row, as handEditsToStamp compares a whole file.
-func (s shards) freshHandEdits(ctx context.Context, w *Checkout, current []memory.Memory, fresh map[string]bool) (map[string]time.Time, error) {
+func (s stagedShards) freshHandEdits(ctx context.Context, w *Checkout, current []memory.Memory, fresh map[string]bool) (map[string]time.Time, error) {
 	var file, indexed []memory.Memory
 	for _, m := range current {
 		if !fresh[m.ID] {
 			continue
 		}
-		row, err := w.store.Get(ctx, w.vis, m.ID)
+		row, err := w.ws.store.Get(ctx, w.ws.vis, m.ID)
 		if err != nil {
 			continue // not in the index: nothing to tell it apart from
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -84,7 +85,7 @@ var ErrShardUnrecoverable = errors.New("a damaged shard could not be recovered")
 // repairShards repairs each shard of a split project that cannot be
 // decoded, under the lock the caller holds, and reports what it did. A
 // shard of a newer format is not damaged and is left alone.
-func (s shards) repairShards(ctx context.Context, w *Checkout) ([]ShardRepair, error) {
+func (s shards) repairShards(ctx context.Context, w *workspace) ([]ShardRepair, error) {
 	root := w.Repo.Root
 	if split, err := acolytedir.IsSplit(root); err != nil || !split {
 		return nil, err
@@ -114,7 +115,7 @@ func (s shards) repairShards(ctx context.Context, w *Checkout) ([]ShardRepair, e
 }
 
 // repairShard rebuilds the damaged shard f of p.
-func (s shards) repairShard(ctx context.Context, w *Checkout, p acolytedir.SplitProject, f acolytedir.ProjectFile, shard string) (ShardRepair, error) {
+func (s shards) repairShard(ctx context.Context, w *workspace, p acolytedir.SplitProject, f acolytedir.ProjectFile, shard string) (ShardRepair, error) {
 	path := format.Dir + "/" + f.Rel
 	rep := ShardRepair{File: path}
 	fromFile, unread := acolytedir.SalvageLines(f.Data)
@@ -180,7 +181,7 @@ func (s shards) repairShard(ctx context.Context, w *Checkout, p acolytedir.Split
 // shardAtHead is the memories of the shard at path as HEAD holds it, none
 // when HEAD has no such file, it is larger than a shard may be, or it
 // does not decode either.
-func shardAtHead(ctx context.Context, r *Repo, path string) []memory.Memory {
+func shardAtHead(ctx context.Context, r *git.Repo, path string) []memory.Memory {
 	size, err := r.GitOutput(ctx, nil, "cat-file", "-s", "HEAD:"+path)
 	if n, convErr := strconv.ParseInt(strings.TrimSpace(string(size)), 10, 64); err != nil || convErr != nil || n == 0 || n > format.MaxShardBytes {
 		return nil
@@ -198,7 +199,7 @@ func shardAtHead(ctx context.Context, r *Repo, path string) []memory.Memory {
 
 // keepDamaged copies a damaged shard's bytes under the git directory's
 // cache, never over an earlier copy, and returns where.
-func keepDamaged(w *Checkout, shard string, data []byte) (string, error) {
+func keepDamaged(w *workspace, shard string, data []byte) (string, error) {
 	dir := filepath.Join(cacheDir(w.Repo), "damaged")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("keeping the damaged shard %s: %w", shard, err)

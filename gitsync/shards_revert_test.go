@@ -130,7 +130,7 @@ func BenchmarkUnmergedWarning(b *testing.B) {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		if msg := r.unmergedWarning(b.Context()); msg != "" {
+		if msg := unmergedWarning(b.Context(), &r.Repo); msg != "" {
 			b.Fatal(msg)
 		}
 	}

@@ -16,7 +16,7 @@ import (
 // which has just staged the same derived memories: for a split project
 // whose index holds every file, it changes only the shards of the derived
 // memories that differ (syncShards); otherwise it is sync.
-func (s shards) syncAfterCommit(ctx context.Context, w *Checkout, pending map[string]time.Time, now time.Time) (Synced, error) {
+func (s shards) syncAfterCommit(ctx context.Context, w *workspace, pending map[string]time.Time, now time.Time) (Synced, error) {
 	if out, ok, err := s.syncShards(ctx, w, pending); ok || err != nil {
 		return out, err
 	}
@@ -31,7 +31,7 @@ func (s shards) syncAfterCommit(ctx context.Context, w *Checkout, pending map[st
 // the index does not vouch for (patchSplit). It neither compacts
 // forgotten.jsonl nor reports secrets already stored, which the full sync
 // and check do.
-func (s shards) syncShards(ctx context.Context, w *Checkout, pending map[string]time.Time) (Synced, bool, error) {
+func (s shards) syncShards(ctx context.Context, w *workspace, pending map[string]time.Time) (Synced, bool, error) {
 	if split, err := acolytedir.IsSplit(w.Repo.Root); err != nil || !split || len(pending) > 0 {
 		return Synced{}, false, err
 	}
@@ -116,7 +116,7 @@ func (s shards) syncShards(ctx context.Context, w *Checkout, pending map[string]
 // index holds, given the memories the worktree derives now: every rule and
 // seed, and any stored memory whose id a derived one takes. It reads them
 // by kind (memories_by_kind) and by id, not the whole project.
-func (s shards) derivedInIndex(ctx context.Context, w *Checkout, derived []memory.Memory) ([]memory.Memory, error) {
+func (s shards) derivedInIndex(ctx context.Context, w *workspace, derived []memory.Memory) ([]memory.Memory, error) {
 	var current []memory.Memory
 	for _, kind := range []memory.Kind{memory.KindRule, memory.KindSeed} {
 		mems, err := w.store.List(ctx, w.vis, memory.Filter{Scope: memory.ScopeProject, Kind: kind})

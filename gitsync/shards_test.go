@@ -341,12 +341,12 @@ func TestCheckNamesTheFileOfEachProblemInASplitProject(t *testing.T) {
 // the full path.
 func TestSplitWritesTakeTheFastPathOnlyWhileTheStateHolds(t *testing.T) {
 	w, mems := splitWorkspace(t, format.SplitAt+1)
-	w.settle = 0
+	w.ws.settle = 0
 	ctx := t.Context()
 	if _, err := w.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
-	m, err := w.store.Prepare(w.vis, memory.Draft{Scope: memory.ScopeProject, Kind: memory.KindStored, Content: "added by the fast path"})
+	m, err := w.ws.store.Prepare(w.ws.vis, memory.Draft{Scope: memory.ScopeProject, Kind: memory.KindStored, Content: "added by the fast path"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,7 +355,7 @@ func TestSplitWritesTakeTheFastPathOnlyWhileTheStateHolds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := (shards{w.Repo.Root}).add(ctx, w, m); err != nil {
+	if _, err := (shards{w.Repo.Root}).add(ctx, w.ws, m); err != nil {
 		t.Fatalf("add: %v", err)
 	}
 	// A new id sorts last in its shard: the line is appended in place.
@@ -365,10 +365,10 @@ func TestSplitWritesTakeTheFastPathOnlyWhileTheStateHolds(t *testing.T) {
 	edited := mems[20]
 	edited.Content, edited.UpdatedAt = "edited by the fast path", time.Now().UTC()
 	edited.Scope, edited.ScopeKey = memory.ScopeProject, w.Repo.Root
-	if err := (shards{w.Repo.Root}).replace(ctx, w, edited); err != nil {
+	if err := (shards{w.Repo.Root}).replace(ctx, w.ws, edited); err != nil {
 		t.Fatalf("edit: %v", err)
 	}
-	if err := (shards{w.Repo.Root}).remove(ctx, w, []memory.Memory{mems[30]}, time.Now()); err != nil {
+	if err := (shards{w.Repo.Root}).remove(ctx, w.ws, []memory.Memory{mems[30]}, time.Now()); err != nil {
 		t.Fatalf("forget: %v", err)
 	}
 	got := projectContents(t, w)
@@ -386,7 +386,7 @@ func TestSplitWritesTakeTheFastPathOnlyWhileTheStateHolds(t *testing.T) {
 	// for it, so a write to it takes the full path, which imports the
 	// change first; a write to another shard goes on, and leaves the
 	// changed shard's record as it was, for the next command to import.
-	m2, _ := w.store.Prepare(w.vis, memory.Draft{Scope: memory.ScopeProject, Kind: memory.KindStored, Content: "after a hand edit"})
+	m2, _ := w.ws.store.Prepare(w.ws.vis, memory.Draft{Scope: memory.ScopeProject, Kind: memory.KindStored, Content: "after a hand edit"})
 	shard := format.ShardOf(m2.ID)
 	i := slices.IndexFunc(mems, func(m memory.Memory) bool {
 		return format.ShardOf(m.ID) == shard && m.ID != edited.ID && m.ID != mems[30].ID
@@ -402,7 +402,7 @@ func TestSplitWritesTakeTheFastPathOnlyWhileTheStateHolds(t *testing.T) {
 		}
 	}
 	handEdit(mems[i], "changed by hand in the shard written to")
-	if _, err := (shards{w.Repo.Root}).add(ctx, w, m2); !errors.Is(err, format.ErrNotPatchable) {
+	if _, err := (shards{w.Repo.Root}).add(ctx, w.ws, m2); !errors.Is(err, format.ErrNotPatchable) {
 		t.Fatalf("the fast path wrote over a shard changed behind its back: %v", err)
 	}
 	if _, err := w.Add(ctx, memory.Draft{Scope: memory.ScopeProject, Kind: memory.KindStored, Content: "after a hand edit"}); err != nil {
@@ -413,11 +413,11 @@ func TestSplitWritesTakeTheFastPathOnlyWhileTheStateHolds(t *testing.T) {
 		t.Fatal("the full path lost the hand edit or the add")
 	}
 	handEdit(mems[j], "changed by hand in another shard")
-	m3, _ := w.store.Prepare(w.vis, memory.Draft{Scope: memory.ScopeProject, Kind: memory.KindStored, Content: "written beside a hand edit"})
+	m3, _ := w.ws.store.Prepare(w.ws.vis, memory.Draft{Scope: memory.ScopeProject, Kind: memory.KindStored, Content: "written beside a hand edit"})
 	if format.ShardOf(m3.ID) == format.ShardOf(mems[j].ID) {
 		t.Skip("the new memory fell in the hand-edited shard")
 	}
-	if _, err := (shards{w.Repo.Root}).add(ctx, w, m3); err != nil {
+	if _, err := (shards{w.Repo.Root}).add(ctx, w.ws, m3); err != nil {
 		t.Fatalf("a write to another shard than the one changed: %v", err)
 	}
 	if got := projectContents(t, w); !slices.Contains(got, "changed by hand in another shard") || !slices.Contains(got, m3.Content) {
@@ -430,7 +430,7 @@ func TestSplitWritesTakeTheFastPathOnlyWhileTheStateHolds(t *testing.T) {
 // index as such. Without a shadow it trusts, the import runs whole.
 func TestAShardChangedOutsideIsImportedAlone(t *testing.T) {
 	w, mems := splitWorkspace(t, format.SplitAt+1)
-	w.settle = 0
+	w.ws.settle = 0
 	ctx := t.Context()
 	if _, err := w.Refresh(ctx); err != nil {
 		t.Fatal(err)
@@ -460,7 +460,7 @@ func TestAShardChangedOutsideIsImportedAlone(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(w.Repo.Root, format.Dir, rel), format.Encode(next), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	last, err := w.store.GetState(ctx, w.stateKey())
+	last, err := w.ws.store.GetState(ctx, w.ws.stateKey())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -469,8 +469,8 @@ func TestAShardChangedOutsideIsImportedAlone(t *testing.T) {
 		t.Fatal("the import state of a split project has no file table")
 	}
 	var imp Imported
-	err = w.locked(ctx, func() (err error) {
-		imp, ok, err = (shards{root: w.Repo.Root}).importShards(ctx, w, last, files)
+	err = w.ws.locked(ctx, func() (err error) {
+		imp, ok, err = (shards{root: w.Repo.Root}).importShards(ctx, w.ws, last, files)
 		return err
 	})
 	if err != nil || !ok {
@@ -489,13 +489,13 @@ func TestAShardChangedOutsideIsImportedAlone(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(w.Repo.Root, format.Dir, rel), format.Encode(next), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(shards{root: w.Repo.Root}.shardShadowDir(w), shard+".jsonl"), []byte("tampered"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(shards{root: w.Repo.Root}.shardShadowDir(w.ws), shard+".jsonl"), []byte("tampered"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	last, _ = w.store.GetState(ctx, w.stateKey())
+	last, _ = w.ws.store.GetState(ctx, w.ws.stateKey())
 	files, _ = acolytedir.StateFiles(last)
-	err = w.locked(ctx, func() (err error) {
-		_, ok, err = (shards{root: w.Repo.Root}).importShards(ctx, w, last, files)
+	err = w.ws.locked(ctx, func() (err error) {
+		_, ok, err = (shards{root: w.Repo.Root}).importShards(ctx, w.ws, last, files)
 		return err
 	})
 	if err != nil || ok {

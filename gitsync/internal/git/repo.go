@@ -220,3 +220,9 @@ func (r *Repo) Rel(p string) string {
 	}
 	return p
 }
+
+// InfoAttributes is the repository's own attributes file, which no commit
+// carries: $GIT_COMMON_DIR/info/attributes.
+func (r *Repo) InfoAttributes() string {
+	return filepath.Join(r.CommonDir(), "info", "attributes")
+}
