@@ -19,12 +19,12 @@ func (w *Checkout) Edit(ctx context.Context, id string, r memory.Revision) (memo
 	if _, err := w.Refresh(ctx); err != nil {
 		return memory.Memory{}, err
 	}
-	m, err := w.ws.store.Get(ctx, w.ws.vis, id)
+	m, err := w.ws.Store.Get(ctx, w.ws.Vis, id)
 	if err != nil {
 		return memory.Memory{}, err
 	}
 	if m.Scope != memory.ScopeProject {
-		return memory.Scoped{Store: w.ws.store, Visibility: w.ws.vis, Guard: RefuseSecret}.Edit(ctx, id, r)
+		return memory.Scoped{Store: w.ws.Store, Visibility: w.ws.Vis, Guard: RefuseSecret}.Edit(ctx, id, r)
 	}
 	if derive.IsDerived(m) {
 		return memory.Memory{}, fmt.Errorf("%w: %s is derived from %s; edit that file and run `acolyte sync`", ErrDerivedKind, id, m.Source)
@@ -32,7 +32,7 @@ func (w *Checkout) Edit(ctx context.Context, id string, r memory.Revision) (memo
 	if err := RefuseSecret(r.Revised(m)); err != nil {
 		return memory.Memory{}, err
 	}
-	if m, err = w.ws.store.Revise(m, r); err != nil {
+	if m, err = w.ws.Store.Revise(m, r); err != nil {
 		return memory.Memory{}, err
 	}
 	m.Commit = w.Repo.Head()
@@ -40,10 +40,10 @@ func (w *Checkout) Edit(ctx context.Context, id string, r memory.Revision) (memo
 	if err := RefuseSecret(m); err != nil {
 		return memory.Memory{}, err
 	}
-	if err = w.ws.replaceInPlace(ctx, m); !errors.Is(err, format.ErrNotPatchable) {
+	if err = w.ws.ReplaceInPlace(ctx, m); !errors.Is(err, format.ErrNotPatchable) {
 		return m, err
 	}
-	_, err = w.ws.change(ctx, func(mems []memory.Memory) ([]memory.Memory, error) {
+	_, err = w.ws.Change(ctx, func(mems []memory.Memory) ([]memory.Memory, error) {
 		for i := range mems {
 			if mems[i].ID == id {
 				mems[i] = m

@@ -37,7 +37,7 @@ func inode(t *testing.T, path string) uint64 {
 // recordedHash is the memories file's hash in the import state.
 func recordedHash(t *testing.T, w *Checkout) string {
 	t.Helper()
-	state, err := w.ws.store.GetState(t.Context(), w.ws.stateKey())
+	state, err := w.ws.Store.GetState(t.Context(), w.ws.StateKey())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestAddOutOfOrderIsSpliced(t *testing.T) {
 	}
 	early := stored(memory.NewID(time.Now().Add(-time.Hour)), "the cache is per request", t0)
 	early.ScopeKey = w.Repo.Root
-	if _, err := w.ws.addInPlace(ctx, early); err != nil {
+	if _, err := w.ws.AddInPlace(ctx, early); err != nil {
 		t.Fatal(err)
 	}
 	assertFileMatchesIndex(t, w, "the parser is hand written", "the cache is per request")

@@ -13,6 +13,7 @@ import (
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/project"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -96,14 +97,14 @@ func (w *Checkout) importHook(ctx context.Context, tidy bool) (HookResult, error
 		// A shard the merge left damaged is repaired by that sync:
 		// said, as `acolyte sync` says it, where the hook's user sees it.
 		for _, r := range synced.Repaired {
-			w.ws.warn([]string{r.String()})
+			w.ws.Tell([]string{r.String()})
 		}
 		if err == nil {
 			imp = synced.Import
 		}
 	}
 	if err == nil {
-		if state, err := w.ws.store.GetState(ctx, w.ws.stateKey()); err == nil && state != "" {
+		if state, err := w.ws.Store.GetState(ctx, w.ws.StateKey()); err == nil && state != "" {
 			w.copyImportState(state)
 		}
 	}
@@ -178,15 +179,15 @@ func (one stagedOneFile) preCommitFull(ctx context.Context, w *Checkout, ix *git
 	// time, so the two agree: one a command imported before this commit,
 	// and, while the staged file is not what was last imported, one the
 	// index still tells apart.
-	edits, err := w.ws.handEditsToStamp(ctx, current, acolytedir.WithForgotten(acolytedir.Sha256Hex(staged), stagedForgotten))
+	edits, err := w.ws.HandEditsToStamp(ctx, current, acolytedir.WithForgotten(acolytedir.Sha256Hex(staged), stagedForgotten))
 	if err != nil {
 		return res, err
 	}
-	now := w.ws.clock()
-	current = stampHandEdits(current, edits, now)
+	now := w.ws.Clock()
+	current = project.StampHandEdits(current, edits, now)
 	next := derive.Refresh(current, d.Memories)
 	if splitsOnCommit(next) {
-		return (stagedShards{shards{root: w.Repo.Root}}).preCommit(ctx, w, ix, d, res)
+		return (stagedShards{project.Shards{Root: w.Repo.Root}}).preCommit(ctx, w, ix, d, res)
 	}
 	encoded := format.EncodeKeeping(next, decoded.InvalidLines)
 	lines := acolytedir.LineNumbers(encoded)
@@ -203,7 +204,7 @@ func (one stagedOneFile) preCommitFull(ctx context.Context, w *Checkout, ix *git
 	}
 	blob := ix.Entries[rel].Blob
 	if (len(staged) > 0 || len(next) > 0) && !bytes.Equal(staged, encoded) {
-		if blob, err = (stagedOneFile{oneFile{root: w.Repo.Root}}).stage(ctx, w, encoded); err != nil {
+		if blob, err = (stagedOneFile{project.OneFile{Root: w.Repo.Root}}).stage(ctx, w, encoded); err != nil {
 			return res, err
 		}
 		res.Changes, res.Staged = Diff(current, next), true
@@ -215,7 +216,7 @@ func (one stagedOneFile) preCommitFull(ctx context.Context, w *Checkout, ix *git
 		saveVerified(w, verifiedBlob{Memories: blob, Forgotten: ix.Entries[acolytedir.ForgottenRel].Blob, SHA256: acolytedir.Sha256Hex(encoded), Derived: derivedIDs(next)})
 	}
 	// The worktree may hold more (unstaged edits); it follows its own files.
-	synced, err := w.ws.sync(ctx, edits, now)
+	synced, err := w.ws.Sync(ctx, edits, now)
 	res.Import = synced.Import
 	res.Warnings = append(res.Warnings, synced.Refused...)
 	return res, err
@@ -228,7 +229,7 @@ func (one stagedOneFile) preCommitFull(ctx context.Context, w *Checkout, ix *git
 // canonical form (tombstones merge by union). Unreadable files are left
 // to check and sync to name.
 func mergeLeftUntidy(root string) bool {
-	if l, err := layoutOf(root); err == nil && l.mergeLeftUntidy() {
+	if l, err := project.LayoutOf(root); err == nil && l.MergeLeftUntidy() {
 		return true
 	}
 	ts, err := acolytedir.ReadTombstones(root)
@@ -244,13 +245,13 @@ type stagedLayout interface {
 // stagedLayoutOf returns the layout of the project staged in ix.
 func stagedLayoutOf(ix *git.Index) stagedLayout {
 	if stagedSplit(ix) {
-		return stagedShards{shards{root: ix.Repo.Root}}
+		return stagedShards{project.Shards{Root: ix.Repo.Root}}
 	}
-	return stagedOneFile{oneFile{root: ix.Repo.Root}}
+	return stagedOneFile{project.OneFile{Root: ix.Repo.Root}}
 }
 
 // stagedOneFile and stagedShards are the layouts of a project as staged:
 // the pre-commit hook's work on each.
-type stagedOneFile struct{ oneFile }
+type stagedOneFile struct{ project.OneFile }
 
-type stagedShards struct{ shards }
+type stagedShards struct{ project.Shards }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+
 	"github.com/acolyte-dev/acolyte/internal/subpath"
 	"github.com/acolyte-dev/acolyte/memory"
 )

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+
 	"github.com/acolyte-dev/acolyte/internal/gittest"
 	"github.com/acolyte-dev/acolyte/memory"
 )

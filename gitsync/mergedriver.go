@@ -12,6 +12,7 @@ import (
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/project"
 )
 
 // MergeDriverCommand is the merge.acolyte.driver git runs for the memories
@@ -78,7 +79,7 @@ func (r *Repo) InstallMergeDriver(ctx context.Context, command string) error {
 	if err := r.Git(ctx, "config", "merge."+MergeDriverName+".driver", command); err != nil {
 		return err
 	}
-	return acolytedir.EnsureLines(r.InfoAttributes(), acolytedir.MergeAttribute, shardsMergeAttribute)
+	return acolytedir.EnsureLines(r.InfoAttributes(), acolytedir.MergeAttribute, project.ShardsMergeAttribute)
 }
 
 // removeLine deletes one exact line from a file, if the file has it.
@@ -105,7 +106,7 @@ func removeLine(path, line string) error {
 // UninstallMergeDriver takes the merge driver's lines out of
 // $GIT_DIR/info/attributes and its section out of git config.
 func (r *Repo) UninstallMergeDriver(ctx context.Context) error {
-	for _, line := range []string{acolytedir.MergeAttribute, shardsMergeAttribute} {
+	for _, line := range []string{acolytedir.MergeAttribute, project.ShardsMergeAttribute} {
 		if err := removeLine(r.InfoAttributes(), line); err != nil {
 			return err
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/project"
 	"github.com/acolyte-dev/acolyte/internal/atomicfile"
 	"github.com/acolyte-dev/acolyte/memory"
 )
@@ -63,7 +64,7 @@ type verifiedBlob struct {
 }
 
 func verifiedPath(w *Checkout) string {
-	return filepath.Join(cacheDir(&w.Repo.Repo), "verified.json")
+	return filepath.Join(project.CacheDir(&w.Repo.Repo), "verified.json")
 }
 
 // buildKey names the running acolyte binary by path, size and time: a
@@ -254,7 +255,7 @@ type worktreeFile struct {
 // false when the import state does not vouch for them.
 func (one stagedOneFile) vouchedWorktree(ctx context.Context, w *Checkout) (worktreeFile, bool, error) {
 	var wt worktreeFile
-	last, err := w.ws.store.GetState(ctx, w.ws.stateKey())
+	last, err := w.ws.Store.GetState(ctx, w.ws.StateKey())
 	if err != nil {
 		return wt, false, err
 	}
@@ -303,14 +304,14 @@ func (one stagedOneFile) vouched(w *Checkout, state string) bool {
 	if lastStamp != "" && lastStamp == git.Stamp(fi)+acolytedir.ForgottenStamp(ffi, ferr) {
 		return true
 	}
-	return one.fingerprinted(w.ws, state)
+	return one.Fingerprinted(w.ws, state)
 }
 
 // stagedHandEdits is handEditsToStamp for the staged file, from the
 // worktree's diff: the index holds the worktree file, so a memory is told
 // apart from its indexed version only on a line where the two files differ.
 func (one stagedOneFile) stagedHandEdits(ctx context.Context, w *Checkout, s stagedFile, wt worktreeFile) (map[string]time.Time, bool, error) {
-	pending, err := w.ws.pendingHandEdits(ctx)
+	pending, err := w.ws.PendingHandEdits(ctx)
 	if err != nil {
 		return nil, false, err
 	}
@@ -331,7 +332,7 @@ func (one stagedOneFile) stagedHandEdits(ctx context.Context, w *Checkout, s sta
 			indexed = append(indexed, wm)
 		}
 	}
-	found := handEdits(file, indexed)
+	found := project.HandEdits(file, indexed)
 	if pending == nil {
 		return found, true, nil
 	}
@@ -372,7 +373,7 @@ func spliceDerived(data []byte, derivedInFile map[string]bool, derived []memory.
 		}
 		out.held = append(out.held, m)
 	}
-	out.current = stampHandEdits(slices.Clone(out.held), edits, now)
+	out.current = project.StampHandEdits(slices.Clone(out.held), edits, now)
 	out.next = derive.Refresh(slices.Clone(out.current), derived)
 	remove := make(map[string]bool, len(out.held))
 	for _, m := range out.held {
@@ -425,7 +426,7 @@ func (one stagedOneFile) preCommitFast(ctx context.Context, w *Checkout, ix *git
 	if err != nil || !ok {
 		return res, false, err
 	}
-	now := w.ws.clock()
+	now := w.ws.Clock()
 	sp, ok := spliceDerived(s.data, s.derived, d.Memories, edits, s.ts.List, now)
 	if !ok || acolytedir.WouldSplit(sp.parts...) {
 		return res, false, nil
@@ -443,7 +444,7 @@ func (one stagedOneFile) preCommitFast(ctx context.Context, w *Checkout, ix *git
 	}
 	synced, ok, err := one.syncFromStaged(ctx, w, s, wt, edits, now)
 	if err == nil && !ok {
-		synced, err = w.ws.sync(ctx, edits, now)
+		synced, err = w.ws.Sync(ctx, edits, now)
 	}
 	res.Import = synced.Import
 	res.Warnings = append(res.Warnings, synced.Refused...)
@@ -535,7 +536,7 @@ func (one stagedOneFile) syncFromStaged(ctx context.Context, w *Checkout, s stag
 	}
 	out := Synced{Warnings: dw.Skipped, Refused: dw.Refused}
 	sp, ok := spliceDerived(wt.data, derived, dw.Memories, edits, wt.ts.List, now)
-	if !ok || len(Diff(sp.held, sp.next)) > maxDiffChanges {
+	if !ok || len(Diff(sp.held, sp.next)) > project.MaxDiffChanges {
 		return Synced{}, false, nil
 	}
 	if partsEqual(sp.parts, wt.data) {
@@ -554,7 +555,7 @@ func (one stagedOneFile) syncFromStaged(ctx context.Context, w *Checkout, s stag
 		return Synced{}, false, nil
 	}
 	if err == nil && len(edits) > 0 {
-		err = w.ws.setPendingHandEdits(ctx, nil)
+		err = w.ws.SetPendingHandEdits(ctx, nil)
 	}
 	return out, true, err
 }
@@ -565,7 +566,7 @@ func (one stagedOneFile) syncFromStaged(ctx context.Context, w *Checkout, s stag
 // is format.ErrNotPatchable. lines are the lines that change, as patch
 // takes them.
 func (one stagedOneFile) patchVouched(ctx context.Context, w *Checkout, last string, lines map[string][]byte, parts [][]byte, index func() error) error {
-	unlock, state, err := one.lockForPatch(ctx, w.ws)
+	unlock, state, err := one.LockForPatch(ctx, w.ws)
 	if err != nil {
 		return err
 	}
@@ -573,7 +574,7 @@ func (one stagedOneFile) patchVouched(ctx context.Context, w *Checkout, last str
 	if state != last || !one.vouched(w, state) {
 		return format.ErrNotPatchable
 	}
-	return one.writePatched(ctx, w.ws, state, lines, parts, index)
+	return one.WritePatched(ctx, w.ws, state, lines, parts, index)
 }
 
 // compactsToItself reports whether tidyTombstones would leave the
@@ -604,14 +605,14 @@ func (one stagedOneFile) compactsToItself(w *Checkout, wt worktreeFile, now time
 // rows, it takes the whole file.
 func (one stagedOneFile) indexSpliced(ctx context.Context, w *Checkout, sp spliced, lines int, ts []format.Tombstone) (memory.ReplaceStats, error) {
 	whole := false
-	st, err := w.ws.indexDiff(ctx, sp.held, sp.next, func() (memory.ReplaceStats, error) {
+	st, err := w.ws.IndexDiff(ctx, sp.held, sp.next, func() (memory.ReplaceStats, error) {
 		whole = true
 		d, err := format.DecodeAll(acolytedir.MemoriesRel, bytes.Join(sp.parts, nil))
 		if err != nil {
 			return memory.ReplaceStats{}, err
 		}
 		kept, _ := format.Forget(d.Memories, ts)
-		return w.ws.store.ReplaceScope(ctx, memory.ScopeProject, w.Repo.Root, kept)
+		return w.ws.Store.ReplaceScope(ctx, memory.ScopeProject, w.Repo.Root, kept)
 	})
 	if err == nil && !whole {
 		st.Unchanged += lines - len(sp.held)

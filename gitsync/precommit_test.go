@@ -17,6 +17,7 @@ import (
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/project"
 	"github.com/acolyte-dev/acolyte/internal/gittest"
 	"github.com/acolyte-dev/acolyte/internal/secrets/secretstest"
 	"github.com/acolyte-dev/acolyte/memory"
@@ -29,9 +30,9 @@ import (
 func precommitRepo(t *testing.T) *Checkout {
 	t.Helper()
 	w := workspaceIn(t)
-	w.ws.settle = 0
+	w.ws.Settle = 0
 	clock := time.Date(2026, 2, 3, 4, 5, 6, 0, time.UTC)
-	w.ws.now = func() time.Time { return clock }
+	w.ws.Now = func() time.Time { return clock }
 	root := w.Repo.Root
 	var mems []memory.Memory
 	for i := range 40 {
@@ -75,11 +76,11 @@ func preCommitBy(t *testing.T, w *Checkout, fast bool) (HookResult, bool, error)
 		return res, false, ErrRefused
 	}
 	if fast {
-		if res, ok, err := (stagedOneFile{oneFile{root: w.Repo.Root}}).preCommitFast(t.Context(), w, ix, d, res); ok || err != nil {
+		if res, ok, err := (stagedOneFile{project.OneFile{Root: w.Repo.Root}}).preCommitFast(t.Context(), w, ix, d, res); ok || err != nil {
 			return res, ok, err
 		}
 	}
-	res, err = (stagedOneFile{oneFile{root: w.Repo.Root}}).preCommitFull(t.Context(), w, ix, d, res)
+	res, err = (stagedOneFile{project.OneFile{Root: w.Repo.Root}}).preCommitFull(t.Context(), w, ix, d, res)
 	return res, false, err
 }
 
@@ -174,7 +175,7 @@ func TestPreCommitFastPathWritesWhatTheFullPathWrites(t *testing.T) {
 		}},
 		{"a memory forgotten and staged", false, false, func(t *testing.T, w *Checkout) {
 			m := stored(fmt.Sprintf("01J%023d", 30), "stored fact number 3", t0)
-			if err := w.ws.removeInPlace(t.Context(), []memory.Memory{m}, t0.Add(time.Hour)); err != nil {
+			if err := w.ws.RemoveInPlace(t.Context(), []memory.Memory{m}, t0.Add(time.Hour)); err != nil {
 				t.Fatal(err)
 			}
 			runGit(t, w.Repo.Root, "add", "-A")
@@ -251,7 +252,7 @@ func remember(t *testing.T, w *Checkout, content string) {
 	t.Helper()
 	m := stored("01K00000000000000000000001", content, t0)
 	m.ScopeKey = w.Repo.Root
-	if _, err := w.ws.addInPlace(t.Context(), m); err != nil {
+	if _, err := w.ws.AddInPlace(t.Context(), m); err != nil {
 		t.Fatal(err)
 	}
 }

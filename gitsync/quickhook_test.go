@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+
 	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
 
@@ -19,8 +20,8 @@ func quickWorkspace(t *testing.T) *Checkout {
 	}
 	w := workspaceIn(t)
 	// An import records the file's stamp once it has settled; here at once.
-	w.ws.settle = 0
-	w.IndexID = IndexIdentity(w.ws.store.(*sqlite.Store).Path())
+	w.ws.Settle = 0
+	w.IndexID = IndexIdentity(w.ws.Store.(*sqlite.Store).Path())
 	if w.IndexID == "" {
 		t.Fatal("IndexIdentity of an existing database is empty")
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
+
 	"github.com/acolyte-dev/acolyte/internal/gittest"
 	"github.com/acolyte-dev/acolyte/internal/secrets"
 	"github.com/acolyte-dev/acolyte/internal/secrets/secretstest"
@@ -247,7 +248,7 @@ func oneRoads() []oneRoad {
 	add := func(scope memory.Scope) func(t *testing.T, field string) func(string) bool {
 		return func(t *testing.T, field string) func(string) bool {
 			w := workspaceIn(t)
-			w.ws.vis.SessionKey = "s-1"
+			w.ws.Vis.SessionKey = "s-1"
 			return func(v string) bool {
 				d := memory.Draft{Scope: scope, Content: "Deploys go through the staging pipeline first " + fmt.Sprint(len(v)), Topic: "deploy", Source: "cli"}
 				switch field {
@@ -268,7 +269,7 @@ func oneRoads() []oneRoad {
 	edit := func(scope memory.Scope) func(t *testing.T, field string) func(string) bool {
 		return func(t *testing.T, field string) func(string) bool {
 			w := workspaceIn(t)
-			w.ws.vis.SessionKey = "s-1"
+			w.ws.Vis.SessionKey = "s-1"
 			a, err := w.Add(t.Context(), memory.Draft{Scope: scope, Content: "Deploys go through the staging pipeline first.", Source: "cli"})
 			if err != nil {
 				t.Fatal(err)

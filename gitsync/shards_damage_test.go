@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+
 	"github.com/acolyte-dev/acolyte/memory"
 )
 

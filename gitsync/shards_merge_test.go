@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -60,11 +61,11 @@ func TestAMergeAcrossTheSplitPassesCheck(t *testing.T) {
 func TestTheWriteAfterAnInterruptedForgetTidiesItsLine(t *testing.T) {
 	t.Parallel() // its own repositories and index, hundreds of ms to seconds of git and SQLite
 	w, mems := splitWorkspace(t, format.SplitAt+50)
-	w.ws.settle = 0
+	w.ws.Settle = 0
 	ctx := t.Context()
 	gone := mems[7]
 	// What the killed forget wrote: the tombstone, not the line's removal.
-	if err := w.ws.addTombstones([]memory.Memory{gone}, t0); err != nil {
+	if err := w.ws.AddTombstones([]memory.Memory{gone}, t0); err != nil {
 		t.Fatal(err)
 	}
 	var warnings []string
@@ -100,7 +101,7 @@ func belowTheSplit(t *testing.T, root string) (*Checkout, []memory.Memory) {
 		t.Fatal(err)
 	}
 	w := workspaceAt(t, root)
-	w.ws.settle = 0
+	w.ws.Settle = 0
 	if _, err := w.Sync(t.Context()); err != nil {
 		t.Fatal(err)
 	}

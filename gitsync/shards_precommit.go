@@ -12,6 +12,7 @@ import (
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/project"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -74,12 +75,12 @@ func (s stagedShards) preCommit(ctx context.Context, w *Checkout, ix *git.Index,
 		return res, fmt.Errorf("the staged %w; fix it, git add it, and commit again", err)
 	}
 	current, _ := format.Forget(decoded.Memories, ts.List)
-	edits, err := w.ws.handEditsToStamp(ctx, current, p.Hash())
+	edits, err := w.ws.HandEditsToStamp(ctx, current, p.Hash())
 	if err != nil {
 		return res, err
 	}
-	now := w.ws.clock()
-	current = stampHandEdits(current, edits, now)
+	now := w.ws.Clock()
+	current = project.StampHandEdits(current, edits, now)
 	next := derive.Refresh(current, d.Memories)
 	files := acolytedir.EncodeSplit(next, parts)
 	encoded := make(map[string][]byte, len(files))
@@ -132,7 +133,7 @@ func (s stagedShards) preCommit(ctx context.Context, w *Checkout, ix *git.Index,
 		}
 	}
 	// The worktree may hold more (unstaged edits); it follows its own files.
-	synced, err := w.ws.sync(ctx, edits, now)
+	synced, err := w.ws.Sync(ctx, edits, now)
 	res.Import = synced.Import
 	res.Warnings = append(res.Warnings, synced.Refused...)
 	return res, err

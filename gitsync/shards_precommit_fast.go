@@ -14,6 +14,7 @@ import (
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/project"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -45,7 +46,7 @@ type verifiedShards struct {
 }
 
 func (s stagedShards) verifiedShardsPath(w *Checkout) string {
-	return filepath.Join(cacheDir(&w.Repo.Repo), "verified-shards.json")
+	return filepath.Join(project.CacheDir(&w.Repo.Repo), "verified-shards.json")
 }
 
 func (s stagedShards) loadVerifiedShards(w *Checkout) (verifiedShards, bool) {
@@ -95,7 +96,7 @@ func (s stagedShards) preCommitShards(ctx context.Context, w *Checkout, ix *git.
 	if !ok {
 		return res, false, nil
 	}
-	if pending, err := w.ws.pendingHandEdits(ctx); err != nil || len(pending) > 0 {
+	if pending, err := w.ws.PendingHandEdits(ctx); err != nil || len(pending) > 0 {
 		return res, false, err
 	}
 	staged := stagedShardFiles(ix)
@@ -135,8 +136,8 @@ func (s stagedShards) preCommitShards(ctx context.Context, w *Checkout, ix *git.
 	if err != nil {
 		return res, true, err
 	}
-	now := w.ws.clock()
-	current = stampHandEdits(current, edits, now)
+	now := w.ws.Clock()
+	current = project.StampHandEdits(current, edits, now)
 	next := derive.Refresh(current, d.Memories)
 	byShard := format.Shard(next)
 	encoded := make(map[string][]byte)
@@ -184,7 +185,7 @@ func (s stagedShards) preCommitShards(ctx context.Context, w *Checkout, ix *git.
 		}
 	}
 	s.saveVerifiedShards(w, verifiedAfter(v, blobs, files, byShard, forgottenBlob))
-	synced, err := s.syncAfterCommit(ctx, w.ws, edits, now)
+	synced, err := s.SyncAfterCommit(ctx, w.ws, edits, now)
 	res.Import = synced.Import
 	res.Warnings = append(res.Warnings, synced.Refused...)
 	return res, true, err
@@ -234,13 +235,13 @@ func (s stagedShards) freshHandEdits(ctx context.Context, w *Checkout, current [
 		if !fresh[m.ID] {
 			continue
 		}
-		row, err := w.ws.store.Get(ctx, w.ws.vis, m.ID)
+		row, err := w.ws.Store.Get(ctx, w.ws.Vis, m.ID)
 		if err != nil {
 			continue // not in the index: nothing to tell it apart from
 		}
 		file, indexed = append(file, m), append(indexed, row)
 	}
-	return handEdits(file, indexed), nil
+	return project.HandEdits(file, indexed), nil
 }
 
 // secretRefusals refuses each memory of mems that holds a secret, by the

@@ -13,6 +13,7 @@ import (
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/project"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -50,7 +51,7 @@ func TestADamagedShardKeepsItsLastGoodShadow(t *testing.T) {
 			if _, err := w.List(t.Context(), memory.Filter{Scope: memory.ScopeProject}); err != nil {
 				t.Fatal(err)
 			}
-			shadow, err := os.ReadFile(filepath.Join(shards{}.shardShadowDir(w.ws), shard+".jsonl"))
+			shadow, err := os.ReadFile(filepath.Join(project.Shards{}.ShardShadowDir(w.ws), shard+".jsonl"))
 			if err != nil || string(shadow) != string(good) {
 				t.Fatalf("the shadow after importing the damaged shard: %d bytes (%v), want the %d good ones", len(shadow), err, len(good))
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/project"
 	"github.com/acolyte-dev/acolyte/internal/atomicfile"
 	"github.com/acolyte-dev/acolyte/memory"
 )
@@ -101,8 +102,8 @@ func TestSyncSplitsAProjectPastSplitAt(t *testing.T) {
 		t.Errorf("the index holds %d memories, want %d", got, len(mems))
 	}
 	attrs, err := os.ReadFile(filepath.Join(w.Repo.Root, format.Dir, acolytedir.AttributesFile))
-	if err != nil || !strings.Contains(string(attrs), shardsUnionAttribute) {
-		t.Errorf(".acolyte/.gitattributes lacks %q: %q, %v", shardsUnionAttribute, attrs, err)
+	if err != nil || !strings.Contains(string(attrs), project.ShardsUnionAttribute) {
+		t.Errorf(".acolyte/.gitattributes lacks %q: %q, %v", project.ShardsUnionAttribute, attrs, err)
 	}
 	if rep, err := Check(w.Repo.Root); err != nil || !rep.OK {
 		t.Errorf("check of the split project: %+v, %v", rep, err)
@@ -341,12 +342,12 @@ func TestCheckNamesTheFileOfEachProblemInASplitProject(t *testing.T) {
 // the full path.
 func TestSplitWritesTakeTheFastPathOnlyWhileTheStateHolds(t *testing.T) {
 	w, mems := splitWorkspace(t, format.SplitAt+1)
-	w.ws.settle = 0
+	w.ws.Settle = 0
 	ctx := t.Context()
 	if _, err := w.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
-	m, err := w.ws.store.Prepare(w.ws.vis, memory.Draft{Scope: memory.ScopeProject, Kind: memory.KindStored, Content: "added by the fast path"})
+	m, err := w.ws.Store.Prepare(w.ws.Vis, memory.Draft{Scope: memory.ScopeProject, Kind: memory.KindStored, Content: "added by the fast path"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,7 +356,7 @@ func TestSplitWritesTakeTheFastPathOnlyWhileTheStateHolds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := (shards{w.Repo.Root}).add(ctx, w.ws, m); err != nil {
+	if _, err := (project.Shards{Root: w.Repo.Root}).Add(ctx, w.ws, m); err != nil {
 		t.Fatalf("add: %v", err)
 	}
 	// A new id sorts last in its shard: the line is appended in place.
@@ -365,10 +366,10 @@ func TestSplitWritesTakeTheFastPathOnlyWhileTheStateHolds(t *testing.T) {
 	edited := mems[20]
 	edited.Content, edited.UpdatedAt = "edited by the fast path", time.Now().UTC()
 	edited.Scope, edited.ScopeKey = memory.ScopeProject, w.Repo.Root
-	if err := (shards{w.Repo.Root}).replace(ctx, w.ws, edited); err != nil {
+	if err := (project.Shards{Root: w.Repo.Root}).Replace(ctx, w.ws, edited); err != nil {
 		t.Fatalf("edit: %v", err)
 	}
-	if err := (shards{w.Repo.Root}).remove(ctx, w.ws, []memory.Memory{mems[30]}, time.Now()); err != nil {
+	if err := (project.Shards{Root: w.Repo.Root}).Remove(ctx, w.ws, []memory.Memory{mems[30]}, time.Now()); err != nil {
 		t.Fatalf("forget: %v", err)
 	}
 	got := projectContents(t, w)
@@ -386,7 +387,7 @@ func TestSplitWritesTakeTheFastPathOnlyWhileTheStateHolds(t *testing.T) {
 	// for it, so a write to it takes the full path, which imports the
 	// change first; a write to another shard goes on, and leaves the
 	// changed shard's record as it was, for the next command to import.
-	m2, _ := w.ws.store.Prepare(w.ws.vis, memory.Draft{Scope: memory.ScopeProject, Kind: memory.KindStored, Content: "after a hand edit"})
+	m2, _ := w.ws.Store.Prepare(w.ws.Vis, memory.Draft{Scope: memory.ScopeProject, Kind: memory.KindStored, Content: "after a hand edit"})
 	shard := format.ShardOf(m2.ID)
 	i := slices.IndexFunc(mems, func(m memory.Memory) bool {
 		return format.ShardOf(m.ID) == shard && m.ID != edited.ID && m.ID != mems[30].ID
@@ -402,7 +403,7 @@ func TestSplitWritesTakeTheFastPathOnlyWhileTheStateHolds(t *testing.T) {
 		}
 	}
 	handEdit(mems[i], "changed by hand in the shard written to")
-	if _, err := (shards{w.Repo.Root}).add(ctx, w.ws, m2); !errors.Is(err, format.ErrNotPatchable) {
+	if _, err := (project.Shards{Root: w.Repo.Root}).Add(ctx, w.ws, m2); !errors.Is(err, format.ErrNotPatchable) {
 		t.Fatalf("the fast path wrote over a shard changed behind its back: %v", err)
 	}
 	if _, err := w.Add(ctx, memory.Draft{Scope: memory.ScopeProject, Kind: memory.KindStored, Content: "after a hand edit"}); err != nil {
@@ -413,11 +414,11 @@ func TestSplitWritesTakeTheFastPathOnlyWhileTheStateHolds(t *testing.T) {
 		t.Fatal("the full path lost the hand edit or the add")
 	}
 	handEdit(mems[j], "changed by hand in another shard")
-	m3, _ := w.ws.store.Prepare(w.ws.vis, memory.Draft{Scope: memory.ScopeProject, Kind: memory.KindStored, Content: "written beside a hand edit"})
+	m3, _ := w.ws.Store.Prepare(w.ws.Vis, memory.Draft{Scope: memory.ScopeProject, Kind: memory.KindStored, Content: "written beside a hand edit"})
 	if format.ShardOf(m3.ID) == format.ShardOf(mems[j].ID) {
 		t.Skip("the new memory fell in the hand-edited shard")
 	}
-	if _, err := (shards{w.Repo.Root}).add(ctx, w.ws, m3); err != nil {
+	if _, err := (project.Shards{Root: w.Repo.Root}).Add(ctx, w.ws, m3); err != nil {
 		t.Fatalf("a write to another shard than the one changed: %v", err)
 	}
 	if got := projectContents(t, w); !slices.Contains(got, "changed by hand in another shard") || !slices.Contains(got, m3.Content) {
@@ -430,7 +431,7 @@ func TestSplitWritesTakeTheFastPathOnlyWhileTheStateHolds(t *testing.T) {
 // index as such. Without a shadow it trusts, the import runs whole.
 func TestAShardChangedOutsideIsImportedAlone(t *testing.T) {
 	w, mems := splitWorkspace(t, format.SplitAt+1)
-	w.ws.settle = 0
+	w.ws.Settle = 0
 	ctx := t.Context()
 	if _, err := w.Refresh(ctx); err != nil {
 		t.Fatal(err)
@@ -460,7 +461,7 @@ func TestAShardChangedOutsideIsImportedAlone(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(w.Repo.Root, format.Dir, rel), format.Encode(next), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	last, err := w.ws.store.GetState(ctx, w.ws.stateKey())
+	last, err := w.ws.Store.GetState(ctx, w.ws.StateKey())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -469,8 +470,8 @@ func TestAShardChangedOutsideIsImportedAlone(t *testing.T) {
 		t.Fatal("the import state of a split project has no file table")
 	}
 	var imp Imported
-	err = w.ws.locked(ctx, func() (err error) {
-		imp, ok, err = (shards{root: w.Repo.Root}).importShards(ctx, w.ws, last, files)
+	err = w.ws.Locked(ctx, func() (err error) {
+		imp, ok, err = (project.Shards{Root: w.Repo.Root}).ImportShards(ctx, w.ws, last, files)
 		return err
 	})
 	if err != nil || !ok {
@@ -489,13 +490,13 @@ func TestAShardChangedOutsideIsImportedAlone(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(w.Repo.Root, format.Dir, rel), format.Encode(next), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(shards{root: w.Repo.Root}.shardShadowDir(w.ws), shard+".jsonl"), []byte("tampered"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(project.Shards{Root: w.Repo.Root}.ShardShadowDir(w.ws), shard+".jsonl"), []byte("tampered"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	last, _ = w.ws.store.GetState(ctx, w.ws.stateKey())
+	last, _ = w.ws.Store.GetState(ctx, w.ws.StateKey())
 	files, _ = acolytedir.StateFiles(last)
-	err = w.ws.locked(ctx, func() (err error) {
-		_, ok, err = (shards{root: w.Repo.Root}).importShards(ctx, w.ws, last, files)
+	err = w.ws.Locked(ctx, func() (err error) {
+		_, ok, err = (project.Shards{Root: w.Repo.Root}).ImportShards(ctx, w.ws, last, files)
 		return err
 	})
 	if err != nil || ok {

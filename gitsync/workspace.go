@@ -22,6 +22,7 @@ import (
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
 
+	"github.com/acolyte-dev/acolyte/gitsync/internal/project"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -40,7 +41,7 @@ type Checkout struct {
 	// Repo is the checkout's repository, as NewCheckout was given it.
 	Repo *Repo
 	// ws is what the layouts need of the checkout.
-	ws *workspace
+	ws *project.Workspace
 	// Warn, when set, is told each problem in the memories file that a
 	// command worked around (a duplicate id, an unreadable line, an
 	// unreadable file), once per command, so that the CLI can print it while
@@ -55,7 +56,7 @@ type Checkout struct {
 // NewCheckout binds a store to a repository checkout. session may be empty.
 func NewCheckout(repo *Repo, store Store, session string) *Checkout {
 	w := &Checkout{Repo: repo}
-	w.ws = &workspace{Repo: &repo.Repo, store: store, vis: memory.Visibility{ProjectKey: repo.Root, SessionKey: session}, settle: acolytedir.SettleTime, Warn: w.tell}
+	w.ws = &project.Workspace{Repo: &repo.Repo, Store: store, Vis: memory.Visibility{ProjectKey: repo.Root, SessionKey: session}, Settle: acolytedir.SettleTime, Warn: w.tell}
 	return w
 }
 
@@ -90,18 +91,18 @@ func (w *Checkout) tell(message string) {
 
 // Search searches every memory visible from this checkout.
 func (w *Checkout) Search(ctx context.Context, q memory.Query) ([]memory.Result, error) {
-	if err := w.ws.refreshToRead(ctx); err != nil {
+	if err := w.ws.RefreshToRead(ctx); err != nil {
 		return nil, err
 	}
-	return w.ws.store.Search(ctx, w.ws.vis, q)
+	return w.ws.Store.Search(ctx, w.ws.Vis, q)
 }
 
 // List lists every memory visible from this checkout.
 func (w *Checkout) List(ctx context.Context, f memory.Filter) ([]memory.Memory, error) {
-	if err := w.ws.refreshToRead(ctx); err != nil {
+	if err := w.ws.RefreshToRead(ctx); err != nil {
 		return nil, err
 	}
-	return w.ws.store.List(ctx, w.ws.vis, f)
+	return w.ws.Store.List(ctx, w.ws.Vis, f)
 }
 
 // Add stores a memory, once RefuseSecret let it through (a user memory
@@ -110,7 +111,7 @@ func (w *Checkout) List(ctx context.Context, f memory.Filter) ([]memory.Memory, 
 // written to .acolyte/memories.jsonl before they are indexed.
 func (w *Checkout) Add(ctx context.Context, d memory.Draft) (memory.Added, error) {
 	if d.Scope != memory.ScopeProject {
-		return memory.Scoped{Store: w.ws.store, Visibility: w.ws.vis, Guard: RefuseSecret}.Add(ctx, d)
+		return memory.Scoped{Store: w.ws.Store, Visibility: w.ws.Vis, Guard: RefuseSecret}.Add(ctx, d)
 	}
 	if err := refuseDerivedKind(d.Kind); err != nil {
 		return memory.Added{}, err
@@ -120,7 +121,7 @@ func (w *Checkout) Add(ctx context.Context, d memory.Draft) (memory.Added, error
 	if err := RefuseSecret(d.Memory()); err != nil {
 		return memory.Added{}, err
 	}
-	m, err := w.ws.store.Prepare(w.ws.vis, d)
+	m, err := w.ws.Store.Prepare(w.ws.Vis, d)
 	if err != nil {
 		return memory.Added{}, err
 	}
@@ -129,11 +130,11 @@ func (w *Checkout) Add(ctx context.Context, d memory.Draft) (memory.Added, error
 	if err := RefuseSecret(m); err != nil {
 		return memory.Added{}, err
 	}
-	out, err := w.ws.addInPlace(ctx, m)
+	out, err := w.ws.AddInPlace(ctx, m)
 	if !errors.Is(err, format.ErrNotPatchable) {
 		return out, err
 	}
-	_, err = w.ws.change(ctx, func(mems []memory.Memory) ([]memory.Memory, error) {
+	_, err = w.ws.Change(ctx, func(mems []memory.Memory) ([]memory.Memory, error) {
 		norm := memory.Normalize(m.Content)
 		for _, have := range mems {
 			if memory.Normalize(have.Content) == norm {
@@ -180,7 +181,7 @@ func (w *Checkout) Remove(ctx context.Context, ids ...string) ([]memory.Memory, 
 	}
 	var project, other []memory.Memory
 	for _, id := range ids {
-		m, err := w.ws.store.Get(ctx, w.ws.vis, id)
+		m, err := w.ws.Store.Get(ctx, w.ws.Vis, id)
 		if err != nil {
 			return nil, err
 		}
@@ -203,9 +204,9 @@ func (w *Checkout) Remove(ctx context.Context, ids ...string) ([]memory.Memory, 
 			gone[m.ID] = true
 		}
 		now := time.Now()
-		err := w.ws.removeInPlace(ctx, unique, now)
+		err := w.ws.RemoveInPlace(ctx, unique, now)
 		if errors.Is(err, format.ErrNotPatchable) {
-			_, err = w.ws.change(ctx, func(mems []memory.Memory) ([]memory.Memory, error) {
+			_, err = w.ws.Change(ctx, func(mems []memory.Memory) ([]memory.Memory, error) {
 				// The file's versions are the ones forgotten: it may hold
 				// a newer one than the index.
 				var forgotten []memory.Memory
@@ -214,7 +215,7 @@ func (w *Checkout) Remove(ctx context.Context, ids ...string) ([]memory.Memory, 
 						forgotten = append(forgotten, m)
 					}
 				}
-				if err := w.ws.addTombstones(forgotten, now); err != nil {
+				if err := w.ws.AddTombstones(forgotten, now); err != nil {
 					return nil, err
 				}
 				return slices.DeleteFunc(mems, func(m memory.Memory) bool { return gone[m.ID] }), nil
@@ -229,7 +230,7 @@ func (w *Checkout) Remove(ctx context.Context, ids ...string) ([]memory.Memory, 
 		for i, m := range other {
 			otherIDs[i] = m.ID
 		}
-		if _, err := w.ws.store.Delete(ctx, w.ws.vis, otherIDs...); err != nil {
+		if _, err := w.ws.Store.Delete(ctx, w.ws.Vis, otherIDs...); err != nil {
 			return nil, err
 		}
 	}
@@ -243,18 +244,18 @@ func (w *Checkout) Remove(ctx context.Context, ids ...string) ([]memory.Memory, 
 // not an error, so the others are still written.
 func (w *Checkout) Sync(ctx context.Context) (Synced, error) {
 	var resolved string
-	err := w.ws.locked(ctx, func() (err error) {
-		resolved, err = w.ws.resolveConflicts(ctx)
+	err := w.ws.Locked(ctx, func() (err error) {
+		resolved, err = w.ws.ResolveConflicts(ctx)
 		return err
 	})
 	if err != nil {
 		return Synced{}, err
 	}
-	pending, err := w.ws.pendingHandEdits(ctx)
+	pending, err := w.ws.PendingHandEdits(ctx)
 	if err != nil {
 		return Synced{}, err
 	}
-	out, err := w.ws.sync(ctx, pending, time.Now())
+	out, err := w.ws.Sync(ctx, pending, time.Now())
 	out.Resolved = resolved
 	if err == nil {
 		return out, nil
@@ -264,8 +265,8 @@ func (w *Checkout) Sync(ctx context.Context) (Synced, error) {
 	// looked at for one to repair: a sync of a sound project reads it
 	// once, as before.
 	var repaired []ShardRepair
-	repairErr := w.ws.locked(ctx, func() (err error) {
-		repaired, err = shards{root: w.Repo.Root}.repairShards(ctx, w.ws)
+	repairErr := w.ws.Locked(ctx, func() (err error) {
+		repaired, err = project.Shards{Root: w.Repo.Root}.RepairShards(ctx, w.ws)
 		return err
 	})
 	if repairErr != nil {
@@ -281,7 +282,7 @@ func (w *Checkout) Sync(ctx context.Context) (Synced, error) {
 			return Synced{Resolved: resolved, Repaired: repaired}, fmt.Errorf("%w: %s; restore it (`%s`, or from a backup), then run `%s`", ErrShardUnrecoverable, r.File, r.Fix, FixCommand)
 		}
 	}
-	out, err = w.ws.sync(ctx, pending, time.Now())
+	out, err = w.ws.Sync(ctx, pending, time.Now())
 	out.Resolved, out.Repaired = resolved, repaired
 	return out, err
 }
@@ -300,14 +301,14 @@ type StaleMemory struct {
 // or forget it.
 // It reads only the file and git, so CI can run it without a database.
 func (r *Repo) Stale(ctx context.Context) ([]StaleMemory, error) {
-	read, err := readProject(r.Root)
+	read, err := project.ReadProject(r.Root)
 	if err != nil {
 		return nil, err
 	}
-	if len(read.decoded.Invalid) > 0 {
-		return nil, read.decoded.Invalid[0]
+	if len(read.Decoded.Invalid) > 0 {
+		return nil, read.Decoded.Invalid[0]
 	}
-	mems := read.decoded.Memories
+	mems := read.Decoded.Memories
 	// Every reader sees the memories without those forgotten.jsonl covers.
 	ts, err := acolytedir.ReadTombstones(r.Root)
 	if err == nil && len(ts.Warnings) > 0 {

@@ -58,7 +58,7 @@ func TestRefreshTrustsOnlyASettledStat(t *testing.T) {
 		t.Skip("no change time or inode on Windows: every refresh hashes")
 	}
 	w := workspaceIn(t)
-	w.ws.settle = 0
+	w.ws.Settle = 0
 	path := format.MemoriesPath(w.Repo.Root)
 	if err := format.WriteFile(path, []memory.Memory{stored("01A", "the parser is hand written", t0)}); err != nil {
 		t.Fatal(err)
@@ -66,7 +66,7 @@ func TestRefreshTrustsOnlyASettledStat(t *testing.T) {
 	if imp, err := w.Refresh(t.Context()); err != nil || imp.Skipped {
 		t.Fatalf("first refresh: %+v, %v", imp, err)
 	}
-	state, err := w.ws.store.GetState(t.Context(), w.ws.stateKey())
+	state, err := w.ws.Store.GetState(t.Context(), w.ws.StateKey())
 	if err != nil || !strings.Contains(state, acolytedir.StampSep) {
 		t.Fatalf("the import recorded no stat stamp: %q, %v", state, err)
 	}
@@ -113,7 +113,7 @@ func TestRefreshDoesNotStampAFreshFile(t *testing.T) {
 	if _, err := w.Refresh(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	state, err := w.ws.store.GetState(t.Context(), w.ws.stateKey())
+	state, err := w.ws.Store.GetState(t.Context(), w.ws.StateKey())
 	if err != nil || state == "" || strings.Contains(state, acolytedir.StampSep) {
 		t.Fatalf("state after importing a file written just now: %q, %v", state, err)
 	}

@@ -19,6 +19,7 @@ func TestHooksBuildOnGitsyncOnly(t *testing.T) {
 		module + "gitsync/format":              true,
 		module + "gitsync/internal/git":        true,
 		module + "gitsync/internal/acolytedir": true,
+		module + "gitsync/internal/project":    true,
 		module + "internal/secrets":            true,
 		module + "internal/atomicfile":         true,
 		module + "internal/flock":              true,

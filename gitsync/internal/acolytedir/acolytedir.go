@@ -16,7 +16,7 @@ import (
 // (the lock, .gitattributes, .gitignore) and Update, the locked
 // read-change-write of the memories file through package format.
 
-// writeAtomic replaces path with the parts in order (atomicfile.Write),
+// WriteAtomic replaces path with the parts in order (atomicfile.Write),
 // synced to disk, as a 0644 file like the rest of the checkout.
 func WriteAtomic(path string, parts ...[]byte) error {
 	dir := filepath.Dir(path)
@@ -39,7 +39,7 @@ const (
 	MergeDriverName = "acolyte"
 )
 
-// mergeAttribute routes the memories file to the acolyte merge driver; it
+// MergeAttribute routes the memories file to the acolyte merge driver; it
 // lives in $GIT_DIR/info/attributes, which outranks every .gitattributes.
 const MergeAttribute = "/" + format.Dir + "/" + format.MemoriesFile + " merge=" + MergeDriverName
 
@@ -70,10 +70,10 @@ func EnsureLines(path string, want ...string) error {
 	return WriteAtomic(path, []byte(out))
 }
 
-// forgottenRel names the tombstone file in messages and in the git index.
+// ForgottenRel names the tombstone file in messages and in the git index.
 const ForgottenRel = format.Dir + "/" + format.ForgottenFile
 
-// tombstones is what a reader got from forgotten.jsonl: its bytes (nil when
+// Tombstones is what a reader got from forgotten.jsonl: its bytes (nil when
 // it is missing), the tombstones it could read and a warning per line it
 // could not.
 type Tombstones struct {
@@ -82,7 +82,7 @@ type Tombstones struct {
 	Warnings []string
 }
 
-// readTombstones reads forgotten.jsonl, through readForgotten (an os.Root,
+// ReadTombstones reads forgotten.jsonl, through readForgotten (an os.Root,
 // refusing a link out of the repository, at most format.MaxFileBytes). A
 // file with conflict markers is an error: hiding no memory would bring
 // back every one it forgot.
@@ -109,7 +109,7 @@ func DecodeTombstones(data []byte) (Tombstones, error) {
 	return t, nil
 }
 
-// withForgotten extends the memories file's content hash an import records
+// WithForgotten extends the memories file's content hash an import records
 // with forgotten.jsonl's, so that a merge that changed only the tombstones
 // still re-imports. Without tombstones it is the memories file's hash
 // alone, as it was before tombstones existed.

@@ -39,11 +39,11 @@ import (
 // rename changes the inode, and the tail hash catches the rest of what
 // appends and truncations do.
 
-// tailBytes is how much of the file's end the fingerprint hashes, and what
+// TailBytes is how much of the file's end the fingerprint hashes, and what
 // an append reads to find the last id.
 const TailBytes = 4096
 
-// fingerprint is what a write or import recorded about the memories file.
+// Fingerprint is what a write or import recorded about the memories file.
 type Fingerprint struct {
 	Stamp  string // stamp of memories.jsonl, then forgottenStamp
 	tail   string // hex SHA-256 of the last tailBytes bytes
@@ -84,7 +84,7 @@ type memoriesFile struct {
 	Stamp string // with forgotten.jsonl's
 }
 
-// openMemories opens .acolyte/memories.jsonl under root with flag
+// OpenMemories opens .acolyte/memories.jsonl under root with flag
 // (os.O_RDONLY, or os.O_RDWR to append in place), through GuardDir and an
 // os.Root as readAcolyteFile reads it. A missing file is fs.ErrNotExist.
 func OpenMemories(root string, flag int) (*memoriesFile, error) {
@@ -109,7 +109,7 @@ func OpenMemories(root string, flag int) (*memoriesFile, error) {
 
 func (m *memoriesFile) Close() error { return m.F.Close() }
 
-// readTail returns the last n bytes of the file (all of it when shorter).
+// ReadTail returns the last n bytes of the file (all of it when shorter).
 func (m *memoriesFile) ReadTail(n int64) ([]byte, error) {
 	size := m.Info.Size()
 	off := max(0, size-n)
@@ -120,7 +120,7 @@ func (m *memoriesFile) ReadTail(n int64) ([]byte, error) {
 	return buf, nil
 }
 
-// matches reports whether the open file is the one fp was taken of.
+// Matches reports whether the open file is the one fp was taken of.
 func (m *memoriesFile) Matches(fp Fingerprint) bool {
 	if m.Stamp == "" || m.Stamp != fp.Stamp {
 		return false
@@ -134,7 +134,7 @@ func tailHash(tail []byte) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-// lastLine returns the file's last line (newline included) and its offset,
+// LastLine returns the file's last line (newline included) and its offset,
 // reading back from the end no further than that line. ok is false when the
 // file does not end in a newline or holds only its header.
 func (m *memoriesFile) LastLine() (line []byte, at int64, ok bool) {
@@ -153,13 +153,13 @@ func (m *memoriesFile) LastLine() (line []byte, at int64, ok bool) {
 	}
 }
 
-// hasher is the running SHA-256 of a memories file.
+// Hasher is the running SHA-256 of a memories file.
 type Hasher = hash.Hash
 
 // newHasher is a SHA-256 whose state can be saved in a fingerprint.
 func newHasher() hash.Hash { return sha256.New() }
 
-// resumeHasher restores the state saved after the file's content.
+// ResumeHasher restores the state saved after the file's content.
 func ResumeHasher(digest []byte) (hash.Hash, bool) {
 	h := sha256.New()
 	u, ok := h.(encoding.BinaryUnmarshaler)
@@ -182,7 +182,7 @@ func saveHasher(h hash.Hash) []byte {
 	return state
 }
 
-// newFingerprint is the fingerprint of a memories file whose stamp (with
+// NewFingerprint is the fingerprint of a memories file whose stamp (with
 // forgotten.jsonl's) is stampNow, that ends in tail, and whose whole
 // content h hashed; empty when the platform has no stamp.
 func NewFingerprint(stampNow string, tail []byte, h hash.Hash) Fingerprint {
@@ -196,7 +196,7 @@ func NewFingerprint(stampNow string, tail []byte, h hash.Hash) Fingerprint {
 	return Fingerprint{Stamp: stampNow, tail: tailHash(tail), Digest: digest}
 }
 
-// currentStamp is the stamp of the memories file under root joined with
+// CurrentStamp is the stamp of the memories file under root joined with
 // forgotten.jsonl's, as a fingerprint records it; "" when either cannot
 // be read.
 func CurrentStamp(root string) string {
@@ -219,7 +219,7 @@ func JoinStamps(root string, fi os.FileInfo) string {
 	return s + ForgottenStamp(ffi, ferr)
 }
 
-// tailOf is the last tailBytes of the parts in order.
+// TailOf is the last tailBytes of the parts in order.
 func TailOf(parts ...[]byte) []byte {
 	var tail []byte
 	for i := len(parts) - 1; i >= 0 && len(tail) < TailBytes; i-- {
@@ -233,7 +233,7 @@ func TailOf(parts ...[]byte) []byte {
 	return tail
 }
 
-// hashParts hashes the parts in order into a fresh hasher.
+// HashParts hashes the parts in order into a fresh hasher.
 func HashParts(parts ...[]byte) hash.Hash {
 	h := newHasher()
 	for _, p := range parts {
@@ -242,10 +242,10 @@ func HashParts(parts ...[]byte) hash.Hash {
 	return h
 }
 
-// hexSum is h's sum as Refresh records it.
+// HexSum is h's sum as Refresh records it.
 func HexSum(h hash.Hash) string { return hex.EncodeToString(h.Sum(nil)) }
 
-// hashFingerprinted hashes the memories file under root in small pieces,
+// HashFingerprinted hashes the memories file under root in small pieces,
 // as hashFile does, and also returns its fingerprint, empty when the file
 // changed while it was read.
 func HashFingerprinted(root string) (string, Fingerprint, error) {
@@ -269,7 +269,7 @@ func HashFingerprinted(root string) (string, Fingerprint, error) {
 	return HexSum(h), fp, nil
 }
 
-// sha256Hex is the content hash Refresh records, of the parts in order.
+// Sha256Hex is the content hash Refresh records, of the parts in order.
 func Sha256Hex(parts ...[]byte) string {
 	h := sha256.New()
 	for _, p := range parts {

@@ -92,11 +92,11 @@ var ErrTooLarge = errors.New("memories file is too large")
 // near it.
 const MaxIndexedMemories = format.MaxFileMemories
 
-// maxFileLines is the most lines a file of project memory may have: its
+// MaxFileLines is the most lines a file of project memory may have: its
 // header and format.MaxFileMemories memories.
 const MaxFileLines = format.MaxFileMemories + 1
 
-// tooManyLines is ErrTooLarge for rel, a file of size bytes and more than
+// TooManyLines is ErrTooLarge for rel, a file of size bytes and more than
 // maxFileLines lines.
 func TooManyLines(rel string, size int64) error {
 	return fmt.Errorf("%s: %w: it is %d bytes of over %d lines, and a file of project memory holds at most %d memories, as many as acolyte indexes. "+
@@ -158,7 +158,7 @@ func GuardDir(root string) error {
 	return nil
 }
 
-// readMemories reads the memories file under root for a reader or a
+// ReadMemories reads the memories file under root for a reader or a
 // writer: through GuardDir and an os.Root (so neither a link out nor one
 // swapped in while acolyte runs is followed), and at most
 // format.MaxFileBytes.
@@ -166,13 +166,13 @@ func ReadMemories(root string) ([]byte, error) {
 	return ReadAcolyteFile(root, format.MemoriesFile)
 }
 
-// readForgotten reads forgotten.jsonl under root the way readMemories reads
+// ReadForgotten reads forgotten.jsonl under root the way readMemories reads
 // the memories file; a missing file is fs.ErrNotExist.
 func ReadForgotten(root string) ([]byte, error) {
 	return ReadAcolyteFile(root, format.ForgottenFile)
 }
 
-// readAcolyteFile reads .acolyte/name under root through GuardDir and an
+// ReadAcolyteFile reads .acolyte/name under root through GuardDir and an
 // os.Root, at most format.MaxFileBytes.
 func ReadAcolyteFile(root, name string) ([]byte, error) {
 	r, err := OpenGuarded(root)
@@ -183,7 +183,7 @@ func ReadAcolyteFile(root, name string) ([]byte, error) {
 	return ReadAcolyteFileIn(r, name)
 }
 
-// openGuarded opens the worktree at root as an os.Root for reading
+// OpenGuarded opens the worktree at root as an os.Root for reading
 // acolyte's files, once GuardDir lets it: a reader of many files (a split
 // project's shards) checks the directory once and opens each through it.
 func OpenGuarded(root string) (*os.Root, error) {
@@ -201,7 +201,7 @@ func OpenGuarded(root string) (*os.Root, error) {
 	return r, nil
 }
 
-// readAcolyteFileIn is readAcolyteFile through r, a worktree openGuarded
+// ReadAcolyteFileIn is readAcolyteFile through r, a worktree openGuarded
 // opened. The memories file, a shard and forgotten.jsonl (a line per
 // forgotten memory) are also refused past maxFileLines, counted as they
 // are read, so that a refused file costs the
@@ -239,7 +239,7 @@ func ReadAcolyteFileIn(r *os.Root, name string) ([]byte, error) {
 	return data, nil
 }
 
-// tooLarge is ErrTooLarge for rel, over limit bytes.
+// TooLarge is ErrTooLarge for rel, over limit bytes.
 func TooLarge(rel string, limit int64) error {
 	return fmt.Errorf("%s: %w: it is over %d MiB, the most acolyte reads of it; a file that size is not memories anyone reviews. "+
 		"Find what filled it (`git log --stat -- %s`), remove those lines by hand, then run `acolyte sync`", rel, ErrTooLarge, limit>>20, rel)
@@ -265,15 +265,15 @@ func checkSplitSize(r *os.Root, rels []string) error {
 	return nil
 }
 
-// errTooManyLines is readSized's refusal of a file past its line limit.
+// ErrTooManyLines is readSized's refusal of a file past its line limit.
 var ErrTooManyLines = errors.New("too many lines")
 
-// readChunk is how much readSized reads at a time: its lines are counted
+// ReadChunk is how much readSized reads at a time: its lines are counted
 // while the next are still on the disk, and a file past its line limit is
 // given up within this of the line that passed it.
 const ReadChunk = 4 << 20
 
-// readSized reads f to its end, size bytes when it was stat'ed, and at
+// ReadSized reads f to its end, size bytes when it was stat'ed, and at
 // most limit+1 bytes if it grew since. With maxLines above 0, it gives up
 // with errTooManyLines as soon as it has read more lines than that.
 //
@@ -312,7 +312,7 @@ func ReadSized(f *os.File, size, limit int64, maxLines int) ([]byte, error) {
 	return append(buf[:n], rest...), err
 }
 
-// capIndexed is the memories of a project an import indexes: all of them
+// CapIndexed is the memories of a project an import indexes: all of them
 // while they are at most MaxIndexedMemories; past that every rule and seed
 // (the project's own instructions) and the newest stored memories by id,
 // which is time-ordered, so that what was remembered last is found. The

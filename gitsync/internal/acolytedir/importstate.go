@@ -20,7 +20,7 @@ import (
 	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
 )
 
-// fileHash is the content hash of the memories file; a missing file hashes
+// FileHash is the content hash of the memories file; a missing file hashes
 // as "absent" so that deleting it (checking out a branch without it) also
 // counts as a change.
 func FileHash(data []byte, err error) (string, error) {
@@ -34,7 +34,7 @@ func FileHash(data []byte, err error) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
-// hashFile is fileHash of a file read in small pieces: the check that runs
+// HashFile is fileHash of a file read in small pieces: the check that runs
 // in every hook must not allocate (and fault in) a buffer the size of the
 // file only to find that nothing changed.
 func HashFile(path string) (string, error) {
@@ -55,7 +55,7 @@ func HashFile(path string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// importState is what the last import records: the file's content hash,
+// ImportState is what the last import records: the file's content hash,
 // its stamp when settled, and the warnings the import gave, one per line.
 func ImportState(hash, stamp string, warnings []string) string {
 	s := hash
@@ -68,7 +68,7 @@ func ImportState(hash, stamp string, warnings []string) string {
 	return s
 }
 
-// importedFileHash is the content hash of the memories file alone that the
+// ImportedFileHash is the content hash of the memories file alone that the
 // import state s records, without forgotten.jsonl's part.
 func ImportedFileHash(s string) string {
 	hash, _, _ := ParseImportState(s)
@@ -91,7 +91,7 @@ func ParseImportState(s string) (hash, stamp string, warnings []string) {
 	return hash, stamp, warnings
 }
 
-// withFingerprint adds fp to an import state, on its first line.
+// WithFingerprint adds fp to an import state, on its first line.
 func WithFingerprint(state string, fp Fingerprint) string {
 	if fp.Stamp == "" {
 		return state
@@ -104,7 +104,7 @@ func WithFingerprint(state string, fp Fingerprint) string {
 	return head
 }
 
-// stateFingerprint is the fingerprint an import state holds, if any.
+// StateFingerprint is the fingerprint an import state holds, if any.
 func StateFingerprint(state string) (Fingerprint, bool) {
 	head, _, _ := strings.Cut(state, "\n")
 	for _, f := range strings.Split(head, StampSep)[1:] {
@@ -115,16 +115,16 @@ func StateFingerprint(state string) (Fingerprint, bool) {
 	return Fingerprint{}, false
 }
 
-// stampSep separates the content hash from the stat stamp in the state.
+// StampSep separates the content hash from the stat stamp in the state.
 const StampSep = " "
 
-// settleTime is how long after its last change a file's stamp can be
+// SettleTime is how long after its last change a file's stamp can be
 // trusted: a change made in the same tick of the filesystem's clock as the
 // stamp was taken could otherwise leave the stamp equal (git's "racily
 // clean" case).
 const SettleTime = 2 * time.Second
 
-// forgottenStamp is what forgotten.jsonl adds to the memories file's stamp:
+// ForgottenStamp is what forgotten.jsonl adds to the memories file's stamp:
 // nothing while it does not exist, so that a checkout without tombstones
 // keeps the stamp it had before they existed.
 func ForgottenStamp(fi os.FileInfo, statErr error) string {
@@ -134,7 +134,7 @@ func ForgottenStamp(fi os.FileInfo, statErr error) string {
 	return "|" + git.Stamp(fi)
 }
 
-// settledStamp returns the stamp of the file at path when it is safe to
+// SettledStamp returns the stamp of the file at path when it is safe to
 // trust later: before (taken ahead of reading the file) still matches, so
 // the file did not change while it was read, and it last changed at least
 // settle ago.
@@ -153,12 +153,12 @@ func SettledStamp(path string, before os.FileInfo, statErr error, settle time.Du
 	return s
 }
 
-// lineLocator says which file holds a memory's line, relative to the
+// LineLocator says which file holds a memory's line, relative to the
 // worktree root, and at which line; it is built only when a message needs
 // it.
 type LineLocator func(id string) (rel string, line int)
 
-// oneFileLocator locates lines in the one memories file, whose bytes are raw.
+// OneFileLocator locates lines in the one memories file, whose bytes are raw.
 func OneFileLocator(raw []byte) LineLocator {
 	var lines map[string]int
 	return func(id string) (string, int) {
@@ -169,7 +169,7 @@ func OneFileLocator(raw []byte) LineLocator {
 	}
 }
 
-// locator locates lines in a split project's files.
+// Locator locates lines in a split project's files.
 func (p SplitProject) Locator() LineLocator {
 	type place struct {
 		Rel  string
@@ -190,7 +190,7 @@ func (p SplitProject) Locator() LineLocator {
 	}
 }
 
-// lineNumbers maps each id to its line in a memories file, for messages.
+// LineNumbers maps each id to its line in a memories file, for messages.
 func LineNumbers(data []byte) map[string]int {
 	lines := make(map[string]int)
 	for i, line := range strings.Split(string(data), "\n") {

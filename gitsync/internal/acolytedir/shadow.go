@@ -44,15 +44,15 @@ import (
 // the shadow an alias of a file people edit, so that a write to either
 // name in place changed both.
 
-// maxJournal is the most lines a journal holds before the base is
+// MaxJournal is the most lines a journal holds before the base is
 // rewritten; each import reads them all.
 const MaxJournal = 1024
 
-// shadowFiles are this checkout's shadow, its note and its journal, in
+// ShadowFiles are this checkout's shadow, its note and its journal, in
 // cacheDir.
 type ShadowFiles struct{ Dir string }
 
-// shadowPath is where this checkout's shadow lives.
+// ShadowPath is where this checkout's shadow lives.
 func (sf ShadowFiles) ShadowPath() string {
 	return filepath.Join(sf.Dir, "imported.jsonl")
 }
@@ -60,7 +60,7 @@ func (sf ShadowFiles) ShadowPath() string {
 func (sf ShadowFiles) ShadowNotePath() string    { return sf.ShadowPath() + ".id" }
 func (sf ShadowFiles) ShadowJournalPath() string { return sf.ShadowPath() + ".journal" }
 
-// shadow is the file the index holds: base with journal applied, where
+// Shadow is the file the index holds: base with journal applied, where
 // journal maps an id to its line, or to nil for a line base has and the
 // file has not.
 type Shadow struct {
@@ -72,7 +72,7 @@ type Shadow struct {
 	release func()
 }
 
-// close releases the shadow's base; no slice of it may be used after.
+// Close releases the shadow's base; no slice of it may be used after.
 func (sh Shadow) Close() {
 	if sh.release != nil {
 		sh.release()
@@ -112,7 +112,7 @@ func (sf ShadowFiles) writeNote(n shadowNote) {
 	_ = atomicfile.Write(sf.ShadowNotePath(), atomicfile.Options{Perm: 0o644}, atomicfile.Bytes([]byte(n.String())))
 }
 
-// keepShadow replaces the shadow with parts, in order, whose content hash
+// KeepShadow replaces the shadow with parts, in order, whose content hash
 // is hash, and drops any journal. Best effort: a cache, not synced, and
 // checked before use.
 func (sf ShadowFiles) KeepShadow(hash string, parts ...[]byte) {
@@ -131,7 +131,7 @@ func (sf ShadowFiles) KeepShadow(hash string, parts ...[]byte) {
 	}
 }
 
-// keepJournal makes the shadow sh.base with journal, the file data whose
+// KeepJournal makes the shadow sh.base with journal, the file data whose
 // content hash is hash; past maxJournal lines it rewrites the base to data.
 func (sf ShadowFiles) KeepJournal(sh Shadow, journal map[string][]byte, hash string, data []byte) {
 	if len(journal) > MaxJournal || sh.baseHash == "" {
@@ -216,7 +216,7 @@ func (sf ShadowFiles) shadowID() (string, bool) {
 	return git.Stamp(fi) + ":" + tailHash(tail), true
 }
 
-// noted returns the note when it vouches for the base as it is now.
+// Noted returns the note when it vouches for the base as it is now.
 func (sf ShadowFiles) Noted() (shadowNote, bool) {
 	n, ok := sf.readNote()
 	if !ok {
@@ -226,7 +226,7 @@ func (sf ShadowFiles) Noted() (shadowNote, bool) {
 	return n, ok && id == n.baseID
 }
 
-// readShadow returns the shadow when it holds the file of hash: by its
+// ReadShadow returns the shadow when it holds the file of hash: by its
 // note, checked before and after the base is read, and otherwise by
 // hashing the base, which then stands alone.
 //
@@ -264,7 +264,7 @@ func (sf ShadowFiles) ReadShadow(hash string) (sh Shadow, ok bool) {
 	return Shadow{Base: base, baseHash: hash, release: release}, true
 }
 
-// changes folds the journal into the line diff from the base to a new
+// Changes folds the journal into the line diff from the base to a new
 // file (format.DiffLines): the lines that differ between the file the
 // shadow holds and the new one, the ids only the shadow holds, and the
 // journal from the base to the new file.
@@ -316,7 +316,7 @@ func (sh Shadow) Changes(fromBase []format.LineChange, removedFromBase []string)
 	return changes, removed, journal, true
 }
 
-// followShadow brings the shadow along a write that made the file of prev
+// FollowShadow brings the shadow along a write that made the file of prev
 // the file of hash, whose parts are next, by changing the lines in lines
 // (an id's new line, or nil for a line removed): while the note vouches
 // for the shadow as the file of prev, the changes go into the journal, as
@@ -390,7 +390,7 @@ func (sf ShadowFiles) addedInJournal(sh Shadow, lines map[string][]byte) (map[st
 	return added, nil
 }
 
-// appendShadow follows an append of line to the memories file, which held
+// AppendShadow follows an append of line to the memories file, which held
 // size bytes before it and the file of prev, now that of hash: into the
 // journal when there is one, else onto a base holding size bytes. A
 // shadow it cannot vouch for after is left without a note, to be hashed.

@@ -21,10 +21,10 @@ import (
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
-// shardsRel is the shards' directory, relative to the worktree root.
+// ShardsRel is the shards' directory, relative to the worktree root.
 const ShardsRel = format.Dir + "/" + format.ShardsDir
 
-// isSplit reports whether the project under root is split.
+// IsSplit reports whether the project under root is split.
 func IsSplit(root string) (bool, error) {
 	fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(ShardsRel)))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -39,7 +39,7 @@ func IsSplit(root string) (bool, error) {
 	return true, nil
 }
 
-// shardFiles lists the shards under root by their path under .acolyte/, in
+// ShardFiles lists the shards under root by their path under .acolyte/, in
 // name order. A name that is not a shard's (an editor's backup, a killed
 // writer's temporary file) is not read; check reports it.
 func ShardFiles(root string) (shards, strays []string, err error) {
@@ -66,14 +66,14 @@ func ShardFiles(root string) (shards, strays []string, err error) {
 	return shards, strays, nil
 }
 
-// projectFile is one memories file of a project as read: its path under
+// ProjectFile is one memories file of a project as read: its path under
 // .acolyte/ and its bytes (nil when it is missing).
 type ProjectFile struct {
 	Rel  string
 	Data []byte
 }
 
-// splitProject is a split project as read for an import or a write: the
+// SplitProject is a split project as read for an import or a write: the
 // inbox first, then each shard in name order, and forgotten.jsonl.
 type SplitProject struct {
 	Files []ProjectFile
@@ -82,7 +82,7 @@ type SplitProject struct {
 	hashes map[string]string
 }
 
-// readSplit reads a split project through readAcolyteFile, each file
+// ReadSplit reads a split project through readAcolyteFile, each file
 // guarded and bounded as the one file is.
 func ReadSplit(root string) (SplitProject, error) {
 	var p SplitProject
@@ -112,7 +112,7 @@ func ReadSplit(root string) (SplitProject, error) {
 	return p, nil
 }
 
-// decode decodes every file and joins them (format.Join). It fails as
+// Decode decodes every file and joins them (format.Join). It fails as
 // DecodeAll does, on the first file that cannot be read as a whole: a
 // write must not drop what it cannot read.
 func (p SplitProject) Decode() (format.Decoded, []format.Part, error) {
@@ -125,7 +125,7 @@ func (p SplitProject) Decode() (format.Decoded, []format.Part, error) {
 	return format.Join(parts), parts, nil
 }
 
-// decodeReadable is decode for an import: a file that cannot be read as a
+// DecodeReadable is decode for an import: a file that cannot be read as a
 // whole (a conflict, a missing header, binary garbage) is left out alone,
 // and unreadable says which and why, so that one damaged shard hides its
 // own memories and no others. Writes still refuse such a project. good
@@ -153,7 +153,7 @@ func emptiedShard(rel string) error {
 	return fmt.Errorf("%s: %w: the shard is empty, where acolyte always writes a header and at least one memory; restore it (`git checkout -- %s`, or from a backup)", path, format.ErrInvalidFile, path)
 }
 
-// decodeFiles decodes each file (DecodeAll), on every CPU: a shard is too
+// DecodeFiles decodes each file (DecodeAll), on every CPU: a shard is too
 // small for DecodeAll to spread over them itself. errs holds, by file, why
 // one cannot be read as a whole.
 func DecodeFiles(files []ProjectFile) (parts []format.Part, errs []error) {
@@ -178,7 +178,7 @@ func DecodeFiles(files []ProjectFile) (parts []format.Part, errs []error) {
 	return parts, errs
 }
 
-// hash is the project's content hash as an import state records it: of
+// Hash is the project's content hash as an import state records it: of
 // each file's name and content hash, and forgotten.jsonl's.
 func (p *SplitProject) Hash() string {
 	files := make(map[string]FileRecord, len(p.Files)+1)
@@ -190,7 +190,7 @@ func (p *SplitProject) Hash() string {
 	return TableHash(files)
 }
 
-// sums is the content hash of each file p holds, forgotten.jsonl's
+// Sums is the content hash of each file p holds, forgotten.jsonl's
 // included, worked out once (22 MB at 100k memories).
 func (p *SplitProject) Sums() map[string]string {
 	if p.hashes == nil {
@@ -205,7 +205,7 @@ func (p *SplitProject) Sums() map[string]string {
 	return p.hashes
 }
 
-// encodeSplit is the files a split project of mems is written as: every
+// EncodeSplit is the files a split project of mems is written as: every
 // shard that holds a memory, and the inbox as its header, each keeping the
 // lines it held that are not valid memories (which have no id to place
 // them by). A shard left with nothing is absent, its data nil.
@@ -238,7 +238,7 @@ func EncodeSplit(mems []memory.Memory, parts []format.Part) []ProjectFile {
 	return out
 }
 
-// writeSplit writes the files of next that differ from the project as
+// WriteSplit writes the files of next that differ from the project as
 // read: shards first, then the inbox, and removes shards left empty. Every
 // memory is checked as the decoder will read it back, and one that would
 // not be is refused, by id, before anything is written.
@@ -272,7 +272,7 @@ func WriteSplit(root string, read SplitProject, next []ProjectFile) error {
 	return nil
 }
 
-// fileRecord is what a split project's import state holds of one file:
+// FileRecord is what a split project's import state holds of one file:
 // its stamp, once settled (empty before), and its content hash.
 type FileRecord struct {
 	Stamp, Hash string
@@ -282,7 +282,7 @@ type FileRecord struct {
 // first line.
 const filesPrefix = "files="
 
-// withFiles adds the file table to an import state's first line.
+// WithFiles adds the file table to an import state's first line.
 func WithFiles(state string, files map[string]FileRecord) string {
 	names := make([]string, 0, len(files))
 	for rel := range files {
@@ -306,7 +306,7 @@ func WithFiles(state string, files map[string]FileRecord) string {
 	return head
 }
 
-// stateFiles is the file table an import state holds; ok is false for the
+// StateFiles is the file table an import state holds; ok is false for the
 // state of a project that is not split.
 func StateFiles(state string) (map[string]FileRecord, bool) {
 	head, _, _ := strings.Cut(state, "\n")
@@ -328,7 +328,7 @@ func StateFiles(state string) (map[string]FileRecord, bool) {
 	return nil, false
 }
 
-// projectFiles are the files a split project's import state covers, by
+// ProjectFiles are the files a split project's import state covers, by
 // path under .acolyte/: the inbox, forgotten.jsonl and the shards.
 func ProjectFiles(root string) ([]string, error) {
 	shards, _, err := ShardFiles(root)
@@ -338,7 +338,7 @@ func ProjectFiles(root string) ([]string, error) {
 	return append([]string{format.MemoriesFile, format.ForgottenFile}, shards...), nil
 }
 
-// filesHold reports whether the files under root are still those the
+// FilesHold reports whether the files under root are still those the
 // table describes: each by its stamp while that is recorded and unmoved,
 // else by its content hash, so a file written within its clock tick (whose
 // stamp was not yet settled) costs a re-read of that file alone.
@@ -347,7 +347,7 @@ func FilesHold(root string, files map[string]FileRecord) bool {
 	return holds
 }
 
-// checkFiles is filesHold that also, given settle >= 0, records in files
+// CheckFiles is filesHold that also, given settle >= 0, records in files
 // the stamp of each file that holds by its hash and has settled since,
 // and says whether it recorded any: the next check of that file is a stat.
 func CheckFiles(root string, files map[string]FileRecord, settle time.Duration) (holds, restamped bool) {
@@ -362,7 +362,7 @@ func CheckFiles(root string, files map[string]FileRecord, settle time.Duration) 
 	return holds && seen == len(files), restamped || listed
 }
 
-// shardsDirKey records, in a split project's file table, the stamp of the
+// ShardsDirKey records, in a split project's file table, the stamp of the
 // shards' directory: while it holds, the directory has the shards the
 // table names, and a check needs no listing of it (a fifth of a no-op
 // hook). Creating, removing or renaming a file in it moves its stamp.
@@ -396,7 +396,7 @@ func listedFiles(root string, files map[string]FileRecord, settle time.Duration)
 	return rels, false, nil
 }
 
-// checkRels is checkFiles for the files rels alone (paths under .acolyte/),
+// CheckRels is checkFiles for the files rels alone (paths under .acolyte/),
 // which may include files the table does not record but that do not
 // exist; seen counts those recorded.
 func CheckRels(root string, files map[string]FileRecord, rels []string, settle time.Duration) (holds bool, seen int, restamped bool) {
@@ -459,7 +459,7 @@ func CheckRels(root string, files map[string]FileRecord, rels []string, settle t
 	return true, seen, restamped
 }
 
-// recordFiles is the file table for the project's files as they are now,
+// RecordFiles is the file table for the project's files as they are now,
 // given the content hashes of those a caller holds (written or read under
 // the lock); any other file is read to hash it. A stamp is recorded only once
 // settled (settledStamp), and stat'ed before the hash it vouches for.
@@ -503,7 +503,7 @@ func RecordFiles(root string, known map[string]string, settle time.Duration) (ma
 	return files, nil
 }
 
-// wouldSplit reports whether a memories file of parts, in order, holds
+// WouldSplit reports whether a memories file of parts, in order, holds
 // more than format.SplitAt memories, which a write must split instead.
 func WouldSplit(parts ...[]byte) bool {
 	lines := 0
@@ -517,7 +517,7 @@ func WouldSplit(parts ...[]byte) bool {
 // that a file under SplitAt times it holds fewer than SplitAt memories.
 const minLineBytes = 64
 
-// mayHoldSplitAt reports whether the file may hold format.SplitAt memories
+// MayHoldSplitAt reports whether the file may hold format.SplitAt memories
 // already, so that one more must split it: by its size when that rules it
 // out, else by counting its lines.
 func (m *memoriesFile) MayHoldSplitAt() bool {
@@ -531,7 +531,7 @@ func (m *memoriesFile) MayHoldSplitAt() bool {
 	return bytes.Count(data, []byte("\n"))-1 >= format.SplitAt
 }
 
-// fineSettle is how long a split project's file waits before its stamp is
+// FineSettle is how long a split project's file waits before its stamp is
 // trusted on a filesystem that keeps times finer than a millisecond: there
 // a later change gets a later time once the kernel's clock has ticked
 // (a few milliseconds), where settleTime allows for filesystems that keep
@@ -540,7 +540,7 @@ func (m *memoriesFile) MayHoldSplitAt() bool {
 // the last two seconds on each write: 31 ms an add at 100k.
 const FineSettle = 50 * time.Millisecond
 
-// shardSettle is settle for the file fi, shortened to fineSettle when its
+// ShardSettle is settle for the file fi, shortened to fineSettle when its
 // modification time shows the filesystem keeps sub-millisecond times (a
 // whole-millisecond time, one in a million on such a filesystem, keeps
 // the long wait, which is only slower).
@@ -551,7 +551,7 @@ func ShardSettle(fi os.FileInfo, settle time.Duration) time.Duration {
 	return settle
 }
 
-// tableHash is the content hash splitProject.hash gives for the files a
+// TableHash is the content hash splitProject.hash gives for the files a
 // table records.
 func TableHash(files map[string]FileRecord) string {
 	names := make([]string, 0, len(files))
@@ -581,20 +581,20 @@ func TableHash(files map[string]FileRecord) string {
 	return h
 }
 
-// emptyInboxHash is the SHA-256 of a split project's inbox as acolyte
+// EmptyInboxHash is the SHA-256 of a split project's inbox as acolyte
 // leaves it: the header alone. Worked out when a write asks, not at
 // start-up, which every command and hook pays.
 func EmptyInboxHash() string { return Sha256Hex(format.Encode(nil)) }
 
-// emptyHash is the SHA-256 of no bytes: an empty forgotten.jsonl adds
+// EmptyHash is the SHA-256 of no bytes: an empty forgotten.jsonl adds
 // nothing to the hash, as withForgotten has it.
 const EmptyHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
-// shardEdit changes the memories of one shard; it returns them unchanged
+// ShardEdit changes the memories of one shard; it returns them unchanged
 // when it has nothing to do there.
 type ShardEdit func(mems []memory.Memory) ([]memory.Memory, error)
 
-// writeShard replaces the shard file rel, whose bytes were old, with data,
+// WriteShard replaces the shard file rel, whose bytes were old, with data,
 // or removes it for nil.
 // A new memory's id is time-ordered, so it almost always sorts last in its
 // shard and data is old with one more line: that line is appended in place
@@ -632,7 +632,7 @@ func WriteShard(root, rel string, old, data []byte) error {
 	return nil
 }
 
-// lastLine is the last line of a memories file's bytes, newline included;
+// LastLine is the last line of a memories file's bytes, newline included;
 // nil for a file of its header alone, or none.
 func LastLine(data []byte) []byte {
 	if len(data) == 0 || data[len(data)-1] != '\n' {
@@ -645,7 +645,7 @@ func LastLine(data []byte) []byte {
 	return data[start:]
 }
 
-// editShard decodes the shard file rel, of shard, runs edit over its
+// EditShard decodes the shard file rel, of shard, runs edit over its
 // memories and encodes the result (nil for none left). Only the memories
 // edit changed are checked as the decoder will read them back: the others
 // were just read. A shard the decoder must work around is for the full
@@ -686,7 +686,7 @@ type unreadLine struct {
 	Why string
 }
 
-// salvageLines reads what it can of a damaged shard line by line: a byte
+// SalvageLines reads what it can of a damaged shard line by line: a byte
 // order mark is dropped, the header and conflict markers are skipped (both
 // sides of a conflict are read, as the merge driver unions by id), and a
 // line that does not decode is reported. An id on two lines keeps the
@@ -722,7 +722,7 @@ func SalvageLines(data []byte) ([]memory.Memory, []unreadLine) {
 	return mems, unread
 }
 
-// cleanShard decodes a shard file of shard, named rel, for importShards:
+// CleanShard decodes a shard file of shard, named rel, for importShards:
 // ok is false for one the decoder must work around (a bad line, an id on
 // two lines, a memory of another shard), which the full import reports.
 func CleanShard(rel, shard string, data []byte) ([]memory.Memory, bool) {
@@ -736,7 +736,7 @@ func CleanShard(rel, shard string, data []byte) ([]memory.Memory, bool) {
 	return d.Memories, true
 }
 
-// appendSynced writes line at offset size, the file's end, and syncs the
+// AppendSynced writes line at offset size, the file's end, and syncs the
 // file; on failure it cuts the file back to size, so a full disk leaves the
 // old file.
 func AppendSynced(f *os.File, size int64, line []byte) error {

@@ -72,7 +72,7 @@ func ReadIndex(ctx context.Context, r *Repo) (*Index, error) {
 	return ix, nil
 }
 
-// instructionFiles applies the worktree walk's rules to the staged paths:
+// InstructionFiles applies the worktree walk's rules to the staged paths:
 // the same names, never under node_modules or vendor, and not ignored by a
 // staged .gitignore, so the hook and `acolyte check` agree on the set.
 func (ix *Index) InstructionFiles() ([]string, error) {
@@ -194,7 +194,7 @@ func (ix *Index) linkTarget(link, target string) (string, bool) {
 	return p, true
 }
 
-// cat reads one blob. One `git cat-file --batch` serves every read of a
+// Cat reads one blob. One `git cat-file --batch` serves every read of a
 // hook run: a process per file cost a commit more than the rest of the hook.
 func (ix *Index) Cat(blob string) ([]byte, error) {
 	if ix.batch == nil {
@@ -216,7 +216,7 @@ func (ix *Index) Cat(blob string) ([]byte, error) {
 	return ix.batch.read(blob)
 }
 
-// close ends the cat-file process, if one was started.
+// Close ends the cat-file process, if one was started.
 func (ix *Index) Close() {
 	if ix.batch != nil {
 		ix.batch.in.Close()
@@ -262,7 +262,7 @@ func (r *Repo) GitOutput(ctx context.Context, stdin []byte, args ...string) ([]b
 	return r.GitOutputFrom(ctx, in, args...)
 }
 
-// gitOutputFrom is GitOutput reading stdin from a reader: a large file
+// GitOutputFrom is GitOutput reading stdin from a reader: a large file
 // written in parts need not be joined first.
 func (r *Repo) GitOutputFrom(ctx context.Context, stdin io.Reader, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "git", args...)

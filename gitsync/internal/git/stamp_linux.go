@@ -10,7 +10,7 @@ import (
 
 func changeTime(st *syscall.Stat_t) time.Time { return time.Unix(st.Ctim.Unix()) }
 
-// stampsAt stamps each of names in the directory dir, as stamp does, by
+// StampsAt stamps each of names in the directory dir, as stamp does, by
 // fstatat relative to the directory: a split project's check stats 257
 // files, and resolving each absolute path again was half of that. A name
 // that does not exist is left out; ok is false when dir cannot be read.

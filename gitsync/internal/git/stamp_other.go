@@ -7,11 +7,11 @@ import (
 	"time"
 )
 
-// stamp is empty where the platform gives no change time or inode: there
+// Stamp is empty where the platform gives no change time or inode: there
 // every refresh hashes the file.
 func Stamp(os.FileInfo) string { return "" }
 
 func LastChange(fi os.FileInfo) time.Time { return fi.ModTime() }
 
-// fileIdentity is empty where the platform gives no inode.
+// FileIdentity is empty where the platform gives no inode.
 func FileIdentity(os.FileInfo) string { return "" }

@@ -2,6 +2,6 @@
 
 package git
 
-// stampsAt is stat by stat elsewhere (stamp_linux.go): ok false sends the
+// StampsAt is stat by stat elsewhere (stamp_linux.go): ok false sends the
 // caller to os.Stat.
 func StampsAt(string, []string) (map[string]string, bool) { return nil, false }

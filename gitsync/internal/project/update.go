@@ -1,4 +1,4 @@
-package gitsync
+package project
 
 import (
 	"context"
@@ -23,12 +23,12 @@ import (
 // fix: rewriting it here would drop a line without a word, while `acolyte
 // sync` resolves duplicates and says which line it drops.
 func Update(ctx context.Context, root string, change func([]memory.Memory) ([]memory.Memory, error)) error {
-	unlock, err := LockDir(ctx, filepath.Join(root, format.Dir))
+	unlock, err := acolytedir.LockDir(ctx, filepath.Join(root, format.Dir))
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	l, err := layoutOf(root)
+	l, err := LayoutOf(root)
 	if err != nil {
 		return err
 	}
@@ -37,8 +37,8 @@ func Update(ctx context.Context, root string, change func([]memory.Memory) ([]me
 
 // update is Update for the one file; the caller holds the lock. A change
 // that takes the project past format.SplitAt splits it.
-func (one oneFile) update(change func([]memory.Memory) ([]memory.Memory, error)) error {
-	root := one.root
+func (one OneFile) update(change func([]memory.Memory) ([]memory.Memory, error)) error {
+	root := one.Root
 	path := format.MemoriesPath(root)
 	data, err := acolytedir.ReadMemories(root)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -50,7 +50,7 @@ func (one oneFile) update(change func([]memory.Memory) ([]memory.Memory, error))
 	}
 	if len(d.Duplicates) > 0 {
 		le := d.Duplicates[0]
-		return &format.LineError{File: le.File, Line: le.Line, Err: fmt.Errorf("%w: %v; run `%s` first", format.ErrInvalidFile, le.Err, FixCommand)}
+		return &format.LineError{File: le.File, Line: le.Line, Err: fmt.Errorf("%w: %v; run `%s` first", format.ErrInvalidFile, le.Err, acolytedir.FixCommand)}
 	}
 	ts, err := acolytedir.ReadTombstones(root)
 	if err != nil {
@@ -72,8 +72,8 @@ func (one oneFile) update(change func([]memory.Memory) ([]memory.Memory, error))
 }
 
 // update is Update for a split project; the caller holds the lock.
-func (s shards) update(change func([]memory.Memory) ([]memory.Memory, error)) error {
-	root := s.root
+func (s Shards) update(change func([]memory.Memory) ([]memory.Memory, error)) error {
+	root := s.Root
 	p, err := acolytedir.ReadSplit(root)
 	if err != nil {
 		return err
@@ -87,7 +87,7 @@ func (s shards) update(change func([]memory.Memory) ([]memory.Memory, error)) er
 	}
 	if len(d.Duplicates) > 0 {
 		le := d.Duplicates[0]
-		return &format.LineError{File: le.File, Line: le.Line, Err: fmt.Errorf("%w: %v; run `%s` first", format.ErrInvalidFile, le.Err, FixCommand)}
+		return &format.LineError{File: le.File, Line: le.Line, Err: fmt.Errorf("%w: %v; run `%s` first", format.ErrInvalidFile, le.Err, acolytedir.FixCommand)}
 	}
 	kept, _ := format.Forget(d.Memories, p.Tombs.List)
 	next, err := change(kept)
@@ -108,7 +108,7 @@ func (s shards) update(change func([]memory.Memory) ([]memory.Memory, error)) er
 // is installed, the merge driver set in $GIT_DIR/info/attributes takes
 // precedence and also resolves edits (see InstallMergeDriver).
 func EnsureAttributes(root string) error {
-	if err := GuardDir(root); err != nil {
+	if err := acolytedir.GuardDir(root); err != nil {
 		return err
 	}
 	dir := filepath.Join(root, format.Dir)
@@ -116,7 +116,7 @@ func EnsureAttributes(root string) error {
 	// which union merges exactly; no driver is needed for them.
 	attrs := []string{format.MemoriesFile + " merge=union", format.ForgottenFile + " merge=union"}
 	ignores := []string{"/" + acolytedir.LockFile, "/" + atomicfile.TempPrefix + "*"}
-	l, err := layoutOf(root)
+	l, err := LayoutOf(root)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package gitsync
+package project
 
 import (
 	"context"
@@ -37,7 +37,7 @@ func appendEdit(m memory.Memory) acolytedir.ShardEdit {
 // vouches for every file, then has index bring the index along and records
 // the new files. before runs under the lock ahead of any write (a forget
 // writes its tombstones there); it may return format.ErrNotPatchable.
-func (s shards) patchSplit(ctx context.Context, w *workspace, edits map[string]acolytedir.ShardEdit, before func() error, index func() error) error {
+func (s Shards) patchSplit(ctx context.Context, w *Workspace, edits map[string]acolytedir.ShardEdit, before func() error, index func() error) error {
 	return s.patchShards(ctx, w, edits, nil, before, index)
 }
 
@@ -45,17 +45,17 @@ func (s shards) patchSplit(ctx context.Context, w *workspace, edits map[string]a
 // go after its shard's last line: the line is appended to the shard's
 // bytes without decoding them, and only when an id does not sort last is
 // the shard decoded and edited (with appendEdit) instead.
-func (s shards) patchShards(ctx context.Context, w *workspace, edits map[string]acolytedir.ShardEdit, adds map[string]memory.Memory, before func() error, index func() error) error {
+func (s Shards) patchShards(ctx context.Context, w *Workspace, edits map[string]acolytedir.ShardEdit, adds map[string]memory.Memory, before func() error, index func() error) error {
 	dir := filepath.Join(w.Repo.Root, format.Dir)
 	if split, err := acolytedir.IsSplit(w.Repo.Root); err != nil || !split {
 		return format.ErrNotPatchable
 	}
-	unlock, err := LockDir(ctx, dir)
+	unlock, err := acolytedir.LockDir(ctx, dir)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	state, err := w.store.GetState(ctx, w.stateKey())
+	state, err := w.Store.GetState(ctx, w.StateKey())
 	if err != nil {
 		return err
 	}
@@ -73,7 +73,7 @@ func (s shards) patchShards(ctx context.Context, w *workspace, edits map[string]
 	for shard := range shardsOf(edits, adds) {
 		touched = append(touched, format.ShardFile(shard))
 	}
-	if holds, _, _ := acolytedir.CheckRels(w.Repo.Root, files, touched, w.settle); !holds {
+	if holds, _, _ := acolytedir.CheckRels(w.Repo.Root, files, touched, w.Settle); !holds {
 		return format.ErrNotPatchable
 	}
 	type written struct {
@@ -141,16 +141,16 @@ func (s shards) patchShards(ctx context.Context, w *workspace, edits map[string]
 			files[format.ForgottenFile] = acolytedir.FileRecord{Hash: acolytedir.Sha256Hex(ts)}
 		}
 	}
-	return w.store.SetState(ctx, w.stateKey(), acolytedir.WithFiles(acolytedir.ImportState(acolytedir.TableHash(files), "", nil), files))
+	return w.Store.SetState(ctx, w.StateKey(), acolytedir.WithFiles(acolytedir.ImportState(acolytedir.TableHash(files), "", nil), files))
 }
 
-// add stores a prepared project memory in a split project's shard,
+// Add stores a prepared project memory in a split project's shard,
 // deduplicating against the index, which patchSplit guarantees holds the
 // project.
-func (s shards) add(ctx context.Context, w *workspace, m memory.Memory) (memory.Added, error) {
+func (s Shards) Add(ctx context.Context, w *Workspace, m memory.Memory) (memory.Added, error) {
 	out := memory.Added{Memory: m}
 	dedupe := func() error {
-		have, found, err := w.store.FindContent(ctx, memory.ScopeProject, w.Repo.Root, m.Content)
+		have, found, err := w.Store.FindContent(ctx, memory.ScopeProject, w.Repo.Root, m.Content)
 		if err == nil && found {
 			out = memory.Added{Memory: have, Existing: true}
 			return errDuplicate
@@ -158,7 +158,7 @@ func (s shards) add(ctx context.Context, w *workspace, m memory.Memory) (memory.
 		return err
 	}
 	err := s.patchShards(ctx, w, nil, map[string]memory.Memory{format.ShardOf(m.ID): m}, dedupe, func() error {
-		put, err := w.store.Put(ctx, m)
+		put, err := w.Store.Put(ctx, m)
 		out.Warning = put.Warning
 		return err
 	})
@@ -172,9 +172,9 @@ func (s shards) add(ctx context.Context, w *workspace, m memory.Memory) (memory.
 // before anything is written.
 var errDuplicate = errors.New("the project already holds this memory")
 
-// remove forgets project memories of a split project: their
+// Remove forgets project memories of a split project: their
 // tombstones first, then their lines.
-func (s shards) remove(ctx context.Context, w *workspace, mems []memory.Memory, now time.Time) error {
+func (s Shards) Remove(ctx context.Context, w *Workspace, mems []memory.Memory, now time.Time) error {
 	gone := make(map[string]bool, len(mems))
 	ids := make([]string, 0, len(mems))
 	edits := make(map[string]acolytedir.ShardEdit)
@@ -185,14 +185,14 @@ func (s shards) remove(ctx context.Context, w *workspace, mems []memory.Memory, 
 			return slices.DeleteFunc(in, func(m memory.Memory) bool { return gone[m.ID] }), nil
 		}
 	}
-	return s.patchSplit(ctx, w, edits, func() error { return w.addTombstones(mems, now) }, func() error {
-		_, err := w.store.Delete(ctx, w.vis, ids...)
+	return s.patchSplit(ctx, w, edits, func() error { return w.AddTombstones(mems, now) }, func() error {
+		_, err := w.Store.Delete(ctx, w.Vis, ids...)
 		return err
 	})
 }
 
-// replace replaces the line of m in its shard of a split project.
-func (s shards) replace(ctx context.Context, w *workspace, m memory.Memory) error {
+// Replace replaces the line of m in its shard of a split project.
+func (s Shards) Replace(ctx context.Context, w *Workspace, m memory.Memory) error {
 	edit := func(mems []memory.Memory) ([]memory.Memory, error) {
 		i := slices.IndexFunc(mems, func(have memory.Memory) bool { return have.ID == m.ID })
 		if i < 0 {
@@ -202,7 +202,7 @@ func (s shards) replace(ctx context.Context, w *workspace, m memory.Memory) erro
 		return mems, nil
 	}
 	return s.patchSplit(ctx, w, map[string]acolytedir.ShardEdit{format.ShardOf(m.ID): edit}, nil, func() error {
-		_, err := w.store.Put(ctx, m)
+		_, err := w.Store.Put(ctx, m)
 		return err
 	})
 }

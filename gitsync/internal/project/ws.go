@@ -1,4 +1,4 @@
-package gitsync
+package project
 
 import (
 	"bytes"
@@ -24,31 +24,31 @@ import (
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
-// workspace is what the layouts need of a checkout: its repository, the
+// Workspace is what the layouts need of a checkout: its repository, the
 // index they keep in step with the files, and the checkout's settings.
-type workspace struct {
+type Workspace struct {
 	Repo  *git.Repo
-	store Store
-	vis   memory.Visibility
-	// settle is how long after its last change the memories file's stamp
+	Store Store
+	Vis   memory.Visibility
+	// Settle is how long after its last change the memories file's stamp
 	// is trusted (settleTime; tests shorten it).
-	settle time.Duration
-	// now is the clock the pre-commit hook stamps hand edits with; nil is
+	Settle time.Duration
+	// Now is the clock the pre-commit hook stamps hand edits with; nil is
 	// time.Now (tests fix it, to compare two runs byte for byte).
-	now func() time.Time
+	Now func() time.Time
 	// Warn, when set, is told each problem in the memories file that a
 	// command worked around (Checkout.Warn).
 	Warn func(message string)
 }
 
-func (w *workspace) clock() time.Time {
-	if w.now != nil {
-		return w.now()
+func (w *Workspace) Clock() time.Time {
+	if w.Now != nil {
+		return w.Now()
 	}
 	return time.Now()
 }
 
-func (w *workspace) warn(messages []string) {
+func (w *Workspace) Tell(messages []string) {
 	if w.Warn == nil {
 		return
 	}
@@ -77,8 +77,8 @@ type Store interface {
 	SetState(ctx context.Context, key, value string) error
 }
 
-// stateKey names the hash of the memories file last imported for this checkout.
-func (w *workspace) stateKey() string { return "import:" + w.Repo.Root }
+// StateKey names the hash of the memories file last imported for this checkout.
+func (w *Workspace) StateKey() string { return "import:" + w.Repo.Root }
 
 // Imported reports what an import changed.
 type Imported struct {
@@ -93,27 +93,27 @@ type Imported struct {
 
 // Refresh is Checkout.Refresh, for the layouts, which refresh the index
 // after a write that another process may have raced.
-func (w *workspace) Refresh(ctx context.Context) (Imported, error) {
+func (w *Workspace) Refresh(ctx context.Context) (Imported, error) {
 	// Every command passes here, so it is where temporary files of killed
 	// writers go, even when nothing takes the lock.
-	RemoveStaleTemps(w.Repo.Root)
+	acolytedir.RemoveStaleTemps(w.Repo.Root)
 	imp, err := w.refresh(ctx)
-	w.warn(imp.Warnings)
-	if msg := unmergedWarning(ctx, w.Repo); msg != "" {
-		w.warn([]string{msg})
+	w.Tell(imp.Warnings)
+	if msg := UnmergedWarning(ctx, w.Repo); msg != "" {
+		w.Tell([]string{msg})
 	}
 	return imp, err
 }
 
-func (w *workspace) refresh(ctx context.Context) (Imported, error) {
-	last, err := w.store.GetState(ctx, w.stateKey())
+func (w *Workspace) refresh(ctx context.Context) (Imported, error) {
+	last, err := w.Store.GetState(ctx, w.StateKey())
 	if err != nil {
 		return Imported{}, err
 	}
-	if err := GuardDir(w.Repo.Root); err != nil {
+	if err := acolytedir.GuardDir(w.Repo.Root); err != nil {
 		return Imported{Skipped: true, Warnings: []string{fmt.Sprintf("project memories not imported: %v", err)}}, nil
 	}
-	l, err := layoutOf(w.Repo.Root)
+	l, err := LayoutOf(w.Repo.Root)
 	if err != nil {
 		return Imported{Skipped: true, Warnings: []string{fmt.Sprintf("project memories not imported: %v", err)}}, nil
 	}
@@ -123,7 +123,7 @@ func (w *workspace) refresh(ctx context.Context) (Imported, error) {
 // importDecoded replaces the project's rows with d, the whole memories
 // file decoded, less what the tombstones cover, and keeps data, whose
 // content hash is hash (nil when there is no file), as the shadow.
-func (w *workspace) importDecoded(ctx context.Context, d format.Decoded, ts acolytedir.Tombstones, hash string, data []byte) (out Imported, err error) {
+func (w *Workspace) importDecoded(ctx context.Context, d format.Decoded, ts acolytedir.Tombstones, hash string, data []byte) (out Imported, err error) {
 	out.Warnings = append(d.Warnings(), ts.Warnings...)
 	kept, hidden := format.Forget(d.Memories, ts.List)
 	if len(hidden) > 0 {
@@ -131,7 +131,7 @@ func (w *workspace) importDecoded(ctx context.Context, d format.Decoded, ts acol
 		// without the driver, left lines the tombstones hide. Recorded as
 		// a warning, it sends the next write to the whole rewrite, which
 		// drops them, instead of the in-place paths, which would not.
-		out.Warnings = append(out.Warnings, fmt.Sprintf("%d forgotten memories still have their lines in %s (a forget that was interrupted, or a merge without acolyte's driver); they are hidden, and the next write or `%s` removes them", len(hidden), MemoriesLocation(w.Repo.Root), FixCommand))
+		out.Warnings = append(out.Warnings, fmt.Sprintf("%d forgotten memories still have their lines in %s (a forget that was interrupted, or a merge without acolyte's driver); they are hidden, and the next write or `%s` removes them", len(hidden), MemoriesLocation(w.Repo.Root), acolytedir.FixCommand))
 	}
 	kept, capped := acolytedir.CapIndexed(kept)
 	if capped != "" {
@@ -144,37 +144,37 @@ func (w *workspace) importDecoded(ctx context.Context, d format.Decoded, ts acol
 	// failed import leaves it unused.
 	var shadowed sync.WaitGroup
 	if data != nil {
-		shadowed.Go(func() { w.shadows().KeepShadow(hash, data) })
+		shadowed.Go(func() { w.Shadows().KeepShadow(hash, data) })
 	}
 	defer shadowed.Wait()
-	if out.ReplaceStats, err = w.store.ReplaceScope(ctx, memory.ScopeProject, w.Repo.Root, kept); err != nil {
+	if out.ReplaceStats, err = w.Store.ReplaceScope(ctx, memory.ScopeProject, w.Repo.Root, kept); err != nil {
 		return out, err
 	}
 	return out, w.recordHandEdits(ctx, kept, out.Revised)
 }
 
-// handEditsToStamp is what a write of mems, read from a file with content
+// HandEditsToStamp is what a write of mems, read from a file with content
 // hash hash, stamps: the hand edits imports recorded and, when the file is
 // not what was last imported, those it holds against the index, which the
 // write is about to overwrite. The index's rows are read only then, so
 // after an import this costs two state reads.
-func (w *workspace) handEditsToStamp(ctx context.Context, mems []memory.Memory, hash string) (map[string]time.Time, error) {
-	pending, err := w.pendingHandEdits(ctx)
+func (w *Workspace) HandEditsToStamp(ctx context.Context, mems []memory.Memory, hash string) (map[string]time.Time, error) {
+	pending, err := w.PendingHandEdits(ctx)
 	if err != nil {
 		return nil, err
 	}
-	last, err := w.store.GetState(ctx, w.stateKey())
+	last, err := w.Store.GetState(ctx, w.StateKey())
 	if err != nil {
 		return nil, err
 	}
 	if lastHash, _, _ := acolytedir.ParseImportState(last); lastHash == hash || len(mems) == 0 {
 		return pending, nil
 	}
-	indexed, err := w.store.List(ctx, w.vis, memory.Filter{Scope: memory.ScopeProject})
+	indexed, err := w.Store.List(ctx, w.Vis, memory.Filter{Scope: memory.ScopeProject})
 	if err != nil {
 		return nil, err
 	}
-	found := handEdits(mems, indexed)
+	found := HandEdits(mems, indexed)
 	if pending == nil {
 		return found, nil
 	}
@@ -182,9 +182,9 @@ func (w *workspace) handEditsToStamp(ctx context.Context, mems []memory.Memory, 
 	return pending, nil
 }
 
-// locked runs fn holding the .acolyte/ lock. Without a .acolyte/ directory
+// Locked runs fn holding the .acolyte/ lock. Without a .acolyte/ directory
 // there is nothing to guard and no directory is created.
-func (w *workspace) locked(ctx context.Context, fn func() error) error {
+func (w *Workspace) Locked(ctx context.Context, fn func() error) error {
 	dir := filepath.Join(w.Repo.Root, format.Dir)
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		return fn()
@@ -196,12 +196,12 @@ func (w *workspace) locked(ctx context.Context, fn func() error) error {
 		lockCtx, cancel = context.WithTimeout(ctx, wait)
 		defer cancel()
 	}
-	unlock, err := LockDir(lockCtx, dir)
+	unlock, err := acolytedir.LockDir(lockCtx, dir)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	if ww, ok := w.store.(writableWaiter); ok && bounded {
+	if ww, ok := w.Store.(writableWaiter); ok && bounded {
 		if err := ww.WaitWritable(ctx, wait); err != nil {
 			return err
 		}
@@ -209,11 +209,11 @@ func (w *workspace) locked(ctx context.Context, fn func() error) error {
 	return fn()
 }
 
-// change edits the memories file under the lock and re-imports it in the
+// Change edits the memories file under the lock and re-imports it in the
 // same critical section, so the index follows the file at once.
-func (w *workspace) change(ctx context.Context, edit func([]memory.Memory) ([]memory.Memory, error)) (memory.ReplaceStats, error) {
+func (w *Workspace) Change(ctx context.Context, edit func([]memory.Memory) ([]memory.Memory, error)) (memory.ReplaceStats, error) {
 	var stats memory.ReplaceStats
-	if err := GuardDir(w.Repo.Root); err != nil {
+	if err := acolytedir.GuardDir(w.Repo.Root); err != nil {
 		return stats, err
 	}
 	dir := filepath.Join(w.Repo.Root, format.Dir)
@@ -223,8 +223,8 @@ func (w *workspace) change(ctx context.Context, edit func([]memory.Memory) ([]me
 	if err := EnsureAttributes(w.Repo.Root); err != nil {
 		return stats, err
 	}
-	err := w.locked(ctx, func() error {
-		l, err := layoutOf(w.Repo.Root)
+	err := w.Locked(ctx, func() error {
+		l, err := LayoutOf(w.Repo.Root)
 		if err != nil {
 			return err
 		}
@@ -278,21 +278,21 @@ func storedSecrets(locate acolytedir.LineLocator, mems []memory.Memory) []derive
 	return out
 }
 
-// sync is Sync given the pending hand edits and the time they are stamped
+// Sync is Sync given the pending hand edits and the time they are stamped
 // with, which the pre-commit hook shares so that the commit it stamps and
 // the worktree agree.
-func (w *workspace) sync(ctx context.Context, pending map[string]time.Time, now time.Time) (Synced, error) {
+func (w *Workspace) Sync(ctx context.Context, pending map[string]time.Time, now time.Time) (Synced, error) {
 	d, err := derive.Worktree(w.Repo.Root)
 	if err != nil {
 		return Synced{}, err
 	}
 	out := Synced{Warnings: d.Skipped, Refused: d.Refused}
 	derived := d.Memories
-	read, err := readProject(w.Repo.Root)
+	read, err := ReadProject(w.Repo.Root)
 	if err != nil {
 		return out, err
 	}
-	decoded := read.decoded
+	decoded := read.Decoded
 	ts, err := w.tidyTombstones(ctx, decoded.Memories, now)
 	if err != nil {
 		return out, err
@@ -305,22 +305,22 @@ func (w *workspace) sync(ctx context.Context, pending map[string]time.Time, now 
 	// and the pre-commit hook, which syncs on every commit, reads no rows.
 	// A command that ran since the edit imported it already, and left it
 	// in the pending hand edits instead, which change stamps.
-	last, err := w.store.GetState(ctx, w.stateKey())
+	last, err := w.Store.GetState(ctx, w.StateKey())
 	if err != nil {
 		return out, err
 	}
 	var indexed []memory.Memory
 	if lastHash, _, _ := acolytedir.ParseImportState(last); lastHash != read.hash(ts) {
-		if indexed, err = w.store.List(ctx, w.vis, memory.Filter{Scope: memory.ScopeProject}); err != nil {
+		if indexed, err = w.Store.List(ctx, w.Vis, memory.Filter{Scope: memory.ScopeProject}); err != nil {
 			return out, err
 		}
 	}
-	current = stampHandEdits(MarkHandEdits(current, indexed, now), pending, now)
+	current = StampHandEdits(MarkHandEdits(current, indexed, now), pending, now)
 	// Comparing bytes, not memories, also rewrites a file that a union
 	// merge left out of order.
 	if next := derive.Refresh(current, derived); read.differs(next) {
-		out.Import.ReplaceStats, err = w.change(ctx, func(mems []memory.Memory) ([]memory.Memory, error) {
-			mems = stampHandEdits(MarkHandEdits(mems, indexed, now), pending, now)
+		out.Import.ReplaceStats, err = w.Change(ctx, func(mems []memory.Memory) ([]memory.Memory, error) {
+			mems = StampHandEdits(MarkHandEdits(mems, indexed, now), pending, now)
 			next := derive.Refresh(mems, derived)
 			out.Changes = Diff(mems, next)
 			return next, nil
@@ -336,9 +336,9 @@ func (w *workspace) sync(ctx context.Context, pending map[string]time.Time, now 
 // then. inFile is what memories.jsonl holds, whose tombstones stay however
 // old they are, or the memories would come back. An invalid line refuses
 // the sync, as one in the memories file does.
-func (w *workspace) tidyTombstones(ctx context.Context, inFile []memory.Memory, now time.Time) (acolytedir.Tombstones, error) {
+func (w *Workspace) tidyTombstones(ctx context.Context, inFile []memory.Memory, now time.Time) (acolytedir.Tombstones, error) {
 	var out acolytedir.Tombstones
-	err := w.locked(ctx, func() error {
+	err := w.Locked(ctx, func() error {
 		ts, err := acolytedir.ReadTombstones(w.Repo.Root)
 		if err != nil {
 			return err
@@ -360,7 +360,7 @@ func (w *workspace) tidyTombstones(ctx context.Context, inFile []memory.Memory, 
 	return out, err
 }
 
-// shadows returns the checkout's shadow files.
-func (w *workspace) shadows() acolytedir.ShadowFiles {
-	return acolytedir.ShadowFiles{Dir: cacheDir(w.Repo)}
+// Shadows returns the checkout's shadow files.
+func (w *Workspace) Shadows() acolytedir.ShadowFiles {
+	return acolytedir.ShadowFiles{Dir: CacheDir(w.Repo)}
 }

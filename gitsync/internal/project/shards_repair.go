@@ -1,4 +1,4 @@
-package gitsync
+package project
 
 import (
 	"bytes"
@@ -82,10 +82,10 @@ var repairSourceNames = map[string]string{"file": "the damaged file", "shadow": 
 // source to repair it from.
 var ErrShardUnrecoverable = errors.New("a damaged shard could not be recovered")
 
-// repairShards repairs each shard of a split project that cannot be
+// RepairShards repairs each shard of a split project that cannot be
 // decoded, under the lock the caller holds, and reports what it did. A
 // shard of a newer format is not damaged and is left alone.
-func (s shards) repairShards(ctx context.Context, w *workspace) ([]ShardRepair, error) {
+func (s Shards) RepairShards(ctx context.Context, w *Workspace) ([]ShardRepair, error) {
 	root := w.Repo.Root
 	if split, err := acolytedir.IsSplit(root); err != nil || !split {
 		return nil, err
@@ -115,12 +115,12 @@ func (s shards) repairShards(ctx context.Context, w *workspace) ([]ShardRepair, 
 }
 
 // repairShard rebuilds the damaged shard f of p.
-func (s shards) repairShard(ctx context.Context, w *workspace, p acolytedir.SplitProject, f acolytedir.ProjectFile, shard string) (ShardRepair, error) {
+func (s Shards) repairShard(ctx context.Context, w *Workspace, p acolytedir.SplitProject, f acolytedir.ProjectFile, shard string) (ShardRepair, error) {
 	path := format.Dir + "/" + f.Rel
 	rep := ShardRepair{File: path}
 	fromFile, unread := acolytedir.SalvageLines(f.Data)
 	var shadow, head []memory.Memory
-	if data, err := os.ReadFile(filepath.Join(s.shardShadowDir(w), shard+".jsonl")); err == nil && len(data) > 0 {
+	if data, err := os.ReadFile(filepath.Join(s.ShardShadowDir(w), shard+".jsonl")); err == nil && len(data) > 0 {
 		if d, err := format.DecodeAll(path, data); err == nil {
 			shadow = d.Memories
 		}
@@ -199,8 +199,8 @@ func shardAtHead(ctx context.Context, r *git.Repo, path string) []memory.Memory 
 
 // keepDamaged copies a damaged shard's bytes under the git directory's
 // cache, never over an earlier copy, and returns where.
-func keepDamaged(w *workspace, shard string, data []byte) (string, error) {
-	dir := filepath.Join(cacheDir(w.Repo), "damaged")
+func keepDamaged(w *Workspace, shard string, data []byte) (string, error) {
+	dir := filepath.Join(CacheDir(w.Repo), "damaged")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("keeping the damaged shard %s: %w", shard, err)
 	}

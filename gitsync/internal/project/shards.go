@@ -1,4 +1,4 @@
-package gitsync
+package project
 
 import (
 	"bytes"
@@ -35,14 +35,14 @@ import (
 // those whose stamp moved (a shard is about 90 KB at 100k memories), and
 // imports only when a content hash differs.
 
-// shardsMergeAttribute routes the shards to the acolyte merge driver, as
+// ShardsMergeAttribute routes the shards to the acolyte merge driver, as
 // mergeAttribute routes the one file: each shard merges by id as the file
 // does.
-const shardsMergeAttribute = "/" + acolytedir.ShardsRel + "/*.jsonl merge=" + MergeDriverName
+const ShardsMergeAttribute = "/" + acolytedir.ShardsRel + "/*.jsonl merge=" + acolytedir.MergeDriverName
 
-// shardsUnionAttribute is the shards' line in .acolyte/.gitattributes, the
+// ShardsUnionAttribute is the shards' line in .acolyte/.gitattributes, the
 // union fallback of a clone without acolyte's driver.
-const shardsUnionAttribute = format.ShardsDir + "/*.jsonl merge=union"
+const ShardsUnionAttribute = format.ShardsDir + "/*.jsonl merge=union"
 
 // routeShards gives the shards the merge driver in a repository whose
 // memories file has it, for a driver installed before the project split.
@@ -51,12 +51,12 @@ func routeShards(r *git.Repo) error {
 	if err != nil || !slices.Contains(strings.Split(string(attrs), "\n"), acolytedir.MergeAttribute) {
 		return nil
 	}
-	return acolytedir.EnsureLines(r.InfoAttributes(), shardsMergeAttribute)
+	return acolytedir.EnsureLines(r.InfoAttributes(), ShardsMergeAttribute)
 }
 
 // rewrite is change for a split project: every file read and joined,
 // edited as one set, and only the files whose bytes differ written.
-func (s shards) rewrite(ctx context.Context, w *workspace, edit func([]memory.Memory) ([]memory.Memory, error)) (memory.ReplaceStats, error) {
+func (s Shards) rewrite(ctx context.Context, w *Workspace, edit func([]memory.Memory) ([]memory.Memory, error)) (memory.ReplaceStats, error) {
 	p, err := acolytedir.ReadSplit(w.Repo.Root)
 	if err != nil {
 		return memory.ReplaceStats{}, err
@@ -68,10 +68,10 @@ func (s shards) rewrite(ctx context.Context, w *workspace, edit func([]memory.Me
 	if err != nil {
 		return memory.ReplaceStats{}, err
 	}
-	w.warn(d.Warnings())
+	w.Tell(d.Warnings())
 	d.Memories, _ = format.Forget(d.Memories, p.Tombs.List)
 	hash := p.Hash()
-	last, err := w.store.GetState(ctx, w.stateKey())
+	last, err := w.Store.GetState(ctx, w.StateKey())
 	if err != nil {
 		return memory.ReplaceStats{}, err
 	}
@@ -86,10 +86,10 @@ func (s shards) rewrite(ctx context.Context, w *workspace, edit func([]memory.Me
 // that is not yet split comes here from change once it would hold more
 // than format.SplitAt memories, with p holding no file: every shard is
 // written, then the inbox is left as its header.
-func (s shards) editSplit(ctx context.Context, w *workspace, p acolytedir.SplitProject, parts []format.Part, mems []memory.Memory, hash string, exact bool,
+func (s Shards) editSplit(ctx context.Context, w *Workspace, p acolytedir.SplitProject, parts []format.Part, mems []memory.Memory, hash string, exact bool,
 	edit func([]memory.Memory) ([]memory.Memory, error)) (memory.ReplaceStats, error) {
 	var stats memory.ReplaceStats
-	pending, err := w.handEditsToStamp(ctx, mems, hash)
+	pending, err := w.HandEditsToStamp(ctx, mems, hash)
 	if err != nil {
 		return stats, err
 	}
@@ -98,19 +98,19 @@ func (s shards) editSplit(ctx context.Context, w *workspace, p acolytedir.SplitP
 	if err != nil {
 		return stats, err
 	}
-	next = stampHandEdits(next, pending, time.Now())
+	next = StampHandEdits(next, pending, time.Now())
 	if err := s.writeSplitIndexed(ctx, w, p, parts, indexed, next, exact, &stats); err != nil {
 		return stats, err
 	}
 	if len(pending) > 0 {
-		return stats, w.setPendingHandEdits(ctx, nil)
+		return stats, w.SetPendingHandEdits(ctx, nil)
 	}
 	return stats, nil
 }
 
 // writeSplitIndexed writes next as a split project over p, brings the
 // index from indexed to it, and records the files in the import state.
-func (s shards) writeSplitIndexed(ctx context.Context, w *workspace, p acolytedir.SplitProject, parts []format.Part, indexed, next []memory.Memory, exact bool, stats *memory.ReplaceStats) error {
+func (s Shards) writeSplitIndexed(ctx context.Context, w *Workspace, p acolytedir.SplitProject, parts []format.Part, indexed, next []memory.Memory, exact bool, stats *memory.ReplaceStats) error {
 	if err := routeShards(w.Repo); err != nil {
 		return err
 	}
@@ -147,27 +147,27 @@ func (s shards) writeSplitIndexed(ctx context.Context, w *workspace, p acolytedi
 
 // recordSplit records p, as now on disk, in the import state: its content
 // hash, the warnings its import gave, and each file's stamp and hash.
-func (s shards) recordSplit(ctx context.Context, w *workspace, p *acolytedir.SplitProject, warnings []string) error {
-	files, err := acolytedir.RecordFiles(w.Repo.Root, p.Sums(), w.settle)
+func (s Shards) recordSplit(ctx context.Context, w *Workspace, p *acolytedir.SplitProject, warnings []string) error {
+	files, err := acolytedir.RecordFiles(w.Repo.Root, p.Sums(), w.Settle)
 	if err != nil {
 		return err
 	}
-	return w.store.SetState(ctx, w.stateKey(), acolytedir.WithFiles(acolytedir.ImportState(p.Hash(), "", warnings), files))
+	return w.Store.SetState(ctx, w.StateKey(), acolytedir.WithFiles(acolytedir.ImportState(p.Hash(), "", warnings), files))
 }
 
 // importSplit makes the index equal to a split project, under the lock.
 // A project that cannot be read as a whole (conflict markers, a newer
 // format) leaves the last import searchable and says why.
-func (s shards) importSplit(ctx context.Context, w *workspace) (Imported, error) {
+func (s Shards) importSplit(ctx context.Context, w *Workspace) (Imported, error) {
 	var out Imported
-	err := w.locked(ctx, func() error {
-		last, err := w.store.GetState(ctx, w.stateKey())
+	err := w.Locked(ctx, func() error {
+		last, err := w.Store.GetState(ctx, w.StateKey())
 		if err != nil {
 			return err
 		}
 		if files, ok := acolytedir.StateFiles(last); ok {
 			var done bool
-			if out, done, err = s.importShards(ctx, w, last, files); done || err != nil {
+			if out, done, err = s.ImportShards(ctx, w, last, files); done || err != nil {
 				return err
 			}
 		}
@@ -208,7 +208,7 @@ func (s shards) importSplit(ctx context.Context, w *workspace) (Imported, error)
 
 // projectRead is a project read whole, in either layout, for sync.
 type projectRead struct {
-	decoded format.Decoded
+	Decoded format.Decoded
 	locate  acolytedir.LineLocator
 	// hash is the content hash an import of the project records, with
 	// the tombstones ts.
@@ -219,8 +219,8 @@ type projectRead struct {
 }
 
 // read reads and decodes every file of the split project.
-func (s shards) read() (projectRead, error) {
-	p, err := acolytedir.ReadSplit(s.root)
+func (s Shards) read() (projectRead, error) {
+	p, err := acolytedir.ReadSplit(s.Root)
 	if err != nil {
 		return projectRead{}, err
 	}
@@ -241,12 +241,12 @@ func (s shards) read() (projectRead, error) {
 		}
 		return slices.ContainsFunc(files, func(f acolytedir.ProjectFile) bool { return !bytes.Equal(have[f.Rel], f.Data) })
 	}
-	return projectRead{decoded: d, locate: p.Locator(), hash: hash, differs: differs}, nil
+	return projectRead{Decoded: d, locate: p.Locator(), hash: hash, differs: differs}, nil
 }
 
 // read reads and decodes the memories file.
-func (one oneFile) read() (projectRead, error) {
-	raw, err := acolytedir.ReadMemories(one.root)
+func (one OneFile) read() (projectRead, error) {
+	raw, err := acolytedir.ReadMemories(one.Root)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return projectRead{}, err
 	}
@@ -263,12 +263,12 @@ func (one oneFile) read() (projectRead, error) {
 		}
 		return (len(raw) > 0 || len(next) > 0) && !bytes.Equal(raw, format.EncodeKeeping(next, d.InvalidLines))
 	}
-	return projectRead{decoded: d, locate: acolytedir.OneFileLocator(raw), hash: hash, differs: differs}, nil
+	return projectRead{Decoded: d, locate: acolytedir.OneFileLocator(raw), hash: hash, differs: differs}, nil
 }
 
-// readProject reads and decodes the project under root, in its layout.
-func readProject(root string) (projectRead, error) {
-	l, err := layoutOf(root)
+// ReadProject reads and decodes the project under root, in its layout.
+func ReadProject(root string) (projectRead, error) {
+	l, err := LayoutOf(root)
 	if err != nil {
 		return projectRead{}, err
 	}
@@ -278,14 +278,14 @@ func readProject(root string) (projectRead, error) {
 // restampSplit records the stamps checkFiles found settled in files, under
 // the lock and only while the import state is still last, so that a
 // write since is never overwritten.
-func (s shards) restampSplit(ctx context.Context, w *workspace, last string, files map[string]acolytedir.FileRecord) error {
-	return w.locked(ctx, func() error {
-		now, err := w.store.GetState(ctx, w.stateKey())
+func (s Shards) restampSplit(ctx context.Context, w *Workspace, last string, files map[string]acolytedir.FileRecord) error {
+	return w.Locked(ctx, func() error {
+		now, err := w.Store.GetState(ctx, w.StateKey())
 		if err != nil || now != last {
 			return err
 		}
 		hash, _, warnings := acolytedir.ParseImportState(last)
-		return w.store.SetState(ctx, w.stateKey(), acolytedir.WithFiles(acolytedir.ImportState(hash, "", warnings), files))
+		return w.Store.SetState(ctx, w.StateKey(), acolytedir.WithFiles(acolytedir.ImportState(hash, "", warnings), files))
 	})
 }
 
@@ -293,32 +293,32 @@ func (s shards) restampSplit(ctx context.Context, w *workspace, last string, fil
 // relative to root, for messages: the one file, or the shards' directory
 // once the project is split.
 func MemoriesLocation(root string) string {
-	l, err := layoutOf(root)
+	l, err := LayoutOf(root)
 	if err != nil {
 		return acolytedir.MemoriesRel
 	}
 	return l.location()
 }
 
-func (one oneFile) location() string { return acolytedir.MemoriesRel }
-func (s shards) location() string    { return acolytedir.ShardsRel + "/" }
+func (one OneFile) location() string { return acolytedir.MemoriesRel }
+func (s Shards) location() string    { return acolytedir.ShardsRel + "/" }
 
-func (one oneFile) attributes() (attrs, ignores []string) { return nil, nil }
+func (one OneFile) attributes() (attrs, ignores []string) { return nil, nil }
 
 // attributes gives the shards the union merge of a clone without acolyte's
 // driver, and ignores a killed writer's temporary files among them.
-func (s shards) attributes() (attrs, ignores []string) {
-	return []string{shardsUnionAttribute}, []string{"/" + format.ShardsDir + "/" + atomicfile.TempPrefix + "*"}
+func (s Shards) attributes() (attrs, ignores []string) {
+	return []string{ShardsUnionAttribute}, []string{"/" + format.ShardsDir + "/" + atomicfile.TempPrefix + "*"}
 }
 
 // refresh imports the shards whose recorded stamps moved, unless the
 // import state last still describes every file.
-func (s shards) refresh(ctx context.Context, w *workspace, last string) (Imported, error) {
+func (s Shards) refresh(ctx context.Context, w *Workspace, last string) (Imported, error) {
 	files, ok := acolytedir.StateFiles(last)
 	if !ok {
 		return s.importSplit(ctx, w)
 	}
-	holds, restamped := acolytedir.CheckFiles(w.Repo.Root, files, w.settle)
+	holds, restamped := acolytedir.CheckFiles(w.Repo.Root, files, w.Settle)
 	if !holds {
 		return s.importSplit(ctx, w)
 	}
@@ -331,9 +331,9 @@ func (s shards) refresh(ctx context.Context, w *workspace, last string) (Importe
 	return Imported{Skipped: true, Warnings: lastWarnings}, nil
 }
 
-// holds reports whether the import state still describes every file,
+// Holds reports whether the import state still describes every file,
 // reading none of them: each recorded stamp is its file's.
-func (s shards) holds(w *workspace, state string, _ os.FileInfo) bool {
+func (s Shards) Holds(w *Workspace, state string, _ os.FileInfo) bool {
 	files, ok := acolytedir.StateFiles(state)
 	return ok && acolytedir.FilesHold(w.Repo.Root, files)
 }

@@ -1,4 +1,4 @@
-package gitsync
+package project
 
 import (
 	"context"
@@ -36,8 +36,8 @@ import (
 // fails, the recorded hash no longer matches and the next command
 // re-imports. lines are the lines the edit changes, by id: the new line,
 // or nil for a line it removes (see followShadow).
-func (one oneFile) patch(ctx context.Context, w *workspace, lines map[string][]byte, edit func(data []byte) ([][]byte, error), index func() error) error {
-	unlock, last, err := one.lockForPatch(ctx, w)
+func (one OneFile) patch(ctx context.Context, w *Workspace, lines map[string][]byte, edit func(data []byte) ([][]byte, error), index func() error) error {
+	unlock, last, err := one.LockForPatch(ctx, w)
 	if err != nil {
 		return err
 	}
@@ -53,7 +53,7 @@ func (one oneFile) patch(ctx context.Context, w *workspace, lines map[string][]b
 	// The file must be what the index holds: the fingerprint says so
 	// without hashing it, and otherwise its hash must be the recorded one.
 	lastHash, _, _ := acolytedir.ParseImportState(last)
-	if !one.fingerprinted(w, last) {
+	if !one.Fingerprinted(w, last) {
 		forgotten, err := acolytedir.ReadForgotten(w.Repo.Root)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("read %s: %w", acolytedir.ForgottenRel, err)
@@ -69,15 +69,15 @@ func (one oneFile) patch(ctx context.Context, w *workspace, lines map[string][]b
 	if acolytedir.WouldSplit(next...) {
 		return format.ErrNotPatchable // change splits the project
 	}
-	return one.writePatched(ctx, w, last, lines, next, index)
+	return one.WritePatched(ctx, w, last, lines, next, index)
 }
 
-// writePatched writes next over the memories file, which the caller holds
+// WritePatched writes next over the memories file, which the caller holds
 // the lock for and knows the index holds as the import state last says,
 // then has index bring the index to it and records the new file's hash,
 // fingerprint and shadow. lines are the lines that differ, by id, as patch
 // takes them; nil when the caller does not know them.
-func (one oneFile) writePatched(ctx context.Context, w *workspace, last string, lines map[string][]byte, next [][]byte, index func() error) error {
+func (one OneFile) WritePatched(ctx context.Context, w *Workspace, last string, lines map[string][]byte, next [][]byte, index func() error) error {
 	// The new file's hash, which the import state records, needs only
 	// next: it is worked out while the file is written and indexed (at
 	// 100k memories a sixth of a forget's time, on the other core). It is
@@ -102,20 +102,20 @@ func (one oneFile) writePatched(ctx context.Context, w *workspace, last string, 
 		return err
 	}
 	fp := acolytedir.NewFingerprint(stampNow, acolytedir.TailOf(next...), h())
-	if err := w.store.SetState(ctx, w.stateKey(), acolytedir.WithFingerprint(acolytedir.WithForgotten(acolytedir.HexSum(h()), ts.Data), fp)); err != nil {
+	if err := w.Store.SetState(ctx, w.StateKey(), acolytedir.WithFingerprint(acolytedir.WithForgotten(acolytedir.HexSum(h()), ts.Data), fp)); err != nil {
 		return err
 	}
-	w.shadows().FollowShadow(acolytedir.ImportedFileHash(last), lines, acolytedir.HexSum(h()), next)
+	w.Shadows().FollowShadow(acolytedir.ImportedFileHash(last), lines, acolytedir.HexSum(h()), next)
 	return nil
 }
 
-// lockForPatch takes the .acolyte/ lock for a fast-path write and returns
+// LockForPatch takes the .acolyte/ lock for a fast-path write and returns
 // the import state, or format.ErrNotPatchable when the fast path may not
 // run: no .acolyte/ yet (the first write also creates .gitattributes), or
 // an import that worked around a problem (a line it could not read, an id
 // on two lines) and left the index short of the file, which only the full
 // rewrite, keeping such lines, may touch.
-func (one oneFile) lockForPatch(ctx context.Context, w *workspace) (unlock func(), state string, err error) {
+func (one OneFile) LockForPatch(ctx context.Context, w *Workspace) (unlock func(), state string, err error) {
 	dir := filepath.Join(w.Repo.Root, format.Dir)
 	if _, err := os.Stat(dir); err != nil {
 		return nil, "", format.ErrNotPatchable
@@ -123,11 +123,11 @@ func (one oneFile) lockForPatch(ctx context.Context, w *workspace) (unlock func(
 	if split, err := acolytedir.IsSplit(w.Repo.Root); split || err != nil {
 		return nil, "", format.ErrNotPatchable
 	}
-	unlock, err = LockDir(ctx, dir)
+	unlock, err = acolytedir.LockDir(ctx, dir)
 	if err != nil {
 		return nil, "", err
 	}
-	state, err = w.store.GetState(ctx, w.stateKey())
+	state, err = w.Store.GetState(ctx, w.StateKey())
 	if err == nil {
 		if _, _, warnings := acolytedir.ParseImportState(state); len(warnings) > 0 {
 			err = format.ErrNotPatchable
@@ -140,9 +140,9 @@ func (one oneFile) lockForPatch(ctx context.Context, w *workspace) (unlock func(
 	return unlock, state, nil
 }
 
-// fingerprinted reports whether the memories file is the one the import
+// Fingerprinted reports whether the memories file is the one the import
 // state's fingerprint was taken of, checked by stat and tail alone.
-func (one oneFile) fingerprinted(w *workspace, state string) bool {
+func (one OneFile) Fingerprinted(w *Workspace, state string) bool {
 	fp, ok := acolytedir.StateFingerprint(state)
 	if !ok {
 		return false
@@ -158,15 +158,15 @@ func (one oneFile) fingerprinted(w *workspace, state string) bool {
 // errNotAppendable sends an add from the append path to the splice.
 var errNotAppendable = errors.New("memory does not go at the end of the file")
 
-// add stores a prepared project memory through the fast path,
+// Add stores a prepared project memory through the fast path,
 // deduplicating against the index, which patch guarantees holds the file.
 // A new memory's id is time-ordered, so it almost always belongs at the
 // end: then it is appended in place (appendPatched), costing its own line
 // whatever the size of the file, and otherwise spliced in.
-func (one oneFile) add(ctx context.Context, w *workspace, m memory.Memory) (memory.Added, error) {
+func (one OneFile) Add(ctx context.Context, w *Workspace, m memory.Memory) (memory.Added, error) {
 	var out memory.Added
 	dedupe := func() (bool, error) {
-		have, found, err := w.store.FindContent(ctx, memory.ScopeProject, w.Repo.Root, m.Content)
+		have, found, err := w.Store.FindContent(ctx, memory.ScopeProject, w.Repo.Root, m.Content)
 		if err != nil || found {
 			out = memory.Added{Memory: have, Existing: true}
 			return true, err
@@ -175,7 +175,7 @@ func (one oneFile) add(ctx context.Context, w *workspace, m memory.Memory) (memo
 		return false, nil
 	}
 	put := func() error {
-		put, err := w.store.Put(ctx, m)
+		put, err := w.Store.Put(ctx, m)
 		out.Warning = put.Warning
 		return err
 	}
@@ -200,8 +200,8 @@ func (one oneFile) add(ctx context.Context, w *workspace, m memory.Memory) (memo
 // crash of the machine before the sync can leave a torn last line, which
 // the next command reads as an invalid line and reports with its fix, and
 // which is only ever the write that had not returned.
-func (one oneFile) appendPatched(ctx context.Context, w *workspace, m memory.Memory, dedupe func() (bool, error), index func() error) error {
-	unlock, last, err := one.lockForPatch(ctx, w)
+func (one OneFile) appendPatched(ctx context.Context, w *Workspace, m memory.Memory, dedupe func() (bool, error), index func() error) error {
+	unlock, last, err := one.LockForPatch(ctx, w)
 	if errors.Is(err, format.ErrNotPatchable) {
 		return errNotAppendable
 	}
@@ -260,16 +260,16 @@ func (one oneFile) appendPatched(ctx context.Context, w *workspace, m memory.Mem
 		return err
 	}
 	next := acolytedir.NewFingerprint(acolytedir.JoinStamps(w.Repo.Root, fi), acolytedir.TailOf(tail, line), h)
-	if err := w.store.SetState(ctx, w.stateKey(), acolytedir.WithFingerprint(hash, next)); err != nil {
+	if err := w.Store.SetState(ctx, w.StateKey(), acolytedir.WithFingerprint(hash, next)); err != nil {
 		return err
 	}
-	w.shadows().AppendShadow(size, line, acolytedir.ImportedFileHash(last), fileSum)
+	w.Shadows().AppendShadow(size, line, acolytedir.ImportedFileHash(last), fileSum)
 	return nil
 }
 
-// remove forgets project memories through the fast path: their
+// Remove forgets project memories through the fast path: their
 // tombstones first, then their lines.
-func (one oneFile) remove(ctx context.Context, w *workspace, mems []memory.Memory, now time.Time) error {
+func (one OneFile) Remove(ctx context.Context, w *Workspace, mems []memory.Memory, now time.Time) error {
 	gone := make(map[string]bool, len(mems))
 	lines := make(map[string][]byte, len(mems))
 	ids := make([]string, 0, len(mems))
@@ -283,17 +283,17 @@ func (one oneFile) remove(ctx context.Context, w *workspace, mems []memory.Memor
 		if err != nil {
 			return nil, err
 		}
-		return next, w.addTombstones(mems, now)
+		return next, w.AddTombstones(mems, now)
 	}, func() error {
-		_, err := w.store.Delete(ctx, w.vis, ids...)
+		_, err := w.Store.Delete(ctx, w.Vis, ids...)
 		return err
 	})
 }
 
-// addTombstones records in forgotten.jsonl that mems were forgotten at now.
+// AddTombstones records in forgotten.jsonl that mems were forgotten at now.
 // The caller holds the .acolyte/ lock and writes the memories file after:
 // a crash between the two leaves the memories hidden, as the user asked.
-func (w *workspace) addTombstones(mems []memory.Memory, now time.Time) error {
+func (w *Workspace) AddTombstones(mems []memory.Memory, now time.Time) error {
 	if err := EnsureAttributes(w.Repo.Root); err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package gitsync
+package project
 
 import (
 	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
@@ -36,5 +36,5 @@ import (
 // damaged/, where sync keeps each damaged shard's bytes before it
 // rewrites the shard (shards_repair.go).
 
-// cacheDir is where a clone's on-disk caches live.
-func cacheDir(r *git.Repo) string { return filepath.Join(r.GitDir(), "acolyte") }
+// CacheDir is where a clone's on-disk caches live.
+func CacheDir(r *git.Repo) string { return filepath.Join(r.GitDir(), "acolyte") }

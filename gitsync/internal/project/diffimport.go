@@ -1,4 +1,4 @@
-package gitsync
+package project
 
 import (
 	"context"
@@ -25,9 +25,9 @@ import (
 // home wrote, a torn one or a missing one costs the whole import, never a
 // wrong index.
 
-// maxDiffChanges is the most changed lines imported one by one; more are
+// MaxDiffChanges is the most changed lines imported one by one; more are
 // cheaper as one ReplaceScope.
-const maxDiffChanges = 256
+const MaxDiffChanges = 256
 
 // diffPlan is an import by line diff worked out from the shadow and the
 // new file, before anything is written: the memories to put and the ids
@@ -48,7 +48,7 @@ func (p *diffPlan) close() {
 	}
 }
 
-// planDiff works out the import of data, the memories file now, as its
+// PlanDiff works out the import of data, the memories file now, as its
 // line diff from the shadow, when the shadow is the file last imported,
 // the tombstones did not change, the last import warned of nothing and no
 // hand edit is pending. It needs no content hash of data, so a caller can
@@ -56,7 +56,7 @@ func (p *diffPlan) close() {
 // checkout's hook. A nil plan means the whole file must be imported; so
 // does a file whose content is what was last imported, which the caller
 // tells by the hash.
-func (one oneFile) planDiff(ctx context.Context, w *workspace, data []byte, lastState string, ts acolytedir.Tombstones) (*diffPlan, error) {
+func (one OneFile) PlanDiff(ctx context.Context, w *Workspace, data []byte, lastState string, ts acolytedir.Tombstones) (*diffPlan, error) {
 	lastHash, _, warnings := acolytedir.ParseImportState(lastState)
 	if len(warnings) > 0 || len(ts.Warnings) > 0 {
 		return nil, nil
@@ -65,11 +65,11 @@ func (one oneFile) planDiff(ctx context.Context, w *workspace, data []byte, last
 	if _, tombs, _ := strings.Cut(acolytedir.WithForgotten("", ts.Data), "+"); tombs != lastTombs {
 		return nil, nil
 	}
-	pending, err := w.pendingHandEdits(ctx)
+	pending, err := w.PendingHandEdits(ctx)
 	if err != nil {
 		return nil, err
 	}
-	sh, ok := w.shadows().ReadShadow(lastFileHash)
+	sh, ok := w.Shadows().ReadShadow(lastFileHash)
 	if !ok {
 		return nil, nil
 	}
@@ -83,13 +83,13 @@ func (one oneFile) planDiff(ctx context.Context, w *workspace, data []byte, last
 
 // planChanges fills p with the lines that differ between the shadow and
 // data, decoded; false means they cannot be imported one by one.
-func (one oneFile) planChanges(w *workspace, p *diffPlan, data []byte, ts acolytedir.Tombstones) bool {
-	fromBase, removedFromBase, same, err := format.DiffLines(p.sh.Base, data, acolytedir.MaxJournal+maxDiffChanges)
+func (one OneFile) planChanges(w *Workspace, p *diffPlan, data []byte, ts acolytedir.Tombstones) bool {
+	fromBase, removedFromBase, same, err := format.DiffLines(p.sh.Base, data, acolytedir.MaxJournal+MaxDiffChanges)
 	if err != nil {
 		return false
 	}
 	changes, removed, journal, ok := p.sh.Changes(fromBase, removedFromBase)
-	if !ok || len(changes)+len(removed) > maxDiffChanges {
+	if !ok || len(changes)+len(removed) > MaxDiffChanges {
 		return false
 	}
 	for _, c := range changes {
@@ -124,17 +124,17 @@ func (one oneFile) planChanges(w *workspace, p *diffPlan, data []byte, ts acolyt
 	return true
 }
 
-// applyDiff writes a plan to the index and keeps the shadow's journal for
+// ApplyDiff writes a plan to the index and keeps the shadow's journal for
 // data, whose content hash is hash. ok is false when the index did not
 // hold what the plan assumed, and nothing was written; the caller then
 // imports the whole file.
-func (one oneFile) applyDiff(ctx context.Context, w *workspace, p *diffPlan, hash string, data []byte) (out Imported, ok bool, err error) {
+func (one OneFile) ApplyDiff(ctx context.Context, w *Workspace, p *diffPlan, hash string, data []byte) (out Imported, ok bool, err error) {
 	defer p.close()
 	if len(p.removed) > 0 {
 		// A line a tombstone hid was never indexed: the whole import,
 		// which applies the tombstones, sorts that out. Delete removes
 		// nothing unless it finds every id.
-		if _, err := w.store.Delete(ctx, w.vis, p.removed...); errors.Is(err, memory.ErrNotFound) {
+		if _, err := w.Store.Delete(ctx, w.Vis, p.removed...); errors.Is(err, memory.ErrNotFound) {
 			return Imported{}, false, nil
 		} else if err != nil {
 			return p.out, true, err
@@ -142,7 +142,7 @@ func (one oneFile) applyDiff(ctx context.Context, w *workspace, p *diffPlan, has
 	}
 	out = p.out
 	for _, m := range p.put {
-		added, err := w.store.Put(ctx, m)
+		added, err := w.Store.Put(ctx, m)
 		if err != nil {
 			return out, true, err
 		}
@@ -153,7 +153,7 @@ func (one oneFile) applyDiff(ctx context.Context, w *workspace, p *diffPlan, has
 	if err := w.recordHandEditsDiff(ctx, p.pending, p.put, p.removed, out.Revised); err != nil {
 		return out, true, err
 	}
-	w.shadows().KeepJournal(p.sh, p.journal, hash, data)
+	w.Shadows().KeepJournal(p.sh, p.journal, hash, data)
 	return out, true, nil
 }
 
@@ -161,7 +161,7 @@ func (one oneFile) applyDiff(ctx context.Context, w *workspace, p *diffPlan, has
 // alone: a pending hand edit of a memory whose line did not change stays,
 // one of a removed memory goes, and the changed ones are judged as
 // recordHandEdits judges every memory.
-func (w *workspace) recordHandEditsDiff(ctx context.Context, pending map[string]time.Time, changed []memory.Memory, removed, revised []string) error {
+func (w *Workspace) recordHandEditsDiff(ctx context.Context, pending map[string]time.Time, changed []memory.Memory, removed, revised []string) error {
 	next := maps.Clone(pending)
 	if next == nil {
 		next = map[string]time.Time{}
@@ -188,7 +188,7 @@ func (w *workspace) recordHandEditsDiff(ctx context.Context, pending map[string]
 	if maps.EqualFunc(next, pending, time.Time.Equal) {
 		return nil
 	}
-	return w.setPendingHandEdits(ctx, next)
+	return w.SetPendingHandEdits(ctx, next)
 }
 
 // indexChanges brings the index from before to after, two versions of the
@@ -196,20 +196,20 @@ func (w *workspace) recordHandEditsDiff(ctx context.Context, pending map[string]
 // putting and deleting the memories that differ, so that a sync changing
 // one rule in a large file touches one row instead of reading every row
 // as ReplaceScope does; otherwise, or past maxDiffChanges, by ReplaceScope.
-func (w *workspace) indexChanges(ctx context.Context, exact bool, before, after []memory.Memory) (memory.ReplaceStats, error) {
+func (w *Workspace) indexChanges(ctx context.Context, exact bool, before, after []memory.Memory) (memory.ReplaceStats, error) {
 	replace := func() (memory.ReplaceStats, error) {
-		return w.store.ReplaceScope(ctx, memory.ScopeProject, w.Repo.Root, after)
+		return w.Store.ReplaceScope(ctx, memory.ScopeProject, w.Repo.Root, after)
 	}
 	if !exact {
 		return replace()
 	}
-	return w.indexDiff(ctx, before, after, replace)
+	return w.IndexDiff(ctx, before, after, replace)
 }
 
-// indexDiff puts and deletes the memories that differ between before, what
+// IndexDiff puts and deletes the memories that differ between before, what
 // the index holds, and after; past maxDiffChanges, or when a row to delete
 // is missing, it calls replace instead.
-func (w *workspace) indexDiff(ctx context.Context, before, after []memory.Memory, replace func() (memory.ReplaceStats, error)) (memory.ReplaceStats, error) {
+func (w *Workspace) IndexDiff(ctx context.Context, before, after []memory.Memory, replace func() (memory.ReplaceStats, error)) (memory.ReplaceStats, error) {
 	old := make(map[string]memory.Memory, len(before))
 	for _, m := range before {
 		old[m.ID] = m
@@ -232,11 +232,11 @@ func (w *workspace) indexDiff(ctx context.Context, before, after []memory.Memory
 			st.Added++
 		}
 		put = append(put, m)
-		if len(put) > maxDiffChanges {
+		if len(put) > MaxDiffChanges {
 			return replace()
 		}
 	}
-	if len(old) > maxDiffChanges {
+	if len(old) > MaxDiffChanges {
 		return replace()
 	}
 	removed := make([]string, 0, len(old))
@@ -244,7 +244,7 @@ func (w *workspace) indexDiff(ctx context.Context, before, after []memory.Memory
 		removed = append(removed, id)
 	}
 	if len(removed) > 0 {
-		if _, err := w.store.Delete(ctx, w.vis, removed...); errors.Is(err, memory.ErrNotFound) {
+		if _, err := w.Store.Delete(ctx, w.Vis, removed...); errors.Is(err, memory.ErrNotFound) {
 			return replace()
 		} else if err != nil {
 			return st, err
@@ -252,7 +252,7 @@ func (w *workspace) indexDiff(ctx context.Context, before, after []memory.Memory
 	}
 	for _, m := range put {
 		m.Scope, m.ScopeKey = memory.ScopeProject, w.Repo.Root
-		added, err := w.store.Put(ctx, m)
+		added, err := w.Store.Put(ctx, m)
 		if err != nil {
 			return st, err
 		}

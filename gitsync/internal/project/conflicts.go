@@ -1,4 +1,4 @@
-package gitsync
+package project
 
 import (
 	"bytes"
@@ -149,7 +149,7 @@ func projectAt(ctx context.Context, r *git.Repo, commit string) ([]memory.Memory
 	return format.Join(parts).Memories, nil
 }
 
-// resolveConflicts merges the project's memories by id when git left any
+// ResolveConflicts merges the project's memories by id when git left any
 // file of them unmerged in a merge, revert, cherry-pick or rebase: from
 // the project at the base, HEAD and the other side, as the merge driver
 // merges one file, and with every memory the files hold that none of the
@@ -159,7 +159,7 @@ func projectAt(ctx context.Context, r *git.Repo, commit string) ([]memory.Memory
 // staged with acolyte's .gitattributes and .gitignore, so that the
 // operation can go on (`git revert --continue`). It reports what it did,
 // or "" when nothing was unmerged; the caller holds the lock.
-func (w *workspace) resolveConflicts(ctx context.Context) (string, error) {
+func (w *Workspace) ResolveConflicts(ctx context.Context) (string, error) {
 	if what, _ := inProgress(w.Repo); what == "" {
 		// git leaves a path unmerged only within an operation; a sync
 		// outside one pays four failed opens, not a git process.
@@ -235,12 +235,12 @@ func (w *workspace) resolveConflicts(ctx context.Context) (string, error) {
 		sides.what, len(unmerged), len(mems), layout, sides.what), nil
 }
 
-// unmergedWarning says, while git is in the middle of an operation that
+// UnmergedWarning says, while git is in the middle of an operation that
 // left a file of project memory unmerged, that what the index shows may
 // not be what the operation makes of it, and what fixes it; "" otherwise.
 // Outside such an operation it costs a read of each of git's heads; in
 // one, a `git ls-files`.
-func unmergedWarning(ctx context.Context, r *git.Repo) string {
+func UnmergedWarning(ctx context.Context, r *git.Repo) string {
 	what, _ := inProgress(r)
 	if what == "" {
 		return ""
@@ -250,7 +250,7 @@ func unmergedWarning(ctx context.Context, r *git.Repo) string {
 		return ""
 	}
 	return fmt.Sprintf("the %s in progress left %d files of project memory unmerged (%s): the memories shown are the files as git left them, "+
-		"which may still hold what the %s takes out; run `%s` to merge them by id and stage them", what, len(unmerged), strings.Join(unmerged, ", "), what, FixCommand)
+		"which may still hold what the %s takes out; run `%s` to merge them by id and stage them", what, len(unmerged), strings.Join(unmerged, ", "), what, acolytedir.FixCommand)
 }
 
 // memoriesInWorktree is every memory the files of project memory in the

@@ -1,4 +1,4 @@
-package gitsync
+package project
 
 import (
 	"context"
@@ -16,14 +16,14 @@ import (
 // does not: someone edited the line by hand. Without it, the hand edit
 // would tie with the old text in a merge and lose on content order.
 func MarkHandEdits(file, indexed []memory.Memory, now time.Time) []memory.Memory {
-	return stampHandEdits(file, handEdits(file, indexed), now)
+	return StampHandEdits(file, HandEdits(file, indexed), now)
 }
 
-// handEdits finds the hand edits MarkHandEdits stamps: the id of each
+// HandEdits finds the hand edits MarkHandEdits stamps: the id of each
 // memory of file edited by hand, with the updated time it kept. Derived
 // memories are rewritten from their files on every sync, so an edit of
 // their line is no edit to keep.
-func handEdits(file, indexed []memory.Memory) map[string]time.Time {
+func HandEdits(file, indexed []memory.Memory) map[string]time.Time {
 	before := make(map[string]memory.Memory, len(indexed))
 	for _, m := range indexed {
 		before[m.ID] = m
@@ -42,11 +42,11 @@ func handEdits(file, indexed []memory.Memory) map[string]time.Time {
 	return out
 }
 
-// stampHandEdits moves past now (or past the old time, with a clock
+// StampHandEdits moves past now (or past the old time, with a clock
 // behind it) the updated time of each memory of file that edits names and
 // whose updated time is still the one recorded there: a memory revised
 // since already carries a later time of its own.
-func stampHandEdits(file []memory.Memory, edits map[string]time.Time, now time.Time) []memory.Memory {
+func StampHandEdits(file []memory.Memory, edits map[string]time.Time, now time.Time) []memory.Memory {
 	if len(edits) == 0 {
 		return file
 	}
@@ -70,12 +70,12 @@ func stampHandEdits(file []memory.Memory, edits map[string]time.Time, now time.T
 // so by the time sync compares the file with the index the edit no longer
 // shows: the import records it here for the next write to stamp, since a
 // read-only command must not write the file.
-func (w *workspace) handEditsKey() string { return "hand-edits:" + w.stateKey() }
+func (w *Workspace) handEditsKey() string { return "hand-edits:" + w.StateKey() }
 
-// pendingHandEdits reads what recordHandEdits left: ids and the updated
+// PendingHandEdits reads what recordHandEdits left: ids and the updated
 // times their hand-edited lines kept.
-func (w *workspace) pendingHandEdits(ctx context.Context) (map[string]time.Time, error) {
-	raw, err := w.store.GetState(ctx, w.handEditsKey())
+func (w *Workspace) PendingHandEdits(ctx context.Context) (map[string]time.Time, error) {
+	raw, err := w.Store.GetState(ctx, w.handEditsKey())
 	if err != nil || raw == "" {
 		return nil, err
 	}
@@ -88,15 +88,15 @@ func (w *workspace) pendingHandEdits(ctx context.Context) (map[string]time.Time,
 	return edits, nil
 }
 
-func (w *workspace) setPendingHandEdits(ctx context.Context, edits map[string]time.Time) error {
+func (w *Workspace) SetPendingHandEdits(ctx context.Context, edits map[string]time.Time) error {
 	if len(edits) == 0 {
-		return w.store.SetState(ctx, w.handEditsKey(), "")
+		return w.Store.SetState(ctx, w.handEditsKey(), "")
 	}
 	raw, err := json.Marshal(edits)
 	if err != nil {
 		return err
 	}
-	return w.store.SetState(ctx, w.handEditsKey(), string(raw))
+	return w.Store.SetState(ctx, w.handEditsKey(), string(raw))
 }
 
 // recordHandEdits runs in an import, after the index took file: it adds
@@ -106,8 +106,8 @@ func (w *workspace) setPendingHandEdits(ctx context.Context, edits map[string]ti
 // updated time. The store finds them while it compares the file with the
 // index anyway, so this costs no read of its own, and imports run only
 // when the file's bytes changed: nothing on the hooks' nothing-changed path.
-func (w *workspace) recordHandEdits(ctx context.Context, file []memory.Memory, revised []string) error {
-	pending, err := w.pendingHandEdits(ctx)
+func (w *Workspace) recordHandEdits(ctx context.Context, file []memory.Memory, revised []string) error {
+	pending, err := w.PendingHandEdits(ctx)
 	if err != nil {
 		return err
 	}
@@ -135,5 +135,5 @@ func (w *workspace) recordHandEdits(ctx context.Context, file []memory.Memory, r
 	if maps.EqualFunc(next, pending, time.Time.Equal) {
 		return nil
 	}
-	return w.setPendingHandEdits(ctx, next)
+	return w.SetPendingHandEdits(ctx, next)
 }

@@ -1,4 +1,4 @@
-package gitsync
+package project
 
 import (
 	"context"
@@ -12,18 +12,18 @@ import (
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
-// syncAfterCommit is the worktree's sync at the end of a pre-commit hook,
+// SyncAfterCommit is the worktree's sync at the end of a pre-commit hook,
 // which has just staged the same derived memories: for a split project
 // whose index holds every file, it changes only the shards of the derived
 // memories that differ (syncShards); otherwise it is sync.
-func (s shards) syncAfterCommit(ctx context.Context, w *workspace, pending map[string]time.Time, now time.Time) (Synced, error) {
-	if out, ok, err := s.syncShards(ctx, w, pending); ok || err != nil {
+func (s Shards) SyncAfterCommit(ctx context.Context, w *Workspace, pending map[string]time.Time, now time.Time) (Synced, error) {
+	if out, ok, err := s.SyncShards(ctx, w, pending); ok || err != nil {
 		return out, err
 	}
-	return w.sync(ctx, pending, now)
+	return w.Sync(ctx, pending, now)
 }
 
-// syncShards re-derives the rules and seeds of a split project into the
+// SyncShards re-derives the rules and seeds of a split project into the
 // shards they fall in. The derived memories the project holds are read from
 // the index, which Refresh brings to the files first; ok is false, having
 // written nothing, when the full sync must run: a hand edit to stamp, an
@@ -31,7 +31,7 @@ func (s shards) syncAfterCommit(ctx context.Context, w *workspace, pending map[s
 // the index does not vouch for (patchSplit). It neither compacts
 // forgotten.jsonl nor reports secrets already stored, which the full sync
 // and check do.
-func (s shards) syncShards(ctx context.Context, w *workspace, pending map[string]time.Time) (Synced, bool, error) {
+func (s Shards) SyncShards(ctx context.Context, w *Workspace, pending map[string]time.Time) (Synced, bool, error) {
 	if split, err := acolytedir.IsSplit(w.Repo.Root); err != nil || !split || len(pending) > 0 {
 		return Synced{}, false, err
 	}
@@ -44,7 +44,7 @@ func (s shards) syncShards(ctx context.Context, w *workspace, pending map[string
 	if err != nil || len(imp.Warnings) > 0 {
 		return Synced{}, false, err
 	}
-	if again, err := w.pendingHandEdits(ctx); err != nil || len(again) > 0 {
+	if again, err := w.PendingHandEdits(ctx); err != nil || len(again) > 0 {
 		return Synced{}, false, err
 	}
 	current, err := s.derivedInIndex(ctx, w, d.Memories)
@@ -89,13 +89,13 @@ func (s shards) syncShards(ctx context.Context, w *workspace, pending map[string
 	}
 	err = s.patchSplit(ctx, w, edits, nil, func() error {
 		if len(removed) > 0 {
-			if _, err := w.store.Delete(ctx, w.vis, removed...); err != nil {
+			if _, err := w.Store.Delete(ctx, w.Vis, removed...); err != nil {
 				return err
 			}
 		}
 		for _, m := range put {
 			m.Scope, m.ScopeKey = memory.ScopeProject, w.Repo.Root
-			added, err := w.store.Put(ctx, m)
+			added, err := w.Store.Put(ctx, m)
 			if err != nil {
 				return err
 			}
@@ -116,10 +116,10 @@ func (s shards) syncShards(ctx context.Context, w *workspace, pending map[string
 // index holds, given the memories the worktree derives now: every rule and
 // seed, and any stored memory whose id a derived one takes. It reads them
 // by kind (memories_by_kind) and by id, not the whole project.
-func (s shards) derivedInIndex(ctx context.Context, w *workspace, derived []memory.Memory) ([]memory.Memory, error) {
+func (s Shards) derivedInIndex(ctx context.Context, w *Workspace, derived []memory.Memory) ([]memory.Memory, error) {
 	var current []memory.Memory
 	for _, kind := range []memory.Kind{memory.KindRule, memory.KindSeed} {
-		mems, err := w.store.List(ctx, w.vis, memory.Filter{Scope: memory.ScopeProject, Kind: kind})
+		mems, err := w.Store.List(ctx, w.Vis, memory.Filter{Scope: memory.ScopeProject, Kind: kind})
 		if err != nil {
 			return nil, err
 		}
@@ -134,7 +134,7 @@ func (s shards) derivedInIndex(ctx context.Context, w *workspace, derived []memo
 		if have[m.ID] {
 			continue
 		}
-		taken, err := w.store.Get(ctx, w.vis, m.ID)
+		taken, err := w.Store.Get(ctx, w.Vis, m.ID)
 		if errors.Is(err, memory.ErrNotFound) {
 			continue
 		}

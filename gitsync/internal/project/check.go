@@ -1,4 +1,4 @@
-package gitsync
+package project
 
 import (
 	"bytes"
@@ -54,7 +54,7 @@ type Change struct {
 // database: it is what hooks and CI run. It returns an error only when a file
 // cannot be read; everything wrong with the contents is in the Report.
 func Check(root string) (Report, error) {
-	l, err := layoutOf(root)
+	l, err := LayoutOf(root)
 	if err != nil {
 		return Report{File: acolytedir.MemoriesRel}, fmt.Errorf("checking project memories: %w", err)
 	}
@@ -87,7 +87,7 @@ func Check(root string) (Report, error) {
 		// Only derived memories, and any whose id a derived one takes, can
 		// change: a large file's stored memories would pass through
 		// Refresh and Diff unchanged, copied and compared for nothing.
-		derivable := derivableAmong(existing, derived)
+		derivable := DerivableAmong(existing, derived)
 		refreshed := derive.Refresh(derivable, derived)
 		report.Changes = Diff(derivable, refreshed)
 		if len(report.Changes) > 0 {
@@ -107,23 +107,23 @@ func Check(root string) (Report, error) {
 				where[i] += fmt.Sprintf(":%d", f.Line)
 			}
 		}
-		report.Fix = "fix " + strings.Join(where, ", ") + " (remove each secret and rotate it; split or correct each invalid rule), then run `" + FixCommand + "` and commit " + report.File
+		report.Fix = "fix " + strings.Join(where, ", ") + " (remove each secret and rotate it; split or correct each invalid rule), then run `" + acolytedir.FixCommand + "` and commit " + report.File
 	}
 	if len(storedSecrets) > 0 && report.Fix == "" {
 		// Sync keeps stored memories, so it cannot remove these.
 		report.Fix = "run `acolyte forget " + strings.Join(storedSecrets, " ") + "`, rotate the credentials, and commit " + report.File
 	}
 	if !report.OK && report.Fix == "" {
-		report.Fix = "run `" + FixCommand + "` and commit " + report.File
+		report.Fix = "run `" + acolytedir.FixCommand + "` and commit " + report.File
 	}
 	return report, nil
 }
 
-// derivableAmong is the memories of existing that Refresh(existing,
+// DerivableAmong is the memories of existing that Refresh(existing,
 // derived) may drop or replace: the derived ones, and any whose id a
 // derived memory takes. Refresh and Diff over them alone give the changes
 // they give over all of existing.
-func derivableAmong(existing, derived []memory.Memory) []memory.Memory {
+func DerivableAmong(existing, derived []memory.Memory) []memory.Memory {
 	taken := make(map[string]bool, len(derived))
 	for _, d := range derived {
 		taken[d.ID] = true
@@ -142,7 +142,7 @@ func derivableAmong(existing, derived []memory.Memory) []memory.Memory {
 // tombstone, for a file out of canonical order, and for each memory line
 // still in the memories file although a tombstone covers it (data is the
 // memories file, for their line numbers).
-func checkForgotten(l layout, root string, mems []memory.Memory, locate acolytedir.LineLocator) ([]memory.Memory, []Problem) {
+func checkForgotten(l Layout, root string, mems []memory.Memory, locate acolytedir.LineLocator) ([]memory.Memory, []Problem) {
 	ts, err := acolytedir.ReadTombstones(root)
 	if err != nil {
 		return mems, []Problem{{Message: err.Error()}}
@@ -158,7 +158,7 @@ func checkForgotten(l layout, root string, mems []memory.Memory, locate acolyted
 	for _, m := range forgotten {
 		file, line := locate(m.ID)
 		p := Problem{File: l.problemFile(file), Line: line, Message: fmt.Sprintf("memory %s was forgotten (%s) but its line is still here, "+
-			"as a merge without acolyte's merge driver leaves it; every command already hides it, and `%s` removes the line", m.ID, acolytedir.ForgottenRel, FixCommand)}
+			"as a merge without acolyte's merge driver leaves it; every command already hides it, and `%s` removes the line", m.ID, acolytedir.ForgottenRel, acolytedir.FixCommand)}
 		problems = append(problems, p)
 	}
 	return kept, problems
@@ -238,7 +238,7 @@ func FormatDiff(file string, changes []Change) string {
 		return ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "--- %s (committed)\n+++ %s (after `%s`)\n", file, file, FixCommand)
+	fmt.Fprintf(&b, "--- %s (committed)\n+++ %s (after `%s`)\n", file, file, acolytedir.FixCommand)
 	for _, c := range changes {
 		sign := map[string]string{"add": "+", "remove": "-", "update": "~"}[c.Op]
 		where := c.Kind

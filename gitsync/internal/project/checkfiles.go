@@ -1,4 +1,4 @@
-package gitsync
+package project
 
 import (
 	"errors"
@@ -14,8 +14,8 @@ import (
 // its problems to report. It returns the memories no tombstone covers and
 // where their lines are; unreadable is true when the file cannot be read
 // as a whole, which is then the only problem reported.
-func (one oneFile) check(report *Report) (existing []memory.Memory, locate acolytedir.LineLocator, missing, unreadable bool, err error) {
-	root := one.root
+func (one OneFile) check(report *Report) (existing []memory.Memory, locate acolytedir.LineLocator, missing, unreadable bool, err error) {
+	root := one.Root
 	data, err := acolytedir.ReadMemories(root)
 	missing = errors.Is(err, fs.ErrNotExist)
 	if err != nil && !missing {
@@ -42,8 +42,8 @@ func (one oneFile) check(report *Report) (existing []memory.Memory, locate acoly
 // check is oneFile.check for a split project: every file is
 // checked as the one file is, and besides, a memory in the inbox or in a
 // shard its id does not hash to is a problem that sync fixes.
-func (s shards) check(report *Report) (existing []memory.Memory, locate acolytedir.LineLocator, missing, unreadable bool, err error) {
-	root := s.root
+func (s Shards) check(report *Report) (existing []memory.Memory, locate acolytedir.LineLocator, missing, unreadable bool, err error) {
+	root := s.Root
 	p, err := acolytedir.ReadSplit(root)
 	if err != nil {
 		return nil, nil, false, false, fmt.Errorf("checking project memories: %w", err)
@@ -110,7 +110,7 @@ func reportUnreadable(report *Report, file string, err error) {
 
 // lineProblems adds d's invalid and duplicate lines to report; split says
 // to name each line's file.
-func lineProblems(l layout, report *Report, d format.Decoded) {
+func lineProblems(l Layout, report *Report, d format.Decoded) {
 	file := func(le *format.LineError) string { return l.problemFile(le.File) }
 	for _, le := range d.Invalid {
 		report.Problems = append(report.Problems, Problem{File: file(le), Line: le.Line, Message: le.Err.Error()})
@@ -126,7 +126,7 @@ func lineProblems(l layout, report *Report, d format.Decoded) {
 
 // problemFile leaves a one-file project's problems naming only their
 // line: the report names the file.
-func (one oneFile) problemFile(string) string { return "" }
+func (one OneFile) problemFile(string) string { return "" }
 
 // problemFile names the shard a problem's line is in.
-func (s shards) problemFile(file string) string { return file }
+func (s Shards) problemFile(file string) string { return file }

@@ -1,4 +1,4 @@
-package gitsync
+package project
 
 import (
 	"context"
@@ -26,13 +26,13 @@ import (
 
 // refresh imports the memories file unless the import state last still
 // describes it; with no file, it derives the rules and seeds.
-func (one oneFile) refresh(ctx context.Context, w *workspace, last string) (Imported, error) {
+func (one OneFile) refresh(ctx context.Context, w *Workspace, last string) (Imported, error) {
 	lastHash, _, lastWarnings := acolytedir.ParseImportState(last)
 	before, statErr := os.Stat(format.MemoriesPath(w.Repo.Root))
 	if errors.Is(statErr, fs.ErrNotExist) {
 		return one.deriveUnsynced(ctx, w, lastHash)
 	}
-	if statErr == nil && (oneFile{}).holds(w, last, before) {
+	if statErr == nil && (OneFile{}).Holds(w, last, before) {
 		return Imported{Skipped: true, Warnings: lastWarnings}, nil
 	}
 	// importFile reads and hashes the file once, and leaves the index
@@ -40,12 +40,12 @@ func (one oneFile) refresh(ctx context.Context, w *workspace, last string) (Impo
 	return one.importFile(ctx, w)
 }
 
-// holds reports whether the import state still describes the memories
+// Holds reports whether the import state still describes the memories
 // file, whose stat is memories, without reading it: the settled stamp the
 // state records is the file's (with forgotten.jsonl's), or, right after
 // acolyte's own write, before the stamp has settled, the writer's
 // fingerprint vouches for it (fingerprint.go).
-func (one oneFile) holds(w *workspace, state string, memories os.FileInfo) bool {
+func (one OneFile) Holds(w *Workspace, state string, memories os.FileInfo) bool {
 	if _, ok := acolytedir.StateFiles(state); ok {
 		return false // the state describes shards, since joined
 	}
@@ -54,7 +54,7 @@ func (one oneFile) holds(w *workspace, state string, memories os.FileInfo) bool 
 	if lastStamp != "" && lastStamp == git.Stamp(memories)+acolytedir.ForgottenStamp(fbefore, fstatErr) {
 		return true
 	}
-	return one.fingerprinted(w, state)
+	return one.Fingerprinted(w, state)
 }
 
 // unsyncedPrefix marks an import state that holds rules derived on read,
@@ -68,7 +68,7 @@ const unsyncedPrefix = "unsynced:"
 // changed (their content hashes, three or four small reads), so the no-op
 // path walks no tree; a nested AGENTS.md added later waits for sync.
 // Nothing is written to the worktree: that is sync's and init's to do.
-func (one oneFile) deriveUnsynced(ctx context.Context, w *workspace, lastHash string) (Imported, error) {
+func (one OneFile) deriveUnsynced(ctx context.Context, w *Workspace, lastHash string) (Imported, error) {
 	key, err := unsyncedKey(w.Repo.Root)
 	if err != nil {
 		return Imported{}, err
@@ -89,11 +89,11 @@ func (one oneFile) deriveUnsynced(ctx context.Context, w *workspace, lastHash st
 		}
 	}
 	var out Imported
-	err = w.locked(ctx, func() error {
-		if out.ReplaceStats, err = w.store.ReplaceScope(ctx, memory.ScopeProject, w.Repo.Root, mems); err != nil {
+	err = w.Locked(ctx, func() error {
+		if out.ReplaceStats, err = w.Store.ReplaceScope(ctx, memory.ScopeProject, w.Repo.Root, mems); err != nil {
 			return err
 		}
-		return w.store.SetState(ctx, w.stateKey(), acolytedir.ImportState(key, "", warnings))
+		return w.Store.SetState(ctx, w.StateKey(), acolytedir.ImportState(key, "", warnings))
 	})
 	out.Warnings = warnings
 	return out, err
@@ -117,12 +117,12 @@ func unsyncedKey(root string) (string, error) {
 
 // settledStamps is settledStamp of the memories file joined with that of
 // forgotten.jsonl when it exists; empty unless both are settled.
-func (one oneFile) settledStamps(w *workspace, before os.FileInfo, statErr error, fbefore os.FileInfo, fstatErr error) string {
-	s := acolytedir.SettledStamp(format.MemoriesPath(w.Repo.Root), before, statErr, w.settle)
+func (one OneFile) settledStamps(w *Workspace, before os.FileInfo, statErr error, fbefore os.FileInfo, fstatErr error) string {
+	s := acolytedir.SettledStamp(format.MemoriesPath(w.Repo.Root), before, statErr, w.Settle)
 	if s == "" || fstatErr != nil {
 		return s
 	}
-	f := acolytedir.SettledStamp(format.ForgottenPath(w.Repo.Root), fbefore, fstatErr, w.settle)
+	f := acolytedir.SettledStamp(format.ForgottenPath(w.Repo.Root), fbefore, fstatErr, w.Settle)
 	if f == "" {
 		return ""
 	}
@@ -131,9 +131,9 @@ func (one oneFile) settledStamps(w *workspace, before os.FileInfo, statErr error
 
 // importFile makes the index equal to the file, under the file lock so a
 // concurrent write cannot slip between the read and the index update.
-func (one oneFile) importFile(ctx context.Context, w *workspace) (Imported, error) {
+func (one OneFile) importFile(ctx context.Context, w *Workspace) (Imported, error) {
 	var out Imported
-	err := w.locked(ctx, func() error {
+	err := w.Locked(ctx, func() error {
 		path := format.MemoriesPath(w.Repo.Root)
 		before, statErr := os.Stat(path)
 		fbefore, fstatErr := os.Stat(format.ForgottenPath(w.Repo.Root))
@@ -158,13 +158,13 @@ func (one oneFile) importFile(ctx context.Context, w *workspace) (Imported, erro
 		}
 		defer hashed.Wait()
 		ts, terr := acolytedir.ReadTombstones(w.Repo.Root)
-		last, err := w.store.GetState(ctx, w.stateKey())
+		last, err := w.Store.GetState(ctx, w.StateKey())
 		if err != nil {
 			return err
 		}
 		var plan *diffPlan
 		if present && terr == nil {
-			if plan, err = one.planDiff(ctx, w, data, last, ts); err != nil {
+			if plan, err = one.PlanDiff(ctx, w, data, last, ts); err != nil {
 				return err
 			}
 		}
@@ -179,13 +179,13 @@ func (one oneFile) importFile(ctx context.Context, w *workspace) (Imported, erro
 			}
 			fp := acolytedir.NewFingerprint(acolytedir.JoinStamps(w.Repo.Root, before), acolytedir.TailOf(data), h)
 			// Best effort: without the stamp the next run reads the file again.
-			_ = w.store.SetState(ctx, w.stateKey(), acolytedir.WithFingerprint(acolytedir.ImportState(lastHash, stamps, lastWarnings), fp))
+			_ = w.Store.SetState(ctx, w.StateKey(), acolytedir.WithFingerprint(acolytedir.ImportState(lastHash, stamps, lastWarnings), fp))
 			return nil
 		}
 		var d format.Decoded
 		diffed := false
 		if plan != nil {
-			if out, diffed, err = one.applyDiff(ctx, w, plan, hash, data); err != nil {
+			if out, diffed, err = one.ApplyDiff(ctx, w, plan, hash, data); err != nil {
 				return err
 			}
 		}
@@ -211,7 +211,7 @@ func (one oneFile) importFile(ctx context.Context, w *workspace) (Imported, erro
 		if stamps != "" && h != nil {
 			fp = acolytedir.NewFingerprint(acolytedir.JoinStamps(w.Repo.Root, before), acolytedir.TailOf(data), h)
 		}
-		return w.store.SetState(ctx, w.stateKey(), acolytedir.WithFingerprint(acolytedir.ImportState(acolytedir.WithForgotten(hash, ts.Data), stamps, out.Warnings), fp))
+		return w.Store.SetState(ctx, w.StateKey(), acolytedir.WithFingerprint(acolytedir.ImportState(acolytedir.WithForgotten(hash, ts.Data), stamps, out.Warnings), fp))
 	})
 	return out, err
 }
@@ -226,7 +226,7 @@ func (one oneFile) importFile(ctx context.Context, w *workspace) (Imported, erro
 // drops their lines, which a merge without acolyte's driver may have
 // brought back; an invalid tombstone refuses the write (a memory it meant
 // to hide cannot be told apart).
-func (one oneFile) readForWrite(w *workspace) (d format.Decoded, hash string, err error) {
+func (one OneFile) readForWrite(w *Workspace) (d format.Decoded, hash string, err error) {
 	ts, err := acolytedir.ReadTombstones(w.Repo.Root)
 	if err != nil {
 		return d, "", err
@@ -246,7 +246,7 @@ func (one oneFile) readForWrite(w *workspace) (d format.Decoded, hash string, er
 	if d, err = format.DecodeAll(format.Dir+"/"+format.MemoriesFile, data); err != nil {
 		return d, "", err
 	}
-	w.warn(d.Warnings())
+	w.Tell(d.Warnings())
 	d.Memories, _ = format.Forget(d.Memories, ts.List)
 	return d, hash, nil
 }
@@ -254,7 +254,7 @@ func (one oneFile) readForWrite(w *workspace) (d format.Decoded, hash string, er
 // rewrite is change for the one file: it reads the file, applies edit, and
 // writes every line (or the shards, when edit takes the project past
 // format.SplitAt).
-func (one oneFile) rewrite(ctx context.Context, w *workspace, edit func([]memory.Memory) ([]memory.Memory, error)) (memory.ReplaceStats, error) {
+func (one OneFile) rewrite(ctx context.Context, w *Workspace, edit func([]memory.Memory) ([]memory.Memory, error)) (memory.ReplaceStats, error) {
 	var stats memory.ReplaceStats
 	path := format.MemoriesPath(w.Repo.Root)
 	d, hash, err := one.readForWrite(w)
@@ -264,7 +264,7 @@ func (one oneFile) rewrite(ctx context.Context, w *workspace, edit func([]memory
 	mems := d.Memories
 	// A write rewrites every line and puts them in the index, so it is
 	// where hand edits get their stamp, or they would be lost.
-	pending, err := w.handEditsToStamp(ctx, mems, hash)
+	pending, err := w.HandEditsToStamp(ctx, mems, hash)
 	if err != nil {
 		return stats, err
 	}
@@ -273,12 +273,12 @@ func (one oneFile) rewrite(ctx context.Context, w *workspace, edit func([]memory
 	if err != nil {
 		return stats, err
 	}
-	next = stampHandEdits(next, pending, time.Now())
+	next = StampHandEdits(next, pending, time.Now())
 	// The index is brought to the file by the memories that changed
 	// when it held exactly mems (the file was what was last imported
 	// or written, and nothing was worked around), else by replacing
 	// the scope.
-	last, err := w.store.GetState(ctx, w.stateKey())
+	last, err := w.Store.GetState(ctx, w.StateKey())
 	if err != nil {
 		return stats, err
 	}
@@ -287,11 +287,11 @@ func (one oneFile) rewrite(ctx context.Context, w *workspace, edit func([]memory
 	if len(next) > format.SplitAt {
 		// The write that takes the project past one file splits it.
 		parts := []format.Part{{File: format.MemoriesFile, Decoded: d}}
-		if err := (shards{root: w.Repo.Root}).writeSplitIndexed(ctx, w, acolytedir.SplitProject{}, parts, indexed, next, exact, &stats); err != nil {
+		if err := (Shards{Root: w.Repo.Root}).writeSplitIndexed(ctx, w, acolytedir.SplitProject{}, parts, indexed, next, exact, &stats); err != nil {
 			return stats, err
 		}
 		if len(pending) > 0 {
-			return stats, w.setPendingHandEdits(ctx, nil)
+			return stats, w.SetPendingHandEdits(ctx, nil)
 		}
 		return stats, nil
 	}
@@ -322,14 +322,14 @@ func (one oneFile) rewrite(ctx context.Context, w *workspace, edit func([]memory
 		kept, _ := format.DecodeAll(format.Dir+"/"+format.MemoriesFile, format.EncodeKeeping(next, d.InvalidLines))
 		state = acolytedir.ImportState(state, "", kept.Warnings())
 	}
-	if err := w.store.SetState(ctx, w.stateKey(), acolytedir.WithFingerprint(state, fp)); err != nil {
+	if err := w.Store.SetState(ctx, w.StateKey(), acolytedir.WithFingerprint(state, fp)); err != nil {
 		return stats, err
 	}
 	if data, err := os.ReadFile(path); err == nil {
-		w.shadows().KeepShadow(acolytedir.Sha256Hex(data), data)
+		w.Shadows().KeepShadow(acolytedir.Sha256Hex(data), data)
 	}
 	if len(pending) > 0 {
-		return stats, w.setPendingHandEdits(ctx, nil)
+		return stats, w.SetPendingHandEdits(ctx, nil)
 	}
 	return stats, nil
 }

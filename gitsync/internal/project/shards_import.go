@@ -1,4 +1,4 @@
-package gitsync
+package project
 
 import (
 	"context"
@@ -22,16 +22,16 @@ import (
 // inbox or to forgotten.jsonl, a shard without a trusted shadow, or a line
 // the decoder works around sends the import to the full path.
 
-// shardShadowDir is where a split project's shard shadows live.
-func (s shards) shardShadowDir(w *workspace) string {
-	return filepath.Join(cacheDir(w.Repo), "imported")
+// ShardShadowDir is where a split project's shard shadows live.
+func (s Shards) ShardShadowDir(w *Workspace) string {
+	return filepath.Join(CacheDir(w.Repo), "imported")
 }
 
 // keepShardShadows copies files, the project's files as the index now
 // holds them, to their shadows; a shard that is gone loses its shadow.
 // Best effort: a cache, checked before use.
-func (s shards) keepShardShadows(w *workspace, files []acolytedir.ProjectFile) {
-	dir := s.shardShadowDir(w)
+func (s Shards) keepShardShadows(w *Workspace, files []acolytedir.ProjectFile) {
+	dir := s.ShardShadowDir(w)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return
 	}
@@ -55,23 +55,23 @@ func (s shards) keepShardShadows(w *workspace, files []acolytedir.ProjectFile) {
 }
 
 // shardShadow is the shadow of the shard file rel when its hash is hash.
-func (s shards) shardShadow(w *workspace, rel, hash string) ([]byte, bool) {
+func (s Shards) shardShadow(w *Workspace, rel, hash string) ([]byte, bool) {
 	shard, ok := format.ParseShardFile(rel)
 	if !ok {
 		return nil, false
 	}
-	data, err := os.ReadFile(filepath.Join(s.shardShadowDir(w), shard+".jsonl"))
+	data, err := os.ReadFile(filepath.Join(s.ShardShadowDir(w), shard+".jsonl"))
 	if err != nil || acolytedir.Sha256Hex(data) != hash {
 		return nil, false
 	}
 	return data, true
 }
 
-// importShards imports the shards that changed since the import state
+// ImportShards imports the shards that changed since the import state
 // last, whose file table is files, and reports ok false, having changed
 // nothing, when the full import must run instead. The caller holds the
 // lock.
-func (s shards) importShards(ctx context.Context, w *workspace, last string, files map[string]acolytedir.FileRecord) (out Imported, ok bool, err error) {
+func (s Shards) ImportShards(ctx context.Context, w *Workspace, last string, files map[string]acolytedir.FileRecord) (out Imported, ok bool, err error) {
 	if _, _, warnings := acolytedir.ParseImportState(last); len(warnings) > 0 {
 		return out, false, nil
 	}
@@ -102,12 +102,12 @@ func (s shards) importShards(ctx context.Context, w *workspace, last string, fil
 	before, _ = format.Forget(before, ts.List)
 	after, _ = format.Forget(after, ts.List)
 	if len(changed) > 0 {
-		pending, err := w.pendingHandEdits(ctx)
+		pending, err := w.PendingHandEdits(ctx)
 		if err != nil {
 			return out, true, err
 		}
 		full := false
-		out.ReplaceStats, err = w.indexDiff(ctx, before, after, func() (memory.ReplaceStats, error) {
+		out.ReplaceStats, err = w.IndexDiff(ctx, before, after, func() (memory.ReplaceStats, error) {
 			full = true // too many changes: the caller imports whole
 			return memory.ReplaceStats{}, nil
 		})
@@ -131,7 +131,7 @@ func (s shards) importShards(ctx context.Context, w *workspace, last string, fil
 	} else {
 		out.Skipped = true
 	}
-	return out, true, w.store.SetState(ctx, w.stateKey(), acolytedir.WithFiles(acolytedir.ImportState(acolytedir.TableHash(next), "", nil), next))
+	return out, true, w.Store.SetState(ctx, w.StateKey(), acolytedir.WithFiles(acolytedir.ImportState(acolytedir.TableHash(next), "", nil), next))
 }
 
 // changedShards compares the project's files with files, the import
@@ -139,7 +139,7 @@ func (s shards) importShards(ctx context.Context, w *workspace, last string, fil
 // content changed (data nil for one removed). ok is false when the full
 // import must run: the inbox or forgotten.jsonl changed (either may hide
 // or hold any shard's memories), or a file cannot be read.
-func (s shards) changedShards(w *workspace, files map[string]acolytedir.FileRecord) (next map[string]acolytedir.FileRecord, changed []acolytedir.ProjectFile, ok bool) {
+func (s Shards) changedShards(w *Workspace, files map[string]acolytedir.FileRecord) (next map[string]acolytedir.FileRecord, changed []acolytedir.ProjectFile, ok bool) {
 	rels, err := acolytedir.ProjectFiles(w.Repo.Root)
 	if err != nil {
 		return nil, nil, false
@@ -171,7 +171,7 @@ func (s shards) changedShards(w *workspace, files map[string]acolytedir.FileReco
 			return nil, nil, false
 		}
 		hash := acolytedir.Sha256Hex(data)
-		next[rel] = acolytedir.FileRecord{Stamp: acolytedir.SettledStamp(path, fi, nil, acolytedir.ShardSettle(fi, w.settle)), Hash: hash}
+		next[rel] = acolytedir.FileRecord{Stamp: acolytedir.SettledStamp(path, fi, nil, acolytedir.ShardSettle(fi, w.Settle)), Hash: hash}
 		if recorded && rec.Hash == hash {
 			continue
 		}
