@@ -307,7 +307,7 @@ func (one stagedOneFile) vouched(w *Checkout, state string) bool {
 	return one.Fingerprinted(w.ws, state)
 }
 
-// stagedHandEdits is handEditsToStamp for the staged file, from the
+// stagedHandEdits is HandEditsToStamp for the staged file, from the
 // worktree's diff: the index holds the worktree file, so a memory is told
 // apart from its indexed version only on a line where the two files differ.
 func (one stagedOneFile) stagedHandEdits(ctx context.Context, w *Checkout, s stagedFile, wt worktreeFile) (map[string]time.Time, bool, error) {

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// readSized reads a file whole whatever happened to it between its stat
+// ReadSized reads a file whole whatever happened to it between its stat
 // and the read: the same size, shrunk, or grown, and a grown file no
 // further than one byte past the limit, which the caller refuses.
 func TestReadSizedReadsTheFileAsItIsNow(t *testing.T) {
@@ -46,7 +46,7 @@ func TestReadSizedReadsTheFileAsItIsNow(t *testing.T) {
 	}
 }
 
-// readSized with a line limit gives up as soon as it has read more lines,
+// ReadSized with a line limit gives up as soon as it has read more lines,
 // across its chunks, and reads a file at the limit whole.
 func TestReadSizedGivesUpPastItsLines(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "memories.jsonl")

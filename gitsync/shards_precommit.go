@@ -28,7 +28,7 @@ func stagedSplit(ix *git.Index) bool {
 }
 
 // readStagedSplit reads the memories files the index stages: the inbox and
-// every shard, as readSplit reads them from the worktree.
+// every shard, as ReadSplit reads them from the worktree.
 func readStagedSplit(ix *git.Index) (acolytedir.SplitProject, error) {
 	var p acolytedir.SplitProject
 	staged := stagedShardFiles(ix)
@@ -113,7 +113,7 @@ func (s stagedShards) preCommit(ctx context.Context, w *Checkout, ix *git.Index,
 			changed = true
 		}
 		// Verified for the next commit: a file left with no line the
-		// decoder works around (encodeSplit keeps invalid ones).
+		// decoder works around (EncodeSplit keeps invalid ones).
 		if f.Data != nil && !keepsInvalid(parts, f.Rel) {
 			shard, _ := format.ParseShardFile(f.Rel)
 			v.Files[blob] = derivedIDs(byShard[shard])

@@ -228,7 +228,7 @@ func (s stagedShards) stagedTombstones(w *Checkout, ix *git.Index, verifiedBlob,
 
 // freshHandEdits finds the hand edits among the memories of current whose
 // ids fresh names, those of staged files no hook verified: each is compared
-// with the index's row, as handEditsToStamp compares a whole file.
+// with the index's row, as HandEditsToStamp compares a whole file.
 func (s stagedShards) freshHandEdits(ctx context.Context, w *Checkout, current []memory.Memory, fresh map[string]bool) (map[string]time.Time, error) {
 	var file, indexed []memory.Memory
 	for _, m := range current {

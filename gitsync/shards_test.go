@@ -507,7 +507,7 @@ func TestAShardChangedOutsideIsImportedAlone(t *testing.T) {
 	}
 }
 
-// stampsAt stamps a file as stamp does, where it is implemented, so that a
+// StampsAt stamps a file as stamp does, where it is implemented, so that a
 // stamp recorded through either is matched by the other.
 func TestStampsAtIsStamp(t *testing.T) {
 	dir := t.TempDir()
@@ -582,7 +582,7 @@ func TestShardSettleIsShortWhereTimesAreFine(t *testing.T) {
 	}
 }
 
-// emptyHash is what it says: the SHA-256 of no bytes.
+// EmptyHash is what it says: the SHA-256 of no bytes.
 func TestEmptyHashIsTheHashOfNothing(t *testing.T) {
 	if got := acolytedir.Sha256Hex(nil); got != acolytedir.EmptyHash {
 		t.Errorf("sha256 of nothing is %s, emptyHash says %s", got, acolytedir.EmptyHash)

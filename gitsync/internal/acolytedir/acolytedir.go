@@ -82,7 +82,7 @@ type Tombstones struct {
 	Warnings []string
 }
 
-// ReadTombstones reads forgotten.jsonl, through readForgotten (an os.Root,
+// ReadTombstones reads forgotten.jsonl, through ReadForgotten (an os.Root,
 // refusing a link out of the repository, at most format.MaxFileBytes). A
 // file with conflict markers is an error: hiding no memory would bring
 // back every one it forgot.

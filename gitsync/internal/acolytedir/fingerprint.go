@@ -32,9 +32,9 @@ import (
 // exactly sha256 of the file.
 //
 // The stamp is trusted at once, not only once settled as Refresh trusts an
-// outside file's (settleTime): what could fool it is an outside change in
+// outside file's (SettleTime): what could fool it is an outside change in
 // place (same inode) within the same tick of the filesystem's clock as
-// acolyte's own write, of the same size, that leaves the last tailBytes
+// acolyte's own write, of the same size, that leaves the last TailBytes
 // alone. git and editors replace files by rename or change their size; a
 // rename changes the inode, and the tail hash catches the rest of what
 // appends and truncations do.
@@ -45,8 +45,8 @@ const TailBytes = 4096
 
 // Fingerprint is what a write or import recorded about the memories file.
 type Fingerprint struct {
-	Stamp  string // stamp of memories.jsonl, then forgottenStamp
-	tail   string // hex SHA-256 of the last tailBytes bytes
+	Stamp  string // stamp of memories.jsonl, then ForgottenStamp
+	tail   string // hex SHA-256 of the last TailBytes bytes
 	Digest []byte // the SHA-256 state after the whole file (MarshalBinary)
 }
 
@@ -86,7 +86,7 @@ type memoriesFile struct {
 
 // OpenMemories opens .acolyte/memories.jsonl under root with flag
 // (os.O_RDONLY, or os.O_RDWR to append in place), through GuardDir and an
-// os.Root as readAcolyteFile reads it. A missing file is fs.ErrNotExist.
+// os.Root as ReadAcolyteFile reads it. A missing file is fs.ErrNotExist.
 func OpenMemories(root string, flag int) (*memoriesFile, error) {
 	if err := GuardDir(root); err != nil {
 		return nil, err
@@ -219,7 +219,7 @@ func JoinStamps(root string, fi os.FileInfo) string {
 	return s + ForgottenStamp(ffi, ferr)
 }
 
-// TailOf is the last tailBytes of the parts in order.
+// TailOf is the last TailBytes of the parts in order.
 func TailOf(parts ...[]byte) []byte {
 	var tail []byte
 	for i := len(parts) - 1; i >= 0 && len(tail) < TailBytes; i-- {
@@ -246,7 +246,7 @@ func HashParts(parts ...[]byte) hash.Hash {
 func HexSum(h hash.Hash) string { return hex.EncodeToString(h.Sum(nil)) }
 
 // HashFingerprinted hashes the memories file under root in small pieces,
-// as hashFile does, and also returns its fingerprint, empty when the file
+// as HashFile does, and also returns its fingerprint, empty when the file
 // changed while it was read.
 func HashFingerprinted(root string) (string, Fingerprint, error) {
 	mf, err := OpenMemories(root, os.O_RDONLY)

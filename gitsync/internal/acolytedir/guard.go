@@ -83,7 +83,7 @@ var ErrTooLarge = errors.New("memories file is too large")
 // minutes. It is one limit, counted in memories, applied the same way on
 // every road: no write, sync, hook, merge or check refuses a project for
 // holding more, and a whole import leaves the oldest stored memories past
-// it out of search, with a warning (capIndexed). What it bounds is what
+// it out of search, with a warning (CapIndexed). What it bounds is what
 // one import costs, so writes and incremental imports, which cost the
 // change they bring, add it even past the limit, until the next whole
 // import caps the index again. One file (the one file, or a shard) of more
@@ -97,7 +97,7 @@ const MaxIndexedMemories = format.MaxFileMemories
 const MaxFileLines = format.MaxFileMemories + 1
 
 // TooManyLines is ErrTooLarge for rel, a file of size bytes and more than
-// maxFileLines lines.
+// MaxFileLines lines.
 func TooManyLines(rel string, size int64) error {
 	return fmt.Errorf("%s: %w: it is %d bytes of over %d lines, and a file of project memory holds at most %d memories, as many as acolyte indexes. "+
 		"Find what filled it (`git log --stat -- %s`), remove those lines by hand, then run `acolyte sync`", rel, ErrTooLarge, size, MaxFileLines, format.MaxFileMemories, rel)
@@ -166,7 +166,7 @@ func ReadMemories(root string) ([]byte, error) {
 	return ReadAcolyteFile(root, format.MemoriesFile)
 }
 
-// ReadForgotten reads forgotten.jsonl under root the way readMemories reads
+// ReadForgotten reads forgotten.jsonl under root the way ReadMemories reads
 // the memories file; a missing file is fs.ErrNotExist.
 func ReadForgotten(root string) ([]byte, error) {
 	return ReadAcolyteFile(root, format.ForgottenFile)
@@ -201,9 +201,9 @@ func OpenGuarded(root string) (*os.Root, error) {
 	return r, nil
 }
 
-// ReadAcolyteFileIn is readAcolyteFile through r, a worktree openGuarded
+// ReadAcolyteFileIn is ReadAcolyteFile through r, a worktree OpenGuarded
 // opened. The memories file, a shard and forgotten.jsonl (a line per
-// forgotten memory) are also refused past maxFileLines, counted as they
+// forgotten memory) are also refused past MaxFileLines, counted as they
 // are read, so that a refused file costs the
 // lines up to the limit, not the whole file.
 func ReadAcolyteFileIn(r *os.Root, name string) ([]byte, error) {
@@ -265,17 +265,17 @@ func checkSplitSize(r *os.Root, rels []string) error {
 	return nil
 }
 
-// ErrTooManyLines is readSized's refusal of a file past its line limit.
+// ErrTooManyLines is ReadSized's refusal of a file past its line limit.
 var ErrTooManyLines = errors.New("too many lines")
 
-// ReadChunk is how much readSized reads at a time: its lines are counted
+// ReadChunk is how much ReadSized reads at a time: its lines are counted
 // while the next are still on the disk, and a file past its line limit is
 // given up within this of the line that passed it.
 const ReadChunk = 4 << 20
 
 // ReadSized reads f to its end, size bytes when it was stat'ed, and at
 // most limit+1 bytes if it grew since. With maxLines above 0, it gives up
-// with errTooManyLines as soon as it has read more lines than that.
+// with ErrTooManyLines as soon as it has read more lines than that.
 //
 // The buffer is made at the file's size and filled by read(2):
 // io.ReadAll grows its own by doubling (six copies of a 22 MB file), and

@@ -35,8 +35,8 @@ import (
 // names, by its hash and the hash of the file base and journal make. The
 // next import diffs the base with the new file and folds the journal in
 // (shadow.changes). A fast-path write puts the lines it changed in the
-// journal too (followShadow). The base is rewritten once the journal
-// grows past maxJournal lines, by a whole import, or by a write the note
+// journal too (FollowShadow). The base is rewritten once the journal
+// grows past MaxJournal lines, by a whole import, or by a write the note
 // does not vouch for, which has the new file in hand.
 //
 // A hard link to the memories file instead of a copy was
@@ -49,7 +49,7 @@ import (
 const MaxJournal = 1024
 
 // ShadowFiles are this checkout's shadow, its note and its journal, in
-// cacheDir.
+// CacheDir.
 type ShadowFiles struct{ Dir string }
 
 // ShadowPath is where this checkout's shadow lives.
@@ -67,7 +67,7 @@ type Shadow struct {
 	Base     []byte
 	baseHash string
 	journal  map[string][]byte
-	// release unmaps base (see readShadow); nil when there is nothing to
+	// release unmaps base (see ReadShadow); nil when there is nothing to
 	// release.
 	release func()
 }
@@ -132,7 +132,7 @@ func (sf ShadowFiles) KeepShadow(hash string, parts ...[]byte) {
 }
 
 // KeepJournal makes the shadow sh.base with journal, the file data whose
-// content hash is hash; past maxJournal lines it rewrites the base to data.
+// content hash is hash; past MaxJournal lines it rewrites the base to data.
 func (sf ShadowFiles) KeepJournal(sh Shadow, journal map[string][]byte, hash string, data []byte) {
 	if len(journal) > MaxJournal || sh.baseHash == "" {
 		if data == nil { // nothing to rewrite the base with: hashed next time
@@ -232,7 +232,7 @@ func (sf ShadowFiles) Noted() (shadowNote, bool) {
 //
 // The base is mapped, not read: at 100k memories reading it was a fifth of
 // a checkout's hook, in the copy and in zeroing a 22 MB buffer. Only
-// acolyte writes the shadow, by rename or past its end (appendShadow), so
+// acolyte writes the shadow, by rename or past its end (AppendShadow), so
 // the mapped bytes cannot change under their reader. The caller closes the
 // shadow when done with it.
 func (sf ShadowFiles) ReadShadow(hash string) (sh Shadow, ok bool) {
@@ -322,7 +322,7 @@ func (sh Shadow) Changes(fromBase []format.LineChange, removedFromBase []string)
 // for the shadow as the file of prev, the changes go into the journal, as
 // an import's do, instead of a rewrite of the whole base (22 MB at 100k
 // memories, a tenth of a forget's CPU). Otherwise, or with lines nil, or
-// past maxJournal, the base is rewritten from next.
+// past MaxJournal, the base is rewritten from next.
 func (sf ShadowFiles) FollowShadow(prev string, lines map[string][]byte, hash string, next [][]byte) {
 	n, noted := sf.Noted()
 	if lines == nil || !noted || n.Hash != prev {

@@ -82,7 +82,7 @@ type SplitProject struct {
 	hashes map[string]string
 }
 
-// ReadSplit reads a split project through readAcolyteFile, each file
+// ReadSplit reads a split project through ReadAcolyteFile, each file
 // guarded and bounded as the one file is.
 func ReadSplit(root string) (SplitProject, error) {
 	var p SplitProject
@@ -347,7 +347,7 @@ func FilesHold(root string, files map[string]FileRecord) bool {
 	return holds
 }
 
-// CheckFiles is filesHold that also, given settle >= 0, records in files
+// CheckFiles is FilesHold that also, given settle >= 0, records in files
 // the stamp of each file that holds by its hash and has settled since,
 // and says whether it recorded any: the next check of that file is a stat.
 func CheckFiles(root string, files map[string]FileRecord, settle time.Duration) (holds, restamped bool) {
@@ -368,7 +368,7 @@ func CheckFiles(root string, files map[string]FileRecord, settle time.Duration) 
 // hook). Creating, removing or renaming a file in it moves its stamp.
 const ShardsDirKey = format.ShardsDir + "/"
 
-// listedFiles is projectFiles, taken from the table when the shards'
+// listedFiles is ProjectFiles, taken from the table when the shards'
 // directory's stamp says it still holds the shards the table names.
 // listed reports that the directory was listed and its settled stamp
 // recorded in files, for the caller to keep.
@@ -396,7 +396,7 @@ func listedFiles(root string, files map[string]FileRecord, settle time.Duration)
 	return rels, false, nil
 }
 
-// CheckRels is checkFiles for the files rels alone (paths under .acolyte/),
+// CheckRels is CheckFiles for the files rels alone (paths under .acolyte/),
 // which may include files the table does not record but that do not
 // exist; seen counts those recorded.
 func CheckRels(root string, files map[string]FileRecord, rels []string, settle time.Duration) (holds bool, seen int, restamped bool) {
@@ -462,7 +462,7 @@ func CheckRels(root string, files map[string]FileRecord, rels []string, settle t
 // RecordFiles is the file table for the project's files as they are now,
 // given the content hashes of those a caller holds (written or read under
 // the lock); any other file is read to hash it. A stamp is recorded only once
-// settled (settledStamp), and stat'ed before the hash it vouches for.
+// settled (SettledStamp), and stat'ed before the hash it vouches for.
 func RecordFiles(root string, known map[string]string, settle time.Duration) (map[string]FileRecord, error) {
 	rels, err := ProjectFiles(root)
 	if err != nil {
@@ -534,13 +534,13 @@ func (m *memoriesFile) MayHoldSplitAt() bool {
 // FineSettle is how long a split project's file waits before its stamp is
 // trusted on a filesystem that keeps times finer than a millisecond: there
 // a later change gets a later time once the kernel's clock has ticked
-// (a few milliseconds), where settleTime allows for filesystems that keep
+// (a few milliseconds), where SettleTime allows for filesystems that keep
 // whole seconds. A long-lived writer (the MCP server, adding memories as
 // fast as a client asks) would otherwise re-hash every shard it wrote in
 // the last two seconds on each write: 31 ms an add at 100k.
 const FineSettle = 50 * time.Millisecond
 
-// ShardSettle is settle for the file fi, shortened to fineSettle when its
+// ShardSettle is settle for the file fi, shortened to FineSettle when its
 // modification time shows the filesystem keeps sub-millisecond times (a
 // whole-millisecond time, one in a million on such a filesystem, keeps
 // the long wait, which is only slower).
@@ -551,7 +551,7 @@ func ShardSettle(fi os.FileInfo, settle time.Duration) time.Duration {
 	return settle
 }
 
-// TableHash is the content hash splitProject.hash gives for the files a
+// TableHash is the content hash SplitProject.hash gives for the files a
 // table records.
 func TableHash(files map[string]FileRecord) string {
 	names := make([]string, 0, len(files))
@@ -561,7 +561,7 @@ func TableHash(files map[string]FileRecord) string {
 		}
 	}
 	slices.SortFunc(names, func(a, b string) int {
-		// The inbox first, then the shards by name, as readSplit lists them.
+		// The inbox first, then the shards by name, as ReadSplit lists them.
 		if (a == format.MemoriesFile) != (b == format.MemoriesFile) {
 			if a == format.MemoriesFile {
 				return -1
@@ -587,7 +587,7 @@ func TableHash(files map[string]FileRecord) string {
 func EmptyInboxHash() string { return Sha256Hex(format.Encode(nil)) }
 
 // EmptyHash is the SHA-256 of no bytes: an empty forgotten.jsonl adds
-// nothing to the hash, as withForgotten has it.
+// nothing to the hash, as WithForgotten has it.
 const EmptyHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
 // ShardEdit changes the memories of one shard; it returns them unchanged
@@ -722,7 +722,7 @@ func SalvageLines(data []byte) ([]memory.Memory, []unreadLine) {
 	return mems, unread
 }
 
-// CleanShard decodes a shard file of shard, named rel, for importShards:
+// CleanShard decodes a shard file of shard, named rel, for ImportShards:
 // ok is false for one the decoder must work around (a bad line, an id on
 // two lines, a memory of another shard), which the full import reports.
 func CleanShard(rel, shard string, data []byte) ([]memory.Memory, bool) {

@@ -142,7 +142,7 @@ func (ix *Index) Read(rel string) ([]byte, error) {
 
 // resolve follows staged symlinks, in rel and in its parent folders, to a
 // staged regular file. A link whose target leaves the repository is
-// errOutside; it is never followed on disk.
+// ErrOutside; it is never followed on disk.
 func (ix *Index) resolve(rel string) (Entry, error) {
 	cur := rel
 	for hops := 0; hops <= maxLinkHops; hops++ {

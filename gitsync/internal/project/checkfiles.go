@@ -39,7 +39,7 @@ func (one OneFile) check(report *Report) (existing []memory.Memory, locate acoly
 	return existing, locate, missing, false, nil
 }
 
-// check is oneFile.check for a split project: every file is
+// check is OneFile.check for a split project: every file is
 // checked as the one file is, and besides, a memory in the inbox or in a
 // shard its id does not hash to is a problem that sync fixes.
 func (s Shards) check(report *Report) (existing []memory.Memory, locate acolytedir.LineLocator, missing, unreadable bool, err error) {
@@ -52,7 +52,7 @@ func (s Shards) check(report *Report) (existing []memory.Memory, locate acolyted
 	for i, err := range errs {
 		if err != nil {
 			// Every damaged file is named, not only the first: each
-			// hides its own memories from search (decodeReadable).
+			// hides its own memories from search (DecodeReadable).
 			reportUnreadable(report, format.Dir+"/"+p.Files[i].Rel, err)
 			unreadable = true
 		}

@@ -23,7 +23,7 @@ import (
 // across the split, git conflicts in ways the merge driver never sees: a
 // revert of the commit that split a project deletes every shard, and each
 // shard changed since is a modify/delete conflict, left in the tree as it
-// is with every memory the revert meant to take out. resolveConflicts is
+// is with every memory the revert meant to take out. ResolveConflicts is
 // sync's answer: it merges the project by id, from the project as each of
 // the three commits git is merging holds it, and writes and stages the
 // result.

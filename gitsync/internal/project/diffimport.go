@@ -195,7 +195,7 @@ func (w *Workspace) recordHandEditsDiff(ctx context.Context, pending map[string]
 // project memories: when exact (the index holds exactly before), by
 // putting and deleting the memories that differ, so that a sync changing
 // one rule in a large file touches one row instead of reading every row
-// as ReplaceScope does; otherwise, or past maxDiffChanges, by ReplaceScope.
+// as ReplaceScope does; otherwise, or past MaxDiffChanges, by ReplaceScope.
 func (w *Workspace) indexChanges(ctx context.Context, exact bool, before, after []memory.Memory) (memory.ReplaceStats, error) {
 	replace := func() (memory.ReplaceStats, error) {
 		return w.Store.ReplaceScope(ctx, memory.ScopeProject, w.Repo.Root, after)
@@ -207,7 +207,7 @@ func (w *Workspace) indexChanges(ctx context.Context, exact bool, before, after 
 }
 
 // IndexDiff puts and deletes the memories that differ between before, what
-// the index holds, and after; past maxDiffChanges, or when a row to delete
+// the index holds, and after; past MaxDiffChanges, or when a row to delete
 // is missing, it calls replace instead.
 func (w *Workspace) IndexDiff(ctx context.Context, before, after []memory.Memory, replace func() (memory.ReplaceStats, error)) (memory.ReplaceStats, error) {
 	old := make(map[string]memory.Memory, len(before))

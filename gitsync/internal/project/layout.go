@@ -92,7 +92,7 @@ type OneFile struct{ Root string }
 // (reading and writing, in-place writes, import, sync, pre-commit).
 type Shards struct{ Root string }
 
-// AddInPlace, removeInPlace and replaceInPlace write one change to the
+// AddInPlace, RemoveInPlace and ReplaceInPlace write one change to the
 // checkout's files in place (layout's add, remove and replace). A layout
 // that cannot be told gives format.ErrNotPatchable, sending the caller to
 // change, which says why.

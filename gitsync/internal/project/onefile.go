@@ -115,7 +115,7 @@ func unsyncedKey(root string) (string, error) {
 	return key, nil
 }
 
-// settledStamps is settledStamp of the memories file joined with that of
+// settledStamps is SettledStamp of the memories file joined with that of
 // forgotten.jsonl when it exists; empty unless both are settled.
 func (one OneFile) settledStamps(w *Workspace, before os.FileInfo, statErr error, fbefore os.FileInfo, fstatErr error) string {
 	s := acolytedir.SettledStamp(format.MemoriesPath(w.Repo.Root), before, statErr, w.Settle)
@@ -147,7 +147,7 @@ func (one OneFile) importFile(ctx context.Context, w *Workspace) (Imported, erro
 			}
 		}
 		// The file is hashed on one core while the other works out its
-		// line diff from the shadow (planDiff), which needs no hash.
+		// line diff from the shadow (PlanDiff), which needs no hash.
 		var hashed sync.WaitGroup
 		var h acolytedir.Hasher
 		if present {

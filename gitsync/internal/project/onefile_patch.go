@@ -35,7 +35,7 @@ import (
 // brings the index to the new file. The file is written first: if index
 // fails, the recorded hash no longer matches and the next command
 // re-imports. lines are the lines the edit changes, by id: the new line,
-// or nil for a line it removes (see followShadow).
+// or nil for a line it removes (see FollowShadow).
 func (one OneFile) patch(ctx context.Context, w *Workspace, lines map[string][]byte, edit func(data []byte) ([][]byte, error), index func() error) error {
 	unlock, last, err := one.LockForPatch(ctx, w)
 	if err != nil {
@@ -82,7 +82,7 @@ func (one OneFile) WritePatched(ctx context.Context, w *Workspace, last string, 
 	// next: it is worked out while the file is written and indexed (at
 	// 100k memories a sixth of a forget's time, on the other core). It is
 	// waited for on every road out, so that nothing reads next after
-	// writePatched returns.
+	// WritePatched returns.
 	hashed := make(chan hash.Hash, 1)
 	go func() { hashed <- acolytedir.HashParts(next...) }()
 	h := sync.OnceValue(func() hash.Hash { return <-hashed })

@@ -38,7 +38,7 @@ func lockWait(ctx context.Context) (time.Duration, bool) {
 }
 
 // RefreshToRead brings the index up to date for a command that reads it. If
-// another process keeps the locks longer than readImportWait, the command
+// another process keeps the locks longer than ReadImportWait, the command
 // goes on with the index as it stands, with a warning; every other failure
 // is returned.
 func (w *Workspace) RefreshToRead(ctx context.Context) error {

@@ -36,7 +36,7 @@ import (
 // imports only when a content hash differs.
 
 // ShardsMergeAttribute routes the shards to the acolyte merge driver, as
-// mergeAttribute routes the one file: each shard merges by id as the file
+// MergeAttribute routes the one file: each shard merges by id as the file
 // does.
 const ShardsMergeAttribute = "/" + acolytedir.ShardsRel + "/*.jsonl merge=" + acolytedir.MergeDriverName
 
@@ -190,7 +190,7 @@ func (s Shards) importSplit(ctx context.Context, w *Workspace) (Imported, error)
 		// The shadows are written while the index takes the rows, as the
 		// one file's is (importDecoded). A shard that cannot be decoded
 		// keeps the shadow of its last good import, which is what sync
-		// repairs it from (repairShards).
+		// repairs it from (RepairShards).
 		var shadowed sync.WaitGroup
 		shadowed.Go(func() { s.keepShardShadows(w, good) })
 		defer shadowed.Wait()
@@ -275,7 +275,7 @@ func ReadProject(root string) (projectRead, error) {
 	return l.read()
 }
 
-// restampSplit records the stamps checkFiles found settled in files, under
+// restampSplit records the stamps CheckFiles found settled in files, under
 // the lock and only while the import state is still last, so that a
 // write since is never overwritten.
 func (s Shards) restampSplit(ctx context.Context, w *Workspace, last string, files map[string]acolytedir.FileRecord) error {

@@ -26,7 +26,7 @@ import (
 // caller takes the full path, which reads every file and is always
 // correct.
 
-// appendEdit is the shardEdit of adding m. It also marks the edit as an
+// appendEdit is the ShardEdit of adding m. It also marks the edit as an
 // add, which patchSplit appends after the shard's last line without
 // decoding the shard when m's id sorts last (newShard).
 func appendEdit(m memory.Memory) acolytedir.ShardEdit {

@@ -19,7 +19,7 @@ import (
 
 // A shard that cannot be decoded as a whole (conflict markers, a byte
 // order mark, a missing header, garbage, emptied) is left out of every
-// import (decodeReadable), and writes refuse the project. Sync repairs it
+// import (DecodeReadable), and writes refuse the project. Sync repairs it
 // from what acolyte still knows of it: the lines of the damaged file that
 // still decode, the shard's shadow (the last good import of it, which an
 // import of the damaged file does not overwrite) and the shard as HEAD
@@ -161,7 +161,7 @@ func (s Shards) repairShard(ctx context.Context, w *Workspace, p acolytedir.Spli
 	}
 	rep.Kept = kept
 	// Written as every write writes a shard, and only this shard: the
-	// inbox's bytes are p's, which writeSplit leaves alone. A memory of
+	// inbox's bytes are p's, which WriteSplit leaves alone. A memory of
 	// another shard, from a line of the damaged file, goes where the
 	// full write that follows in sync puts it.
 	if err := format.CheckMemories(mems, acolytedir.ShardsRel); err != nil {

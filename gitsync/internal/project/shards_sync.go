@@ -15,7 +15,7 @@ import (
 // SyncAfterCommit is the worktree's sync at the end of a pre-commit hook,
 // which has just staged the same derived memories: for a split project
 // whose index holds every file, it changes only the shards of the derived
-// memories that differ (syncShards); otherwise it is sync.
+// memories that differ (SyncShards); otherwise it is sync.
 func (s Shards) SyncAfterCommit(ctx context.Context, w *Workspace, pending map[string]time.Time, now time.Time) (Synced, error) {
 	if out, ok, err := s.SyncShards(ctx, w, pending); ok || err != nil {
 		return out, err

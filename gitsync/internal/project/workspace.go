@@ -31,7 +31,7 @@ type Workspace struct {
 	Store Store
 	Vis   memory.Visibility
 	// Settle is how long after its last change the memories file's stamp
-	// is trusted (settleTime; tests shorten it).
+	// is trusted (SettleTime; tests shorten it).
 	Settle time.Duration
 	// Now is the clock the pre-commit hook stamps hand edits with; nil is
 	// time.Now (tests fix it, to compare two runs byte for byte).
@@ -247,11 +247,11 @@ type Synced struct {
 	Refused []derive.Refusal `json:"refused,omitempty"`
 	// Resolved says how the project's memories were merged by id, when a
 	// merge, revert, cherry-pick or rebase had left a file of them
-	// unmerged (resolveConflicts).
+	// unmerged (ResolveConflicts).
 	Resolved string `json:"resolved,omitempty"`
 	// Repaired says, per shard that could not be decoded, what sync
 	// recovered of it and from where, and what it could not
-	// (repairShards).
+	// (RepairShards).
 	Repaired []ShardRepair `json:"repaired,omitempty"`
 }
 
