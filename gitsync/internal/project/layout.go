@@ -39,7 +39,7 @@ type Layout interface {
 	location() string
 
 	// read reads and decodes the project whole, for sync.
-	read() (projectRead, error)
+	read() (ProjectRead, error)
 	// update applies change to the memories no tombstone covers and
 	// writes the result; the caller holds the lock (Update).
 	update(change func([]memory.Memory) ([]memory.Memory, error)) error

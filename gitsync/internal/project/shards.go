@@ -206,8 +206,8 @@ func (s Shards) importSplit(ctx context.Context, w *Workspace) (Imported, error)
 	return out, err
 }
 
-// projectRead is a project read whole, in either layout, for sync.
-type projectRead struct {
+// ProjectRead is a project read whole, in either layout, for sync.
+type ProjectRead struct {
 	Decoded format.Decoded
 	locate  acolytedir.LineLocator
 	// hash is the content hash an import of the project records, with
@@ -219,14 +219,14 @@ type projectRead struct {
 }
 
 // read reads and decodes every file of the split project.
-func (s Shards) read() (projectRead, error) {
+func (s Shards) read() (ProjectRead, error) {
 	p, err := acolytedir.ReadSplit(s.Root)
 	if err != nil {
-		return projectRead{}, err
+		return ProjectRead{}, err
 	}
 	d, parts, err := p.Decode()
 	if err != nil {
-		return projectRead{}, err
+		return ProjectRead{}, err
 	}
 	hash := func(ts acolytedir.Tombstones) string {
 		q := p
@@ -241,18 +241,18 @@ func (s Shards) read() (projectRead, error) {
 		}
 		return slices.ContainsFunc(files, func(f acolytedir.ProjectFile) bool { return !bytes.Equal(have[f.Rel], f.Data) })
 	}
-	return projectRead{Decoded: d, locate: p.Locator(), hash: hash, differs: differs}, nil
+	return ProjectRead{Decoded: d, locate: p.Locator(), hash: hash, differs: differs}, nil
 }
 
 // read reads and decodes the memories file.
-func (one OneFile) read() (projectRead, error) {
+func (one OneFile) read() (ProjectRead, error) {
 	raw, err := acolytedir.ReadMemories(one.Root)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return projectRead{}, err
+		return ProjectRead{}, err
 	}
 	d, err := format.DecodeAll(acolytedir.MemoriesRel, raw)
 	if err != nil {
-		return projectRead{}, err
+		return ProjectRead{}, err
 	}
 	hash := func(ts acolytedir.Tombstones) string {
 		return acolytedir.WithForgotten(acolytedir.Sha256Hex(raw), ts.Data)
@@ -263,14 +263,14 @@ func (one OneFile) read() (projectRead, error) {
 		}
 		return (len(raw) > 0 || len(next) > 0) && !bytes.Equal(raw, format.EncodeKeeping(next, d.InvalidLines))
 	}
-	return projectRead{Decoded: d, locate: acolytedir.OneFileLocator(raw), hash: hash, differs: differs}, nil
+	return ProjectRead{Decoded: d, locate: acolytedir.OneFileLocator(raw), hash: hash, differs: differs}, nil
 }
 
 // ReadProject reads and decodes the project under root, in its layout.
-func ReadProject(root string) (projectRead, error) {
+func ReadProject(root string) (ProjectRead, error) {
 	l, err := LayoutOf(root)
 	if err != nil {
-		return projectRead{}, err
+		return ProjectRead{}, err
 	}
 	return l.read()
 }

@@ -41,6 +41,7 @@ type Workspace struct {
 	Warn func(message string)
 }
 
+// Clock is the time a hand edit is stamped with: Now, or time.Now.
 func (w *Workspace) Clock() time.Time {
 	if w.Now != nil {
 		return w.Now()
@@ -48,6 +49,7 @@ func (w *Workspace) Clock() time.Time {
 	return time.Now()
 }
 
+// Tell passes each of messages to Warn, when it is set.
 func (w *Workspace) Tell(messages []string) {
 	if w.Warn == nil {
 		return
