@@ -4,12 +4,12 @@
 //   - the Checkout, a checkout's memory toolkit, which keeps the index in
 //     step with the files in .acolyte/ (workspace.go), and Repo, one
 //     repository (repo.go);
-//   - the hooks git runs (RunHook, QuickHook), the pre-commit hook's work
-//     on the project as staged (hooks.go, precommit.go,
-//     shards_precommit*.go) and the merge driver's registration.
+//   - the hooks git runs (RunHook, QuickHook) and the merge driver's
+//     registration.
 //
 // The jobs under it are packages of their own, each building only on
-// those after it: gitsync/internal/project (the two layouts of the
+// those after it: gitsync/internal/precommit (the pre-commit hook's work
+// on the project as staged), gitsync/internal/project (the two layouts of the
 // .acolyte/ files behind one interface, and the import, writes, sync,
 // repair and check that go through them), gitsync/internal/acolytedir (the
 // files on disk and the caches that let a command skip reading them),

@@ -18,6 +18,7 @@ func TestGitsyncImportsNoEngineNorAgent(t *testing.T) {
 		module + "gitsync/internal/git":        true,
 		module + "gitsync/internal/acolytedir": true,
 		module + "gitsync/internal/project":    true,
+		module + "gitsync/internal/precommit":  true,
 		module + "internal/secrets":            true,
 		module + "internal/atomicfile":         true,
 		module + "internal/flock":              true,

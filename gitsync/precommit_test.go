@@ -17,6 +17,7 @@ import (
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/precommit"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/project"
 	"github.com/acolyte-dev/acolyte/internal/gittest"
 	"github.com/acolyte-dev/acolyte/internal/secrets/secretstest"
@@ -51,7 +52,7 @@ func precommitRepo(t *testing.T) *Checkout {
 		t.Fatalf("first pre-commit: %+v, %v", res, err)
 	}
 	runGit(t, root, "commit", "-qm", "rules")
-	if _, ok := loadVerified(w); !ok {
+	if _, ok := precommit.LoadVerified(w.ws); !ok {
 		t.Fatal("the full path recorded no verified blob")
 	}
 	return w
@@ -76,11 +77,11 @@ func preCommitBy(t *testing.T, w *Checkout, fast bool) (HookResult, bool, error)
 		return res, false, ErrRefused
 	}
 	if fast {
-		if res, ok, err := (stagedOneFile{project.OneFile{Root: w.Repo.Root}}).preCommitFast(t.Context(), w, ix, d, res); ok || err != nil {
+		if res, ok, err := (precommit.StagedOneFile{OneFile: project.OneFile{Root: w.Repo.Root}}).PreCommitFast(t.Context(), w.ws, ix, d, res); ok || err != nil {
 			return res, ok, err
 		}
 	}
-	res, err = (stagedOneFile{project.OneFile{Root: w.Repo.Root}}).preCommitFull(t.Context(), w, ix, d, res)
+	res, err = (precommit.StagedOneFile{OneFile: project.OneFile{Root: w.Repo.Root}}).PreCommitFull(t.Context(), w.ws, ix, d, res)
 	return res, false, err
 }
 
@@ -290,7 +291,7 @@ func appendLine(t *testing.T, w *Checkout, m memory.Memory) {
 // detector may have let through what this one refuses.
 func TestVerifiedBlobIsTiedToTheBuildThatChecked(t *testing.T) {
 	w := precommitRepo(t)
-	v, ok := loadVerified(w)
+	v, ok := precommit.LoadVerified(w.ws)
 	if !ok || v.SHA256 == "" || len(v.Derived) != 4 {
 		t.Fatalf("recorded %+v, %v", v, ok)
 	}
@@ -299,16 +300,16 @@ func TestVerifiedBlobIsTiedToTheBuildThatChecked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(verifiedPath(w), data, 0o644); err != nil {
+	if err := os.WriteFile(precommit.VerifiedPath(w.ws), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := loadVerified(w); ok {
+	if _, ok := precommit.LoadVerified(w.ws); ok {
 		t.Error("a record of another build was trusted")
 	}
 	if _, fast, err := preCommitBy(t, w, true); fast || err != nil {
 		t.Errorf("fast path taken: %v, %v", fast, err)
 	}
-	if v, ok := loadVerified(w); !ok || v.Build != buildKey() {
+	if v, ok := precommit.LoadVerified(w.ws); !ok || v.Build != precommit.BuildKey() {
 		t.Errorf("the full path did not record its own check: %+v", v)
 	}
 }
@@ -320,7 +321,7 @@ func TestVerifiedBlobIsTiedToTheBuildThatChecked(t *testing.T) {
 func TestAFailedStageFailsTheHookAndIsNotVerified(t *testing.T) {
 	w := precommitRepo(t)
 	root := w.Repo.Root
-	before, ok := loadVerified(w)
+	before, ok := precommit.LoadVerified(w.ws)
 	if !ok {
 		t.Fatal("no verified blob to start from")
 	}
@@ -338,7 +339,7 @@ func TestAFailedStageFailsTheHookAndIsNotVerified(t *testing.T) {
 	if got := runGit(t, root, "show", ":"+acolytedir.MemoriesRel); got != stagedBefore {
 		t.Error("the staged memories changed though staging failed")
 	}
-	if v, _ := loadVerified(w); v.Memories != before.Memories {
+	if v, _ := precommit.LoadVerified(w.ws); v.Memories != before.Memories {
 		t.Errorf("verified blob moved to %s, which the index does not hold", v.Memories)
 	}
 	if data, err := os.ReadFile(format.MemoriesPath(root)); err != nil || !bytes.Contains(data, []byte("go test -race")) {

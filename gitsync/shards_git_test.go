@@ -14,6 +14,7 @@ import (
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/precommit"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/project"
 	"github.com/acolyte-dev/acolyte/internal/gittest"
 	"github.com/acolyte-dev/acolyte/internal/secrets/secretstest"
@@ -90,7 +91,7 @@ func TestPreCommitRefusesASecretInAStagedShard(t *testing.T) {
 		t.Fatal(err)
 	}
 	runGit(t, root, "commit", "-qm", "split")
-	if _, ok := (stagedShards{project.Shards{Root: w.Repo.Root}}).loadVerifiedShards(w); !ok {
+	if _, ok := (precommit.StagedShards{Shards: project.Shards{Root: w.Repo.Root}}).LoadVerifiedShards(w.ws); !ok {
 		t.Fatal("no verified files after the first commit")
 	}
 	target := mems[11]
@@ -224,7 +225,7 @@ func TestPreCommitShardsStagesWhatTheFullPathStages(t *testing.T) {
 			t.Fatalf("first pre-commit: %+v, %v", res, err)
 		}
 		runGit(t, w.Repo.Root, "commit", "-qm", "rules")
-		if _, ok := (stagedShards{project.Shards{Root: w.Repo.Root}}).loadVerifiedShards(w); !ok {
+		if _, ok := (precommit.StagedShards{Shards: project.Shards{Root: w.Repo.Root}}).LoadVerifiedShards(w.ws); !ok {
 			t.Fatal("the full path recorded no verified files")
 		}
 		return w
@@ -268,7 +269,7 @@ func TestPreCommitShardsStagesWhatTheFullPathStages(t *testing.T) {
 			step.change(w)
 			runGit(t, w.Repo.Root, "add", "-A")
 		}
-		os.Remove((stagedShards{project.Shards{Root: full.Repo.Root}}).verifiedShardsPath(full))
+		os.Remove((precommit.StagedShards{Shards: project.Shards{Root: full.Repo.Root}}).VerifiedShardsPath(full.ws))
 		ix, err := git.ReadIndex(t.Context(), &fast.Repo.Repo)
 		if err != nil {
 			t.Fatal(err)
@@ -277,7 +278,7 @@ func TestPreCommitShardsStagesWhatTheFullPathStages(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, ok, err := (stagedShards{project.Shards{Root: fast.Repo.Root}}).preCommitShards(t.Context(), fast, ix, d, HookResult{})
+		_, ok, err := (precommit.StagedShards{Shards: project.Shards{Root: fast.Repo.Root}}).PreCommitShards(t.Context(), fast.ws, ix, d, HookResult{})
 		ix.Close()
 		if err != nil || !ok {
 			t.Fatalf("%s: the fast path did not run: %v", step.name, err)

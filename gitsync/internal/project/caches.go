@@ -24,7 +24,7 @@ import (
 //     answers a hook without opening the index (gitsync/quickhook.go);
 //   - verified.json and verified-shards.json: the staged blobs the last
 //     pre-commit hook checked, which the next one starts from
-//     (gitsync/precommit.go, gitsync/shards_precommit_fast.go).
+//     (precommit/onefile.go, precommit/shards_fast.go).
 //
 // In the index's bookkeeping, under StateKey: the import state, which
 // holds the content hash last imported and, to trust the files without

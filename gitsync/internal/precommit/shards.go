@@ -1,4 +1,4 @@
-package gitsync
+package precommit
 
 import (
 	"bytes"
@@ -52,13 +52,13 @@ func readStagedSplit(ix *git.Index) (acolytedir.SplitProject, error) {
 	return p, nil
 }
 
-// preCommit is preCommitFull for a project the index stages split, or
+// preCommit is PreCommitFull for a project the index stages split, or
 // that this commit's memories would take past format.SplitAt: every staged
 // file is decoded, the derived memories refreshed, every memory scanned for
 // secrets, and the files whose bytes change staged, the emptied shards
 // removed from the index.
-func (s stagedShards) preCommit(ctx context.Context, w *Checkout, ix *git.Index, d derive.Derivation, res HookResult) (HookResult, error) {
-	if fast, ok, err := s.preCommitShards(ctx, w, ix, d, res); ok || err != nil {
+func (s StagedShards) preCommit(ctx context.Context, w *project.Workspace, ix *git.Index, d derive.Derivation, res Result) (Result, error) {
+	if fast, ok, err := s.PreCommitShards(ctx, w, ix, d, res); ok || err != nil {
 		return fast, err
 	}
 	p, err := readStagedSplit(ix)
@@ -75,11 +75,11 @@ func (s stagedShards) preCommit(ctx context.Context, w *Checkout, ix *git.Index,
 		return res, fmt.Errorf("the staged %w; fix it, git add it, and commit again", err)
 	}
 	current, _ := format.Forget(decoded.Memories, ts.List)
-	edits, err := w.ws.HandEditsToStamp(ctx, current, p.Hash())
+	edits, err := w.HandEditsToStamp(ctx, current, p.Hash())
 	if err != nil {
 		return res, err
 	}
-	now := w.ws.Clock()
+	now := w.Clock()
 	current = project.StampHandEdits(current, edits, now)
 	next := derive.Refresh(current, d.Memories)
 	files := acolytedir.EncodeSplit(next, parts)
@@ -107,7 +107,7 @@ func (s stagedShards) preCommit(ctx context.Context, w *Checkout, ix *git.Index,
 			}
 			changed = true
 		case f.Data != nil && (!had || !bytes.Equal(staged[f.Rel], f.Data)):
-			if blob, err = w.stageFile(ctx, format.Dir+"/"+f.Rel, f.Data); err != nil {
+			if blob, err = stageFile(ctx, w, format.Dir+"/"+f.Rel, f.Data); err != nil {
 				return res, err
 			}
 			changed = true
@@ -124,16 +124,16 @@ func (s stagedShards) preCommit(ctx context.Context, w *Checkout, ix *git.Index,
 	}
 	s.saveVerifiedShards(w, v)
 	if changed {
-		res.Changes, res.Staged = Diff(current, next), true
-		if err := EnsureAttributes(w.Repo.Root); err != nil {
+		res.Changes, res.Staged = project.Diff(current, next), true
+		if err := project.EnsureAttributes(w.Repo.Root); err != nil {
 			return res, err
 		}
-		if err := w.stageHelpers(ctx, ix); err != nil {
+		if err := stageHelpers(ctx, w, ix); err != nil {
 			return res, err
 		}
 	}
 	// The worktree may hold more (unstaged edits); it follows its own files.
-	synced, err := w.ws.Sync(ctx, edits, now)
+	synced, err := w.Sync(ctx, edits, now)
 	res.Import = synced.Import
 	res.Warnings = append(res.Warnings, synced.Refused...)
 	return res, err

@@ -1,4 +1,4 @@
-package gitsync
+package precommit
 
 import (
 	"context"
@@ -45,21 +45,21 @@ type verifiedShards struct {
 	Build string              `json:"build"`
 }
 
-func (s stagedShards) verifiedShardsPath(w *Checkout) string {
-	return filepath.Join(project.CacheDir(&w.Repo.Repo), "verified-shards.json")
+func (s StagedShards) VerifiedShardsPath(w *project.Workspace) string {
+	return filepath.Join(project.CacheDir(w.Repo), "verified-shards.json")
 }
 
-func (s stagedShards) loadVerifiedShards(w *Checkout) (verifiedShards, bool) {
+func (s StagedShards) LoadVerifiedShards(w *project.Workspace) (verifiedShards, bool) {
 	var v verifiedShards
-	ok := readRecord(s.verifiedShardsPath(w), &v) && v.Files != nil
+	ok := readRecord(s.VerifiedShardsPath(w), &v) && v.Files != nil
 	return v, ok && thisBuild(v.Build)
 }
 
 // saveVerifiedShards records v, best effort: without it the next commit
 // takes the full path.
-func (s stagedShards) saveVerifiedShards(w *Checkout, v verifiedShards) {
-	if v.Build = buildKey(); v.Build != "" {
-		writeRecord(s.verifiedShardsPath(w), v)
+func (s StagedShards) saveVerifiedShards(w *project.Workspace, v verifiedShards) {
+	if v.Build = BuildKey(); v.Build != "" {
+		writeRecord(s.VerifiedShardsPath(w), v)
 	}
 }
 
@@ -89,14 +89,14 @@ type stagedShard struct {
 	mems      []memory.Memory
 }
 
-// preCommitShards is the fast path of shards.preCommit. ok is false when it
+// PreCommitShards is the fast path of shards.preCommit. ok is false when it
 // did nothing and the full path must run.
-func (s stagedShards) preCommitShards(ctx context.Context, w *Checkout, ix *git.Index, d derive.Derivation, res HookResult) (HookResult, bool, error) {
-	v, ok := s.loadVerifiedShards(w)
+func (s StagedShards) PreCommitShards(ctx context.Context, w *project.Workspace, ix *git.Index, d derive.Derivation, res Result) (Result, bool, error) {
+	v, ok := s.LoadVerifiedShards(w)
 	if !ok {
 		return res, false, nil
 	}
-	if pending, err := w.ws.PendingHandEdits(ctx); err != nil || len(pending) > 0 {
+	if pending, err := w.PendingHandEdits(ctx); err != nil || len(pending) > 0 {
 		return res, false, err
 	}
 	staged := stagedShardFiles(ix)
@@ -136,7 +136,7 @@ func (s stagedShards) preCommitShards(ctx context.Context, w *Checkout, ix *git.
 	if err != nil {
 		return res, true, err
 	}
-	now := w.ws.Clock()
+	now := w.Clock()
 	current = project.StampHandEdits(current, edits, now)
 	next := derive.Refresh(current, d.Memories)
 	byShard := format.Shard(next)
@@ -167,7 +167,7 @@ func (s stagedShards) preCommitShards(ctx context.Context, w *Checkout, ix *git.
 			delete(blobs, rel)
 			changed = true
 		case data != nil && (old == "" || !sameBlob(old, data)):
-			blob, err := w.stageFile(ctx, format.Dir+"/"+rel, data)
+			blob, err := stageFile(ctx, w, format.Dir+"/"+rel, data)
 			if err != nil {
 				return res, true, err
 			}
@@ -176,16 +176,16 @@ func (s stagedShards) preCommitShards(ctx context.Context, w *Checkout, ix *git.
 		}
 	}
 	if changed {
-		res.Changes, res.Staged = Diff(current, next), true
-		if err := EnsureAttributes(w.Repo.Root); err != nil {
+		res.Changes, res.Staged = project.Diff(current, next), true
+		if err := project.EnsureAttributes(w.Repo.Root); err != nil {
 			return res, true, err
 		}
-		if err := w.stageHelpers(ctx, ix); err != nil {
+		if err := stageHelpers(ctx, w, ix); err != nil {
 			return res, true, err
 		}
 	}
 	s.saveVerifiedShards(w, verifiedAfter(v, blobs, files, byShard, forgottenBlob))
-	synced, err := s.SyncAfterCommit(ctx, w.ws, edits, now)
+	synced, err := s.SyncAfterCommit(ctx, w, edits, now)
 	res.Import = synced.Import
 	res.Warnings = append(res.Warnings, synced.Refused...)
 	return res, true, err
@@ -195,7 +195,7 @@ func (s stagedShards) preCommitShards(ctx context.Context, w *Checkout, ix *git.
 // is staged) and the ids it covers that the one verified files were
 // checked against (verifiedBlob) did not. ok is false when either cannot
 // be read whole.
-func (s stagedShards) stagedTombstones(w *Checkout, ix *git.Index, verifiedBlob, blob string) (ts acolytedir.Tombstones, newly []string, ok bool) {
+func (s StagedShards) stagedTombstones(w *project.Workspace, ix *git.Index, verifiedBlob, blob string) (ts acolytedir.Tombstones, newly []string, ok bool) {
 	read := func(blob string) (acolytedir.Tombstones, bool) {
 		if blob == "" {
 			return acolytedir.Tombstones{}, true
@@ -229,13 +229,13 @@ func (s stagedShards) stagedTombstones(w *Checkout, ix *git.Index, verifiedBlob,
 // freshHandEdits finds the hand edits among the memories of current whose
 // ids fresh names, those of staged files no hook verified: each is compared
 // with the index's row, as HandEditsToStamp compares a whole file.
-func (s stagedShards) freshHandEdits(ctx context.Context, w *Checkout, current []memory.Memory, fresh map[string]bool) (map[string]time.Time, error) {
+func (s StagedShards) freshHandEdits(ctx context.Context, w *project.Workspace, current []memory.Memory, fresh map[string]bool) (map[string]time.Time, error) {
 	var file, indexed []memory.Memory
 	for _, m := range current {
 		if !fresh[m.ID] {
 			continue
 		}
-		row, err := w.ws.Store.Get(ctx, w.ws.Vis, m.ID)
+		row, err := w.Store.Get(ctx, w.Vis, m.ID)
 		if err != nil {
 			continue // not in the index: nothing to tell it apart from
 		}

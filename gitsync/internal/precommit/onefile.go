@@ -1,4 +1,4 @@
-package gitsync
+package precommit
 
 import (
 	"bytes"
@@ -7,13 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"github.com/acolyte-dev/acolyte/gitsync/derive"
-	"io"
+
 	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
+
 	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
@@ -63,13 +63,13 @@ type verifiedBlob struct {
 	Build   string   `json:"build"`
 }
 
-func verifiedPath(w *Checkout) string {
-	return filepath.Join(project.CacheDir(&w.Repo.Repo), "verified.json")
+func VerifiedPath(w *project.Workspace) string {
+	return filepath.Join(project.CacheDir(w.Repo), "verified.json")
 }
 
-// buildKey names the running acolyte binary by path, size and time: a
+// BuildKey names the running acolyte binary by path, size and time: a
 // blob another build verified may hold what this build's detector refuses.
-func buildKey() string {
+func BuildKey() string {
 	exe, err := os.Executable()
 	if err != nil {
 		return ""
@@ -81,23 +81,23 @@ func buildKey() string {
 	return fmt.Sprintf("%s|%d|%d", exe, fi.Size(), fi.ModTime().UnixNano())
 }
 
-func loadVerified(w *Checkout) (verifiedBlob, bool) {
+func LoadVerified(w *project.Workspace) (verifiedBlob, bool) {
 	var v verifiedBlob
-	ok := readRecord(verifiedPath(w), &v) && v.Memories != ""
+	ok := readRecord(VerifiedPath(w), &v) && v.Memories != ""
 	return v, ok && thisBuild(v.Build)
 }
 
 // saveVerified records v, best effort: without it the next commit takes
 // the full path.
-func saveVerified(w *Checkout, v verifiedBlob) {
-	if v.Build = buildKey(); v.Build != "" {
-		writeRecord(verifiedPath(w), v)
+func saveVerified(w *project.Workspace, v verifiedBlob) {
+	if v.Build = BuildKey(); v.Build != "" {
+		writeRecord(VerifiedPath(w), v)
 	}
 }
 
-// thisBuild reports whether a record names the running build (buildKey).
+// thisBuild reports whether a record names the running build (BuildKey).
 func thisBuild(build string) bool {
-	key := buildKey()
+	key := BuildKey()
 	return key != "" && build == key
 }
 
@@ -189,7 +189,7 @@ type stagedFile struct {
 // that pass verifyChanges. When the worktree file wt is the verified blob,
 // by content hash, its bytes are used instead of asking git for them. ok is
 // false when it cannot vouch.
-func (one stagedOneFile) verifiedStaged(w *Checkout, ix *git.Index, v verifiedBlob, wt worktreeFile) (stagedFile, bool, error) {
+func (one StagedOneFile) verifiedStaged(w *project.Workspace, ix *git.Index, v verifiedBlob, wt worktreeFile) (stagedFile, bool, error) {
 	var s stagedFile
 	e, staged := ix.Entries[acolytedir.MemoriesRel]
 	if !staged || e.Mode != "100644" {
@@ -253,9 +253,9 @@ type worktreeFile struct {
 
 // vouchedWorktree reads the worktree's memories file and tombstones. ok is
 // false when the import state does not vouch for them.
-func (one stagedOneFile) vouchedWorktree(ctx context.Context, w *Checkout) (worktreeFile, bool, error) {
+func (one StagedOneFile) vouchedWorktree(ctx context.Context, w *project.Workspace) (worktreeFile, bool, error) {
 	var wt worktreeFile
-	last, err := w.ws.Store.GetState(ctx, w.ws.StateKey())
+	last, err := w.Store.GetState(ctx, w.StateKey())
 	if err != nil {
 		return wt, false, err
 	}
@@ -291,7 +291,7 @@ func (wt *worktreeFile) diffFrom(staged []byte) bool {
 
 // vouched reports whether the memories file is the one the import state
 // was recorded for, by its settled stamp or the writer's fingerprint.
-func (one stagedOneFile) vouched(w *Checkout, state string) bool {
+func (one StagedOneFile) vouched(w *project.Workspace, state string) bool {
 	_, lastStamp, _ := acolytedir.ParseImportState(state)
 	fi, err := os.Stat(format.MemoriesPath(w.Repo.Root))
 	if err != nil {
@@ -304,14 +304,14 @@ func (one stagedOneFile) vouched(w *Checkout, state string) bool {
 	if lastStamp != "" && lastStamp == git.Stamp(fi)+acolytedir.ForgottenStamp(ffi, ferr) {
 		return true
 	}
-	return one.Fingerprinted(w.ws, state)
+	return one.Fingerprinted(w, state)
 }
 
 // stagedHandEdits is HandEditsToStamp for the staged file, from the
 // worktree's diff: the index holds the worktree file, so a memory is told
 // apart from its indexed version only on a line where the two files differ.
-func (one stagedOneFile) stagedHandEdits(ctx context.Context, w *Checkout, s stagedFile, wt worktreeFile) (map[string]time.Time, bool, error) {
-	pending, err := w.ws.PendingHandEdits(ctx)
+func (one StagedOneFile) stagedHandEdits(ctx context.Context, w *project.Workspace, s stagedFile, wt worktreeFile) (map[string]time.Time, bool, error) {
+	pending, err := w.PendingHandEdits(ctx)
 	if err != nil {
 		return nil, false, err
 	}
@@ -406,11 +406,11 @@ func (sp spliced) changedLines() map[string][]byte {
 	return lines
 }
 
-// preCommitFast is preCommit from the verified blob: it costs the staged
+// PreCommitFast is preCommit from the verified blob: it costs the staged
 // change, not the file. ok is false when it did nothing and the caller
 // takes the full path.
-func (one stagedOneFile) preCommitFast(ctx context.Context, w *Checkout, ix *git.Index, d derive.Derivation, res HookResult) (HookResult, bool, error) {
-	v, ok := loadVerified(w)
+func (one StagedOneFile) PreCommitFast(ctx context.Context, w *project.Workspace, ix *git.Index, d derive.Derivation, res Result) (Result, bool, error) {
+	v, ok := LoadVerified(w)
 	if !ok {
 		return res, false, nil
 	}
@@ -426,7 +426,7 @@ func (one stagedOneFile) preCommitFast(ctx context.Context, w *Checkout, ix *git
 	if err != nil || !ok {
 		return res, false, err
 	}
-	now := w.ws.Clock()
+	now := w.Clock()
 	sp, ok := spliceDerived(s.data, s.derived, d.Memories, edits, s.ts.List, now)
 	if !ok || acolytedir.WouldSplit(sp.parts...) {
 		return res, false, nil
@@ -437,14 +437,14 @@ func (one stagedOneFile) preCommitFast(ctx context.Context, w *Checkout, ix *git
 	// different files, so they run side by side.
 	var staging <-chan stageResult
 	if !partsEqual(sp.parts, s.data) {
-		if err := EnsureAttributes(w.Repo.Root); err != nil {
+		if err := project.EnsureAttributes(w.Repo.Root); err != nil {
 			return res, true, err
 		}
 		staging = one.stageAsync(ctx, w, ix, sp.parts)
 	}
 	synced, ok, err := one.syncFromStaged(ctx, w, s, wt, edits, now)
 	if err == nil && !ok {
-		synced, err = w.ws.Sync(ctx, edits, now)
+		synced, err = w.Sync(ctx, edits, now)
 	}
 	res.Import = synced.Import
 	res.Warnings = append(res.Warnings, synced.Refused...)
@@ -457,7 +457,7 @@ func (one stagedOneFile) preCommitFast(ctx context.Context, w *Checkout, ix *git
 			return res, true, errors.Join(st.err, err)
 		}
 		blob, sum = st.blob, st.sha256
-		res.Changes, res.Staged = Diff(sp.current, sp.next), true
+		res.Changes, res.Staged = project.Diff(sp.current, sp.next), true
 	} else {
 		sum = acolytedir.HexSum(acolytedir.HashParts(sp.parts...))
 	}
@@ -473,14 +473,14 @@ type stageResult struct {
 
 // stageAsync stages parts as the memories file, and the helper files
 // beside it that the index lacks, in a goroutine, and sends what it did.
-// The caller has written the helper files (EnsureAttributes).
-func (one stagedOneFile) stageAsync(ctx context.Context, w *Checkout, ix *git.Index, parts [][]byte) <-chan stageResult {
+// The caller has written the helper files (project.EnsureAttributes).
+func (one StagedOneFile) stageAsync(ctx context.Context, w *project.Workspace, ix *git.Index, parts [][]byte) <-chan stageResult {
 	done := make(chan stageResult, 1)
 	go func() {
 		var st stageResult
 		st.blob, st.err = one.stage(ctx, w, parts...)
 		if st.err == nil {
-			st.err = w.stageHelpers(ctx, ix)
+			st.err = stageHelpers(ctx, w, ix)
 		}
 		if st.err == nil {
 			st.sha256 = acolytedir.HexSum(acolytedir.HashParts(parts...))
@@ -492,27 +492,8 @@ func (one stagedOneFile) stageAsync(ctx context.Context, w *Checkout, ix *git.In
 
 // stage writes parts, in order, as the staged memories file and returns
 // its blob id.
-func (one stagedOneFile) stage(ctx context.Context, w *Checkout, parts ...[]byte) (string, error) {
-	return w.stageFile(ctx, acolytedir.MemoriesRel, parts...)
-}
-
-// stageFile writes parts, in order, as the staged file rel (relative to
-// the worktree root) and returns its blob id.
-func (w *Checkout) stageFile(ctx context.Context, rel string, parts ...[]byte) (string, error) {
-	readers := make([]io.Reader, len(parts))
-	for i, p := range parts {
-		readers[i] = bytes.NewReader(p)
-	}
-	out, err := w.Repo.GitOutputFrom(ctx, io.MultiReader(readers...), "hash-object", "-w", "--stdin")
-	if err != nil {
-		return "", err
-	}
-	blob := strings.TrimSpace(string(out))
-	info := "100644," + blob + "," + rel
-	if _, err := w.Repo.GitOutput(ctx, nil, "update-index", "--add", "--cacheinfo", info); err != nil {
-		return "", err
-	}
-	return blob, nil
+func (one StagedOneFile) stage(ctx context.Context, w *project.Workspace, parts ...[]byte) (string, error) {
+	return stageFile(ctx, w, acolytedir.MemoriesRel, parts...)
 }
 
 // syncFromStaged is sync for a worktree file vouched for by its diff from
@@ -520,31 +501,31 @@ func (w *Checkout) stageFile(ctx context.Context, rel string, parts ...[]byte) (
 // its derived lines are spliced, and the file is patched in place with the
 // rows that changed. ok is false when it did nothing and the caller syncs
 // in full.
-func (one stagedOneFile) syncFromStaged(ctx context.Context, w *Checkout, s stagedFile, wt worktreeFile, edits map[string]time.Time, now time.Time) (Synced, bool, error) {
+func (one StagedOneFile) syncFromStaged(ctx context.Context, w *project.Workspace, s stagedFile, wt worktreeFile, edits map[string]time.Time, now time.Time) (project.Synced, bool, error) {
 	// The lines both files share were checked against the staged
 	// tombstones only.
 	if !bytes.Equal(wt.ts.Data, s.ts.Data) {
-		return Synced{}, false, nil
+		return project.Synced{}, false, nil
 	}
 	derived, ok := verifyChanges(wt.changes, wt.removed, s.derived, wt.ts.List)
 	if !ok || !one.compactsToItself(w, wt, now) {
-		return Synced{}, false, nil
+		return project.Synced{}, false, nil
 	}
 	dw, err := derive.Worktree(w.Repo.Root)
 	if err != nil {
-		return Synced{}, true, err
+		return project.Synced{}, true, err
 	}
-	out := Synced{Warnings: dw.Skipped, Refused: dw.Refused}
+	out := project.Synced{Warnings: dw.Skipped, Refused: dw.Refused}
 	sp, ok := spliceDerived(wt.data, derived, dw.Memories, edits, wt.ts.List, now)
-	if !ok || len(Diff(sp.held, sp.next)) > project.MaxDiffChanges {
-		return Synced{}, false, nil
+	if !ok || len(project.Diff(sp.held, sp.next)) > project.MaxDiffChanges {
+		return project.Synced{}, false, nil
 	}
 	if partsEqual(sp.parts, wt.data) {
 		out.Import, err = w.Refresh(ctx)
 		return out, true, err
 	}
 	// What change checks before it writes.
-	if err := EnsureAttributes(w.Repo.Root); err != nil {
+	if err := project.EnsureAttributes(w.Repo.Root); err != nil {
 		return out, true, err
 	}
 	err = one.patchVouched(ctx, w, wt.last, sp.changedLines(), sp.parts, func() (err error) {
@@ -552,10 +533,10 @@ func (one stagedOneFile) syncFromStaged(ctx context.Context, w *Checkout, s stag
 		return err
 	})
 	if errors.Is(err, format.ErrNotPatchable) {
-		return Synced{}, false, nil
+		return project.Synced{}, false, nil
 	}
 	if err == nil && len(edits) > 0 {
-		err = w.ws.SetPendingHandEdits(ctx, nil)
+		err = w.SetPendingHandEdits(ctx, nil)
 	}
 	return out, true, err
 }
@@ -565,8 +546,8 @@ func (one stagedOneFile) syncFromStaged(ctx context.Context, w *Checkout, s stag
 // read with it, whose index the caller's index func updates. Otherwise it
 // is format.ErrNotPatchable. lines are the lines that change, as patch
 // takes them.
-func (one stagedOneFile) patchVouched(ctx context.Context, w *Checkout, last string, lines map[string][]byte, parts [][]byte, index func() error) error {
-	unlock, state, err := one.LockForPatch(ctx, w.ws)
+func (one StagedOneFile) patchVouched(ctx context.Context, w *project.Workspace, last string, lines map[string][]byte, parts [][]byte, index func() error) error {
+	unlock, state, err := one.LockForPatch(ctx, w)
 	if err != nil {
 		return err
 	}
@@ -574,12 +555,12 @@ func (one stagedOneFile) patchVouched(ctx context.Context, w *Checkout, last str
 	if state != last || !one.vouched(w, state) {
 		return format.ErrNotPatchable
 	}
-	return one.WritePatched(ctx, w.ws, state, lines, parts, index)
+	return one.WritePatched(ctx, w, state, lines, parts, index)
 }
 
 // compactsToItself reports whether tidyTombstones would leave the
 // worktree's tombstones as they are; it asks the file only about their ids.
-func (one stagedOneFile) compactsToItself(w *Checkout, wt worktreeFile, now time.Time) bool {
+func (one StagedOneFile) compactsToItself(w *project.Workspace, wt worktreeFile, now time.Time) bool {
 	if len(wt.ts.List) == 0 {
 		return true
 	}
@@ -603,16 +584,16 @@ func (one stagedOneFile) compactsToItself(w *Checkout, wt worktreeFile, now time
 // changed; the stats count every other memory of the file as unchanged, as
 // a whole comparison would. When the index turns out not to hold those
 // rows, it takes the whole file.
-func (one stagedOneFile) indexSpliced(ctx context.Context, w *Checkout, sp spliced, lines int, ts []format.Tombstone) (memory.ReplaceStats, error) {
+func (one StagedOneFile) indexSpliced(ctx context.Context, w *project.Workspace, sp spliced, lines int, ts []format.Tombstone) (memory.ReplaceStats, error) {
 	whole := false
-	st, err := w.ws.IndexDiff(ctx, sp.held, sp.next, func() (memory.ReplaceStats, error) {
+	st, err := w.IndexDiff(ctx, sp.held, sp.next, func() (memory.ReplaceStats, error) {
 		whole = true
 		d, err := format.DecodeAll(acolytedir.MemoriesRel, bytes.Join(sp.parts, nil))
 		if err != nil {
 			return memory.ReplaceStats{}, err
 		}
 		kept, _ := format.Forget(d.Memories, ts)
-		return w.ws.Store.ReplaceScope(ctx, memory.ScopeProject, w.Repo.Root, kept)
+		return w.Store.ReplaceScope(ctx, memory.ScopeProject, w.Repo.Root, kept)
 	})
 	if err == nil && !whole {
 		st.Unchanged += lines - len(sp.held)
