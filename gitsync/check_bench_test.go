@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
-
 	"github.com/acolyte-dev/acolyte/memory"
 )
 

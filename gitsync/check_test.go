@@ -10,11 +10,9 @@ import (
 	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/derive"
-	"github.com/acolyte-dev/acolyte/internal/gittest"
-
 	"github.com/acolyte-dev/acolyte/gitsync/format"
-
 	"github.com/acolyte-dev/acolyte/gitsync/internal/project"
+	"github.com/acolyte-dev/acolyte/internal/gittest"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 

@@ -2,11 +2,10 @@ package gitsync
 
 import (
 	"context"
-
 	"errors"
 	"fmt"
-	"github.com/acolyte-dev/acolyte/gitsync/derive"
 
+	"github.com/acolyte-dev/acolyte/gitsync/derive"
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/memory"
 )

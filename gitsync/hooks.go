@@ -3,14 +3,11 @@ package gitsync
 import (
 	"bytes"
 	"context"
-
 	"fmt"
-
 	"strings"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
-
 	"github.com/acolyte-dev/acolyte/gitsync/internal/precommit"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/project"
 )

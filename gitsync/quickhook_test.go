@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
-
 	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
 

@@ -3,10 +3,11 @@ package gitsync
 import (
 	"bytes"
 	"errors"
-	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
 )
 
 // ReadSized reads a file whole whatever happened to it between its stat

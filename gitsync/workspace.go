@@ -7,21 +7,16 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-
 	"io/fs"
-
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-
 	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/derive"
-
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
-
 	"github.com/acolyte-dev/acolyte/gitsync/internal/project"
 	"github.com/acolyte-dev/acolyte/memory"
 )

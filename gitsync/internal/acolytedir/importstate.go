@@ -4,15 +4,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-
 	"io"
 	"io/fs"
-
 	"os"
 	"path/filepath"
-
 	"strings"
-
 	"syscall"
 	"time"
 

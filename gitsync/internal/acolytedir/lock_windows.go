@@ -7,9 +7,8 @@ import (
 	"os"
 	"time"
 
-	"golang.org/x/sys/windows"
-
 	"github.com/acolyte-dev/acolyte/internal/flock"
+	"golang.org/x/sys/windows"
 )
 
 func tryLock(f *os.File) (bool, error) { return flock.TryLock(f) }

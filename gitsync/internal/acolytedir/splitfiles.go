@@ -2,7 +2,6 @@ package acolytedir
 
 import (
 	"bytes"
-
 	"errors"
 	"fmt"
 	"io/fs"

@@ -1,8 +1,9 @@
 package project
 
 import (
-	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
 	"path/filepath"
+
+	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
 )
 
 // A checkout keeps caches so that a command can skip work: a hook that

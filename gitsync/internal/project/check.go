@@ -3,10 +3,10 @@ package project
 import (
 	"bytes"
 	"fmt"
-	"github.com/acolyte-dev/acolyte/gitsync/derive"
 	"slices"
 	"strings"
 
+	"github.com/acolyte-dev/acolyte/gitsync/derive"
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
 	"github.com/acolyte-dev/acolyte/memory"

@@ -3,11 +3,11 @@ package project
 import (
 	"context"
 	"errors"
-	"github.com/acolyte-dev/acolyte/gitsync/derive"
 	"maps"
 	"strings"
 	"time"
 
+	"github.com/acolyte-dev/acolyte/gitsync/derive"
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
 	"github.com/acolyte-dev/acolyte/memory"

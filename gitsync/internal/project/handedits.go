@@ -3,11 +3,10 @@ package project
 import (
 	"context"
 	"encoding/json"
-
-	"github.com/acolyte-dev/acolyte/gitsync/derive"
 	"maps"
 	"time"
 
+	"github.com/acolyte-dev/acolyte/gitsync/derive"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 

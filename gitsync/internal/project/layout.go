@@ -10,14 +10,11 @@ package project
 
 import (
 	"context"
-
 	"os"
 	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
-
 	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
-
 	"github.com/acolyte-dev/acolyte/memory"
 )
 

@@ -2,22 +2,16 @@ package project
 
 import (
 	"context"
-
 	"errors"
 	"fmt"
-
 	"io/fs"
-
 	"os"
 	"path/filepath"
 	"slices"
-
 	"sync"
-
 	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/derive"
-
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/git"

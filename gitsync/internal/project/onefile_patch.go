@@ -2,7 +2,6 @@ package project
 
 import (
 	"context"
-
 	"errors"
 	"fmt"
 	"hash"

@@ -7,20 +7,17 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
-
 	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
-
 	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
 	"github.com/acolyte-dev/acolyte/internal/atomicfile"
 	"github.com/acolyte-dev/acolyte/memory"
-	"path/filepath"
 )
 
 // The split layout (format.SplitAt) as the workspace reads and writes it.

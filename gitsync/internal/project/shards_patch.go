@@ -3,16 +3,12 @@ package project
 import (
 	"context"
 	"errors"
-
 	"io/fs"
-
 	"path/filepath"
 	"slices"
-
 	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
-
 	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
 	"github.com/acolyte-dev/acolyte/memory"
 )

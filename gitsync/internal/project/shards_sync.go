@@ -3,10 +3,10 @@ package project
 import (
 	"context"
 	"errors"
-	"github.com/acolyte-dev/acolyte/gitsync/derive"
 	"slices"
 	"time"
 
+	"github.com/acolyte-dev/acolyte/gitsync/derive"
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
 	"github.com/acolyte-dev/acolyte/memory"

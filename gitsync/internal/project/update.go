@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-
 	"path/filepath"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"

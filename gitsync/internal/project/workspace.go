@@ -3,21 +3,16 @@ package project
 import (
 	"bytes"
 	"context"
-
 	"errors"
 	"fmt"
-
 	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
-
 	"sync"
-
 	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/derive"
-
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
