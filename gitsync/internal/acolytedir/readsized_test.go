@@ -1,4 +1,4 @@
-package gitsync
+package acolytedir
 
 import (
 	"bytes"
@@ -6,8 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
 )
 
 // ReadSized reads a file whole whatever happened to it between its stat
@@ -36,7 +34,7 @@ func TestReadSizedReadsTheFileAsItIsNow(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer f.Close()
-			got, err := acolytedir.ReadSized(f, int64(tc.stat), int64(tc.limit), 0)
+			got, err := ReadSized(f, int64(tc.stat), int64(tc.limit), 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -53,7 +51,7 @@ func TestReadSizedGivesUpPastItsLines(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "memories.jsonl")
 	line := bytes.Repeat([]byte("a"), 1<<10)
 	line[len(line)-1] = '\n'
-	lines := 2*acolytedir.ReadChunk/len(line) + 10 // across three chunks
+	lines := 2*ReadChunk/len(line) + 10 // across three chunks
 	content := bytes.Repeat(line, lines)
 	if err := os.WriteFile(path, content, 0o644); err != nil {
 		t.Fatal(err)
@@ -61,12 +59,12 @@ func TestReadSizedGivesUpPastItsLines(t *testing.T) {
 	for _, tc := range []struct {
 		maxLines int
 		want     error
-	}{{lines, nil}, {lines - 1, acolytedir.ErrTooManyLines}, {10, acolytedir.ErrTooManyLines}, {0, nil}} {
+	}{{lines, nil}, {lines - 1, ErrTooManyLines}, {10, ErrTooManyLines}, {0, nil}} {
 		f, err := os.Open(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := acolytedir.ReadSized(f, int64(len(content)), int64(len(content)), tc.maxLines)
+		got, err := ReadSized(f, int64(len(content)), int64(len(content)), tc.maxLines)
 		f.Close()
 		if !errors.Is(err, tc.want) || tc.want == nil && !bytes.Equal(got, content) {
 			t.Errorf("at most %d of %d lines: %d bytes, %v; want %v", tc.maxLines, lines, len(got), err, tc.want)
