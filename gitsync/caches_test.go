@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/project"
 	"github.com/acolyte-dev/acolyte/internal/gittest"
 	"github.com/acolyte-dev/acolyte/memory"
 )
@@ -17,10 +19,10 @@ import (
 // clone's on-disk caches and the import state the index keeps.
 func dropCaches(t *testing.T, w *Checkout) {
 	t.Helper()
-	if err := os.RemoveAll(cacheDir(w.Repo)); err != nil {
+	if err := os.RemoveAll(project.CacheDir(&w.Repo.Repo)); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.store.SetState(t.Context(), w.stateKey(), ""); err != nil {
+	if err := w.ws.Store.SetState(t.Context(), w.ws.StateKey(), ""); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -39,15 +41,15 @@ func cacheSnapshot(t *testing.T, w *Checkout) string {
 		slices.Sort(out)
 		return out
 	}
-	read, err := readProject(w.Repo.Root)
+	read, err := project.ReadProject(w.Repo.Root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts, err := readTombstones(w.Repo.Root)
+	ts, err := acolytedir.ReadTombstones(w.Repo.Root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	kept, _ := format.Forget(read.decoded.Memories, ts.list)
+	kept, _ := format.Forget(read.Decoded.Memories, ts.List)
 	listed, err := w.List(t.Context(), memory.Filter{Scope: memory.ScopeProject})
 	if err != nil {
 		t.Fatal(err)
@@ -154,7 +156,7 @@ func TestDroppingEveryCacheChangesNothing(t *testing.T) {
 					t.Fatalf("%s: without the caches\n%s\nwith them\n%s", st.name, got, want)
 				}
 			}
-			if _, err := os.Stat(filepath.Join(cacheDir(cached.Repo), "verified.json")); err != nil && c.n <= format.SplitAt {
+			if _, err := os.Stat(filepath.Join(project.CacheDir(&cached.Repo.Repo), "verified.json")); err != nil && c.n <= format.SplitAt {
 				t.Errorf("the clone that kept its caches has no pre-commit record, so the test did not exercise it: %v", err)
 			}
 		})

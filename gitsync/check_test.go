@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/derive"
-	"github.com/acolyte-dev/acolyte/internal/gittest"
-
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/project"
+	"github.com/acolyte-dev/acolyte/internal/gittest"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -168,7 +168,7 @@ func TestCheckDiffsOnlyWhatRefreshCanChange(t *testing.T) {
 	slices.Reverse(reversed)
 	for _, mems := range [][]memory.Memory{existing, reversed} {
 		want := Diff(mems, derive.Refresh(mems, derived))
-		sub := derivableAmong(mems, derived)
+		sub := project.DerivableAmong(mems, derived)
 		if got := Diff(sub, derive.Refresh(sub, derived)); !reflect.DeepEqual(got, want) || len(want) != 5 {
 			t.Errorf("over the derivable memories:\n%+v\nover all:\n%+v", got, want)
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/odb"
 	"github.com/acolyte-dev/acolyte/memory"
 )
@@ -118,7 +119,7 @@ func (r *Repo) keptBlobs(ctx context.Context, state BlobState, specs []string, w
 	for i, k := range keys {
 		switch v := kept[k]; {
 		case v == noBlob:
-		case isHash(v):
+		case git.IsHash(v):
 			out[i] = v
 		default:
 			ask, at = append(ask, specs[i]), append(at, i)

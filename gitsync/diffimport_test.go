@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/project"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -45,23 +47,23 @@ func addAll(t *testing.T, w *Checkout, contents ...string) {
 // returns what it did and the file.
 func importByDiff(t *testing.T, w *Checkout) (Imported, []byte) {
 	t.Helper()
-	data, err := readMemories(w.Repo.Root)
+	data, err := acolytedir.ReadMemories(w.Repo.Root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	last, err := w.store.GetState(t.Context(), w.stateKey())
+	last, err := w.ws.Store.GetState(t.Context(), w.ws.StateKey())
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts, err := readTombstones(w.Repo.Root)
+	ts, err := acolytedir.ReadTombstones(w.Repo.Root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := (oneFile{root: w.Repo.Root}).planDiff(t.Context(), w, data, last, ts)
+	p, err := (project.OneFile{Root: w.Repo.Root}).PlanDiff(t.Context(), w.ws, data, last, ts)
 	if err != nil || p == nil {
 		t.Fatalf("planDiff = %v, %v; want a plan to import the change by its line diff", p, err)
 	}
-	out, diffed, err := (oneFile{root: w.Repo.Root}).applyDiff(t.Context(), w, p, sha256Hex(data), data)
+	out, diffed, err := (project.OneFile{Root: w.Repo.Root}).ApplyDiff(t.Context(), w.ws, p, acolytedir.Sha256Hex(data), data)
 	if err != nil || !diffed {
 		t.Fatalf("applyDiff = %+v, %v, %v; want the line diff to import the change", out, diffed, err)
 	}
@@ -100,13 +102,13 @@ func TestRefreshDiffsBesideTheHash(t *testing.T) {
 	if err != nil || imp.Skipped || imp.Added != 1 || imp.Updated != 1 || imp.Removed != 1 || imp.Unchanged != 2 {
 		t.Fatalf("refresh after a checkout = %+v, %v; want 1 added, 1 updated, 1 removed, 2 unchanged", imp, err)
 	}
-	if _, err := os.Stat(w.shadows().shadowJournalPath()); err != nil {
+	if _, err := os.Stat(w.ws.Shadows().ShadowJournalPath()); err != nil {
 		t.Fatalf("the diff import kept no journal: %v", err)
 	}
 	assertFileMatchesIndex(t, w, "the parser is generated now", "logs go to stderr", "billing retries three times", "the scheduler runs at midnight UTC")
 
 	path := format.MemoriesPath(w.Repo.Root)
-	data, journal, note := readOrFail(t, path), readOrFail(t, w.shadows().shadowJournalPath()), readOrFail(t, w.shadows().shadowNotePath())
+	data, journal, note := readOrFail(t, path), readOrFail(t, w.ws.Shadows().ShadowJournalPath()), readOrFail(t, w.ws.Shadows().ShadowNotePath())
 	os.Remove(path)
 	if err := os.WriteFile(path, data, 0o644); err != nil { // a new inode, the same bytes
 		t.Fatal(err)
@@ -114,10 +116,10 @@ func TestRefreshDiffsBesideTheHash(t *testing.T) {
 	if imp, err := w.Refresh(ctx); err != nil || !imp.Skipped || imp.Added+imp.Updated+imp.Removed != 0 {
 		t.Fatalf("refresh of the same bytes = %+v, %v; want it skipped", imp, err)
 	}
-	if got, _ := os.ReadFile(w.shadows().shadowJournalPath()); !bytes.Equal(got, journal) {
+	if got, _ := os.ReadFile(w.ws.Shadows().ShadowJournalPath()); !bytes.Equal(got, journal) {
 		t.Fatalf("the shadow's journal changed for a file that did not:\n%s\nwant\n%s", got, journal)
 	}
-	if got, _ := os.ReadFile(w.shadows().shadowNotePath()); !bytes.Equal(got, note) {
+	if got, _ := os.ReadFile(w.ws.Shadows().ShadowNotePath()); !bytes.Equal(got, note) {
 		t.Fatalf("the shadow's note changed for a file that did not: %q, want %q", got, note)
 	}
 	assertFileMatchesIndex(t, w, "the parser is generated now", "logs go to stderr", "billing retries three times", "the scheduler runs at midnight UTC")
@@ -151,7 +153,7 @@ func TestImportIgnoresAStaleShadow(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			w := workspaceIn(t)
 			addAll(t, w, "the parser is hand written", "the cache is per request", "logs go to stderr")
-			spoil(t, w.shadows().shadowPath())
+			spoil(t, w.ws.Shadows().ShadowPath())
 			outsideChange(t, w)
 			if _, err := w.Refresh(t.Context()); err != nil {
 				t.Fatal(err)
@@ -192,15 +194,15 @@ func TestShadowNoteDoesNotHideAnInPlaceRewrite(t *testing.T) {
 		contents = append(contents, fmt.Sprintf("fact number %d is about the build", i))
 	}
 	addAll(t, w, contents...)
-	last, err := w.store.GetState(t.Context(), w.stateKey())
+	last, err := w.ws.Store.GetState(t.Context(), w.ws.StateKey())
 	if err != nil {
 		t.Fatal(err)
 	}
-	lastHash, _, _ := parseImportState(last)
-	if n, ok := w.shadows().noted(); !ok || n.hash != lastHash {
+	lastHash, _, _ := acolytedir.ParseImportState(last)
+	if n, ok := w.ws.Shadows().Noted(); !ok || n.Hash != lastHash {
 		t.Fatalf("a write left no note for its shadow: %+v, %v", n, ok)
 	}
-	shadow := w.shadows().shadowPath()
+	shadow := w.ws.Shadows().ShadowPath()
 	fi, err := os.Stat(shadow)
 	if err != nil {
 		t.Fatal(err)
@@ -221,7 +223,7 @@ func TestShadowNoteDoesNotHideAnInPlaceRewrite(t *testing.T) {
 	if err := os.Chtimes(shadow, fi.ModTime(), fi.ModTime()); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := w.shadows().noted(); ok {
+	if _, ok := w.ws.Shadows().Noted(); ok {
 		t.Error("the note still vouches for a shadow rewritten in place")
 	}
 	if _, err := w.Refresh(t.Context()); err != nil {
@@ -268,7 +270,7 @@ func TestJournalFollowsCheckoutsBackAndForth(t *testing.T) {
 		if err != nil || imp.Skipped {
 			t.Fatalf("checkout %s: %+v, %v", name, imp, err)
 		}
-		if _, err := os.Stat(w.shadows().shadowJournalPath()); err == nil {
+		if _, err := os.Stat(w.ws.Shadows().ShadowJournalPath()); err == nil {
 			journaled = true
 		}
 		data, err := os.ReadFile(format.MemoriesPath(root))
@@ -303,11 +305,11 @@ func TestFastPathWritesGoToTheShadowsJournal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base, err := os.ReadFile(w.shadows().shadowPath())
+	base, err := os.ReadFile(w.ws.Shadows().ShadowPath())
 	if err != nil {
 		t.Fatal(err)
 	}
-	baseInfo, err := os.Stat(w.shadows().shadowPath())
+	baseInfo, err := os.Stat(w.ws.Shadows().ShadowPath())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,14 +339,14 @@ func TestFastPathWritesGoToTheShadowsJournal(t *testing.T) {
 		}
 		assertShadowMakesTheFile(t, w, step.name)
 	}
-	if journal, err := os.ReadFile(w.shadows().shadowJournalPath()); err != nil || bytes.Contains(journal, []byte(added.Memory.ID)) {
+	if journal, err := os.ReadFile(w.ws.Shadows().ShadowJournalPath()); err != nil || bytes.Contains(journal, []byte(added.Memory.ID)) {
 		t.Errorf("journal %q (%v): want it to hold the forget and the edit of the base's lines and nothing of %s", journal, err, added.Memory.ID)
 	}
-	now, err := os.ReadFile(w.shadows().shadowPath())
+	now, err := os.ReadFile(w.ws.Shadows().ShadowPath())
 	if err != nil {
 		t.Fatal(err)
 	}
-	nowInfo, err := os.Stat(w.shadows().shadowPath())
+	nowInfo, err := os.Stat(w.ws.Shadows().ShadowPath())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,11 +371,11 @@ func TestFastPathWritesGoToTheShadowsJournal(t *testing.T) {
 // applied is the memories file, byte for byte.
 func assertShadowMakesTheFile(t *testing.T, w *Checkout, after string) {
 	t.Helper()
-	n, ok := w.shadows().noted()
+	n, ok := w.ws.Shadows().Noted()
 	if !ok {
 		t.Fatalf("after %s: the shadow has no note vouching for it", after)
 	}
-	base, err := os.ReadFile(w.shadows().shadowPath())
+	base, err := os.ReadFile(w.ws.Shadows().ShadowPath())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -384,13 +386,13 @@ func assertShadowMakesTheFile(t *testing.T, w *Checkout, after string) {
 			lines[id] = l
 		}
 	}
-	if n.journalHash != "" {
-		data, err := os.ReadFile(w.shadows().shadowJournalPath())
+	if n.JournalHash != "" {
+		data, err := os.ReadFile(w.ws.Shadows().ShadowJournalPath())
 		if err != nil {
 			t.Fatal(err)
 		}
-		journal, ok := decodeJournal(data)
-		if !ok || sha256Hex(data) != n.journalHash {
+		journal, ok := acolytedir.DecodeJournal(data)
+		if !ok || acolytedir.Sha256Hex(data) != n.JournalHash {
 			t.Fatalf("after %s: the journal does not decode or is not the one the note names", after)
 		}
 		for id, l := range journal {
@@ -415,7 +417,7 @@ func assertShadowMakesTheFile(t *testing.T, w *Checkout, after string) {
 	if !bytes.Equal(made, file) {
 		t.Errorf("after %s: base and journal make\n%s\nwant the file\n%s", after, made, file)
 	}
-	if sha256Hex(file) != n.hash {
+	if acolytedir.Sha256Hex(file) != n.Hash {
 		t.Errorf("after %s: the note names another file", after)
 	}
 }

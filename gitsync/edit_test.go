@@ -235,7 +235,7 @@ func TestHandEditRecordSurvivesOtherWrites(t *testing.T) {
 	if _, err := w.Add(ctx, memory.Draft{Scope: memory.ScopeProject, Content: "the cache is per request"}); err != nil {
 		t.Fatal(err)
 	}
-	if pending, err := w.pendingHandEdits(ctx); err != nil || len(pending) != 1 {
+	if pending, err := w.ws.PendingHandEdits(ctx); err != nil || len(pending) != 1 {
 		t.Fatalf("pending hand edits after a patched remember: %v, %v; want %s", pending, err, ids[0])
 	}
 	editLine(t, w, ids[1], func(m *memory.Memory) { m.Topic = "logging" })
@@ -247,7 +247,7 @@ func TestHandEditRecordSurvivesOtherWrites(t *testing.T) {
 			t.Errorf("%s (%q) updated %v after the rewrite, want after %v", id, got.Content, got.UpdatedAt, old[id])
 		}
 	}
-	if pending, err := w.pendingHandEdits(ctx); err != nil || len(pending) != 0 {
+	if pending, err := w.ws.PendingHandEdits(ctx); err != nil || len(pending) != 0 {
 		t.Errorf("pending hand edits after the rewrite: %v, %v", pending, err)
 	}
 }
@@ -277,7 +277,7 @@ func TestHandEditOfDerivedMemoryIsNotStamped(t *testing.T) {
 	if _, err := w.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if pending, err := w.pendingHandEdits(ctx); err != nil || len(pending) != 0 {
+	if pending, err := w.ws.PendingHandEdits(ctx); err != nil || len(pending) != 0 {
 		t.Errorf("pending hand edits of derived memories: %v, %v", pending, err)
 	}
 	if _, err := w.Sync(ctx); err != nil {

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -20,7 +22,7 @@ func inode(t *testing.T, path string) uint64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := stamp(fi)
+	s := git.Stamp(fi)
 	if s == "" {
 		t.Skip("no stat stamp on this platform")
 	}
@@ -35,11 +37,11 @@ func inode(t *testing.T, path string) uint64 {
 // recordedHash is the memories file's hash in the import state.
 func recordedHash(t *testing.T, w *Checkout) string {
 	t.Helper()
-	state, err := w.store.GetState(t.Context(), w.stateKey())
+	state, err := w.ws.Store.GetState(t.Context(), w.ws.StateKey())
 	if err != nil {
 		t.Fatal(err)
 	}
-	hash, _, _ := parseImportState(state)
+	hash, _, _ := acolytedir.ParseImportState(state)
 	hash, _, _ = strings.Cut(hash, "+")
 	return hash
 }
@@ -158,7 +160,7 @@ func TestAddOutOfOrderIsSpliced(t *testing.T) {
 	}
 	early := stored(memory.NewID(time.Now().Add(-time.Hour)), "the cache is per request", t0)
 	early.ScopeKey = w.Repo.Root
-	if _, err := w.addInPlace(ctx, early); err != nil {
+	if _, err := w.ws.AddInPlace(ctx, early); err != nil {
 		t.Fatal(err)
 	}
 	assertFileMatchesIndex(t, w, "the parser is hand written", "the cache is per request")

@@ -3,15 +3,13 @@ package gitsync
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
-	"github.com/acolyte-dev/acolyte/gitsync/derive"
-
 	"github.com/acolyte-dev/acolyte/gitsync/format"
-	"github.com/acolyte-dev/acolyte/memory"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/precommit"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/project"
 )
 
 // Hooks are the git hooks acolyte installs, and what each does.
@@ -22,43 +20,6 @@ var Hooks = []string{"post-checkout", "post-merge", "post-rewrite", "pre-commit"
 // one status the shims pass on to git, so the hook stays fail-open for
 // crashes, I/O errors and a missing binary, and blocks only on purpose.
 const ExitRefuse = 3
-
-// HookResult says what a hook run did, for its one line of output.
-type HookResult struct {
-	Skipped string   `json:"skipped,omitempty"`
-	Import  Imported `json:"import"`
-	Changes []Change `json:"changes,omitempty"`
-	Staged  bool     `json:"staged,omitempty"`
-	// Warnings are files that were not read (symlinks out of the repository).
-	Warnings []derive.Refusal `json:"warnings,omitempty"`
-	// Refused is why the pre-commit hook blocks the commit (ErrRefused).
-	Refused []derive.Refusal `json:"refused,omitempty"`
-}
-
-// stageHelpers stages .acolyte/.gitattributes and .gitignore beside the
-// memories file when the index has not got them: without the first, a
-// clone without acolyte's driver conflicts on every concurrent add, and the
-// first commit is the one that forgets them (issue 21).
-func (w *Checkout) stageHelpers(ctx context.Context, ix *gitIndex) error {
-	if err := EnsureAttributes(w.Repo.Root); err != nil {
-		return err
-	}
-	for _, name := range []string{attributesFile, ignoreFile} {
-		rel := format.Dir + "/" + name
-		if _, ok := ix.entries[rel]; ok {
-			continue
-		}
-		if _, err := w.Repo.GitOutput(ctx, nil, "add", "--", rel); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// ErrRefused means the pre-commit hook blocks the commit: it would stage a
-// secret, or AGENTS.md or seeds.json hold a rule or seed that cannot be
-// written, so the commit would fail acolyte check.
-var ErrRefused = errors.New("the commit would stage a secret or an invalid rule")
 
 // RunHook does the work of one git hook. args are the hook's own arguments.
 func (w *Checkout) RunHook(ctx context.Context, name string, args []string) (HookResult, error) {
@@ -75,7 +36,7 @@ func (w *Checkout) RunHook(ctx context.Context, name string, args []string) (Hoo
 	case "post-merge", "post-rewrite":
 		return w.importHook(ctx, true)
 	case "pre-commit":
-		return w.preCommit(ctx)
+		return precommit.Run(ctx, w.ws)
 	}
 	return HookResult{}, fmt.Errorf("unknown hook %q: acolyte handles %s", name, strings.Join(Hooks, ", "))
 }
@@ -94,129 +55,18 @@ func (w *Checkout) importHook(ctx context.Context, tidy bool) (HookResult, error
 		// A shard the merge left damaged is repaired by that sync:
 		// said, as `acolyte sync` says it, where the hook's user sees it.
 		for _, r := range synced.Repaired {
-			w.warn([]string{r.String()})
+			w.ws.Tell([]string{r.String()})
 		}
 		if err == nil {
 			imp = synced.Import
 		}
 	}
 	if err == nil {
-		if state, err := w.store.GetState(ctx, w.stateKey()); err == nil && state != "" {
+		if state, err := w.ws.Store.GetState(ctx, w.ws.StateKey()); err == nil && state != "" {
 			w.copyImportState(state)
 		}
 	}
 	return HookResult{Import: imp}, err
-}
-
-// preCommit makes the commit carry the memories that its own content
-// derives, and nothing else. It derives from the index, not the worktree:
-// with AGENTS.md edited but not staged, `git add -p`, `git commit <path>` or
-// `git commit -a` (git points GIT_INDEX_FILE at the index being committed
-// and re-reads it after the hook), the worktree holds rules the commit does
-// not, and a commit carrying them would fail acolyte check on a clean
-// checkout. Deriving from the index was chosen over blocking such commits
-// because partial staging is ordinary work and needs no fix from the user.
-// The staged memories file is the base, so memories remembered but not
-// staged stay out of the commit too; the worktree file is then synced as
-// `acolyte sync` would, ready for the next commit.
-func (w *Checkout) preCommit(ctx context.Context) (HookResult, error) {
-	ix, err := readIndex(ctx, w.Repo)
-	if err != nil {
-		return HookResult{}, err
-	}
-	defer ix.close()
-	d, err := derive.From(ix)
-	if err != nil {
-		return HookResult{}, err
-	}
-	res := HookResult{Warnings: d.Skipped, Refused: d.Refused}
-	if len(d.Refused) > 0 {
-		return res, ErrRefused
-	}
-	return stagedLayoutOf(ix).preCommit(ctx, w, ix, d, res)
-}
-
-// preCommit commits the one staged file: through the fast path that
-// splices the derived memories into a verified blob, else whole.
-func (one oneFile) preCommit(ctx context.Context, w *Checkout, ix *gitIndex, d derive.Derivation, res HookResult) (HookResult, error) {
-	if fast, ok, err := one.preCommitFast(ctx, w, ix, d, res); ok || err != nil {
-		return fast, err
-	}
-	return one.preCommitFull(ctx, w, ix, d, res)
-}
-
-// preCommitFull is preCommit over the whole staged file: decoded, refreshed,
-// encoded and scanned for secrets. The blob it leaves staged is recorded as
-// verified, for the next commit to start from (precommit.go).
-func (one oneFile) preCommitFull(ctx context.Context, w *Checkout, ix *gitIndex, d derive.Derivation, res HookResult) (HookResult, error) {
-	rel := memoriesRel
-	var err error
-	var staged []byte
-	if e, ok := ix.entries[rel]; ok {
-		if staged, err = ix.cat(e.blob); err != nil {
-			return res, err
-		}
-	}
-	decoded, err := format.DecodeAll(rel, staged)
-	if err != nil {
-		return res, fmt.Errorf("the staged %w; fix it, git add it, and commit again", err)
-	}
-	// The commit's own tombstones say what it forgot; a memory line they
-	// cover (brought back by a merge without the driver) leaves the commit.
-	ts, err := ix.stagedTombstones()
-	if err != nil {
-		return res, err
-	}
-	stagedForgotten := ts.data
-	// A line that is not a valid memory blocks no commit: it is kept as it
-	// is, after the memories, as every write keeps it (check still fails
-	// on it, and the sync below warns about it).
-	current, _ := format.Forget(decoded.Memories, ts.list)
-	// A hand edit is stamped in the commit as in the worktree, at the same
-	// time, so the two agree: one a command imported before this commit,
-	// and, while the staged file is not what was last imported, one the
-	// index still tells apart.
-	edits, err := w.handEditsToStamp(ctx, current, withForgotten(sha256Hex(staged), stagedForgotten))
-	if err != nil {
-		return res, err
-	}
-	now := w.clock()
-	current = stampHandEdits(current, edits, now)
-	next := derive.Refresh(current, d.Memories)
-	if splitsOnCommit(next) {
-		return (shards{root: w.Repo.Root}).preCommit(ctx, w, ix, d, res)
-	}
-	encoded := format.EncodeKeeping(next, decoded.InvalidLines)
-	lines := lineNumbers(encoded)
-	for _, m := range next {
-		if f, found := derive.SecretRefusal(rel, lines[m.ID], m); found {
-			sec, _ := format.FindSecret(m)
-			f.Line = lines[m.ID]
-			f.Message = fmt.Sprintf("%s %s; delete that line, rotate the credential and git add %s", sec.Name(m, fmt.Sprintf("on line %d", f.Line)), sec.Phrase(), rel)
-			res.Refused = append(res.Refused, f)
-		}
-	}
-	if len(res.Refused) > 0 {
-		return res, ErrRefused
-	}
-	blob := ix.entries[rel].blob
-	if (len(staged) > 0 || len(next) > 0) && !bytes.Equal(staged, encoded) {
-		if blob, err = (oneFile{root: w.Repo.Root}).stage(ctx, w, encoded); err != nil {
-			return res, err
-		}
-		res.Changes, res.Staged = Diff(current, next), true
-		if err := w.stageHelpers(ctx, ix); err != nil {
-			return res, err
-		}
-	}
-	if blob != "" && len(decoded.InvalidLines) == 0 && !slices.ContainsFunc(next, func(m memory.Memory) bool { return covered(ts.list, m) }) {
-		saveVerified(w, verifiedBlob{Memories: blob, Forgotten: ix.entries[forgottenRel].blob, SHA256: sha256Hex(encoded), Derived: derivedIDs(next)})
-	}
-	// The worktree may hold more (unstaged edits); it follows its own files.
-	synced, err := w.sync(ctx, edits, now)
-	res.Import = synced.Import
-	res.Warnings = append(res.Warnings, synced.Refused...)
-	return res, err
 }
 
 // mergeLeftUntidy reports whether a merge left the project in a form that
@@ -226,9 +76,18 @@ func (one oneFile) preCommitFull(ctx context.Context, w *Checkout, ix *gitIndex,
 // canonical form (tombstones merge by union). Unreadable files are left
 // to check and sync to name.
 func mergeLeftUntidy(root string) bool {
-	if l, err := layoutOf(root); err == nil && l.mergeLeftUntidy() {
+	if l, err := project.LayoutOf(root); err == nil && l.MergeLeftUntidy() {
 		return true
 	}
-	ts, err := readTombstones(root)
-	return err == nil && len(ts.warnings) == 0 && !bytes.Equal(ts.data, format.EncodeForgotten(ts.list))
+	ts, err := acolytedir.ReadTombstones(root)
+	return err == nil && len(ts.Warnings) == 0 && !bytes.Equal(ts.Data, format.EncodeForgotten(ts.List))
 }
+
+// HookResult says what a hook run did, for its one line of output
+// (precommit.Result, which the pre-commit hook fills).
+type HookResult = precommit.Result
+
+// ErrRefused means the pre-commit hook blocks the commit: it would stage a
+// secret, or AGENTS.md or seeds.json hold a rule or seed that cannot be
+// written, so the commit would fail acolyte check.
+var ErrRefused = precommit.ErrRefused

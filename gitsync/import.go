@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/acolyte-dev/acolyte/gitsync/derive"
 	"os"
 	"path/filepath"
 
+	"github.com/acolyte-dev/acolyte/gitsync/derive"
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/internal/subpath"
 	"github.com/acolyte-dev/acolyte/memory"

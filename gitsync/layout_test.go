@@ -13,16 +13,20 @@ import (
 func TestGitsyncImportsNoEngineNorAgent(t *testing.T) {
 	const module = layouttest.Module
 	allowed := map[string]bool{
-		module + "gitsync":             true,
-		module + "gitsync/format":      true,
-		module + "internal/secrets":    true,
-		module + "internal/atomicfile": true,
-		module + "internal/flock":      true,
-		module + "internal/mapfile":    true,
-		module + "internal/subpath":    true,
-		module + "internal/lazyre":     true,
-		module + "gitsync/derive":      true,
-		module + "memory":              true,
+		module + "gitsync":                     true,
+		module + "gitsync/format":              true,
+		module + "gitsync/internal/git":        true,
+		module + "gitsync/internal/acolytedir": true,
+		module + "gitsync/internal/project":    true,
+		module + "gitsync/internal/precommit":  true,
+		module + "internal/secrets":            true,
+		module + "internal/atomicfile":         true,
+		module + "internal/flock":              true,
+		module + "internal/mapfile":            true,
+		module + "internal/subpath":            true,
+		module + "internal/lazyre":             true,
+		module + "gitsync/derive":              true,
+		module + "memory":                      true,
 	}
 	// The stale check reads git's objects itself; it knows nothing else.
 	allowed[module+"gitsync/internal/odb"] = true

@@ -19,7 +19,7 @@ func TestPastTheLimitEveryRoadAgrees(t *testing.T) {
 		t.Skip("indexes 100,000 memories twice")
 	}
 	w, mems := splitWorkspace(t, MaxIndexedMemories)
-	w.settle = 0
+	w.ws.Settle = 0
 	runGit(t, w.Repo.Root, "add", "-A")
 	runGit(t, w.Repo.Root, "commit", "-qm", "at the limit")
 	var added []string

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/project"
 )
 
 // MergeDriverCommand is the merge.acolyte.driver git runs for the memories
@@ -77,11 +79,7 @@ func (r *Repo) InstallMergeDriver(ctx context.Context, command string) error {
 	if err := r.Git(ctx, "config", "merge."+MergeDriverName+".driver", command); err != nil {
 		return err
 	}
-	return ensureLines(r.infoAttributes(), mergeAttribute, shardsMergeAttribute)
-}
-
-func (r *Repo) infoAttributes() string {
-	return filepath.Join(r.CommonDir(), "info", "attributes")
+	return acolytedir.EnsureLines(r.InfoAttributes(), acolytedir.MergeAttribute, project.ShardsMergeAttribute)
 }
 
 // removeLine deletes one exact line from a file, if the file has it.
@@ -100,7 +98,7 @@ func removeLine(path, line string) error {
 		}
 	}
 	if out := strings.Join(kept, ""); out != string(b) {
-		return writeAtomic(path, []byte(out))
+		return acolytedir.WriteAtomic(path, []byte(out))
 	}
 	return nil
 }
@@ -108,8 +106,8 @@ func removeLine(path, line string) error {
 // UninstallMergeDriver takes the merge driver's lines out of
 // $GIT_DIR/info/attributes and its section out of git config.
 func (r *Repo) UninstallMergeDriver(ctx context.Context) error {
-	for _, line := range []string{mergeAttribute, shardsMergeAttribute} {
-		if err := removeLine(r.infoAttributes(), line); err != nil {
+	for _, line := range []string{acolytedir.MergeAttribute, project.ShardsMergeAttribute} {
+		if err := removeLine(r.InfoAttributes(), line); err != nil {
 			return err
 		}
 	}
@@ -125,7 +123,7 @@ func (r *Repo) UninstallMergeDriver(ctx context.Context) error {
 // git's PATH, so it counts as missing: `hooks status` then sends the user
 // to `hooks install` to replace it.
 func (r *Repo) MergeDriverInstalled() bool {
-	attrs, _ := os.ReadFile(r.infoAttributes())
-	routed := slices.Contains(strings.Split(string(attrs), "\n"), mergeAttribute)
+	attrs, _ := os.ReadFile(r.InfoAttributes())
+	routed := slices.Contains(strings.Split(string(attrs), "\n"), acolytedir.MergeAttribute)
 	return routed && strings.Contains(r.MergeDriver(), unionFallback)
 }

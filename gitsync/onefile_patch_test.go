@@ -32,14 +32,14 @@ func TestProjectWritesPatchAndStayInStep(t *testing.T) {
 		t.Fatalf("duplicate add: %+v, %v; want the existing %s", again, err, first.Memory.ID)
 	}
 	assertFileMatchesIndex(t, w, "the cache is per request", "the parser is hand written")
-	m, err := w.store.Prepare(w.vis, memory.Draft{Scope: memory.ScopeProject, Content: "logs go to stderr"})
+	m, err := w.ws.Store.Prepare(w.ws.Vis, memory.Draft{Scope: memory.ScopeProject, Content: "logs go to stderr"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.addInPlace(ctx, m); err != nil {
+	if _, err := w.ws.AddInPlace(ctx, m); err != nil {
 		t.Fatalf("with the index in step, an add patches: %v", err)
 	}
-	if err := w.removeInPlace(ctx, []memory.Memory{m}, time.Now()); err != nil {
+	if err := w.ws.RemoveInPlace(ctx, []memory.Memory{m}, time.Now()); err != nil {
 		t.Fatalf("with the index in step, a remove patches: %v", err)
 	}
 
@@ -53,7 +53,7 @@ func TestProjectWritesPatchAndStayInStep(t *testing.T) {
 	if err := format.WriteFile(path, append(mems, teammate)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.addInPlace(ctx, m); !errors.Is(err, format.ErrNotPatchable) {
+	if _, err := w.ws.AddInPlace(ctx, m); !errors.Is(err, format.ErrNotPatchable) {
 		t.Fatalf("a file changed behind acolyte's back must not be patched: %v", err)
 	}
 	if _, err := w.Add(ctx, memory.Draft{Scope: memory.ScopeProject, Content: "billing retries three times"}); err != nil {

@@ -13,8 +13,11 @@ import (
 	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/derive"
-
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/precommit"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/project"
 	"github.com/acolyte-dev/acolyte/internal/gittest"
 	"github.com/acolyte-dev/acolyte/internal/secrets/secretstest"
 	"github.com/acolyte-dev/acolyte/memory"
@@ -27,9 +30,9 @@ import (
 func precommitRepo(t *testing.T) *Checkout {
 	t.Helper()
 	w := workspaceIn(t)
-	w.settle = 0
+	w.ws.Settle = 0
 	clock := time.Date(2026, 2, 3, 4, 5, 6, 0, time.UTC)
-	w.now = func() time.Time { return clock }
+	w.ws.Now = func() time.Time { return clock }
 	root := w.Repo.Root
 	var mems []memory.Memory
 	for i := range 40 {
@@ -48,7 +51,7 @@ func precommitRepo(t *testing.T) *Checkout {
 		t.Fatalf("first pre-commit: %+v, %v", res, err)
 	}
 	runGit(t, root, "commit", "-qm", "rules")
-	if _, ok := loadVerified(w); !ok {
+	if _, ok := precommit.LoadVerified(w.ws); !ok {
 		t.Fatal("the full path recorded no verified blob")
 	}
 	return w
@@ -59,11 +62,11 @@ func precommitRepo(t *testing.T) *Checkout {
 // path did it.
 func preCommitBy(t *testing.T, w *Checkout, fast bool) (HookResult, bool, error) {
 	t.Helper()
-	ix, err := readIndex(t.Context(), w.Repo)
+	ix, err := git.ReadIndex(t.Context(), &w.Repo.Repo)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ix.close()
+	defer ix.Close()
 	d, err := derive.From(ix)
 	if err != nil {
 		t.Fatal(err)
@@ -73,11 +76,11 @@ func preCommitBy(t *testing.T, w *Checkout, fast bool) (HookResult, bool, error)
 		return res, false, ErrRefused
 	}
 	if fast {
-		if res, ok, err := (oneFile{root: w.Repo.Root}).preCommitFast(t.Context(), w, ix, d, res); ok || err != nil {
+		if res, ok, err := (precommit.StagedOneFile{OneFile: project.OneFile{Root: w.Repo.Root}}).PreCommitFast(t.Context(), w.ws, ix, d, res); ok || err != nil {
 			return res, ok, err
 		}
 	}
-	res, err = (oneFile{root: w.Repo.Root}).preCommitFull(t.Context(), w, ix, d, res)
+	res, err = (precommit.StagedOneFile{OneFile: project.OneFile{Root: w.Repo.Root}}).PreCommitFull(t.Context(), w.ws, ix, d, res)
 	return res, false, err
 }
 
@@ -100,7 +103,7 @@ func outcomeOf(t *testing.T, w *Checkout, res HookResult, err error) hookOutcome
 	if err != nil {
 		o.Err = err.Error()
 	}
-	o.Staged, _ = tryGit(root, nil, "show", ":"+memoriesRel)
+	o.Staged, _ = tryGit(root, nil, "show", ":"+acolytedir.MemoriesRel)
 	worktree, _ := os.ReadFile(format.MemoriesPath(root))
 	forgotten, _ := os.ReadFile(format.ForgottenPath(root))
 	o.Worktree, o.Forgotten = string(worktree), string(forgotten)
@@ -172,7 +175,7 @@ func TestPreCommitFastPathWritesWhatTheFullPathWrites(t *testing.T) {
 		}},
 		{"a memory forgotten and staged", false, false, func(t *testing.T, w *Checkout) {
 			m := stored(fmt.Sprintf("01J%023d", 30), "stored fact number 3", t0)
-			if err := w.removeInPlace(t.Context(), []memory.Memory{m}, t0.Add(time.Hour)); err != nil {
+			if err := w.ws.RemoveInPlace(t.Context(), []memory.Memory{m}, t0.Add(time.Hour)); err != nil {
 				t.Fatal(err)
 			}
 			runGit(t, w.Repo.Root, "add", "-A")
@@ -249,7 +252,7 @@ func remember(t *testing.T, w *Checkout, content string) {
 	t.Helper()
 	m := stored("01K00000000000000000000001", content, t0)
 	m.ScopeKey = w.Repo.Root
-	if _, err := w.addInPlace(t.Context(), m); err != nil {
+	if _, err := w.ws.AddInPlace(t.Context(), m); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -287,7 +290,7 @@ func appendLine(t *testing.T, w *Checkout, m memory.Memory) {
 // detector may have let through what this one refuses.
 func TestVerifiedBlobIsTiedToTheBuildThatChecked(t *testing.T) {
 	w := precommitRepo(t)
-	v, ok := loadVerified(w)
+	v, ok := precommit.LoadVerified(w.ws)
 	if !ok || v.SHA256 == "" || len(v.Derived) != 4 {
 		t.Fatalf("recorded %+v, %v", v, ok)
 	}
@@ -296,16 +299,16 @@ func TestVerifiedBlobIsTiedToTheBuildThatChecked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(verifiedPath(w), data, 0o644); err != nil {
+	if err := os.WriteFile(precommit.VerifiedPath(w.ws), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := loadVerified(w); ok {
+	if _, ok := precommit.LoadVerified(w.ws); ok {
 		t.Error("a record of another build was trusted")
 	}
 	if _, fast, err := preCommitBy(t, w, true); fast || err != nil {
 		t.Errorf("fast path taken: %v, %v", fast, err)
 	}
-	if v, ok := loadVerified(w); !ok || v.Build != buildKey() {
+	if v, ok := precommit.LoadVerified(w.ws); !ok || v.Build != precommit.BuildKey() {
 		t.Errorf("the full path did not record its own check: %+v", v)
 	}
 }
@@ -317,11 +320,11 @@ func TestVerifiedBlobIsTiedToTheBuildThatChecked(t *testing.T) {
 func TestAFailedStageFailsTheHookAndIsNotVerified(t *testing.T) {
 	w := precommitRepo(t)
 	root := w.Repo.Root
-	before, ok := loadVerified(w)
+	before, ok := precommit.LoadVerified(w.ws)
 	if !ok {
 		t.Fatal("no verified blob to start from")
 	}
-	stagedBefore := runGit(t, root, "show", ":"+memoriesRel)
+	stagedBefore := runGit(t, root, "show", ":"+acolytedir.MemoriesRel)
 	gittest.WriteFiles(t, root, map[string]string{"AGENTS.md": "# Rules\n\n- Run the tests with go test -race.\n- Wrap errors with %w.\n"})
 	runGit(t, root, "add", "AGENTS.md")
 	lock := filepath.Join(root, ".git", "index.lock")
@@ -332,10 +335,10 @@ func TestAFailedStageFailsTheHookAndIsNotVerified(t *testing.T) {
 	if !fast || err == nil || !bytes.Contains([]byte(err.Error()), []byte("index.lock")) {
 		t.Fatalf("fast path %v, error %v; want the fast path to fail on the locked index", fast, err)
 	}
-	if got := runGit(t, root, "show", ":"+memoriesRel); got != stagedBefore {
+	if got := runGit(t, root, "show", ":"+acolytedir.MemoriesRel); got != stagedBefore {
 		t.Error("the staged memories changed though staging failed")
 	}
-	if v, _ := loadVerified(w); v.Memories != before.Memories {
+	if v, _ := precommit.LoadVerified(w.ws); v.Memories != before.Memories {
 		t.Errorf("verified blob moved to %s, which the index does not hold", v.Memories)
 	}
 	if data, err := os.ReadFile(format.MemoriesPath(root)); err != nil || !bytes.Contains(data, []byte("go test -race")) {
@@ -348,7 +351,7 @@ func TestAFailedStageFailsTheHookAndIsNotVerified(t *testing.T) {
 	if res, err := w.RunHook(t.Context(), "pre-commit", nil); err != nil || !res.Staged {
 		t.Fatalf("pre-commit after the lock was gone: %+v, %v", res, err)
 	}
-	if got := runGit(t, root, "show", ":"+memoriesRel); !bytes.Contains([]byte(got), []byte("go test -race")) {
+	if got := runGit(t, root, "show", ":"+acolytedir.MemoriesRel); !bytes.Contains([]byte(got), []byte("go test -race")) {
 		t.Error("the next run did not stage the new rule")
 	}
 }

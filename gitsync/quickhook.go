@@ -6,6 +6,9 @@ import (
 	"strings"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/project"
 	"github.com/acolyte-dev/acolyte/internal/atomicfile"
 )
 
@@ -31,7 +34,7 @@ import (
 const importStateCopy = "acolyte import-state 1"
 
 func importStateCopyPath(r *Repo) string {
-	return filepath.Join(cacheDir(r), "import-state")
+	return filepath.Join(project.CacheDir(&r.Repo), "import-state")
 }
 
 // IndexIdentity names the index database at path for the copy: its
@@ -50,7 +53,7 @@ func IndexIdentity(path string) string {
 	if err != nil {
 		return ""
 	}
-	id := fileIdentity(fi)
+	id := git.FileIdentity(fi)
 	if id == "" {
 		return ""
 	}
@@ -66,7 +69,7 @@ func (w *Checkout) copyImportState(state string) {
 		os.Remove(path)
 		return
 	}
-	data := importStateCopy + "\n" + w.IndexID + "\n" + w.stateKey() + "\n" + state
+	data := importStateCopy + "\n" + w.IndexID + "\n" + w.ws.StateKey() + "\n" + state
 	if old, err := os.ReadFile(path); err == nil && string(old) == data {
 		return
 	}
@@ -84,7 +87,7 @@ func (w *Checkout) copyImportState(state string) {
 // then the answer is what RunHook's would be, an import skipped, with the
 // warnings the last import recorded. ok is false when the hook must run.
 func QuickHook(repo *Repo, indexID, name string, args []string) (imp Imported, ok bool) {
-	w := &Checkout{Repo: repo, IndexID: indexID}
+	w := &Checkout{Repo: repo, IndexID: indexID, ws: &project.Workspace{Repo: &repo.Repo}}
 	switch {
 	case indexID == "":
 		return Imported{}, false
@@ -101,7 +104,7 @@ func QuickHook(repo *Repo, indexID, name string, args []string) (imp Imported, o
 		return Imported{}, false
 	}
 	f := strings.SplitN(string(data), "\n", 4)
-	if len(f) != 4 || f[0] != importStateCopy || f[1] != indexID || f[2] != w.stateKey() {
+	if len(f) != 4 || f[0] != importStateCopy || f[1] != indexID || f[2] != w.ws.StateKey() {
 		return Imported{}, false
 	}
 	state := f[3]
@@ -113,10 +116,10 @@ func QuickHook(repo *Repo, indexID, name string, args []string) (imp Imported, o
 	if err != nil {
 		return Imported{}, false
 	}
-	if l, err := layoutOf(repo.Root); err != nil || !l.holds(w, state, before) {
+	if l, err := project.LayoutOf(repo.Root); err != nil || !l.Holds(w.ws, state, before) {
 		return Imported{}, false
 	}
 	RemoveStaleTemps(repo.Root) // as derive.Refresh does on every command
-	_, _, warnings := parseImportState(state)
+	_, _, warnings := acolytedir.ParseImportState(state)
 	return Imported{Skipped: true, Warnings: warnings}, true
 }

@@ -19,8 +19,8 @@ func quickWorkspace(t *testing.T) *Checkout {
 	}
 	w := workspaceIn(t)
 	// An import records the file's stamp once it has settled; here at once.
-	w.settle = 0
-	w.IndexID = IndexIdentity(w.store.(*sqlite.Store).Path())
+	w.ws.Settle = 0
+	w.IndexID = IndexIdentity(w.ws.Store.(*sqlite.Store).Path())
 	if w.IndexID == "" {
 		t.Fatal("IndexIdentity of an existing database is empty")
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/project"
 	"github.com/acolyte-dev/acolyte/memory"
 	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
@@ -65,7 +66,7 @@ func TestALockedDatabaseNeitherFailsASavedWriteNorStallsASearch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	release := holdWriteLock(t, w.store.(*sqlite.Store).Path())
+	release := holdWriteLock(t, w.ws.Store.(*sqlite.Store).Path())
 
 	start := time.Now()
 	second, err := w.Add(ctx, memory.Draft{Scope: memory.ScopeProject, Content: "the mailer batches emails every five minutes"})
@@ -73,8 +74,8 @@ func TestALockedDatabaseNeitherFailsASavedWriteNorStallsASearch(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a write saved to the memories file was reported as a failure: %v", err)
 	}
-	if took > writeIndexWait+time.Second {
-		t.Errorf("the write waited %v for the locked database; the bound is %v", took, writeIndexWait)
+	if took > project.WriteIndexWait+time.Second {
+		t.Errorf("the write waited %v for the locked database; the bound is %v", took, project.WriteIndexWait)
 	}
 	if !strings.Contains(warned.all(), "index is behind") {
 		t.Errorf("no warning that the index is behind; warnings: %q", warned.all())
@@ -90,8 +91,8 @@ func TestALockedDatabaseNeitherFailsASavedWriteNorStallsASearch(t *testing.T) {
 	if err != nil {
 		t.Fatalf("search with the database locked: %v", err)
 	}
-	if took > readImportWait+time.Second {
-		t.Errorf("the search waited %v for the locked database; the bound is %v", took, readImportWait)
+	if took > project.ReadImportWait+time.Second {
+		t.Errorf("the search waited %v for the locked database; the bound is %v", took, project.ReadImportWait)
 	}
 	if len(got) == 0 || got[0].ID != first.Memory.ID {
 		t.Errorf("the search did not answer from the index as it stands: %+v", got)

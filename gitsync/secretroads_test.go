@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/acolyte-dev/acolyte/memory/team"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,12 +12,13 @@ import (
 	"testing"
 
 	"github.com/acolyte-dev/acolyte/gitsync/derive"
-
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
 	"github.com/acolyte-dev/acolyte/internal/gittest"
 	"github.com/acolyte-dev/acolyte/internal/secrets"
 	"github.com/acolyte-dev/acolyte/internal/secrets/secretstest"
 	"github.com/acolyte-dev/acolyte/memory"
+	"github.com/acolyte-dev/acolyte/memory/team"
 )
 
 // The text fields a memory carries, by the names the memories file gives
@@ -246,7 +246,7 @@ func oneRoads() []oneRoad {
 	add := func(scope memory.Scope) func(t *testing.T, field string) func(string) bool {
 		return func(t *testing.T, field string) func(string) bool {
 			w := workspaceIn(t)
-			w.vis.SessionKey = "s-1"
+			w.ws.Vis.SessionKey = "s-1"
 			return func(v string) bool {
 				d := memory.Draft{Scope: scope, Content: "Deploys go through the staging pipeline first " + fmt.Sprint(len(v)), Topic: "deploy", Source: "cli"}
 				switch field {
@@ -267,7 +267,7 @@ func oneRoads() []oneRoad {
 	edit := func(scope memory.Scope) func(t *testing.T, field string) func(string) bool {
 		return func(t *testing.T, field string) func(string) bool {
 			w := workspaceIn(t)
-			w.vis.SessionKey = "s-1"
+			w.ws.Vis.SessionKey = "s-1"
 			a, err := w.Add(t.Context(), memory.Draft{Scope: scope, Content: "Deploys go through the staging pipeline first.", Source: "cli"})
 			if err != nil {
 				t.Fatal(err)
@@ -481,7 +481,7 @@ func fileRoads() []fileRoad {
 func byLine[P any](t *testing.T, data []byte, mems []memory.Memory, problems []P, at func(P) (int, string)) map[string]bool {
 	t.Helper()
 	ids := map[int]string{}
-	for id, line := range lineNumbers(data) {
+	for id, line := range acolytedir.LineNumbers(data) {
 		ids[line] = id
 	}
 	out := map[string]bool{}

@@ -10,8 +10,11 @@ import (
 	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/derive"
-
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/precommit"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/project"
 	"github.com/acolyte-dev/acolyte/internal/gittest"
 	"github.com/acolyte-dev/acolyte/internal/secrets/secretstest"
 	"github.com/acolyte-dev/acolyte/memory"
@@ -87,7 +90,7 @@ func TestPreCommitRefusesASecretInAStagedShard(t *testing.T) {
 		t.Fatal(err)
 	}
 	runGit(t, root, "commit", "-qm", "split")
-	if _, ok := (shards{root: w.Repo.Root}).loadVerifiedShards(w); !ok {
+	if _, ok := (precommit.StagedShards{Shards: project.Shards{Root: w.Repo.Root}}).LoadVerifiedShards(w.ws); !ok {
 		t.Fatal("no verified files after the first commit")
 	}
 	target := mems[11]
@@ -142,8 +145,8 @@ func TestASplitProjectMergesShardByShard(t *testing.T) {
 			runGit(t, root, "add", "-A")
 			runGit(t, root, "commit", "-qm", "split")
 			if !driver {
-				attrs, _ := os.ReadFile(filepath.Join(root, format.Dir, attributesFile))
-				if !strings.Contains(string(attrs), shardsUnionAttribute) {
+				attrs, _ := os.ReadFile(filepath.Join(root, format.Dir, acolytedir.AttributesFile))
+				if !strings.Contains(string(attrs), project.ShardsUnionAttribute) {
 					t.Fatalf("no union fallback for the shards: %q", attrs)
 				}
 			}
@@ -213,15 +216,15 @@ func TestPreCommitShardsStagesWhatTheFullPathStages(t *testing.T) {
 	clock := time.Date(2026, 2, 3, 4, 5, 6, 0, time.UTC)
 	twin := func() *Checkout {
 		w, _ := splitWorkspace(t, format.SplitAt+1)
-		w.settle = 0
-		w.now = func() time.Time { return clock }
+		w.ws.Settle = 0
+		w.ws.Now = func() time.Time { return clock }
 		gittest.WriteFiles(t, w.Repo.Root, map[string]string{"AGENTS.md": "- Run the tests with go test.\n- Wrap errors with %w.\n"})
 		runGit(t, w.Repo.Root, "add", "-A")
 		if res, err := w.RunHook(t.Context(), "pre-commit", nil); err != nil || !res.Staged {
 			t.Fatalf("first pre-commit: %+v, %v", res, err)
 		}
 		runGit(t, w.Repo.Root, "commit", "-qm", "rules")
-		if _, ok := (shards{root: w.Repo.Root}).loadVerifiedShards(w); !ok {
+		if _, ok := (precommit.StagedShards{Shards: project.Shards{Root: w.Repo.Root}}).LoadVerifiedShards(w.ws); !ok {
 			t.Fatal("the full path recorded no verified files")
 		}
 		return w
@@ -255,7 +258,7 @@ func TestPreCommitShardsStagesWhatTheFullPathStages(t *testing.T) {
 		{"a memory forgotten", func(w *Checkout) {
 			m := mems[100]
 			m.Scope, m.ScopeKey = memory.ScopeProject, w.Repo.Root
-			if err := (shards{w.Repo.Root}).remove(t.Context(), w, []memory.Memory{m}, clock); err != nil {
+			if err := (project.Shards{Root: w.Repo.Root}).Remove(t.Context(), w.ws, []memory.Memory{m}, clock); err != nil {
 				t.Fatal(err)
 			}
 		}},
@@ -265,8 +268,8 @@ func TestPreCommitShardsStagesWhatTheFullPathStages(t *testing.T) {
 			step.change(w)
 			runGit(t, w.Repo.Root, "add", "-A")
 		}
-		os.Remove((shards{root: full.Repo.Root}).verifiedShardsPath(full))
-		ix, err := readIndex(t.Context(), fast.Repo)
+		os.Remove((precommit.StagedShards{Shards: project.Shards{Root: full.Repo.Root}}).VerifiedShardsPath(full.ws))
+		ix, err := git.ReadIndex(t.Context(), &fast.Repo.Repo)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -274,8 +277,8 @@ func TestPreCommitShardsStagesWhatTheFullPathStages(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, ok, err := (shards{root: fast.Repo.Root}).preCommitShards(t.Context(), fast, ix, d, HookResult{})
-		ix.close()
+		_, ok, err := (precommit.StagedShards{Shards: project.Shards{Root: fast.Repo.Root}}).PreCommitShards(t.Context(), fast.ws, ix, d, HookResult{})
+		ix.Close()
 		if err != nil || !ok {
 			t.Fatalf("%s: the fast path did not run: %v", step.name, err)
 		}
@@ -302,7 +305,7 @@ func TestPreCommitShardsStagesWhatTheFullPathStages(t *testing.T) {
 // name, as one string.
 func worktreeMemories(t *testing.T, root string) string {
 	t.Helper()
-	shards, _, err := shardFiles(root)
+	shards, _, err := acolytedir.ShardFiles(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,7 +329,7 @@ func TestSyncShardsRewritesOnlyTheRulesShards(t *testing.T) {
 	}
 	before := worktreeMemories(t, w.Repo.Root)
 	gittest.WriteFiles(t, w.Repo.Root, map[string]string{"AGENTS.md": "- Run the tests with go test -race.\n"})
-	out, ok, err := (shards{root: w.Repo.Root}).syncShards(ctx, w, nil)
+	out, ok, err := (project.Shards{Root: w.Repo.Root}).SyncShards(ctx, w.ws, nil)
 	if err != nil || !ok {
 		t.Fatalf("syncShards did not run: %v", err)
 	}

@@ -60,11 +60,11 @@ func TestAMergeAcrossTheSplitPassesCheck(t *testing.T) {
 func TestTheWriteAfterAnInterruptedForgetTidiesItsLine(t *testing.T) {
 	t.Parallel() // its own repositories and index, hundreds of ms to seconds of git and SQLite
 	w, mems := splitWorkspace(t, format.SplitAt+50)
-	w.settle = 0
+	w.ws.Settle = 0
 	ctx := t.Context()
 	gone := mems[7]
 	// What the killed forget wrote: the tombstone, not the line's removal.
-	if err := w.addTombstones([]memory.Memory{gone}, t0); err != nil {
+	if err := w.ws.AddTombstones([]memory.Memory{gone}, t0); err != nil {
 		t.Fatal(err)
 	}
 	var warnings []string
@@ -100,7 +100,7 @@ func belowTheSplit(t *testing.T, root string) (*Checkout, []memory.Memory) {
 		t.Fatal(err)
 	}
 	w := workspaceAt(t, root)
-	w.settle = 0
+	w.ws.Settle = 0
 	if _, err := w.Sync(t.Context()); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/project"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -49,7 +51,7 @@ func TestADamagedShardKeepsItsLastGoodShadow(t *testing.T) {
 			if _, err := w.List(t.Context(), memory.Filter{Scope: memory.ScopeProject}); err != nil {
 				t.Fatal(err)
 			}
-			shadow, err := os.ReadFile(filepath.Join(shards{}.shardShadowDir(w), shard+".jsonl"))
+			shadow, err := os.ReadFile(filepath.Join(project.Shards{}.ShardShadowDir(w.ws), shard+".jsonl"))
 			if err != nil || string(shadow) != string(good) {
 				t.Fatalf("the shadow after importing the damaged shard: %d bytes (%v), want the %d good ones", len(shadow), err, len(good))
 			}
@@ -205,12 +207,12 @@ func TestSyncSaysWhatItCouldNotRecover(t *testing.T) {
 func shardBytes(t *testing.T, root string) map[string]string {
 	t.Helper()
 	out := make(map[string]string)
-	entries, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(shardsRel)))
+	entries, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(acolytedir.ShardsRel)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range entries {
-		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(shardsRel), e.Name()))
+		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(acolytedir.ShardsRel), e.Name()))
 		if err != nil {
 			t.Fatal(err)
 		}

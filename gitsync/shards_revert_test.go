@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/project"
 	"github.com/acolyte-dev/acolyte/internal/gittest"
 	"github.com/acolyte-dev/acolyte/memory"
 )
@@ -130,7 +131,7 @@ func BenchmarkUnmergedWarning(b *testing.B) {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		if msg := r.unmergedWarning(b.Context()); msg != "" {
+		if msg := project.UnmergedWarning(b.Context(), &r.Repo); msg != "" {
 			b.Fatal(msg)
 		}
 	}

@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/project"
 	"github.com/acolyte-dev/acolyte/internal/atomicfile"
 	"github.com/acolyte-dev/acolyte/memory"
 )
@@ -51,12 +54,12 @@ func splitWorkspace(t *testing.T, n int) (*Checkout, []memory.Memory) {
 func onDisk(t *testing.T, root string) (where map[string]string, inbox []byte) {
 	t.Helper()
 	where = make(map[string]string)
-	shards, strays, err := shardFiles(root)
+	shards, strays, err := acolytedir.ShardFiles(root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(strays) > 0 {
-		t.Errorf("stray files in %s: %v", shardsRel, strays)
+		t.Errorf("stray files in %s: %v", acolytedir.ShardsRel, strays)
 	}
 	for _, rel := range shards {
 		data, err := os.ReadFile(filepath.Join(root, format.Dir, rel))
@@ -98,9 +101,9 @@ func TestSyncSplitsAProjectPastSplitAt(t *testing.T) {
 	if got := len(projectContents(t, w)); got != len(mems) {
 		t.Errorf("the index holds %d memories, want %d", got, len(mems))
 	}
-	attrs, err := os.ReadFile(filepath.Join(w.Repo.Root, format.Dir, attributesFile))
-	if err != nil || !strings.Contains(string(attrs), shardsUnionAttribute) {
-		t.Errorf(".acolyte/.gitattributes lacks %q: %q, %v", shardsUnionAttribute, attrs, err)
+	attrs, err := os.ReadFile(filepath.Join(w.Repo.Root, format.Dir, acolytedir.AttributesFile))
+	if err != nil || !strings.Contains(string(attrs), project.ShardsUnionAttribute) {
+		t.Errorf(".acolyte/.gitattributes lacks %q: %q, %v", project.ShardsUnionAttribute, attrs, err)
 	}
 	if rep, err := Check(w.Repo.Root); err != nil || !rep.OK {
 		t.Errorf("check of the split project: %+v, %v", rep, err)
@@ -124,7 +127,7 @@ func TestWritesToASplitProjectTouchOnlyTheirShard(t *testing.T) {
 	ctx := t.Context()
 	mtimes := func() map[string]time.Time {
 		out := make(map[string]time.Time)
-		shards, _, _ := shardFiles(w.Repo.Root)
+		shards, _, _ := acolytedir.ShardFiles(w.Repo.Root)
 		for _, rel := range append(shards, format.MemoriesFile) {
 			fi, err := os.Stat(filepath.Join(w.Repo.Root, format.Dir, rel))
 			if err != nil {
@@ -137,7 +140,7 @@ func TestWritesToASplitProjectTouchOnlyTheirShard(t *testing.T) {
 	// Old enough that a rewrite within the clock's tick still shows.
 	old := time.Now().Add(-time.Hour)
 	age := func() {
-		shards, _, _ := shardFiles(w.Repo.Root)
+		shards, _, _ := acolytedir.ShardFiles(w.Repo.Root)
 		for _, rel := range append(shards, format.MemoriesFile) {
 			os.Chtimes(filepath.Join(w.Repo.Root, format.Dir, rel), old, old)
 		}
@@ -275,7 +278,7 @@ func TestCheckNamesTheFileOfEachProblemInASplitProject(t *testing.T) {
 	moved := mems[0]
 	home := format.ShardFile(format.ShardOf(moved.ID))
 	var wrong, emptied string
-	shards, _, _ := shardFiles(root)
+	shards, _, _ := acolytedir.ShardFiles(root)
 	for _, rel := range shards {
 		if rel != home && wrong == "" {
 			wrong = rel
@@ -339,12 +342,12 @@ func TestCheckNamesTheFileOfEachProblemInASplitProject(t *testing.T) {
 // the full path.
 func TestSplitWritesTakeTheFastPathOnlyWhileTheStateHolds(t *testing.T) {
 	w, mems := splitWorkspace(t, format.SplitAt+1)
-	w.settle = 0
+	w.ws.Settle = 0
 	ctx := t.Context()
 	if _, err := w.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
-	m, err := w.store.Prepare(w.vis, memory.Draft{Scope: memory.ScopeProject, Kind: memory.KindStored, Content: "added by the fast path"})
+	m, err := w.ws.Store.Prepare(w.ws.Vis, memory.Draft{Scope: memory.ScopeProject, Kind: memory.KindStored, Content: "added by the fast path"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,7 +356,7 @@ func TestSplitWritesTakeTheFastPathOnlyWhileTheStateHolds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := (shards{w.Repo.Root}).add(ctx, w, m); err != nil {
+	if _, err := (project.Shards{Root: w.Repo.Root}).Add(ctx, w.ws, m); err != nil {
 		t.Fatalf("add: %v", err)
 	}
 	// A new id sorts last in its shard: the line is appended in place.
@@ -363,10 +366,10 @@ func TestSplitWritesTakeTheFastPathOnlyWhileTheStateHolds(t *testing.T) {
 	edited := mems[20]
 	edited.Content, edited.UpdatedAt = "edited by the fast path", time.Now().UTC()
 	edited.Scope, edited.ScopeKey = memory.ScopeProject, w.Repo.Root
-	if err := (shards{w.Repo.Root}).replace(ctx, w, edited); err != nil {
+	if err := (project.Shards{Root: w.Repo.Root}).Replace(ctx, w.ws, edited); err != nil {
 		t.Fatalf("edit: %v", err)
 	}
-	if err := (shards{w.Repo.Root}).remove(ctx, w, []memory.Memory{mems[30]}, time.Now()); err != nil {
+	if err := (project.Shards{Root: w.Repo.Root}).Remove(ctx, w.ws, []memory.Memory{mems[30]}, time.Now()); err != nil {
 		t.Fatalf("forget: %v", err)
 	}
 	got := projectContents(t, w)
@@ -384,7 +387,7 @@ func TestSplitWritesTakeTheFastPathOnlyWhileTheStateHolds(t *testing.T) {
 	// for it, so a write to it takes the full path, which imports the
 	// change first; a write to another shard goes on, and leaves the
 	// changed shard's record as it was, for the next command to import.
-	m2, _ := w.store.Prepare(w.vis, memory.Draft{Scope: memory.ScopeProject, Kind: memory.KindStored, Content: "after a hand edit"})
+	m2, _ := w.ws.Store.Prepare(w.ws.Vis, memory.Draft{Scope: memory.ScopeProject, Kind: memory.KindStored, Content: "after a hand edit"})
 	shard := format.ShardOf(m2.ID)
 	i := slices.IndexFunc(mems, func(m memory.Memory) bool {
 		return format.ShardOf(m.ID) == shard && m.ID != edited.ID && m.ID != mems[30].ID
@@ -400,7 +403,7 @@ func TestSplitWritesTakeTheFastPathOnlyWhileTheStateHolds(t *testing.T) {
 		}
 	}
 	handEdit(mems[i], "changed by hand in the shard written to")
-	if _, err := (shards{w.Repo.Root}).add(ctx, w, m2); !errors.Is(err, format.ErrNotPatchable) {
+	if _, err := (project.Shards{Root: w.Repo.Root}).Add(ctx, w.ws, m2); !errors.Is(err, format.ErrNotPatchable) {
 		t.Fatalf("the fast path wrote over a shard changed behind its back: %v", err)
 	}
 	if _, err := w.Add(ctx, memory.Draft{Scope: memory.ScopeProject, Kind: memory.KindStored, Content: "after a hand edit"}); err != nil {
@@ -411,11 +414,11 @@ func TestSplitWritesTakeTheFastPathOnlyWhileTheStateHolds(t *testing.T) {
 		t.Fatal("the full path lost the hand edit or the add")
 	}
 	handEdit(mems[j], "changed by hand in another shard")
-	m3, _ := w.store.Prepare(w.vis, memory.Draft{Scope: memory.ScopeProject, Kind: memory.KindStored, Content: "written beside a hand edit"})
+	m3, _ := w.ws.Store.Prepare(w.ws.Vis, memory.Draft{Scope: memory.ScopeProject, Kind: memory.KindStored, Content: "written beside a hand edit"})
 	if format.ShardOf(m3.ID) == format.ShardOf(mems[j].ID) {
 		t.Skip("the new memory fell in the hand-edited shard")
 	}
-	if _, err := (shards{w.Repo.Root}).add(ctx, w, m3); err != nil {
+	if _, err := (project.Shards{Root: w.Repo.Root}).Add(ctx, w.ws, m3); err != nil {
 		t.Fatalf("a write to another shard than the one changed: %v", err)
 	}
 	if got := projectContents(t, w); !slices.Contains(got, "changed by hand in another shard") || !slices.Contains(got, m3.Content) {
@@ -428,7 +431,7 @@ func TestSplitWritesTakeTheFastPathOnlyWhileTheStateHolds(t *testing.T) {
 // index as such. Without a shadow it trusts, the import runs whole.
 func TestAShardChangedOutsideIsImportedAlone(t *testing.T) {
 	w, mems := splitWorkspace(t, format.SplitAt+1)
-	w.settle = 0
+	w.ws.Settle = 0
 	ctx := t.Context()
 	if _, err := w.Refresh(ctx); err != nil {
 		t.Fatal(err)
@@ -458,17 +461,17 @@ func TestAShardChangedOutsideIsImportedAlone(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(w.Repo.Root, format.Dir, rel), format.Encode(next), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	last, err := w.store.GetState(ctx, w.stateKey())
+	last, err := w.ws.Store.GetState(ctx, w.ws.StateKey())
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, ok := stateFiles(last)
+	files, ok := acolytedir.StateFiles(last)
 	if !ok {
 		t.Fatal("the import state of a split project has no file table")
 	}
 	var imp Imported
-	err = w.locked(ctx, func() (err error) {
-		imp, ok, err = (shards{root: w.Repo.Root}).importShards(ctx, w, last, files)
+	err = w.ws.Locked(ctx, func() (err error) {
+		imp, ok, err = (project.Shards{Root: w.Repo.Root}).ImportShards(ctx, w.ws, last, files)
 		return err
 	})
 	if err != nil || !ok {
@@ -487,13 +490,13 @@ func TestAShardChangedOutsideIsImportedAlone(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(w.Repo.Root, format.Dir, rel), format.Encode(next), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(shards{root: w.Repo.Root}.shardShadowDir(w), shard+".jsonl"), []byte("tampered"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(project.Shards{Root: w.Repo.Root}.ShardShadowDir(w.ws), shard+".jsonl"), []byte("tampered"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	last, _ = w.store.GetState(ctx, w.stateKey())
-	files, _ = stateFiles(last)
-	err = w.locked(ctx, func() (err error) {
-		_, ok, err = (shards{root: w.Repo.Root}).importShards(ctx, w, last, files)
+	last, _ = w.ws.Store.GetState(ctx, w.ws.StateKey())
+	files, _ = acolytedir.StateFiles(last)
+	err = w.ws.Locked(ctx, func() (err error) {
+		_, ok, err = (project.Shards{Root: w.Repo.Root}).ImportShards(ctx, w.ws, last, files)
 		return err
 	})
 	if err != nil || ok {
@@ -504,14 +507,14 @@ func TestAShardChangedOutsideIsImportedAlone(t *testing.T) {
 	}
 }
 
-// stampsAt stamps a file as stamp does, where it is implemented, so that a
+// StampsAt stamps a file as stamp does, where it is implemented, so that a
 // stamp recorded through either is matched by the other.
 func TestStampsAtIsStamp(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "00.jsonl"), []byte("x\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got, ok := stampsAt(dir, []string{"00.jsonl", "01.jsonl"})
+	got, ok := git.StampsAt(dir, []string{"00.jsonl", "01.jsonl"})
 	if !ok {
 		t.Skip("stampsAt is not implemented here")
 	}
@@ -519,7 +522,7 @@ func TestStampsAtIsStamp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := stamp(fi); got["00.jsonl"] != want || len(got) != 1 {
+	if want := git.Stamp(fi); got["00.jsonl"] != want || len(got) != 1 {
 		t.Errorf("stampsAt = %v, want 00.jsonl: %s and no entry for the missing 01.jsonl", got, want)
 	}
 }
@@ -562,26 +565,26 @@ func TestShardSettleIsShortWhereTimesAreFine(t *testing.T) {
 		t.Fatal(err)
 	}
 	if fi.ModTime().Nanosecond()%int(time.Millisecond) == 0 {
-		if got := shardSettle(fi, settleTime); got != settleTime {
-			t.Errorf("a whole-millisecond time settles in %v, want %v", got, settleTime)
+		if got := acolytedir.ShardSettle(fi, acolytedir.SettleTime); got != acolytedir.SettleTime {
+			t.Errorf("a whole-millisecond time settles in %v, want %v", got, acolytedir.SettleTime)
 		}
 		t.Skip("this filesystem keeps whole milliseconds")
 	}
-	if got := shardSettle(fi, settleTime); got != fineSettle {
-		t.Errorf("settle %v, want %v", got, fineSettle)
+	if got := acolytedir.ShardSettle(fi, acolytedir.SettleTime); got != acolytedir.FineSettle {
+		t.Errorf("settle %v, want %v", got, acolytedir.FineSettle)
 	}
-	if got := shardSettle(fi, 0); got != 0 {
+	if got := acolytedir.ShardSettle(fi, 0); got != 0 {
 		t.Errorf("a shorter settle is kept: got %v", got)
 	}
-	time.Sleep(fineSettle + 10*time.Millisecond)
-	if settledStamp(path, fi, nil, shardSettle(fi, settleTime)) == "" {
+	time.Sleep(acolytedir.FineSettle + 10*time.Millisecond)
+	if acolytedir.SettledStamp(path, fi, nil, acolytedir.ShardSettle(fi, acolytedir.SettleTime)) == "" {
 		t.Error("the shard's stamp is not trusted after fineSettle")
 	}
 }
 
-// emptyHash is what it says: the SHA-256 of no bytes.
+// EmptyHash is what it says: the SHA-256 of no bytes.
 func TestEmptyHashIsTheHashOfNothing(t *testing.T) {
-	if got := sha256Hex(nil); got != emptyHash {
-		t.Errorf("sha256 of nothing is %s, emptyHash says %s", got, emptyHash)
+	if got := acolytedir.Sha256Hex(nil); got != acolytedir.EmptyHash {
+		t.Errorf("sha256 of nothing is %s, emptyHash says %s", got, acolytedir.EmptyHash)
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/derive"
-
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/internal/atomicfile"
 	"github.com/acolyte-dev/acolyte/memory"

@@ -77,6 +77,7 @@ func BenchmarkRefreshUnsynced(b *testing.B) {
 		b.Fatal(err)
 	}
 	w.Repo = repo
+	w.ws.Repo = &repo.Repo // the layouts' view of the checkout follows it
 	if err := os.WriteFile(filepath.Join(dir, "AGENTS.md"), []byte("# Rules\n- Run make test before pushing.\n"), 0o644); err != nil {
 		b.Fatal(err)
 	}

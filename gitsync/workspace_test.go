@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
+	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
 	"github.com/acolyte-dev/acolyte/memory"
 	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
@@ -57,7 +58,7 @@ func TestRefreshTrustsOnlyASettledStat(t *testing.T) {
 		t.Skip("no change time or inode on Windows: every refresh hashes")
 	}
 	w := workspaceIn(t)
-	w.settle = 0
+	w.ws.Settle = 0
 	path := format.MemoriesPath(w.Repo.Root)
 	if err := format.WriteFile(path, []memory.Memory{stored("01A", "the parser is hand written", t0)}); err != nil {
 		t.Fatal(err)
@@ -65,8 +66,8 @@ func TestRefreshTrustsOnlyASettledStat(t *testing.T) {
 	if imp, err := w.Refresh(t.Context()); err != nil || imp.Skipped {
 		t.Fatalf("first refresh: %+v, %v", imp, err)
 	}
-	state, err := w.store.GetState(t.Context(), w.stateKey())
-	if err != nil || !strings.Contains(state, stampSep) {
+	state, err := w.ws.Store.GetState(t.Context(), w.ws.StateKey())
+	if err != nil || !strings.Contains(state, acolytedir.StampSep) {
 		t.Fatalf("the import recorded no stat stamp: %q, %v", state, err)
 	}
 	if imp, err := w.Refresh(t.Context()); err != nil || !imp.Skipped {
@@ -112,8 +113,8 @@ func TestRefreshDoesNotStampAFreshFile(t *testing.T) {
 	if _, err := w.Refresh(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	state, err := w.store.GetState(t.Context(), w.stateKey())
-	if err != nil || state == "" || strings.Contains(state, stampSep) {
+	state, err := w.ws.Store.GetState(t.Context(), w.ws.StateKey())
+	if err != nil || state == "" || strings.Contains(state, acolytedir.StampSep) {
 		t.Fatalf("state after importing a file written just now: %q, %v", state, err)
 	}
 }

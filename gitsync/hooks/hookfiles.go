@@ -24,7 +24,7 @@ const maxHookFileBytes = 4 << 20
 // install and hooks status touch: the team's hook scripts (.husky/, a
 // shared hooks folder), the hook managers' configs and package.json. Those
 // files come with a clone, so each is reached through an os.Root on the
-// worktree, as the memories files are (openGuarded): a symlink leading out
+// worktree, as the memories files are (OpenGuarded): a symlink leading out
 // of the repository, committed or swapped in while acolyte runs, is never
 // followed, and is refused with its name (gitsync.ErrOutside). A link that stays
 // inside is followed. Paths in git's own directories (.git/hooks, a linked

@@ -1,0 +1,10 @@
+//go:build darwin || freebsd || netbsd
+
+package git
+
+import (
+	"syscall"
+	"time"
+)
+
+func changeTime(st *syscall.Stat_t) time.Time { return time.Unix(st.Ctimespec.Unix()) }
