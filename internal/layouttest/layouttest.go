@@ -4,6 +4,7 @@ package layouttest
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -21,6 +22,23 @@ func Deps(t testing.TB) []string {
 // directly.
 func Imports(t testing.TB) []string {
 	return goList(t, "-f", `{{join .Imports " "}}`, ".")
+}
+
+// DependsOnlyOn fails the test for each package of this module that the
+// package in the test's directory builds on, other than itself and those
+// allowed (paths relative to Module), and for each database driver it
+// builds on: name is how the failures call the package.
+func DependsOnlyOn(t testing.TB, name string, allowed ...string) {
+	t.Helper()
+	for _, pkg := range Deps(t) {
+		rel, ours := strings.CutPrefix(pkg, Module)
+		if ours && rel != name && !slices.Contains(allowed, rel) {
+			t.Errorf("%s depends on %s", name, pkg)
+		}
+		if strings.HasPrefix(pkg, "modernc.org/sqlite") || strings.HasPrefix(pkg, "github.com/jackc/pgx") {
+			t.Errorf("%s depends on the database driver %s", name, pkg)
+		}
+	}
 }
 
 func goList(t testing.TB, args ...string) []string {
