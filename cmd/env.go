@@ -239,8 +239,9 @@ func (w *workspace) stale() memory.StaleFunc {
 		return nil
 	}
 	w.staleOnce.Do(func() {
-		w.staleMemo = stalememo.New(w.Repo.Root, w.Repo.StaleByIDKeeping(w.Store))
-		w.staleMemo.State = w.Store
+		w.staleMemo = stalememo.NewKeeping(w.Repo.Root, w.Store, func(kept stalememo.BatchState) memory.StaleFunc {
+			return w.Repo.StaleByIDKeeping(kept)
+		})
 	})
 	return w.staleMemo.Stale
 }

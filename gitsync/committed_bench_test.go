@@ -222,8 +222,7 @@ func BenchmarkFirstLook(b *testing.B) {
 				}
 				var took []time.Duration
 				for n := 0; b.Loop(); n++ {
-					memo := stalememo.New(root, r.StaleByIDKeeping(store))
-					memo.State = store
+					memo := stalememo.NewKeeping(root, store, func(kept stalememo.BatchState) memory.StaleFunc { return r.StaleByIDKeeping(kept) })
 					mems := page(n % 200)
 					for i := range mems {
 						mems[i].ID = fmt.Sprintf("%s-%d", mems[i].ID, n) // an answer not kept

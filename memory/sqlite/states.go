@@ -3,6 +3,8 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -43,8 +45,10 @@ func (s *Store) GetStates(ctx context.Context, keys []string) (map[string]string
 	return out, nil
 }
 
-// SetStates writes bookkeeping values in one transaction: one commit for
-// a batch, where SetState pays one a value.
+// SetStates writes bookkeeping values in one transaction, a statement
+// for every few hundred: a statement a value costs more to prepare and
+// step than the whole staleness check of a page may take
+// (gitsync's BenchmarkFirstLook).
 func (s *Store) SetStates(ctx context.Context, values map[string]string) error {
 	if len(values) == 0 {
 		return nil
@@ -52,14 +56,20 @@ func (s *Store) SetStates(ctx context.Context, values map[string]string) error {
 	if err := s.refuseIfDamaged(ctx); err != nil {
 		return err
 	}
+	keys := slices.Sorted(maps.Keys(values)) // one order, whatever the map's
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return s.explain(err)
 	}
 	defer tx.Rollback()
-	for k, v := range values {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO state (key, value) VALUES (?, ?)
-			ON CONFLICT (key) DO UPDATE SET value = excluded.value`, k, v); err != nil {
+	for start := 0; start < len(keys); start += statesPerQuery {
+		chunk := keys[start:min(start+statesPerQuery, len(keys))]
+		args := make([]any, 0, 2*len(chunk))
+		for _, k := range chunk {
+			args = append(args, k, values[k])
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO state (key, value) VALUES (?, ?)`+strings.Repeat(", (?, ?)", len(chunk)-1)+`
+			ON CONFLICT (key) DO UPDATE SET value = excluded.value`, args...); err != nil {
 			return s.explain(err)
 		}
 	}
