@@ -207,3 +207,74 @@ func plainPath(p string) bool {
 // citable says whether a cited path can be asked about in a line of
 // `git cat-file --batch-check`.
 func citable(path string) bool { return !strings.ContainsAny(path, "\n") }
+
+// keepInline bounds the memories one write keeps cited blobs for on its
+// own path: a pull brings a few, at up to a fifth of a millisecond a
+// path; a clone's thousands are left to the background fill
+// (KeepCitedBlobs from `reindex --background`), which the vectors they
+// lack start.
+const keepInline = 64
+
+// keepingStore is the index a Checkout writes project memories through.
+// A write that leaves memories citing files at a commit finds those
+// files' blob ids then, off any search's path: a memory remembered here,
+// or brought by a pull, costs its first search hashing its files
+// (BenchmarkFirstLook, blobs kept) rather than reading history (cold).
+// What keeping fails at, a search finds again.
+type keepingStore struct {
+	Store
+	repo  *Repo
+	state BlobState
+}
+
+// keepingWrites is store keeping cited blobs as it writes, when it can
+// keep them; otherwise store.
+func keepingWrites(repo *Repo, store Store) Store {
+	state, ok := store.(BlobState)
+	if !ok {
+		return store
+	}
+	return keepingStore{Store: store, repo: repo, state: state}
+}
+
+func (s keepingStore) Put(ctx context.Context, m memory.Memory) (memory.Added, error) {
+	out, err := s.Store.Put(ctx, m)
+	if err == nil && !out.Existing {
+		s.keep(ctx, []memory.Memory{out.Memory})
+	}
+	return out, err
+}
+
+func (s keepingStore) ReplaceScope(ctx context.Context, scope memory.Scope, key string, ms []memory.Memory) (memory.ReplaceStats, error) {
+	st, err := s.Store.ReplaceScope(ctx, scope, key, ms)
+	if err != nil || scope != memory.ScopeProject || len(st.Written) == 0 || len(st.Written) > keepInline {
+		return st, err
+	}
+	written := make(map[string]bool, len(st.Written))
+	for _, id := range st.Written {
+		written[id] = true
+	}
+	var mems []memory.Memory
+	for _, m := range ms {
+		if written[m.ID] {
+			mems = append(mems, m)
+		}
+	}
+	s.keep(ctx, mems)
+	return st, nil
+}
+
+func (s keepingStore) keep(ctx context.Context, mems []memory.Memory) {
+	_ = s.repo.KeepCitedBlobs(ctx, s.state, mems)
+}
+
+// WaitWritable passes the import's wait for the index's write lock on
+// (project's writableWaiter); a store without it is not waited for.
+func (s keepingStore) WaitWritable(ctx context.Context, wait time.Duration) error {
+	if ww, ok := s.Store.(interface {
+		WaitWritable(context.Context, time.Duration) error
+	}); ok {
+		return ww.WaitWritable(ctx, wait)
+	}
+	return nil
+}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -145,5 +146,53 @@ func TestStaleByIDReadsObjectsWithoutGit(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("with no git on PATH: %v, want %v", got, want)
+	}
+}
+
+// A memory remembered in the checkout, and one a pull brings in its
+// file, have their cited files' blob ids kept as they are written: the
+// first search to show them hashes files and reads no history, so it
+// answers rightly even with the repository's objects gone.
+func TestWritesKeepTheirCitedBlobs(t *testing.T) {
+	root := t.TempDir()
+	git := func(args ...string) string { t.Helper(); return strings.TrimSpace(gittest.Run(t, root, args...)) }
+	git("init", "-q", "-b", "main")
+	gittest.WriteFiles(t, root, map[string]string{"src/retry.go": "package a\n", "src/pool.go": "package b\n"})
+	git("add", ".")
+	git("commit", "-q", "-m", "start")
+	repo, err := gitsync.Discover(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := openState(t)
+	w := gitsync.NewCheckout(repo, store, "")
+	remembered, err := w.Add(t.Context(), memory.Draft{Scope: memory.ScopeProject, Kind: memory.KindStored, Content: "src/retry.go holds the only retry loop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(remembered.Memory.Paths, []string{"src/retry.go"}) {
+		t.Fatalf("remembered memory cites %v", remembered.Memory.Paths)
+	}
+	pulled := memory.Memory{ID: "from-a-teammate", Scope: memory.ScopeProject, Kind: memory.KindStored, Content: "the pool is sized in src/pool.go",
+		Commit: git("rev-parse", "HEAD"), Paths: []string{"src/pool.go"}, CreatedAt: remembered.Memory.CreatedAt, UpdatedAt: remembered.Memory.UpdatedAt}
+	if err := gitsync.Update(t.Context(), root, func(mems []memory.Memory) ([]memory.Memory, error) { return append(mems, pulled), nil }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Refresh(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+
+	withoutObjects(t, repo)
+	gittest.WriteFiles(t, root, map[string]string{"src/retry.go": "package a // changed\n", "src/pool.go": "package b // changed\n"})
+	got, err := repo.StaleByIDKeeping(store)(t.Context(), []memory.Memory{remembered.Memory, pulled})
+	if err != nil {
+		t.Fatalf("with the objects gone: %v", err)
+	}
+	want := map[string]memory.Staleness{
+		remembered.Memory.ID: {Changed: []string{"src/retry.go"}},
+		pulled.ID:            {Changed: []string{"src/pool.go"}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("with the objects gone, after both files changed: %v, want %v", got, want)
 	}
 }

@@ -20,7 +20,7 @@ func quickWorkspace(t *testing.T) *Checkout {
 	w := workspaceIn(t)
 	// An import records the file's stamp once it has settled; here at once.
 	w.ws.Settle = 0
-	w.IndexID = IndexIdentity(w.ws.Store.(*sqlite.Store).Path())
+	w.IndexID = IndexIdentity(indexOf(w).Path())
 	if w.IndexID == "" {
 		t.Fatal("IndexIdentity of an existing database is empty")
 	}
@@ -150,4 +150,9 @@ func TestQuickHookRepeatsWarningsAndCopiesAnOldState(t *testing.T) {
 	if !ok || !imp.Skipped || len(imp.Warnings) != len(res.Import.Warnings) || imp.Warnings[0] != res.Import.Warnings[0] {
 		t.Fatalf("quick answer %+v (%v), want the skipped import's warnings %q", imp, ok, res.Import.Warnings)
 	}
+}
+
+// indexOf is the SQLite index under w's writes.
+func indexOf(w *Checkout) *sqlite.Store {
+	return w.ws.Store.(keepingStore).Store.(*sqlite.Store)
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/project"
 	"github.com/acolyte-dev/acolyte/memory"
-	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
 
 // holdWriteLock takes the database's write lock on a connection of its own,
@@ -66,7 +65,7 @@ func TestALockedDatabaseNeitherFailsASavedWriteNorStallsASearch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	release := holdWriteLock(t, w.ws.Store.(*sqlite.Store).Path())
+	release := holdWriteLock(t, indexOf(w).Path())
 
 	start := time.Now()
 	second, err := w.Add(ctx, memory.Draft{Scope: memory.ScopeProject, Content: "the mailer batches emails every five minutes"})

@@ -50,7 +50,7 @@ type Checkout struct {
 // NewCheckout binds a store to a repository checkout. session may be empty.
 func NewCheckout(repo *Repo, store Store, session string) *Checkout {
 	w := &Checkout{Repo: repo}
-	w.ws = &project.Workspace{Repo: &repo.Repo, Store: store, Vis: memory.Visibility{ProjectKey: repo.Root, SessionKey: session}, Settle: acolytedir.SettleTime, Warn: w.tell}
+	w.ws = &project.Workspace{Repo: &repo.Repo, Store: keepingWrites(repo, store), Vis: memory.Visibility{ProjectKey: repo.Root, SessionKey: session}, Settle: acolytedir.SettleTime, Warn: w.tell}
 	return w
 }
 

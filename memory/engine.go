@@ -39,6 +39,9 @@ type ReplaceStats struct {
 	// content or topic changed: what a hand edit of a .acolyte/ file looks
 	// like, which gitsync stamps. A change of case or spacing alone is one.
 	Revised []string `json:"-"`
+	// Written lists the memories added or updated, for what follows a
+	// write of them (gitsync keeps their cited files' blob ids).
+	Written []string `json:"-"`
 }
 
 // TeamEngine is the team database: an Engine that can also revise a memory

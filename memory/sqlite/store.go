@@ -444,6 +444,7 @@ func (s *Store) replace(ctx context.Context, ms []memory.Memory, within *scopeRe
 		} else {
 			st.Added++
 		}
+		st.Written = append(st.Written, m.ID)
 		changed = append(changed, m)
 	}
 	keep := make(map[string]bool, len(ms))
