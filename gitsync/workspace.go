@@ -17,6 +17,7 @@ import (
 	"github.com/acolyte-dev/acolyte/gitsync/format"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/acolytedir"
 	"github.com/acolyte-dev/acolyte/gitsync/internal/project"
+	"github.com/acolyte-dev/acolyte/internal/beneath"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -326,9 +327,9 @@ func (r *Repo) StaleAmong(ctx context.Context, mems []memory.Memory) ([]StaleMem
 
 // staleAmong is StaleAmong finding the committed blobs through committed.
 func (r *Repo) staleAmong(ctx context.Context, mems []memory.Memory, committed func(context.Context, []string) ([]string, error)) ([]StaleMemory, error) {
-	// A clone's file names the paths: they are read through the
-	// repository's os.Root, so "../x" or a link out is never read.
-	root, err := os.OpenRoot(r.Root)
+	// A clone's file names the paths: they are read beneath the
+	// repository, so "../x" or a link out is never read.
+	root, err := beneath.Open(r.Root)
 	if err != nil {
 		return nil, fmt.Errorf("open the worktree: %w", err)
 	}

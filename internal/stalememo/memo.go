@@ -11,12 +11,12 @@ import (
 	"errors"
 	"io/fs"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/acolyte-dev/acolyte/internal/beneath"
 	"github.com/acolyte-dev/acolyte/memory"
 )
 
@@ -135,7 +135,7 @@ func (k keptWithMemo) SetStates(_ context.Context, values map[string]string) err
 // Stale is m as a memory.StaleFunc: the kept answers for memories whose
 // files are as they were, and stale's for the rest, asked in one call.
 func (m *Memo) Stale(ctx context.Context, mems []memory.Memory) (map[string]memory.Staleness, error) {
-	root, err := os.OpenRoot(m.root)
+	root, err := beneath.Open(m.root)
 	if err != nil {
 		return m.stale(ctx, mems)
 	}
@@ -273,7 +273,7 @@ func (m *Memo) toState(ctx context.Context, keep map[key]answer) {
 	}
 }
 
-func stampsOf(root *os.Root, paths []string) []stamp {
+func stampsOf(root *beneath.Dir, paths []string) []stamp {
 	out := make([]stamp, len(paths))
 	for i, p := range paths {
 		fi, err := root.Stat(filepath.FromSlash(p))

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package beneath
+
+func forceFallBack(*Dir) {}
