@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/acolyte-dev/acolyte/gitsync"
 	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
 
@@ -36,10 +37,24 @@ func noteStore(c *cli.Context, s *sqlite.Store) {
 	c.App.Metadata[metaStores] = append(stores, s)
 }
 
+// metaCheckouts is where bindWorkspace lists the checkouts a command
+// bound, for startFill to ask whether their writes left blob ids to keep.
+const metaCheckouts = "acolyte.checkouts"
+
+func noteCheckout(c *cli.Context, w *gitsync.Checkout) {
+	if c.App.Metadata == nil {
+		c.App.Metadata = map[string]any{}
+	}
+	checkouts, _ := c.App.Metadata[metaCheckouts].([]*gitsync.Checkout)
+	c.App.Metadata[metaCheckouts] = append(checkouts, w)
+}
+
 // startFill starts the background fill when a store the command opened
-// met memories without their model vectors. A failure to start it costs
-// only time: the next command tries again, and search meanwhile uses the
-// instant vectors.
+// met memories without their model vectors, or a checkout's import
+// brought more memories citing files than it keeps blob ids for itself.
+// A failure to start it costs only time: the next command tries again,
+// and search meanwhile uses the instant vectors, and reads history for
+// the blob ids.
 func startFill(c *cli.Context) error {
 	stores, _ := c.App.Metadata[metaStores].([]*sqlite.Store)
 	pending := false
@@ -47,6 +62,10 @@ func startFill(c *cli.Context) error {
 		// A filler already running takes up what this command left.
 		// A read-only home takes no vectors.
 		pending = pending || (s.LeftPending() && !s.Filling() && s.ReadOnly() == "")
+	}
+	checkouts, _ := c.App.Metadata[metaCheckouts].([]*gitsync.Checkout)
+	for _, w := range checkouts {
+		pending = pending || w.LeftBlobsToKeep()
 	}
 	if !pending || os.Getenv(envBackgroundFill) == "0" {
 		return nil

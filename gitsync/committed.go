@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync/internal/git"
@@ -225,6 +226,9 @@ type keepingStore struct {
 	Store
 	repo  *Repo
 	state BlobState
+	// left says a write brought more memories than keepInline, for the
+	// command to start the background fill (Checkout.LeftBlobsToKeep).
+	left *atomic.Bool
 }
 
 // keepingWrites is store keeping cited blobs as it writes, when it can
@@ -234,7 +238,7 @@ func keepingWrites(repo *Repo, store Store) Store {
 	if !ok {
 		return store
 	}
-	return keepingStore{Store: store, repo: repo, state: state}
+	return keepingStore{Store: store, repo: repo, state: state, left: new(atomic.Bool)}
 }
 
 func (s keepingStore) Put(ctx context.Context, m memory.Memory) (memory.Added, error) {
@@ -247,8 +251,12 @@ func (s keepingStore) Put(ctx context.Context, m memory.Memory) (memory.Added, e
 
 func (s keepingStore) ReplaceScope(ctx context.Context, scope memory.Scope, key string, ms []memory.Memory) (memory.ReplaceStats, error) {
 	st, err := s.Store.ReplaceScope(ctx, scope, key, ms)
-	if err != nil || scope != memory.ScopeProject || len(st.Written) == 0 || len(st.Written) > keepInline {
+	if err != nil || scope != memory.ScopeProject || len(st.Written) == 0 {
 		return st, err
+	}
+	if len(st.Written) > keepInline {
+		s.left.Store(true)
+		return st, nil
 	}
 	written := make(map[string]bool, len(st.Written))
 	for _, id := range st.Written {
@@ -277,4 +285,13 @@ func (s keepingStore) WaitWritable(ctx context.Context, wait time.Duration) erro
 		return ww.WaitWritable(ctx, wait)
 	}
 	return nil
+}
+
+// LeftBlobsToKeep says whether a write brought more memories than it
+// keeps cited blobs for on its own path: the command that made it starts
+// the background fill, which keeps them (KeepCitedBlobs), whatever the
+// embedder.
+func (w *Checkout) LeftBlobsToKeep() bool {
+	s, ok := w.ws.Store.(keepingStore)
+	return ok && s.left.Load()
 }

@@ -128,11 +128,10 @@ func TestMCPServerFillsTheModelVectors(t *testing.T) {
 	}
 }
 
-// The background fill also finds, ahead of the first search that checks
-// them, which blob each memory's cited file was at its commit: after it,
-// a file changed since is told stale from what the store kept, with the
-// repository's objects out of reach.
-func TestBackgroundFillKeepsTheCitedBlobs(t *testing.T) {
+// citingFixture is a repository whose n committed memories each cite
+// src/deploy.go at the commit that added it.
+func citingFixture(t *testing.T, n int) (*fixture, *gitsync.Repo, []memory.Memory) {
+	t.Helper()
 	f := newFixture(t)
 	if err := os.MkdirAll(filepath.Join(f.repo, "src"), 0o755); err != nil {
 		t.Fatal(err)
@@ -146,18 +145,23 @@ func TestBackgroundFillKeepsTheCitedBlobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mems := manyMemories(40)
+	mems := manyMemories(n)
 	for i := range mems {
 		mems[i].Commit, mems[i].Paths = head.Head(), []string{"src/deploy.go"}
 	}
 	f.writeMemories(t, mems...)
 	f.git(t, "add", ".")
 	f.git(t, "commit", "-q", "-m", "memories citing deploy.go")
-	f.embedder = "minilm"
-	f.status(t, true)
-	f.waitFilled(t)
+	return f, head, mems
+}
 
+// toldStaleFromWhatWasKept changes the file mems cite and checks that
+// every one is told stale from what the store kept, with the
+// repository's objects out of reach.
+func toldStaleFromWhatWasKept(t *testing.T, f *fixture, head *gitsync.Repo, mems []memory.Memory) {
+	t.Helper()
 	store := openStore(t, filepath.Join(f.home, "acolyte", "acolyte.db"))
+	defer store.Close()
 	objects := filepath.Join(head.CommonDir(), "objects")
 	if err := os.Rename(objects, objects+".away"); err != nil {
 		t.Fatal(err)
@@ -173,4 +177,38 @@ func TestBackgroundFillKeepsTheCitedBlobs(t *testing.T) {
 	if len(stale) != len(mems) {
 		t.Fatalf("%d of %d memories told stale from the kept blobs, want all: %v", len(stale), len(mems), stale)
 	}
+}
+
+// The background fill also finds, ahead of the first search that checks
+// them, which blob each memory's cited file was at its commit.
+func TestBackgroundFillKeepsTheCitedBlobs(t *testing.T) {
+	f, head, mems := citingFixture(t, 40)
+	f.embedder = "minilm"
+	f.status(t, true)
+	f.waitFilled(t)
+	toldStaleFromWhatWasKept(t, f, head, mems)
+}
+
+// An import of more memories than a write finds the cited blobs of
+// itself leaves them to the background fill, which the command starts
+// even when the embedder leaves no vectors to make.
+func TestABigImportLeavesTheCitedBlobsToTheBackground(t *testing.T) {
+	f, head, mems := citingFixture(t, 100)
+	f.embedder = "static"
+	f.status(t, true)
+	key := "blob:" + mems[0].Commit + ":src/deploy.go"
+	store := openStore(t, filepath.Join(f.home, "acolyte", "acolyte.db"))
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if v, err := store.GetState(t.Context(), key); err == nil && v != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no background fill kept the cited blob within a minute of the import")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	store.Close()
+	f.waitFilled(t)
+	toldStaleFromWhatWasKept(t, f, head, mems)
 }
