@@ -190,6 +190,8 @@ func hookCommand() *cli.Command {
 		Usage:     "run one git hook's work (called by the installed hook shims)",
 		ArgsUsage: "NAME [ARGS...]",
 		Hidden:    true,
+		Flags: []cli.Flag{&cli.BoolFlag{Name: strings.TrimPrefix(hooks.OnlyCommitStage, "--"),
+			Usage: "for the pre-commit framework's entry that names no stage: do nothing in another hook type; ARGS are the files pre-commit passes"}},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
 				return usage(fmt.Errorf("hook needs a name: %s", strings.Join(gitsync.Hooks, ", ")))
@@ -231,11 +233,10 @@ func hookCommand() *cli.Command {
 // entry that names no stage (hooks.OnlyCommitStage) for a hook type other
 // than the commit stage, where the hook does nothing and says nothing.
 func otherPreCommitStage(c *cli.Context) bool {
-	args := c.Args().Slice()
-	if len(args) < 2 || args[0] != "pre-commit" || args[1] != hooks.OnlyCommitStage {
+	if !c.Bool(strings.TrimPrefix(hooks.OnlyCommitStage, "--")) || c.Args().First() != "pre-commit" {
 		return false
 	}
-	return hooks.OtherPreCommitStage(os.Getenv, args[2:]) != ""
+	return hooks.OtherPreCommitStage(os.Getenv, c.Args().Tail()) != ""
 }
 
 // quickHook answers a hook that has nothing to import without opening the
