@@ -42,6 +42,10 @@ func hookState(r *gitsync.Repo, s hookSetup, name string, its []Integration) Sta
 	st.Chained, _ = s.files.isFile(path + chainSuffix)
 	shimmed, _ := s.shimmedHooks()
 	ownShim := slices.Contains(shimmed, name)
+	if ownShim {
+		// The manager leaves this hook type to acolyte's shim.
+		st.Manager, st.Managed = "", false
+	}
 	if present && bytes.Contains(b, []byte(shimMarker)) {
 		st.Installed = runnable
 		if s.manager != "" && s.manager != ManagerHooksFolder && !ownShim {
