@@ -49,6 +49,11 @@ func TestHookManagerScripts(t *testing.T) {
 			have["pre-commit-4"] = major >= 4
 		}
 	}
+	// A mixed team: pre-commit 3.0 or 3.1 on PATH, 4.x in the folder
+	// precommit4 names (pre-commit-mixed.txtar runs both).
+	pc4 := os.Getenv(precommit4)
+	old := preCommitMajorMinor(withoutDir(os.Getenv("PATH"), pc4))
+	have["pre-commit-mixed"] = pc4 != "" && preCommitMajorMinor(pc4) >= 400 && old >= 300 && old < 302
 	for tool, ok := range have {
 		if !ok && !strings.HasPrefix(tool, "pre-commit-") && os.Getenv(requireHookManagers) == "1" {
 			t.Errorf("%s is not installed and %s=1: run npm ci --ignore-scripts in cmd/testdata/hookmanagers/npm, and apt-get install pre-commit", tool, requireHookManagers)
@@ -92,6 +97,15 @@ func TestHookManagerScripts(t *testing.T) {
 				}
 			}
 			env.Setenv("TEAMMATE_PATH", strings.Join(mate, string(os.PathListSeparator)))
+			if pc4 != "" {
+				sep := string(os.PathListSeparator)
+				without := withoutDir(wrapper+sep+bin+sep+env.Getenv("PATH"), pc4)
+				env.Setenv("PRECOMMIT3_PATH", without)
+				env.Setenv("PRECOMMIT4_PATH", pc4+sep+without)
+				mates := withoutDir(strings.Join(mate, sep), pc4)
+				env.Setenv("TEAMMATE3_PATH", mates)
+				env.Setenv("TEAMMATE4_PATH", pc4+sep+mates)
+			}
 			env.Setenv("PATH", wrapper+string(os.PathListSeparator)+bin+string(os.PathListSeparator)+env.Getenv("PATH"))
 			env.Setenv("ACOLYTE_LOG", filepath.Join(env.WorkDir, "acolyte.log"))
 			env.Setenv("TEAM_LOG", filepath.Join(env.WorkDir, "team.log"))
@@ -101,6 +115,42 @@ func TestHookManagerScripts(t *testing.T) {
 		},
 		RequireExplicitExec: true,
 	})
+}
+
+// precommit4 names a folder with pre-commit 4.x in it (a venv's bin),
+// for the scripts that need a second pre-commit; .ci/run sets it.
+const precommit4 = "ACOLYTE_PRECOMMIT4"
+
+// preCommitMajorMinor is the version of the first pre-commit on path, as
+// major*100+minor; 0 when there is none.
+func preCommitMajorMinor(path string) int {
+	for _, dir := range filepath.SplitList(path) {
+		exe := filepath.Join(dir, "pre-commit")
+		if !fileExists(exe) {
+			continue
+		}
+		out, err := exec.Command(exe, "--version").Output()
+		var major, minor int
+		if err != nil {
+			return 0
+		}
+		if _, err := fmt.Sscanf(strings.TrimPrefix(strings.TrimSpace(string(out)), "pre-commit "), "%d.%d", &major, &minor); err != nil {
+			return 0
+		}
+		return major*100 + minor
+	}
+	return 0
+}
+
+// withoutDir is the PATH list without dir.
+func withoutDir(list, dir string) string {
+	var out []string
+	for _, d := range filepath.SplitList(list) {
+		if filepath.Clean(d) != filepath.Clean(dir) {
+			out = append(out, d)
+		}
+	}
+	return strings.Join(out, string(os.PathListSeparator))
 }
 
 func fileExists(p string) bool {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -189,9 +190,14 @@ func hookCommand() *cli.Command {
 		Usage:     "run one git hook's work (called by the installed hook shims)",
 		ArgsUsage: "NAME [ARGS...]",
 		Hidden:    true,
+		Flags: []cli.Flag{&cli.BoolFlag{Name: strings.TrimPrefix(hooks.OnlyCommitStage, "--"),
+			Usage: "for the pre-commit framework's entry that names no stage: do nothing in another hook type; ARGS are the files pre-commit passes"}},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
 				return usage(fmt.Errorf("hook needs a name: %s", strings.Join(gitsync.Hooks, ", ")))
+			}
+			if otherPreCommitStage(c) {
+				return nil
 			}
 			if imp, ok := quickHook(c); ok {
 				for _, msg := range imp.Warnings {
@@ -221,6 +227,16 @@ func hookCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// otherPreCommitStage says whether the pre-commit framework ran acolyte's
+// entry that names no stage (hooks.OnlyCommitStage) for a hook type other
+// than the commit stage, where the hook does nothing and says nothing.
+func otherPreCommitStage(c *cli.Context) bool {
+	if !c.Bool(strings.TrimPrefix(hooks.OnlyCommitStage, "--")) || c.Args().First() != "pre-commit" {
+		return false
+	}
+	return hooks.OtherPreCommitStage(os.Getenv, c.Args().Tail()) != ""
 }
 
 // quickHook answers a hook that has nothing to import without opening the
@@ -300,8 +316,11 @@ func printInstalled(out io.Writer, res hooks.Installed) {
 	fmt.Fprintf(out, "registered the merge driver for %s/%s\n", format.Dir, format.MemoriesFile)
 	if res.Manager == hooks.ManagerHooksFolder {
 		fmt.Fprintf(out, "core.hooksPath is %s, a folder this repository shares, so acolyte changed nothing in it but what it lists below.\n", res.Dir)
-	} else {
+	} else if len(res.Shims) == 0 {
 		fmt.Fprintf(out, "%s runs this repository's hooks, so acolyte wrote no shim; it runs from %s's files.\n", res.Manager, res.Manager)
+	} else {
+		fmt.Fprintf(out, "%s runs this repository's hooks but does not install %s here, so acolyte installed its own in %s; the rest run from %s's files.\n",
+			res.Manager, strings.Join(res.Shims, ", "), res.Dir, res.Manager)
 	}
 	var todo, then []string
 	byHand := false

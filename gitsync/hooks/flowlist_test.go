@@ -15,7 +15,9 @@ func TestPreCommitValuesWithoutTheirOpeningBracketAreLeftToTheUser(t *testing.T)
 		"default_install_hook_types: [pre-push\nrepos:\n  - repo: local\n    hooks: []\n",
 		"default_stages: commit, push]\nrepos:\n  - repo: local\n    hooks: []\n",
 	} {
-		if got, err := addPreCommitEntry(doc, spelled(doc)); !errors.Is(err, errManual) {
+		// Spelled as a config that names stages has it: only an entry that
+		// names them edits the top level.
+		if got, err := addPreCommitEntry(doc, spellOld); !errors.Is(err, errManual) {
 			t.Errorf("%q: got %v, want a by-hand edit; wrote\n%s", doc, err, got)
 		}
 	}

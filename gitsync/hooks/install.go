@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/acolyte-dev/acolyte/gitsync"
@@ -169,6 +170,9 @@ type Installed struct {
 	Lines map[string]string `json:"lines,omitempty"`
 	// Integrations are the edits still needed (or, with write, made).
 	Integrations []Integration `json:"integrations,omitempty"`
+	// Shims are the hooks acolyte's shims run although a manager owns
+	// the hooks: those it does not install here (hookSetup.shimmedHooks).
+	Shims []string `json:"shims,omitempty"`
 }
 
 // InstallHooks makes git run acolyte's hooks and registers the merge driver
@@ -190,10 +194,16 @@ func Install(ctx context.Context, r *gitsync.Repo, exe string, write bool) (Inst
 	defer s.close()
 	out := Installed{Dir: s.gitDir, Manager: s.manager, Managed: s.manager != ""}
 	if !out.Managed {
-		if err := writeShims(s.files, s.gitDir, exe); err != nil {
+		if err := writeShims(s.files, s.gitDir, exe, gitsync.Hooks); err != nil {
 			return out, err
 		}
 	} else if out.Integrations, err = integrate(ctx, r, s, write); err != nil {
+		return out, err
+	}
+	if out.Shims, err = s.shimmedHooks(); err != nil {
+		return out, err
+	}
+	if err := writeShims(s.files, s.gitDir, exe, out.Shims); err != nil {
 		return out, err
 	}
 	if out.Managed {
@@ -234,17 +244,22 @@ func integrate(ctx context.Context, r *gitsync.Repo, s hookSetup, write bool) ([
 		}
 	}
 	if done || s.manager == ManagerHusky {
-		if err := removeOwnShims(s.files, s.gitDir); err != nil {
+		keep, err := s.shimmedHooks()
+		if err != nil {
+			return its, err
+		}
+		if err := removeOwnShims(s.files, s.gitDir, slices.DeleteFunc(slices.Clone(gitsync.Hooks), func(h string) bool { return slices.Contains(keep, h) })); err != nil {
 			return its, err
 		}
 	}
 	return its, nil
 }
 
-// removeOwnShims deletes acolyte's shims from dir, under any name a manager
-// moved them to, and puts back the hooks they chained.
-func removeOwnShims(files *hookFiles, dir string) error {
-	for _, name := range gitsync.Hooks {
+// removeOwnShims deletes acolyte's shims for the hooks names from dir,
+// under any name a manager moved them to, and puts back the hooks they
+// chained.
+func removeOwnShims(files *hookFiles, dir string, names []string) error {
+	for _, name := range names {
 		path := filepath.Join(dir, name)
 		if files.isShim(path) {
 			if err := files.remove(path); err != nil {
@@ -311,10 +326,10 @@ func sharedHooksDir(ctx context.Context, r *gitsync.Repo, dir string) (bool, err
 	return false, fmt.Errorf("git check-ignore %s: %w", rel, err)
 }
 
-// writeShims writes acolyte's shim for each hook into dir, through files
-// (a hooks folder inside the worktree is the clone's).
-func writeShims(files *hookFiles, dir, exe string) error {
-	for _, name := range gitsync.Hooks {
+// writeShims writes acolyte's shim for each hook of names into dir,
+// through files (a hooks folder inside the worktree is the clone's).
+func writeShims(files *hookFiles, dir, exe string, names []string) error {
+	for _, name := range names {
 		path := filepath.Join(dir, name)
 		b, err := files.readOptional(path)
 		switch {

@@ -5,7 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os/exec"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -126,6 +126,45 @@ func detectManager(ctx context.Context, r *gitsync.Repo, files *hookFiles, dir s
 	return s, nil
 }
 
+// shimmedHooks are acolyte's hooks that its own shims run although a
+// manager owns the hooks. With the pre-commit framework those are the
+// types its config does not have `pre-commit install` install
+// (default_install_hook_types) and that pre-commit has not installed here
+// by hand: nothing of pre-commit's runs in them, and having pre-commit
+// install them for acolyte would run the team's hooks without stages:
+// there too, unless a default_stages that names a renamed stage kept
+// them out (addPreCommitEntry). Where pre-commit does install one, its
+// acolyte-index entry runs acolyte (and a shim that was there first, which
+// pre-commit keeps as <hook>.legacy and runs before it).
+func (s hookSetup) shimmedHooks() ([]string, error) {
+	if s.manager != ManagerPreCommit {
+		return nil, nil
+	}
+	b, err := s.files.readOptional(s.config)
+	if err != nil {
+		return nil, err
+	}
+	lines := strings.Split(string(b), "\n")
+	installs := []string{"pre-commit"}
+	if start, _ := yamlBlockLines(lines, preCommitTypes); start >= 0 {
+		installs = flowList(strings.TrimPrefix(lines[start], preCommitTypes+":"))
+	}
+	var out []string
+	for _, name := range preCommitIndexStages {
+		if slices.Contains(installs, name) {
+			continue
+		}
+		hook, err := s.files.readOptional(filepath.Join(s.gitDir, name))
+		if err != nil {
+			return nil, err
+		}
+		if !bytes.Contains(hook, []byte(entryMarks[ManagerPreCommit])) {
+			out = append(out, name)
+		}
+	}
+	return out, nil
+}
+
 // close releases what detectSetup opened.
 func (s hookSetup) close() { s.files.Close() }
 
@@ -187,10 +226,10 @@ type Integration struct {
 	// Manual says why acolyte cannot make the edit itself.
 	Manual string `json:"manual,omitempty"`
 	// Note is what the team should know about the edit: how acolyte
-	// spelled pre-commit's stages, when some pre-commit would object.
+	// spelled pre-commit's stages, and what that means for the team.
 	Note string `json:"note,omitempty"`
-	// modern spells pre-commit's stages by the names 3.2 introduced.
-	modern bool
+	// spelling is how the pre-commit framework entry names its stages.
+	spelling stageSpelling
 	// jsonKeys locate the object to set Hooks' commands in (package.json),
 	// and jsonValue is the command; empty for text edits.
 	jsonKeys  []string
@@ -235,9 +274,9 @@ func integrations(ctx context.Context, r *gitsync.Repo, s hookSetup) ([]Integrat
 			return nil, err
 		}
 		if !bytes.Contains(b, []byte("acolyte hook pre-commit")) || !bytes.Contains(b, []byte("acolyte hook post-merge")) {
-			modern, note := preCommitModern(ctx, r.Root, string(b))
-			out = append(out, Integration{File: r.Rel(s.config), Hooks: gitsync.Hooks, Add: preCommitEntry("", modern),
-				Then: "pre-commit install", Note: note, modern: modern})
+			spelling, note := preCommitChoice(string(b))
+			out = append(out, Integration{File: r.Rel(s.config), Hooks: gitsync.Hooks, Add: preCommitEntry("", spelling),
+				Then: "pre-commit install", Note: note, spelling: spelling})
 		}
 	case ManagerSimpleGitHooks, ManagerHusky4:
 		keys := []string{"simple-git-hooks"}
@@ -302,39 +341,76 @@ func lefthookEntry(name string) string {
 }
 
 // PreCommitEntry is the pre-commit framework's repos entry, indented by
-// indent, in the stage names every release reads (see preCommitEntry).
-func PreCommitEntry(indent string) string { return preCommitEntry(indent, false) }
+// indent, as acolyte writes it into a config that names no stage: in no
+// stage name pre-commit 3.2 renamed, so that every release from 3.0 on
+// reads it without a word (see preCommitEntry).
+func PreCommitEntry(indent string) string { return preCommitEntry(indent, spellNoStage) }
 
-// preCommitEntry is the repos entry, its commit stage spelled `pre-commit`
-// when modern, else `commit`. pre-commit 3.0 and 3.1 (Debian 12's is
-// 3.0.4) reject the whole config over `pre-commit`, the name 3.2 added,
-// which blocks every commit of a teammate who has them; 4.x warns on
-// every run that `commit` is deprecated. preCommitModern chooses.
-func preCommitEntry(indent string, modern bool) string {
-	stage := "commit"
-	if modern {
-		stage = "pre-commit"
-	}
-	lines := []string{
-		"- repo: local",
-		"  hooks:",
-		"    - id: acolyte",
-		"      name: acolyte project memory",
+// stageSpelling is how acolyte's pre-commit entry names the commit stage.
+// pre-commit 3.2 renamed commit, merge-commit and push to pre-commit,
+// pre-merge-commit and pre-push; 3.0 and 3.1 (Debian 12's is 3.0.4)
+// reject the whole config over a new name, which blocks every commit of a
+// teammate who has them, and 4.x warns on every git operation about an
+// old one. preCommitChoice chooses.
+type stageSpelling int
+
+const (
+	// spellNoStage names no stage: the commit hook has no `stages:` and
+	// so runs in every hook type the team installs, where acolyte's
+	// OnlyCommitStage check makes it do nothing but in the commit stage.
+	spellNoStage stageSpelling = iota
+	// spellOld is `commit`, as a team whose config uses the old names has.
+	spellOld
+	// spellNew is `pre-commit`, as a team on 3.2 or later has.
+	spellNew
+)
+
+// preCommitMessageFiles matches the commit message file pre-commit passes
+// to a hook in the prepare-commit-msg and commit-msg stages (git's
+// COMMIT_EDITMSG, or MERGE_MSG for a merge); no staged file matches it,
+// so in the commit stage the hook gets no file at all, and a file given is
+// the sign of a message stage (OtherPreCommitStage).
+const preCommitMessageFiles = `(^|/)(COMMIT_EDITMSG|MERGE_MSG)$`
+
+// preCommitEntry is the repos entry, its commit stage spelled as spelling
+// says; acolyte-index's stages were never renamed.
+func preCommitEntry(indent string, spelling stageSpelling) string {
+	commit := []string{
 		"      entry: sh -c '" + ManagerLine("pre-commit") + "'",
 		"      language: system",
 		"      pass_filenames: false",
 		"      always_run: true",
-		"      stages: [" + stage + "]",
+		"      stages: [" + preCommitStageName("commit", spelling == spellNew) + "]",
+	}
+	if spelling == spellNoStage {
+		commit = []string{
+			"      entry: sh -c '" + guarded("pre-commit", " "+OnlyCommitStage+` "$@"`) + "' --",
+			"      language: system",
+			"      pass_filenames: true",
+			"      always_run: true",
+			"      files: '" + preCommitMessageFiles + "'",
+		}
+	}
+	lines := slices.Concat([]string{
+		"- repo: local",
+		"  hooks:",
+		"    - id: acolyte",
+		"      name: acolyte project memory",
+	}, commit, []string{
 		"    - id: acolyte-index",
 		"      name: acolyte memory index",
 		"      entry: sh -c '" + ManagerLine("post-merge") + "'",
 		"      language: system",
 		"      pass_filenames: false",
 		"      always_run: true",
-		"      stages: [post-checkout, post-merge, post-rewrite]",
-	}
+		"      stages: [" + strings.Join(preCommitIndexStages, ", ") + "]",
+	})
 	return indent + strings.Join(lines, "\n"+indent) + "\n"
 }
+
+// preCommitIndexStages are the hook types acolyte-index runs in, which
+// are acolyte's hooks but pre-commit; pre-commit never renamed them.
+var preCommitIndexStages = slices.DeleteFunc(slices.Clone(gitsync.Hooks), func(h string) bool { return h == "pre-commit" })
 
 // preCommitTypes is the top-level key `pre-commit install` reads to know
 // which hooks to install besides pre-commit.
@@ -347,6 +423,14 @@ const preCommitDefaultStages = "default_stages"
 // preCommitOldStages are the stage names pre-commit 3.2 renamed, with
 // their new names.
 var preCommitOldStages = map[string]string{"commit": "pre-commit", "merge-commit": "pre-merge-commit", "push": "pre-push"}
+
+// preCommitStageName is stage (an old name) as spelled the new way or not.
+func preCommitStageName(stage string, modern bool) string {
+	if modern && preCommitOldStages[stage] != "" {
+		return preCommitOldStages[stage]
+	}
+	return stage
+}
 
 // preCommitStages are the stages pre-commit 3.0 knows, in its order and
 // old names: every stage a hook without `stages:` ran in, under any
@@ -387,7 +471,7 @@ func preCommitSpelling(doc string) (modern, known bool) {
 			}
 		}
 		for _, name := range names {
-			if slices.Contains([]string{"pre-commit", "pre-merge-commit", "pre-push"}, name) {
+			if slices.Contains(slices.Collect(maps.Values(preCommitOldStages)), name) {
 				return true, true
 			}
 			if preCommitOldStages[name] != "" {
@@ -398,44 +482,28 @@ func preCommitSpelling(doc string) (modern, known bool) {
 	return false, known
 }
 
-// preCommitModern says whether acolyte's entry in doc spells its stages
-// the new way, and why, for a note to the user. A config that names no
-// stage leaves it to the pre-commit installed here: 4.x warns on every run
-// about an old name, 3.0 and 3.1 reject a new one, and 3.2 to 3.x read
-// both silently, so only 4.x gets the new names.
-func preCommitModern(ctx context.Context, dir, doc string) (bool, string) {
+// preCommitChoice is how acolyte's entry in doc spells its stages, and
+// what the team should know of it. A config that spells stages has a team
+// that lives with its spelling already, so acolyte follows it. One that
+// names none says nothing of the team's pre-commit, which may be 3.0 on
+// one machine and 4.x on the next: the entry then names no renamed stage,
+// unless the team's default_stages (naming none of those either) would
+// keep a hook without stages: out of the commit stage, when acolyte falls
+// back to `commit`, which every release runs and only 4.x warns about.
+func preCommitChoice(doc string) (stageSpelling, string) {
+	const migrate = "once everyone on the team has pre-commit 3.2 or later, pre-commit migrate-config renames them all, acolyte's included."
 	modern, known := preCommitSpelling(doc)
-	if modern {
-		return true, ""
-	}
-	major, version := preCommitVersion(ctx, dir)
 	switch {
-	case major < 4:
-		return false, ""
+	case modern:
+		return spellNew, ""
 	case known:
-		return false, "acolyte spelled its commit stage `commit`, as the team's config does, which every pre-commit reads but " + version + " warns is deprecated;\n" +
-			"once everyone on the team has pre-commit 3.2 or later, run pre-commit migrate-config (acolyte keeps the new names)."
+		return spellOld, "acolyte spelled its commit stage `commit`, as the team's config spells its stages, which pre-commit 4 warns is deprecated;\n" + migrate
 	}
-	return true, "the team's config names no stage, so acolyte spelled its stages the way " + version + ", installed here, reads without a warning (pre-commit, pre-push);\n" +
-		"pre-commit 3.0 and 3.1 reject these names: a teammate on those needs pre-commit 3.2 or later."
-}
-
-// preCommitVersion is the major version of the pre-commit framework on
-// PATH, run in dir, and its own words for it ("pre-commit 4.7.0"); 0 and
-// "" when there is none or it says something else.
-func preCommitVersion(ctx context.Context, dir string) (int, string) {
-	cmd := exec.CommandContext(ctx, "pre-commit", "--version")
-	cmd.Dir = dir
-	out, err := cmd.Output()
-	if err != nil {
-		return 0, ""
+	if start, _ := yamlBlockLines(strings.Split(doc, "\n"), preCommitDefaultStages); start >= 0 {
+		return spellOld, "the team's default_stages leaves out the commit stage, so acolyte named it, the way every pre-commit reads (`commit`, which pre-commit 4 warns is deprecated);\n" + migrate
 	}
-	version := strings.TrimSpace(string(out))
-	var major int
-	if _, err := fmt.Sscanf(strings.TrimPrefix(version, "pre-commit "), "%d.", &major); err != nil {
-		return 0, ""
-	}
-	return major, version
+	return spellNoStage, "the team's config names no stage, so acolyte's entry names none that pre-commit 3.2 renamed and every pre-commit from 3.0 on reads it silently;\n" +
+		"acolyte's post-checkout, post-merge and post-rewrite hooks go in each clone's .git/hooks with acolyte hooks install, where pre-commit does not install those types."
 }
 
 // flowList reads a YAML flow list of plain or quoted words, `[a, 'b']`

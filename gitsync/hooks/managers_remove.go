@@ -168,23 +168,27 @@ func removeLefthookEntry(doc, name string) string {
 	return strings.Join(lines, "\n")
 }
 
-// removePreCommitEntry drops acolyte's local repo (either stage spelling,
-// either line form) and what addPreCommitEntry added at the top level: the
-// three hook types in default_install_hook_types, and a default_stages
-// exactly as it writes one.
+// removePreCommitEntry drops acolyte's local repo (any stage spelling,
+// either line form) and, for an entry that names its stages, what
+// addPreCommitEntry added at the top level with it: the three hook types
+// in default_install_hook_types, and a default_stages exactly as it
+// writes one. An entry that names no stage came alone, so the top level
+// is the team's.
 func removePreCommitEntry(doc string) (string, string) {
 	lines := strings.Split(doc, "\n")
+	alone := false
 	for i := 0; i+15 < len(lines); i++ {
 		at := func(k int) string { return strings.TrimSpace(lines[i+k]) }
 		if at(0) == "- repo: local" && at(1) == "hooks:" && at(2) == "- id: acolyte" && at(9) == "- id: acolyte-index" &&
 			strings.HasPrefix(at(15), "stages: [post-checkout") {
+			alone = strings.Contains(lines[i+4], OnlyCommitStage)
 			lines = slices.Delete(lines, i, i+16)
 			break
 		}
 	}
-	added := slices.DeleteFunc(slices.Clone(gitsync.Hooks), func(h string) bool { return h == "pre-commit" })
+	added := preCommitIndexStages
 	manual := ""
-	if start, _ := yamlBlockLines(lines, preCommitTypes); start >= 0 {
+	if start, _ := yamlBlockLines(lines, preCommitTypes); start >= 0 && !alone {
 		have := flowList(strings.TrimPrefix(lines[start], preCommitTypes+":"))
 		left := slices.DeleteFunc(slices.Clone(have), func(h string) bool { return slices.Contains(added, h) })
 		switch {
@@ -196,7 +200,7 @@ func removePreCommitEntry(doc string) (string, string) {
 			lines[start] = preCommitTypes + ": [" + strings.Join(left, ", ") + "]"
 		}
 	}
-	if start, _ := yamlBlockLines(lines, preCommitDefaultStages); start >= 0 {
+	if start, _ := yamlBlockLines(lines, preCommitDefaultStages); start >= 0 && !alone {
 		for _, modern := range []bool{false, true} {
 			ours, _ := keepDefaultStages(nil, added, modern)
 			if len(ours) == 1 && strings.TrimSpace(lines[start]) == ours[0] {

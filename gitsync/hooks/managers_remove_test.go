@@ -54,17 +54,23 @@ func TestRemovingManagerLinesUndoesAddingThem(t *testing.T) {
 		}
 	}
 
-	for _, team := range []string{
-		"repos:\n- repo: https://github.com/pre-commit/pre-commit-hooks\n  rev: v4.0.0\n  hooks:\n  - id: trailing-whitespace\n",
-		"default_install_hook_types: [pre-commit, pre-push]\nrepos:\n  - repo: local\n    hooks:\n      - id: lint\n        entry: make lint\n        language: system\n        stages: [pre-push]\n",
+	every := []stageSpelling{spellNoStage, spellOld, spellNew}
+	for team, spellings := range map[string][]stageSpelling{
+		"repos:\n- repo: https://github.com/pre-commit/pre-commit-hooks\n  rev: v4.0.0\n  hooks:\n  - id: trailing-whitespace\n":                                                                      every,
+		"default_install_hook_types: [pre-commit, pre-push]\nrepos:\n  - repo: local\n    hooks:\n      - id: lint\n        entry: make lint\n        language: system\n        stages: [pre-push]\n": every,
+		// The team installs post-merge itself: an entry that names no
+		// stage never touched that, so uninstalling leaves it.
+		"default_install_hook_types: [pre-commit, post-merge]\nrepos:\n  - repo: local\n    hooks: []\n": {spellNoStage},
 	} {
-		added, err := addPreCommitEntry(team, spelled(team))
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, manual := removePreCommitEntry(added)
-		if got != team || manual != "" {
-			t.Errorf("pre-commit config %q: added\n%s\nremoved (%q)\n%s", team, added, manual, got)
+		for _, spelling := range spellings {
+			added, err := addPreCommitEntry(team, spelling)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, manual := removePreCommitEntry(added)
+			if got != team || manual != "" {
+				t.Errorf("pre-commit config %q, spelling %v: added\n%s\nremoved (%q)\n%s", team, spelling, added, manual, got)
+			}
 		}
 	}
 

@@ -40,9 +40,15 @@ func hookState(r *gitsync.Repo, s hookSetup, name string, its []Integration) Sta
 	present := err == nil && b != nil
 	runnable := present && s.files.executable(path)
 	st.Chained, _ = s.files.isFile(path + chainSuffix)
+	shimmed, _ := s.shimmedHooks()
+	ownShim := slices.Contains(shimmed, name)
+	if ownShim {
+		// The manager leaves this hook type to acolyte's shim.
+		st.Manager, st.Managed = "", false
+	}
 	if present && bytes.Contains(b, []byte(shimMarker)) {
 		st.Installed = runnable
-		if s.manager != "" && s.manager != ManagerHooksFolder {
+		if s.manager != "" && s.manager != ManagerHooksFolder && !ownShim {
 			st.Problem = "runs through acolyte's shim, which the next " + s.manager + " install removes"
 			st.Fix = "acolyte hooks install --write"
 		} else if chained, _ := s.files.readOptional(path + chainSuffix); st.Installed && st.Chained && legacyIn(string(chained), name) {
@@ -52,7 +58,7 @@ func hookState(r *gitsync.Repo, s hookSetup, name string, its []Integration) Sta
 		}
 		return st
 	}
-	if s.manager == "" {
+	if s.manager == "" || ownShim {
 		st.Foreign = present
 		st.Problem, st.Fix = "not installed", "acolyte hooks install"
 		if present {

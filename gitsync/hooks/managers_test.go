@@ -37,27 +37,45 @@ func TestAddLefthookEntryKeepsEveryLineOfTheTeams(t *testing.T) {
 
 func TestAddPreCommitEntryAppendsToReposAndInstallTypes(t *testing.T) {
 	team := "repos:\n- repo: https://github.com/pre-commit/pre-commit-hooks\n  rev: v4.0.0\n  hooks:\n  - id: trailing-whitespace\n\n# done\n"
+	// The config names no stage: acolyte's entry names none that 3.2
+	// renamed, and nothing else changes, since default_install_hook_types
+	// would need a default_stages, which would need one.
 	got, err := addPreCommitEntry(team, spelled(team))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := "repos:\n- repo: https://github.com/pre-commit/pre-commit-hooks\n  rev: v4.0.0\n  hooks:\n  - id: trailing-whitespace\n" +
-		PreCommitEntry("") + "\n# done\ndefault_install_hook_types: [pre-commit, post-checkout, post-merge, post-rewrite]\n" +
+		PreCommitEntry("") + "\n# done\n"
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	for old, renamed := range preCommitOldStages {
+		if strings.Contains(got, old+"]") || strings.Contains(got, old+",") || strings.Contains(got, renamed) && !strings.Contains(got, "acolyte hook "+renamed) {
+			t.Errorf("the entry names %s or %s:\n%s", old, renamed, got)
+		}
+	}
+	// An entry that names its stages has pre-commit install acolyte's hooks.
+	got, err = addPreCommitEntry(team, spellOld)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = "repos:\n- repo: https://github.com/pre-commit/pre-commit-hooks\n  rev: v4.0.0\n  hooks:\n  - id: trailing-whitespace\n" +
+		preCommitEntry("", spellOld) + "\n# done\ndefault_install_hook_types: [pre-commit, post-checkout, post-merge, post-rewrite]\n" +
 		"default_stages: [commit, merge-commit, prepare-commit-msg, commit-msg, post-commit, manual, push]\n"
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
-	got, err = addPreCommitEntry("default_install_hook_types: [pre-push, 'pre-commit']  # team\nrepos:\n  - repo: local\n    hooks: []\n", false)
+	got, err = addPreCommitEntry("default_install_hook_types: [pre-push, 'pre-commit']  # team\nrepos:\n  - repo: local\n    hooks: []\n", spellOld)
 	if err != nil || !strings.HasPrefix(got, "default_install_hook_types: [pre-push, pre-commit, post-checkout, post-merge, post-rewrite]\n") {
 		t.Errorf("flow list: %v\n%s", err, got)
 	}
 	if !strings.HasSuffix(got, "\ndefault_stages: [commit, merge-commit, prepare-commit-msg, commit-msg, post-commit, manual, push]\n") {
 		t.Errorf("flow list: the team's hooks without stages must keep to their stages:\n%s", got)
 	}
-	if _, err := addPreCommitEntry("default_install_hook_types:\n  - pre-push\nrepos:\n  - repo: local\n", false); !errors.Is(err, errManual) {
+	if _, err := addPreCommitEntry("default_install_hook_types:\n  - pre-push\nrepos:\n  - repo: local\n", spellOld); !errors.Is(err, errManual) {
 		t.Errorf("block list: %v, want a by-hand edit", err)
 	}
-	if _, err := addPreCommitEntry("repos: []\n", false); !errors.Is(err, errManual) {
+	if _, err := addPreCommitEntry("repos: []\n", spellNoStage); !errors.Is(err, errManual) {
 		t.Errorf("flow repos: %v, want a by-hand edit", err)
 	}
 }
@@ -96,11 +114,11 @@ func TestAddPreCommitEntryFollowsTheTeamsStageNames(t *testing.T) {
 	}
 	// A default_stages of the team's is kept, unless it names a hook
 	// type acolyte would install: then the edit is the user's.
-	got, err = addPreCommitEntry("default_stages: [commit]\nrepos:\n  - repo: local\n    hooks: []\n", false)
+	got, err = addPreCommitEntry("default_stages: [commit]\nrepos:\n  - repo: local\n    hooks: []\n", spellOld)
 	if err != nil || strings.Count(got, "default_stages") != 1 {
 		t.Errorf("kept default_stages: %v\n%s", err, got)
 	}
-	if _, err := addPreCommitEntry("default_stages: [commit, post-merge]\nrepos:\n  - repo: local\n    hooks: []\n", false); !errors.Is(err, errManual) {
+	if _, err := addPreCommitEntry("default_stages: [commit, post-merge]\nrepos:\n  - repo: local\n    hooks: []\n", spellOld); !errors.Is(err, errManual) {
 		t.Errorf("default_stages naming post-merge: %v, want a by-hand edit", err)
 	}
 	// Nothing added to install, nothing to keep.
@@ -110,48 +128,46 @@ func TestAddPreCommitEntryFollowsTheTeamsStageNames(t *testing.T) {
 	}
 }
 
-// A config that names no stage leaves the spelling to the pre-commit
-// installed: only 4.x, which warns about the old names, gets the new ones;
-// a config that names stages keeps its spelling, whatever is installed.
-// (The hook-manager scripts run the real 3.0.4 and 4.7.0.)
-func TestPreCommitModernAsksTheInstalledPreCommitOnlyWhenTheConfigNamesNoStage(t *testing.T) {
+// A config that spells stages has acolyte follow it; one that names none
+// gets an entry that names no renamed stage, whatever pre-commit is
+// installed here, unless the team's default_stages would keep a hook
+// without stages: out of the commit stage. (The hook-manager scripts run
+// the real 3.0.4 and 4.7.0.)
+func TestPreCommitChoiceFollowsTheConfigAlone(t *testing.T) {
 	bin := t.TempDir()
-	t.Setenv("PATH", bin)
+	// A pre-commit here says 4.x: the choice must not ask it.
+	gittest.WriteFiles(t, bin, map[string]string{"pre-commit": "#!/bin/sh\necho 'pre-commit 4.7.0'\n"})
+	if err := os.Chmod(filepath.Join(bin, "pre-commit"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	none := "repos:\n- repo: local\n  hooks:\n  - id: x\n"
-	old := none + "    stages: [commit]\n"
-	modern := none + "    stages: [pre-commit]\n"
 	for _, c := range []struct {
-		version, doc string
-		want         bool
-		note         string
+		doc  string
+		want stageSpelling
+		note string
 	}{
-		{"", none, false, ""},
-		{"pre-commit 3.0.4", none, false, ""},
-		{"pre-commit 3.6.2", none, false, ""},
-		{"pre-commit 4.7.0", none, true, "pre-commit 3.0 and 3.1 reject these names"},
-		{"pre-commit 4.7.0", old, false, "migrate-config"},
-		{"pre-commit 3.0.4", old, false, ""},
-		{"pre-commit 3.0.4", modern, true, ""},
-		{"not pre-commit", none, false, ""},
+		{none, spellNoStage, "every pre-commit from 3.0 on reads it silently"},
+		{none + "    stages: [commit]\n", spellOld, "migrate-config"},
+		{none + "    stages: [pre-commit]\n", spellNew, ""},
+		{"minimum_pre_commit_version: '3.2.0'\n" + none, spellNew, ""},
+		{"default_stages: [manual]\n" + none, spellOld, "default_stages leaves out the commit stage"},
+		{"default_stages: [push]\n" + none, spellOld, "migrate-config"},
 	} {
-		script := "#!/bin/sh\nexit 127\n"
-		if c.version != "" {
-			script = "#!/bin/sh\necho '" + c.version + "'\n"
-		}
-		if err := os.WriteFile(filepath.Join(bin, "pre-commit"), []byte(script), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		got, note := preCommitModern(t.Context(), bin, c.doc)
+		got, note := preCommitChoice(c.doc)
 		if got != c.want || (c.note == "") != (note == "") || !strings.Contains(note, c.note) {
-			t.Errorf("%q with %q: modern %v, note %q; want %v, a note with %q", c.version, c.doc, got, note, c.want, c.note)
+			t.Errorf("%q: spelling %v, note %q; want %v, a note with %q", c.doc, got, note, c.want, c.note)
+		}
+		if strings.Contains(note, "need") && strings.Contains(note, "3.0 and 3.1") {
+			t.Errorf("%q: the note still tells 3.0 and 3.1 users to upgrade: %q", c.doc, note)
 		}
 	}
 }
 
 // spelled is the spelling acolyte takes from the team's config alone.
-func spelled(doc string) bool {
-	modern, _ := preCommitSpelling(doc)
-	return modern
+func spelled(doc string) stageSpelling {
+	spelling, _ := preCommitChoice(doc)
+	return spelling
 }
 
 func TestAddHookLineGoesBeforeAFinalExit(t *testing.T) {
@@ -258,7 +274,8 @@ func FuzzManagerConfigEdits(f *testing.F) {
 			}
 		}
 		if out, err := addPreCommitEntry(doc, spelled(doc)); err == nil {
-			if !strings.Contains(yamlBlock(out, "repos"), "acolyte hook post-merge") || !strings.Contains(out, preCommitTypes+": [") {
+			named := spelled(doc) != spellNoStage
+			if !strings.Contains(yamlBlock(out, "repos"), "acolyte hook post-merge") || (named && !strings.Contains(out, preCommitTypes+": [")) || (!named && !keepsLines(doc, out)) {
 				t.Errorf("pre-commit %q became %q", doc, out)
 			}
 		}

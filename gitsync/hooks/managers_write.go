@@ -35,7 +35,7 @@ func writeIntegration(files *hookFiles, root string, it Integration) error {
 		edited, err = setJSONStrings(b, it.jsonKeys, [][2]string{{it.Hooks[0], it.jsonValue}})
 		out = string(edited)
 	case filepath.Base(path) == preCommitConfig:
-		out, err = addPreCommitEntry(string(b), it.modern)
+		out, err = addPreCommitEntry(string(b), it.spelling)
 	case slices.Contains(lefthookYAMLConfigs, it.File):
 		out, err = addLefthookEntry(string(b), it.Hooks[0])
 	default:
@@ -149,20 +149,24 @@ func addLefthookEntry(doc, name string) (string, error) {
 	return "", fmt.Errorf("%w: %s: has neither commands: nor jobs:; add acolyte's command to it by hand", errManual, name)
 }
 
-// addPreCommitEntry adds acolyte's local repo at the end of `repos:` and
-// names acolyte's hooks in default_install_hook_types, so that a plain
-// `pre-commit install` installs them. A hook without `stages:` runs in
-// every stage pre-commit installs, so installing post-checkout,
-// post-merge and post-rewrite would run the team's own hooks on every
-// checkout, merge and amend (issue 36); default_stages, added when the
-// file has none, keeps such hooks in exactly the stages they ran in
-// before: all but the hook types acolyte adds.
-func addPreCommitEntry(doc string, modern bool) (string, error) {
+// addPreCommitEntry adds acolyte's local repo at the end of `repos:`. An
+// entry that names its stages also goes in default_install_hook_types, so
+// that a plain `pre-commit install` installs acolyte's hooks. A hook
+// without `stages:` runs in every stage pre-commit installs, so installing
+// post-checkout, post-merge and post-rewrite would run the team's own
+// hooks on every checkout, merge and amend (issue 36); default_stages,
+// added when the file has none, keeps such hooks in exactly the stages
+// they ran in before: all but the hook types acolyte adds. Neither can be
+// written without a stage name pre-commit 3.2 renamed, so an entry that
+// names none (spellNoStage) changes nothing else in the file: its
+// acolyte-index runs where the team installs those types, and acolyte's
+// own hooks in .git/hooks do elsewhere (Install).
+func addPreCommitEntry(doc string, spelling stageSpelling) (string, error) {
 	lines := strings.Split(strings.TrimRight(doc, "\n"), "\n")
 	start, end := yamlBlockLines(lines, "repos")
 	switch {
 	case start < 0:
-		lines = append(lines, "repos:", strings.TrimRight(preCommitEntry("", modern), "\n"))
+		lines = append(lines, "repos:", strings.TrimRight(preCommitEntry("", spelling), "\n"))
 	case strings.TrimSpace(strings.TrimPrefix(lines[start], "repos:")) != "":
 		return "", fmt.Errorf("%w: repos: is written on one line; add acolyte's entry to it by hand", errManual)
 	default:
@@ -177,14 +181,17 @@ func addPreCommitEntry(doc string, modern bool) (string, error) {
 			}
 			last = i
 		}
-		entry := strings.Split(strings.TrimRight(preCommitEntry(indent, modern), "\n"), "\n")
+		entry := strings.Split(strings.TrimRight(preCommitEntry(indent, spelling), "\n"), "\n")
 		lines = slices.Insert(lines, last+1, entry...)
+	}
+	if spelling == spellNoStage {
+		return strings.Join(lines, "\n") + "\n", nil
 	}
 	lines, added, err := addInstallTypes(lines)
 	if err != nil {
 		return "", err
 	}
-	if lines, err = keepDefaultStages(lines, added, modern); err != nil {
+	if lines, err = keepDefaultStages(lines, added, spelling == spellNew); err != nil {
 		return "", err
 	}
 	return strings.Join(lines, "\n") + "\n", nil
@@ -194,7 +201,7 @@ func addPreCommitEntry(doc string, modern bool) (string, error) {
 // uses, and returns those it added; a list written over several lines is
 // left to the user.
 func addInstallTypes(lines []string) ([]string, []string, error) {
-	want := append([]string{"pre-commit"}, slices.DeleteFunc(slices.Clone(gitsync.Hooks), func(h string) bool { return h == "pre-commit" })...)
+	want := append([]string{"pre-commit"}, preCommitIndexStages...)
 	start, _ := yamlBlockLines(lines, preCommitTypes)
 	if start < 0 {
 		// pre-commit installs the pre-commit hook alone by default.
@@ -245,10 +252,7 @@ func keepDefaultStages(lines, added []string, modern bool) ([]string, error) {
 		if slices.Contains(added, stage) {
 			continue
 		}
-		if modern && preCommitOldStages[stage] != "" {
-			stage = preCommitOldStages[stage]
-		}
-		keep = append(keep, stage)
+		keep = append(keep, preCommitStageName(stage, modern))
 	}
 	return append(lines, preCommitDefaultStages+": ["+strings.Join(keep, ", ")+"]"), nil
 }
