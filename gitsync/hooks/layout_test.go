@@ -26,6 +26,7 @@ func TestHooksBuildOnGitsyncOnly(t *testing.T) {
 		module + "internal/flock":              true,
 		module + "internal/mapfile":            true,
 		module + "internal/subpath":            true,
+		module + "internal/beneath":            true,
 		module + "internal/lazyre":             true,
 		module + "gitsync/derive":              true,
 		module + "memory":                      true,
