@@ -163,7 +163,8 @@ func benchmarkCommittedBlobs(b *testing.B, r *Repo, specs []string) {
 }
 
 // BenchmarkFirstLook is the whole staleness check of a CLI search's first
-// look at a page of 20 hits, as cmd wires it: a new stalememo over the
+// look at a page of hits (10, search's default limit, or 20), as cmd
+// wires it: a new stalememo over the
 // store, over StaleByIDKeeping, each call about memories it has not seen,
 // each citing a file at a commit among the last 100 ("recent") or all
 // 3,000 ("spread") of the packed history of BenchmarkCommittedBlobs.
@@ -200,12 +201,13 @@ func BenchmarkFirstLook(b *testing.B) {
 			}
 			return mems
 		}
-		for _, ahead := range []bool{false, true} {
-			name := span.name + "/cold"
-			if ahead {
-				name = span.name + "/blobs-kept"
-			}
-			b.Run(name, func(b *testing.B) {
+		for _, look := range []struct {
+			name  string
+			ahead bool
+			hits  int
+		}{{"cold/hits=10", false, 10}, {"cold/hits=20", false, 20}, {"blobs-kept/hits=10", true, 10}, {"blobs-kept/hits=20", true, 20}} {
+			ahead := look.ahead
+			b.Run(span.name+"/"+look.name, func(b *testing.B) {
 				open := func() *sqlite.Store {
 					store, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "acolyte.db"), nil)
 					if err != nil {
@@ -233,7 +235,7 @@ func BenchmarkFirstLook(b *testing.B) {
 						store = open()
 					}
 					memo := stalememo.NewKeeping(root, store, func(kept stalememo.BatchState) memory.StaleFunc { return r.StaleByIDKeeping(kept) })
-					mems := page(n % 200)
+					mems := page(n % 200)[:look.hits]
 					for i := range mems {
 						mems[i].ID = fmt.Sprintf("%s-%d", mems[i].ID, n) // an answer not kept
 					}
