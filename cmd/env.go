@@ -418,7 +418,7 @@ func openStore(c *cli.Context) (*sqlite.Store, error) {
 	if err != nil {
 		return nil, err // corrupt, locked or unwritable: exitCode says 2
 	}
-	noteStore(c, s)
+	note(c, metaStores, s)
 	return s, nil
 }
 
@@ -454,7 +454,7 @@ func bindWorkspace(c *cli.Context, s *sqlite.Store, dir string, need bool) (*wor
 		w.Repo, w.Root = repo, repo.Root
 		w.Workspace = gitsync.NewCheckout(repo, s, global(c, flagSession))
 		w.Workspace.Warn = func(msg string) { warn(c, warnOther, msg) }
-		noteCheckout(c, w.Workspace)
+		note(c, metaCheckouts, w.Workspace)
 		// A project write goes to .acolyte/ before the store: a damaged
 		// database refuses it first, as it refuses every other write.
 		w.Toolkit = memory.Checked{Toolkit: w.Workspace, Check: s.CheckWritable}

@@ -25,28 +25,21 @@ import (
 // fill; tests that must not leave processes behind set it.
 const envBackgroundFill = "ACOLYTE_BACKGROUND_FILL"
 
-// metaStores is where openStore lists the stores a command opened, for
-// startFill to ask when it ends.
-const metaStores = "acolyte.stores"
+// metaStores is where openStore lists the stores a command opened, and
+// metaCheckouts where bindWorkspace lists the checkouts it bound, for
+// startFill to ask when the command ends.
+const (
+	metaStores    = "acolyte.stores"
+	metaCheckouts = "acolyte.checkouts"
+)
 
-func noteStore(c *cli.Context, s *sqlite.Store) {
+// note adds v to the command's list under key.
+func note[T any](c *cli.Context, key string, v T) {
 	if c.App.Metadata == nil {
 		c.App.Metadata = map[string]any{}
 	}
-	stores, _ := c.App.Metadata[metaStores].([]*sqlite.Store)
-	c.App.Metadata[metaStores] = append(stores, s)
-}
-
-// metaCheckouts is where bindWorkspace lists the checkouts a command
-// bound, for startFill to ask whether their writes left blob ids to keep.
-const metaCheckouts = "acolyte.checkouts"
-
-func noteCheckout(c *cli.Context, w *gitsync.Checkout) {
-	if c.App.Metadata == nil {
-		c.App.Metadata = map[string]any{}
-	}
-	checkouts, _ := c.App.Metadata[metaCheckouts].([]*gitsync.Checkout)
-	c.App.Metadata[metaCheckouts] = append(checkouts, w)
+	list, _ := c.App.Metadata[key].([]T)
+	c.App.Metadata[key] = append(list, v)
 }
 
 // startFill starts the background fill when a store the command opened
