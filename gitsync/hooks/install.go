@@ -146,7 +146,7 @@ func Status(ctx context.Context, r *gitsync.Repo) ([]State, bool, error) {
 		return nil, false, err
 	}
 	defer s.close()
-	its, err := integrations(ctx, r, s)
+	its, err := integrations(r, s)
 	if err != nil {
 		return nil, false, err
 	}
@@ -223,7 +223,7 @@ func Install(ctx context.Context, r *gitsync.Repo, exe string, write bool) (Inst
 // they are no longer the only thing running acolyte (husky's at once:
 // there a shim stops the team's own hooks).
 func integrate(ctx context.Context, r *gitsync.Repo, s hookSetup, write bool) ([]Integration, error) {
-	its, err := integrations(ctx, r, s)
+	its, err := integrations(r, s)
 	if err != nil {
 		return nil, err
 	}

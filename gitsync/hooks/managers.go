@@ -238,7 +238,7 @@ type Integration struct {
 
 // integrations lists the edits the manager still needs for acolyte's hooks
 // to run; hooks whose file or config already runs acolyte need none.
-func integrations(ctx context.Context, r *gitsync.Repo, s hookSetup) ([]Integration, error) {
+func integrations(r *gitsync.Repo, s hookSetup) ([]Integration, error) {
 	var out []Integration
 	switch s.manager {
 	case ManagerHusky, ManagerHooksFolder:
