@@ -197,7 +197,7 @@ func Install(ctx context.Context, r *gitsync.Repo, exe string, write bool) (Inst
 		if err := writeShims(s.files, s.gitDir, exe, gitsync.Hooks); err != nil {
 			return out, err
 		}
-	} else if out.Integrations, err = integrate(ctx, r, s, write); err != nil {
+	} else if out.Integrations, err = integrate(r, s, write); err != nil {
 		return out, err
 	}
 	if out.Shims, err = s.shimmedHooks(); err != nil {
@@ -222,7 +222,7 @@ func Install(ctx context.Context, r *gitsync.Repo, exe string, write bool) (Inst
 // removes shims an earlier acolyte left where the manager works, once
 // they are no longer the only thing running acolyte (husky's at once:
 // there a shim stops the team's own hooks).
-func integrate(ctx context.Context, r *gitsync.Repo, s hookSetup, write bool) ([]Integration, error) {
+func integrate(r *gitsync.Repo, s hookSetup, write bool) ([]Integration, error) {
 	its, err := integrations(r, s)
 	if err != nil {
 		return nil, err
