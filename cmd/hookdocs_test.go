@@ -162,8 +162,9 @@ func TestReadmePreCommitFrameworkSnippet(t *testing.T) {
 		}
 		// language: system runs the entry as a command line; sh -c is what
 		// it names, and -- takes $0, so that the files are "$@".
-		entry, ok := strings.CutPrefix(h.Entry, "sh -c '")
-		if entry, ok = strings.CutSuffix(entry, "' --"); !ok || h.Language != "system" {
+		entry, opened := strings.CutPrefix(h.Entry, "sh -c '")
+		entry, closed := strings.CutSuffix(entry, "' --")
+		if !opened || !closed || h.Language != "system" {
 			t.Fatalf("entry %q language %q", h.Entry, h.Language)
 		}
 		checkHookCommand(t, entry)
