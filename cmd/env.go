@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/acolyte-dev/acolyte/internal/configfile"
@@ -220,6 +221,31 @@ type workspace struct {
 
 	staleOnce sync.Once
 	staleMemo *stalememo.Memo
+	// metUnkept says a search's stale check had to read history for a
+	// cited blob no write kept (a memory stored before writes kept
+	// them): the background fill then keeps every memory's.
+	metUnkept atomic.Bool
+}
+
+// leftBlobsToKeep says whether the command leaves the background fill
+// cited blob ids to find: an import brought more memories than a write
+// keeps them for itself, or a search met memories no write kept.
+func (w *workspace) leftBlobsToKeep() bool {
+	return w.Workspace != nil && w.Store.ReadOnly() == "" && (w.Workspace.LeftBlobsToKeep() || w.metUnkept.Load())
+}
+
+// noticingFinds is the state the stale check keeps blob ids in, noting
+// in met that it found some by reading history.
+type noticingFinds struct {
+	stalememo.BatchState
+	met *atomic.Bool
+}
+
+func (s noticingFinds) SetStates(ctx context.Context, values map[string]string) error {
+	if len(values) > 0 {
+		s.met.Store(true)
+	}
+	return s.BatchState.SetStates(ctx, values)
 }
 
 func (w *workspace) Close() error {
@@ -240,7 +266,7 @@ func (w *workspace) stale() memory.StaleFunc {
 	}
 	w.staleOnce.Do(func() {
 		w.staleMemo = stalememo.NewKeeping(w.Repo.Root, w.Store, func(kept stalememo.BatchState) memory.StaleFunc {
-			return w.Repo.StaleByIDKeeping(kept)
+			return w.Repo.StaleByIDKeeping(noticingFinds{kept, &w.metUnkept})
 		})
 	})
 	return w.staleMemo.Stale
@@ -454,7 +480,7 @@ func bindWorkspace(c *cli.Context, s *sqlite.Store, dir string, need bool) (*wor
 		w.Repo, w.Root = repo, repo.Root
 		w.Workspace = gitsync.NewCheckout(repo, s, global(c, flagSession))
 		w.Workspace.Warn = func(msg string) { warn(c, warnOther, msg) }
-		note(c, metaCheckouts, w.Workspace)
+		note(c, metaWorkspaces, w)
 		// A project write goes to .acolyte/ before the store: a damaged
 		// database refuses it first, as it refuses every other write.
 		w.Toolkit = memory.Checked{Toolkit: w.Workspace, Check: s.CheckWritable}

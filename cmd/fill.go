@@ -10,7 +10,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/acolyte-dev/acolyte/gitsync"
 	"github.com/acolyte-dev/acolyte/memory/sqlite"
 )
 
@@ -26,11 +25,11 @@ import (
 const envBackgroundFill = "ACOLYTE_BACKGROUND_FILL"
 
 // metaStores is where openStore lists the stores a command opened, and
-// metaCheckouts where bindWorkspace lists the checkouts it bound, for
+// metaWorkspaces where bindWorkspace lists the workspaces it bound, for
 // startFill to ask when the command ends.
 const (
-	metaStores    = "acolyte.stores"
-	metaCheckouts = "acolyte.checkouts"
+	metaStores     = "acolyte.stores"
+	metaWorkspaces = "acolyte.workspaces"
 )
 
 // note adds v to the command's list under key.
@@ -43,8 +42,8 @@ func note[T any](c *cli.Context, key string, v T) {
 }
 
 // startFill starts the background fill when a store the command opened
-// met memories without their model vectors, or a checkout's import
-// brought more memories citing files than it keeps blob ids for itself.
+// met memories without their model vectors, or a workspace left cited
+// blob ids to find (workspace.leftBlobsToKeep).
 // A failure to start it costs only time: the next command tries again,
 // and search meanwhile uses the instant vectors, and reads history for
 // the blob ids.
@@ -56,9 +55,9 @@ func startFill(c *cli.Context) error {
 		// A read-only home takes no vectors.
 		pending = pending || (s.LeftPending() && !s.Filling() && s.ReadOnly() == "")
 	}
-	checkouts, _ := c.App.Metadata[metaCheckouts].([]*gitsync.Checkout)
-	for _, w := range checkouts {
-		pending = pending || w.LeftBlobsToKeep()
+	workspaces, _ := c.App.Metadata[metaWorkspaces].([]*workspace)
+	for _, w := range workspaces {
+		pending = pending || w.leftBlobsToKeep()
 	}
 	if !pending || os.Getenv(envBackgroundFill) == "0" {
 		return nil

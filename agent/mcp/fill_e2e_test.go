@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -211,4 +213,49 @@ func TestABigImportLeavesTheCitedBlobsToTheBackground(t *testing.T) {
 	store.Close()
 	f.waitFilled(t)
 	toldStaleFromWhatWasKept(t, f, head, mems)
+}
+
+// A search that meets a memory whose cited blob no write kept (one
+// stored before writes kept them) starts the background fill, which
+// keeps every memory's, one the search did not show included.
+func TestASearchMeetingAnUnkeptBlobStartsTheFill(t *testing.T) {
+	f, head, mems := citingFixture(t, 10)
+	if err := os.WriteFile(filepath.Join(f.repo, "src", "tides.go"), []byte("package src\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.git(t, "add", ".")
+	f.git(t, "commit", "-q", "-m", "tides")
+	unseen := memory.Memory{ID: "01JB2Q3N5V8XK4M7R9T1W6Z999", Scope: memory.ScopeProject, Kind: memory.KindStored,
+		Content: "The lighthouse keeper logs the tides every hour", Commit: head.Head(), Paths: []string{"src/tides.go"}}
+	f.writeMemories(t, append(slices.Clone(mems), unseen)...)
+	f.git(t, "add", ".")
+	f.git(t, "commit", "-q", "-m", "a memory citing tides.go")
+	f.status(t, false)
+
+	// A store from before writes kept the ids has none.
+	keys := []string{"blob:" + mems[0].Commit + ":src/deploy.go", "blob:" + unseen.Commit + ":src/tides.go"}
+	store := openStore(t, filepath.Join(f.home, "acolyte", "acolyte.db"))
+	if err := store.SetStates(t.Context(), map[string]string{keys[0]: "", keys[1]: ""}); err != nil {
+		t.Fatal(err)
+	}
+	store.Close()
+
+	cmd := exec.Command(acolyteBin, "search", "which branch do services deploy from")
+	cmd.Dir, cmd.Env = f.repo, f.env()
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "release branch") {
+		t.Fatalf("acolyte search: %v\n%s", err, out)
+	}
+	store = openStore(t, filepath.Join(f.home, "acolyte", "acolyte.db"))
+	defer store.Close()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if v, err := store.GetState(t.Context(), keys[1]); err == nil && v != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("within a minute of the search, no background fill kept the blob of a memory it did not show")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	f.waitFilled(t)
 }
