@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -216,6 +217,33 @@ func citable(path string) bool { return !strings.ContainsAny(path, "\n") }
 // lack start.
 const keepInline = 64
 
+// keepInlinePuts bounds the single memories (Put) keepingStore keeps
+// cited blobs for on their own path in any second, each with a lookup
+// and a transaction of its own, about a millisecond: a remember or an
+// edit is one, a server's adds come seconds apart, and an import that
+// patches the index a memory at a time (up to 256 of them) leaves the
+// rest to the background fill.
+const keepInlinePuts = 8
+
+// putBudget counts the Puts keepingStore kept blobs for in the current
+// second.
+type putBudget struct {
+	mu    sync.Mutex
+	since time.Time
+	n     int
+}
+
+// take says whether one more Put may keep its blobs now.
+func (b *putBudget) take(now time.Time) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if now.Sub(b.since) >= time.Second {
+		b.since, b.n = now, 0
+	}
+	b.n++
+	return b.n <= keepInlinePuts
+}
+
 // keepingStore is the index a Checkout writes project memories through.
 // A write that leaves memories citing files at a commit finds those
 // files' blob ids then, off any search's path: a memory remembered here,
@@ -226,9 +254,11 @@ type keepingStore struct {
 	Store
 	repo  *Repo
 	state BlobState
-	// left says a write brought more memories than keepInline, for the
-	// command to start the background fill (Checkout.LeftBlobsToKeep).
+	// left says a write brought more memories than keepInline, or a
+	// second more Puts than keepInlinePuts, for the command to start the
+	// background fill (Checkout.LeftBlobsToKeep).
 	left *atomic.Bool
+	puts *putBudget
 }
 
 // keepingWrites is store keeping cited blobs as it writes, when it can
@@ -238,12 +268,16 @@ func keepingWrites(repo *Repo, store Store) Store {
 	if !ok {
 		return store
 	}
-	return keepingStore{Store: store, repo: repo, state: state, left: new(atomic.Bool)}
+	return keepingStore{Store: store, repo: repo, state: state, left: new(atomic.Bool), puts: new(putBudget)}
 }
 
 func (s keepingStore) Put(ctx context.Context, m memory.Memory) (memory.Added, error) {
 	out, err := s.Store.Put(ctx, m)
-	if err == nil && !out.Existing {
+	switch {
+	case err != nil || out.Existing || !citesAtCommit(out.Memory):
+	case !s.puts.take(time.Now()):
+		s.left.Store(true)
+	default:
 		s.keep(ctx, []memory.Memory{out.Memory})
 	}
 	return out, err

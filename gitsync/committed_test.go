@@ -1,6 +1,7 @@
 package gitsync_test
 
 import (
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/acolyte-dev/acolyte/gitsync"
 	"github.com/acolyte-dev/acolyte/internal/gittest"
@@ -194,5 +196,52 @@ func TestWritesKeepTheirCitedBlobs(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("with the objects gone, after both files changed: %v, want %v", got, want)
+	}
+}
+
+// A command keeps the cited blobs of its first few single-memory writes
+// on its own path and leaves the rest to the background fill, which it
+// says to start: an import that patches the index one memory at a time
+// must not pay a lookup and a transaction for each of hundreds.
+func TestManyWritesLeaveTheirBlobsToTheFill(t *testing.T) {
+	root := t.TempDir()
+	gittest.Run(t, root, "init", "-q", "-b", "main")
+	files := map[string]string{}
+	for i := range 12 {
+		files[fmt.Sprintf("src/f%02d.go", i)] = "package src\n"
+	}
+	gittest.WriteFiles(t, root, files)
+	gittest.Run(t, root, "add", ".")
+	gittest.Run(t, root, "commit", "-q", "-m", "start")
+	repo, err := gitsync.Discover(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := openState(t)
+	w := gitsync.NewCheckout(repo, store, "")
+	var kept []bool
+	start := time.Now()
+	for i := range 12 {
+		added, err := w.Add(t.Context(), memory.Draft{Scope: memory.ScopeProject, Kind: memory.KindStored, Content: fmt.Sprintf("src/f%02d.go holds step %d", i, i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		key := "blob:" + added.Memory.Commit + ":" + added.Memory.Paths[0]
+		v, err := store.GetState(t.Context(), key)
+		kept = append(kept, err == nil && v != "")
+		if i == 0 && w.LeftBlobsToKeep() {
+			t.Error("the first write left its blob to the fill")
+		}
+	}
+	if time.Since(start) >= time.Second {
+		t.Skip("the writes took over a second, the budget's window: TestPutBudget covers it")
+	}
+	// The first write creates the file, which imports it whole; each
+	// later one patches a line and puts one memory.
+	if n := len(slices.DeleteFunc(slices.Clone(kept), func(k bool) bool { return !k })); n != 9 || !kept[0] || kept[11] {
+		t.Errorf("writes that kept their cited blob on their own path: %v; want the first 9", kept)
+	}
+	if !w.LeftBlobsToKeep() {
+		t.Error("after 12 writes, the rest is not left to the fill")
 	}
 }
