@@ -51,8 +51,8 @@ type Memo struct {
 
 	mu   sync.Mutex
 	kept map[key]answer
-	// pending is what the wrapped StaleFunc kept through NewKeeping's state, written
-	// with the memo's own answers.
+	// pending is what the wrapped StaleFunc kept through NewKeeping's
+	// state, written with the memo's own answers.
 	pending map[string]string
 }
 
@@ -240,8 +240,8 @@ func (m *Memo) fromState(ctx context.Context, mems []memory.Memory, at []int) ma
 }
 
 // toState keeps answers for the next process, with what the wrapped
-// StaleFunc kept through NewKeeping's state, within stateWait; what is not written is
-// asked again next time.
+// StaleFunc kept through NewKeeping's state, within stateWait; what is
+// not written is asked again next time.
 func (m *Memo) toState(ctx context.Context, keep map[key]answer) {
 	m.mu.Lock()
 	values := m.pending

@@ -157,3 +157,69 @@ func TestMemoKeepsAnswersInState(t *testing.T) {
 		}
 	}
 }
+
+// transactions counts the batches written to a store.
+type transactions struct {
+	*sqlite.Store
+	n int
+}
+
+func (s *transactions) SetStates(ctx context.Context, values map[string]string) error {
+	s.n++
+	return s.Store.SetStates(ctx, values)
+}
+
+// What the wrapped check keeps through NewKeeping's state reaches the
+// store with the memo's own answers, in one batch, and reads back
+// through the same state.
+func TestNewKeepingWritesTheChecksFindsWithItsAnswers(t *testing.T) {
+	root := t.TempDir()
+	old := time.Now().Add(-time.Hour)
+	path := filepath.Join(root, "a.go")
+	if err := os.WriteFile(path, []byte("new"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(path, old, old); err != nil {
+		t.Fatal(err)
+	}
+	store, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "acolyte.db"), static.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	counted := &transactions{Store: store}
+	c := &counting{root: root}
+	var readBack string
+	m := NewKeeping(root, counted, func(kept BatchState) memory.StaleFunc {
+		return func(ctx context.Context, mems []memory.Memory) (map[string]memory.Staleness, error) {
+			got, _ := kept.GetStates(ctx, []string{"blob:c1:a.go"})
+			readBack = got["blob:c1:a.go"]
+			if err := kept.SetStates(ctx, map[string]string{"blob:c1:a.go": "found"}); err != nil {
+				return nil, err
+			}
+			return c.stale(ctx, mems)
+		}
+	})
+	mems := []memory.Memory{{ID: "a", Commit: "c1", Paths: []string{"a.go"}}}
+	if got, err := m.Stale(context.Background(), mems); err != nil || len(got["a"].Changed) != 1 {
+		t.Fatalf("Stale = %+v, %v", got, err)
+	}
+	if counted.n != 1 {
+		t.Errorf("%d batches written, want the check's find and the answer in one", counted.n)
+	}
+	if v, err := store.GetState(context.Background(), "blob:c1:a.go"); err != nil || v != "found" {
+		t.Errorf("the check's find in the store: %q, %v", v, err)
+	}
+	// Another process's memo reads the find back through its state.
+	c2 := &counting{root: root}
+	NewKeeping(root, store, func(kept BatchState) memory.StaleFunc {
+		return func(ctx context.Context, mems []memory.Memory) (map[string]memory.Staleness, error) {
+			got, _ := kept.GetStates(ctx, []string{"blob:c1:a.go"})
+			readBack = got["blob:c1:a.go"]
+			return c2.stale(ctx, mems)
+		}
+	}).Stale(context.Background(), []memory.Memory{{ID: "b", Commit: "c1", Paths: []string{"a.go"}}})
+	if readBack != "found" {
+		t.Errorf("the next check read %q back, want what the first kept", readBack)
+	}
+}
