@@ -49,3 +49,18 @@ func goList(t testing.TB, args ...string) []string {
 	}
 	return strings.Fields(string(out))
 }
+
+// GitsyncBuildsOn is what gitsync may build on (paths relative to
+// Module): its own packages, memory, and internal helpers, never an
+// engine or the agent. gitsync/hooks, which builds on gitsync, is held to
+// it too.
+func GitsyncBuildsOn() []string {
+	return []string{
+		"gitsync/format", "gitsync/derive",
+		"gitsync/internal/git", "gitsync/internal/acolytedir", "gitsync/internal/project",
+		"gitsync/internal/precommit", "gitsync/internal/odb",
+		"internal/secrets", "internal/atomicfile", "internal/flock", "internal/mapfile",
+		"internal/subpath", "internal/beneath", "internal/lazyre",
+		"memory",
+	}
+}
