@@ -7,12 +7,10 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"hash"
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/acolyte-dev/acolyte/gitsync/format"
@@ -88,16 +86,9 @@ type memoriesFile struct {
 // (os.O_RDONLY, or os.O_RDWR to append in place), through GuardDir and an
 // os.Root as ReadAcolyteFile reads it. A missing file is fs.ErrNotExist.
 func OpenMemories(root string, flag int) (*memoriesFile, error) {
-	if err := GuardDir(root); err != nil {
+	r, err := OpenGuarded(root)
+	if err != nil {
 		return nil, err
-	}
-	realRoot, err := filepath.EvalSymlinks(root)
-	if err != nil {
-		return nil, fmt.Errorf("resolving the repository root: %w", err)
-	}
-	r, err := os.OpenRoot(realRoot)
-	if err != nil {
-		return nil, fmt.Errorf("open the worktree: %w", err)
 	}
 	defer r.Close()
 	f, fi, err := openRegular(r, format.Dir+"/"+format.MemoriesFile, flag)
