@@ -139,7 +139,12 @@ func FuzzMatchGlob(f *testing.F) {
 			return
 		}
 		if d := time.Since(start); d > 50*time.Millisecond && len(file) < 4096 {
-			t.Fatalf("matching %q against %q took %v", glob, file, d)
+			// One slow run on a busy machine (a GC pause, a descheduled
+			// fuzz worker) is noise; a glob that makes matching slow is
+			// slow every time, so the best of several runs decides.
+			if best := bestOf(5, func() { memory.MatchGlob(glob, file) }); best > 50*time.Millisecond {
+				t.Fatalf("matching %q against %q took %v at best of 5", glob, file, best)
+			}
 		}
 		g := strings.TrimSpace(glob)
 		clean := path.Clean(file)
@@ -165,4 +170,17 @@ func FuzzMatchGlob(f *testing.F) {
 			t.Fatalf("the literal glob %q must match itself", file)
 		}
 	})
+}
+
+// bestOf runs f n times and returns its fastest run.
+func bestOf(n int, f func()) time.Duration {
+	var best time.Duration
+	for i := range n {
+		start := time.Now()
+		f()
+		if d := time.Since(start); i == 0 || d < best {
+			best = d
+		}
+	}
+	return best
 }
