@@ -12,5 +12,5 @@ import (
 // objects itself (gitsync/internal/odb) and the cited files through
 // internal/beneath; it knows nothing else.
 func TestGitsyncImportsNoEngineNorAgent(t *testing.T) {
-	layouttest.DependsOnlyOn(t, "gitsync", layouttest.GitsyncBuildsOn()...)
+	layouttest.DependsOnlyOn(t, "gitsync", layouttest.GitsyncLayer(t, "gitsync")...)
 }

@@ -11,5 +11,5 @@ import (
 // layout or the agent. gitsync itself never builds on this package: the
 // hooks it runs are its own, and only installing them lives here.
 func TestHooksBuildOnGitsyncOnly(t *testing.T) {
-	layouttest.DependsOnlyOn(t, "gitsync/hooks", append(layouttest.GitsyncBuildsOn(), "gitsync")...)
+	layouttest.DependsOnlyOn(t, "gitsync/hooks", layouttest.GitsyncLayer(t, "gitsync/hooks")...)
 }

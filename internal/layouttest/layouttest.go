@@ -50,17 +50,36 @@ func goList(t testing.TB, args ...string) []string {
 	return strings.Fields(string(out))
 }
 
-// GitsyncBuildsOn is what gitsync may build on (paths relative to
-// Module): its own packages, memory, and internal helpers, never an
-// engine or the agent. gitsync/hooks, which builds on gitsync, is held to
-// it too.
-func GitsyncBuildsOn() []string {
-	return []string{
-		"gitsync/format", "gitsync/derive",
-		"gitsync/internal/git", "gitsync/internal/acolytedir", "gitsync/internal/project",
-		"gitsync/internal/precommit", "gitsync/internal/odb",
-		"internal/secrets", "internal/atomicfile", "internal/flock", "internal/mapfile",
-		"internal/subpath", "internal/beneath", "internal/lazyre",
-		"memory",
+// gitsyncLayers are gitsync's packages from the bottom up, each with
+// what it may build on beyond what the layers below it may: the plumbing
+// (git) knows git and the files' stat; the file work (acolytedir) adds
+// locks and mapped reads; the layouts (project) build on the files; the
+// pre-commit hook on the layouts; gitsync on all of them and the object
+// reader; gitsync/hooks on gitsync. No engine or agent package is in any.
+var gitsyncLayers = []struct {
+	pkg  string
+	adds []string
+}{
+	{"gitsync/internal/git", []string{"gitsync/derive", "gitsync/format", "internal/secrets", "internal/atomicfile",
+		"internal/lazyre", "internal/subpath", "memory"}},
+	{"gitsync/internal/acolytedir", []string{"gitsync/internal/git", "internal/flock", "internal/mapfile"}},
+	{"gitsync/internal/project", []string{"gitsync/internal/acolytedir"}},
+	{"gitsync/internal/precommit", []string{"gitsync/internal/project"}},
+	{"gitsync", []string{"gitsync/internal/precommit", "gitsync/internal/odb", "internal/beneath"}},
+	{"gitsync/hooks", []string{"gitsync"}},
+}
+
+// GitsyncLayer is what the gitsync package pkg (relative to Module) may
+// build on: what its layer adds to every layer below it.
+func GitsyncLayer(t testing.TB, pkg string) []string {
+	t.Helper()
+	var allowed []string
+	for _, l := range gitsyncLayers {
+		allowed = append(allowed, l.adds...)
+		if l.pkg == pkg {
+			return allowed
+		}
 	}
+	t.Fatalf("%s is not one of gitsync's layers (layouttest.gitsyncLayers)", pkg)
+	return nil
 }

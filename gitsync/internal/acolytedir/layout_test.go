@@ -12,17 +12,7 @@ import (
 // never the other way round, and it runs no git (its stamps come from
 // package git).
 func TestAcolytedirIsFileWork(t *testing.T) {
-	layouttest.DependsOnlyOn(t, "gitsync/internal/acolytedir",
-		"gitsync/internal/git",
-		"gitsync/derive",
-		"gitsync/format",
-		"internal/secrets",
-		"internal/atomicfile",
-		"internal/flock",
-		"internal/mapfile",
-		"internal/lazyre",
-		"internal/subpath",
-		"memory")
+	layouttest.DependsOnlyOn(t, "gitsync/internal/acolytedir", layouttest.GitsyncLayer(t, "gitsync/internal/acolytedir")...)
 	if slices.Contains(layouttest.Imports(t), "os/exec") {
 		t.Error("gitsync/internal/acolytedir imports os/exec; running git is package git's job")
 	}

@@ -11,12 +11,5 @@ import (
 // on it, never the other way round. It reads the staged tree for
 // derivation (a derive.Tree), so it builds on derive and what derive does.
 func TestGitIsPlumbing(t *testing.T) {
-	layouttest.DependsOnlyOn(t, "gitsync/internal/git",
-		"gitsync/derive",
-		"gitsync/format",
-		"internal/secrets",
-		"internal/atomicfile",
-		"internal/lazyre",
-		"internal/subpath",
-		"memory")
+	layouttest.DependsOnlyOn(t, "gitsync/internal/git", layouttest.GitsyncLayer(t, "gitsync/internal/git")...)
 }

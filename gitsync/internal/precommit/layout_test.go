@@ -11,17 +11,5 @@ import (
 // calls it, and reaches the index through project.Store, so no engine
 // package is built into it.
 func TestPrecommitBuildsOnTheLayoutsOnly(t *testing.T) {
-	layouttest.DependsOnlyOn(t, "gitsync/internal/precommit",
-		"gitsync/internal/project",
-		"gitsync/internal/acolytedir",
-		"gitsync/internal/git",
-		"gitsync/derive",
-		"gitsync/format",
-		"internal/secrets",
-		"internal/atomicfile",
-		"internal/flock",
-		"internal/mapfile",
-		"internal/lazyre",
-		"internal/subpath",
-		"memory")
+	layouttest.DependsOnlyOn(t, "gitsync/internal/precommit", layouttest.GitsyncLayer(t, "gitsync/internal/precommit")...)
 }

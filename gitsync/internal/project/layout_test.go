@@ -12,16 +12,5 @@ import (
 // Checkout, hooks and pre-commit hook build on them; and they reach the
 // index through Store, so no engine package is built into them.
 func TestProjectBuildsOnFilesAndPlumbingOnly(t *testing.T) {
-	layouttest.DependsOnlyOn(t, "gitsync/internal/project",
-		"gitsync/internal/acolytedir",
-		"gitsync/internal/git",
-		"gitsync/derive",
-		"gitsync/format",
-		"internal/secrets",
-		"internal/atomicfile",
-		"internal/flock",
-		"internal/mapfile",
-		"internal/lazyre",
-		"internal/subpath",
-		"memory")
+	layouttest.DependsOnlyOn(t, "gitsync/internal/project", layouttest.GitsyncLayer(t, "gitsync/internal/project")...)
 }
