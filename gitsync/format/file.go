@@ -92,15 +92,8 @@ func CheckMemories(mems []memory.Memory, where string) error {
 	return nil
 }
 
-// writeAtomic replaces path with the parts in order (atomicfile.Write),
-// synced to disk, as a 0644 file like the rest of the checkout.
+// writeAtomic replaces path with the parts in order, synced to disk, as a
+// 0644 file like the rest of the checkout (atomicfile.WriteFile).
 func writeAtomic(path string, parts ...[]byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("creating %s: %w", dir, err)
-	}
-	if err := atomicfile.Write(path, atomicfile.Options{Perm: 0o644, Durable: true}, atomicfile.Bytes(parts...)); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
+	return atomicfile.WriteFile(path, 0o644, parts...)
 }

@@ -66,6 +66,20 @@ func Write(path string, opt Options, fill func(io.Writer) error) error {
 	return write(osDir{}, path, opt, fill)
 }
 
+// WriteFile replaces the file at path with parts, durably, as a file of
+// perm, first making its folder if it is missing: what a file of a git
+// checkout needs, whose folder a clone may not have yet.
+func WriteFile(path string, perm fs.FileMode, parts ...[]byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", dir, err)
+	}
+	if err := Write(path, Options{Perm: perm, Durable: true}, Bytes(parts...)); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
 // WriteIn is Write for the file name inside root: every step, including the
 // rename, stays inside root, whatever symlinks a concurrent process makes.
 func WriteIn(root *os.Root, name string, opt Options, fill func(io.Writer) error) error {

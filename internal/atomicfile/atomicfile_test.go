@@ -302,3 +302,24 @@ func TestWriteMakesItsTemporaryFileInTempDir(t *testing.T) {
 		t.Fatalf("file holds %q", b)
 	}
 }
+
+// WriteFile makes the folder a fresh clone lacks, writes the parts in
+// order, and gives the file exactly the permission asked, whatever the
+// umask; a path it cannot make a folder for is an error naming it.
+func TestWriteFileMakesItsFolder(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ".acolyte", "memories.jsonl")
+	if err := WriteFile(path, 0o644, []byte("a\n"), []byte("b\n")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil || string(got) != "a\nb\n" {
+		t.Fatalf("read %q, %v; want the parts in order", got, err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Fatalf("stat: %v, %v; want 0644", fi.Mode(), err)
+	}
+	blocked := filepath.Join(path, "under-a-file", "x")
+	if err := WriteFile(blocked, 0o644, []byte("x")); err == nil || !strings.Contains(err.Error(), filepath.Dir(blocked)) {
+		t.Fatalf("writing under a file: %v; want an error naming the folder", err)
+	}
+}

@@ -16,17 +16,10 @@ import (
 // (the lock, .gitattributes, .gitignore) and Update, the locked
 // read-change-write of the memories file through package format.
 
-// WriteAtomic replaces path with the parts in order (atomicfile.Write),
-// synced to disk, as a 0644 file like the rest of the checkout.
+// WriteAtomic replaces path with the parts in order, synced to disk, as a
+// 0644 file like the rest of the checkout (atomicfile.WriteFile).
 func WriteAtomic(path string, parts ...[]byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("creating %s: %w", dir, err)
-	}
-	if err := atomicfile.Write(path, atomicfile.Options{Perm: 0o644, Durable: true}, atomicfile.Bytes(parts...)); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
+	return atomicfile.WriteFile(path, 0o644, parts...)
 }
 
 // Names of the helper files inside .acolyte/.
