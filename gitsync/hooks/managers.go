@@ -367,9 +367,9 @@ const (
 
 // preCommitMessageFiles matches the commit message file pre-commit passes
 // to a hook in the prepare-commit-msg and commit-msg stages (git's
-// COMMIT_EDITMSG, or MERGE_MSG for a merge); no staged file matches it,
-// so in the commit stage the hook gets no file at all, and a file given is
-// the sign of a message stage (OtherPreCommitStage).
+// COMMIT_EDITMSG, or MERGE_MSG for a merge), so that in the commit stage
+// the hook gets no file, or only a staged file of the same name; a file in
+// the git directory is the sign of a message stage (OtherPreCommitStage).
 const preCommitMessageFiles = `(^|/)(COMMIT_EDITMSG|MERGE_MSG)$`
 
 // preCommitEntry is the repos entry, its commit stage spelled as spelling

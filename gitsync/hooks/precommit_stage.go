@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -38,7 +39,7 @@ var mergeReflogActions = []string{"merge", "pull"}
 // no-stage entry in, when that is not the commit stage, from pre-commit's
 // and git's environment (getenv) and the files pre-commit passed: a
 // commit message file, in prepare-commit-msg and commit-msg alone
-// (preCommitMessageFiles). "" means the commit stage, or a stage that
+// (preCommitMessageFiles, isMessageFile). "" means the commit stage, or a stage that
 // looks the same: post-commit and manual set nothing of their own, so
 // acolyte's work runs there too, on the index the commit just checked
 // (nothing to stage), or when asked for by hand as `pre-commit run` asks.
@@ -50,7 +51,7 @@ func OtherPreCommitStage(getenv func(string) string, files []string) string {
 			return sign.hookType
 		}
 	}
-	if len(files) > 0 {
+	if slices.ContainsFunc(files, isMessageFile) {
 		return "commit-msg"
 	}
 	action := getenv("GIT_REFLOG_ACTION")
@@ -58,4 +59,15 @@ func OtherPreCommitStage(getenv func(string) string, files []string) string {
 		return "pre-merge-commit"
 	}
 	return ""
+}
+
+// isMessageFile says whether a file pre-commit passed is git's commit
+// message file rather than a staged file of the same name
+// (docs/COMMIT_EDITMSG), which the entry's files: pattern matches too: git
+// names its own file by the git directory, `.git/COMMIT_EDITMSG` or an
+// absolute path (a linked worktree's, a --git-dir's), and a staged file
+// is never either, as git tracks nothing under .git and pre-commit passes
+// staged files relative to the top.
+func isMessageFile(file string) bool {
+	return filepath.IsAbs(file) || strings.HasPrefix(filepath.ToSlash(file), ".git/")
 }

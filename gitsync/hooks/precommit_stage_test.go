@@ -14,6 +14,12 @@ func TestOtherPreCommitStageTellsTheCommitStageFromTheRest(t *testing.T) {
 		{map[string]string{"PRE_COMMIT": "1", "GIT_INDEX_FILE": ".git/index"}, nil, ""},
 		{map[string]string{"PRE_COMMIT": "1", "PRE_COMMIT_COMMIT_MSG_SOURCE": "message"}, []string{".git/COMMIT_EDITMSG"}, "prepare-commit-msg"},
 		{map[string]string{"PRE_COMMIT": "1"}, []string{".git/COMMIT_EDITMSG"}, "commit-msg"},
+		// A linked worktree's message file, as git names it.
+		{map[string]string{"PRE_COMMIT": "1"}, []string{"/src/app/.git/worktrees/topic/COMMIT_EDITMSG"}, "commit-msg"},
+		// The commit stage, committing a file of the same name: pre-commit
+		// passes it, since the entry's files: matches it, and it is no sign.
+		{map[string]string{"PRE_COMMIT": "1", "GIT_INDEX_FILE": ".git/index"}, []string{"docs/COMMIT_EDITMSG"}, ""},
+		{map[string]string{"PRE_COMMIT": "1", "GIT_INDEX_FILE": ".git/index"}, []string{"MERGE_MSG", "notes/git/COMMIT_EDITMSG"}, ""},
 		{map[string]string{"PRE_COMMIT": "1", "PRE_COMMIT_CHECKOUT_TYPE": "1", "PRE_COMMIT_FROM_REF": "a", "PRE_COMMIT_TO_REF": "b"}, nil, "post-checkout"},
 		{map[string]string{"PRE_COMMIT": "1", "PRE_COMMIT_IS_SQUASH_MERGE": "0", "GIT_REFLOG_ACTION": "merge topic"}, nil, "post-merge"},
 		{map[string]string{"PRE_COMMIT": "1", "PRE_COMMIT_REWRITE_COMMAND": "amend"}, nil, "post-rewrite"},
