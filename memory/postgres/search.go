@@ -352,41 +352,80 @@ func textEvidence(texts []string, terms [][]string, held, kin map[string][]int, 
 	return out
 }
 
-// nominate reads the candidates of a team larger than wholeTeam from the
-// indexes, and describes the crowd they came from with the sample.
+// nominate reads a larger team's candidates, lexical and vector (round
+// trip 2, and 2b for kin forms), scores the lexical ones against the
+// crowd the sample describes, and reads the nominees whole (round trip 3).
 func (s *Store) nominate(ctx context.Context, vis memory.Visibility, f memory.Filter, model string, words []*word, sample []doc, lastHash int32, cs *cells, textVecs [][]float32) ([]doc, memory.Crowd, error) {
-	// The sample is the len(sample) smallest of the team's hashes, evenly
-	// spread over the int32s: the last one's place estimates the size.
+	crowd := newSampledCrowd(sample, lastHash)
+	probes, postings, near, err := s.readCandidates(ctx, vis, f, model, words, sample, cs, textVecs)
+	if err != nil {
+		return nil, crowd.Crowd, err
+	}
+	kinProbes, kinPostings, err := s.readKinPostings(ctx, vis, f, words, probes, postings)
+	if err != nil {
+		return nil, crowd.Crowd, err
+	}
+	self, kinOf := holdersOf(append(probes, kinProbes...), append(postings, kinPostings...))
+	want := nominees(crowd.lexicalScores(words, self, kinOf), near, textVecs)
+	docs, err := s.readNominees(ctx, vis, model, want)
+	return docs, crowd.Crowd, err
+}
+
+// sampledCrowd is the crowd a larger team's sample describes, with the
+// sample, from which the count of a word whose postings were cut short is
+// estimated.
+type sampledCrowd struct {
+	memory.Crowd
+	sample []doc
+}
+
+// newSampledCrowd describes the team by its sample: the len(sample)
+// smallest of the team's hashes, evenly spread over the int32s, so that
+// the last one's place estimates the team's size.
+func newSampledCrowd(sample []doc, lastHash int32) sampledCrowd {
 	k := float64(len(sample))
 	u := (float64(lastHash) + math.MaxInt32 + 1.5) / (1 << 32)
-	c := memory.Crowd{N: int(max(k, math.Round(k/u-1))), Held: map[string]int{}, Kin: map[string]int{}}
+	c := sampledCrowd{Crowd: memory.Crowd{N: int(max(k, math.Round(k/u-1))), Held: map[string]int{}, Kin: map[string]int{}}, sample: sample}
 	for _, d := range sample {
 		if d.vec != nil {
 			c.Sample = append(c.Sample, d.vec)
 		}
 	}
-	share := func(pred func(lexemes []string) bool) int {
-		n := 0
-		for _, d := range sample {
-			if pred(d.lexemes) {
-				n++
-			}
-		}
-		return int(math.Round(float64(c.N) * float64(n) / k))
-	}
+	return c
+}
 
-	// Round trip 2: the postings of each word, and the nearest vectors
-	// to each text's. Round trip 2b: the postings of the kin of the words
-	// that at most memory.KinMaxHeld memories hold (memory.DocEvidence
-	// ignores the kin of the others, as Store.Search does not look them up).
-	type probe struct {
-		w   *word
-		kin bool
+// share estimates how many of the team's memories pred holds: its share
+// of the sample.
+func (c sampledCrowd) share(pred func(lexemes []string) bool) int {
+	n := 0
+	for _, d := range c.sample {
+		if pred(d.lexemes) {
+			n++
+		}
 	}
-	var (
-		probes []probe
-		lo, hi []string
-	)
+	return int(math.Round(float64(c.N) * float64(n) / float64(len(c.sample))))
+}
+
+// probe is one range of postings read: of a word's own lexemes, or of its
+// kin forms'.
+type probe struct {
+	w   *word
+	kin bool
+}
+
+// postingsSQL reads, for each range of terms ($2, $3), the ids of at most
+// $4 of the team's memories holding one, newest first; filtered by f from
+// $5 on, by the kind and topic each posting carries, so that the cap
+// applies to the filtered postings.
+func postingsSQL(f memory.Filter) string {
+	return `SELECT ARRAY(SELECT x.id FROM team_terms x WHERE x.team = $1 AND x.term >= p.lo AND x.term < p.hi` + filterSQL(f, "x", 5) + `
+		ORDER BY x.term DESC, x.id DESC LIMIT $4) FROM unnest($2::text[], $3::text[]) WITH ORDINALITY p(lo, hi, i) ORDER BY p.i`
+}
+
+// readCandidates is round trip 2: the postings of each word's lexemes, by
+// probe, and the nearest vectors to each text's, in one batch.
+func (s *Store) readCandidates(ctx context.Context, vis memory.Visibility, f memory.Filter, model string, words []*word, sample []doc, cs *cells, textVecs [][]float32) (probes []probe, postings [][]string, near [][]doc, err error) {
+	var lo, hi []string
 	for _, w := range words {
 		l, h := w.self.ranges()
 		lo, hi = append(lo, l...), append(hi, h...)
@@ -394,21 +433,16 @@ func (s *Store) nominate(ctx context.Context, vis memory.Visibility, f memory.Fi
 			probes = append(probes, probe{w, false})
 		}
 	}
-	// A filtered search reads the postings of its kind/topic only (the
-	// cap applies to them), by the kind and topic each posting carries.
 	fargs := filterArgs(f)
-	postingsSQL := `SELECT ARRAY(SELECT x.id FROM team_terms x WHERE x.team = $1 AND x.term >= p.lo AND x.term < p.hi` + filterSQL(f, "x", 5) + `
-		ORDER BY x.term DESC, x.id DESC LIMIT $4) FROM unnest($2::text[], $3::text[]) WITH ORDINALITY p(lo, hi, i) ORDER BY p.i`
 	var b pgx.Batch
-	var postings [][]string
 	if len(lo) > 0 {
-		b.Queue(postingsSQL, append([]any{vis.Team, lo, hi, nominateCap}, fargs...)...).Query(func(rows pgx.Rows) error {
+		b.Queue(postingsSQL(f), append([]any{vis.Team, lo, hi, nominateCap}, fargs...)...).Query(func(rows pgx.Rows) error {
 			var err error
 			postings, err = pgx.CollectRows(rows, pgx.RowTo[[]string])
 			return err
 		})
 	}
-	near := make([][]doc, len(textVecs))
+	near = make([][]doc, len(textVecs))
 	for i, v := range textVecs {
 		if s.hnsw[hnswIndex(model, len(v))] {
 			// pgvector's index of the model; row-level security and the
@@ -444,109 +478,142 @@ func (s *Store) nominate(ctx context.Context, vis memory.Visibility, f memory.Fi
 	}
 	if b.Len() > 0 {
 		if err := s.pool.SendBatch(ctx, &b).Close(); err != nil {
-			return nil, c, err
+			return nil, nil, nil, err
 		}
 	}
 	if len(postings) != len(probes) {
-		return nil, c, fmt.Errorf("read the postings of %d of %d words", len(postings), len(probes))
+		return nil, nil, nil, fmt.Errorf("read the postings of %d of %d words", len(postings), len(probes))
 	}
+	return probes, postings, near, nil
+}
+
+// readKinPostings is round trip 2b: the postings of the kin forms of the
+// words that at most memory.KinMaxHeld memories hold, as far as the
+// words' own postings (probes, postings) tell; memory.DocEvidence ignores
+// the kin of the others, as Store.Search does not look them up.
+func (s *Store) readKinPostings(ctx context.Context, vis memory.Visibility, f memory.Filter, words []*word, probes []probe, postings [][]string) ([]probe, [][]string, error) {
 	held := map[*word]int{}
 	for j, p := range probes {
 		held[p.w] = max(held[p.w], len(postings[j]))
 	}
-	lo, hi = nil, nil
+	var lo, hi []string
 	var kinProbes []probe
 	for _, w := range words {
 		if held[w] > memory.KinMaxHeld {
 			continue
 		}
-		for _, f := range w.kin {
-			l, h := f.ranges()
+		for _, k := range w.kin {
+			l, h := k.ranges()
 			lo, hi = append(lo, l...), append(hi, h...)
 			for range l {
 				kinProbes = append(kinProbes, probe{w, true})
 			}
 		}
 	}
-	if len(lo) > 0 {
-		rows, err := s.pool.Query(ctx, postingsSQL, append([]any{vis.Team, lo, hi, nominateCap}, fargs...)...)
-		if err != nil {
-			return nil, c, err
-		}
-		kinPostings, err := pgx.CollectRows(rows, pgx.RowTo[[]string])
-		if err != nil {
-			return nil, c, err
-		}
-		if len(kinPostings) != len(kinProbes) {
-			return nil, c, fmt.Errorf("read the postings of %d of %d kin forms", len(kinPostings), len(kinProbes))
-		}
-		probes, postings = append(probes, kinProbes...), append(postings, kinPostings...)
+	if len(lo) == 0 {
+		return nil, nil, nil
 	}
+	rows, err := s.pool.Query(ctx, postingsSQL(f), append([]any{vis.Team, lo, hi, nominateCap}, filterArgs(f)...)...)
+	if err != nil {
+		return nil, nil, err
+	}
+	kinPostings, err := pgx.CollectRows(rows, pgx.RowTo[[]string])
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(kinPostings) != len(kinProbes) {
+		return nil, nil, fmt.Errorf("read the postings of %d of %d kin forms", len(kinPostings), len(kinProbes))
+	}
+	return kinProbes, kinPostings, nil
+}
 
-	// Each word's holders and its kin's, exact unless a probe was cut short.
-	type found struct {
-		ids   map[string]bool
-		short bool
-	}
-	self, kinOf := map[*word]*found{}, map[*word]*found{}
+// holders are the memories holding a word, or its kin forms: exact unless
+// a probe was cut short at nominateCap.
+type holders struct {
+	ids   map[string]bool
+	short bool
+}
+
+// holdersOf folds each probe's postings into the holders of its word
+// (self) or of its word's kin (kinOf). A word's holders hold every one of
+// its lexemes; its kin's hold any of theirs.
+func holdersOf(probes []probe, postings [][]string) (self, kinOf map[*word]*holders) {
+	self, kinOf = map[*word]*holders{}, map[*word]*holders{}
 	for j, p := range probes {
 		into := self
 		if p.kin {
 			into = kinOf
 		}
-		f := into[p.w]
-		if f == nil {
-			f = &found{}
-			into[p.w] = f
+		h := into[p.w]
+		if h == nil {
+			h = &holders{}
+			into[p.w] = h
 		}
-		f.short = f.short || len(postings[j]) == nominateCap
-		if f.ids == nil || p.kin {
-			if f.ids == nil {
-				f.ids = map[string]bool{}
+		h.short = h.short || len(postings[j]) == nominateCap
+		if h.ids == nil || p.kin {
+			if h.ids == nil {
+				h.ids = map[string]bool{}
 			}
 			for _, id := range postings[j] {
-				f.ids[id] = true
+				h.ids[id] = true
 			}
-		} else { // another lexeme of the same word: holders hold every one
-			keep := map[string]bool{}
-			for _, id := range postings[j] {
-				if f.ids[id] {
-					keep[id] = true
-				}
-			}
-			f.ids = keep
+			continue
 		}
+		keep := map[string]bool{} // another lexeme of the same word
+		for _, id := range postings[j] {
+			if h.ids[id] {
+				keep[id] = true
+			}
+		}
+		h.ids = keep
 	}
+	return self, kinOf
+}
+
+// lexicalScores sums, for each memory holding a query word or its kin,
+// the words' IDF over the crowd, and records in the crowd how many hold
+// each word (Held) and its kin alone (Kin), estimated from the sample
+// where the postings were cut short.
+func (c sampledCrowd) lexicalScores(words []*word, self, kinOf map[*word]*holders) map[string]float64 {
 	score := map[string]float64{}
 	for _, w := range words {
-		f := self[w]
-		if f == nil { // a stop word: no memory holds it
-			f = &found{}
+		h := self[w]
+		if h == nil { // a stop word: no memory holds it
+			h = &holders{}
 		}
-		df := len(f.ids)
-		if f.short {
-			df = max(df, share(w.holds))
+		df := len(h.ids)
+		if h.short {
+			df = max(df, c.share(w.holds))
 		}
 		c.Held[w.text] = df
-		for id := range f.ids {
+		for id := range h.ids {
 			score[id] += memory.TermIDF(c.N, df)
 		}
-		if g := kinOf[w]; g != nil {
-			for id := range g.ids {
-				if f.ids[id] {
-					delete(g.ids, id)
-				}
-			}
-			kdf := len(g.ids)
-			if g.short || f.short {
-				kdf = max(kdf, share(w.kinHolds))
-			}
-			c.Kin[w.text] = kdf
-			for id := range g.ids {
-				score[id] += memory.KinWeight * memory.TermIDF(c.N, df+kdf)
+		g := kinOf[w]
+		if g == nil {
+			continue
+		}
+		for id := range g.ids {
+			if h.ids[id] {
+				delete(g.ids, id)
 			}
 		}
+		kdf := len(g.ids)
+		if g.short || h.short {
+			kdf = max(kdf, c.share(w.kinHolds))
+		}
+		c.Kin[w.text] = kdf
+		for id := range g.ids {
+			score[id] += memory.KinWeight * memory.TermIDF(c.N, df+kdf)
+		}
 	}
+	return score
+}
+
+// nominees are the lexicalNominees best by score (the newest first among
+// equals), then the vectorNominees nearest each text's vector (textVecs)
+// among its near candidates, by their true cosines, each id once.
+func nominees(score map[string]float64, near [][]doc, textVecs [][]float32) []string {
 	lexical := make([]string, 0, len(score))
 	for id := range score {
 		lexical = append(lexical, id)
@@ -582,12 +649,16 @@ func (s *Store) nominate(ctx context.Context, vis memory.Visibility, f memory.Fi
 			}
 		}
 	}
+	return want
+}
 
-	// Round trip 3: the nominees whole.
+// readNominees is round trip 3: the nominees whole, with their lexemes
+// and their vector of model.
+func (s *Store) readNominees(ctx context.Context, vis memory.Visibility, model string, want []string) ([]doc, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+mcolumns+`, tsvector_to_array(m.fts), `+vecOf+` FROM team_memories m
 		WHERE m.team = $1 AND m.id = ANY($3) ORDER BY m.id`, vis.Team, model, want)
 	if err != nil {
-		return nil, c, err
+		return nil, err
 	}
 	defer rows.Close()
 	var docs []doc
@@ -598,13 +669,13 @@ func (s *Store) nominate(ctx context.Context, vis memory.Visibility, f memory.Fi
 		)
 		m, err := scan(rows, &d.lexemes, &raw)
 		if err != nil {
-			return nil, c, err
+			return nil, err
 		}
 		d.id, d.m, d.vec = m.ID, &m, decodeVector(raw)
 		sort.Strings(d.lexemes)
 		docs = append(docs, d)
 	}
-	return docs, c, rows.Err()
+	return docs, rows.Err()
 }
 
 // filterSQL is f's kind and topic as conditions on the team_memories row
