@@ -147,151 +147,31 @@ type doc struct {
 	m       *memory.Memory // read whole, when it was
 }
 
+// searchIndexed ranks the team's memories for the texts of q through the
+// indexes, in the round trips described above.
 func (s *Store) searchIndexed(ctx context.Context, vis memory.Visibility, q memory.Query, texts []string) ([]memory.Result, error) {
 	model := ""
 	if s.embedder != nil {
 		model = s.embedder.Model()
 	}
-	terms := make([][]string, len(texts))
-	var words []*word
-	byText := map[string]*word{}
-	for i, t := range texts {
-		terms[i] = memory.QueryWords(t)
-		wholes := memory.IdentifierWholes(t)
-		for _, w := range terms[i] {
-			if byText[w] == nil {
-				byText[w] = &word{text: w}
-				words = append(words, byText[w])
-			}
-			byText[w].plain = byText[w].plain || !slices.Contains(wholes, w)
-		}
-	}
-	// Every text to stem: the words, then their kin forms.
-	var stemIn []string
-	var kinOf []*word
-	var kinPrefix []bool
-	for _, w := range words {
-		stemIn = append(stemIn, w.text)
-	}
-	for _, w := range words {
-		if !w.plain {
-			continue
-		}
-		for _, f := range memory.KinForms(w.text) {
-			stemIn = append(stemIn, f.Text)
-			kinOf = append(kinOf, w)
-			kinPrefix = append(kinPrefix, f.Prefix)
-		}
-	}
-
-	// Round trip 1: the words stemmed as the index stems them, the team's
-	// size up to wholeTeam+1, the crowd sample, and the cells.
-	var b pgx.Batch
-	var stems [][]string
-	b.Queue(`SELECT tsvector_to_array(to_tsvector($1::regconfig, w)) FROM unnest($2::text[]) WITH ORDINALITY u(w, i) ORDER BY i`,
-		s.tsConfig, stemIn).Query(func(rows pgx.Rows) error {
-		var err error
-		stems, err = pgx.CollectRows(rows, pgx.RowTo[[]string])
-		return err
-	})
-	var size int
-	b.Queue(`SELECT count(*) FROM (SELECT 1 FROM team_memories m WHERE m.team = $1`+filterSQL(q.Filter, "m", 3)+` LIMIT $2) x`,
-		append([]any{vis.Team, s.whole + 1}, filterArgs(q.Filter)...)...).QueryRow(func(row pgx.Row) error {
-		return row.Scan(&size)
-	})
-	var haveV bool
-	b.Queue(`SELECT EXISTS (SELECT 1 FROM team_embeddings WHERE team = $1 AND model = $2)`, vis.Team, model).QueryRow(func(row pgx.Row) error {
-		return row.Scan(&haveV)
-	})
-	var (
-		crowd    []doc
-		lastHash int32
-	)
-	// The vector by a subquery per row, not a join: joined, the planner
-	// hashed every vector of the team to keep 256 (58 ms at 10k).
-	b.Queue(`SELECT m.id, m.sample, tsvector_to_array(m.fts), `+vecOf+` FROM team_memories m
-		WHERE m.team = $1`+filterSQL(q.Filter, "m", 4)+` ORDER BY m.sample LIMIT $3`,
-		append([]any{vis.Team, model, crowdSample}, filterArgs(q.Filter)...)...).Query(func(rows pgx.Rows) error {
-		var err error
-		crowd, err = readDocs(rows, &lastHash)
-		return err
-	})
-	var cs *cells
-	b.Queue(`SELECT dim, centroids FROM team_centroids WHERE team = $1 AND model = $2`, vis.Team, model).Query(func(rows pgx.Rows) error {
-		for rows.Next() {
-			var (
-				dim int
-				raw []byte
-			)
-			if err := rows.Scan(&dim, &raw); err != nil {
-				return err
-			}
-			var err error
-			if cs, err = decodeCells(dim, raw); err != nil {
-				return err
-			}
-		}
-		return rows.Err()
-	})
-	if err := s.pool.SendBatch(ctx, &b).Close(); err != nil {
+	terms, words := queryWords(texts)
+	team, err := s.readOverview(ctx, vis, q.Filter, model, words)
+	if err != nil {
 		return nil, err
 	}
-	if len(stems) != len(stemIn) {
-		return nil, fmt.Errorf("stemmed %d of %d words", len(stems), len(stemIn))
-	}
-	for i, w := range words {
-		w.self = form{lexemes: stems[i]}
-	}
-	for j, w := range kinOf {
-		if st := stems[len(words)+j]; len(st) > 0 {
-			w.kin = append(w.kin, form{lexemes: st, prefix: kinPrefix[j]})
-		}
-	}
-
-	// Without a vector for the query the search is still useful: lexical
-	// only, as it is by choice with MethodLexical.
-	var textVecs, wordVecs [][]float32
-	if s.embedder != nil && q.Method != memory.MethodLexical && (haveV || s.embedder.Dim() == 0) {
-		in := slices.Clone(texts)
-		for _, w := range words {
-			in = append(in, w.text)
-		}
-		vecs, err := s.embedder.Embed(ctx, memory.PurposeQuery, in)
-		if err == nil && len(vecs) == len(in) {
-			for _, v := range vecs {
-				memory.Normalize32(v)
-			}
-			textVecs, wordVecs = vecs[:len(texts)], vecs[len(texts):]
-		}
-	}
+	textVecs, wordVecs := s.embedQuery(ctx, q, texts, words, team.haveVectors)
 
 	var (
 		docs  []doc
 		c     memory.Crowd
 		known map[string]memory.Memory
 	)
-	if size <= s.whole {
-		// The whole team: rank every memory, in id order as searchScan does.
-		rows, err := s.pool.Query(ctx, `SELECT m.id, m.sample, tsvector_to_array(m.fts), e.vec FROM team_memories m
-			LEFT JOIN team_embeddings e ON e.team = m.team AND e.id = m.id AND e.model = $2
-			WHERE m.team = $1`+filterSQL(q.Filter, "m", 3)+` ORDER BY m.id`, append([]any{vis.Team, model}, filterArgs(q.Filter)...)...)
-		if err != nil {
+	if team.size <= s.whole {
+		if docs, c, err = s.readWholeTeam(ctx, vis, q.Filter, model); err != nil {
 			return nil, err
-		}
-		var ignored int32
-		if docs, err = readDocs(rows, &ignored); err != nil {
-			return nil, err
-		}
-		c.N = len(docs)
-		for _, d := range docs {
-			if d.vec != nil {
-				c.Sample = append(c.Sample, d.vec)
-			}
 		}
 	} else {
-		var err error
-		docs, c, err = s.nominate(ctx, vis, q.Filter, model, words, crowd, lastHash, cs, textVecs)
-		if err != nil {
+		if docs, c, err = s.nominate(ctx, vis, q.Filter, model, words, team.sample, team.lastHash, team.cells, textVecs); err != nil {
 			return nil, err
 		}
 		known = map[string]memory.Memory{}
@@ -328,6 +208,161 @@ func (s *Store) searchIndexed(ctx context.Context, vis memory.Visibility, q memo
 			return memory.DocEvidence(ids, rdocs, rt, qv, &c)
 		})
 	return s.rank(ctx, vis, q, evidence, known)
+}
+
+// queryWords are the words of each text (terms), and each distinct word
+// once, plain unless it is an identifier whole in every text it is in.
+func queryWords(texts []string) (terms [][]string, words []*word) {
+	terms = make([][]string, len(texts))
+	byText := map[string]*word{}
+	for i, t := range texts {
+		terms[i] = memory.QueryWords(t)
+		wholes := memory.IdentifierWholes(t)
+		for _, w := range terms[i] {
+			if byText[w] == nil {
+				byText[w] = &word{text: w}
+				words = append(words, byText[w])
+			}
+			byText[w].plain = byText[w].plain || !slices.Contains(wholes, w)
+		}
+	}
+	return terms, words
+}
+
+// overview is what round trip 1 reads of the team: its size up to
+// wholeTeam+1, whether it has vectors of the model, the crowd sample and
+// the last sample hash, and the cells of the model's vectors.
+type overview struct {
+	size        int
+	haveVectors bool
+	sample      []doc
+	lastHash    int32
+	cells       *cells
+}
+
+// readOverview is round trip 1: the words and their kin forms stemmed as
+// the index stems them, which it sets on words, and the team's overview.
+func (s *Store) readOverview(ctx context.Context, vis memory.Visibility, f memory.Filter, model string, words []*word) (overview, error) {
+	// Every text to stem: the words, then their kin forms.
+	var stemIn []string
+	var kinOf []*word
+	var kinPrefix []bool
+	for _, w := range words {
+		stemIn = append(stemIn, w.text)
+	}
+	for _, w := range words {
+		if !w.plain {
+			continue
+		}
+		for _, k := range memory.KinForms(w.text) {
+			stemIn = append(stemIn, k.Text)
+			kinOf = append(kinOf, w)
+			kinPrefix = append(kinPrefix, k.Prefix)
+		}
+	}
+
+	var team overview
+	var b pgx.Batch
+	var stems [][]string
+	b.Queue(`SELECT tsvector_to_array(to_tsvector($1::regconfig, w)) FROM unnest($2::text[]) WITH ORDINALITY u(w, i) ORDER BY i`,
+		s.tsConfig, stemIn).Query(func(rows pgx.Rows) error {
+		var err error
+		stems, err = pgx.CollectRows(rows, pgx.RowTo[[]string])
+		return err
+	})
+	b.Queue(`SELECT count(*) FROM (SELECT 1 FROM team_memories m WHERE m.team = $1`+filterSQL(f, "m", 3)+` LIMIT $2) x`,
+		append([]any{vis.Team, s.whole + 1}, filterArgs(f)...)...).QueryRow(func(row pgx.Row) error {
+		return row.Scan(&team.size)
+	})
+	b.Queue(`SELECT EXISTS (SELECT 1 FROM team_embeddings WHERE team = $1 AND model = $2)`, vis.Team, model).QueryRow(func(row pgx.Row) error {
+		return row.Scan(&team.haveVectors)
+	})
+	// The vector by a subquery per row, not a join: joined, the planner
+	// hashed every vector of the team to keep 256 (58 ms at 10k).
+	b.Queue(`SELECT m.id, m.sample, tsvector_to_array(m.fts), `+vecOf+` FROM team_memories m
+		WHERE m.team = $1`+filterSQL(f, "m", 4)+` ORDER BY m.sample LIMIT $3`,
+		append([]any{vis.Team, model, crowdSample}, filterArgs(f)...)...).Query(func(rows pgx.Rows) error {
+		var err error
+		team.sample, err = readDocs(rows, &team.lastHash)
+		return err
+	})
+	b.Queue(`SELECT dim, centroids FROM team_centroids WHERE team = $1 AND model = $2`, vis.Team, model).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			var (
+				dim int
+				raw []byte
+			)
+			if err := rows.Scan(&dim, &raw); err != nil {
+				return err
+			}
+			var err error
+			if team.cells, err = decodeCells(dim, raw); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	})
+	if err := s.pool.SendBatch(ctx, &b).Close(); err != nil {
+		return overview{}, err
+	}
+	if len(stems) != len(stemIn) {
+		return overview{}, fmt.Errorf("stemmed %d of %d words", len(stems), len(stemIn))
+	}
+	for i, w := range words {
+		w.self = form{lexemes: stems[i]}
+	}
+	for j, w := range kinOf {
+		if st := stems[len(words)+j]; len(st) > 0 {
+			w.kin = append(w.kin, form{lexemes: st, prefix: kinPrefix[j]})
+		}
+	}
+	return team, nil
+}
+
+// embedQuery is the normalized vectors of the texts and of the words, or
+// none: without a vector for the query the search is still useful,
+// lexical only, as it is by choice with MethodLexical.
+func (s *Store) embedQuery(ctx context.Context, q memory.Query, texts []string, words []*word, haveVectors bool) (textVecs, wordVecs [][]float32) {
+	if s.embedder == nil || q.Method == memory.MethodLexical || (!haveVectors && s.embedder.Dim() != 0) {
+		return nil, nil
+	}
+	in := slices.Clone(texts)
+	for _, w := range words {
+		in = append(in, w.text)
+	}
+	vecs, err := s.embedder.Embed(ctx, memory.PurposeQuery, in)
+	if err != nil || len(vecs) != len(in) {
+		return nil, nil
+	}
+	for _, v := range vecs {
+		memory.Normalize32(v)
+	}
+	return vecs[:len(texts)], vecs[len(texts):]
+}
+
+// readWholeTeam is round trip 2 of a team of at most wholeTeam memories:
+// every memory, in id order as searchScan ranks them, and the crowd they
+// make.
+func (s *Store) readWholeTeam(ctx context.Context, vis memory.Visibility, f memory.Filter, model string) ([]doc, memory.Crowd, error) {
+	var c memory.Crowd
+	rows, err := s.pool.Query(ctx, `SELECT m.id, m.sample, tsvector_to_array(m.fts), e.vec FROM team_memories m
+		LEFT JOIN team_embeddings e ON e.team = m.team AND e.id = m.id AND e.model = $2
+		WHERE m.team = $1`+filterSQL(f, "m", 3)+` ORDER BY m.id`, append([]any{vis.Team, model}, filterArgs(f)...)...)
+	if err != nil {
+		return nil, c, err
+	}
+	var ignored int32
+	docs, err := readDocs(rows, &ignored)
+	if err != nil {
+		return nil, c, err
+	}
+	c.N = len(docs)
+	for _, d := range docs {
+		if d.vec != nil {
+			c.Sample = append(c.Sample, d.vec)
+		}
+	}
+	return docs, c, nil
 }
 
 // textEvidence gathers with gather the evidence of each of a query's texts
