@@ -495,30 +495,57 @@ func (s *Store) searchScan(ctx context.Context, vis memory.Visibility, q memory.
 	if s.embedder != nil {
 		model = s.embedder.Model()
 	}
-	terms := make([][]string, len(texts))
-	var words []string
-	for i, t := range texts {
-		terms[i] = memory.QueryWords(t)
-		for _, w := range terms[i] {
-			if !slices.Contains(words, w) {
-				words = append(words, w)
-			}
-		}
+	terms, words := queryWords(texts)
+	query, args, kinWords := s.scanQuery(vis, q.Filter, model, words)
+	rows, err := s.pool.Query(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("team search: %w", err)
 	}
-	// One pass over the team's memories answers both sides: each
-	// memory's vector, and which query words its full-text index holds.
-	// The words are tested in the scan rather than looked up in the GIN
-	// index because row-level security keeps the planner from using the
-	// index with @@, which is not leakproof: a lookup per word scanned
-	// every row anyway (58 ms for 4 words at 10k memories, measured with
-	// EXPLAIN ANALYZE), and the vectors need the scan regardless.
-	clause, args := where(vis, q.Filter)
+	scan, err := readScan(rows, words, kinWords)
+	if err != nil {
+		return nil, fmt.Errorf("team search: %w", err)
+	}
+	textVecs, wordVecs := s.embedQuery(ctx, q, texts, words, scan.haveVectors)
+	wordVec := func(w string) []float32 {
+		if wordVecs == nil {
+			return nil
+		}
+		return wordVecs[slices.IndexFunc(words, func(x *word) bool { return x.text == w })]
+	}
+	evidence := textEvidence(texts, terms, scan.held, scan.kin, wordVec, textVecs,
+		func(rt []memory.RankTerm, qv []float32) memory.TextEvidence[string] {
+			return memory.DocEvidence(scan.ids, scan.docs, rt, qv, nil)
+		})
+	return s.rank(ctx, vis, q, evidence, nil)
+}
+
+// scanQuery is the one pass over the team's memories that answers both
+// sides: each memory's vector of model, and which query words, and which
+// of their kin, its full-text index holds; kinWords are the words whose
+// kin it tests, in the order of its kin column.
+//
+// The words are tested in the scan rather than looked up in the GIN index
+// because row-level security keeps the planner from using the index with
+// @@, which is not leakproof: a lookup per word scanned every row anyway
+// (58 ms for 4 words at 10k memories, measured with EXPLAIN ANALYZE), and
+// the vectors need the scan regardless.
+//
+// Kin (see memory.KinForms) are matched in the same scan, one tsquery per
+// word ORing its forms, each stemmed by the index's configuration as FTS5
+// stems its terms; a prefix form is a prefix tsquery (word:*). The
+// tsqueries are built once, in a one-row subquery, not per row. Unlike
+// Store.Search, which skips the kin of a word held by more than a few
+// hundred memories to save reading postings, this scan tests every row
+// anyway, so kin are matched for every plain word and memory.DocEvidence
+// drops those of common words. Cost: the old BenchmarkTeamSearch at 10k
+// memories went from 73 to 90 ms per search (30 runs each).
+func (s *Store) scanQuery(vis memory.Visibility, f memory.Filter, model string, words []*word) (query string, args []any, kinWords []string) {
+	clause, args := where(vis, f)
 	args = append(args, model, s.tsConfig)
 	modelArg, cfgArg := len(args)-1, len(args) // their $ numbers
 	for _, w := range words {
-		args = append(args, w)
+		args = append(args, w.text)
 	}
-	held := make(map[string][]int, len(words))
 	matchList := "ARRAY[]::boolean[]"
 	if len(words) > 0 {
 		parts := make([]string, len(words))
@@ -527,38 +554,22 @@ func (s *Store) searchScan(ctx context.Context, vis memory.Visibility, q memory.
 		}
 		matchList = "ARRAY[" + strings.Join(parts, ", ") + "]"
 	}
-	// Kin (see memory.KinForms) are matched in the same scan, one tsquery
-	// per word ORing its forms, each stemmed by the index's configuration
-	// as FTS5 stems its terms; a prefix form is a prefix tsquery (word:*).
-	// The tsqueries are built once, in a one-row subquery, not per row.
-	// Unlike Store.Search, which skips the kin of a word held by more
-	// than a few hundred memories to save reading postings, this scan
-	// tests every row anyway, so kin are matched for every word and
-	// memory.DocEvidence drops those of common words. Cost: the old BenchmarkTeamSearch at 10k
-	// memories went from 73 to 90 ms per search (30 runs each).
-	// An identifier whole has no kin, but only in the texts that join it.
-	plain := map[string]bool{}
-	for i, t := range texts {
-		for _, w := range terms[i] {
-			plain[w] = plain[w] || !slices.Contains(memory.IdentifierWholes(t), w)
-		}
-	}
-	var kinWords, kinQueries []string
+	var kinQueries []string
 	for _, w := range words {
-		if !plain[w] {
+		if !w.plain { // an identifier whole has no kin
 			continue
 		}
 		var ors []string
-		for _, f := range memory.KinForms(w) {
-			args = append(args, f.Text)
-			if f.Prefix {
+		for _, k := range memory.KinForms(w.text) {
+			args = append(args, k.Text)
+			if k.Prefix {
 				ors = append(ors, fmt.Sprintf("to_tsquery($%d::regconfig, quote_literal($%d) || ':*')", cfgArg, len(args)))
 			} else {
 				ors = append(ors, fmt.Sprintf("plainto_tsquery($%d::regconfig, $%d)", cfgArg, len(args)))
 			}
 		}
 		if len(ors) > 0 {
-			kinWords = append(kinWords, w)
+			kinWords = append(kinWords, w.text)
 			kinQueries = append(kinQueries, "("+strings.Join(ors, " || ")+")")
 		}
 	}
@@ -571,18 +582,26 @@ func (s *Store) searchScan(ctx context.Context, vis memory.Visibility, q memory.
 		}
 		kinList = "ARRAY[" + strings.Join(parts, ", ") + "]"
 	}
-	kin := make(map[string][]int, len(kinWords))
-	rows, err := s.pool.Query(ctx, `SELECT m.id, e.vec, `+matchList+`, `+kinList+` FROM `+kinFrom+`team_memories m
-		LEFT JOIN team_embeddings e ON e.team = m.team AND e.id = m.id AND e.model = $`+fmt.Sprint(modelArg)+`
-		WHERE `+strings.ReplaceAll(clause, "team = $1", "m.team = $1")+` ORDER BY m.id`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("team search: %w", err)
-	}
-	var (
-		ids   []string
-		docs  []memory.RankDoc
-		haveV bool
-	)
+	query = `SELECT m.id, e.vec, ` + matchList + `, ` + kinList + ` FROM ` + kinFrom + `team_memories m
+		LEFT JOIN team_embeddings e ON e.team = m.team AND e.id = m.id AND e.model = $` + fmt.Sprint(modelArg) + `
+		WHERE ` + strings.ReplaceAll(clause, "team = $1", "m.team = $1") + ` ORDER BY m.id`
+	return query, args, kinWords
+}
+
+// scanned is what the scan read: every memory's id and vector in id
+// order, by word the positions of the memories holding it (held) or only
+// its kin (kin), and whether any memory had a vector of the model.
+type scanned struct {
+	ids         []string
+	docs        []memory.RankDoc
+	held, kin   map[string][]int
+	haveVectors bool
+}
+
+// readScan reads the rows of scanQuery and closes them.
+func readScan(rows pgx.Rows, words []*word, kinWords []string) (scanned, error) {
+	defer rows.Close()
+	sc := scanned{held: make(map[string][]int, len(words)), kin: make(map[string][]int, len(kinWords))}
 	for rows.Next() {
 		var (
 			id    string
@@ -591,53 +610,25 @@ func (s *Store) searchScan(ctx context.Context, vis memory.Visibility, q memory.
 			kins  []bool
 		)
 		if err := rows.Scan(&id, &raw, &holds, &kins); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("team search: %w", err)
+			return scanned{}, err
 		}
 		for j, h := range holds {
 			if h && j < len(words) {
-				held[words[j]] = append(held[words[j]], len(ids))
+				sc.held[words[j].text] = append(sc.held[words[j].text], len(sc.ids))
 			}
 		}
 		for j, h := range kins {
 			if h && j < len(kinWords) {
-				kin[kinWords[j]] = append(kin[kinWords[j]], len(ids))
+				sc.kin[kinWords[j]] = append(sc.kin[kinWords[j]], len(sc.ids))
 			}
 		}
 		vec := decodeVector(raw)
-		ids = append(ids, id)
-		docs = append(docs, memory.RankDoc{Vec: vec})
-		haveV = haveV || vec != nil
+		sc.ids = append(sc.ids, id)
+		sc.docs = append(sc.docs, memory.RankDoc{Vec: vec})
+		sc.haveVectors = sc.haveVectors || vec != nil
 	}
 	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("team search: %w", err)
-	}
-
-	// Without a vector for the query the search is still useful: lexical
-	// only, as it is by choice with MethodLexical.
-	var textVecs, wordVecs [][]float32
-	if s.embedder != nil && q.Method != memory.MethodLexical && (haveV || s.embedder.Dim() == 0) {
-		vecs, err := s.embedder.Embed(ctx, memory.PurposeQuery, append(slices.Clone(texts), words...))
-		if err == nil && len(vecs) == len(texts)+len(words) {
-			for _, v := range vecs {
-				memory.Normalize32(v)
-			}
-			textVecs, wordVecs = vecs[:len(texts)], vecs[len(texts):]
-		}
-	}
-
-	wordVec := func(w string) []float32 {
-		if wordVecs == nil {
-			return nil
-		}
-		return wordVecs[slices.Index(words, w)]
-	}
-	evidence := textEvidence(texts, terms, held, kin, wordVec, textVecs,
-		func(rt []memory.RankTerm, qv []float32) memory.TextEvidence[string] {
-			return memory.DocEvidence(ids, docs, rt, qv, nil)
-		})
-	return s.rank(ctx, vis, q, evidence, nil)
+	return sc, rows.Err()
 }
 
 // rank ranks a search's evidence with memory.Score, the team's memories
