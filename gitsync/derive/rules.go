@@ -68,153 +68,169 @@ func (b *block) text() string {
 	return strings.Trim(strings.Join(lines, "\n"), "\n")
 }
 
-// splitMarkdown splits one instruction file into its blocks.
+// splitMarkdown splits one instruction file into its blocks, and says
+// whether it opens with its only level-1 heading (its title).
 func splitMarkdown(src string) (blocks []*block, titleLevel1 bool) {
-	var (
-		stack       []heading
-		current     *block // the open paragraph or item
-		previous    *block // the last closed block, which a fence may still join
-		blankBefore bool
-		inComment   bool
-		level1Count int
-		firstLevel  int
-	)
-	closeCurrent := func() {
-		if current != nil {
-			blocks = append(blocks, current)
-			previous = current
-			current = nil
+	sp := &mdSplitter{lines: strings.Split(strings.ReplaceAll(src, "\r\n", "\n"), "\n")}
+	for sp.i = 0; sp.i < len(sp.lines); sp.i++ {
+		sp.line(expandTabs(sp.lines[sp.i]))
+	}
+	sp.closeCurrent()
+	return sp.blocks, sp.level1Count == 1 && sp.firstLevel == 1
+}
+
+// mdSplitter is splitMarkdown's state, a line at a time.
+type mdSplitter struct {
+	lines       []string
+	i           int // the line read, 0-based
+	blocks      []*block
+	stack       []heading
+	current     *block // the open paragraph or item
+	previous    *block // the last closed block, which a fence may still join
+	blankBefore bool
+	inComment   bool
+	level1Count int
+	firstLevel  int
+}
+
+func (sp *mdSplitter) closeCurrent() {
+	if sp.current != nil {
+		sp.blocks = append(sp.blocks, sp.current)
+		sp.previous = sp.current
+		sp.current = nil
+	}
+}
+
+func (sp *mdSplitter) open(kind blockKind) *block {
+	sp.closeCurrent()
+	sp.current = &block{kind: kind, line: sp.i + 1, headings: append([]heading(nil), sp.stack...)}
+	return sp.current
+}
+
+// inItem says whether the open block is an item that a line indented by
+// indent or more continues.
+func (sp *mdSplitter) inItem(indent int) bool {
+	return sp.current != nil && sp.current.kind == itemBlock && indent >= sp.current.contentIndent
+}
+
+// line reads one line (its tabs expanded), and any more a fence it opens
+// takes.
+func (sp *mdSplitter) line(line string) {
+	indent := len(line) - len(strings.TrimLeft(line, " "))
+	trimmed := strings.TrimSpace(line)
+	switch {
+	case sp.inComment:
+		sp.inComment = !strings.Contains(line, "-->")
+		return
+	case trimmed == "":
+		if sp.current != nil && sp.current.kind == paragraphBlock {
+			sp.closeCurrent()
+		}
+		sp.blankBefore = true
+		return
+	case strings.HasPrefix(trimmed, "<!--"):
+		sp.inComment = !strings.Contains(trimmed, "-->")
+		sp.closeCurrent()
+		return
+	}
+	if m := fenceRe().FindStringSubmatch(line); m != nil && (indent <= 3 || sp.inItem(indent)) {
+		sp.fence(line, indent, m[2])
+	} else if m := headingRe().FindStringSubmatch(line); m != nil {
+		sp.closeCurrent()
+		sp.heading(len(m[1]), strings.TrimSpace(m[2]))
+	} else if sp.current != nil && sp.current.kind == paragraphBlock && len(sp.current.lines) == 1 && (setext1Re().MatchString(line) || setext2Re().MatchString(line)) {
+		// The paragraph's one line is a heading's text, underlined.
+		level := 2
+		if setext1Re().MatchString(line) {
+			level = 1
+		}
+		text := strings.TrimSpace(sp.current.lines[0])
+		sp.current = nil
+		sp.heading(level, text)
+	} else if breakRe().MatchString(line) {
+		sp.closeCurrent()
+		sp.previous = nil
+	} else if m := listItemRe().FindStringSubmatch(line); m != nil {
+		sp.item(line, indent, m)
+	} else {
+		sp.text(line, indent, trimmed)
+	}
+	sp.blankBefore = false
+}
+
+// heading opens a section: blocks after it carry it, under the open
+// headings of lower levels.
+func (sp *mdSplitter) heading(level int, text string) {
+	sp.previous = nil
+	sp.stack = pushHeading(sp.stack, heading{level, text})
+	if sp.firstLevel == 0 {
+		sp.firstLevel = level
+	}
+	if level == 1 {
+		sp.level1Count++
+	}
+}
+
+// fence reads a code fence whole, from its opening line to the line that
+// closes it with marker, into the block it belongs to (fenceTarget) or a
+// block of its own.
+func (sp *mdSplitter) fence(line string, indent int, marker string) {
+	target := fenceTarget(sp.current, sp.previous, indent, sp.blankBefore)
+	if target == nil {
+		target = sp.open(fenceBlock)
+		target.contentIndent = indent
+	} else if target != sp.current {
+		// Joining the block before a blank line: it is open again.
+		sp.blocks = sp.blocks[:len(sp.blocks)-1]
+		sp.current = target
+	}
+	if sp.blankBefore && len(target.lines) > 0 {
+		target.lines = append(target.lines, "")
+	}
+	dedent := min(indent, target.contentIndent)
+	if target.kind == paragraphBlock {
+		dedent = indent
+	}
+	target.lines = append(target.lines, trimIndent(line, dedent))
+	for sp.i+1 < len(sp.lines) {
+		sp.i++
+		fl := expandTabs(sp.lines[sp.i])
+		target.lines = append(target.lines, trimIndent(fl, dedent))
+		ft := strings.TrimSpace(fl)
+		if strings.HasPrefix(ft, marker) && strings.Trim(ft, marker[:1]) == "" {
+			break
 		}
 	}
-	open := func(kind blockKind, lineNo int) *block {
-		closeCurrent()
-		current = &block{kind: kind, line: lineNo, headings: append([]heading(nil), stack...)}
-		return current
+	if target.kind != itemBlock {
+		sp.closeCurrent()
 	}
-	lines := strings.Split(strings.ReplaceAll(src, "\r\n", "\n"), "\n")
-	for i := 0; i < len(lines); i++ {
-		line := expandTabs(lines[i])
-		lineNo := i + 1
-		indent := len(line) - len(strings.TrimLeft(line, " "))
-		trimmed := strings.TrimSpace(line)
+}
 
-		if inComment {
-			inComment = !strings.Contains(line, "-->")
-			continue
-		}
-		if trimmed == "" {
-			if current != nil && current.kind == paragraphBlock {
-				closeCurrent()
-			}
-			blankBefore = true
-			continue
-		}
-		if strings.HasPrefix(trimmed, "<!--") {
-			inComment = !strings.Contains(trimmed, "-->")
-			closeCurrent()
-			continue
-		}
-
-		if m := fenceRe().FindStringSubmatch(line); m != nil && indent <= 3 || m != nil && current != nil && current.kind == itemBlock && indent >= current.contentIndent {
-			target := fenceTarget(current, previous, indent, blankBefore)
-			if target == nil {
-				target = open(fenceBlock, lineNo)
-				target.contentIndent = indent
-			} else if target != current {
-				// Joining the block before a blank line: it is open again.
-				blocks = blocks[:len(blocks)-1]
-				current = target
-			}
-			if blankBefore && len(target.lines) > 0 {
-				target.lines = append(target.lines, "")
-			}
-			dedent := min(indent, target.contentIndent)
-			if target.kind == paragraphBlock {
-				dedent = indent
-			}
-			marker := m[2]
-			target.lines = append(target.lines, trimIndent(line, dedent))
-			for i+1 < len(lines) {
-				i++
-				fl := expandTabs(lines[i])
-				target.lines = append(target.lines, trimIndent(fl, dedent))
-				ft := strings.TrimSpace(fl)
-				if strings.HasPrefix(ft, marker) && strings.Trim(ft, marker[:1]) == "" {
-					break
-				}
-			}
-			blankBefore = false
-			if target.kind != itemBlock {
-				closeCurrent()
-			}
-			continue
-		}
-
-		if m := headingRe().FindStringSubmatch(line); m != nil {
-			closeCurrent()
-			previous = nil
-			stack = pushHeading(stack, heading{len(m[1]), strings.TrimSpace(m[2])})
-			if firstLevel == 0 {
-				firstLevel = len(m[1])
-			}
-			if len(m[1]) == 1 {
-				level1Count++
-			}
-			blankBefore = false
-			continue
-		}
-		if current != nil && current.kind == paragraphBlock && len(current.lines) == 1 && (setext1Re().MatchString(line) || setext2Re().MatchString(line)) {
-			level := 2
-			if setext1Re().MatchString(line) {
-				level = 1
-			}
-			text := strings.TrimSpace(current.lines[0])
-			current = nil
-			stack = pushHeading(stack, heading{level, text})
-			if firstLevel == 0 {
-				firstLevel = level
-			}
-			if level == 1 {
-				level1Count++
-			}
-			previous = nil
-			blankBefore = false
-			continue
-		}
-		if breakRe().MatchString(line) {
-			closeCurrent()
-			previous = nil
-			blankBefore = false
-			continue
-		}
-
-		if m := listItemRe().FindStringSubmatch(line); m != nil {
-			if current != nil && current.kind == itemBlock && indent >= current.contentIndent {
-				// A nested item folds into its parent.
-				current.lines = append(current.lines, trimIndent(line, current.contentIndent))
-			} else {
-				b := open(itemBlock, lineNo)
-				b.contentIndent = len(m[1]) + len(m[2]) + 1
-				b.lines = append(b.lines, m[3])
-			}
-			blankBefore = false
-			continue
-		}
-
-		switch {
-		case current != nil && current.kind == itemBlock && !blankBefore:
-			current.lines = append(current.lines, trimIndent(line, current.contentIndent))
-		case current != nil && current.kind == itemBlock && indent >= current.contentIndent:
-			current.lines = append(current.lines, "", trimIndent(line, current.contentIndent))
-		case current != nil && current.kind == paragraphBlock:
-			current.lines = append(current.lines, trimmed)
-		default:
-			open(paragraphBlock, lineNo).lines = []string{trimmed}
-		}
-		blankBefore = false
+// item opens a list item, or folds a nested one into the open item; m is
+// listItemRe's match of the line.
+func (sp *mdSplitter) item(line string, indent int, m []string) {
+	if sp.inItem(indent) {
+		sp.current.lines = append(sp.current.lines, trimIndent(line, sp.current.contentIndent))
+		return
 	}
-	closeCurrent()
-	return blocks, level1Count == 1 && firstLevel == 1
+	b := sp.open(itemBlock)
+	b.contentIndent = len(m[1]) + len(m[2]) + 1
+	b.lines = append(b.lines, m[3])
+}
+
+// text continues the open item or paragraph with a line of text, or opens
+// a paragraph.
+func (sp *mdSplitter) text(line string, indent int, trimmed string) {
+	switch c := sp.current; {
+	case c != nil && c.kind == itemBlock && !sp.blankBefore:
+		c.lines = append(c.lines, trimIndent(line, c.contentIndent))
+	case sp.inItem(indent):
+		c.lines = append(c.lines, "", trimIndent(line, c.contentIndent))
+	case c != nil && c.kind == paragraphBlock:
+		c.lines = append(c.lines, trimmed)
+	default:
+		sp.open(paragraphBlock).lines = []string{trimmed}
+	}
 }
 
 // fenceTarget picks the block a code fence belongs to, or nil when the fence
