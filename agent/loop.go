@@ -212,12 +212,10 @@ func (s *Session) emit(e Event) {
 func (s *Session) Turn(ctx context.Context, input string) (TurnResult, error) {
 	s.appendUser(Part{Text: input})
 	var (
-		res          TurnResult
-		continued    int    // continuations of a cut-off reply so far
-		partial      string // text of the cut-off replies being continued
-		failKey      string // the last failing call, name and arguments
-		failRepeats  int    // how many times in a row failKey failed
-		malformedRun int    // malformed calls in a row
+		res       TurnResult
+		continued int    // continuations of a cut-off reply so far
+		partial   string // text of the cut-off replies being continued
+		failed    failures
 	)
 	fail := func(step int, err error) (TurnResult, error) {
 		s.emit(Event{Type: EventError, Step: step, Error: err.Error()})
@@ -248,9 +246,9 @@ func (s *Session) Turn(ctx context.Context, input string) (TurnResult, error) {
 
 		if resp.Stop == StopMalformedCall && len(resp.Message.Calls()) == 0 {
 			// Nothing usable came back; tell the model and let it try again.
-			malformedRun++
-			if malformedRun >= maxRepeatedFailures {
-				return fail(step, fmt.Errorf("%w: %d malformed function calls in a row (%s)", ErrRepeatedCalls, malformedRun, resp.StopDetail))
+			failed.malformed++
+			if failed.malformed >= maxRepeatedFailures {
+				return fail(step, fmt.Errorf("%w: %d malformed function calls in a row (%s)", ErrRepeatedCalls, failed.malformed, resp.StopDetail))
 			}
 			s.emit(Event{Type: EventToolResult, Step: step, IsError: true, Result: errorJSON(&toolbox.Error{Code: toolbox.CodeInvalidArgs, Message: "malformed function call"})})
 			if len(resp.Message.Parts) > 0 {
@@ -285,33 +283,7 @@ func (s *Session) Turn(ctx context.Context, input string) (TurnResult, error) {
 			s.emit(Event{Type: EventFinal, Step: step, Text: res.Text})
 			return res, nil
 		}
-		results := make([]Part, 0, len(calls))
-		var repeated *ToolResponse
-		allMalformed := true
-		for _, call := range calls {
-			r := s.call(ctx, step, call)
-			results = append(results, Part{Result: r})
-			if call.Malformed == "" {
-				allMalformed = false
-			}
-			if !r.IsError {
-				failKey, failRepeats = "", 0
-				continue
-			}
-			if key := call.Name + "\x00" + compactJSON(call.Args) + "\x00" + call.Malformed; key == failKey {
-				failRepeats++
-			} else {
-				failKey, failRepeats = key, 1
-			}
-			if failRepeats >= maxRepeatedFailures {
-				repeated = r
-			}
-		}
-		if allMalformed {
-			malformedRun++
-		} else {
-			malformedRun = 0
-		}
+		results, repeated := s.runCalls(ctx, step, calls, &failed)
 		s.history = append(s.history, Message{Role: RoleUser, Parts: results})
 		if resp.Stop == StopLength {
 			// The calls were whole enough to parse; the cut-off text part
@@ -322,12 +294,53 @@ func (s *Session) Turn(ctx context.Context, input string) (TurnResult, error) {
 			return fail(step, fmt.Errorf("stopped: %w", err))
 		}
 		if repeated != nil {
-			return fail(step, fmt.Errorf("%w: %s failed %d times in a row with the same arguments: %s", ErrRepeatedCalls, repeated.Name, failRepeats, clipText(string(repeated.Response), 300)))
+			return fail(step, fmt.Errorf("%w: %s failed %d times in a row with the same arguments: %s", ErrRepeatedCalls, repeated.Name, failed.repeats, clipText(string(repeated.Response), 300)))
 		}
-		if malformedRun >= maxRepeatedFailures {
-			return fail(step, fmt.Errorf("%w: %d malformed function calls in a row", ErrRepeatedCalls, malformedRun))
+		if failed.malformed >= maxRepeatedFailures {
+			return fail(step, fmt.Errorf("%w: %d malformed function calls in a row", ErrRepeatedCalls, failed.malformed))
 		}
 	}
+}
+
+// failures are the failures in a row that end a turn when they reach
+// maxRepeatedFailures.
+type failures struct {
+	key       string // the last failing call, name and arguments
+	repeats   int    // how many times in a row key failed
+	malformed int    // steps in a row that brought only malformed calls
+}
+
+// runCalls runs a step's calls in order, counting their failures in
+// failed, and returns their results, and the result of a call that has
+// now failed maxRepeatedFailures times in a row with the same arguments.
+func (s *Session) runCalls(ctx context.Context, step int, calls []ToolCall, failed *failures) (results []Part, repeated *ToolResponse) {
+	results = make([]Part, 0, len(calls))
+	allMalformed := true
+	for _, call := range calls {
+		r := s.call(ctx, step, call)
+		results = append(results, Part{Result: r})
+		if call.Malformed == "" {
+			allMalformed = false
+		}
+		if !r.IsError {
+			failed.key, failed.repeats = "", 0
+			continue
+		}
+		if key := call.Name + "\x00" + compactJSON(call.Args) + "\x00" + call.Malformed; key == failed.key {
+			failed.repeats++
+		} else {
+			failed.key, failed.repeats = key, 1
+		}
+		if failed.repeats >= maxRepeatedFailures {
+			repeated = r
+		}
+	}
+	if allMalformed {
+		failed.malformed++
+	} else {
+		failed.malformed = 0
+	}
+	return results, repeated
 }
 
 func malformedPrompt(detail string) string {
