@@ -486,6 +486,24 @@ func TestRunMalformedCallIsReportedAndTheLoopGoesOn(t *testing.T) {
 	})
 }
 
+// A model that sends nothing but malformed calls, step after step, is
+// stopped, and told why, rather than left to spend the steps.
+func TestRunStopsMalformedCallsInARow(t *testing.T) {
+	eachProvider(t, func(t *testing.T, p int) {
+		repo := agentRepo(t)
+		bad := modelReply{Finish: "malformed"}
+		f := scripted(t, bad, bad, bad, say("never reached"), observe())
+		code, stdout, stderr := runAgent(t, f, p, repo, "run", "--max-steps", "20", "read main.go")
+		// Gemini says a call was malformed (its stop reason) and sends no
+		// call; OpenAI sends the call with broken arguments, which fails
+		// like any call: the same one three times is a repeated failure.
+		stopped := strings.Contains(stderr, "3 malformed function calls in a row") || strings.Contains(stderr, "read_file failed 3 times in a row")
+		if code != cmd.ExitFail || !stopped || strings.Contains(stdout, "never reached") {
+			t.Fatalf("exit %d: %s\n%s", code, stdout, stderr)
+		}
+	})
+}
+
 func TestRunStopsARepeatedFailingCall(t *testing.T) {
 	eachProvider(t, func(t *testing.T, p int) {
 		repo := agentRepo(t)
