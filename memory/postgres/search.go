@@ -159,7 +159,7 @@ func (s *Store) searchIndexed(ctx context.Context, vis memory.Visibility, q memo
 	if err != nil {
 		return nil, err
 	}
-	textVecs, wordVecs := s.embedQuery(ctx, q, texts, words, team.haveVectors)
+	textVecs, wordVec := s.embedQuery(ctx, q, texts, words, team.haveVectors)
 
 	var (
 		docs  []doc
@@ -196,12 +196,6 @@ func (s *Store) searchIndexed(ctx context.Context, vis memory.Visibility, q memo
 				kin[w.text] = append(kin[w.text], i)
 			}
 		}
-	}
-	wordVec := func(w string) []float32 {
-		if wordVecs == nil {
-			return nil
-		}
-		return wordVecs[slices.IndexFunc(words, func(x *word) bool { return x.text == w })]
 	}
 	evidence := textEvidence(texts, terms, held, kin, wordVec, textVecs,
 		func(rt []memory.RankTerm, qv []float32) memory.TextEvidence[string] {
@@ -319,12 +313,14 @@ func (s *Store) readOverview(ctx context.Context, vis memory.Visibility, f memor
 	return team, nil
 }
 
-// embedQuery is the normalized vectors of the texts and of the words, or
-// none: without a vector for the query the search is still useful,
+// embedQuery is the normalized vectors of the texts, and the vector of
+// each of the words by its text, or none (nil, and a wordVec answering
+// nil): without a vector for the query the search is still useful,
 // lexical only, as it is by choice with MethodLexical.
-func (s *Store) embedQuery(ctx context.Context, q memory.Query, texts []string, words []*word, haveVectors bool) (textVecs, wordVecs [][]float32) {
+func (s *Store) embedQuery(ctx context.Context, q memory.Query, texts []string, words []*word, haveVectors bool) (textVecs [][]float32, wordVec func(string) []float32) {
+	none := func(string) []float32 { return nil }
 	if s.embedder == nil || q.Method == memory.MethodLexical || (!haveVectors && s.embedder.Dim() != 0) {
-		return nil, nil
+		return nil, none
 	}
 	in := slices.Clone(texts)
 	for _, w := range words {
@@ -332,12 +328,16 @@ func (s *Store) embedQuery(ctx context.Context, q memory.Query, texts []string, 
 	}
 	vecs, err := s.embedder.Embed(ctx, memory.PurposeQuery, in)
 	if err != nil || len(vecs) != len(in) {
-		return nil, nil
+		return nil, none
 	}
 	for _, v := range vecs {
 		memory.Normalize32(v)
 	}
-	return vecs[:len(texts)], vecs[len(texts):]
+	byText := make(map[string][]float32, len(words))
+	for i, w := range words {
+		byText[w.text] = vecs[len(texts)+i]
+	}
+	return vecs[:len(texts)], func(w string) []float32 { return byText[w] }
 }
 
 // readWholeTeam is round trip 2 of a team of at most wholeTeam memories:

@@ -505,13 +505,7 @@ func (s *Store) searchScan(ctx context.Context, vis memory.Visibility, q memory.
 	if err != nil {
 		return nil, fmt.Errorf("team search: %w", err)
 	}
-	textVecs, wordVecs := s.embedQuery(ctx, q, texts, words, scan.haveVectors)
-	wordVec := func(w string) []float32 {
-		if wordVecs == nil {
-			return nil
-		}
-		return wordVecs[slices.IndexFunc(words, func(x *word) bool { return x.text == w })]
-	}
+	textVecs, wordVec := s.embedQuery(ctx, q, texts, words, scan.haveVectors)
 	evidence := textEvidence(texts, terms, scan.held, scan.kin, wordVec, textVecs,
 		func(rt []memory.RankTerm, qv []float32) memory.TextEvidence[string] {
 			return memory.DocEvidence(scan.ids, scan.docs, rt, qv, nil)
